@@ -1,0 +1,19 @@
+; andon extraction query for Python (tree-sitter-python 0.25).
+; Capture vocabulary: see grammars/README.md.
+
+(import_statement) @import.import
+(import_from_statement) @import.from
+(call function: (identifier) @_fn (#any-of? @_fn "__import__" "import_module")) @import.dynamic
+(call function: (attribute attribute: (identifier) @_fn) (#eq? @_fn "import_module")) @import.dynamic
+
+(function_definition name: (identifier) @name) @def.function
+(class_definition name: (identifier) @name) @def.class
+(assignment left: (identifier) @name) @def.variable
+
+(call function: [(identifier) @name (attribute attribute: (identifier) @name)]) @call
+(raise_statement) @raise
+
+(identifier) @ref
+
+(comment) @comment
+(string) @string

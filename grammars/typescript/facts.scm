@@ -1,0 +1,30 @@
+; andon extraction query for TypeScript, TSX and JavaScript (tree-sitter-typescript 0.23; .js/.jsx
+; files are parsed with the TSX grammar). Capture vocabulary: see grammars/README.md.
+
+(import_statement) @import.import
+(export_statement source: (_)) @import.export
+(call_expression function: (identifier) @_fn (#eq? @_fn "require")) @import.require
+(call_expression function: (import)) @import.dynamic
+
+(function_declaration name: (identifier) @name) @def.function
+(generator_function_declaration name: (identifier) @name) @def.function
+(function_signature name: (identifier) @name) @def.function
+(class_declaration name: (type_identifier) @name) @def.class
+(abstract_class_declaration name: (type_identifier) @name) @def.class
+(interface_declaration name: (type_identifier) @name) @def.interface
+(type_alias_declaration name: (type_identifier) @name) @def.type
+(enum_declaration name: (identifier) @name) @def.enum
+(internal_module name: (identifier) @name) @def.namespace
+(variable_declarator name: (identifier) @name) @def.variable
+(method_definition name: (property_identifier) @name) @def.method
+(export_statement) @export
+
+(call_expression function: [(identifier) @name (member_expression property: (property_identifier) @name)]) @call
+(new_expression constructor: (identifier) @name) @call
+(throw_statement) @throw
+
+(identifier) @ref
+(type_identifier) @ref
+
+(comment) @comment
+(string) @string

@@ -1,0 +1,578 @@
+//! Manifests → facts: `Cargo.toml`, `package.json`, `pyproject.toml`, `setup.cfg`, `setup.py`,
+//! `tsconfig.json`/`jsconfig.json`. A malformed manifest becomes a `ManifestError` fact with its line.
+
+use crate::facts::{Segment, SegmentBuilder, rel};
+
+/// The manifest kind of a file, by its name.
+pub fn manifest_kind(path: &str) -> Option<&'static str> {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    Some(match name {
+        "Cargo.toml" => "cargo",
+        "package.json" => "npm",
+        "pyproject.toml" | "setup.cfg" | "setup.py" => "python",
+        n if (n.starts_with("tsconfig") || n.starts_with("jsconfig")) && n.ends_with(".json") => {
+            "tsconfig"
+        }
+        _ => return None,
+    })
+}
+
+/// Extracts a manifest's facts (appending to `b`).
+pub fn extract_manifest(b: &mut SegmentBuilder, path: &str, src: &str) {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let dir = match path.rfind('/') {
+        Some(i) => &path[..i],
+        None => "",
+    };
+    let mut m = M { b, path, dir };
+    match name {
+        "Cargo.toml" => cargo(&mut m, src),
+        "package.json" => npm(&mut m, src),
+        "pyproject.toml" => pyproject(&mut m, src),
+        "setup.cfg" => setup_cfg(&mut m, src),
+        "setup.py" => setup_py(&mut m, src),
+        _ => tsconfig(&mut m, src),
+    }
+}
+
+/// A manifest's facts alone, as a segment.
+pub fn manifest_segment(path: &str, src: &str) -> Segment {
+    let mut b = SegmentBuilder::new();
+    extract_manifest(&mut b, path, src);
+    b.finish()
+}
+
+struct M<'a> {
+    b: &'a mut SegmentBuilder,
+    path: &'a str,
+    dir: &'a str,
+}
+
+impl M<'_> {
+    fn manifest(&mut self, eco: &str, name: &str) {
+        self.b
+            .push(rel::MANIFEST, &[self.path.into(), eco.into(), name.into()]);
+    }
+    fn error(&mut self, line: u32, msg: &str) {
+        self.b.push(
+            rel::MANIFEST_ERROR,
+            &[self.path.into(), line.into(), msg.into()],
+        );
+    }
+    fn dep(&mut self, name: &str, kind: &str) {
+        self.b.push(
+            rel::DECLARES_DEPENDENCY,
+            &[self.path.into(), name.into(), kind.into()],
+        );
+    }
+    fn dep_path(&mut self, name: &str, rel_dir: &str) {
+        let target = join(self.dir, rel_dir);
+        self.b.push(
+            rel::DEPENDENCY_PATH,
+            &[self.path.into(), name.into(), target.as_str().into()],
+        );
+    }
+    fn entry(&mut self, kind: &str, rel_file: &str) {
+        let target = join(self.dir, rel_file);
+        self.b.push(
+            rel::MANIFEST_ENTRY,
+            &[self.path.into(), kind.into(), target.as_str().into()],
+        );
+    }
+}
+
+/// Joins a repo-relative directory and a relative path, normalising `.` and `..`.
+pub fn join(dir: &str, rel_path: &str) -> String {
+    let mut parts: Vec<&str> = if dir.is_empty() {
+        Vec::new()
+    } else {
+        dir.split('/').collect()
+    };
+    for seg in rel_path.split(['/', '\\']) {
+        match seg {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            s => parts.push(s),
+        }
+    }
+    parts.join("/")
+}
+
+fn line_of(src: &str, offset: usize) -> u32 {
+    src[..offset.min(src.len())]
+        .bytes()
+        .filter(|b| *b == b'\n')
+        .count() as u32
+        + 1
+}
+
+fn parse_toml(m: &mut M, src: &str) -> Option<toml::Table> {
+    match src.parse::<toml::Table>() {
+        Ok(t) => Some(t),
+        Err(e) => {
+            let line = e.span().map(|s| line_of(src, s.start)).unwrap_or(1);
+            let msg = e.message().to_string();
+            m.error(line, &msg);
+            None
+        }
+    }
+}
+
+fn cargo(m: &mut M, src: &str) {
+    let Some(t) = parse_toml(m, src) else {
+        m.manifest("cargo", "");
+        return;
+    };
+    let pkg = t.get("package").and_then(|p| p.as_table());
+    let name = pkg
+        .and_then(|p| p.get("name"))
+        .and_then(|n| n.as_str())
+        .unwrap_or("");
+    m.manifest("cargo", name);
+    if let Some(ws) = t.get("workspace").and_then(|w| w.as_table()) {
+        for member in ws
+            .get("members")
+            .and_then(|v| v.as_array())
+            .into_iter()
+            .flatten()
+        {
+            if let Some(s) = member.as_str() {
+                m.b.push(rel::WORKSPACE_MEMBER, &[m.path.into(), s.into()]);
+            }
+        }
+        if let Some(deps) = ws.get("dependencies").and_then(|d| d.as_table()) {
+            cargo_deps(m, deps, "workspace");
+        }
+    }
+    if pkg.is_some() {
+        let lib = t.get("lib").and_then(|l| l.as_table());
+        let lib_name = lib
+            .and_then(|l| l.get("name"))
+            .and_then(|n| n.as_str())
+            .map(str::to_string)
+            .unwrap_or_else(|| name.replace('-', "_"));
+        m.b.push(
+            rel::IMPORT_NAME,
+            &[m.path.into(), name.into(), lib_name.as_str().into()],
+        );
+        let lib_path = lib
+            .and_then(|l| l.get("path"))
+            .and_then(|p| p.as_str())
+            .unwrap_or("src/lib.rs");
+        m.entry("lib", lib_path);
+        for bin in t
+            .get("bin")
+            .and_then(|b| b.as_array())
+            .into_iter()
+            .flatten()
+        {
+            if let Some(p) = bin.get("path").and_then(|p| p.as_str()) {
+                m.entry("bin", p);
+            }
+        }
+        m.entry("bin", "src/main.rs");
+        if let Some(b) = pkg.and_then(|p| p.get("build")).and_then(|b| b.as_str()) {
+            m.entry("build", b);
+        } else {
+            m.entry("build", "build.rs");
+        }
+        for (kind, key) in [
+            ("normal", "dependencies"),
+            ("dev", "dev-dependencies"),
+            ("build", "build-dependencies"),
+        ] {
+            if let Some(deps) = t.get(key).and_then(|d| d.as_table()) {
+                cargo_deps(m, deps, kind);
+            }
+        }
+        for target in t
+            .get("target")
+            .and_then(|x| x.as_table())
+            .into_iter()
+            .flat_map(|x| x.values())
+        {
+            for (kind, key) in [
+                ("normal", "dependencies"),
+                ("dev", "dev-dependencies"),
+                ("build", "build-dependencies"),
+            ] {
+                if let Some(deps) = target.get(key).and_then(|d| d.as_table()) {
+                    cargo_deps(m, deps, kind);
+                }
+            }
+        }
+    }
+}
+
+fn cargo_deps(m: &mut M, deps: &toml::Table, kind: &str) {
+    for (key, spec) in deps {
+        // `foo = { package = "bar" }` is imported as `foo`
+        let name = key.as_str();
+        let optional = spec
+            .get("optional")
+            .and_then(|o| o.as_bool())
+            .unwrap_or(false);
+        m.dep(name, if optional { "optional" } else { kind });
+        if let Some(p) = spec.get("path").and_then(|p| p.as_str()) {
+            m.dep_path(name, p);
+        }
+    }
+}
+
+/// Strips `//` and `/* */` comments and trailing commas (tsconfig files are JSONC).
+fn strip_jsonc(src: &str) -> String {
+    let b = src.as_bytes();
+    let mut out = String::with_capacity(src.len());
+    let mut i = 0;
+    let mut in_str = false;
+    while i < b.len() {
+        let c = b[i];
+        if in_str {
+            if c == b'\\' && i + 1 < b.len() {
+                out.push_str(&src[i..i + 2]);
+                i += 2;
+                continue;
+            }
+            if c == b'"' {
+                in_str = false;
+            }
+        } else if c == b'"' {
+            in_str = true;
+        } else if c == b'/' && b.get(i + 1) == Some(&b'/') {
+            while i < b.len() && b[i] != b'\n' {
+                i += 1;
+            }
+            continue;
+        } else if c == b'/' && b.get(i + 1) == Some(&b'*') {
+            let end = src[i + 2..]
+                .find("*/")
+                .map(|e| i + 2 + e + 2)
+                .unwrap_or(b.len());
+            // keep newlines so line numbers stay right
+            out.extend(src[i..end].chars().filter(|c| *c == '\n'));
+            i = end;
+            continue;
+        } else if c == b',' {
+            let rest = src[i + 1..].trim_start();
+            if rest.starts_with('}') || rest.starts_with(']') {
+                i += 1;
+                continue;
+            }
+        }
+        let ch = src[i..].chars().next().unwrap_or(' ');
+        out.push(ch);
+        i += ch.len_utf8();
+    }
+    out
+}
+
+fn parse_json(m: &mut M, src: &str, jsonc: bool) -> Option<serde_json::Value> {
+    let text = if jsonc {
+        strip_jsonc(src)
+    } else {
+        src.to_string()
+    };
+    match serde_json::from_str::<serde_json::Value>(&text) {
+        Ok(v) => Some(v),
+        Err(e) => {
+            let msg = e.to_string();
+            m.error(e.line().max(1) as u32, &msg);
+            None
+        }
+    }
+}
+
+fn npm(m: &mut M, src: &str) {
+    let Some(v) = parse_json(m, src, false) else {
+        m.manifest("npm", "");
+        return;
+    };
+    let name = v.get("name").and_then(|n| n.as_str()).unwrap_or("");
+    m.manifest("npm", name);
+    if !name.is_empty() {
+        m.b.push(rel::IMPORT_NAME, &[m.path.into(), name.into(), name.into()]);
+    }
+    for (kind, key) in [
+        ("normal", "dependencies"),
+        ("dev", "devDependencies"),
+        ("peer", "peerDependencies"),
+        ("optional", "optionalDependencies"),
+    ] {
+        if let Some(deps) = v.get(key).and_then(|d| d.as_object()) {
+            for (dep, version) in deps {
+                m.dep(dep, kind);
+                if let Some(p) = version
+                    .as_str()
+                    .and_then(|s| s.strip_prefix("file:").or_else(|| s.strip_prefix("link:")))
+                {
+                    m.dep_path(dep, p);
+                }
+            }
+        }
+    }
+    let ws = v.get("workspaces");
+    let members = ws.and_then(|w| w.as_array()).or_else(|| {
+        ws.and_then(|w| w.get("packages"))
+            .and_then(|p| p.as_array())
+    });
+    for member in members.into_iter().flatten() {
+        if let Some(s) = member.as_str() {
+            m.b.push(rel::WORKSPACE_MEMBER, &[m.path.into(), s.into()]);
+        }
+    }
+    for key in ["main", "module", "types", "typings", "source"] {
+        if let Some(s) = v.get(key).and_then(|s| s.as_str()) {
+            m.entry(if key == "typings" { "types" } else { key }, s);
+        }
+    }
+    if let Some(exports) = v.get("exports") {
+        let root = match exports {
+            serde_json::Value::Object(o) if o.keys().any(|k| k.starts_with('.')) => o.get("."),
+            other => Some(other),
+        };
+        let mut stack: Vec<&serde_json::Value> = root.into_iter().collect();
+        while let Some(e) = stack.pop() {
+            match e {
+                serde_json::Value::String(s) => m.entry("exports", s),
+                serde_json::Value::Object(o) => stack.extend(o.values()),
+                serde_json::Value::Array(a) => stack.extend(a.iter()),
+                _ => {}
+            }
+        }
+    }
+}
+
+/// The distribution name in a PEP 508 requirement: `requests[socks]>=2; python_version<"3"` → `requests`.
+fn pep508_name(req: &str) -> &str {
+    let end = req
+        .find(|c: char| !(c.is_alphanumeric() || c == '-' || c == '_' || c == '.'))
+        .unwrap_or(req.len());
+    req[..end].trim()
+}
+
+fn pyproject(m: &mut M, src: &str) {
+    let Some(t) = parse_toml(m, src) else {
+        m.manifest("python", "");
+        return;
+    };
+    let project = t.get("project").and_then(|p| p.as_table());
+    let poetry = t
+        .get("tool")
+        .and_then(|x| x.get("poetry"))
+        .and_then(|p| p.as_table());
+    let name = project
+        .and_then(|p| p.get("name"))
+        .or_else(|| poetry.and_then(|p| p.get("name")))
+        .and_then(|n| n.as_str())
+        .unwrap_or("");
+    m.manifest("python", name);
+    if let Some(p) = project {
+        for d in p
+            .get("dependencies")
+            .and_then(|d| d.as_array())
+            .into_iter()
+            .flatten()
+        {
+            if let Some(s) = d.as_str() {
+                m.dep(pep508_name(s), "normal");
+            }
+        }
+        for group in p
+            .get("optional-dependencies")
+            .and_then(|d| d.as_table())
+            .into_iter()
+            .flat_map(|t| t.values())
+        {
+            for d in group.as_array().into_iter().flatten() {
+                if let Some(s) = d.as_str() {
+                    m.dep(pep508_name(s), "optional");
+                }
+            }
+        }
+    }
+    for group in t
+        .get("dependency-groups")
+        .and_then(|d| d.as_table())
+        .into_iter()
+        .flat_map(|t| t.values())
+    {
+        for d in group.as_array().into_iter().flatten() {
+            if let Some(s) = d.as_str() {
+                m.dep(pep508_name(s), "dev");
+            }
+        }
+    }
+    if let Some(p) = poetry {
+        for (kind, key) in [("normal", "dependencies"), ("dev", "dev-dependencies")] {
+            for dep in p
+                .get(key)
+                .and_then(|d| d.as_table())
+                .into_iter()
+                .flat_map(|t| t.keys())
+            {
+                if dep != "python" {
+                    m.dep(dep, kind);
+                }
+            }
+        }
+        for pkg in p
+            .get("packages")
+            .and_then(|x| x.as_array())
+            .into_iter()
+            .flatten()
+        {
+            if let Some(inc) = pkg.get("include").and_then(|i| i.as_str()) {
+                m.b.push(rel::IMPORT_NAME, &[m.path.into(), name.into(), inc.into()]);
+            }
+        }
+    }
+}
+
+fn setup_cfg(m: &mut M, src: &str) {
+    let mut section = String::new();
+    let mut name = String::new();
+    let mut in_requires = false;
+    let mut deps = Vec::new();
+    for raw in src.lines() {
+        let line = raw.trim_end();
+        if line.trim_start().starts_with(['#', ';']) {
+            continue;
+        }
+        if let Some(s) = line.strip_prefix('[').and_then(|s| s.strip_suffix(']')) {
+            section = s.trim().to_string();
+            in_requires = false;
+            continue;
+        }
+        let indented = line.starts_with([' ', '\t']);
+        if indented && in_requires {
+            let d = pep508_name(line.trim());
+            if !d.is_empty() {
+                deps.push(d.to_string());
+            }
+            continue;
+        }
+        in_requires = false;
+        if let Some((k, v)) = line.split_once(['=', ':']) {
+            let (k, v) = (k.trim(), v.trim());
+            if section == "metadata" && k == "name" {
+                name = v.to_string();
+            }
+            if section == "options" && k == "install_requires" {
+                in_requires = true;
+                let d = pep508_name(v);
+                if !d.is_empty() {
+                    deps.push(d.to_string());
+                }
+            }
+        }
+    }
+    m.manifest("python", &name);
+    for d in deps {
+        m.dep(&d, "normal");
+    }
+}
+
+/// `setup(name="x", install_requires=[...])`, read from the text (setup.py is never executed).
+fn setup_py(m: &mut M, src: &str) {
+    let name = keyword_string(src, "name").unwrap_or_default();
+    m.manifest("python", &name);
+    if let Some(list) = keyword_list(src, "install_requires") {
+        for d in list {
+            m.dep(pep508_name(&d), "normal");
+        }
+    }
+}
+
+fn keyword_string(src: &str, key: &str) -> Option<String> {
+    let mut from = 0;
+    while let Some(i) = src[from..].find(key) {
+        let at = from + i;
+        let rest = src[at + key.len()..].trim_start();
+        let ok_before = at == 0 || !src[..at].ends_with(|c: char| c.is_alphanumeric() || c == '_');
+        if ok_before && let Some(r) = rest.strip_prefix('=') {
+            let r = r.trim_start();
+            if let Some(q) = r.chars().next().filter(|c| *c == '"' || *c == '\'') {
+                let body = &r[1..];
+                return body.find(q).map(|e| body[..e].to_string());
+            }
+        }
+        from = at + key.len();
+    }
+    None
+}
+
+fn keyword_list(src: &str, key: &str) -> Option<Vec<String>> {
+    let at = src.find(&format!("{key}="))?;
+    let rest = &src[at..];
+    let open = rest.find('[')?;
+    let close = rest[open..].find(']')? + open;
+    let body = &rest[open + 1..close];
+    let mut out = Vec::new();
+    for part in body.split(',') {
+        let p = part.trim().trim_matches(['"', '\'']).trim();
+        if !p.is_empty() {
+            out.push(p.to_string());
+        }
+    }
+    Some(out)
+}
+
+fn tsconfig(m: &mut M, src: &str) {
+    m.manifest("tsconfig", "");
+    let Some(v) = parse_json(m, src, true) else {
+        return;
+    };
+    if let Some(e) = v.get("extends").and_then(|e| e.as_str()) {
+        m.b.push(rel::TS_EXTENDS, &[m.path.into(), e.into()]);
+    }
+    let Some(opts) = v.get("compilerOptions") else {
+        return;
+    };
+    let base = opts.get("baseUrl").and_then(|b| b.as_str());
+    if let Some(b) = base {
+        let dir = join(m.dir, b);
+        m.b.push(rel::TS_BASE_URL, &[m.path.into(), dir.as_str().into()]);
+    }
+    if let Some(paths) = opts.get("paths").and_then(|p| p.as_object()) {
+        for (pattern, targets) in paths {
+            for t in targets.as_array().into_iter().flatten() {
+                if let Some(s) = t.as_str() {
+                    m.b.push(
+                        rel::TS_PATH,
+                        &[m.path.into(), pattern.as_str().into(), s.into()],
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jsonc_comments_and_trailing_commas() {
+        let s = strip_jsonc("{\n // c\n \"a\": [1, 2,], /* x\n y */ \"b\": \"//no\",\n}");
+        let v: serde_json::Value = serde_json::from_str(&s).unwrap();
+        assert_eq!(v["b"], "//no");
+        assert_eq!(v["a"].as_array().unwrap().len(), 2);
+    }
+
+    #[test]
+    fn pep508_names() {
+        assert_eq!(
+            pep508_name("requests[socks]>=2; python_version<'3'"),
+            "requests"
+        );
+        assert_eq!(pep508_name("zope.interface"), "zope.interface");
+    }
+
+    #[test]
+    fn join_normalises() {
+        assert_eq!(join("a/b", "../c/./d"), "a/c/d");
+        assert_eq!(join("", "./src"), "src");
+    }
+}

@@ -1,0 +1,298 @@
+//! Python quirks: `from`/relative imports, `if TYPE_CHECKING:`, `importlib.import_module`,
+//! `__all__`, `raise NotImplementedError` and stub bodies.
+
+use tree_sitter::Node;
+
+use super::{Extractor, ancestors, line, unquote};
+use crate::facts::rel;
+
+pub(super) fn on_capture<'a>(
+    x: &mut Extractor<'a>,
+    cap: &str,
+    node: Node<'a>,
+    name: Option<Node<'a>>,
+) {
+    match cap {
+        "import.import" => {
+            let l = line(node);
+            x.import_lines.insert(l);
+            let kinds = context_kinds(x, node);
+            let mut c = node.walk();
+            for n in node.children_by_field_name("name", &mut c) {
+                match n.kind() {
+                    "aliased_import" => {
+                        let Some(m) = n.child_by_field_name("name") else {
+                            continue;
+                        };
+                        let spec = x.text(m);
+                        x.import(l, spec, &kinds);
+                        if let Some(a) = n.child_by_field_name("alias") {
+                            let alias = x.text(a);
+                            x.imported_name(l, spec, spec, alias);
+                        }
+                    }
+                    _ => {
+                        let spec = x.text(n);
+                        x.import(l, spec, &kinds);
+                    }
+                }
+            }
+        }
+        "import.from" => {
+            let l = line(node);
+            x.import_lines.insert(l);
+            let Some(m) = node.child_by_field_name("module_name") else {
+                return;
+            };
+            let spec: String = x.text(m).split_whitespace().collect();
+            let mut kinds = context_kinds(x, node);
+            let mut c = node.walk();
+            let wildcard = node.children(&mut c).any(|n| n.kind() == "wildcard_import");
+            if wildcard {
+                kinds.push("wildcard");
+            }
+            x.import(l, &spec, &kinds);
+            let mut c = node.walk();
+            for n in node.children_by_field_name("name", &mut c) {
+                let (nm, alias) = match n.kind() {
+                    "aliased_import" => {
+                        let nm = n
+                            .child_by_field_name("name")
+                            .map(|v| x.text(v))
+                            .unwrap_or("");
+                        (
+                            nm,
+                            n.child_by_field_name("alias")
+                                .map(|v| x.text(v))
+                                .unwrap_or(nm),
+                        )
+                    }
+                    _ => (x.text(n), x.text(n)),
+                };
+                x.imported_name(l, &spec, nm, alias);
+            }
+        }
+        "import.dynamic" => {
+            let l = line(node);
+            let spec = node
+                .child_by_field_name("arguments")
+                .and_then(|a| a.named_child(0))
+                .filter(|a| a.kind() == "string")
+                .map(|a| unquote(x.text(a)).to_string())
+                .unwrap_or_else(|| "<dynamic>".to_string());
+            let mut kinds = context_kinds(x, node);
+            kinds.push("dynamic");
+            x.import(l, &spec, &kinds);
+        }
+        "def.function" | "def.class" => {
+            let Some(n) = name else { return };
+            let nm = x.text(n);
+            let in_class = enclosing_scope(node).is_some_and(|s| s.kind() == "class_definition");
+            let kind = match (cap, in_class) {
+                ("def.class", _) => "class",
+                (_, true) => "method",
+                _ => "function",
+            };
+            let vis = if nm.starts_with('_') && !(nm.starts_with("__") && nm.ends_with("__")) {
+                "private"
+            } else {
+                "public"
+            };
+            x.define(node, nm, kind, vis);
+            if enclosing_scope(node).is_none() && vis == "public" {
+                x.push(rel::EXPORTS, &[x.path.into(), nm.into()]);
+            }
+            if kind != "class" && is_test_function(x, node, nm) {
+                x.push(
+                    rel::TEST_DEF,
+                    &[x.path.into(), nm.into(), line(node).into()],
+                );
+            }
+            if kind != "class"
+                && let Some(stub) = stub_body(x, node)
+            {
+                x.push(
+                    rel::STUB_BODY,
+                    &[x.path.into(), nm.into(), line(node).into(), stub.into()],
+                );
+            }
+        }
+        "def.variable" => {
+            let Some(n) = name else { return };
+            // module-level assignments only: `x = …` directly in the module (or an `if` at top level)
+            if enclosing_scope(node).is_some() {
+                return;
+            }
+            let nm = x.text(n);
+            let vis = if nm.starts_with('_') && !(nm.starts_with("__") && nm.ends_with("__")) {
+                "private"
+            } else {
+                "public"
+            };
+            x.define(node, nm, "variable", vis);
+            if nm == "__all__" {
+                if let Some(list) = node.child_by_field_name("right") {
+                    let mut c = list.walk();
+                    for item in list.named_children(&mut c) {
+                        if item.kind() == "string" {
+                            let s = unquote(x.text(item));
+                            x.push(rel::EXPORTS, &[x.path.into(), s.into()]);
+                        }
+                    }
+                }
+            } else if vis == "public" {
+                x.push(rel::EXPORTS, &[x.path.into(), nm.into()]);
+            }
+        }
+        "call" => {
+            if let Some(n) = name {
+                x.call(node, n);
+            }
+        }
+        "raise" => {
+            if raises_not_implemented(x, node) {
+                let t = x.text(node);
+                x.marker(line(node), "NotImplementedError", t);
+            }
+        }
+        "ref" => {
+            let t = x.text(node);
+            x.reference(line(node), t);
+        }
+        "comment" => x.scan_text(node, true),
+        "string" => x.scan_text(node, false),
+        _ => {}
+    }
+}
+
+pub(super) fn finish(_x: &mut Extractor, _root: Node) {}
+
+/// The nearest enclosing function or class, if any.
+fn enclosing_scope(node: Node) -> Option<Node> {
+    ancestors(node).find(|a| {
+        matches!(
+            a.kind(),
+            "function_definition" | "class_definition" | "lambda"
+        )
+    })
+}
+
+fn raises_not_implemented(x: &Extractor, node: Node) -> bool {
+    let Some(e) = node.named_child(0) else {
+        return false;
+    };
+    let callee = if e.kind() == "call" {
+        e.child_by_field_name("function")
+    } else {
+        Some(e)
+    };
+    callee.is_some_and(|c| {
+        x.text(c) == "NotImplementedError" || x.text(c).ends_with(".NotImplementedError")
+    })
+}
+
+fn is_test_function(x: &Extractor, node: Node, name: &str) -> bool {
+    if !name.starts_with("test") {
+        return false;
+    }
+    if x.test_file {
+        return true;
+    }
+    // unittest: a `test*` method of a class that derives from something named *TestCase
+    enclosing_scope(node).is_some_and(|c| {
+        c.kind() == "class_definition"
+            && c.child_by_field_name("superclasses")
+                .is_some_and(|s| x.text(s).contains("TestCase"))
+    })
+}
+
+/// `type_checking` under `if TYPE_CHECKING:`, `test` in test files.
+fn context_kinds(x: &Extractor, node: Node) -> Vec<&'static str> {
+    let mut kinds = Vec::new();
+    let mut child = node;
+    for a in ancestors(node) {
+        if a.kind() == "if_statement"
+            && a.child_by_field_name("consequence")
+                .is_some_and(|c| c.id() == child.id())
+            && a.child_by_field_name("condition").is_some_and(|c| {
+                let t = x.text(c);
+                t == "TYPE_CHECKING" || t.ends_with(".TYPE_CHECKING")
+            })
+        {
+            kinds.push("type_checking");
+            break;
+        }
+        child = a;
+    }
+    kinds
+}
+
+/// A body of only `pass`, `...` or `raise NotImplementedError` (a docstring may precede it).
+fn stub_body(x: &Extractor, node: Node) -> Option<&'static str> {
+    let body = node.child_by_field_name("body")?;
+    let mut c = body.walk();
+    let mut stmts: Vec<Node> = body
+        .named_children(&mut c)
+        .filter(|n| n.kind() != "comment")
+        .collect();
+    if stmts.len() == 2
+        && stmts[0].kind() == "expression_statement"
+        && stmts[0]
+            .named_child(0)
+            .is_some_and(|s| s.kind() == "string")
+    {
+        stmts.remove(0);
+    }
+    if stmts.len() != 1 {
+        return None;
+    }
+    let s = stmts[0];
+    match s.kind() {
+        "pass_statement" => Some("pass"),
+        "expression_statement" if s.named_child(0).is_some_and(|e| e.kind() == "ellipsis") => {
+            Some("ellipsis")
+        }
+        "raise_statement" if raises_not_implemented(x, s) => Some("not-implemented"),
+        _ => None,
+    }
+}
+
+/// Recovers `import`/`from … import` lines inside regions the parser could not read.
+pub(super) fn recover_imports(x: &mut Extractor, broken: &[(u32, u32)]) {
+    let src = x.src;
+    for (i, raw) in src.lines().enumerate() {
+        let l = i as u32 + 1;
+        if x.import_lines.contains(&l) || !broken.iter().any(|(a, b)| *a <= l && l <= *b) {
+            continue;
+        }
+        let t = raw.trim_start();
+        let spec = if let Some(rest) = t.strip_prefix("from ") {
+            let (m, names) = match rest.split_once(" import ") {
+                Some(v) => v,
+                None => continue,
+            };
+            let _ = names;
+            m.trim().to_string()
+        } else if let Some(rest) = t.strip_prefix("import ") {
+            rest.split([',', ' ', '#'])
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_string()
+        } else {
+            continue;
+        };
+        if spec.is_empty()
+            || !spec
+                .chars()
+                .all(|c| c.is_alphanumeric() || c == '_' || c == '.')
+        {
+            continue;
+        }
+        x.import(l, &spec, &[]);
+        x.push(
+            rel::IMPORT_RECOVERED,
+            &[x.path.into(), l.into(), spec.as_str().into()],
+        );
+    }
+}

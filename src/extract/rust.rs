@@ -1,0 +1,349 @@
+//! Rust quirks: use-tree flattening, `#[cfg(test)]` context, visibility, out-of-line `mod`s.
+
+use tree_sitter::Node;
+
+use super::{Extractor, ancestors, line};
+use crate::facts::rel;
+
+pub(super) fn on_capture<'a>(
+    x: &mut Extractor<'a>,
+    cap: &str,
+    node: Node<'a>,
+    name: Option<Node<'a>>,
+) {
+    match cap {
+        "import.use" => use_decl(x, node),
+        "import.extern_crate" => {
+            if let Some(n) = name {
+                let crate_name = x.text(n);
+                let l = line(node);
+                let kinds = context_kinds(x, node);
+                x.import(l, crate_name, &kinds);
+                x.import_lines.insert(l);
+            }
+        }
+        "mod" => {
+            let Some(n) = name else { return };
+            let modname = x.text(n);
+            let vis = visibility(x, node);
+            let l = line(node);
+            x.define(node, modname, "module", &vis);
+            if is_top_level(node) && vis.starts_with("pub") {
+                x.push(rel::EXPORTS, &[x.path.into(), modname.into()]);
+            }
+            if node.child_by_field_name("body").is_none() {
+                let within = inline_mods(x, node);
+                x.push(
+                    rel::MOD_DECL,
+                    &[
+                        x.path.into(),
+                        l.into(),
+                        modname.into(),
+                        within.as_str().into(),
+                    ],
+                );
+            }
+        }
+        c if c.starts_with("def.") => {
+            let Some(n) = name else { return };
+            let mut kind = &c[4..];
+            let in_impl = ancestors(node)
+                .take(2)
+                .any(|a| a.kind() == "impl_item" || a.kind() == "trait_item");
+            if kind == "function" && in_impl {
+                kind = "method";
+            }
+            let nm = x.text(n);
+            let vis = visibility(x, node);
+            x.define(node, nm, kind, &vis);
+            if is_top_level(node) && vis.starts_with("pub") {
+                x.push(rel::EXPORTS, &[x.path.into(), nm.into()]);
+            }
+            if kind == "function" || kind == "method" {
+                if has_test_attribute(x, node) {
+                    x.push(
+                        rel::TEST_DEF,
+                        &[x.path.into(), nm.into(), line(node).into()],
+                    );
+                }
+                if let Some(stub) = stub_body(x, node) {
+                    x.push(
+                        rel::STUB_BODY,
+                        &[x.path.into(), nm.into(), line(node).into(), stub.into()],
+                    );
+                }
+            }
+        }
+        "call" => {
+            if let Some(n) = name {
+                x.call(node, n);
+            }
+        }
+        "call.macro" => {
+            if let Some(n) = name {
+                let m = x.text(n);
+                x.call(node, n);
+                if m == "todo" || m == "unimplemented" {
+                    let kind = if m == "todo" {
+                        "todo!"
+                    } else {
+                        "unimplemented!"
+                    };
+                    let t = x.text(node);
+                    x.marker(line(node), kind, t);
+                }
+            }
+        }
+        "ref" => {
+            let t = x.text(node);
+            x.reference(line(node), t);
+        }
+        "comment" => x.scan_text(node, true),
+        "string" => x.scan_text(node, false),
+        _ => {}
+    }
+}
+
+pub(super) fn finish(_x: &mut Extractor, _root: Node) {}
+
+/// One `use` declaration → one import per leaf of its use tree.
+fn use_decl<'a>(x: &mut Extractor<'a>, node: Node<'a>) {
+    let Some(arg) = node.child_by_field_name("argument") else {
+        return;
+    };
+    let mut leaves = Vec::new();
+    flatten(x, arg, &mut Vec::new(), &mut leaves);
+    let l = line(node);
+    x.import_lines.insert(l);
+    let within = inline_mods(x, node);
+    if !within.is_empty() {
+        x.push(
+            rel::IMPORT_WITHIN,
+            &[x.path.into(), l.into(), within.as_str().into()],
+        );
+    }
+    let vis = visibility(x, node);
+    let mut kinds = context_kinds(x, node);
+    let reexport = vis.starts_with("pub");
+    if reexport {
+        kinds.push("re_export");
+    }
+    for leaf in leaves {
+        let spec = leaf.path.join("::");
+        let mut k = kinds.clone();
+        if leaf.glob {
+            k.push("wildcard");
+        }
+        x.import(l, &spec, &k);
+        if !leaf.glob {
+            let name = leaf.path.last().map(String::as_str).unwrap_or("");
+            let alias = leaf.alias.as_deref().unwrap_or(name);
+            x.imported_name(l, &spec, name, alias);
+            if reexport && alias != "_" && is_top_level(node) {
+                x.push(rel::EXPORTS, &[x.path.into(), alias.into()]);
+            }
+        }
+    }
+}
+
+struct Leaf {
+    path: Vec<String>,
+    alias: Option<String>,
+    glob: bool,
+}
+
+fn segments(x: &Extractor, node: Node, out: &mut Vec<String>) {
+    match node.kind() {
+        "scoped_identifier" => {
+            if let Some(p) = node.child_by_field_name("path") {
+                segments(x, p, out);
+            }
+            if let Some(n) = node.child_by_field_name("name") {
+                out.push(x.text(n).to_string());
+            }
+        }
+        _ => out.push(x.text(node).to_string()),
+    }
+}
+
+fn flatten(x: &Extractor, node: Node, prefix: &mut Vec<String>, out: &mut Vec<Leaf>) {
+    match node.kind() {
+        "use_as_clause" => {
+            let mut path = prefix.clone();
+            if let Some(p) = node.child_by_field_name("path") {
+                segments(x, p, &mut path);
+            }
+            let alias = node
+                .child_by_field_name("alias")
+                .map(|a| x.text(a).to_string());
+            out.push(Leaf {
+                path: strip_self(path),
+                alias,
+                glob: false,
+            });
+        }
+        "use_wildcard" => {
+            let mut path = prefix.clone();
+            let mut c = node.walk();
+            for child in node.named_children(&mut c) {
+                segments(x, child, &mut path);
+            }
+            out.push(Leaf {
+                path,
+                alias: None,
+                glob: true,
+            });
+        }
+        "use_list" => {
+            let mut c = node.walk();
+            for child in node.named_children(&mut c) {
+                if child.kind().ends_with("comment") || child.kind() == "attribute_item" {
+                    continue;
+                }
+                flatten(x, child, prefix, out);
+            }
+        }
+        "scoped_use_list" => {
+            let before = prefix.len();
+            if let Some(p) = node.child_by_field_name("path") {
+                segments(x, p, prefix);
+            }
+            if let Some(list) = node.child_by_field_name("list") {
+                flatten(x, list, prefix, out);
+            }
+            prefix.truncate(before);
+        }
+        _ => {
+            let mut path = prefix.clone();
+            segments(x, node, &mut path);
+            out.push(Leaf {
+                path: strip_self(path),
+                alias: None,
+                glob: false,
+            });
+        }
+    }
+}
+
+/// `a::{self}` names `a` itself.
+fn strip_self(mut path: Vec<String>) -> Vec<String> {
+    if path.len() > 1 && path.last().is_some_and(|s| s == "self") {
+        path.pop();
+    }
+    path
+}
+
+fn visibility(x: &Extractor, node: Node) -> String {
+    let mut c = node.walk();
+    for child in node.children(&mut c) {
+        if child.kind() == "visibility_modifier" {
+            return x.text(child).split_whitespace().collect::<String>();
+        }
+    }
+    "private".to_string()
+}
+
+fn is_top_level(node: Node) -> bool {
+    node.parent().is_some_and(|p| p.kind() == "source_file")
+}
+
+/// Names of the inline `mod x { … }` blocks around a node, outermost first, joined by `::`.
+fn inline_mods(x: &Extractor, node: Node) -> String {
+    let mut names: Vec<&str> = ancestors(node)
+        .filter(|a| a.kind() == "mod_item")
+        .filter_map(|a| a.child_by_field_name("name"))
+        .map(|n| x.text(n))
+        .collect();
+    names.reverse();
+    names.join("::")
+}
+
+/// The attribute items written directly before an item.
+fn attributes<'a>(x: &Extractor<'a>, node: Node<'a>) -> Vec<&'a str> {
+    let mut out = Vec::new();
+    let mut prev = node.prev_sibling();
+    while let Some(p) = prev {
+        match p.kind() {
+            "attribute_item" => out.push(x.text(p)),
+            "line_comment" | "block_comment" => {}
+            _ => break,
+        }
+        prev = p.prev_sibling();
+    }
+    out
+}
+
+fn has_test_attribute(x: &Extractor, node: Node) -> bool {
+    attributes(x, node).iter().any(|a| {
+        let inner = a.trim_start_matches("#[").trim_end_matches(']').trim();
+        inner == "test"
+            || inner.ends_with("::test")
+            || inner.starts_with("test(")
+            || inner.contains("::test(")
+    })
+}
+
+fn is_cfg_test(attr: &str) -> bool {
+    let a: String = attr.split_whitespace().collect();
+    a.contains("cfg(test)") || (a.contains("cfg(") && a.contains("test") && !a.contains("not(test"))
+}
+
+/// Edge kinds that come from where the node sits: `test` inside `#[cfg(test)]` code or a test file.
+fn context_kinds(x: &Extractor, node: Node) -> Vec<&'static str> {
+    let mut kinds = Vec::new();
+    let in_test = x.test_file
+        || file_is_cfg_test(x, node)
+        || ancestors(node)
+            .filter(|a| matches!(a.kind(), "mod_item" | "function_item" | "impl_item"))
+            .any(|a| {
+                attributes(x, a).iter().any(|t| is_cfg_test(t))
+                    || (a.kind() == "function_item" && has_test_attribute(x, a))
+            });
+    if in_test {
+        kinds.push("test");
+    }
+    kinds
+}
+
+fn file_is_cfg_test(x: &Extractor, node: Node) -> bool {
+    let Some(root) = ancestors(node).last() else {
+        return false;
+    };
+    let mut c = root.walk();
+    let found = root
+        .children(&mut c)
+        .take_while(|n| {
+            matches!(
+                n.kind(),
+                "inner_attribute_item" | "line_comment" | "block_comment"
+            )
+        })
+        .any(|n| n.kind() == "inner_attribute_item" && is_cfg_test(x.text(n)));
+    found
+}
+
+/// `todo!()` / `unimplemented!()` as the whole body of a function.
+fn stub_body(x: &Extractor, node: Node) -> Option<&'static str> {
+    let body = node.child_by_field_name("body")?;
+    let mut c = body.walk();
+    let stmts: Vec<Node> = body
+        .named_children(&mut c)
+        .filter(|n| !n.kind().ends_with("comment"))
+        .collect();
+    if stmts.len() != 1 {
+        return None;
+    }
+    let mut e = stmts[0];
+    if e.kind() == "expression_statement" {
+        e = e.named_child(0)?;
+    }
+    if e.kind() != "macro_invocation" {
+        return None;
+    }
+    let m = e.child_by_field_name("macro")?;
+    match x.text(m) {
+        "todo" => Some("todo"),
+        "unimplemented" => Some("unimplemented"),
+        _ => None,
+    }
+}

@@ -1,0 +1,411 @@
+//! TypeScript/JavaScript quirks: import clauses, `import type`, `export … from`, `require`,
+//! `import()`, export lists, not-implemented throws, test calls, and import recovery for files the
+//! grammar cannot parse (e.g. TS 5 `import type * as ns from "…"`).
+
+use tree_sitter::Node;
+
+use super::{Extractor, ancestors, line, unquote};
+use crate::facts::rel;
+
+pub(super) fn on_capture<'a>(
+    x: &mut Extractor<'a>,
+    cap: &str,
+    node: Node<'a>,
+    name: Option<Node<'a>>,
+) {
+    match cap {
+        "import.import" => import_statement(x, node),
+        "import.export" => export_from(x, node),
+        "import.require" => {
+            let l = line(node);
+            let arg = node
+                .child_by_field_name("arguments")
+                .and_then(|a| a.named_child(0));
+            match arg.filter(|a| a.kind() == "string") {
+                Some(s) => {
+                    let spec = unquote(x.text(s));
+                    x.import(l, spec, &[]);
+                    if let Some(binding) = require_binding(x, node) {
+                        x.imported_name(l, spec, "*", binding);
+                    }
+                }
+                None => x.import(l, "<dynamic>", &["dynamic"]),
+            }
+            x.import_lines.insert(l);
+        }
+        "import.dynamic" => {
+            let l = line(node);
+            let arg = node
+                .child_by_field_name("arguments")
+                .and_then(|a| a.named_child(0));
+            let spec = match arg {
+                Some(s) if s.kind() == "string" => unquote(x.text(s)).to_string(),
+                Some(s) if s.kind() == "template_string" && !x.text(s).contains("${") => {
+                    unquote(x.text(s)).to_string()
+                }
+                _ => "<dynamic>".to_string(),
+            };
+            x.import(l, &spec, &["dynamic"]);
+            x.import_lines.insert(l);
+        }
+        c if c.starts_with("def.") => {
+            let Some(n) = name else { return };
+            let kind = &c[4..];
+            if kind == "variable" && !is_module_level(node) {
+                return;
+            }
+            let nm = x.text(n);
+            let (vis, exported) = export_of(x, node);
+            x.define(node, nm, kind, vis);
+            if exported && kind != "method" {
+                x.push(rel::EXPORTS, &[x.path.into(), nm.into()]);
+            }
+            if matches!(kind, "function" | "method")
+                && let Some(stub) = stub_body(x, node)
+            {
+                x.push(
+                    rel::STUB_BODY,
+                    &[x.path.into(), nm.into(), line(node).into(), stub.into()],
+                );
+            }
+        }
+        "export" => local_exports(x, node),
+        "call" => {
+            if let Some(n) = name {
+                x.call(node, n);
+                test_call(x, node, n);
+            }
+        }
+        "throw" => {
+            if throws_not_implemented(x, node) {
+                let t = x.text(node);
+                x.marker(line(node), "not-implemented-throw", t);
+            }
+        }
+        "ref" => {
+            let t = x.text(node);
+            x.reference(line(node), t);
+        }
+        "comment" => x.scan_text(node, true),
+        "string" => x.scan_text(node, false),
+        _ => {}
+    }
+}
+
+pub(super) fn finish(_x: &mut Extractor, _root: Node) {}
+
+fn has_token(node: Node, token: &str) -> bool {
+    let mut c = node.walk();
+    node.children(&mut c)
+        .any(|n| !n.is_named() && n.kind() == token)
+}
+
+fn import_statement<'a>(x: &mut Extractor<'a>, node: Node<'a>) {
+    let l = line(node);
+    let type_only = has_token(node, "type") || has_token(node, "typeof");
+    let mut c = node.walk();
+    let children: Vec<Node> = node.named_children(&mut c).collect();
+    // `import x = require("y")`
+    if let Some(req) = children
+        .iter()
+        .find(|n| n.kind() == "import_require_clause")
+    {
+        if let Some(src) = req.child_by_field_name("source") {
+            let spec = unquote(x.text(src));
+            x.import(l, spec, if type_only { &["type_only"] } else { &[] });
+            if let Some(id) = req.named_child(0).filter(|n| n.kind() == "identifier") {
+                let alias = x.text(id);
+                x.imported_name(l, spec, "*", alias);
+            }
+            x.import_lines.insert(l);
+        }
+        return;
+    }
+    let Some(src) = node.child_by_field_name("source") else {
+        return;
+    };
+    let spec = unquote(x.text(src));
+    let clause = children
+        .iter()
+        .find(|n| n.kind() == "import_clause")
+        .copied();
+    let mut names: Vec<(&str, &str, bool)> = Vec::new();
+    if let Some(cl) = clause {
+        let mut c = cl.walk();
+        for part in cl.named_children(&mut c) {
+            match part.kind() {
+                "identifier" => names.push(("default", x.text(part), false)),
+                "namespace_import" => {
+                    if let Some(id) = part.named_child(0) {
+                        names.push(("*", x.text(id), false));
+                    }
+                }
+                "named_imports" => {
+                    let mut c2 = part.walk();
+                    for spec_node in part
+                        .named_children(&mut c2)
+                        .filter(|n| n.kind() == "import_specifier")
+                    {
+                        let Some(nm) = spec_node.child_by_field_name("name") else {
+                            continue;
+                        };
+                        let alias = spec_node.child_by_field_name("alias").unwrap_or(nm);
+                        let t = has_token(spec_node, "type");
+                        names.push((unquote(x.text(nm)), x.text(alias), t));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    // `import { type A, type B } from` is type-only as a whole when every name is.
+    let all_type = type_only || (!names.is_empty() && names.iter().all(|n| n.2));
+    x.import(l, spec, if all_type { &["type_only"] } else { &[] });
+    for (nm, alias, _) in names {
+        x.imported_name(l, spec, nm, alias);
+    }
+    x.import_lines.insert(l);
+}
+
+/// `export … from "x"`: a re-export edge.
+fn export_from<'a>(x: &mut Extractor<'a>, node: Node<'a>) {
+    let l = line(node);
+    let Some(src) = node.child_by_field_name("source") else {
+        return;
+    };
+    let spec = unquote(x.text(src));
+    let type_only = has_token(node, "type");
+    let mut kinds = vec!["re_export"];
+    if type_only {
+        kinds.push("type_only");
+    }
+    let mut c = node.walk();
+    let children: Vec<Node> = node.named_children(&mut c).collect();
+    let clause = children.iter().find(|n| n.kind() == "export_clause");
+    let ns = children.iter().find(|n| n.kind() == "namespace_export");
+    match (clause, ns) {
+        (Some(cl), _) => {
+            x.import(l, spec, &kinds);
+            let mut c2 = cl.walk();
+            for s in cl
+                .named_children(&mut c2)
+                .filter(|n| n.kind() == "export_specifier")
+            {
+                let Some(nm) = s.child_by_field_name("name") else {
+                    continue;
+                };
+                let alias = s.child_by_field_name("alias").unwrap_or(nm);
+                let (nm, alias) = (unquote(x.text(nm)), unquote(x.text(alias)));
+                x.imported_name(l, spec, nm, alias);
+                x.push(rel::EXPORTS, &[x.path.into(), alias.into()]);
+            }
+        }
+        (None, Some(n)) => {
+            x.import(l, spec, &kinds);
+            if let Some(id) = n.named_child(0) {
+                let alias = unquote(x.text(id));
+                x.imported_name(l, spec, "*", alias);
+                x.push(rel::EXPORTS, &[x.path.into(), alias.into()]);
+            }
+        }
+        (None, None) => {
+            kinds.push("wildcard");
+            x.import(l, spec, &kinds);
+        }
+    }
+    x.import_lines.insert(l);
+}
+
+/// `export { a, b as c }` and `export default …` without a source.
+fn local_exports(x: &mut Extractor, node: Node) {
+    if node.child_by_field_name("source").is_some() {
+        return;
+    }
+    if has_token(node, "default") {
+        x.push(rel::EXPORTS, &[x.path.into(), "default".into()]);
+    }
+    let mut c = node.walk();
+    for cl in node
+        .named_children(&mut c)
+        .filter(|n| n.kind() == "export_clause")
+    {
+        let mut c2 = cl.walk();
+        for s in cl
+            .named_children(&mut c2)
+            .filter(|n| n.kind() == "export_specifier")
+        {
+            let Some(nm) = s.child_by_field_name("name") else {
+                continue;
+            };
+            let alias = s.child_by_field_name("alias").unwrap_or(nm);
+            let alias = unquote(x.text(alias));
+            x.push(rel::EXPORTS, &[x.path.into(), alias.into()]);
+        }
+    }
+}
+
+/// Visibility of a definition, and whether the module exports it.
+fn export_of(x: &Extractor, node: Node) -> (&'static str, bool) {
+    for a in ancestors(node).take(3) {
+        if a.kind() == "export_statement" {
+            return if has_token(a, "default") {
+                ("default", true)
+            } else {
+                ("exported", true)
+            };
+        }
+        if matches!(a.kind(), "program" | "statement_block" | "class_body") {
+            break;
+        }
+    }
+    let _ = x;
+    ("private", false)
+}
+
+fn is_module_level(node: Node) -> bool {
+    // variable_declarator → lexical_declaration/variable_declaration → program | export_statement
+    let Some(decl) = node.parent() else {
+        return false;
+    };
+    match decl.parent() {
+        Some(p) if p.kind() == "program" => true,
+        Some(p) if p.kind() == "export_statement" => {
+            p.parent().is_some_and(|g| g.kind() == "program")
+        }
+        _ => false,
+    }
+}
+
+/// `const x = require("y")` binds `x`.
+fn require_binding<'a>(x: &Extractor<'a>, call: Node<'a>) -> Option<&'a str> {
+    let p = call.parent()?;
+    if p.kind() == "variable_declarator" {
+        let n = p.child_by_field_name("name")?;
+        if n.kind() == "identifier" {
+            return Some(x.text(n));
+        }
+    }
+    None
+}
+
+fn throws_not_implemented(x: &Extractor, node: Node) -> bool {
+    let Some(e) = node.named_child(0) else {
+        return false;
+    };
+    let e = if e.kind() == "call_expression" || e.kind() == "new_expression" {
+        e
+    } else {
+        return false;
+    };
+    let args = e
+        .child_by_field_name("arguments")
+        .and_then(|a| a.named_child(0));
+    args.is_some_and(|a| {
+        matches!(a.kind(), "string" | "template_string") && {
+            let t = x.text(a).to_ascii_lowercase();
+            t.contains("not implemented")
+                || t.contains("not yet implemented")
+                || t.contains("unimplemented")
+        }
+    })
+}
+
+fn stub_body(x: &Extractor, node: Node) -> Option<&'static str> {
+    let body = node.child_by_field_name("body")?;
+    let mut c = body.walk();
+    let stmts: Vec<Node> = body
+        .named_children(&mut c)
+        .filter(|n| n.kind() != "comment")
+        .collect();
+    if stmts.len() == 1
+        && stmts[0].kind() == "throw_statement"
+        && throws_not_implemented(x, stmts[0])
+    {
+        return Some("not-implemented");
+    }
+    None
+}
+
+/// `it("…")` / `test("…")` in a test file define tests.
+fn test_call(x: &mut Extractor, node: Node, name: Node) {
+    if !x.test_file {
+        return;
+    }
+    let callee = x.text(name);
+    if !matches!(callee, "it" | "test") {
+        return;
+    }
+    if let Some(arg) = node
+        .child_by_field_name("arguments")
+        .and_then(|a| a.named_child(0))
+        && matches!(arg.kind(), "string" | "template_string")
+    {
+        let title = unquote(x.text(arg)).to_string();
+        x.push(
+            rel::TEST_DEF,
+            &[x.path.into(), title.as_str().into(), line(node).into()],
+        );
+    }
+}
+
+/// Recovers `import … from "x"`, `import "x"` and `export … from "x"` lines inside regions the
+/// grammar could not parse; such imports are labelled with `ImportRecovered`.
+pub(super) fn recover_imports(x: &mut Extractor, broken: &[(u32, u32)]) {
+    let src = x.src;
+    for (i, raw) in src.lines().enumerate() {
+        let l = i as u32 + 1;
+        if x.import_lines.contains(&l) || !broken.iter().any(|(a, b)| *a <= l && l <= *b) {
+            continue;
+        }
+        let t = raw.trim_start();
+        let is_import = t.starts_with("import ")
+            || t.starts_with("import{")
+            || t.starts_with("import\"")
+            || t.starts_with("import'");
+        let is_export = t.starts_with("export ") && t.contains(" from");
+        if !is_import && !is_export {
+            continue;
+        }
+        let spec = match quoted_after_from(t) {
+            Some(s) => s,
+            None => continue,
+        };
+        let mut kinds = Vec::new();
+        let after_kw = t
+            .trim_start_matches("import")
+            .trim_start_matches("export")
+            .trim_start();
+        if after_kw.starts_with("type ") {
+            kinds.push("type_only");
+        }
+        if is_export {
+            kinds.push("re_export");
+            if after_kw
+                .trim_start_matches("type ")
+                .trim_start()
+                .starts_with('*')
+                && !after_kw.contains(" as ")
+            {
+                kinds.push("wildcard");
+            }
+        }
+        x.import(l, spec, &kinds);
+        x.push(
+            rel::IMPORT_RECOVERED,
+            &[x.path.into(), l.into(), spec.into()],
+        );
+    }
+}
+
+/// The quoted specifier of an import/export line: after ` from `, or right after `import`.
+fn quoted_after_from(t: &str) -> Option<&str> {
+    let rest = match t.rfind(" from") {
+        Some(i) => &t[i + 5..],
+        None => t.strip_prefix("import")?,
+    };
+    let rest = rest.trim_start();
+    let q = rest.chars().next().filter(|c| *c == '"' || *c == '\'')?;
+    let body = &rest[1..];
+    let end = body.find(q)?;
+    Some(&body[..end])
+}

@@ -1,0 +1,875 @@
+//! The persisted index: the only on-disk form of facts.
+//!
+//! Layout of `.andon/index.bin`: the magic `ANDONIDX`, the format version (u32 LE), the xxh3-128
+//! checksum of the payload (u128 LE), then the postcard payload: [`wire::Header`] (fingerprint,
+//! stamp, summary), the file table, each file's fact segment, and the whole-repo segment
+//! (resolution, modules, stages). The file table comes first so a no-change run decodes nothing
+//! else. Writes go to a temporary file that is fsynced and renamed; one writer at a time holds
+//! `.andon/lock`.
+
+pub mod walk;
+
+use std::collections::{BTreeMap, HashMap};
+use std::fs::{self, File};
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use fs4::fs_std::FileExt;
+use rayon::prelude::*;
+
+use crate::extract::{self, Lang, manifest};
+use crate::facts::{
+    EXTRACT_DIGEST, Facts, RULES_DIGEST, SCHEMA_TEXT, Segment, SegmentBuilder, rel,
+};
+use walk::{FileKind, WalkEntry, WalkOptions};
+
+pub const FORMAT_VERSION: u32 = 1;
+const MAGIC: &[u8; 8] = b"ANDONIDX";
+pub const INDEX_DIR: &str = ".andon";
+pub const INDEX_FILE: &str = "index.bin";
+
+/// Serialization types of the index file; nothing else in the index derives serde traits.
+pub mod wire {
+    use serde::{Deserialize, Serialize};
+
+    #[derive(Serialize, Deserialize, Clone, Debug)]
+    pub struct Header {
+        pub fingerprint: String,
+        /// When the walk of the run that wrote this index started (ns since the epoch).
+        pub stamp_ns: u64,
+        pub summary: Summary,
+    }
+
+    #[derive(Serialize, Deserialize, Clone, Debug, Default)]
+    pub struct Summary {
+        pub files_by_lang: Vec<(String, u64)>,
+        pub manifests: u64,
+        pub skipped: u64,
+        pub facts: u64,
+        pub parse_errors: u64,
+        pub files_with_parse_errors: u64,
+        pub stages: Vec<StageSummary>,
+    }
+
+    #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+    pub struct StageSummary {
+        pub name: String,
+        pub root: String,
+        pub ecosystem: String,
+        pub confidence: String,
+        pub source: String,
+        pub files: u64,
+    }
+
+    #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+    pub struct FileMeta {
+        pub path: String,
+        /// 0 source, 1 manifest, 2 both
+        pub kind: u8,
+        pub lang: String,
+        pub size: u64,
+        pub mtime_ns: u64,
+        pub hash: u128,
+        /// Why the file was not parsed, if it was not.
+        pub skipped: Option<String>,
+    }
+
+    #[derive(Serialize, Deserialize, Clone, Debug)]
+    pub struct SegmentWire {
+        pub strings: Vec<String>,
+        pub rows: Vec<u32>,
+    }
+}
+
+use wire::{FileMeta, Header, SegmentWire, StageSummary, Summary};
+
+/// Why an index run failed (file-system problems, never source text).
+#[derive(Debug)]
+pub enum Error {
+    NoSuchPath(PathBuf),
+    NotADirectory(PathBuf),
+    Io { path: PathBuf, err: std::io::Error },
+    Config(String),
+}
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Error::NoSuchPath(p) => write!(
+                f,
+                "{}: no such directory; pass the repository to index",
+                p.display()
+            ),
+            Error::NotADirectory(p) => write!(
+                f,
+                "{}: not a directory; pass the repository root",
+                p.display()
+            ),
+            Error::Io { path, err } => write!(f, "{}: {err}", path.display()),
+            Error::Config(m) => write!(f, "{m}"),
+        }
+    }
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
+    move |err| Error::Io {
+        path: path.to_path_buf(),
+        err,
+    }
+}
+
+/// Everything that decides whether a stored index may be trusted by this build of andon.
+pub fn fingerprint() -> String {
+    let h = |s: &str| xxhash_rust::xxh3::xxh3_64(s.as_bytes());
+    let q = extract::QUERY_SOURCES
+        .iter()
+        .map(|s| h(s))
+        .fold(0u64, |a, b| a.rotate_left(7) ^ b);
+    format!(
+        "andon {}; index {FORMAT_VERSION}; schema {:016x}; grammars {} / queries {q:016x}; rules {RULES_DIGEST:016x}; extract {EXTRACT_DIGEST:016x}",
+        env!("CARGO_PKG_VERSION"),
+        h(SCHEMA_TEXT),
+        extract::GRAMMAR_VERSIONS,
+    )
+}
+
+/// Options of one index run.
+#[derive(Clone, Debug)]
+pub struct IndexOptions {
+    pub walk: WalkOptions,
+    /// Files larger than this are recorded as `Skipped(path, "too-large")`.
+    pub max_file_size: u64,
+    /// Worker threads (None: one per core).
+    pub threads: Option<usize>,
+    /// Ignore any stored index and parse everything.
+    pub rebuild: bool,
+}
+
+/// A diagnostic about one path (never fatal).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Diag {
+    pub path: String,
+    pub line: u32,
+    pub kind: String,
+    pub message: String,
+}
+
+/// What an index run did.
+#[derive(Clone, Debug)]
+pub struct IndexReport {
+    pub root: PathBuf,
+    pub index_path: PathBuf,
+    pub summary: Summary,
+    pub parsed: u64,
+    pub reused: u64,
+    pub removed: u64,
+    /// Files re-read because their size or time changed.
+    pub rehashed: u64,
+    pub unchanged: bool,
+    /// Why the stored index was not used, if it was not.
+    pub rebuilt: Option<String>,
+    pub diagnostics: Vec<Diag>,
+    pub elapsed_ms: f64,
+}
+
+/// A change between the stored index and the working tree.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Change {
+    pub path: String,
+    pub change: &'static str,
+}
+
+/// The loaded index: file table, per-file segments (parallel to `files`) and the repo segment.
+pub struct Index {
+    pub header: Header,
+    pub files: Vec<FileMeta>,
+    pub segments: Vec<Segment>,
+    pub global: Segment,
+}
+
+impl Index {
+    /// All facts, merged and sorted.
+    pub fn facts(&self) -> Facts {
+        Facts::from_segments(self.segments.iter().chain(std::iter::once(&self.global)))
+    }
+}
+
+pub fn index_path(root: &Path) -> PathBuf {
+    root.join(INDEX_DIR).join(INDEX_FILE)
+}
+
+/// The first part of a stored index: header and file table; the rest stays undecoded.
+struct Head {
+    header: Header,
+    files: Vec<FileMeta>,
+    bytes: Vec<u8>,
+    rest_at: usize,
+}
+
+/// Why a stored index cannot be used.
+#[derive(Debug)]
+enum LoadError {
+    Missing,
+    Untrusted(String),
+}
+
+fn read_head(path: &Path) -> Result<Head, LoadError> {
+    let mut bytes = Vec::new();
+    match File::open(path) {
+        Ok(mut f) => f
+            .read_to_end(&mut bytes)
+            .map_err(|e| LoadError::Untrusted(format!("unreadable ({e})")))?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(LoadError::Missing),
+        Err(e) => return Err(LoadError::Untrusted(format!("unreadable ({e})"))),
+    };
+    if bytes.len() < 28 || &bytes[..8] != MAGIC {
+        return Err(LoadError::Untrusted(
+            "not an andon index (bad magic or truncated)".into(),
+        ));
+    }
+    let version = u32::from_le_bytes(bytes[8..12].try_into().unwrap());
+    if version != FORMAT_VERSION {
+        return Err(LoadError::Untrusted(format!(
+            "index format {version}, this andon reads {FORMAT_VERSION}"
+        )));
+    }
+    let sum = u128::from_le_bytes(bytes[12..28].try_into().unwrap());
+    if xxhash_rust::xxh3::xxh3_128(&bytes[28..]) != sum {
+        return Err(LoadError::Untrusted(
+            "checksum mismatch (corrupt or truncated)".into(),
+        ));
+    }
+    let bad = |e: postcard::Error| LoadError::Untrusted(format!("undecodable ({e})"));
+    let (header, rest) = postcard::take_from_bytes::<Header>(&bytes[28..]).map_err(bad)?;
+    if header.fingerprint != fingerprint() {
+        return Err(LoadError::Untrusted(format!(
+            "built by a different andon, schema, grammar or rules version ({})",
+            header.fingerprint
+        )));
+    }
+    let (files, rest) = postcard::take_from_bytes::<Vec<FileMeta>>(rest).map_err(bad)?;
+    let rest_at = bytes.len() - rest.len();
+    Ok(Head {
+        header,
+        files,
+        bytes,
+        rest_at,
+    })
+}
+
+fn decode_rest(head: Head) -> Result<Index, LoadError> {
+    let bad = |e: postcard::Error| LoadError::Untrusted(format!("undecodable ({e})"));
+    let (segs, rest) =
+        postcard::take_from_bytes::<Vec<SegmentWire>>(&head.bytes[head.rest_at..]).map_err(bad)?;
+    let (global, rest) = postcard::take_from_bytes::<SegmentWire>(rest).map_err(bad)?;
+    if !rest.is_empty() || segs.len() != head.files.len() {
+        return Err(LoadError::Untrusted("inconsistent file table".into()));
+    }
+    let to_seg = |w: SegmentWire| Segment {
+        strings: w.strings,
+        rows: w.rows,
+    };
+    let segments: Vec<Segment> = segs.into_iter().map(to_seg).collect();
+    let global = to_seg(global);
+    if !segments
+        .iter()
+        .chain(std::iter::once(&global))
+        .all(Segment::validate)
+    {
+        return Err(LoadError::Untrusted("malformed fact rows".into()));
+    }
+    Ok(Index {
+        header: head.header,
+        files: head.files,
+        segments,
+        global,
+    })
+}
+
+/// Loads the stored index of `root` (read-only, no lock: writers replace the file atomically).
+pub fn load(root: &Path) -> Result<Option<Index>, String> {
+    match read_head(&index_path(root)).and_then(decode_rest) {
+        Ok(i) => Ok(Some(i)),
+        Err(LoadError::Missing) => Ok(None),
+        Err(LoadError::Untrusted(why)) => Err(why),
+    }
+}
+
+fn write_index(dir: &Path, idx: &Index) -> Result<(), Error> {
+    let mut payload = postcard::to_stdvec(&idx.header).expect("serializable");
+    payload.extend(postcard::to_stdvec(&idx.files).expect("serializable"));
+    let segs: Vec<SegmentWire> = idx
+        .segments
+        .iter()
+        .map(|s| SegmentWire {
+            strings: s.strings.clone(),
+            rows: s.rows.clone(),
+        })
+        .collect();
+    payload.extend(postcard::to_stdvec(&segs).expect("serializable"));
+    let g = SegmentWire {
+        strings: idx.global.strings.clone(),
+        rows: idx.global.rows.clone(),
+    };
+    payload.extend(postcard::to_stdvec(&g).expect("serializable"));
+    let mut bytes = Vec::with_capacity(payload.len() + 28);
+    bytes.extend_from_slice(MAGIC);
+    bytes.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+    bytes.extend_from_slice(&xxhash_rust::xxh3::xxh3_128(&payload).to_le_bytes());
+    bytes.extend_from_slice(&payload);
+    let final_path = dir.join(INDEX_FILE);
+    let tmp = dir.join(format!("{INDEX_FILE}.tmp.{}", std::process::id()));
+    {
+        let mut f = File::create(&tmp).map_err(io(&tmp))?;
+        f.write_all(&bytes).map_err(io(&tmp))?;
+        f.sync_all().map_err(io(&tmp))?;
+    }
+    fs::rename(&tmp, &final_path).map_err(io(&final_path))?;
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
+    Ok(())
+}
+
+/// Creates `.andon/` (with a `.gitignore` so the cache is never committed) and takes the writer lock.
+fn lock(root: &Path) -> Result<(PathBuf, File), Error> {
+    let dir = root.join(INDEX_DIR);
+    fs::create_dir_all(&dir).map_err(io(&dir))?;
+    let gi = dir.join(".gitignore");
+    if !gi.exists() {
+        let _ = fs::write(&gi, "*\n");
+    }
+    let lock_path = dir.join("lock");
+    let f = fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .map_err(io(&lock_path))?;
+    f.lock_exclusive().map_err(io(&lock_path))?;
+    Ok((dir, f))
+}
+
+fn now_ns() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0)
+}
+
+fn kind_code(k: FileKind) -> (u8, Option<Lang>) {
+    match k {
+        FileKind::Source(l) => (0, Some(l)),
+        FileKind::Manifest => (1, None),
+        FileKind::SourceAndManifest(l) => (2, Some(l)),
+    }
+}
+
+/// Result of looking at one walked file.
+enum Job {
+    Reuse(usize, FileMeta),
+    New(FileMeta, Segment, Vec<Diag>),
+}
+
+/// Whether the stored entry can be trusted from its size and time alone.
+fn stat_fresh(old: &FileMeta, e: &WalkEntry, stamp_ns: u64) -> bool {
+    // A file written in the same instant the previous walk started may have changed after it was
+    // read ("racily clean"): such files are re-hashed.
+    old.size == e.size
+        && old.mtime_ns == e.mtime_ns
+        && e.mtime_ns < stamp_ns
+        && old.kind == kind_code(e.kind).0
+}
+
+/// Brings the index of `root` up to date and returns what was done.
+pub fn update(
+    root: &Path,
+    opts: &IndexOptions,
+    progress: &(dyn Fn(u64, u64) + Sync),
+) -> Result<IndexReport, Error> {
+    let t0 = Instant::now();
+    let root = check_root(root)?;
+    let (dir, _lock) = lock(&root)?;
+    let stamp_ns = now_ns();
+    let ipath = dir.join(INDEX_FILE);
+    let mut rebuilt = None;
+    let head = if opts.rebuild {
+        rebuilt = Some("rebuild requested".to_string());
+        None
+    } else {
+        match read_head(&ipath) {
+            Ok(h) => Some(h),
+            Err(LoadError::Missing) => None,
+            Err(LoadError::Untrusted(why)) => {
+                rebuilt = Some(format!("{}: {why}; rebuilding", rel_display(&root, &ipath)));
+                None
+            }
+        }
+    };
+    let (walked, walk_errors) = walk::walk(&root, &opts.walk).map_err(Error::Config)?;
+    let mut diagnostics: Vec<Diag> = walk_errors
+        .iter()
+        .map(|e| Diag {
+            path: e.rel.clone(),
+            line: 0,
+            kind: e.reason.to_string(),
+            message: e.message.clone(),
+        })
+        .collect();
+    let old_files: &[FileMeta] = head.as_ref().map(|h| h.files.as_slice()).unwrap_or(&[]);
+    let old_stamp = head.as_ref().map(|h| h.header.stamp_ns).unwrap_or(0);
+    let by_path: HashMap<&str, usize> = old_files
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (f.path.as_str(), i))
+        .collect();
+
+    // Stat-fresh files are reused without reading; everything else is read, hashed and (if the
+    // hash changed) parsed, largest first so one huge file never waits at the end.
+    let mut jobs: Vec<Option<Job>> = Vec::with_capacity(walked.len());
+    let mut todo: Vec<usize> = Vec::new();
+    for (i, e) in walked.iter().enumerate() {
+        match by_path.get(e.rel.as_str()) {
+            Some(&oi) if stat_fresh(&old_files[oi], e, old_stamp) => {
+                jobs.push(Some(Job::Reuse(oi, old_files[oi].clone())))
+            }
+            _ => {
+                jobs.push(None);
+                todo.push(i);
+            }
+        }
+    }
+    todo.sort_by_key(|&i| std::cmp::Reverse(walked[i].size));
+    let total = todo.len() as u64;
+    let done = std::sync::atomic::AtomicU64::new(0);
+    let work = || -> Vec<(usize, Job)> {
+        todo.par_iter()
+            .with_max_len(1)
+            .map_init(extract::Context::new, |ctx, &i| {
+                let e = &walked[i];
+                let old = by_path.get(e.rel.as_str()).map(|&oi| (oi, &old_files[oi]));
+                let job = look_at(ctx, e, old, opts.max_file_size);
+                let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+                progress(n, total);
+                (i, job)
+            })
+            .collect()
+    };
+    let results = match opts.threads {
+        Some(n) => rayon::ThreadPoolBuilder::new()
+            .num_threads(n.max(1))
+            .build()
+            .map_err(|e| Error::Config(format!("cannot start {n} threads: {e}")))?
+            .install(work),
+        None => work(),
+    };
+    for (i, job) in results {
+        jobs[i] = Some(job);
+    }
+    let jobs: Vec<Job> = jobs
+        .into_iter()
+        .map(|j| j.expect("every walked file was looked at"))
+        .collect();
+
+    let parsed = jobs.iter().filter(|j| matches!(j, Job::New(..))).count() as u64;
+    let rehashed = todo.len() as u64;
+    let reused = jobs.len() as u64 - parsed;
+    let present: std::collections::HashSet<&str> = walked.iter().map(|w| w.rel.as_str()).collect();
+    let removed = old_files
+        .iter()
+        .filter(|f| !present.contains(f.path.as_str()))
+        .count() as u64;
+    let metas_changed = jobs
+        .iter()
+        .any(|j| matches!(j, Job::Reuse(oi, m) if old_files[*oi] != *m));
+    let structure_changed = parsed > 0 || removed > 0 || head.is_none();
+
+    if !structure_changed && !metas_changed {
+        let head = head.expect("an unchanged index exists");
+        return Ok(IndexReport {
+            root,
+            index_path: ipath,
+            summary: head.header.summary,
+            parsed: 0,
+            reused,
+            removed: 0,
+            rehashed,
+            unchanged: true,
+            rebuilt,
+            diagnostics: with_stored_diags(diagnostics, None),
+            elapsed_ms: ms(t0),
+        });
+    }
+
+    let old = match head {
+        Some(h) => match decode_rest(h) {
+            Ok(i) => Some(i),
+            Err(LoadError::Untrusted(why)) => {
+                // The head was sound but the body is not: parse everything again.
+                let why = format!("{}: {why}; rebuilding", rel_display(&root, &ipath));
+                drop(_lock);
+                return update(
+                    &root,
+                    &IndexOptions {
+                        rebuild: true,
+                        ..opts.clone()
+                    },
+                    progress,
+                )
+                .map(|mut r| {
+                    r.rebuilt = Some(why);
+                    r
+                });
+            }
+            Err(LoadError::Missing) => None,
+        },
+        None => None,
+    };
+    let (mut old_segments, old_global) = match old {
+        Some(i) => (
+            i.segments.into_iter().map(Some).collect::<Vec<_>>(),
+            Some(i.global),
+        ),
+        None => (Vec::new(), None),
+    };
+    let mut files = Vec::with_capacity(jobs.len());
+    let mut segments = Vec::with_capacity(jobs.len());
+    for job in jobs {
+        match job {
+            Job::Reuse(oi, meta) => {
+                files.push(meta);
+                segments.push(old_segments[oi].take().unwrap_or_default());
+            }
+            Job::New(meta, seg, diags) => {
+                files.push(meta);
+                segments.push(seg);
+                diagnostics.extend(diags);
+            }
+        }
+    }
+    let global = match (structure_changed, old_global) {
+        (false, Some(g)) => g,
+        _ => crate::resolve::resolve(&files, &segments),
+    };
+    let summary = summarize(&files, &segments, &global);
+    let idx = Index {
+        header: Header {
+            fingerprint: fingerprint(),
+            stamp_ns,
+            summary,
+        },
+        files,
+        segments,
+        global,
+    };
+    write_index(&dir, &idx)?;
+    let diagnostics = with_stored_diags(diagnostics, Some(&idx));
+    Ok(IndexReport {
+        root,
+        index_path: ipath,
+        summary: idx.header.summary,
+        parsed,
+        reused,
+        removed,
+        rehashed,
+        unchanged: false,
+        rebuilt,
+        diagnostics,
+        elapsed_ms: ms(t0),
+    })
+}
+
+/// Adds the diagnostics that live in the index as facts (skipped files, manifest errors).
+fn with_stored_diags(mut diags: Vec<Diag>, idx: Option<&Index>) -> Vec<Diag> {
+    if let Some(idx) = idx {
+        for seg in &idx.segments {
+            for r in seg.rows_of(rel::SKIPPED) {
+                let (p, why) = (seg.str(r[0]), seg.str(r[1]));
+                if !diags.iter().any(|d| d.path == p && d.kind == why) {
+                    diags.push(Diag {
+                        path: p.into(),
+                        line: 0,
+                        kind: why.into(),
+                        message: skipped_message(why),
+                    });
+                }
+            }
+            for r in seg.rows_of(rel::MANIFEST_ERROR) {
+                diags.push(Diag {
+                    path: seg.str(r[0]).into(),
+                    line: r[1],
+                    kind: "manifest-error".into(),
+                    message: seg.str(r[2]).into(),
+                });
+            }
+        }
+    }
+    diags.sort_by(|a, b| (&a.path, a.line, &a.kind).cmp(&(&b.path, b.line, &b.kind)));
+    diags.dedup();
+    diags
+}
+
+fn skipped_message(why: &str) -> String {
+    match why {
+        "binary" => "binary file (a NUL byte in its first 8 KiB); not parsed".into(),
+        "too-large" => {
+            "larger than the size limit (`index.max_file_size` / `--max-filesize`); not parsed"
+                .into()
+        }
+        "unreadable" => "cannot be read; check its permissions".into(),
+        other => other.to_string(),
+    }
+}
+
+fn ms(t0: Instant) -> f64 {
+    t0.elapsed().as_secs_f64() * 1000.0
+}
+
+fn rel_display(root: &Path, p: &Path) -> String {
+    p.strip_prefix(root).unwrap_or(p).display().to_string()
+}
+
+fn check_root(root: &Path) -> Result<PathBuf, Error> {
+    match fs::metadata(root) {
+        Ok(m) if m.is_dir() => fs::canonicalize(root).map_err(io(root)),
+        Ok(_) => Err(Error::NotADirectory(root.to_path_buf())),
+        Err(_) => Err(Error::NoSuchPath(root.to_path_buf())),
+    }
+}
+
+/// Reads, hashes and (when new) parses one file.
+fn look_at(
+    ctx: &mut extract::Context,
+    e: &WalkEntry,
+    old: Option<(usize, &FileMeta)>,
+    max_size: u64,
+) -> Job {
+    let (kind, lang) = kind_code(e.kind);
+    let mut meta = FileMeta {
+        path: e.rel.clone(),
+        kind,
+        lang: lang.map(|l| l.name().to_string()).unwrap_or_default(),
+        size: e.size,
+        mtime_ns: e.mtime_ns,
+        hash: 0,
+        skipped: None,
+    };
+    let skip = |mut meta: FileMeta, why: &str, message: String| {
+        let mut b = SegmentBuilder::new();
+        b.push(rel::SKIPPED, &[e.rel.as_str().into(), why.into()]);
+        meta.skipped = Some(why.to_string());
+        let d = Diag {
+            path: e.rel.clone(),
+            line: 0,
+            kind: why.to_string(),
+            message,
+        };
+        Job::New(meta, b.finish(), vec![d])
+    };
+    if e.size > max_size {
+        if let Some((oi, o)) = old
+            && o.skipped.as_deref() == Some("too-large")
+            && o.size == e.size
+        {
+            return Job::Reuse(oi, meta);
+        }
+        return skip(
+            meta,
+            "too-large",
+            format!(
+                "{} bytes, over the {max_size}-byte limit; not parsed",
+                e.size
+            ),
+        );
+    }
+    let bytes = match fs::read(&e.abs) {
+        Ok(b) => b,
+        Err(err) => {
+            return skip(
+                meta,
+                "unreadable",
+                format!("cannot be read ({err}); check its permissions"),
+            );
+        }
+    };
+    meta.hash = xxhash_rust::xxh3::xxh3_128(&bytes);
+    if let Some((oi, o)) = old
+        && o.hash == meta.hash
+        && o.kind == meta.kind
+        && o.skipped.is_none()
+    {
+        return Job::Reuse(oi, meta);
+    }
+    if bytes[..bytes.len().min(8192)].contains(&0) {
+        return skip(meta, "binary", skipped_message("binary"));
+    }
+    let mut diags = Vec::new();
+    let text = match std::str::from_utf8(&bytes) {
+        Ok(t) => std::borrow::Cow::Borrowed(t),
+        Err(err) => {
+            let upto = &bytes[..err.valid_up_to()];
+            let line = upto.iter().filter(|b| **b == b'\n').count() as u32 + 1;
+            diags.push(Diag {
+                path: e.rel.clone(),
+                line,
+                kind: "invalid-utf8".into(),
+                message: "not valid UTF-8; invalid bytes were replaced before parsing".into(),
+            });
+            String::from_utf8_lossy(&bytes)
+        }
+    };
+    let mut seg = match e.kind {
+        FileKind::Source(l) | FileKind::SourceAndManifest(l) => {
+            extract::extract_source(ctx, l, &e.rel, &text)
+        }
+        FileKind::Manifest => Segment::default(),
+    };
+    let mut b = SegmentBuilder::new();
+    // Re-intern the source facts with the manifest and hash facts into one segment.
+    for (r, cols) in seg.all_rows() {
+        let vals: Vec<crate::facts::Val> = r
+            .info()
+            .columns
+            .iter()
+            .zip(cols)
+            .map(|(c, &v)| {
+                if c.ty == crate::facts::ColType::Int {
+                    v.into()
+                } else {
+                    seg.str(v).into()
+                }
+            })
+            .collect();
+        b.push(r, &vals);
+    }
+    if lang.is_some() {
+        let hex = format!("{:032x}", meta.hash);
+        b.push(
+            rel::FILE_HASH,
+            &[
+                e.rel.as_str().into(),
+                hex.as_str().into(),
+                (e.size.min(u32::MAX as u64) as u32).into(),
+            ],
+        );
+        if let Some(d) = diags.first() {
+            b.push(
+                rel::PARSE_ERROR,
+                &[
+                    e.rel.as_str().into(),
+                    d.line.into(),
+                    1.into(),
+                    d.line.into(),
+                    1.into(),
+                    "invalid-utf8".into(),
+                ],
+            );
+        }
+    }
+    if matches!(e.kind, FileKind::Manifest | FileKind::SourceAndManifest(_)) {
+        manifest::extract_manifest(&mut b, &e.rel, &text);
+    }
+    seg = b.finish();
+    Job::New(meta, seg, diags)
+}
+
+fn summarize(files: &[FileMeta], segments: &[Segment], global: &Segment) -> Summary {
+    let mut by_lang: BTreeMap<String, u64> = BTreeMap::new();
+    let mut s = Summary::default();
+    for f in files {
+        if f.skipped.is_some() {
+            s.skipped += 1;
+            continue;
+        }
+        if f.kind != 1 {
+            *by_lang.entry(f.lang.clone()).or_default() += 1;
+        }
+        if f.kind != 0 {
+            s.manifests += 1;
+        }
+    }
+    s.files_by_lang = by_lang.into_iter().collect();
+    for seg in segments {
+        s.facts += seg.row_count() as u64;
+        let errs = seg.rows_of(rel::PARSE_ERROR).count() as u64;
+        s.parse_errors += errs;
+        s.files_with_parse_errors += u64::from(errs > 0);
+    }
+    s.facts += global.row_count() as u64;
+    let mut counts: HashMap<u32, u64> = HashMap::new();
+    for r in global.rows_of(rel::IN_STAGE) {
+        *counts.entry(r[1]).or_default() += 1;
+    }
+    let mut stages: Vec<StageSummary> = Vec::new();
+    let info: HashMap<u32, &[u32]> = global.rows_of(rel::STAGE_INFO).map(|r| (r[0], r)).collect();
+    for r in global.rows_of(rel::STAGE) {
+        let i = info.get(&r[0]);
+        let get = |k: usize| i.map(|i| global.str(i[k]).to_string()).unwrap_or_default();
+        stages.push(StageSummary {
+            name: global.str(r[0]).to_string(),
+            root: global.str(r[1]).to_string(),
+            ecosystem: get(1),
+            confidence: get(2),
+            source: get(3),
+            files: counts.get(&r[0]).copied().unwrap_or(0),
+        });
+    }
+    stages.sort_by(|a, b| (&a.root, &a.name).cmp(&(&b.root, &b.name)));
+    s.stages = stages;
+    s
+}
+
+/// Compares the stored index with the working tree without writing anything. Returns `None` when
+/// no usable index exists (with the reason), else the changes (empty: fresh).
+pub fn check(root: &Path, opts: &IndexOptions) -> Result<Result<Vec<Change>, String>, Error> {
+    let root = check_root(root)?;
+    let head = match read_head(&index_path(&root)) {
+        Ok(h) => h,
+        Err(LoadError::Missing) => return Ok(Err("no index yet; run `andon index`".into())),
+        Err(LoadError::Untrusted(why)) => {
+            return Ok(Err(format!(
+                "the stored index cannot be used: {why}; run `andon index`"
+            )));
+        }
+    };
+    let (walked, _) = walk::walk(&root, &opts.walk).map_err(Error::Config)?;
+    let by_path: HashMap<&str, &FileMeta> =
+        head.files.iter().map(|f| (f.path.as_str(), f)).collect();
+    let mut changes = Vec::new();
+    for e in &walked {
+        match by_path.get(e.rel.as_str()) {
+            None => changes.push(Change {
+                path: e.rel.clone(),
+                change: "added",
+            }),
+            Some(old) if stat_fresh(old, e, head.header.stamp_ns) => {}
+            Some(old) => {
+                let same = if e.size > opts.max_file_size {
+                    old.skipped.as_deref() == Some("too-large") && old.size == e.size
+                } else {
+                    fs::read(&e.abs)
+                        .map(|b| xxhash_rust::xxh3::xxh3_128(&b) == old.hash)
+                        .unwrap_or(false)
+                };
+                if !same {
+                    changes.push(Change {
+                        path: e.rel.clone(),
+                        change: "modified",
+                    });
+                }
+            }
+        }
+    }
+    let present: std::collections::HashSet<&str> = walked.iter().map(|w| w.rel.as_str()).collect();
+    for f in &head.files {
+        if !present.contains(f.path.as_str()) {
+            changes.push(Change {
+                path: f.path.clone(),
+                change: "deleted",
+            });
+        }
+    }
+    changes.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(Ok(changes))
+}

@@ -1,0 +1,209 @@
+//! Walking a repository like ripgrep: `.gitignore` (honoured with or without a git checkout),
+//! `.ignore`, hidden and vendored directories skipped by default.
+
+use std::path::{Path, PathBuf};
+use std::time::UNIX_EPOCH;
+
+use crate::extract::{Lang, manifest::manifest_kind};
+
+/// Directories skipped unless `vendored` is on: dependency trees and build output.
+pub const VENDORED_DIRS: &[&str] = &[
+    "node_modules",
+    "bower_components",
+    "jspm_packages",
+    "target",
+    "vendor",
+    "third_party",
+    "__pycache__",
+    "site-packages",
+    ".venv",
+    "venv",
+    ".tox",
+    ".nox",
+    ".mypy_cache",
+    ".pytest_cache",
+];
+
+#[derive(Clone, Debug)]
+pub struct WalkOptions {
+    /// Also walk hidden files and directories.
+    pub hidden: bool,
+    /// Ignore `.gitignore`/`.ignore` files.
+    pub no_ignore: bool,
+    /// Also walk vendored directories ([`VENDORED_DIRS`]).
+    pub vendored: bool,
+    /// Follow symbolic links (loops are detected and reported).
+    pub follow_links: bool,
+    /// Extra exclusions, as gitignore-style globs relative to the root.
+    pub exclude: Vec<String>,
+}
+
+impl WalkOptions {
+    pub fn standard() -> WalkOptions {
+        WalkOptions {
+            hidden: false,
+            no_ignore: false,
+            vendored: false,
+            follow_links: false,
+            exclude: Vec::new(),
+        }
+    }
+}
+
+/// What a walked file is to andon.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileKind {
+    Source(Lang),
+    Manifest,
+    /// Both: `setup.py` is Python source and a manifest.
+    SourceAndManifest(Lang),
+}
+
+#[derive(Clone, Debug)]
+pub struct WalkEntry {
+    pub rel: String,
+    pub abs: PathBuf,
+    pub kind: FileKind,
+    pub size: u64,
+    pub mtime_ns: u64,
+}
+
+#[derive(Clone, Debug)]
+pub struct WalkError {
+    pub rel: String,
+    pub reason: &'static str,
+    pub message: String,
+}
+
+/// Classifies a repo-relative path.
+pub fn classify(rel: &str) -> Option<FileKind> {
+    let lang = Lang::from_path(rel);
+    let manifest = manifest_kind(rel).is_some();
+    match (lang, manifest) {
+        (Some(l), true) => Some(FileKind::SourceAndManifest(l)),
+        (Some(l), false) => Some(FileKind::Source(l)),
+        (None, true) => Some(FileKind::Manifest),
+        (None, false) => None,
+    }
+}
+
+pub fn rel_path(root: &Path, path: &Path) -> String {
+    let r = path.strip_prefix(root).unwrap_or(path);
+    let mut s = String::new();
+    for (i, c) in r.components().enumerate() {
+        if i > 0 {
+            s.push('/');
+        }
+        s.push_str(&c.as_os_str().to_string_lossy());
+    }
+    s
+}
+
+/// Walks `root` and returns the files andon indexes, sorted by path, plus what could not be read.
+pub fn walk(root: &Path, opts: &WalkOptions) -> Result<(Vec<WalkEntry>, Vec<WalkError>), String> {
+    let mut b = ignore::WalkBuilder::new(root);
+    b.hidden(!opts.hidden)
+        .git_ignore(!opts.no_ignore)
+        .git_global(!opts.no_ignore)
+        .git_exclude(!opts.no_ignore)
+        .ignore(!opts.no_ignore)
+        .parents(!opts.no_ignore)
+        .require_git(false)
+        .follow_links(opts.follow_links)
+        .sort_by_file_name(|a, b| a.cmp(b));
+    if !opts.hidden {
+        // `.andon` is hidden anyway; keep it out even with --hidden
+    }
+    if !opts.exclude.is_empty() {
+        let mut ob = ignore::overrides::OverrideBuilder::new(root);
+        for g in &opts.exclude {
+            let pat = format!("!{}", g.trim_start_matches('!'));
+            ob.add(&pat)
+                .map_err(|e| format!("bad exclude glob `{g}`: {e}"))?;
+        }
+        let ov = ob.build().map_err(|e| format!("bad exclude globs: {e}"))?;
+        b.overrides(ov);
+    }
+    let vendored = opts.vendored;
+    b.filter_entry(move |e| {
+        if e.depth() == 0 {
+            return true;
+        }
+        let name = e.file_name().to_string_lossy();
+        if name == ".andon" || name == ".git" {
+            return false;
+        }
+        let is_dir = e.file_type().is_some_and(|t| t.is_dir());
+        !(is_dir && !vendored && VENDORED_DIRS.contains(&name.as_ref()))
+    });
+    let mut files = Vec::new();
+    let mut errors = Vec::new();
+    for item in b.build() {
+        let entry = match item {
+            Ok(e) => e,
+            Err(err) => {
+                let (rel, reason) = error_path(root, &err);
+                errors.push(WalkError {
+                    rel,
+                    reason,
+                    message: err.to_string(),
+                });
+                continue;
+            }
+        };
+        let Some(ft) = entry.file_type() else {
+            continue;
+        };
+        if !ft.is_file() {
+            continue;
+        }
+        let rel = rel_path(root, entry.path());
+        let Some(kind) = classify(&rel) else { continue };
+        let meta = match entry.metadata() {
+            Ok(m) => m,
+            Err(err) => {
+                errors.push(WalkError {
+                    rel,
+                    reason: "unreadable",
+                    message: err.to_string(),
+                });
+                continue;
+            }
+        };
+        let mtime_ns = meta
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0);
+        files.push(WalkEntry {
+            rel,
+            abs: entry.path().to_path_buf(),
+            kind,
+            size: meta.len(),
+            mtime_ns,
+        });
+    }
+    files.sort_by(|a, b| a.rel.cmp(&b.rel));
+    files.dedup_by(|a, b| a.rel == b.rel);
+    errors.sort_by(|a, b| a.rel.cmp(&b.rel));
+    Ok((files, errors))
+}
+
+fn error_path(root: &Path, err: &ignore::Error) -> (String, &'static str) {
+    fn find(root: &Path, err: &ignore::Error) -> Option<(String, &'static str)> {
+        match err {
+            ignore::Error::WithPath { path, err } => {
+                let reason = find(root, err).map(|r| r.1).unwrap_or("unreadable");
+                Some((rel_path(root, path), reason))
+            }
+            ignore::Error::Loop { child, .. } => Some((rel_path(root, child), "symlink-loop")),
+            ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => {
+                find(root, err)
+            }
+            ignore::Error::Partial(errs) => errs.first().and_then(|e| find(root, e)),
+            _ => None,
+        }
+    }
+    find(root, err).unwrap_or_else(|| (String::new(), "unreadable"))
+}

@@ -1,0 +1,24 @@
+//! andon turns a source repository into evidence.
+//!
+//! Codemap (data flows one way):
+//! - [`extract`]: one file's bytes → its fact segment (tree-sitter + `grammars/<lang>/facts.scm`),
+//!   and manifests → dependency facts. Never fails because of source text.
+//! - [`index`]: walk the repo, re-parse only changed files, keep per-file segments keyed by path and
+//!   content hash, persist them under `.andon/` with a fingerprint; atomic writes, one writer.
+//! - [`resolve`]: whole-repo facts from all segments: stages, module names, import resolution.
+//! - [`facts`]: the relation catalog generated from `rules/schema.dl`, segments, merged facts.
+//! - [`config`]: `andon.toml` / `[tool.andon]`.
+//! - [`output`]: the only code that formats text and JSON.
+//! - [`cli`]: the only code that knows clap, the terminal, environment variables and exit codes.
+//!
+//! Invariants: only `cli` prints or exits; output never depends on thread count or hash order
+//! (everything is sorted before it is rendered); repository text is data and never changes what
+//! andon does.
+
+pub mod cli;
+pub mod config;
+pub mod extract;
+pub mod facts;
+pub mod index;
+pub mod output;
+pub mod resolve;

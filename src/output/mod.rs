@@ -1,0 +1,301 @@
+//! Rendering: the only code that knows text and JSON shapes. Every JSON document carries
+//! `schema_version` and ends with a `verdict` object; every text report ends with one
+//! `andon: verdict …` line.
+
+use std::io::{self, Write};
+
+use serde_json::{Value, json};
+
+use crate::facts::{ColType, Facts, RELATIONS, RelId};
+use crate::index::{Change, Diag, IndexReport};
+
+pub const SCHEMA_VERSION: u32 = 1;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Text,
+    Json,
+}
+
+fn verdict_line(w: &mut dyn Write, outcome: &str, detail: &str) -> io::Result<()> {
+    if detail.is_empty() {
+        writeln!(w, "andon: verdict {outcome}")
+    } else {
+        writeln!(w, "andon: verdict {outcome} ({detail})")
+    }
+}
+
+fn diag_json(d: &Diag) -> Value {
+    let mut v = json!({ "path": d.path, "kind": d.kind, "message": d.message });
+    if d.line > 0 {
+        v["line"] = json!(d.line);
+    }
+    v
+}
+
+pub fn index_report(w: &mut dyn Write, r: &IndexReport, format: Format) -> io::Result<()> {
+    let s = &r.summary;
+    let total: u64 = s.files_by_lang.iter().map(|(_, n)| n).sum();
+    match format {
+        Format::Json => {
+            let by_lang: serde_json::Map<String, Value> = s
+                .files_by_lang
+                .iter()
+                .map(|(l, n)| (l.clone(), json!(n)))
+                .collect();
+            let stages: Vec<Value> = s
+                .stages
+                .iter()
+                .map(|st| json!({"name": st.name, "root": st.root, "ecosystem": st.ecosystem, "confidence": st.confidence, "source": st.source, "files": st.files}))
+                .collect();
+            let v = json!({
+                "schema_version": SCHEMA_VERSION,
+                "root": r.root.display().to_string(),
+                "index": r.index_path.display().to_string(),
+                "files": {
+                    "total": total,
+                    "by_language": by_lang,
+                    "manifests": s.manifests,
+                    "skipped": s.skipped,
+                    "parsed": r.parsed,
+                    "reused": r.reused,
+                    "removed": r.removed,
+                    "rehashed": r.rehashed,
+                },
+                "facts": s.facts,
+                "stages": stages,
+                "parse_errors": s.parse_errors,
+                "files_with_parse_errors": s.files_with_parse_errors,
+                "diagnostics": r.diagnostics.iter().map(diag_json).collect::<Vec<_>>(),
+                "unchanged": r.unchanged,
+                "rebuilt": r.rebuilt,
+                "elapsed_ms": (r.elapsed_ms * 1000.0).round() / 1000.0,
+                "verdict": { "outcome": "indexed" },
+            });
+            writeln!(w, "{}", serde_json::to_string_pretty(&v).expect("json"))
+        }
+        Format::Text => {
+            if let Some(why) = &r.rebuilt {
+                writeln!(w, "note: {why}")?;
+            }
+            for d in &r.diagnostics {
+                if d.line > 0 {
+                    writeln!(
+                        w,
+                        "warning: {}:{}: {} ({})",
+                        d.path, d.line, d.message, d.kind
+                    )?;
+                } else {
+                    writeln!(w, "warning: {}: {} ({})", d.path, d.message, d.kind)?;
+                }
+            }
+            let langs: Vec<String> = s
+                .files_by_lang
+                .iter()
+                .map(|(l, n)| format!("{n} {l}"))
+                .collect();
+            writeln!(
+                w,
+                "indexed {total} source files ({}) and {} manifests in {:.0} ms",
+                if langs.is_empty() {
+                    "none".to_string()
+                } else {
+                    langs.join(", ")
+                },
+                s.manifests,
+                r.elapsed_ms
+            )?;
+            if r.unchanged {
+                writeln!(w, "  nothing changed since the last index: 0 files parsed")?;
+            } else {
+                writeln!(
+                    w,
+                    "  {} parsed, {} reused, {} removed",
+                    r.parsed, r.reused, r.removed
+                )?;
+            }
+            writeln!(
+                w,
+                "  {} facts, {} parse errors in {} files, {} skipped",
+                s.facts, s.parse_errors, s.files_with_parse_errors, s.skipped
+            )?;
+            writeln!(w, "  {} stages:", s.stages.len())?;
+            for st in &s.stages {
+                let root = if st.root.is_empty() { "." } else { &st.root };
+                writeln!(
+                    w,
+                    "    {:<24} {:<32} {:<9} {} files ({}, {})",
+                    st.name, root, st.ecosystem, st.files, st.source, st.confidence
+                )?;
+            }
+            verdict_line(w, "indexed", "")
+        }
+    }
+}
+
+/// `andon index --check`: `changes` is Err(reason) when no usable index exists.
+pub fn check_report(
+    w: &mut dyn Write,
+    changes: &Result<Vec<Change>, String>,
+    format: Format,
+) -> io::Result<()> {
+    let fresh = matches!(changes, Ok(c) if c.is_empty());
+    match format {
+        Format::Json => {
+            let v = match changes {
+                Ok(c) => json!({
+                    "schema_version": SCHEMA_VERSION,
+                    "fresh": fresh,
+                    "changed": c.iter().map(|c| json!({"path": c.path, "change": c.change})).collect::<Vec<_>>(),
+                    "verdict": { "outcome": if fresh { "fresh" } else { "stale" } },
+                }),
+                Err(why) => json!({
+                    "schema_version": SCHEMA_VERSION,
+                    "fresh": false,
+                    "changed": [],
+                    "reason": why,
+                    "verdict": { "outcome": "stale" },
+                }),
+            };
+            writeln!(w, "{}", serde_json::to_string_pretty(&v).expect("json"))
+        }
+        Format::Text => match changes {
+            Ok(c) if c.is_empty() => {
+                writeln!(w, "the index is fresh")?;
+                verdict_line(w, "fresh", "")
+            }
+            Ok(c) => {
+                writeln!(
+                    w,
+                    "the index is stale: {} files changed since it was built; run `andon index`",
+                    c.len()
+                )?;
+                for ch in c {
+                    writeln!(w, "  {:<8} {}", ch.change, ch.path)?;
+                }
+                verdict_line(w, "stale", &format!("{} changed", c.len()))
+            }
+            Err(why) => {
+                writeln!(w, "the index is stale: {why}")?;
+                verdict_line(w, "stale", "no usable index")
+            }
+        },
+    }
+}
+
+/// Which facts the facts view prints.
+pub struct FactFilter<'a> {
+    pub relation: Option<RelId>,
+    pub file: Option<&'a str>,
+}
+
+fn selected<'a>(
+    facts: &'a Facts,
+    f: &'a FactFilter,
+) -> impl Iterator<Item = (RelId, &'a [u32])> + 'a {
+    (0..RELATIONS.len())
+        .map(|i| RelId(i as u16))
+        .filter(move |r| f.relation.is_none_or(|x| x == *r))
+        .flat_map(move |r| {
+            let info = r.info();
+            let path_cols: Vec<usize> = info
+                .columns
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| c.ty == ColType::Path)
+                .map(|(i, _)| i)
+                .collect();
+            facts
+                .rows(r)
+                .iter()
+                .filter(move |row| match f.file {
+                    None => true,
+                    Some(p) => path_cols.first().is_some_and(|&c| facts.str(row[c]) == p),
+                })
+                .map(move |row| (r, &row[..]))
+        })
+}
+
+pub fn facts_report(
+    w: &mut dyn Write,
+    facts: &Facts,
+    filter: &FactFilter,
+    format: Format,
+) -> io::Result<()> {
+    match format {
+        Format::Json => {
+            let rows: Vec<Value> = selected(facts, filter)
+                .map(|(r, row)| {
+                    let info = r.info();
+                    let mut o = serde_json::Map::new();
+                    o.insert("relation".into(), json!(info.name));
+                    for (c, v) in info.columns.iter().zip(row) {
+                        let val = if c.ty == ColType::Int {
+                            json!(v)
+                        } else {
+                            json!(facts.str(*v))
+                        };
+                        o.insert(c.name.into(), val);
+                    }
+                    Value::Object(o)
+                })
+                .collect();
+            let n = rows.len();
+            let v = json!({ "schema_version": SCHEMA_VERSION, "count": n, "facts": rows, "verdict": { "outcome": "listed" } });
+            writeln!(w, "{}", serde_json::to_string_pretty(&v).expect("json"))
+        }
+        Format::Text => {
+            let mut n = 0;
+            for (r, row) in selected(facts, filter) {
+                n += 1;
+                writeln!(w, "{}", render_fact(facts, r, row))?;
+            }
+            verdict_line(w, "listed", &format!("{n} facts"))
+        }
+    }
+}
+
+/// One fact as Datalog text: `Import("src/a.py", 3, "os", "static")`.
+pub fn render_fact(facts: &Facts, r: RelId, row: &[u32]) -> String {
+    let info = r.info();
+    let vals: Vec<String> = info
+        .columns
+        .iter()
+        .zip(row)
+        .map(|(c, v)| {
+            if c.ty == ColType::Int {
+                v.to_string()
+            } else {
+                format!("{:?}", facts.str(*v))
+            }
+        })
+        .collect();
+    format!("{}({})", info.name, vals.join(", "))
+}
+
+/// `andon facts --schema`-style listing of every relation.
+pub fn schema_report(w: &mut dyn Write, format: Format) -> io::Result<()> {
+    match format {
+        Format::Json => {
+            let rels: Vec<Value> = RELATIONS
+                .iter()
+                .map(|r| {
+                    json!({
+                        "name": r.name,
+                        "doc": r.doc,
+                        "columns": r.columns.iter().map(|c| json!({"name": c.name, "type": match c.ty { ColType::Path => "path", ColType::Sym => "sym", ColType::Int => "int" }})).collect::<Vec<_>>(),
+                    })
+                })
+                .collect();
+            let v = json!({ "schema_version": SCHEMA_VERSION, "relations": rels, "verdict": {"outcome": "listed"} });
+            writeln!(w, "{}", serde_json::to_string_pretty(&v).expect("json"))
+        }
+        Format::Text => {
+            for r in RELATIONS {
+                let cols: Vec<&str> = r.columns.iter().map(|c| c.name).collect();
+                writeln!(w, "{}({})\n    {}", r.name, cols.join(", "), r.doc)?;
+            }
+            verdict_line(w, "listed", &format!("{} relations", RELATIONS.len()))
+        }
+    }
+}

@@ -1,0 +1,315 @@
+//! Whole-repo facts, recomputed from all file segments whenever any file changed: stages, module
+//! names, and the resolution of every import with `exact | heuristic | unresolved` confidence.
+//! Cheap next to parsing (hash lookups only), so it always runs over the whole repo and the result
+//! never depends on which files were re-parsed.
+
+mod python;
+mod rust;
+mod stages;
+mod typescript;
+
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+
+use crate::facts::{RelId, Segment, SegmentBuilder, rel};
+use crate::index::wire::FileMeta;
+
+/// One import statement edge, as the resolvers see it.
+#[derive(Clone, Debug)]
+pub(crate) struct Imp {
+    pub line: u32,
+    pub spec: String,
+    pub kinds: BTreeSet<String>,
+    /// (name, alias) pairs the import binds.
+    pub names: Vec<(String, String)>,
+}
+
+/// Facts of one file the resolvers need.
+#[derive(Default, Debug)]
+pub(crate) struct FileInfo {
+    pub lang: String,
+    pub imports: Vec<Imp>,
+    pub defines: HashSet<String>,
+    pub exports: HashSet<String>,
+    /// line → inline modules around a Rust import
+    pub import_within: std::collections::HashMap<u32, String>,
+    /// (line, name, within) of out-of-line Rust `mod` declarations.
+    pub mod_decls: Vec<(u32, String, String)>,
+}
+
+#[derive(Default, Debug)]
+pub(crate) struct ManifestInfo {
+    pub ecosystem: String,
+    pub name: String,
+    pub deps: BTreeSet<String>,
+    pub dep_paths: Vec<(String, String)>,
+    pub members: Vec<String>,
+    pub import_names: Vec<String>,
+    pub entries: Vec<(String, String)>,
+    pub ts_paths: Vec<(String, String)>,
+    pub ts_base_url: Option<String>,
+    pub ts_extends: Option<String>,
+}
+
+/// The repo as the resolvers see it.
+pub(crate) struct Repo {
+    pub files: BTreeMap<String, FileInfo>,
+    pub manifests: BTreeMap<String, ManifestInfo>,
+    /// Every directory that holds an indexed file (and its ancestors), "" for the root.
+    pub dirs: HashSet<String>,
+}
+
+impl Repo {
+    fn build(metas: &[FileMeta], segments: &[Segment]) -> Repo {
+        let mut files: BTreeMap<String, FileInfo> = BTreeMap::new();
+        let mut manifests: BTreeMap<String, ManifestInfo> = BTreeMap::new();
+        let mut dirs = HashSet::new();
+        dirs.insert(String::new());
+        for (meta, seg) in metas.iter().zip(segments) {
+            let mut d = parent_dir(&meta.path);
+            while dirs.insert(d.to_string()) {
+                if d.is_empty() {
+                    break;
+                }
+                d = parent_dir(d);
+            }
+            let s = |i: u32| seg.str(i).to_string();
+            let mut imports: BTreeMap<(u32, String), Imp> = BTreeMap::new();
+            let mut fi = FileInfo::default();
+            let mut is_source = false;
+            for (r, c) in seg.all_rows() {
+                match r {
+                    rel::FILE => {
+                        is_source = true;
+                        fi.lang = s(c[1]);
+                    }
+                    rel::IMPORT => {
+                        let e = imports.entry((c[1], s(c[2]))).or_insert_with(|| Imp {
+                            line: c[1],
+                            spec: s(c[2]),
+                            kinds: BTreeSet::new(),
+                            names: Vec::new(),
+                        });
+                        e.kinds.insert(s(c[3]));
+                    }
+                    rel::IMPORTED_NAME => {
+                        if let Some(e) = imports.get_mut(&(c[1], s(c[2]))) {
+                            e.names.push((s(c[3]), s(c[4])));
+                        }
+                    }
+                    rel::DEFINES => {
+                        fi.defines.insert(s(c[1]));
+                    }
+                    rel::EXPORTS => {
+                        fi.exports.insert(s(c[1]));
+                    }
+                    rel::MOD_DECL => fi.mod_decls.push((c[1], s(c[2]), s(c[3]))),
+                    rel::IMPORT_WITHIN => {
+                        fi.import_within.insert(c[1], s(c[2]));
+                    }
+                    rel::MANIFEST => {
+                        let m = manifests.entry(s(c[0])).or_default();
+                        m.ecosystem = s(c[1]);
+                        m.name = s(c[2]);
+                    }
+                    rel::DECLARES_DEPENDENCY => {
+                        manifests.entry(s(c[0])).or_default().deps.insert(s(c[1]));
+                    }
+                    rel::DEPENDENCY_PATH => manifests
+                        .entry(s(c[0]))
+                        .or_default()
+                        .dep_paths
+                        .push((s(c[1]), s(c[2]))),
+                    rel::WORKSPACE_MEMBER => {
+                        manifests.entry(s(c[0])).or_default().members.push(s(c[1]))
+                    }
+                    rel::IMPORT_NAME => manifests
+                        .entry(s(c[0]))
+                        .or_default()
+                        .import_names
+                        .push(s(c[2])),
+                    rel::MANIFEST_ENTRY => manifests
+                        .entry(s(c[0]))
+                        .or_default()
+                        .entries
+                        .push((s(c[1]), s(c[2]))),
+                    rel::TS_PATH => manifests
+                        .entry(s(c[0]))
+                        .or_default()
+                        .ts_paths
+                        .push((s(c[1]), s(c[2]))),
+                    rel::TS_BASE_URL => {
+                        manifests.entry(s(c[0])).or_default().ts_base_url = Some(s(c[1]))
+                    }
+                    rel::TS_EXTENDS => {
+                        manifests.entry(s(c[0])).or_default().ts_extends = Some(s(c[1]))
+                    }
+                    _ => {}
+                }
+            }
+            if is_source {
+                fi.imports = imports.into_values().collect();
+                files.insert(meta.path.clone(), fi);
+            }
+        }
+        Repo {
+            files,
+            manifests,
+            dirs,
+        }
+    }
+
+    pub fn is_file(&self, p: &str) -> bool {
+        self.files.contains_key(p)
+    }
+
+    pub fn is_dir(&self, p: &str) -> bool {
+        self.dirs.contains(p)
+    }
+
+    /// Manifests of `ecosystem` in the directory of `path` or its ancestors, nearest first.
+    pub fn manifests_above<'a>(
+        &'a self,
+        path: &str,
+        ecosystem: &str,
+    ) -> Vec<(&'a str, &'a ManifestInfo)> {
+        let dir = parent_dir(path);
+        let mut out: Vec<(&str, &ManifestInfo)> = self
+            .manifests
+            .iter()
+            .filter(|(p, m)| m.ecosystem == ecosystem && under(dir, parent_dir(p)))
+            .map(|(p, m)| (p.as_str(), m))
+            .collect();
+        out.sort_by_key(|(p, _)| std::cmp::Reverse(p.len()));
+        out
+    }
+}
+
+/// The directory part of a repo-relative path ("" at the root).
+pub(crate) fn parent_dir(p: &str) -> &str {
+    match p.rfind('/') {
+        Some(i) => &p[..i],
+        None => "",
+    }
+}
+
+/// Whether `path` is `dir` or inside it.
+pub(crate) fn under(path: &str, dir: &str) -> bool {
+    dir.is_empty()
+        || path == dir
+        || (path.starts_with(dir) && path.as_bytes().get(dir.len()) == Some(&b'/'))
+}
+
+/// How one import resolved.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Target {
+    /// Files in the repo (a `from pkg import a, b` may reach several), with exact confidence?
+    Files(Vec<(String, bool)>),
+    External(String, bool),
+    Unresolved(String),
+}
+
+/// Output collector.
+pub(crate) struct Out {
+    b: SegmentBuilder,
+}
+
+impl Out {
+    pub fn push(&mut self, r: RelId, vals: &[crate::facts::Val]) {
+        self.b.push(r, vals);
+    }
+
+    fn resolution(&mut self, path: &str, imp: &Imp, t: &Target) {
+        let (p, l, spec) = (path, imp.line, imp.spec.as_str());
+        let conf = |exact: bool| if exact { "exact" } else { "heuristic" };
+        match t {
+            Target::Files(fs) => {
+                let all_exact = fs.iter().all(|f| f.1);
+                self.push(
+                    rel::IMPORT_RESOLUTION,
+                    &[p.into(), l.into(), spec.into(), conf(all_exact).into()],
+                );
+                for (f, exact) in fs {
+                    self.push(
+                        rel::RESOLVES,
+                        &[p.into(), l.into(), f.into(), conf(*exact).into()],
+                    );
+                }
+            }
+            Target::External(pkg, exact) => {
+                self.push(
+                    rel::IMPORT_RESOLUTION,
+                    &[p.into(), l.into(), spec.into(), conf(*exact).into()],
+                );
+                self.push(
+                    rel::RESOLVES_EXTERNAL,
+                    &[p.into(), l.into(), pkg.into(), conf(*exact).into()],
+                );
+            }
+            Target::Unresolved(why) => {
+                self.push(
+                    rel::IMPORT_RESOLUTION,
+                    &[p.into(), l.into(), spec.into(), "unresolved".into()],
+                );
+                self.push(
+                    rel::UNRESOLVED,
+                    &[p.into(), l.into(), spec.into(), why.into()],
+                );
+            }
+        }
+    }
+
+    pub fn missing_name(&mut self, path: &str, line: u32, name: &str, target: &str) {
+        self.push(
+            rel::MISSING_NAME,
+            &[path.into(), line.into(), name.into(), target.into()],
+        );
+    }
+}
+
+/// Computes the whole-repo segment from every file's facts.
+pub fn resolve(metas: &[FileMeta], segments: &[Segment]) -> Segment {
+    let repo = Repo::build(metas, segments);
+    let mut out = Out {
+        b: SegmentBuilder::new(),
+    };
+    let py = python::Python::new(&repo);
+    let rs = rust::Rust::new(&repo);
+    let ts = typescript::Ts::new(&repo);
+    stages::stages(&repo, &py, &mut out);
+    py.modules(&mut out);
+    rs.modules(&mut out);
+    ts.modules(&mut out);
+    for (path, fi) in &repo.files {
+        for imp in &fi.imports {
+            let t = match fi.lang.as_str() {
+                "python" => py.resolve(path, imp, &mut out),
+                "rust" => rs.resolve(path, imp, &mut out),
+                _ => ts.resolve(path, imp, &mut out),
+            };
+            out.resolution(path, imp, &t);
+        }
+    }
+    out.b.finish()
+}
+
+/// Dependency names compare equal across `-`, `_`, `.` and case (PEP 503; Cargo's `-` vs `_`).
+pub(crate) fn norm_dep(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if matches!(c, '-' | '.') {
+                '_'
+            } else {
+                c.to_ascii_lowercase()
+            }
+        })
+        .collect()
+}
+
+/// `dir/name` at the root or below.
+pub(crate) fn child(dir: &str, name: &str) -> String {
+    if dir.is_empty() {
+        name.to_string()
+    } else {
+        format!("{dir}/{name}")
+    }
+}

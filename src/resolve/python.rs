@@ -1,0 +1,353 @@
+//! Python: source roots (the repo root, manifest directories, `src/` layouts, and the parent of
+//! every top-level package), dotted module names, absolute and relative imports, `__init__.py`,
+//! namespace packages, and imported names the target module does not bind.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use super::{FileInfo, Imp, Out, Repo, Target, child, norm_dep, parent_dir, under};
+use crate::facts::rel;
+
+pub(crate) struct Python<'a> {
+    repo: &'a Repo,
+    roots: BTreeSet<String>,
+    /// dotted module → file (a `.py` wins over a `.pyi`)
+    modules: BTreeMap<String, String>,
+    /// file → (dotted module, is package `__init__`)
+    module_of: HashMap<String, (String, bool)>,
+    /// dotted namespace package → directory
+    namespaces: BTreeMap<String, String>,
+}
+
+/// Distributions whose import name differs from their normalised name.
+const DIST_IMPORTS: &[(&str, &str)] = &[
+    ("pyyaml", "yaml"),
+    ("pillow", "PIL"),
+    ("beautifulsoup4", "bs4"),
+    ("scikit_learn", "sklearn"),
+    ("python_dateutil", "dateutil"),
+    ("opencv_python", "cv2"),
+    ("opencv_python_headless", "cv2"),
+    ("protobuf", "google"),
+    ("attrs", "attr"),
+    ("pyjwt", "jwt"),
+    ("python_dotenv", "dotenv"),
+    ("pymysql", "pymysql"),
+    ("psycopg2_binary", "psycopg2"),
+    ("typing_extensions", "typing_extensions"),
+    ("pyzmq", "zmq"),
+    ("pycryptodome", "Crypto"),
+    ("setuptools", "pkg_resources"),
+];
+
+const STDLIB: &str = include_str!("python_stdlib.txt");
+
+impl<'a> Python<'a> {
+    pub fn new(repo: &'a Repo) -> Python<'a> {
+        let py_files: Vec<&String> = repo
+            .files
+            .iter()
+            .filter(|(_, f)| f.lang == "python")
+            .map(|(p, _)| p)
+            .collect();
+        let is_pkg_dir = |d: &str| {
+            repo.is_file(&child(d, "__init__.py")) || repo.is_file(&child(d, "__init__.pyi"))
+        };
+        let mut roots = BTreeSet::new();
+        if !py_files.is_empty() {
+            roots.insert(String::new());
+        }
+        for (p, m) in &repo.manifests {
+            if m.ecosystem == "python" {
+                let d = parent_dir(p);
+                roots.insert(d.to_string());
+                let src = child(d, "src");
+                if repo.is_dir(&src) {
+                    roots.insert(src);
+                }
+            }
+        }
+        // The parent of every top-level regular package is a source root.
+        for f in &py_files {
+            let name = f.rsplit('/').next().unwrap_or("");
+            if name == "__init__.py" || name == "__init__.pyi" {
+                let pkg = parent_dir(f);
+                if !pkg.is_empty() {
+                    let parent = parent_dir(pkg);
+                    if !is_pkg_dir(parent) || parent.is_empty() && !is_pkg_dir("") {
+                        roots.insert(parent.to_string());
+                    }
+                }
+            }
+        }
+        // A root inside a regular package is not a root (it is that package's subpackage).
+        let roots: BTreeSet<String> = roots
+            .iter()
+            .filter(|r| {
+                r.is_empty()
+                    || !is_pkg_dir(r)
+                    || !repo.is_dir(parent_dir(r))
+                    || !is_pkg_dir(parent_dir(r))
+            })
+            .cloned()
+            .collect();
+        let mut modules = BTreeMap::new();
+        let mut module_of = HashMap::new();
+        let mut namespaces = BTreeMap::new();
+        for f in &py_files {
+            let Some(root) = roots.iter().filter(|r| under(f, r)).max_by_key(|r| r.len()) else {
+                continue;
+            };
+            let rel = if root.is_empty() {
+                f.as_str()
+            } else {
+                &f[root.len() + 1..]
+            };
+            let stem = rel.trim_end_matches(".pyi").trim_end_matches(".py");
+            let mut parts: Vec<&str> = stem.split('/').collect();
+            let is_pkg = parts.last() == Some(&"__init__");
+            if is_pkg {
+                parts.pop();
+            }
+            if parts.is_empty()
+                || parts
+                    .iter()
+                    .any(|p| p.is_empty() || p.contains('.') || p.contains('-'))
+            {
+                continue;
+            }
+            let dotted = parts.join(".");
+            let prefer = match modules.get(&dotted) {
+                Some(existing) => (existing as &String).ends_with(".pyi") && f.ends_with(".py"),
+                None => true,
+            };
+            if prefer {
+                modules.insert(dotted.clone(), f.to_string());
+            }
+            module_of.insert(f.to_string(), (dotted, is_pkg));
+            // every enclosing directory without `__init__` is a namespace package
+            let mut d = parent_dir(f);
+            let mut k = parts.len() - usize::from(!is_pkg);
+            while k > 0 && under(d, root) && d.len() > root.len() {
+                if !is_pkg_dir(d) {
+                    namespaces.insert(parts[..k].join("."), d.to_string());
+                }
+                d = parent_dir(d);
+                k -= 1;
+            }
+        }
+        Python {
+            repo,
+            roots,
+            modules,
+            module_of,
+            namespaces,
+        }
+    }
+
+    /// Top-level importable names with their directory (packages) or file's directory (modules).
+    pub fn top_level_packages(&self) -> Vec<(String, String)> {
+        let mut out: BTreeMap<String, String> = BTreeMap::new();
+        for (dotted, (file, is_pkg)) in self
+            .modules
+            .iter()
+            .map(|(d, f)| (d, (f, self.module_of[f].1)))
+        {
+            let top = dotted.split('.').next().unwrap_or(dotted);
+            let root = self
+                .roots
+                .iter()
+                .filter(|r| under(file, r))
+                .max_by_key(|r| r.len())
+                .cloned()
+                .unwrap_or_default();
+            let dir = child(&root, top);
+            if dotted.contains('.') || is_pkg {
+                out.entry(top.to_string()).or_insert(dir);
+            } else if !file.ends_with("setup.py") && !file.ends_with("conftest.py") {
+                // a top-level single-file module: a stage rooted at its own directory
+                out.entry(top.to_string())
+                    .or_insert_with(|| format!("{root}\u{0}{top}"));
+            }
+        }
+        for (dotted, dir) in &self.namespaces {
+            if !dotted.contains('.') {
+                out.entry(dotted.clone()).or_insert(dir.clone());
+            }
+        }
+        // Loose modules share their root directory: name them after the directory's manifest.
+        let mut result = Vec::new();
+        let mut loose: BTreeMap<String, ()> = BTreeMap::new();
+        for (name, dir) in out {
+            match dir.split_once('\u{0}') {
+                Some((root, _)) => {
+                    loose.insert(root.to_string(), ());
+                }
+                None => result.push((name, dir)),
+            }
+        }
+        for root in loose.into_keys() {
+            let manifest = self.repo.manifests_above(&child(&root, "x"), "python");
+            let name = manifest
+                .first()
+                .map(|(_, m)| m.name.clone())
+                .filter(|n| !n.is_empty())
+                .unwrap_or_else(|| {
+                    if root.is_empty() {
+                        "root".into()
+                    } else {
+                        root.rsplit('/').next().unwrap_or("root").to_string()
+                    }
+                });
+            result.push((name, root));
+        }
+        result
+    }
+
+    pub fn modules(&self, out: &mut Out) {
+        for r in &self.roots {
+            out.push(rel::SOURCE_ROOT, &[r.as_str().into()]);
+        }
+        let mut v: Vec<(&String, &(String, bool))> = self.module_of.iter().collect();
+        v.sort();
+        for (f, (m, _)) in v {
+            out.push(rel::MODULE, &[f.as_str().into(), m.as_str().into()]);
+        }
+    }
+
+    fn file_of(&self, dotted: &str) -> Option<(String, bool)> {
+        if let Some(f) = self.modules.get(dotted) {
+            return Some((f.clone(), true));
+        }
+        self.namespaces.get(dotted).map(|d| (d.clone(), true))
+    }
+
+    fn binds(&self, file: &str, name: &str) -> Binding {
+        let Some(fi) = self.repo.files.get(file) else {
+            return Binding::Unknown;
+        };
+        if fi.defines.contains(name) || fi.exports.contains(name) || imports_bind(fi, name) {
+            return Binding::Yes;
+        }
+        if fi.imports.iter().any(|i| i.kinds.contains("wildcard"))
+            || fi.defines.contains("__getattr__")
+        {
+            return Binding::Unknown;
+        }
+        Binding::No
+    }
+
+    pub fn resolve(&self, path: &str, imp: &Imp, out: &mut Out) -> Target {
+        if imp.spec == "<dynamic>" {
+            return Target::Unresolved("dynamic import of a computed name".into());
+        }
+        let abs = if imp.spec.starts_with('.') {
+            let Some((me, is_pkg)) = self.module_of.get(path) else {
+                return Target::Unresolved(
+                    "relative import in a file outside every source root".into(),
+                );
+            };
+            let dots = imp.spec.chars().take_while(|c| *c == '.').count();
+            let rest = &imp.spec[dots..];
+            let mut base: Vec<&str> = me.split('.').collect();
+            if !is_pkg {
+                base.pop();
+            }
+            for _ in 1..dots {
+                if base.pop().is_none() {
+                    return Target::Unresolved(
+                        "relative import goes above the top-level package".into(),
+                    );
+                }
+            }
+            let mut parts = base;
+            if !rest.is_empty() {
+                parts.extend(rest.split('.'));
+            }
+            parts.join(".")
+        } else {
+            imp.spec.clone()
+        };
+        let is_from = !imp.names.is_empty() || imp.kinds.contains("wildcard");
+        if !abs.is_empty()
+            && let Some((file, _)) = self.file_of(&abs)
+        {
+            if !is_from || imp.kinds.contains("wildcard") {
+                return Target::Files(vec![(file, true)]);
+            }
+            // `from pkg import a, b`: a submodule, or a name the module binds
+            let mut targets = Vec::new();
+            for (name, _) in &imp.names {
+                if let Some((sub, _)) = self.file_of(&format!("{abs}.{name}")) {
+                    targets.push((sub, true));
+                    continue;
+                }
+                match self.binds(&file, name) {
+                    Binding::Yes => targets.push((file.clone(), true)),
+                    Binding::Unknown => targets.push((file.clone(), false)),
+                    Binding::No => {
+                        out.missing_name(path, imp.line, name, &file);
+                        targets.push((file.clone(), true));
+                    }
+                }
+            }
+            targets.sort();
+            targets.dedup();
+            return Target::Files(targets);
+        }
+        if imp.spec.starts_with('.') {
+            return Target::Unresolved(format!("no module `{abs}` in the repo"));
+        }
+        // Longest prefix that is a module: `import a.b.c` where only `a.b` exists.
+        let parts: Vec<&str> = abs.split('.').collect();
+        for k in (1..parts.len()).rev() {
+            if let Some((file, _)) = self.file_of(&parts[..k].join(".")) {
+                return Target::Files(vec![(file, false)]);
+            }
+        }
+        let top = parts[0];
+        if STDLIB.lines().any(|l| l == top) {
+            return Target::External(top.to_string(), true);
+        }
+        let provides = |d: &str| {
+            let d = norm_dep(d);
+            d == norm_dep(top)
+                || DIST_IMPORTS
+                    .iter()
+                    .any(|(dist, imp)| *dist == d && *imp == top)
+        };
+        let declared = self
+            .repo
+            .manifests
+            .iter()
+            .filter(|(p, m)| m.ecosystem == "python" && under(path, parent_dir(p)))
+            .any(|(_, m)| m.deps.iter().any(|d| provides(d)));
+        if declared {
+            return Target::External(top.to_string(), true);
+        }
+        let any_declared = self
+            .repo
+            .manifests
+            .values()
+            .filter(|m| m.ecosystem == "python")
+            .any(|m| m.deps.iter().any(|d| provides(d)));
+        if any_declared {
+            return Target::External(top.to_string(), false);
+        }
+        Target::Unresolved(format!(
+            "no module `{abs}` in the repo, the standard library or a declared dependency"
+        ))
+    }
+}
+
+enum Binding {
+    Yes,
+    No,
+    Unknown,
+}
+
+fn imports_bind(fi: &FileInfo, name: &str) -> bool {
+    fi.imports.iter().any(|i| {
+        i.names.iter().any(|(_, alias)| alias == name)
+            || (i.names.is_empty() && i.spec.split('.').next() == Some(name))
+    })
+}

@@ -1,0 +1,357 @@
+//! Rust: crate roots from `Cargo.toml` (lib, bins, build script, `src/bin`, `tests`, `examples`,
+//! `benches`), the module tree through out-of-line `mod` declarations (`a.rs` or `a/mod.rs`),
+//! `crate::`/`self::`/`super::` paths, 2018 uniform paths, workspace crates and declared
+//! dependencies, and `pub use` re-export chains. `#[path]` attributes and macro-generated modules
+//! are not followed (such imports resolve with `heuristic` confidence).
+
+use std::collections::{BTreeMap, HashMap};
+
+use super::{Imp, Out, Repo, Target, child, norm_dep, parent_dir, under};
+use crate::facts::rel;
+
+struct Krate {
+    manifest: String,
+    root_dir: String,
+    import_name: String,
+    deps: Vec<String>,
+}
+
+pub(crate) struct Rust<'a> {
+    repo: &'a Repo,
+    crates: Vec<Krate>,
+    /// (crate index, module path like `crate::a::b`) → file
+    modules: HashMap<(usize, String), String>,
+    /// file → (crate index, module path, exact: reached through the mod tree)
+    module_of: BTreeMap<String, (usize, String, bool)>,
+}
+
+const BUILTIN_CRATES: &[&str] = &["std", "core", "alloc", "proc_macro", "test"];
+
+impl<'a> Rust<'a> {
+    pub fn new(repo: &'a Repo) -> Rust<'a> {
+        let mut crates = Vec::new();
+        for (p, m) in &repo.manifests {
+            if m.ecosystem != "cargo" || m.name.is_empty() {
+                continue;
+            }
+            let import_name = m
+                .import_names
+                .first()
+                .cloned()
+                .unwrap_or_else(|| m.name.replace('-', "_"));
+            crates.push(Krate {
+                manifest: p.clone(),
+                root_dir: parent_dir(p).to_string(),
+                import_name,
+                deps: m.deps.iter().map(|d| norm_dep(d)).collect(),
+            });
+        }
+        let mut r = Rust {
+            repo,
+            crates,
+            modules: HashMap::new(),
+            module_of: BTreeMap::new(),
+        };
+        for ci in 0..r.crates.len() {
+            for root in r.crate_roots(ci) {
+                r.walk_mod_tree(ci, &root, "crate".to_string());
+            }
+        }
+        // Files the mod tree does not reach get a module name from their path (heuristic).
+        let rust_files: Vec<String> = repo
+            .files
+            .iter()
+            .filter(|(_, f)| f.lang == "rust")
+            .map(|(p, _)| p.clone())
+            .collect();
+        for f in rust_files {
+            if r.module_of.contains_key(&f) {
+                continue;
+            }
+            let Some(ci) = r.crate_of(&f) else { continue };
+            let rel = f[r.crates[ci].root_dir.len()..].trim_start_matches('/');
+            let rel = rel.strip_prefix("src/").unwrap_or(rel);
+            let stem = rel.trim_end_matches(".rs").trim_end_matches("/mod");
+            let m = format!("crate::{}", stem.replace('/', "::"));
+            r.module_of.insert(f.clone(), (ci, m.clone(), false));
+            r.modules.entry((ci, m)).or_insert(f);
+        }
+        r
+    }
+
+    fn crate_of(&self, file: &str) -> Option<usize> {
+        self.crates
+            .iter()
+            .enumerate()
+            .filter(|(_, k)| under(file, &k.root_dir))
+            .max_by_key(|(_, k)| k.root_dir.len())
+            .map(|(i, _)| i)
+    }
+
+    /// The crate root files of crate `ci` that exist.
+    fn crate_roots(&self, ci: usize) -> Vec<String> {
+        let k = &self.crates[ci];
+        let m = &self.repo.manifests[&k.manifest];
+        let mut roots: Vec<String> = m
+            .entries
+            .iter()
+            .filter(|(kind, _)| matches!(kind.as_str(), "lib" | "bin" | "build"))
+            .map(|(_, p)| p.clone())
+            .collect();
+        for dir in ["src/bin", "tests", "examples", "benches"] {
+            let d = child(&k.root_dir, dir);
+            for (f, fi) in self.repo.files.range(d.clone()..) {
+                if !f.starts_with(&d) {
+                    break;
+                }
+                if fi.lang != "rust" || !under(f, &d) {
+                    continue;
+                }
+                let rest = &f[d.len() + 1..];
+                // `tests/a.rs` or `tests/a/main.rs` is a root; deeper files are its modules
+                if !rest.contains('/')
+                    || rest.ends_with("/main.rs") && rest.matches('/').count() == 1
+                {
+                    roots.push(f.clone());
+                }
+            }
+        }
+        roots.retain(|r| self.repo.is_file(r));
+        roots.sort();
+        roots.dedup();
+        roots
+    }
+
+    fn walk_mod_tree(&mut self, ci: usize, file: &str, module: String) {
+        if self.module_of.get(file).is_some_and(|m| m.0 == ci) {
+            return;
+        }
+        self.module_of
+            .insert(file.to_string(), (ci, module.clone(), true));
+        self.modules
+            .entry((ci, module.clone()))
+            .or_insert_with(|| file.to_string());
+        let name = file.rsplit('/').next().unwrap_or(file);
+        let is_dir_owner = module == "crate" || name == "mod.rs";
+        let base_dir = if is_dir_owner {
+            parent_dir(file).to_string()
+        } else {
+            file.trim_end_matches(".rs").to_string()
+        };
+        let decls = self
+            .repo
+            .files
+            .get(file)
+            .map(|f| f.mod_decls.clone())
+            .unwrap_or_default();
+        for (_, m, within) in decls {
+            let mut dir = base_dir.clone();
+            let mut modpath = module.clone();
+            for w in within.split("::").filter(|w| !w.is_empty()) {
+                dir = child(&dir, w);
+                modpath = format!("{modpath}::{w}");
+            }
+            let a = child(&dir, &format!("{m}.rs"));
+            let b = child(&child(&dir, &m), "mod.rs");
+            let target = if self.repo.is_file(&a) {
+                a
+            } else if self.repo.is_file(&b) {
+                b
+            } else {
+                continue;
+            };
+            self.walk_mod_tree(ci, &target, format!("{modpath}::{m}"));
+        }
+    }
+
+    pub fn modules(&self, out: &mut Out) {
+        for (f, (_, m, _)) in &self.module_of {
+            out.push(rel::MODULE, &[f.as_str().into(), m.as_str().into()]);
+        }
+    }
+
+    pub fn resolve(&self, path: &str, imp: &Imp, out: &mut Out) -> Target {
+        let _ = out;
+        let segs: Vec<&str> = imp
+            .spec
+            .trim_start_matches("::")
+            .split("::")
+            .filter(|s| !s.is_empty())
+            .collect();
+        let Some(&first) = segs.first() else {
+            return Target::Unresolved("empty path".into());
+        };
+        let Some((ci, me, _)) = self.module_of.get(path).cloned() else {
+            if BUILTIN_CRATES.contains(&first) {
+                return Target::External(first.to_string(), true);
+            }
+            return Target::Unresolved("file is in no Cargo crate".into());
+        };
+
+        // `self::`/`super::` inside inline `mod x { … }` blocks first climb those blocks.
+        let depth = self
+            .repo
+            .files
+            .get(path)
+            .and_then(|f| f.import_within.get(&imp.line))
+            .map(|w| w.split("::").count())
+            .unwrap_or(0);
+        if depth > 0 && (first == "self" || first == "super") {
+            let supers = segs.iter().take_while(|s| **s == "super").count();
+            if first == "self" || supers <= depth {
+                let rest_start = if first == "self" { 1 } else { supers };
+                let exact = segs.get(rest_start).is_some_and(|n| {
+                    self.repo
+                        .files
+                        .get(path)
+                        .is_some_and(|f| f.defines.contains(*n))
+                });
+                return Target::Files(vec![(path.to_string(), exact)]);
+            }
+            let mut adjusted: Vec<&str> = vec!["super"; supers - depth];
+            adjusted.extend(&segs[supers..]);
+            let fake = Imp {
+                line: imp.line,
+                spec: adjusted.join("::"),
+                kinds: imp.kinds.clone(),
+                names: Vec::new(),
+            };
+            return self.resolve_outside(path, &fake, ci, &me);
+        }
+        self.resolve_outside(path, imp, ci, &me)
+    }
+
+    fn resolve_outside(&self, path: &str, imp: &Imp, ci: usize, me: &str) -> Target {
+        let me = me.to_string();
+        let segs: Vec<&str> = imp
+            .spec
+            .trim_start_matches("::")
+            .split("::")
+            .filter(|s| !s.is_empty())
+            .collect();
+        let Some(&first) = segs.first() else {
+            return Target::Unresolved("empty path".into());
+        };
+        let k = &self.crates[ci];
+        let (crate_idx, mut module, rest): (usize, String, &[&str]) = match first {
+            "crate" => (ci, "crate".into(), &segs[1..]),
+            "self" => (ci, me.clone(), &segs[1..]),
+            "super" => {
+                let mut m = me.clone();
+                let mut i = 0;
+                while segs.get(i) == Some(&"super") {
+                    match m.rfind("::") {
+                        Some(p) => m.truncate(p),
+                        None => return Target::Unresolved("`super` above the crate root".into()),
+                    }
+                    i += 1;
+                }
+                (ci, m, &segs[i..])
+            }
+            _ if self.modules.contains_key(&(ci, format!("{me}::{first}"))) => {
+                (ci, me.clone(), &segs[..])
+            }
+            _ if BUILTIN_CRATES.contains(&first) => {
+                return Target::External(first.to_string(), true);
+            }
+            _ => {
+                // another workspace crate, this crate's own lib (from tests/, examples/, bins), or a dependency
+                let norm = norm_dep(first);
+                let own = first == k.import_name
+                    && !self
+                        .crate_roots(ci)
+                        .iter()
+                        .any(|r| r == path && r.ends_with("lib.rs"));
+                let other = self
+                    .crates
+                    .iter()
+                    .position(|c| c.import_name == first && c.manifest != k.manifest);
+                match (own, other) {
+                    (true, _) => (ci, "crate".into(), &segs[1..]),
+                    (_, Some(oi)) => (oi, "crate".into(), &segs[1..]),
+                    _ if k.deps.contains(&norm) => {
+                        return Target::External(first.to_string(), true);
+                    }
+                    _ => {
+                        if let Some(fi) = self.repo.files.get(path)
+                            && fi.defines.contains(first)
+                        {
+                            // `use Enum::Variant` or a local item path
+                            return Target::Files(vec![(path.to_string(), false)]);
+                        }
+                        if self.repo.files.get(path).is_some_and(|fi| {
+                            fi.imports
+                                .iter()
+                                .any(|i| i.names.iter().any(|(_, a)| a == first))
+                        }) {
+                            // a path through a name imported by another `use` (e.g. `use a::b; use b::C;` inside functions)
+                            return Target::Files(vec![(path.to_string(), false)]);
+                        }
+                        return Target::Unresolved(format!(
+                            "no module, crate or declared dependency named `{first}`"
+                        ));
+                    }
+                }
+            }
+        };
+        // Walk the module tree as far as it goes.
+        let mut i = 0;
+        while i < rest.len()
+            && self
+                .modules
+                .contains_key(&(crate_idx, format!("{module}::{}", rest[i])))
+        {
+            module = format!("{module}::{}", rest[i]);
+            i += 1;
+        }
+        let Some(file) = self.modules.get(&(crate_idx, module.clone())) else {
+            return Target::Unresolved(format!("no root file for `{module}`"));
+        };
+        let remaining = &rest[i..];
+        if remaining.is_empty() || imp.kinds.contains("wildcard") && remaining.is_empty() {
+            return Target::Files(vec![(file.clone(), true)]);
+        }
+        let name = remaining[0];
+        match self.find_item(file, name, 0) {
+            Some((f, exact)) => Target::Files(vec![(f, exact)]),
+            None => Target::Files(vec![(file.clone(), false)]),
+        }
+    }
+
+    /// The file that defines `name` visible from module file `file`, following `pub use` chains.
+    fn find_item(&self, file: &str, name: &str, depth: u32) -> Option<(String, bool)> {
+        let fi = self.repo.files.get(file)?;
+        if fi.defines.contains(name) {
+            return Some((file.to_string(), true));
+        }
+        if depth > 8 {
+            return None;
+        }
+        let (ci, me, _) = self.module_of.get(file)?.clone();
+        for imp in &fi.imports {
+            if imp.names.iter().any(|(_, a)| a == name) {
+                let spec_segs: Vec<&str> = imp.spec.split("::").collect();
+                let fake = Imp {
+                    line: imp.line,
+                    spec: imp.spec.clone(),
+                    kinds: imp.kinds.clone(),
+                    names: Vec::new(),
+                };
+                let mut sink = Out {
+                    b: crate::facts::SegmentBuilder::new(),
+                };
+                if let Target::Files(fs) = self.resolve(file, &fake, &mut sink)
+                    && let Some((t, _)) = fs.into_iter().next()
+                {
+                    let last = spec_segs.last().copied().unwrap_or(name);
+                    if t != file {
+                        return self.find_item(&t, last, depth + 1).or(Some((t, false)));
+                    }
+                }
+                let _ = (ci, &me);
+                return Some((file.to_string(), false));
+            }
+        }
+        None
+    }
+}

@@ -1,0 +1,163 @@
+//! Stage detection (design §3, R28–R31): a stage is a package boundary keyed by the shallowest
+//! importable directory. Cargo crates and npm packages are stages by their manifests; every
+//! top-level Python package (or namespace package) under a source root is a stage of its own, so
+//! two importable packages under one `pyproject.toml` are two stages. Each file belongs to the
+//! deepest stage root that holds it (preferring its own ecosystem); files outside every stage form
+//! one directory stage. All of it is local detection, labelled `heuristic` with its source (R30).
+
+use std::collections::BTreeMap;
+
+use super::python::Python;
+use super::{Out, Repo, parent_dir, under};
+use crate::facts::rel;
+
+struct Cand {
+    name: String,
+    root: String,
+    ecosystem: &'static str,
+    source: &'static str,
+    manifest: Option<String>,
+}
+
+pub(crate) fn stages(repo: &Repo, py: &Python, out: &mut Out) {
+    let mut cands: Vec<Cand> = Vec::new();
+    for (path, m) in &repo.manifests {
+        let root = parent_dir(path).to_string();
+        match m.ecosystem.as_str() {
+            "cargo" if !m.name.is_empty() => cands.push(Cand {
+                name: m.name.clone(),
+                root,
+                ecosystem: "cargo",
+                source: "cargo-manifest",
+                manifest: Some(path.clone()),
+            }),
+            "npm" if !m.name.is_empty() => cands.push(Cand {
+                name: m.name.clone(),
+                root,
+                ecosystem: "npm",
+                source: "npm-manifest",
+                manifest: Some(path.clone()),
+            }),
+            _ => {}
+        }
+    }
+    for (name, root) in py.top_level_packages() {
+        let manifest = repo
+            .manifests_above(&format!("{root}/x"), "python")
+            .first()
+            .map(|(p, _)| p.to_string());
+        cands.push(Cand {
+            name,
+            root,
+            ecosystem: "python",
+            source: "python-package",
+            manifest,
+        });
+    }
+    // Assign each source file to the deepest candidate root holding it, own ecosystem first.
+    let eco_of = |lang: &str| match lang {
+        "rust" => "cargo",
+        "python" => "python",
+        _ => "npm",
+    };
+    let mut members: BTreeMap<usize, Vec<&str>> = BTreeMap::new();
+    let mut homeless: Vec<&str> = Vec::new();
+    for (path, fi) in &repo.files {
+        let eco = eco_of(&fi.lang);
+        let best = |same: bool| {
+            cands
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| under(path, &c.root) && (!same || c.ecosystem == eco))
+                .max_by_key(|(_, c)| (c.root.len(), c.root.clone()))
+                .map(|(i, _)| i)
+        };
+        match best(true).or_else(|| best(false)) {
+            Some(i) => members.entry(i).or_default().push(path),
+            None => homeless.push(path),
+        }
+    }
+    let mut stages: Vec<(Cand, Vec<&str>)> = Vec::new();
+    for (i, files) in members {
+        let c = &cands[i];
+        stages.push((
+            Cand {
+                name: c.name.clone(),
+                root: c.root.clone(),
+                ecosystem: c.ecosystem,
+                source: c.source,
+                manifest: c.manifest.clone(),
+            },
+            files,
+        ));
+    }
+    if !homeless.is_empty() {
+        let root = common_dir(&homeless);
+        let name = if root.is_empty() {
+            "root".to_string()
+        } else {
+            root.rsplit('/').next().unwrap_or("root").to_string()
+        };
+        stages.push((
+            Cand {
+                name,
+                root,
+                ecosystem: "directory",
+                source: "directory",
+                manifest: None,
+            },
+            homeless,
+        ));
+    }
+    // Unique names, deterministic: a repeated name gets `@root`.
+    stages.sort_by(|a, b| (&a.0.root, &a.0.name).cmp(&(&b.0.root, &b.0.name)));
+    let mut count: BTreeMap<String, usize> = BTreeMap::new();
+    for (c, _) in &stages {
+        *count.entry(c.name.clone()).or_default() += 1;
+    }
+    for (c, files) in &stages {
+        let name = if count[&c.name] > 1 {
+            format!(
+                "{}@{}",
+                c.name,
+                if c.root.is_empty() { "." } else { &c.root }
+            )
+        } else {
+            c.name.clone()
+        };
+        let n = name.as_str();
+        out.push(rel::STAGE, &[n.into(), c.root.as_str().into()]);
+        out.push(
+            rel::STAGE_INFO,
+            &[
+                n.into(),
+                c.ecosystem.into(),
+                "heuristic".into(),
+                c.source.into(),
+            ],
+        );
+        if let Some(m) = &c.manifest {
+            out.push(rel::STAGE_MANIFEST, &[n.into(), m.as_str().into()]);
+        }
+        for f in files {
+            out.push(rel::IN_STAGE, &[(*f).into(), n.into()]);
+        }
+    }
+}
+
+fn common_dir(paths: &[&str]) -> String {
+    let mut common: Option<Vec<&str>> = None;
+    for p in paths {
+        let parts: Vec<&str> = parent_dir(p).split('/').filter(|s| !s.is_empty()).collect();
+        common = Some(match common {
+            None => parts,
+            Some(c) => c
+                .iter()
+                .zip(&parts)
+                .take_while(|(a, b)| a == b)
+                .map(|(a, _)| *a)
+                .collect(),
+        });
+    }
+    common.unwrap_or_default().join("/")
+}

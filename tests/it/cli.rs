@@ -1,0 +1,187 @@
+//! The real binary: exit codes, JSON shapes, the verdict line, bad input and the index lifecycle.
+
+use std::fs;
+
+use crate::support::{facts, json, run, scratch};
+
+#[test]
+fn index_json_names_stages_and_counts_files() {
+    let t = scratch("py-src-layout");
+    let out = run(&["index", "--format", "json", "--quiet"], t.path());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = json(&out);
+    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["files"]["by_language"]["python"], 6);
+    assert_eq!(
+        v["files"]["parsed"], 7,
+        "six sources and one manifest parsed"
+    );
+    let stages: Vec<(String, String)> = v["stages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["name"].as_str().unwrap().to_string(),
+                s["root"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert!(
+        stages.contains(&("acme_core".into(), "src/acme_core".into())),
+        "{stages:?}"
+    );
+    assert!(
+        stages.contains(&("acme_api".into(), "src/acme_api".into())),
+        "{stages:?}"
+    );
+    assert_eq!(v["verdict"]["outcome"], "indexed");
+}
+
+#[test]
+fn second_run_parses_nothing_and_one_edit_parses_one_file() {
+    let t = scratch("py-src-layout");
+    let first = json(&run(&["index", "--format", "json", "--quiet"], t.path()));
+    assert_eq!(first["unchanged"], false);
+    let again = json(&run(&["index", "--format", "json", "--quiet"], t.path()));
+    assert_eq!(again["files"]["parsed"], 0);
+    assert_eq!(
+        again["files"]["rehashed"], 0,
+        "an unchanged file is never re-read"
+    );
+    assert_eq!(again["unchanged"], true);
+    let f = t.path().join("src/acme_api/helpers.py");
+    let mut text = fs::read_to_string(&f).unwrap();
+    text.push_str("\n\ndef added():\n    return 1\n");
+    fs::write(&f, text).unwrap();
+    let third = json(&run(&["index", "--format", "json", "--quiet"], t.path()));
+    assert_eq!(third["files"]["parsed"], 1);
+    let defs = facts(t.path(), "Defines");
+    assert!(
+        defs.iter().any(|d| d["name"] == "added"
+            && d["path"] == "src/acme_api/helpers.py"
+            && d["line"] == 8)
+    );
+}
+
+#[test]
+fn check_exits_3_and_names_what_changed() {
+    let t = scratch("py-src-layout");
+    let missing = run(&["index", "--check"], t.path());
+    assert_eq!(missing.status.code(), Some(3), "no index yet is stale");
+    assert!(run(&["index", "--quiet"], t.path()).status.success());
+    let fresh = run(&["index", "--check"], t.path());
+    assert_eq!(
+        fresh.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&fresh.stdout)
+    );
+    fs::write(t.path().join("src/acme_core/new.py"), "X = 1\n").unwrap();
+    fs::write(t.path().join("src/acme_core/models.py"), "changed = True\n").unwrap();
+    fs::remove_file(t.path().join("tests/test_views.py")).unwrap();
+    let out = run(&["index", "--check", "--format", "json"], t.path());
+    assert_eq!(out.status.code(), Some(3));
+    let v = json(&out);
+    assert_eq!(v["fresh"], false);
+    let changed: Vec<(String, String)> = v["changed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["path"].as_str().unwrap().into(),
+                c["change"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        changed,
+        vec![
+            ("src/acme_core/models.py".into(), "modified".into()),
+            ("src/acme_core/new.py".into(), "added".into()),
+            ("tests/test_views.py".into(), "deleted".into()),
+        ]
+    );
+    // touching a file without changing it is not a change
+    assert!(run(&["index", "--quiet"], t.path()).status.success());
+    let f = t.path().join("src/acme_core/new.py");
+    fs::write(&f, "X = 1\n").unwrap();
+    assert_eq!(run(&["index", "--check"], t.path()).status.code(), Some(0));
+}
+
+#[test]
+fn a_path_that_does_not_exist_exits_2() {
+    let t = tempfile::tempdir().unwrap();
+    let out = run(&["index", "no/such/dir"], t.path());
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no such directory"));
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let t = tempfile::tempdir().unwrap();
+    assert_eq!(
+        run(&["index", "--no-such-flag"], t.path()).status.code(),
+        Some(2)
+    );
+    let out = run(&["facts", "--relation", "Imprt"], t.path());
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("did you mean `Import`"));
+}
+
+#[test]
+fn an_empty_repo_is_one_empty_index() {
+    let t = tempfile::tempdir().unwrap();
+    let out = run(&["index", "--format", "json"], t.path());
+    assert!(out.status.success());
+    let v = json(&out);
+    assert_eq!(v["files"]["total"], 0);
+    assert_eq!(v["stages"].as_array().unwrap().len(), 0);
+}
+
+#[test]
+fn text_output_ends_with_the_verdict_line() {
+    let t = scratch("rs-workspace");
+    let out = run(&["index"], t.path());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(text.lines().last(), Some("andon: verdict indexed"));
+    assert!(text.contains("acme-core"));
+}
+
+#[test]
+fn a_malformed_config_names_file_line_and_the_nearest_key() {
+    let t = scratch("py-src-layout");
+    fs::write(t.path().join("andon.toml"), "[index]\nhiden = true\n").unwrap();
+    let out = run(&["index"], t.path());
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("andon.toml:2:") && err.contains("did you mean `index.hidden`"),
+        "{err}"
+    );
+    fs::write(t.path().join("andon.toml"), "[index\n").unwrap();
+    let out = run(&["index"], t.path());
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("andon.toml:1:"));
+}
+
+#[test]
+fn schema_lists_every_relation_with_its_doc_line() {
+    let t = tempfile::tempdir().unwrap();
+    let v = json(&run(&["facts", "--schema", "--format", "json"], t.path()));
+    let rels = v["relations"].as_array().unwrap();
+    for required in [
+        "File", "Stage", "InStage", "Defines", "Import", "Resolves", "Marker",
+    ] {
+        let r = rels
+            .iter()
+            .find(|r| r["name"] == required)
+            .unwrap_or_else(|| panic!("{required} missing"));
+        assert!(!r["doc"].as_str().unwrap().is_empty());
+    }
+}

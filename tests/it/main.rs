@@ -1,0 +1,4 @@
+//! The integration test binary: one module per area.
+
+mod cli;
+mod support;
