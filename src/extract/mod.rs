@@ -463,3 +463,22 @@ fn parse_errors(x: &mut Extractor, root: Node) -> Vec<(u32, u32)> {
 pub(crate) fn ancestors(node: Node) -> impl Iterator<Item = Node> {
     std::iter::successors(node.parent(), |n| n.parent())
 }
+
+/// Parses a file and walks every node without extracting anything: the raw tree-sitter cost that
+/// benchmarks compare extraction against. Returns the number of nodes.
+pub fn parse_only(ctx: &mut Context, lang: Lang, path: &str, src: &str) -> usize {
+    let Some(tree) = ctx.parse(Grammar::of(lang, path), src.as_bytes()) else { return 0 };
+    let mut cursor = tree.walk();
+    let mut n = 0;
+    loop {
+        n += 1;
+        if cursor.goto_first_child() {
+            continue;
+        }
+        while !cursor.goto_next_sibling() {
+            if !cursor.goto_parent() {
+                return n;
+            }
+        }
+    }
+}
