@@ -389,8 +389,15 @@ pub(crate) fn col(node: Node) -> u32 {
 /// The string value of a string-literal node: its text without the quotes.
 pub(crate) fn unquote(s: &str) -> &str {
     let s = s.trim();
-    let s = s.trim_start_matches(['r', 'b', 'u', 'f', 'R', 'B', 'U', 'F']);
-    let s = s.trim_start_matches('#').trim_end_matches('#');
+    // string prefixes (`r"…"`, `b'…'`, `f"…"`, Rust `r#"…"#`) only when a quote follows
+    let body = s
+        .trim_start_matches(['r', 'b', 'u', 'f', 'R', 'B', 'U', 'F', 'c'])
+        .trim_start_matches('#');
+    let s = if body.starts_with(['"', '\'']) {
+        body.trim_end_matches('#')
+    } else {
+        s
+    };
     for q in ["\"\"\"", "'''", "\"", "'", "`"] {
         if s.len() >= 2 * q.len() && s.starts_with(q) && s.ends_with(q) {
             return &s[q.len()..s.len() - q.len()];
@@ -442,7 +449,16 @@ fn parse_errors(x: &mut Extractor, root: Node) -> Vec<(u32, u32)> {
     let mut ranges = Vec::new();
     for n in found {
         let end = n.end_position();
-        ranges.push((line(n), end.row as u32 + 1));
+        // Recovery looks at the whole top-level statement around the error: tree-sitter often
+        // folds the next lines into a broken statement without marking them as errors.
+        let top = ancestors(n)
+            .take_while(|a| a.parent().is_some())
+            .last()
+            .unwrap_or(n);
+        ranges.push((
+            line(top).min(line(n)),
+            (top.end_position().row as u32 + 1).max(end.row as u32 + 1),
+        ));
         let kind = if n.is_missing() { "missing" } else { "error" };
         x.push(
             rel::PARSE_ERROR,
@@ -467,7 +483,9 @@ pub(crate) fn ancestors(node: Node) -> impl Iterator<Item = Node> {
 /// Parses a file and walks every node without extracting anything: the raw tree-sitter cost that
 /// benchmarks compare extraction against. Returns the number of nodes.
 pub fn parse_only(ctx: &mut Context, lang: Lang, path: &str, src: &str) -> usize {
-    let Some(tree) = ctx.parse(Grammar::of(lang, path), src.as_bytes()) else { return 0 };
+    let Some(tree) = ctx.parse(Grammar::of(lang, path), src.as_bytes()) else {
+        return 0;
+    };
     let mut cursor = tree.walk();
     let mut n = 0;
     loop {

@@ -373,13 +373,14 @@ enum Job {
 }
 
 /// Whether the stored entry can be trusted from its size and time alone.
-fn stat_fresh(old: &FileMeta, e: &WalkEntry, stamp_ns: u64) -> bool {
+fn stat_fresh(old: &FileMeta, e: &WalkEntry, stamp_ns: u64, max_size: u64) -> bool {
     // A file written in the same instant the previous walk started may have changed after it was
-    // read ("racily clean"): such files are re-hashed.
+    // read ("racily clean"): such files are re-hashed. A changed size limit re-decides too-large.
     old.size == e.size
         && old.mtime_ns == e.mtime_ns
         && e.mtime_ns < stamp_ns
         && old.kind == kind_code(e.kind).0
+        && (old.skipped.as_deref() == Some("too-large")) == (e.size > max_size)
 }
 
 /// Brings the index of `root` up to date and returns what was done.
@@ -431,7 +432,7 @@ pub fn update(
     let mut todo: Vec<usize> = Vec::new();
     for (i, e) in walked.iter().enumerate() {
         match by_path.get(e.rel.as_str()) {
-            Some(&oi) if stat_fresh(&old_files[oi], e, old_stamp) => {
+            Some(&oi) if stat_fresh(&old_files[oi], e, old_stamp, opts.max_file_size) => {
                 jobs.push(Some(Job::Reuse(oi, old_files[oi].clone())))
             }
             _ => {
@@ -843,7 +844,7 @@ pub fn check(root: &Path, opts: &IndexOptions) -> Result<Result<Vec<Change>, Str
                 path: e.rel.clone(),
                 change: "added",
             }),
-            Some(old) if stat_fresh(old, e, head.header.stamp_ns) => {}
+            Some(old) if stat_fresh(old, e, head.header.stamp_ns, opts.max_file_size) => {}
             Some(old) => {
                 let same = if e.size > opts.max_file_size {
                     old.skipped.as_deref() == Some("too-large") && old.size == e.size

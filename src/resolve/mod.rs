@@ -30,6 +30,8 @@ pub(crate) struct FileInfo {
     pub imports: Vec<Imp>,
     pub defines: HashSet<String>,
     pub exports: HashSet<String>,
+    /// lines of imports recovered from text (their resolution is at best heuristic)
+    pub recovered: HashSet<u32>,
     /// line → inline modules around a Rust import
     pub import_within: std::collections::HashMap<u32, String>,
     /// (line, name, within) of out-of-line Rust `mod` declarations.
@@ -103,6 +105,9 @@ impl Repo {
                         fi.exports.insert(s(c[1]));
                     }
                     rel::MOD_DECL => fi.mod_decls.push((c[1], s(c[2]), s(c[3]))),
+                    rel::IMPORT_RECOVERED => {
+                        fi.recovered.insert(c[1]);
+                    }
                     rel::IMPORT_WITHIN => {
                         fi.import_within.insert(c[1], s(c[2]));
                     }
@@ -208,6 +213,17 @@ pub(crate) enum Target {
     Unresolved(String),
 }
 
+impl Target {
+    /// The same target with at most heuristic confidence.
+    fn downgraded(self) -> Target {
+        match self {
+            Target::Files(fs) => Target::Files(fs.into_iter().map(|(f, _)| (f, false)).collect()),
+            Target::External(p, _) => Target::External(p, false),
+            u => u,
+        }
+    }
+}
+
 /// Output collector.
 pub(crate) struct Out {
     b: SegmentBuilder,
@@ -285,6 +301,11 @@ pub fn resolve(metas: &[FileMeta], segments: &[Segment]) -> Segment {
                 "python" => py.resolve(path, imp, &mut out),
                 "rust" => rs.resolve(path, imp, &mut out),
                 _ => ts.resolve(path, imp, &mut out),
+            };
+            let t = if fi.recovered.contains(&imp.line) {
+                t.downgraded()
+            } else {
+                t
             };
             out.resolution(path, imp, &t);
         }

@@ -185,3 +185,156 @@ fn schema_lists_every_relation_with_its_doc_line() {
         assert!(!r["doc"].as_str().unwrap().is_empty());
     }
 }
+
+#[test]
+fn walking_skips_ignored_hidden_and_vendored_files_unless_asked() {
+    let t = tempfile::tempdir().unwrap();
+    let p = t.path();
+    for (f, text) in [
+        ("app.py", "import os\n"),
+        ("node_modules/dep/index.js", "module.exports = 1;\n"),
+        (".hidden/secret.py", "x = 1\n"),
+        ("build_out/gen.py", "y = 2\n"),
+        ("keep/kept.ts", "export const k = 1;\n"),
+    ] {
+        let path = p.join(f);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, text).unwrap();
+    }
+    // .gitignore is honoured without a git checkout
+    fs::write(p.join(".gitignore"), "build_out/\n").unwrap();
+    let paths = |args: &[&str]| -> Vec<String> {
+        let mut a = vec!["facts", "--relation", "File", "--format", "json", "--quiet"];
+        a.extend_from_slice(args);
+        let out = run(&a, p);
+        assert!(out.status.success());
+        json(&out)["facts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["path"].as_str().unwrap().to_string())
+            .collect()
+    };
+
+    assert_eq!(paths(&[]), vec!["app.py", "keep/kept.ts"]);
+    let all = paths(&["--hidden", "--vendored", "--no-ignore"]);
+    for f in [
+        ".hidden/secret.py",
+        "build_out/gen.py",
+        "node_modules/dep/index.js",
+    ] {
+        assert!(all.contains(&f.to_string()), "{f} missing from {all:?}");
+    }
+    assert_eq!(paths(&["--exclude", "keep/**"]), vec!["app.py"]);
+}
+
+#[test]
+fn bad_files_become_facts_and_diagnostics_never_failures() {
+    let t = scratch("broken");
+    let out = run(&["index", "--format", "json", "--quiet"], t.path());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = json(&out);
+    let kinds: Vec<&str> = v["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["kind"].as_str().unwrap())
+        .collect();
+    for k in ["binary", "invalid-utf8", "manifest-error"] {
+        assert!(kinds.contains(&k), "{k} not in {kinds:?}");
+    }
+    assert!(v["parse_errors"].as_u64().unwrap() >= 2);
+    let skipped = facts(t.path(), "Skipped");
+    assert!(
+        skipped
+            .iter()
+            .any(|s| s["path"] == "pkg/binary.py" && s["reason"] == "binary")
+    );
+    let errors = facts(t.path(), "ParseError");
+    assert!(
+        errors
+            .iter()
+            .any(|e| e["path"] == "pkg/syntax.py" && e["line"] == 1)
+    );
+    // imports after a syntax error are still found; the ones read from text are labelled
+    let recovered = facts(t.path(), "ImportRecovered");
+    assert!(
+        recovered
+            .iter()
+            .any(|r| r["path"] == "pkg/syntax.py" && r["spec"] == "sys" && r["line"] == 6)
+    );
+    let res = facts(t.path(), "ImportResolution");
+    assert!(
+        res.iter().any(|r| r["path"] == "pkg/syntax.py"
+            && r["line"] == 6
+            && r["confidence"] == "heuristic")
+    );
+    let merr = facts(t.path(), "ManifestError");
+    assert!(
+        merr.iter()
+            .any(|m| m["path"] == "package.json" && m["line"] == 3)
+    );
+}
+
+#[test]
+fn files_over_the_size_limit_are_skipped_with_a_reason() {
+    let t = scratch("py-src-layout");
+    let out = run(
+        &[
+            "index",
+            "--format",
+            "json",
+            "--quiet",
+            "--max-filesize",
+            "100",
+        ],
+        t.path(),
+    );
+    assert!(out.status.success());
+    let skipped = facts(t.path(), "Skipped");
+    // facts re-indexes with the default limit, so ask the index output itself
+    let v = json(&out);
+    assert!(v["files"]["skipped"].as_u64().unwrap() >= 1, "{v}");
+    assert!(
+        v["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|d| d["kind"] == "too-large" && d["path"] == "src/acme_api/views.py")
+    );
+    assert!(
+        skipped.iter().all(|s| s["reason"] != "too-large"),
+        "the default limit parses them again"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn symlink_loops_and_dangling_links_are_reported_not_fatal() {
+    let t = scratch("py-src-layout");
+    let p = t.path();
+    std::os::unix::fs::symlink(p.join("src"), p.join("src/acme_core/loop")).unwrap();
+    std::os::unix::fs::symlink(p.join("nowhere.py"), p.join("src/dangling.py")).unwrap();
+    let out = run(&["index", "--follow", "--format", "json", "--quiet"], p);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = json(&out);
+    let kinds: Vec<&str> = v["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["kind"].as_str().unwrap())
+        .collect();
+    assert!(kinds.contains(&"symlink-loop"), "{kinds:?}");
+    assert!(kinds.contains(&"unreadable"), "{kinds:?}");
+    // without --follow, links are not walked at all
+    let out = run(&["index", "--format", "json", "--quiet"], p);
+    assert!(out.status.success());
+}
