@@ -171,7 +171,6 @@ impl<'a> Rust<'a> {
     }
 
     pub fn resolve(&self, path: &str, imp: &Imp, out: &mut Out) -> Target {
-        let _ = out;
         let segs: Vec<&str> = imp
             .spec
             .trim_start_matches("::")
@@ -200,12 +199,14 @@ impl<'a> Rust<'a> {
             let supers = segs.iter().take_while(|s| **s == "super").count();
             if first == "self" || supers <= depth {
                 let rest_start = if first == "self" { 1 } else { supers };
-                let exact = segs.get(rest_start).is_some_and(|n| {
-                    self.repo
+                let exact = match segs.get(rest_start) {
+                    None => true,
+                    Some(n) => self
+                        .repo
                         .files
                         .get(path)
-                        .is_some_and(|f| f.defines.contains(*n))
-                });
+                        .is_some_and(|f| f.defines.contains(*n)),
+                };
                 return Target::Files(vec![(path.to_string(), exact)]);
             }
             let mut adjusted: Vec<&str> = vec!["super"; supers - depth];
@@ -216,12 +217,12 @@ impl<'a> Rust<'a> {
                 kinds: imp.kinds.clone(),
                 names: Vec::new(),
             };
-            return self.resolve_outside(path, &fake, ci, &me);
+            return self.resolve_outside(path, &fake, ci, &me, out);
         }
-        self.resolve_outside(path, imp, ci, &me)
+        self.resolve_outside(path, imp, ci, &me, out)
     }
 
-    fn resolve_outside(&self, path: &str, imp: &Imp, ci: usize, me: &str) -> Target {
+    fn resolve_outside(&self, path: &str, imp: &Imp, ci: usize, me: &str, out: &mut Out) -> Target {
         let me = me.to_string();
         let segs: Vec<&str> = imp
             .spec
@@ -314,7 +315,19 @@ impl<'a> Rust<'a> {
         let name = remaining[0];
         match self.find_item(file, name, 0) {
             Some((f, exact)) => Target::Files(vec![(f, exact)]),
-            None => Target::Files(vec![(file.clone(), false)]),
+            None => {
+                // Not defined, imported or re-exported there. Globs and macros may still provide
+                // it, so the resolution stays heuristic; without globs the name is reported missing.
+                let globs = self
+                    .repo
+                    .files
+                    .get(file.as_str())
+                    .is_some_and(|f| f.imports.iter().any(|i| i.kinds.contains("wildcard")));
+                if !globs {
+                    out.missing_name(path, imp.line, name, file);
+                }
+                Target::Files(vec![(file.clone(), false)])
+            }
         }
     }
 
