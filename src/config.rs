@@ -30,22 +30,11 @@ impl std::fmt::Display for ConfigError {
 }
 
 const TOP_KEYS: &[&str] = &["index"];
-const INDEX_KEYS: &[&str] = &[
-    "exclude",
-    "max_file_size",
-    "hidden",
-    "vendored",
-    "follow_links",
-    "no_ignore",
-];
+const INDEX_KEYS: &[&str] = &["exclude", "max_file_size", "hidden", "vendored", "follow_links", "no_ignore"];
 
 impl Config {
     pub fn load(root: &Path) -> Result<Config, ConfigError> {
-        let mut cfg = Config {
-            source: None,
-            walk: WalkOptions::standard(),
-            max_file_size: DEFAULT_MAX_FILE_SIZE,
-        };
+        let mut cfg = Config { source: None, walk: WalkOptions::standard(), max_file_size: DEFAULT_MAX_FILE_SIZE };
         let andon = root.join("andon.toml");
         let py = root.join("pyproject.toml");
         let (path, text, table) = if let Ok(text) = std::fs::read_to_string(&andon) {
@@ -56,22 +45,15 @@ impl Config {
             let Ok(t) = text.parse::<toml::Table>() else {
                 return Ok(cfg);
             };
-            match t
-                .get("tool")
-                .and_then(|t| t.get("andon"))
-                .and_then(|a| a.as_table())
-            {
+            match t.get("tool").and_then(|t| t.get("andon")).and_then(|a| a.as_table()) {
                 Some(a) => (py, text.clone(), a.clone()),
                 None => return Ok(cfg),
             }
         } else {
             return Ok(cfg);
         };
-        let err = |key: &str, message: String| ConfigError {
-            path: path.clone(),
-            line: line_of_key(&text, key),
-            message,
-        };
+        let err =
+            |key: &str, message: String| ConfigError { path: path.clone(), line: line_of_key(&text, key), message };
         for (k, v) in &table {
             if !TOP_KEYS.contains(&k.as_str()) {
                 return Err(err(k, unknown(k, TOP_KEYS)));
@@ -82,35 +64,24 @@ impl Config {
             for (ik, iv) in idx {
                 match ik.as_str() {
                     "exclude" => {
-                        let arr = iv.as_array().ok_or_else(|| {
-                            err(
-                                ik,
-                                "`index.exclude` must be an array of glob strings".into(),
-                            )
-                        })?;
+                        let arr = iv
+                            .as_array()
+                            .ok_or_else(|| err(ik, "`index.exclude` must be an array of glob strings".into()))?;
                         for g in arr {
-                            let s = g.as_str().ok_or_else(|| {
-                                err(
-                                    ik,
-                                    "`index.exclude` must be an array of glob strings".into(),
-                                )
-                            })?;
+                            let s = g
+                                .as_str()
+                                .ok_or_else(|| err(ik, "`index.exclude` must be an array of glob strings".into()))?;
                             cfg.walk.exclude.push(s.to_string());
                         }
                     }
                     "max_file_size" => {
                         let n = iv.as_integer().filter(|n| *n > 0).ok_or_else(|| {
-                            err(
-                                ik,
-                                "`index.max_file_size` must be a positive number of bytes".into(),
-                            )
+                            err(ik, "`index.max_file_size` must be a positive number of bytes".into())
                         })?;
                         cfg.max_file_size = n as u64;
                     }
                     "hidden" | "vendored" | "follow_links" | "no_ignore" => {
-                        let b = iv.as_bool().ok_or_else(|| {
-                            err(ik, format!("`index.{ik}` must be true or false"))
-                        })?;
+                        let b = iv.as_bool().ok_or_else(|| err(ik, format!("`index.{ik}` must be true or false")))?;
                         match ik.as_str() {
                             "hidden" => cfg.walk.hidden = b,
                             "vendored" => cfg.walk.vendored = b,
@@ -144,19 +115,13 @@ impl Config {
 fn parse(path: &Path, text: &str) -> Result<toml::Table, ConfigError> {
     text.parse::<toml::Table>().map_err(|e| ConfigError {
         path: path.to_path_buf(),
-        line: e
-            .span()
-            .map(|s| text[..s.start].matches('\n').count() as u32 + 1)
-            .unwrap_or(1),
+        line: e.span().map(|s| text[..s.start].matches('\n').count() as u32 + 1).unwrap_or(1),
         message: format!("not valid TOML: {}", e.message()),
     })
 }
 
 fn unknown(key: &str, valid: &[&str]) -> String {
-    let near = valid
-        .iter()
-        .min_by_key(|v| edit_distance(key, v))
-        .filter(|v| edit_distance(key, v) <= 3);
+    let near = valid.iter().min_by_key(|v| edit_distance(key, v)).filter(|v| edit_distance(key, v) <= 3);
     match near {
         Some(v) => format!("unknown key `{key}`; did you mean `{v}`?"),
         None => format!("unknown key `{key}`; valid keys: {}", valid.join(", ")),
@@ -181,11 +146,7 @@ pub fn edit_distance(a: &str, b: &str) -> usize {
     for (i, ca) in a.chars().enumerate() {
         let mut cur = vec![i + 1];
         for (j, cb) in b.iter().enumerate() {
-            cur.push(
-                (prev[j] + usize::from(ca != *cb))
-                    .min(prev[j + 1] + 1)
-                    .min(cur[j] + 1),
-            );
+            cur.push((prev[j] + usize::from(ca != *cb)).min(prev[j + 1] + 1).min(cur[j] + 1));
         }
         prev = cur;
     }

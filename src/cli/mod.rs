@@ -118,11 +118,7 @@ pub fn main() -> ExitCode {
         Ok(c) => c,
         Err(e) => {
             let _ = e.print();
-            return if e.use_stderr() {
-                Exit::Error.code()
-            } else {
-                Exit::Success.code()
-            };
+            return if e.use_stderr() { Exit::Error.code() } else { Exit::Success.code() };
         }
     };
     let result = match cli.command {
@@ -147,10 +143,7 @@ fn format_of(c: &Common) -> Format {
 
 fn options(path: &Path, w: &WalkArgs, rebuild: bool) -> Result<IndexOptions, String> {
     if !path.exists() {
-        return Err(format!(
-            "{}: no such directory; pass the repository to index",
-            path.display()
-        ));
+        return Err(format!("{}: no such directory; pass the repository to index", path.display()));
     }
     let cfg = Config::load(path).map_err(|e| e.to_string())?;
     let mut walk = cfg.walk;
@@ -162,12 +155,7 @@ fn options(path: &Path, w: &WalkArgs, rebuild: bool) -> Result<IndexOptions, Str
     if w.threads == Some(0) {
         return Err("--threads must be at least 1".into());
     }
-    Ok(IndexOptions {
-        walk,
-        max_file_size: w.max_filesize.unwrap_or(cfg.max_file_size),
-        threads: w.threads,
-        rebuild,
-    })
+    Ok(IndexOptions { walk, max_file_size: w.max_filesize.unwrap_or(cfg.max_file_size), threads: w.threads, rebuild })
 }
 
 fn emit(f: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Result<(), String> {
@@ -181,20 +169,14 @@ fn emit(f: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Result<(), Str
 }
 
 /// Runs the incremental index with a progress bar on stderr when it is a terminal.
-fn update_index(
-    path: &Path,
-    opts: &IndexOptions,
-    quiet: bool,
-) -> Result<index::IndexReport, String> {
+fn update_index(path: &Path, opts: &IndexOptions, quiet: bool) -> Result<index::IndexReport, String> {
     let show = !quiet && std::io::stderr().is_terminal();
     let bar = indicatif::ProgressBar::hidden();
     if show {
         bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
         bar.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{spinner} parsing {pos}/{len} files {wide_bar} {elapsed}",
-            )
-            .expect("valid template"),
+            indicatif::ProgressStyle::with_template("{spinner} parsing {pos}/{len} files {wide_bar} {elapsed}")
+                .expect("valid template"),
         );
     }
     let progress = |done: u64, total: u64| {
@@ -215,11 +197,7 @@ fn run_index(a: IndexArgs) -> Result<Exit, String> {
         let changes = index::check(&a.path, &opts).map_err(|e| e.to_string())?;
         let fresh = matches!(&changes, Ok(c) if c.is_empty());
         emit(|w| output::check_report(w, &changes, format))?;
-        return Ok(if fresh {
-            Exit::Success
-        } else {
-            Exit::StaleIndex
-        });
+        return Ok(if fresh { Exit::Success } else { Exit::StaleIndex });
     }
     let report = update_index(&a.path, &opts, a.common.quiet)?;
     emit(|w| output::index_report(w, &report, format))?;
@@ -235,7 +213,11 @@ fn run_facts(a: FactsArgs) -> Result<Exit, String> {
     let relation = match &a.relation {
         None => None,
         Some(name) => Some(RelId::by_name(name).ok_or_else(|| {
-            let near = RELATIONS.iter().min_by_key(|r| crate::config::edit_distance(&name.to_lowercase(), &r.name.to_lowercase())).map(|r| r.name).unwrap_or("File");
+            let near = RELATIONS
+                .iter()
+                .min_by_key(|r| crate::config::edit_distance(&name.to_lowercase(), &r.name.to_lowercase()))
+                .map(|r| r.name)
+                .unwrap_or("File");
             format!("unknown relation `{name}`; did you mean `{near}`? (`andon facts --schema` lists them)")
         })?),
     };

@@ -10,9 +10,7 @@ pub fn manifest_kind(path: &str) -> Option<&'static str> {
         "Cargo.toml" => "cargo",
         "package.json" => "npm",
         "pyproject.toml" | "setup.cfg" | "setup.py" => "python",
-        n if (n.starts_with("tsconfig") || n.starts_with("jsconfig")) && n.ends_with(".json") => {
-            "tsconfig"
-        }
+        n if (n.starts_with("tsconfig") || n.starts_with("jsconfig")) && n.ends_with(".json") => "tsconfig",
         _ => return None,
     })
 }
@@ -50,44 +48,27 @@ struct M<'a> {
 
 impl M<'_> {
     fn manifest(&mut self, eco: &str, name: &str) {
-        self.b
-            .push(rel::MANIFEST, &[self.path.into(), eco.into(), name.into()]);
+        self.b.push(rel::MANIFEST, &[self.path.into(), eco.into(), name.into()]);
     }
     fn error(&mut self, line: u32, msg: &str) {
-        self.b.push(
-            rel::MANIFEST_ERROR,
-            &[self.path.into(), line.into(), msg.into()],
-        );
+        self.b.push(rel::MANIFEST_ERROR, &[self.path.into(), line.into(), msg.into()]);
     }
     fn dep(&mut self, name: &str, kind: &str) {
-        self.b.push(
-            rel::DECLARES_DEPENDENCY,
-            &[self.path.into(), name.into(), kind.into()],
-        );
+        self.b.push(rel::DECLARES_DEPENDENCY, &[self.path.into(), name.into(), kind.into()]);
     }
     fn dep_path(&mut self, name: &str, rel_dir: &str) {
         let target = join(self.dir, rel_dir);
-        self.b.push(
-            rel::DEPENDENCY_PATH,
-            &[self.path.into(), name.into(), target.as_str().into()],
-        );
+        self.b.push(rel::DEPENDENCY_PATH, &[self.path.into(), name.into(), target.as_str().into()]);
     }
     fn entry(&mut self, kind: &str, rel_file: &str) {
         let target = join(self.dir, rel_file);
-        self.b.push(
-            rel::MANIFEST_ENTRY,
-            &[self.path.into(), kind.into(), target.as_str().into()],
-        );
+        self.b.push(rel::MANIFEST_ENTRY, &[self.path.into(), kind.into(), target.as_str().into()]);
     }
 }
 
 /// Joins a repo-relative directory and a relative path, normalising `.` and `..`.
 pub fn join(dir: &str, rel_path: &str) -> String {
-    let mut parts: Vec<&str> = if dir.is_empty() {
-        Vec::new()
-    } else {
-        dir.split('/').collect()
-    };
+    let mut parts: Vec<&str> = if dir.is_empty() { Vec::new() } else { dir.split('/').collect() };
     for seg in rel_path.split(['/', '\\']) {
         match seg {
             "" | "." => {}
@@ -101,11 +82,7 @@ pub fn join(dir: &str, rel_path: &str) -> String {
 }
 
 fn line_of(src: &str, offset: usize) -> u32 {
-    src[..offset.min(src.len())]
-        .bytes()
-        .filter(|b| *b == b'\n')
-        .count() as u32
-        + 1
+    src[..offset.min(src.len())].bytes().filter(|b| *b == b'\n').count() as u32 + 1
 }
 
 fn parse_toml(m: &mut M, src: &str) -> Option<toml::Table> {
@@ -126,18 +103,10 @@ fn cargo(m: &mut M, src: &str) {
         return;
     };
     let pkg = t.get("package").and_then(|p| p.as_table());
-    let name = pkg
-        .and_then(|p| p.get("name"))
-        .and_then(|n| n.as_str())
-        .unwrap_or("");
+    let name = pkg.and_then(|p| p.get("name")).and_then(|n| n.as_str()).unwrap_or("");
     m.manifest("cargo", name);
     if let Some(ws) = t.get("workspace").and_then(|w| w.as_table()) {
-        for member in ws
-            .get("members")
-            .and_then(|v| v.as_array())
-            .into_iter()
-            .flatten()
-        {
+        for member in ws.get("members").and_then(|v| v.as_array()).into_iter().flatten() {
             if let Some(s) = member.as_str() {
                 m.b.push(rel::WORKSPACE_MEMBER, &[m.path.into(), s.into()]);
             }
@@ -153,21 +122,10 @@ fn cargo(m: &mut M, src: &str) {
             .and_then(|n| n.as_str())
             .map(str::to_string)
             .unwrap_or_else(|| name.replace('-', "_"));
-        m.b.push(
-            rel::IMPORT_NAME,
-            &[m.path.into(), name.into(), lib_name.as_str().into()],
-        );
-        let lib_path = lib
-            .and_then(|l| l.get("path"))
-            .and_then(|p| p.as_str())
-            .unwrap_or("src/lib.rs");
+        m.b.push(rel::IMPORT_NAME, &[m.path.into(), name.into(), lib_name.as_str().into()]);
+        let lib_path = lib.and_then(|l| l.get("path")).and_then(|p| p.as_str()).unwrap_or("src/lib.rs");
         m.entry("lib", lib_path);
-        for bin in t
-            .get("bin")
-            .and_then(|b| b.as_array())
-            .into_iter()
-            .flatten()
-        {
+        for bin in t.get("bin").and_then(|b| b.as_array()).into_iter().flatten() {
             if let Some(p) = bin.get("path").and_then(|p| p.as_str()) {
                 m.entry("bin", p);
             }
@@ -178,26 +136,15 @@ fn cargo(m: &mut M, src: &str) {
         } else {
             m.entry("build", "build.rs");
         }
-        for (kind, key) in [
-            ("normal", "dependencies"),
-            ("dev", "dev-dependencies"),
-            ("build", "build-dependencies"),
-        ] {
+        for (kind, key) in [("normal", "dependencies"), ("dev", "dev-dependencies"), ("build", "build-dependencies")] {
             if let Some(deps) = t.get(key).and_then(|d| d.as_table()) {
                 cargo_deps(m, deps, kind);
             }
         }
-        for target in t
-            .get("target")
-            .and_then(|x| x.as_table())
-            .into_iter()
-            .flat_map(|x| x.values())
-        {
-            for (kind, key) in [
-                ("normal", "dependencies"),
-                ("dev", "dev-dependencies"),
-                ("build", "build-dependencies"),
-            ] {
+        for target in t.get("target").and_then(|x| x.as_table()).into_iter().flat_map(|x| x.values()) {
+            for (kind, key) in
+                [("normal", "dependencies"), ("dev", "dev-dependencies"), ("build", "build-dependencies")]
+            {
                 if let Some(deps) = target.get(key).and_then(|d| d.as_table()) {
                     cargo_deps(m, deps, kind);
                 }
@@ -210,10 +157,7 @@ fn cargo_deps(m: &mut M, deps: &toml::Table, kind: &str) {
     for (key, spec) in deps {
         // `foo = { package = "bar" }` is imported as `foo`
         let name = key.as_str();
-        let optional = spec
-            .get("optional")
-            .and_then(|o| o.as_bool())
-            .unwrap_or(false);
+        let optional = spec.get("optional").and_then(|o| o.as_bool()).unwrap_or(false);
         m.dep(name, if optional { "optional" } else { kind });
         if let Some(p) = spec.get("path").and_then(|p| p.as_str()) {
             m.dep_path(name, p);
@@ -246,10 +190,7 @@ fn strip_jsonc(src: &str) -> String {
             }
             continue;
         } else if c == b'/' && b.get(i + 1) == Some(&b'*') {
-            let end = src[i + 2..]
-                .find("*/")
-                .map(|e| i + 2 + e + 2)
-                .unwrap_or(b.len());
+            let end = src[i + 2..].find("*/").map(|e| i + 2 + e + 2).unwrap_or(b.len());
             // keep newlines so line numbers stay right
             out.extend(src[i..end].chars().filter(|c| *c == '\n'));
             i = end;
@@ -269,11 +210,7 @@ fn strip_jsonc(src: &str) -> String {
 }
 
 fn parse_json(m: &mut M, src: &str, jsonc: bool) -> Option<serde_json::Value> {
-    let text = if jsonc {
-        strip_jsonc(src)
-    } else {
-        src.to_string()
-    };
+    let text = if jsonc { strip_jsonc(src) } else { src.to_string() };
     match serde_json::from_str::<serde_json::Value>(&text) {
         Ok(v) => Some(v),
         Err(e) => {
@@ -303,9 +240,8 @@ fn npm(m: &mut M, src: &str) {
         if let Some(deps) = v.get(key).and_then(|d| d.as_object()) {
             for (dep, version) in deps {
                 m.dep(dep, kind);
-                if let Some(p) = version
-                    .as_str()
-                    .and_then(|s| s.strip_prefix("file:").or_else(|| s.strip_prefix("link:")))
+                if let Some(p) =
+                    version.as_str().and_then(|s| s.strip_prefix("file:").or_else(|| s.strip_prefix("link:")))
                 {
                     m.dep_path(dep, p);
                 }
@@ -313,10 +249,8 @@ fn npm(m: &mut M, src: &str) {
         }
     }
     let ws = v.get("workspaces");
-    let members = ws.and_then(|w| w.as_array()).or_else(|| {
-        ws.and_then(|w| w.get("packages"))
-            .and_then(|p| p.as_array())
-    });
+    let members =
+        ws.and_then(|w| w.as_array()).or_else(|| ws.and_then(|w| w.get("packages")).and_then(|p| p.as_array()));
     for member in members.into_iter().flatten() {
         if let Some(s) = member.as_str() {
             m.b.push(rel::WORKSPACE_MEMBER, &[m.path.into(), s.into()]);
@@ -346,9 +280,7 @@ fn npm(m: &mut M, src: &str) {
 
 /// The distribution name in a PEP 508 requirement: `requests[socks]>=2; python_version<"3"` → `requests`.
 fn pep508_name(req: &str) -> &str {
-    let end = req
-        .find(|c: char| !(c.is_alphanumeric() || c == '-' || c == '_' || c == '.'))
-        .unwrap_or(req.len());
+    let end = req.find(|c: char| !(c.is_alphanumeric() || c == '-' || c == '_' || c == '.')).unwrap_or(req.len());
     req[..end].trim()
 }
 
@@ -358,10 +290,7 @@ fn pyproject(m: &mut M, src: &str) {
         return;
     };
     let project = t.get("project").and_then(|p| p.as_table());
-    let poetry = t
-        .get("tool")
-        .and_then(|x| x.get("poetry"))
-        .and_then(|p| p.as_table());
+    let poetry = t.get("tool").and_then(|x| x.get("poetry")).and_then(|p| p.as_table());
     let name = project
         .and_then(|p| p.get("name"))
         .or_else(|| poetry.and_then(|p| p.get("name")))
@@ -369,22 +298,12 @@ fn pyproject(m: &mut M, src: &str) {
         .unwrap_or("");
     m.manifest("python", name);
     if let Some(p) = project {
-        for d in p
-            .get("dependencies")
-            .and_then(|d| d.as_array())
-            .into_iter()
-            .flatten()
-        {
+        for d in p.get("dependencies").and_then(|d| d.as_array()).into_iter().flatten() {
             if let Some(s) = d.as_str() {
                 m.dep(pep508_name(s), "normal");
             }
         }
-        for group in p
-            .get("optional-dependencies")
-            .and_then(|d| d.as_table())
-            .into_iter()
-            .flat_map(|t| t.values())
-        {
+        for group in p.get("optional-dependencies").and_then(|d| d.as_table()).into_iter().flat_map(|t| t.values()) {
             for d in group.as_array().into_iter().flatten() {
                 if let Some(s) = d.as_str() {
                     m.dep(pep508_name(s), "optional");
@@ -392,12 +311,7 @@ fn pyproject(m: &mut M, src: &str) {
             }
         }
     }
-    for group in t
-        .get("dependency-groups")
-        .and_then(|d| d.as_table())
-        .into_iter()
-        .flat_map(|t| t.values())
-    {
+    for group in t.get("dependency-groups").and_then(|d| d.as_table()).into_iter().flat_map(|t| t.values()) {
         for d in group.as_array().into_iter().flatten() {
             if let Some(s) = d.as_str() {
                 m.dep(pep508_name(s), "dev");
@@ -406,23 +320,13 @@ fn pyproject(m: &mut M, src: &str) {
     }
     if let Some(p) = poetry {
         for (kind, key) in [("normal", "dependencies"), ("dev", "dev-dependencies")] {
-            for dep in p
-                .get(key)
-                .and_then(|d| d.as_table())
-                .into_iter()
-                .flat_map(|t| t.keys())
-            {
+            for dep in p.get(key).and_then(|d| d.as_table()).into_iter().flat_map(|t| t.keys()) {
                 if dep != "python" {
                     m.dep(dep, kind);
                 }
             }
         }
-        for pkg in p
-            .get("packages")
-            .and_then(|x| x.as_array())
-            .into_iter()
-            .flatten()
-        {
+        for pkg in p.get("packages").and_then(|x| x.as_array()).into_iter().flatten() {
             if let Some(inc) = pkg.get("include").and_then(|i| i.as_str()) {
                 m.b.push(rel::IMPORT_NAME, &[m.path.into(), name.into(), inc.into()]);
             }
@@ -539,10 +443,7 @@ fn tsconfig(m: &mut M, src: &str) {
         for (pattern, targets) in paths {
             for t in targets.as_array().into_iter().flatten() {
                 if let Some(s) = t.as_str() {
-                    m.b.push(
-                        rel::TS_PATH,
-                        &[m.path.into(), pattern.as_str().into(), s.into()],
-                    );
+                    m.b.push(rel::TS_PATH, &[m.path.into(), pattern.as_str().into(), s.into()]);
                 }
             }
         }
@@ -563,10 +464,7 @@ mod tests {
 
     #[test]
     fn pep508_names() {
-        assert_eq!(
-            pep508_name("requests[socks]>=2; python_version<'3'"),
-            "requests"
-        );
+        assert_eq!(pep508_name("requests[socks]>=2; python_version<'3'"), "requests");
         assert_eq!(pep508_name("zope.interface"), "zope.interface");
     }
 

@@ -99,8 +99,7 @@ pub const QUERY_SOURCES: [&str; 3] = [
 ];
 
 /// Grammar crate versions, part of the index fingerprint.
-pub const GRAMMAR_VERSIONS: &str =
-    "tree-sitter 0.27.1; rust 0.24.2; python 0.25.0; typescript 0.23.2";
+pub const GRAMMAR_VERSIONS: &str = "tree-sitter 0.27.1; rust 0.24.2; python 0.25.0; typescript 0.23.2";
 
 pub(crate) struct LangQuery {
     query: Query,
@@ -111,19 +110,13 @@ pub(crate) struct LangQuery {
 fn compile(grammar: Grammar, src: &'static str) -> LangQuery {
     let query = Query::new(&grammar.language(), src)
         .unwrap_or_else(|e| panic!("grammars/ query for {grammar:?} does not compile: {e}"));
-    let names = query
-        .capture_names()
-        .iter()
-        .map(|n| &*Box::leak(n.to_string().into_boxed_str()))
-        .collect();
+    let names = query.capture_names().iter().map(|n| &*Box::leak(n.to_string().into_boxed_str())).collect();
     LangQuery { query, names }
 }
 
 static RUST_QUERY: LazyLock<LangQuery> = LazyLock::new(|| compile(Grammar::Rust, QUERY_SOURCES[0]));
-static PYTHON_QUERY: LazyLock<LangQuery> =
-    LazyLock::new(|| compile(Grammar::Python, QUERY_SOURCES[1]));
-static TS_QUERY: LazyLock<LangQuery> =
-    LazyLock::new(|| compile(Grammar::TypeScript, QUERY_SOURCES[2]));
+static PYTHON_QUERY: LazyLock<LangQuery> = LazyLock::new(|| compile(Grammar::Python, QUERY_SOURCES[1]));
+static TS_QUERY: LazyLock<LangQuery> = LazyLock::new(|| compile(Grammar::TypeScript, QUERY_SOURCES[2]));
 static TSX_QUERY: LazyLock<LangQuery> = LazyLock::new(|| compile(Grammar::Tsx, QUERY_SOURCES[2]));
 
 /// Every capture name each query uses, for the vocabulary test.
@@ -150,18 +143,14 @@ impl Default for Context {
 
 impl Context {
     pub fn new() -> Context {
-        Context {
-            parsers: [None, None, None, None],
-            cursor: QueryCursor::new(),
-        }
+        Context { parsers: [None, None, None, None], cursor: QueryCursor::new() }
     }
 
     fn parse(&mut self, grammar: Grammar, src: &[u8]) -> Option<Tree> {
         let slot = &mut self.parsers[grammar as usize];
         let parser = slot.get_or_insert_with(|| {
             let mut p = Parser::new();
-            p.set_language(&grammar.language())
-                .expect("grammar ABI is supported by this tree-sitter");
+            p.set_language(&grammar.language()).expect("grammar ABI is supported by this tree-sitter");
             p
         });
         parser.parse(src, None)
@@ -178,17 +167,7 @@ pub fn extract_source(ctx: &mut Context, lang: Lang, path: &str, src: &str) -> S
         x.push(rel::TEST_FILE, &[path.into()]);
     }
     let Some(tree) = ctx.parse(grammar, src.as_bytes()) else {
-        x.push(
-            rel::PARSE_ERROR,
-            &[
-                path.into(),
-                1.into(),
-                1.into(),
-                1.into(),
-                1.into(),
-                "error".into(),
-            ],
-        );
+        x.push(rel::PARSE_ERROR, &[path.into(), 1.into(), 1.into(), 1.into(), 1.into(), "error".into()]);
         return x.finish();
     };
     let root = tree.root_node();
@@ -210,9 +189,7 @@ pub fn extract_source(ctx: &mut Context, lang: Lang, path: &str, src: &str) -> S
             match lang {
                 Lang::Rust => rust::on_capture(&mut x, cname, node, name),
                 Lang::Python => python::on_capture(&mut x, cname, node, name),
-                Lang::TypeScript | Lang::JavaScript => {
-                    typescript::on_capture(&mut x, cname, node, name)
-                }
+                Lang::TypeScript | Lang::JavaScript => typescript::on_capture(&mut x, cname, node, name),
             }
         }
     }
@@ -265,10 +242,7 @@ impl<'a> Extractor<'a> {
 
     pub fn reference(&mut self, line: u32, name: &'a str) {
         if self.seen_refs.insert((line, name)) {
-            self.b.push(
-                rel::REFERENCES,
-                &[self.path.into(), line.into(), name.into()],
-            );
+            self.b.push(rel::REFERENCES, &[self.path.into(), line.into(), name.into()]);
         }
     }
 
@@ -281,10 +255,7 @@ impl<'a> Extractor<'a> {
     pub fn define(&mut self, node: Node, name: &str, kind: &str, visibility: &str) {
         let (l, p) = (line(node), self.path);
         let end = node.end_position();
-        self.push(
-            rel::DEFINES,
-            &[p.into(), name.into(), kind.into(), l.into()],
-        );
+        self.push(rel::DEFINES, &[p.into(), name.into(), kind.into(), l.into()]);
         self.push(
             rel::DEF_SPAN,
             &[
@@ -296,58 +267,30 @@ impl<'a> Extractor<'a> {
                 (end.column as u32 + 1).into(),
             ],
         );
-        self.push(
-            rel::VISIBILITY,
-            &[p.into(), name.into(), l.into(), visibility.into()],
-        );
+        self.push(rel::VISIBILITY, &[p.into(), name.into(), l.into(), visibility.into()]);
     }
 
-    /// An import edge: one `Import` row per kind (`static` when it has no other kind).
+    /// An import edge: one `Import` row for its form (`static` or `dynamic`) and one per qualifier.
     pub fn import(&mut self, line: u32, spec: &str, kinds: &[&str]) {
         let p = self.path;
-        let mut any = false;
-        for k in kinds {
-            any = true;
-            self.push(
-                rel::IMPORT,
-                &[p.into(), line.into(), spec.into(), (*k).into()],
-            );
+        let form = if kinds.contains(&"dynamic") { "dynamic" } else { "static" };
+        self.push(rel::IMPORT, &[p.into(), line.into(), spec.into(), form.into()]);
+        for k in kinds.iter().filter(|k| **k != "dynamic") {
+            self.push(rel::IMPORT, &[p.into(), line.into(), spec.into(), (*k).into()]);
         }
         if self.test_file && !kinds.contains(&"test") {
-            any = true;
-            self.push(
-                rel::IMPORT,
-                &[p.into(), line.into(), spec.into(), "test".into()],
-            );
-        }
-        if !any {
-            self.push(
-                rel::IMPORT,
-                &[p.into(), line.into(), spec.into(), "static".into()],
-            );
+            self.push(rel::IMPORT, &[p.into(), line.into(), spec.into(), "test".into()]);
         }
     }
 
     pub fn imported_name(&mut self, line: u32, spec: &str, name: &str, alias: &str) {
-        self.push(
-            rel::IMPORTED_NAME,
-            &[
-                self.path.into(),
-                line.into(),
-                spec.into(),
-                name.into(),
-                alias.into(),
-            ],
-        );
+        self.push(rel::IMPORTED_NAME, &[self.path.into(), line.into(), spec.into(), name.into(), alias.into()]);
     }
 
     pub fn marker(&mut self, line: u32, kind: &str, text: &str) {
         self.push(rel::MARKER, &[self.path.into(), line.into(), kind.into()]);
         let t = text::clip(text.trim(), 200);
-        self.push(
-            rel::MARKER_TEXT,
-            &[self.path.into(), line.into(), t.as_str().into()],
-        );
+        self.push(rel::MARKER_TEXT, &[self.path.into(), line.into(), t.as_str().into()]);
     }
 
     /// Scans comment or string text for markers (comments only) and text that addresses the tool.
@@ -363,10 +306,7 @@ impl<'a> Extractor<'a> {
             }
             if text::addresses_tool(l) {
                 let clipped = text::clip(l.trim(), 200);
-                self.push(
-                    rel::SUSPECTED_INJECTION,
-                    &[self.path.into(), ln.into(), clipped.as_str().into()],
-                );
+                self.push(rel::SUSPECTED_INJECTION, &[self.path.into(), ln.into(), clipped.as_str().into()]);
             }
         }
     }
@@ -390,14 +330,8 @@ pub(crate) fn col(node: Node) -> u32 {
 pub(crate) fn unquote(s: &str) -> &str {
     let s = s.trim();
     // string prefixes (`r"…"`, `b'…'`, `f"…"`, Rust `r#"…"#`) only when a quote follows
-    let body = s
-        .trim_start_matches(['r', 'b', 'u', 'f', 'R', 'B', 'U', 'F', 'c'])
-        .trim_start_matches('#');
-    let s = if body.starts_with(['"', '\'']) {
-        body.trim_end_matches('#')
-    } else {
-        s
-    };
+    let body = s.trim_start_matches(['r', 'b', 'u', 'f', 'R', 'B', 'U', 'F', 'c']).trim_start_matches('#');
+    let s = if body.starts_with(['"', '\'']) { body.trim_end_matches('#') } else { s };
     for q in ["\"\"\"", "'''", "\"", "'", "`"] {
         if s.len() >= 2 * q.len() && s.starts_with(q) && s.ends_with(q) {
             return &s[q.len()..s.len() - q.len()];
@@ -410,13 +344,13 @@ pub(crate) fn unquote(s: &str) -> &str {
 pub fn is_test_path(path: &str, lang: Lang) -> bool {
     let mut parts = path.split('/');
     let name = parts.next_back().unwrap_or("");
-    let dir_test = path.split('/').rev().skip(1).any(|d| {
-        matches!(d, "tests" | "test" | "__tests__" | "testing" | "benches") || d.ends_with("_tests")
-    });
+    let dir_test = path
+        .split('/')
+        .rev()
+        .skip(1)
+        .any(|d| matches!(d, "tests" | "test" | "__tests__" | "testing" | "benches") || d.ends_with("_tests"));
     let name_test = match lang {
-        Lang::Python => {
-            name.starts_with("test_") || name.ends_with("_test.py") || name == "conftest.py"
-        }
+        Lang::Python => name.starts_with("test_") || name.ends_with("_test.py") || name == "conftest.py",
         Lang::Rust => name.ends_with("_test.rs") || name == "tests.rs",
         Lang::TypeScript | Lang::JavaScript => {
             let stem = name.split('.').collect::<Vec<_>>();
@@ -451,14 +385,8 @@ fn parse_errors(x: &mut Extractor, root: Node) -> Vec<(u32, u32)> {
         let end = n.end_position();
         // Recovery looks at the whole top-level statement around the error: tree-sitter often
         // folds the next lines into a broken statement without marking them as errors.
-        let top = ancestors(n)
-            .take_while(|a| a.parent().is_some())
-            .last()
-            .unwrap_or(n);
-        ranges.push((
-            line(top).min(line(n)),
-            (top.end_position().row as u32 + 1).max(end.row as u32 + 1),
-        ));
+        let top = ancestors(n).take_while(|a| a.parent().is_some()).last().unwrap_or(n);
+        ranges.push((line(top).min(line(n)), (top.end_position().row as u32 + 1).max(end.row as u32 + 1)));
         let kind = if n.is_missing() { "missing" } else { "error" };
         x.push(
             rel::PARSE_ERROR,
@@ -498,5 +426,74 @@ pub fn parse_only(ctx: &mut Context, lang: Lang, path: &str, src: &str) -> usize
                 return n;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every capture a query uses is one the extractors understand (grammars/README.md).
+    #[test]
+    fn capture_vocabulary_is_known() {
+        let known = [
+            "name",
+            "import.use",
+            "import.extern_crate",
+            "import.import",
+            "import.from",
+            "import.dynamic",
+            "import.export",
+            "import.require",
+            "mod",
+            "call",
+            "call.macro",
+            "ref",
+            "comment",
+            "string",
+            "raise",
+            "throw",
+            "export",
+        ];
+        for (lang, names) in capture_names() {
+            for n in names {
+                let ok = known.contains(&n) || n.starts_with("def.") || n.starts_with('_');
+                assert!(ok, "grammars/{lang}: unknown capture @{n}");
+            }
+        }
+    }
+
+    #[test]
+    fn languages_by_extension() {
+        for (p, l) in [
+            ("a.rs", Lang::Rust),
+            ("a.pyi", Lang::Python),
+            ("x/a.d.ts", Lang::TypeScript),
+            ("a.mts", Lang::TypeScript),
+            ("a.cjs", Lang::JavaScript),
+            ("a.jsx", Lang::JavaScript),
+        ] {
+            assert_eq!(Lang::from_path(p), Some(l), "{p}");
+        }
+        assert_eq!(Lang::from_path("Makefile"), None);
+    }
+
+    #[test]
+    fn unquote_strips_quotes_and_prefixes_only_around_strings() {
+        assert_eq!(unquote("\"./a\""), "./a");
+        assert_eq!(unquote("f'x'"), "x");
+        assert_eq!(unquote("r#\"raw\"#"), "raw");
+        assert_eq!(unquote("util"), "util");
+        assert_eq!(unquote("fmt"), "fmt");
+    }
+
+    #[test]
+    fn test_paths() {
+        assert!(is_test_path("tests/test_a.py", Lang::Python));
+        assert!(is_test_path("pkg/test_a.py", Lang::Python));
+        assert!(is_test_path("src/a.spec.ts", Lang::TypeScript));
+        assert!(is_test_path("src/__tests__/a.ts", Lang::TypeScript));
+        assert!(!is_test_path("src/contest.py", Lang::Python));
+        assert!(!is_test_path("src/latest.ts", Lang::TypeScript));
     }
 }

@@ -6,12 +6,7 @@ use tree_sitter::Node;
 use super::{Extractor, ancestors, line, unquote};
 use crate::facts::rel;
 
-pub(super) fn on_capture<'a>(
-    x: &mut Extractor<'a>,
-    cap: &str,
-    node: Node<'a>,
-    name: Option<Node<'a>>,
-) {
+pub(super) fn on_capture<'a>(x: &mut Extractor<'a>, cap: &str, node: Node<'a>, name: Option<Node<'a>>) {
     match cap {
         "import.import" => {
             let l = line(node);
@@ -56,16 +51,8 @@ pub(super) fn on_capture<'a>(
             for n in node.children_by_field_name("name", &mut c) {
                 let (nm, alias) = match n.kind() {
                     "aliased_import" => {
-                        let nm = n
-                            .child_by_field_name("name")
-                            .map(|v| x.text(v))
-                            .unwrap_or("");
-                        (
-                            nm,
-                            n.child_by_field_name("alias")
-                                .map(|v| x.text(v))
-                                .unwrap_or(nm),
-                        )
+                        let nm = n.child_by_field_name("name").map(|v| x.text(v)).unwrap_or("");
+                        (nm, n.child_by_field_name("alias").map(|v| x.text(v)).unwrap_or(nm))
                     }
                     _ => (x.text(n), x.text(n)),
                 };
@@ -93,28 +80,19 @@ pub(super) fn on_capture<'a>(
                 (_, true) => "method",
                 _ => "function",
             };
-            let vis = if nm.starts_with('_') && !(nm.starts_with("__") && nm.ends_with("__")) {
-                "private"
-            } else {
-                "public"
-            };
+            let vis =
+                if nm.starts_with('_') && !(nm.starts_with("__") && nm.ends_with("__")) { "private" } else { "public" };
             x.define(node, nm, kind, vis);
             if enclosing_scope(node).is_none() && vis == "public" {
                 x.push(rel::EXPORTS, &[x.path.into(), nm.into()]);
             }
             if kind != "class" && is_test_function(x, node, nm) {
-                x.push(
-                    rel::TEST_DEF,
-                    &[x.path.into(), nm.into(), line(node).into()],
-                );
+                x.push(rel::TEST_DEF, &[x.path.into(), nm.into(), line(node).into()]);
             }
             if kind != "class"
                 && let Some(stub) = stub_body(x, node)
             {
-                x.push(
-                    rel::STUB_BODY,
-                    &[x.path.into(), nm.into(), line(node).into(), stub.into()],
-                );
+                x.push(rel::STUB_BODY, &[x.path.into(), nm.into(), line(node).into(), stub.into()]);
             }
         }
         "def.variable" => {
@@ -124,11 +102,8 @@ pub(super) fn on_capture<'a>(
                 return;
             }
             let nm = x.text(n);
-            let vis = if nm.starts_with('_') && !(nm.starts_with("__") && nm.ends_with("__")) {
-                "private"
-            } else {
-                "public"
-            };
+            let vis =
+                if nm.starts_with('_') && !(nm.starts_with("__") && nm.ends_with("__")) { "private" } else { "public" };
             x.define(node, nm, "variable", vis);
             if nm == "__all__" {
                 if let Some(list) = node.child_by_field_name("right") {
@@ -169,26 +144,15 @@ pub(super) fn finish(_x: &mut Extractor, _root: Node) {}
 
 /// The nearest enclosing function or class, if any.
 fn enclosing_scope(node: Node) -> Option<Node> {
-    ancestors(node).find(|a| {
-        matches!(
-            a.kind(),
-            "function_definition" | "class_definition" | "lambda"
-        )
-    })
+    ancestors(node).find(|a| matches!(a.kind(), "function_definition" | "class_definition" | "lambda"))
 }
 
 fn raises_not_implemented(x: &Extractor, node: Node) -> bool {
     let Some(e) = node.named_child(0) else {
         return false;
     };
-    let callee = if e.kind() == "call" {
-        e.child_by_field_name("function")
-    } else {
-        Some(e)
-    };
-    callee.is_some_and(|c| {
-        x.text(c) == "NotImplementedError" || x.text(c).ends_with(".NotImplementedError")
-    })
+    let callee = if e.kind() == "call" { e.child_by_field_name("function") } else { Some(e) };
+    callee.is_some_and(|c| x.text(c) == "NotImplementedError" || x.text(c).ends_with(".NotImplementedError"))
 }
 
 fn is_test_function(x: &Extractor, node: Node, name: &str) -> bool {
@@ -201,8 +165,7 @@ fn is_test_function(x: &Extractor, node: Node, name: &str) -> bool {
     // unittest: a `test*` method of a class that derives from something named *TestCase
     enclosing_scope(node).is_some_and(|c| {
         c.kind() == "class_definition"
-            && c.child_by_field_name("superclasses")
-                .is_some_and(|s| x.text(s).contains("TestCase"))
+            && c.child_by_field_name("superclasses").is_some_and(|s| x.text(s).contains("TestCase"))
     })
 }
 
@@ -212,8 +175,7 @@ fn context_kinds(x: &Extractor, node: Node) -> Vec<&'static str> {
     let mut child = node;
     for a in ancestors(node) {
         if a.kind() == "if_statement"
-            && a.child_by_field_name("consequence")
-                .is_some_and(|c| c.id() == child.id())
+            && a.child_by_field_name("consequence").is_some_and(|c| c.id() == child.id())
             && a.child_by_field_name("condition").is_some_and(|c| {
                 let t = x.text(c);
                 t == "TYPE_CHECKING" || t.ends_with(".TYPE_CHECKING")
@@ -231,15 +193,10 @@ fn context_kinds(x: &Extractor, node: Node) -> Vec<&'static str> {
 fn stub_body(x: &Extractor, node: Node) -> Option<&'static str> {
     let body = node.child_by_field_name("body")?;
     let mut c = body.walk();
-    let mut stmts: Vec<Node> = body
-        .named_children(&mut c)
-        .filter(|n| n.kind() != "comment")
-        .collect();
+    let mut stmts: Vec<Node> = body.named_children(&mut c).filter(|n| n.kind() != "comment").collect();
     if stmts.len() == 2
         && stmts[0].kind() == "expression_statement"
-        && stmts[0]
-            .named_child(0)
-            .is_some_and(|s| s.kind() == "string")
+        && stmts[0].named_child(0).is_some_and(|s| s.kind() == "string")
     {
         stmts.remove(0);
     }
@@ -249,9 +206,7 @@ fn stub_body(x: &Extractor, node: Node) -> Option<&'static str> {
     let s = stmts[0];
     match s.kind() {
         "pass_statement" => Some("pass"),
-        "expression_statement" if s.named_child(0).is_some_and(|e| e.kind() == "ellipsis") => {
-            Some("ellipsis")
-        }
+        "expression_statement" if s.named_child(0).is_some_and(|e| e.kind() == "ellipsis") => Some("ellipsis"),
         "raise_statement" if raises_not_implemented(x, s) => Some("not-implemented"),
         _ => None,
     }
@@ -274,25 +229,14 @@ pub(super) fn recover_imports(x: &mut Extractor, broken: &[(u32, u32)]) {
             let _ = names;
             m.trim().to_string()
         } else if let Some(rest) = t.strip_prefix("import ") {
-            rest.split([',', ' ', '#'])
-                .next()
-                .unwrap_or("")
-                .trim()
-                .to_string()
+            rest.split([',', ' ', '#']).next().unwrap_or("").trim().to_string()
         } else {
             continue;
         };
-        if spec.is_empty()
-            || !spec
-                .chars()
-                .all(|c| c.is_alphanumeric() || c == '_' || c == '.')
-        {
+        if spec.is_empty() || !spec.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '.') {
             continue;
         }
         x.import(l, &spec, &[]);
-        x.push(
-            rel::IMPORT_RECOVERED,
-            &[x.path.into(), l.into(), spec.as_str().into()],
-        );
+        x.push(rel::IMPORT_RECOVERED, &[x.path.into(), l.into(), spec.as_str().into()]);
     }
 }

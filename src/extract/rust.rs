@@ -5,12 +5,7 @@ use tree_sitter::Node;
 use super::{Extractor, ancestors, line};
 use crate::facts::rel;
 
-pub(super) fn on_capture<'a>(
-    x: &mut Extractor<'a>,
-    cap: &str,
-    node: Node<'a>,
-    name: Option<Node<'a>>,
-) {
+pub(super) fn on_capture<'a>(x: &mut Extractor<'a>, cap: &str, node: Node<'a>, name: Option<Node<'a>>) {
     match cap {
         "import.use" => use_decl(x, node),
         "import.extern_crate" => {
@@ -32,24 +27,17 @@ pub(super) fn on_capture<'a>(
                 x.push(rel::EXPORTS, &[x.path.into(), modname.into()]);
             }
             if node.child_by_field_name("body").is_none() {
+                if !context_kinds(x, node).is_empty() || attributes(x, node).iter().any(|a| is_cfg_test(a)) {
+                    x.push(rel::CFG_TEST, &[x.path.into(), l.into()]);
+                }
                 let within = inline_mods(x, node);
-                x.push(
-                    rel::MOD_DECL,
-                    &[
-                        x.path.into(),
-                        l.into(),
-                        modname.into(),
-                        within.as_str().into(),
-                    ],
-                );
+                x.push(rel::MOD_DECL, &[x.path.into(), l.into(), modname.into(), within.as_str().into()]);
             }
         }
         c if c.starts_with("def.") => {
             let Some(n) = name else { return };
             let mut kind = &c[4..];
-            let in_impl = ancestors(node)
-                .take(2)
-                .any(|a| a.kind() == "impl_item" || a.kind() == "trait_item");
+            let in_impl = ancestors(node).take(2).any(|a| a.kind() == "impl_item" || a.kind() == "trait_item");
             if kind == "function" && in_impl {
                 kind = "method";
             }
@@ -61,16 +49,10 @@ pub(super) fn on_capture<'a>(
             }
             if kind == "function" || kind == "method" {
                 if has_test_attribute(x, node) {
-                    x.push(
-                        rel::TEST_DEF,
-                        &[x.path.into(), nm.into(), line(node).into()],
-                    );
+                    x.push(rel::TEST_DEF, &[x.path.into(), nm.into(), line(node).into()]);
                 }
                 if let Some(stub) = stub_body(x, node) {
-                    x.push(
-                        rel::STUB_BODY,
-                        &[x.path.into(), nm.into(), line(node).into(), stub.into()],
-                    );
+                    x.push(rel::STUB_BODY, &[x.path.into(), nm.into(), line(node).into(), stub.into()]);
                 }
             }
         }
@@ -84,11 +66,7 @@ pub(super) fn on_capture<'a>(
                 let m = x.text(n);
                 x.call(node, n);
                 if m == "todo" || m == "unimplemented" {
-                    let kind = if m == "todo" {
-                        "todo!"
-                    } else {
-                        "unimplemented!"
-                    };
+                    let kind = if m == "todo" { "todo!" } else { "unimplemented!" };
                     let t = x.text(node);
                     x.marker(line(node), kind, t);
                 }
@@ -117,10 +95,7 @@ fn use_decl<'a>(x: &mut Extractor<'a>, node: Node<'a>) {
     x.import_lines.insert(l);
     let within = inline_mods(x, node);
     if !within.is_empty() {
-        x.push(
-            rel::IMPORT_WITHIN,
-            &[x.path.into(), l.into(), within.as_str().into()],
-        );
+        x.push(rel::IMPORT_WITHIN, &[x.path.into(), l.into(), within.as_str().into()]);
     }
     let vis = visibility(x, node);
     let mut kinds = context_kinds(x, node);
@@ -173,14 +148,8 @@ fn flatten(x: &Extractor, node: Node, prefix: &mut Vec<String>, out: &mut Vec<Le
             if let Some(p) = node.child_by_field_name("path") {
                 segments(x, p, &mut path);
             }
-            let alias = node
-                .child_by_field_name("alias")
-                .map(|a| x.text(a).to_string());
-            out.push(Leaf {
-                path: strip_self(path),
-                alias,
-                glob: false,
-            });
+            let alias = node.child_by_field_name("alias").map(|a| x.text(a).to_string());
+            out.push(Leaf { path: strip_self(path), alias, glob: false });
         }
         "use_wildcard" => {
             let mut path = prefix.clone();
@@ -188,11 +157,7 @@ fn flatten(x: &Extractor, node: Node, prefix: &mut Vec<String>, out: &mut Vec<Le
             for child in node.named_children(&mut c) {
                 segments(x, child, &mut path);
             }
-            out.push(Leaf {
-                path,
-                alias: None,
-                glob: true,
-            });
+            out.push(Leaf { path, alias: None, glob: true });
         }
         "use_list" => {
             let mut c = node.walk();
@@ -216,11 +181,7 @@ fn flatten(x: &Extractor, node: Node, prefix: &mut Vec<String>, out: &mut Vec<Le
         _ => {
             let mut path = prefix.clone();
             segments(x, node, &mut path);
-            out.push(Leaf {
-                path: strip_self(path),
-                alias: None,
-                glob: false,
-            });
+            out.push(Leaf { path: strip_self(path), alias: None, glob: false });
         }
     }
 }
@@ -276,10 +237,7 @@ fn attributes<'a>(x: &Extractor<'a>, node: Node<'a>) -> Vec<&'a str> {
 fn has_test_attribute(x: &Extractor, node: Node) -> bool {
     attributes(x, node).iter().any(|a| {
         let inner = a.trim_start_matches("#[").trim_end_matches(']').trim();
-        inner == "test"
-            || inner.ends_with("::test")
-            || inner.starts_with("test(")
-            || inner.contains("::test(")
+        inner == "test" || inner.ends_with("::test") || inner.starts_with("test(") || inner.contains("::test(")
     })
 }
 
@@ -293,12 +251,9 @@ fn context_kinds(x: &Extractor, node: Node) -> Vec<&'static str> {
     let mut kinds = Vec::new();
     let in_test = x.test_file
         || file_is_cfg_test(x, node)
-        || ancestors(node)
-            .filter(|a| matches!(a.kind(), "mod_item" | "function_item" | "impl_item"))
-            .any(|a| {
-                attributes(x, a).iter().any(|t| is_cfg_test(t))
-                    || (a.kind() == "function_item" && has_test_attribute(x, a))
-            });
+        || ancestors(node).filter(|a| matches!(a.kind(), "mod_item" | "function_item" | "impl_item")).any(|a| {
+            attributes(x, a).iter().any(|t| is_cfg_test(t)) || (a.kind() == "function_item" && has_test_attribute(x, a))
+        });
     if in_test {
         kinds.push("test");
     }
@@ -312,12 +267,7 @@ fn file_is_cfg_test(x: &Extractor, node: Node) -> bool {
     let mut c = root.walk();
     let found = root
         .children(&mut c)
-        .take_while(|n| {
-            matches!(
-                n.kind(),
-                "inner_attribute_item" | "line_comment" | "block_comment"
-            )
-        })
+        .take_while(|n| matches!(n.kind(), "inner_attribute_item" | "line_comment" | "block_comment"))
         .any(|n| n.kind() == "inner_attribute_item" && is_cfg_test(x.text(n)));
     found
 }
@@ -326,10 +276,7 @@ fn file_is_cfg_test(x: &Extractor, node: Node) -> bool {
 fn stub_body(x: &Extractor, node: Node) -> Option<&'static str> {
     let body = node.child_by_field_name("body")?;
     let mut c = body.walk();
-    let stmts: Vec<Node> = body
-        .named_children(&mut c)
-        .filter(|n| !n.kind().ends_with("comment"))
-        .collect();
+    let stmts: Vec<Node> = body.named_children(&mut c).filter(|n| !n.kind().ends_with("comment")).collect();
     if stmts.len() != 1 {
         return None;
     }

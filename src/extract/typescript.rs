@@ -7,20 +7,13 @@ use tree_sitter::Node;
 use super::{Extractor, ancestors, line, unquote};
 use crate::facts::rel;
 
-pub(super) fn on_capture<'a>(
-    x: &mut Extractor<'a>,
-    cap: &str,
-    node: Node<'a>,
-    name: Option<Node<'a>>,
-) {
+pub(super) fn on_capture<'a>(x: &mut Extractor<'a>, cap: &str, node: Node<'a>, name: Option<Node<'a>>) {
     match cap {
         "import.import" => import_statement(x, node),
         "import.export" => export_from(x, node),
         "import.require" => {
             let l = line(node);
-            let arg = node
-                .child_by_field_name("arguments")
-                .and_then(|a| a.named_child(0));
+            let arg = node.child_by_field_name("arguments").and_then(|a| a.named_child(0));
             match arg.filter(|a| a.kind() == "string") {
                 Some(s) => {
                     let spec = unquote(x.text(s));
@@ -35,14 +28,10 @@ pub(super) fn on_capture<'a>(
         }
         "import.dynamic" => {
             let l = line(node);
-            let arg = node
-                .child_by_field_name("arguments")
-                .and_then(|a| a.named_child(0));
+            let arg = node.child_by_field_name("arguments").and_then(|a| a.named_child(0));
             let spec = match arg {
                 Some(s) if s.kind() == "string" => unquote(x.text(s)).to_string(),
-                Some(s) if s.kind() == "template_string" && !x.text(s).contains("${") => {
-                    unquote(x.text(s)).to_string()
-                }
+                Some(s) if s.kind() == "template_string" && !x.text(s).contains("${") => unquote(x.text(s)).to_string(),
                 _ => "<dynamic>".to_string(),
             };
             x.import(l, &spec, &["dynamic"]);
@@ -63,10 +52,7 @@ pub(super) fn on_capture<'a>(
             if matches!(kind, "function" | "method")
                 && let Some(stub) = stub_body(x, node)
             {
-                x.push(
-                    rel::STUB_BODY,
-                    &[x.path.into(), nm.into(), line(node).into(), stub.into()],
-                );
+                x.push(rel::STUB_BODY, &[x.path.into(), nm.into(), line(node).into(), stub.into()]);
             }
         }
         "export" => local_exports(x, node),
@@ -96,8 +82,7 @@ pub(super) fn finish(_x: &mut Extractor, _root: Node) {}
 
 fn has_token(node: Node, token: &str) -> bool {
     let mut c = node.walk();
-    node.children(&mut c)
-        .any(|n| !n.is_named() && n.kind() == token)
+    node.children(&mut c).any(|n| !n.is_named() && n.kind() == token)
 }
 
 fn import_statement<'a>(x: &mut Extractor<'a>, node: Node<'a>) {
@@ -106,10 +91,7 @@ fn import_statement<'a>(x: &mut Extractor<'a>, node: Node<'a>) {
     let mut c = node.walk();
     let children: Vec<Node> = node.named_children(&mut c).collect();
     // `import x = require("y")`
-    if let Some(req) = children
-        .iter()
-        .find(|n| n.kind() == "import_require_clause")
-    {
+    if let Some(req) = children.iter().find(|n| n.kind() == "import_require_clause") {
         if let Some(src) = req.child_by_field_name("source") {
             let spec = unquote(x.text(src));
             x.import(l, spec, if type_only { &["type_only"] } else { &[] });
@@ -125,10 +107,7 @@ fn import_statement<'a>(x: &mut Extractor<'a>, node: Node<'a>) {
         return;
     };
     let spec = unquote(x.text(src));
-    let clause = children
-        .iter()
-        .find(|n| n.kind() == "import_clause")
-        .copied();
+    let clause = children.iter().find(|n| n.kind() == "import_clause").copied();
     let mut names: Vec<(&str, &str, bool)> = Vec::new();
     if let Some(cl) = clause {
         let mut c = cl.walk();
@@ -142,10 +121,7 @@ fn import_statement<'a>(x: &mut Extractor<'a>, node: Node<'a>) {
                 }
                 "named_imports" => {
                     let mut c2 = part.walk();
-                    for spec_node in part
-                        .named_children(&mut c2)
-                        .filter(|n| n.kind() == "import_specifier")
-                    {
+                    for spec_node in part.named_children(&mut c2).filter(|n| n.kind() == "import_specifier") {
                         let Some(nm) = spec_node.child_by_field_name("name") else {
                             continue;
                         };
@@ -187,10 +163,7 @@ fn export_from<'a>(x: &mut Extractor<'a>, node: Node<'a>) {
         (Some(cl), _) => {
             x.import(l, spec, &kinds);
             let mut c2 = cl.walk();
-            for s in cl
-                .named_children(&mut c2)
-                .filter(|n| n.kind() == "export_specifier")
-            {
+            for s in cl.named_children(&mut c2).filter(|n| n.kind() == "export_specifier") {
                 let Some(nm) = s.child_by_field_name("name") else {
                     continue;
                 };
@@ -225,15 +198,9 @@ fn local_exports(x: &mut Extractor, node: Node) {
         x.push(rel::EXPORTS, &[x.path.into(), "default".into()]);
     }
     let mut c = node.walk();
-    for cl in node
-        .named_children(&mut c)
-        .filter(|n| n.kind() == "export_clause")
-    {
+    for cl in node.named_children(&mut c).filter(|n| n.kind() == "export_clause") {
         let mut c2 = cl.walk();
-        for s in cl
-            .named_children(&mut c2)
-            .filter(|n| n.kind() == "export_specifier")
-        {
+        for s in cl.named_children(&mut c2).filter(|n| n.kind() == "export_specifier") {
             let Some(nm) = s.child_by_field_name("name") else {
                 continue;
             };
@@ -248,11 +215,7 @@ fn local_exports(x: &mut Extractor, node: Node) {
 fn export_of(x: &Extractor, node: Node) -> (&'static str, bool) {
     for a in ancestors(node).take(3) {
         if a.kind() == "export_statement" {
-            return if has_token(a, "default") {
-                ("default", true)
-            } else {
-                ("exported", true)
-            };
+            return if has_token(a, "default") { ("default", true) } else { ("exported", true) };
         }
         if matches!(a.kind(), "program" | "statement_block" | "class_body") {
             break;
@@ -269,9 +232,7 @@ fn is_module_level(node: Node) -> bool {
     };
     match decl.parent() {
         Some(p) if p.kind() == "program" => true,
-        Some(p) if p.kind() == "export_statement" => {
-            p.parent().is_some_and(|g| g.kind() == "program")
-        }
+        Some(p) if p.kind() == "export_statement" => p.parent().is_some_and(|g| g.kind() == "program"),
         _ => false,
     }
 }
@@ -297,15 +258,11 @@ fn throws_not_implemented(x: &Extractor, node: Node) -> bool {
     } else {
         return false;
     };
-    let args = e
-        .child_by_field_name("arguments")
-        .and_then(|a| a.named_child(0));
+    let args = e.child_by_field_name("arguments").and_then(|a| a.named_child(0));
     args.is_some_and(|a| {
         matches!(a.kind(), "string" | "template_string") && {
             let t = x.text(a).to_ascii_lowercase();
-            t.contains("not implemented")
-                || t.contains("not yet implemented")
-                || t.contains("unimplemented")
+            t.contains("not implemented") || t.contains("not yet implemented") || t.contains("unimplemented")
         }
     })
 }
@@ -313,14 +270,8 @@ fn throws_not_implemented(x: &Extractor, node: Node) -> bool {
 fn stub_body(x: &Extractor, node: Node) -> Option<&'static str> {
     let body = node.child_by_field_name("body")?;
     let mut c = body.walk();
-    let stmts: Vec<Node> = body
-        .named_children(&mut c)
-        .filter(|n| n.kind() != "comment")
-        .collect();
-    if stmts.len() == 1
-        && stmts[0].kind() == "throw_statement"
-        && throws_not_implemented(x, stmts[0])
-    {
+    let stmts: Vec<Node> = body.named_children(&mut c).filter(|n| n.kind() != "comment").collect();
+    if stmts.len() == 1 && stmts[0].kind() == "throw_statement" && throws_not_implemented(x, stmts[0]) {
         return Some("not-implemented");
     }
     None
@@ -335,16 +286,11 @@ fn test_call(x: &mut Extractor, node: Node, name: Node) {
     if !matches!(callee, "it" | "test") {
         return;
     }
-    if let Some(arg) = node
-        .child_by_field_name("arguments")
-        .and_then(|a| a.named_child(0))
+    if let Some(arg) = node.child_by_field_name("arguments").and_then(|a| a.named_child(0))
         && matches!(arg.kind(), "string" | "template_string")
     {
         let title = unquote(x.text(arg)).to_string();
-        x.push(
-            rel::TEST_DEF,
-            &[x.path.into(), title.as_str().into(), line(node).into()],
-        );
+        x.push(rel::TEST_DEF, &[x.path.into(), title.as_str().into(), line(node).into()]);
     }
 }
 
@@ -371,29 +317,18 @@ pub(super) fn recover_imports(x: &mut Extractor, broken: &[(u32, u32)]) {
             None => continue,
         };
         let mut kinds = Vec::new();
-        let after_kw = t
-            .trim_start_matches("import")
-            .trim_start_matches("export")
-            .trim_start();
+        let after_kw = t.trim_start_matches("import").trim_start_matches("export").trim_start();
         if after_kw.starts_with("type ") {
             kinds.push("type_only");
         }
         if is_export {
             kinds.push("re_export");
-            if after_kw
-                .trim_start_matches("type ")
-                .trim_start()
-                .starts_with('*')
-                && !after_kw.contains(" as ")
-            {
+            if after_kw.trim_start_matches("type ").trim_start().starts_with('*') && !after_kw.contains(" as ") {
                 kinds.push("wildcard");
             }
         }
         x.import(l, spec, &kinds);
-        x.push(
-            rel::IMPORT_RECOVERED,
-            &[x.path.into(), l.into(), spec.into()],
-        );
+        x.push(rel::IMPORT_RECOVERED, &[x.path.into(), l.into(), spec.into()]);
     }
 }
 

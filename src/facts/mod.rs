@@ -42,10 +42,7 @@ impl RelId {
         self.info().columns.len()
     }
     pub fn by_name(name: &str) -> Option<RelId> {
-        RELATIONS
-            .iter()
-            .position(|r| r.name == name)
-            .map(|i| RelId(i as u16))
+        RELATIONS.iter().position(|r| r.name == name).map(|i| RelId(i as u16))
     }
 }
 
@@ -89,9 +86,7 @@ impl Segment {
 
     /// Rows of relation `rel`, each as its column slice.
     pub fn rows_of(&self, rel: RelId) -> impl Iterator<Item = &[u32]> + '_ {
-        SegmentRows { seg: self, pos: 0 }
-            .filter(move |(r, _)| *r == rel)
-            .map(|(_, c)| c)
+        SegmentRows { seg: self, pos: 0 }.filter(move |(r, _)| *r == rel).map(|(_, c)| c)
     }
 
     /// All rows, each as (relation, columns).
@@ -200,10 +195,7 @@ pub struct Facts {
 
 impl Facts {
     pub fn from_segments<'a>(segments: impl IntoIterator<Item = &'a Segment>) -> Facts {
-        let mut f = Facts {
-            tables: vec![Vec::new(); RELATIONS.len()],
-            ..Default::default()
-        };
+        let mut f = Facts { tables: vec![Vec::new(); RELATIONS.len()], ..Default::default() };
         for seg in segments {
             let map: Vec<u32> = seg.strings.iter().map(|s| f.intern(s)).collect();
             for (rel, cols) in seg.all_rows() {
@@ -212,13 +204,7 @@ impl Facts {
                     .columns
                     .iter()
                     .zip(cols)
-                    .map(|(c, &v)| {
-                        if c.ty == ColType::Int {
-                            v
-                        } else {
-                            map[v as usize]
-                        }
-                    })
+                    .map(|(c, &v)| if c.ty == ColType::Int { v } else { map[v as usize] })
                     .collect();
                 f.tables[rel.0 as usize].push(row);
             }
@@ -259,11 +245,7 @@ impl Facts {
 /// depends on interning order.
 fn cmp_rows(info: &RelationInfo, strings: &[String], a: &[u32], b: &[u32]) -> std::cmp::Ordering {
     for ((c, x), y) in info.columns.iter().zip(a).zip(b) {
-        let o = if c.ty == ColType::Int {
-            x.cmp(y)
-        } else {
-            strings[*x as usize].cmp(&strings[*y as usize])
-        };
+        let o = if c.ty == ColType::Int { x.cmp(y) } else { strings[*x as usize].cmp(&strings[*y as usize]) };
         if o.is_ne() {
             return o;
         }

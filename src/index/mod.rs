@@ -19,9 +19,7 @@ use fs4::fs_std::FileExt;
 use rayon::prelude::*;
 
 use crate::extract::{self, Lang, manifest};
-use crate::facts::{
-    EXTRACT_DIGEST, Facts, RULES_DIGEST, SCHEMA_TEXT, Segment, SegmentBuilder, rel,
-};
+use crate::facts::{EXTRACT_DIGEST, Facts, RULES_DIGEST, SCHEMA_TEXT, Segment, SegmentBuilder, rel};
 use walk::{FileKind, WalkEntry, WalkOptions};
 
 pub const FORMAT_VERSION: u32 = 1;
@@ -96,16 +94,8 @@ pub enum Error {
 impl std::fmt::Display for Error {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Error::NoSuchPath(p) => write!(
-                f,
-                "{}: no such directory; pass the repository to index",
-                p.display()
-            ),
-            Error::NotADirectory(p) => write!(
-                f,
-                "{}: not a directory; pass the repository root",
-                p.display()
-            ),
+            Error::NoSuchPath(p) => write!(f, "{}: no such directory; pass the repository to index", p.display()),
+            Error::NotADirectory(p) => write!(f, "{}: not a directory; pass the repository root", p.display()),
             Error::Io { path, err } => write!(f, "{}: {err}", path.display()),
             Error::Config(m) => write!(f, "{m}"),
         }
@@ -113,19 +103,13 @@ impl std::fmt::Display for Error {
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
-    move |err| Error::Io {
-        path: path.to_path_buf(),
-        err,
-    }
+    move |err| Error::Io { path: path.to_path_buf(), err }
 }
 
 /// Everything that decides whether a stored index may be trusted by this build of andon.
 pub fn fingerprint() -> String {
     let h = |s: &str| xxhash_rust::xxh3::xxh3_64(s.as_bytes());
-    let q = extract::QUERY_SOURCES
-        .iter()
-        .map(|s| h(s))
-        .fold(0u64, |a, b| a.rotate_left(7) ^ b);
+    let q = extract::QUERY_SOURCES.iter().map(|s| h(s)).fold(0u64, |a, b| a.rotate_left(7) ^ b);
     format!(
         "andon {}; index {FORMAT_VERSION}; schema {:016x}; grammars {} / queries {q:016x}; rules {RULES_DIGEST:016x}; extract {EXTRACT_DIGEST:016x}",
         env!("CARGO_PKG_VERSION"),
@@ -217,28 +201,20 @@ enum LoadError {
 fn read_head(path: &Path) -> Result<Head, LoadError> {
     let mut bytes = Vec::new();
     match File::open(path) {
-        Ok(mut f) => f
-            .read_to_end(&mut bytes)
-            .map_err(|e| LoadError::Untrusted(format!("unreadable ({e})")))?,
+        Ok(mut f) => f.read_to_end(&mut bytes).map_err(|e| LoadError::Untrusted(format!("unreadable ({e})")))?,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(LoadError::Missing),
         Err(e) => return Err(LoadError::Untrusted(format!("unreadable ({e})"))),
     };
     if bytes.len() < 28 || &bytes[..8] != MAGIC {
-        return Err(LoadError::Untrusted(
-            "not an andon index (bad magic or truncated)".into(),
-        ));
+        return Err(LoadError::Untrusted("not an andon index (bad magic or truncated)".into()));
     }
     let version = u32::from_le_bytes(bytes[8..12].try_into().unwrap());
     if version != FORMAT_VERSION {
-        return Err(LoadError::Untrusted(format!(
-            "index format {version}, this andon reads {FORMAT_VERSION}"
-        )));
+        return Err(LoadError::Untrusted(format!("index format {version}, this andon reads {FORMAT_VERSION}")));
     }
     let sum = u128::from_le_bytes(bytes[12..28].try_into().unwrap());
     if xxhash_rust::xxh3::xxh3_128(&bytes[28..]) != sum {
-        return Err(LoadError::Untrusted(
-            "checksum mismatch (corrupt or truncated)".into(),
-        ));
+        return Err(LoadError::Untrusted("checksum mismatch (corrupt or truncated)".into()));
     }
     let bad = |e: postcard::Error| LoadError::Untrusted(format!("undecodable ({e})"));
     let (header, rest) = postcard::take_from_bytes::<Header>(&bytes[28..]).map_err(bad)?;
@@ -250,41 +226,23 @@ fn read_head(path: &Path) -> Result<Head, LoadError> {
     }
     let (files, rest) = postcard::take_from_bytes::<Vec<FileMeta>>(rest).map_err(bad)?;
     let rest_at = bytes.len() - rest.len();
-    Ok(Head {
-        header,
-        files,
-        bytes,
-        rest_at,
-    })
+    Ok(Head { header, files, bytes, rest_at })
 }
 
 fn decode_rest(head: Head) -> Result<Index, LoadError> {
     let bad = |e: postcard::Error| LoadError::Untrusted(format!("undecodable ({e})"));
-    let (segs, rest) =
-        postcard::take_from_bytes::<Vec<SegmentWire>>(&head.bytes[head.rest_at..]).map_err(bad)?;
+    let (segs, rest) = postcard::take_from_bytes::<Vec<SegmentWire>>(&head.bytes[head.rest_at..]).map_err(bad)?;
     let (global, rest) = postcard::take_from_bytes::<SegmentWire>(rest).map_err(bad)?;
     if !rest.is_empty() || segs.len() != head.files.len() {
         return Err(LoadError::Untrusted("inconsistent file table".into()));
     }
-    let to_seg = |w: SegmentWire| Segment {
-        strings: w.strings,
-        rows: w.rows,
-    };
+    let to_seg = |w: SegmentWire| Segment { strings: w.strings, rows: w.rows };
     let segments: Vec<Segment> = segs.into_iter().map(to_seg).collect();
     let global = to_seg(global);
-    if !segments
-        .iter()
-        .chain(std::iter::once(&global))
-        .all(Segment::validate)
-    {
+    if !segments.iter().chain(std::iter::once(&global)).all(Segment::validate) {
         return Err(LoadError::Untrusted("malformed fact rows".into()));
     }
-    Ok(Index {
-        header: head.header,
-        files: head.files,
-        segments,
-        global,
-    })
+    Ok(Index { header: head.header, files: head.files, segments, global })
 }
 
 /// Loads the stored index of `root` (read-only, no lock: writers replace the file atomically).
@@ -299,19 +257,10 @@ pub fn load(root: &Path) -> Result<Option<Index>, String> {
 fn write_index(dir: &Path, idx: &Index) -> Result<(), Error> {
     let mut payload = postcard::to_stdvec(&idx.header).expect("serializable");
     payload.extend(postcard::to_stdvec(&idx.files).expect("serializable"));
-    let segs: Vec<SegmentWire> = idx
-        .segments
-        .iter()
-        .map(|s| SegmentWire {
-            strings: s.strings.clone(),
-            rows: s.rows.clone(),
-        })
-        .collect();
+    let segs: Vec<SegmentWire> =
+        idx.segments.iter().map(|s| SegmentWire { strings: s.strings.clone(), rows: s.rows.clone() }).collect();
     payload.extend(postcard::to_stdvec(&segs).expect("serializable"));
-    let g = SegmentWire {
-        strings: idx.global.strings.clone(),
-        rows: idx.global.rows.clone(),
-    };
+    let g = SegmentWire { strings: idx.global.strings.clone(), rows: idx.global.rows.clone() };
     payload.extend(postcard::to_stdvec(&g).expect("serializable"));
     let mut bytes = Vec::with_capacity(payload.len() + 28);
     bytes.extend_from_slice(MAGIC);
@@ -341,21 +290,13 @@ fn lock(root: &Path) -> Result<(PathBuf, File), Error> {
         let _ = fs::write(&gi, "*\n");
     }
     let lock_path = dir.join("lock");
-    let f = fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&lock_path)
-        .map_err(io(&lock_path))?;
+    let f = fs::OpenOptions::new().create(true).truncate(false).write(true).open(&lock_path).map_err(io(&lock_path))?;
     f.lock_exclusive().map_err(io(&lock_path))?;
     Ok((dir, f))
 }
 
 fn now_ns() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(0)
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0)
 }
 
 fn kind_code(k: FileKind) -> (u8, Option<Lang>) {
@@ -384,11 +325,7 @@ fn stat_fresh(old: &FileMeta, e: &WalkEntry, stamp_ns: u64, max_size: u64) -> bo
 }
 
 /// Brings the index of `root` up to date and returns what was done.
-pub fn update(
-    root: &Path,
-    opts: &IndexOptions,
-    progress: &(dyn Fn(u64, u64) + Sync),
-) -> Result<IndexReport, Error> {
+pub fn update(root: &Path, opts: &IndexOptions, progress: &(dyn Fn(u64, u64) + Sync)) -> Result<IndexReport, Error> {
     let t0 = Instant::now();
     let root = check_root(root)?;
     let (dir, _lock) = lock(&root)?;
@@ -411,20 +348,11 @@ pub fn update(
     let (walked, walk_errors) = walk::walk(&root, &opts.walk).map_err(Error::Config)?;
     let mut diagnostics: Vec<Diag> = walk_errors
         .iter()
-        .map(|e| Diag {
-            path: e.rel.clone(),
-            line: 0,
-            kind: e.reason.to_string(),
-            message: e.message.clone(),
-        })
+        .map(|e| Diag { path: e.rel.clone(), line: 0, kind: e.reason.to_string(), message: e.message.clone() })
         .collect();
     let old_files: &[FileMeta] = head.as_ref().map(|h| h.files.as_slice()).unwrap_or(&[]);
     let old_stamp = head.as_ref().map(|h| h.header.stamp_ns).unwrap_or(0);
-    let by_path: HashMap<&str, usize> = old_files
-        .iter()
-        .enumerate()
-        .map(|(i, f)| (f.path.as_str(), i))
-        .collect();
+    let by_path: HashMap<&str, usize> = old_files.iter().enumerate().map(|(i, f)| (f.path.as_str(), i)).collect();
 
     // Stat-fresh files are reused without reading; everything else is read, hashed and (if the
     // hash changed) parsed, largest first so one huge file never waits at the end.
@@ -468,22 +396,14 @@ pub fn update(
     for (i, job) in results {
         jobs[i] = Some(job);
     }
-    let jobs: Vec<Job> = jobs
-        .into_iter()
-        .map(|j| j.expect("every walked file was looked at"))
-        .collect();
+    let jobs: Vec<Job> = jobs.into_iter().map(|j| j.expect("every walked file was looked at")).collect();
 
     let parsed = jobs.iter().filter(|j| matches!(j, Job::New(..))).count() as u64;
     let rehashed = todo.len() as u64;
     let reused = jobs.len() as u64 - parsed;
     let present: std::collections::HashSet<&str> = walked.iter().map(|w| w.rel.as_str()).collect();
-    let removed = old_files
-        .iter()
-        .filter(|f| !present.contains(f.path.as_str()))
-        .count() as u64;
-    let metas_changed = jobs
-        .iter()
-        .any(|j| matches!(j, Job::Reuse(oi, m) if old_files[*oi] != *m));
+    let removed = old_files.iter().filter(|f| !present.contains(f.path.as_str())).count() as u64;
+    let metas_changed = jobs.iter().any(|j| matches!(j, Job::Reuse(oi, m) if old_files[*oi] != *m));
     let structure_changed = parsed > 0 || removed > 0 || head.is_none();
 
     if !structure_changed && !metas_changed {
@@ -510,15 +430,7 @@ pub fn update(
                 // The head was sound but the body is not: parse everything again.
                 let why = format!("{}: {why}; rebuilding", rel_display(&root, &ipath));
                 drop(_lock);
-                return update(
-                    &root,
-                    &IndexOptions {
-                        rebuild: true,
-                        ..opts.clone()
-                    },
-                    progress,
-                )
-                .map(|mut r| {
+                return update(&root, &IndexOptions { rebuild: true, ..opts.clone() }, progress).map(|mut r| {
                     r.rebuilt = Some(why);
                     r
                 });
@@ -528,10 +440,7 @@ pub fn update(
         None => None,
     };
     let (mut old_segments, old_global) = match old {
-        Some(i) => (
-            i.segments.into_iter().map(Some).collect::<Vec<_>>(),
-            Some(i.global),
-        ),
+        Some(i) => (i.segments.into_iter().map(Some).collect::<Vec<_>>(), Some(i.global)),
         None => (Vec::new(), None),
     };
     let mut files = Vec::with_capacity(jobs.len());
@@ -554,16 +463,7 @@ pub fn update(
         _ => crate::resolve::resolve(&files, &segments),
     };
     let summary = summarize(&files, &segments, &global);
-    let idx = Index {
-        header: Header {
-            fingerprint: fingerprint(),
-            stamp_ns,
-            summary,
-        },
-        files,
-        segments,
-        global,
-    };
+    let idx = Index { header: Header { fingerprint: fingerprint(), stamp_ns, summary }, files, segments, global };
     write_index(&dir, &idx)?;
     let diagnostics = with_stored_diags(diagnostics, Some(&idx));
     Ok(IndexReport {
@@ -588,12 +488,7 @@ fn with_stored_diags(mut diags: Vec<Diag>, idx: Option<&Index>) -> Vec<Diag> {
             for r in seg.rows_of(rel::SKIPPED) {
                 let (p, why) = (seg.str(r[0]), seg.str(r[1]));
                 if !diags.iter().any(|d| d.path == p && d.kind == why) {
-                    diags.push(Diag {
-                        path: p.into(),
-                        line: 0,
-                        kind: why.into(),
-                        message: skipped_message(why),
-                    });
+                    diags.push(Diag { path: p.into(), line: 0, kind: why.into(), message: skipped_message(why) });
                 }
             }
             for r in seg.rows_of(rel::MANIFEST_ERROR) {
@@ -614,10 +509,7 @@ fn with_stored_diags(mut diags: Vec<Diag>, idx: Option<&Index>) -> Vec<Diag> {
 fn skipped_message(why: &str) -> String {
     match why {
         "binary" => "binary file (a NUL byte in its first 8 KiB); not parsed".into(),
-        "too-large" => {
-            "larger than the size limit (`index.max_file_size` / `--max-filesize`); not parsed"
-                .into()
-        }
+        "too-large" => "larger than the size limit (`index.max_file_size` / `--max-filesize`); not parsed".into(),
         "unreadable" => "cannot be read; check its permissions".into(),
         other => other.to_string(),
     }
@@ -640,12 +532,7 @@ fn check_root(root: &Path) -> Result<PathBuf, Error> {
 }
 
 /// Reads, hashes and (when new) parses one file.
-fn look_at(
-    ctx: &mut extract::Context,
-    e: &WalkEntry,
-    old: Option<(usize, &FileMeta)>,
-    max_size: u64,
-) -> Job {
+fn look_at(ctx: &mut extract::Context, e: &WalkEntry, old: Option<(usize, &FileMeta)>, max_size: u64) -> Job {
     let (kind, lang) = kind_code(e.kind);
     let mut meta = FileMeta {
         path: e.rel.clone(),
@@ -660,12 +547,7 @@ fn look_at(
         let mut b = SegmentBuilder::new();
         b.push(rel::SKIPPED, &[e.rel.as_str().into(), why.into()]);
         meta.skipped = Some(why.to_string());
-        let d = Diag {
-            path: e.rel.clone(),
-            line: 0,
-            kind: why.to_string(),
-            message,
-        };
+        let d = Diag { path: e.rel.clone(), line: 0, kind: why.to_string(), message };
         Job::New(meta, b.finish(), vec![d])
     };
     if e.size > max_size {
@@ -675,23 +557,12 @@ fn look_at(
         {
             return Job::Reuse(oi, meta);
         }
-        return skip(
-            meta,
-            "too-large",
-            format!(
-                "{} bytes, over the {max_size}-byte limit; not parsed",
-                e.size
-            ),
-        );
+        return skip(meta, "too-large", format!("{} bytes, over the {max_size}-byte limit; not parsed", e.size));
     }
     let bytes = match fs::read(&e.abs) {
         Ok(b) => b,
         Err(err) => {
-            return skip(
-                meta,
-                "unreadable",
-                format!("cannot be read ({err}); check its permissions"),
-            );
+            return skip(meta, "unreadable", format!("cannot be read ({err}); check its permissions"));
         }
     };
     meta.hash = xxhash_rust::xxh3::xxh3_128(&bytes);
@@ -721,9 +592,7 @@ fn look_at(
         }
     };
     let mut seg = match e.kind {
-        FileKind::Source(l) | FileKind::SourceAndManifest(l) => {
-            extract::extract_source(ctx, l, &e.rel, &text)
-        }
+        FileKind::Source(l) | FileKind::SourceAndManifest(l) => extract::extract_source(ctx, l, &e.rel, &text),
         FileKind::Manifest => Segment::default(),
     };
     let mut b = SegmentBuilder::new();
@@ -734,13 +603,7 @@ fn look_at(
             .columns
             .iter()
             .zip(cols)
-            .map(|(c, &v)| {
-                if c.ty == crate::facts::ColType::Int {
-                    v.into()
-                } else {
-                    seg.str(v).into()
-                }
-            })
+            .map(|(c, &v)| if c.ty == crate::facts::ColType::Int { v.into() } else { seg.str(v).into() })
             .collect();
         b.push(r, &vals);
     }
@@ -748,23 +611,12 @@ fn look_at(
         let hex = format!("{:032x}", meta.hash);
         b.push(
             rel::FILE_HASH,
-            &[
-                e.rel.as_str().into(),
-                hex.as_str().into(),
-                (e.size.min(u32::MAX as u64) as u32).into(),
-            ],
+            &[e.rel.as_str().into(), hex.as_str().into(), (e.size.min(u32::MAX as u64) as u32).into()],
         );
         if let Some(d) = diags.first() {
             b.push(
                 rel::PARSE_ERROR,
-                &[
-                    e.rel.as_str().into(),
-                    d.line.into(),
-                    1.into(),
-                    d.line.into(),
-                    1.into(),
-                    "invalid-utf8".into(),
-                ],
+                &[e.rel.as_str().into(), d.line.into(), 1.into(), d.line.into(), 1.into(), "invalid-utf8".into()],
             );
         }
     }
@@ -829,35 +681,24 @@ pub fn check(root: &Path, opts: &IndexOptions) -> Result<Result<Vec<Change>, Str
         Ok(h) => h,
         Err(LoadError::Missing) => return Ok(Err("no index yet; run `andon index`".into())),
         Err(LoadError::Untrusted(why)) => {
-            return Ok(Err(format!(
-                "the stored index cannot be used: {why}; run `andon index`"
-            )));
+            return Ok(Err(format!("the stored index cannot be used: {why}; run `andon index`")));
         }
     };
     let (walked, _) = walk::walk(&root, &opts.walk).map_err(Error::Config)?;
-    let by_path: HashMap<&str, &FileMeta> =
-        head.files.iter().map(|f| (f.path.as_str(), f)).collect();
+    let by_path: HashMap<&str, &FileMeta> = head.files.iter().map(|f| (f.path.as_str(), f)).collect();
     let mut changes = Vec::new();
     for e in &walked {
         match by_path.get(e.rel.as_str()) {
-            None => changes.push(Change {
-                path: e.rel.clone(),
-                change: "added",
-            }),
+            None => changes.push(Change { path: e.rel.clone(), change: "added" }),
             Some(old) if stat_fresh(old, e, head.header.stamp_ns, opts.max_file_size) => {}
             Some(old) => {
                 let same = if e.size > opts.max_file_size {
                     old.skipped.as_deref() == Some("too-large") && old.size == e.size
                 } else {
-                    fs::read(&e.abs)
-                        .map(|b| xxhash_rust::xxh3::xxh3_128(&b) == old.hash)
-                        .unwrap_or(false)
+                    fs::read(&e.abs).map(|b| xxhash_rust::xxh3::xxh3_128(&b) == old.hash).unwrap_or(false)
                 };
                 if !same {
-                    changes.push(Change {
-                        path: e.rel.clone(),
-                        change: "modified",
-                    });
+                    changes.push(Change { path: e.rel.clone(), change: "modified" });
                 }
             }
         }
@@ -865,10 +706,7 @@ pub fn check(root: &Path, opts: &IndexOptions) -> Result<Result<Vec<Change>, Str
     let present: std::collections::HashSet<&str> = walked.iter().map(|w| w.rel.as_str()).collect();
     for f in &head.files {
         if !present.contains(f.path.as_str()) {
-            changes.push(Change {
-                path: f.path.clone(),
-                change: "deleted",
-            });
+            changes.push(Change { path: f.path.clone(), change: "deleted" });
         }
     }
     changes.sort_by(|a, b| a.path.cmp(&b.path));

@@ -40,13 +40,7 @@ pub struct WalkOptions {
 
 impl WalkOptions {
     pub fn standard() -> WalkOptions {
-        WalkOptions {
-            hidden: false,
-            no_ignore: false,
-            vendored: false,
-            follow_links: false,
-            exclude: Vec::new(),
-        }
+        WalkOptions { hidden: false, no_ignore: false, vendored: false, follow_links: false, exclude: Vec::new() }
     }
 }
 
@@ -118,8 +112,7 @@ pub fn walk(root: &Path, opts: &WalkOptions) -> Result<(Vec<WalkEntry>, Vec<Walk
         let mut ob = ignore::overrides::OverrideBuilder::new(root);
         for g in &opts.exclude {
             let pat = format!("!{}", g.trim_start_matches('!'));
-            ob.add(&pat)
-                .map_err(|e| format!("bad exclude glob `{g}`: {e}"))?;
+            ob.add(&pat).map_err(|e| format!("bad exclude glob `{g}`: {e}"))?;
         }
         let ov = ob.build().map_err(|e| format!("bad exclude globs: {e}"))?;
         b.overrides(ov);
@@ -143,11 +136,7 @@ pub fn walk(root: &Path, opts: &WalkOptions) -> Result<(Vec<WalkEntry>, Vec<Walk
             Ok(e) => e,
             Err(err) => {
                 let (rel, reason) = error_path(root, &err);
-                errors.push(WalkError {
-                    rel,
-                    reason,
-                    message: err.to_string(),
-                });
+                errors.push(WalkError { rel, reason, message: err.to_string() });
                 continue;
             }
         };
@@ -162,11 +151,7 @@ pub fn walk(root: &Path, opts: &WalkOptions) -> Result<(Vec<WalkEntry>, Vec<Walk
         let meta = match entry.metadata() {
             Ok(m) => m,
             Err(err) => {
-                errors.push(WalkError {
-                    rel,
-                    reason: "unreadable",
-                    message: err.to_string(),
-                });
+                errors.push(WalkError { rel, reason: "unreadable", message: err.to_string() });
                 continue;
             }
         };
@@ -176,13 +161,7 @@ pub fn walk(root: &Path, opts: &WalkOptions) -> Result<(Vec<WalkEntry>, Vec<Walk
             .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
             .map(|d| d.as_nanos() as u64)
             .unwrap_or(0);
-        files.push(WalkEntry {
-            rel,
-            abs: entry.path().to_path_buf(),
-            kind,
-            size: meta.len(),
-            mtime_ns,
-        });
+        files.push(WalkEntry { rel, abs: entry.path().to_path_buf(), kind, size: meta.len(), mtime_ns });
     }
     files.sort_by(|a, b| a.rel.cmp(&b.rel));
     files.dedup_by(|a, b| a.rel == b.rel);
@@ -198,9 +177,7 @@ fn error_path(root: &Path, err: &ignore::Error) -> (String, &'static str) {
                 Some((rel_path(root, path), reason))
             }
             ignore::Error::Loop { child, .. } => Some((rel_path(root, child), "symlink-loop")),
-            ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => {
-                find(root, err)
-            }
+            ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => find(root, err),
             ignore::Error::Partial(errs) => errs.first().and_then(|e| find(root, e)),
             _ => None,
         }

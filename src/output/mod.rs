@@ -38,11 +38,8 @@ pub fn index_report(w: &mut dyn Write, r: &IndexReport, format: Format) -> io::R
     let total: u64 = s.files_by_lang.iter().map(|(_, n)| n).sum();
     match format {
         Format::Json => {
-            let by_lang: serde_json::Map<String, Value> = s
-                .files_by_lang
-                .iter()
-                .map(|(l, n)| (l.clone(), json!(n)))
-                .collect();
+            let by_lang: serde_json::Map<String, Value> =
+                s.files_by_lang.iter().map(|(l, n)| (l.clone(), json!(n))).collect();
             let stages: Vec<Value> = s
                 .stages
                 .iter()
@@ -80,39 +77,23 @@ pub fn index_report(w: &mut dyn Write, r: &IndexReport, format: Format) -> io::R
             }
             for d in &r.diagnostics {
                 if d.line > 0 {
-                    writeln!(
-                        w,
-                        "warning: {}:{}: {} ({})",
-                        d.path, d.line, d.message, d.kind
-                    )?;
+                    writeln!(w, "warning: {}:{}: {} ({})", d.path, d.line, d.message, d.kind)?;
                 } else {
                     writeln!(w, "warning: {}: {} ({})", d.path, d.message, d.kind)?;
                 }
             }
-            let langs: Vec<String> = s
-                .files_by_lang
-                .iter()
-                .map(|(l, n)| format!("{n} {l}"))
-                .collect();
+            let langs: Vec<String> = s.files_by_lang.iter().map(|(l, n)| format!("{n} {l}")).collect();
             writeln!(
                 w,
                 "indexed {total} source files ({}) and {} manifests in {:.0} ms",
-                if langs.is_empty() {
-                    "none".to_string()
-                } else {
-                    langs.join(", ")
-                },
+                if langs.is_empty() { "none".to_string() } else { langs.join(", ") },
                 s.manifests,
                 r.elapsed_ms
             )?;
             if r.unchanged {
                 writeln!(w, "  nothing changed since the last index: 0 files parsed")?;
             } else {
-                writeln!(
-                    w,
-                    "  {} parsed, {} reused, {} removed",
-                    r.parsed, r.reused, r.removed
-                )?;
+                writeln!(w, "  {} parsed, {} reused, {} removed", r.parsed, r.reused, r.removed)?;
             }
             writeln!(
                 w,
@@ -134,11 +115,7 @@ pub fn index_report(w: &mut dyn Write, r: &IndexReport, format: Format) -> io::R
 }
 
 /// `andon index --check`: `changes` is Err(reason) when no usable index exists.
-pub fn check_report(
-    w: &mut dyn Write,
-    changes: &Result<Vec<Change>, String>,
-    format: Format,
-) -> io::Result<()> {
+pub fn check_report(w: &mut dyn Write, changes: &Result<Vec<Change>, String>, format: Format) -> io::Result<()> {
     let fresh = matches!(changes, Ok(c) if c.is_empty());
     match format {
         Format::Json => {
@@ -165,11 +142,7 @@ pub fn check_report(
                 verdict_line(w, "fresh", "")
             }
             Ok(c) => {
-                writeln!(
-                    w,
-                    "the index is stale: {} files changed since it was built; run `andon index`",
-                    c.len()
-                )?;
+                writeln!(w, "the index is stale: {} files changed since it was built; run `andon index`", c.len())?;
                 for ch in c {
                     writeln!(w, "  {:<8} {}", ch.change, ch.path)?;
                 }
@@ -189,22 +162,12 @@ pub struct FactFilter<'a> {
     pub file: Option<&'a str>,
 }
 
-fn selected<'a>(
-    facts: &'a Facts,
-    f: &'a FactFilter,
-) -> impl Iterator<Item = (RelId, &'a [u32])> + 'a {
-    (0..RELATIONS.len())
-        .map(|i| RelId(i as u16))
-        .filter(move |r| f.relation.is_none_or(|x| x == *r))
-        .flat_map(move |r| {
+fn selected<'a>(facts: &'a Facts, f: &'a FactFilter) -> impl Iterator<Item = (RelId, &'a [u32])> + 'a {
+    (0..RELATIONS.len()).map(|i| RelId(i as u16)).filter(move |r| f.relation.is_none_or(|x| x == *r)).flat_map(
+        move |r| {
             let info = r.info();
-            let path_cols: Vec<usize> = info
-                .columns
-                .iter()
-                .enumerate()
-                .filter(|(_, c)| c.ty == ColType::Path)
-                .map(|(i, _)| i)
-                .collect();
+            let path_cols: Vec<usize> =
+                info.columns.iter().enumerate().filter(|(_, c)| c.ty == ColType::Path).map(|(i, _)| i).collect();
             facts
                 .rows(r)
                 .iter()
@@ -213,15 +176,11 @@ fn selected<'a>(
                     Some(p) => path_cols.first().is_some_and(|&c| facts.str(row[c]) == p),
                 })
                 .map(move |row| (r, &row[..]))
-        })
+        },
+    )
 }
 
-pub fn facts_report(
-    w: &mut dyn Write,
-    facts: &Facts,
-    filter: &FactFilter,
-    format: Format,
-) -> io::Result<()> {
+pub fn facts_report(w: &mut dyn Write, facts: &Facts, filter: &FactFilter, format: Format) -> io::Result<()> {
     match format {
         Format::Json => {
             let rows: Vec<Value> = selected(facts, filter)
@@ -230,11 +189,7 @@ pub fn facts_report(
                     let mut o = serde_json::Map::new();
                     o.insert("relation".into(), json!(info.name));
                     for (c, v) in info.columns.iter().zip(row) {
-                        let val = if c.ty == ColType::Int {
-                            json!(v)
-                        } else {
-                            json!(facts.str(*v))
-                        };
+                        let val = if c.ty == ColType::Int { json!(v) } else { json!(facts.str(*v)) };
                         o.insert(c.name.into(), val);
                     }
                     Value::Object(o)
@@ -262,13 +217,7 @@ pub fn render_fact(facts: &Facts, r: RelId, row: &[u32]) -> String {
         .columns
         .iter()
         .zip(row)
-        .map(|(c, v)| {
-            if c.ty == ColType::Int {
-                v.to_string()
-            } else {
-                format!("{:?}", facts.str(*v))
-            }
-        })
+        .map(|(c, v)| if c.ty == ColType::Int { v.to_string() } else { format!("{:?}", facts.str(*v)) })
         .collect();
     format!("{}({})", info.name, vals.join(", "))
 }

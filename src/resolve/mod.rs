@@ -30,6 +30,10 @@ pub(crate) struct FileInfo {
     pub imports: Vec<Imp>,
     pub defines: HashSet<String>,
     pub exports: HashSet<String>,
+    /// lines of `#[cfg(test)]` items (Rust `mod` declarations)
+    pub cfg_test: HashSet<u32>,
+    /// the file is test-only by its path
+    pub test_file: bool,
     /// lines of imports recovered from text (their resolution is at best heuristic)
     pub recovered: HashSet<u32>,
     /// line → inline modules around a Rust import
@@ -105,6 +109,10 @@ impl Repo {
                         fi.exports.insert(s(c[1]));
                     }
                     rel::MOD_DECL => fi.mod_decls.push((c[1], s(c[2]), s(c[3]))),
+                    rel::CFG_TEST => {
+                        fi.cfg_test.insert(c[1]);
+                    }
+                    rel::TEST_FILE => fi.test_file = true,
                     rel::IMPORT_RECOVERED => {
                         fi.recovered.insert(c[1]);
                     }
@@ -119,35 +127,13 @@ impl Repo {
                     rel::DECLARES_DEPENDENCY => {
                         manifests.entry(s(c[0])).or_default().deps.insert(s(c[1]));
                     }
-                    rel::DEPENDENCY_PATH => manifests
-                        .entry(s(c[0]))
-                        .or_default()
-                        .dep_paths
-                        .push((s(c[1]), s(c[2]))),
-                    rel::WORKSPACE_MEMBER => {
-                        manifests.entry(s(c[0])).or_default().members.push(s(c[1]))
-                    }
-                    rel::IMPORT_NAME => manifests
-                        .entry(s(c[0]))
-                        .or_default()
-                        .import_names
-                        .push(s(c[2])),
-                    rel::MANIFEST_ENTRY => manifests
-                        .entry(s(c[0]))
-                        .or_default()
-                        .entries
-                        .push((s(c[1]), s(c[2]))),
-                    rel::TS_PATH => manifests
-                        .entry(s(c[0]))
-                        .or_default()
-                        .ts_paths
-                        .push((s(c[1]), s(c[2]))),
-                    rel::TS_BASE_URL => {
-                        manifests.entry(s(c[0])).or_default().ts_base_url = Some(s(c[1]))
-                    }
-                    rel::TS_EXTENDS => {
-                        manifests.entry(s(c[0])).or_default().ts_extends = Some(s(c[1]))
-                    }
+                    rel::DEPENDENCY_PATH => manifests.entry(s(c[0])).or_default().dep_paths.push((s(c[1]), s(c[2]))),
+                    rel::WORKSPACE_MEMBER => manifests.entry(s(c[0])).or_default().members.push(s(c[1])),
+                    rel::IMPORT_NAME => manifests.entry(s(c[0])).or_default().import_names.push(s(c[2])),
+                    rel::MANIFEST_ENTRY => manifests.entry(s(c[0])).or_default().entries.push((s(c[1]), s(c[2]))),
+                    rel::TS_PATH => manifests.entry(s(c[0])).or_default().ts_paths.push((s(c[1]), s(c[2]))),
+                    rel::TS_BASE_URL => manifests.entry(s(c[0])).or_default().ts_base_url = Some(s(c[1])),
+                    rel::TS_EXTENDS => manifests.entry(s(c[0])).or_default().ts_extends = Some(s(c[1])),
                     _ => {}
                 }
             }
@@ -156,11 +142,7 @@ impl Repo {
                 files.insert(meta.path.clone(), fi);
             }
         }
-        Repo {
-            files,
-            manifests,
-            dirs,
-        }
+        Repo { files, manifests, dirs }
     }
 
     pub fn is_file(&self, p: &str) -> bool {
@@ -172,11 +154,7 @@ impl Repo {
     }
 
     /// Manifests of `ecosystem` in the directory of `path` or its ancestors, nearest first.
-    pub fn manifests_above<'a>(
-        &'a self,
-        path: &str,
-        ecosystem: &str,
-    ) -> Vec<(&'a str, &'a ManifestInfo)> {
+    pub fn manifests_above<'a>(&'a self, path: &str, ecosystem: &str) -> Vec<(&'a str, &'a ManifestInfo)> {
         let dir = parent_dir(path);
         let mut out: Vec<(&str, &ManifestInfo)> = self
             .manifests
@@ -199,9 +177,7 @@ pub(crate) fn parent_dir(p: &str) -> &str {
 
 /// Whether `path` is `dir` or inside it.
 pub(crate) fn under(path: &str, dir: &str) -> bool {
-    dir.is_empty()
-        || path == dir
-        || (path.starts_with(dir) && path.as_bytes().get(dir.len()) == Some(&b'/'))
+    dir.is_empty() || path == dir || (path.starts_with(dir) && path.as_bytes().get(dir.len()) == Some(&b'/'))
 }
 
 /// How one import resolved.
@@ -240,54 +216,31 @@ impl Out {
         match t {
             Target::Files(fs) => {
                 let all_exact = fs.iter().all(|f| f.1);
-                self.push(
-                    rel::IMPORT_RESOLUTION,
-                    &[p.into(), l.into(), spec.into(), conf(all_exact).into()],
-                );
+                self.push(rel::IMPORT_RESOLUTION, &[p.into(), l.into(), spec.into(), conf(all_exact).into()]);
                 for (f, exact) in fs {
-                    self.push(
-                        rel::RESOLVES,
-                        &[p.into(), l.into(), f.into(), conf(*exact).into()],
-                    );
+                    self.push(rel::RESOLVES, &[p.into(), l.into(), f.into(), conf(*exact).into()]);
                 }
             }
             Target::External(pkg, exact) => {
-                self.push(
-                    rel::IMPORT_RESOLUTION,
-                    &[p.into(), l.into(), spec.into(), conf(*exact).into()],
-                );
-                self.push(
-                    rel::RESOLVES_EXTERNAL,
-                    &[p.into(), l.into(), pkg.into(), conf(*exact).into()],
-                );
+                self.push(rel::IMPORT_RESOLUTION, &[p.into(), l.into(), spec.into(), conf(*exact).into()]);
+                self.push(rel::RESOLVES_EXTERNAL, &[p.into(), l.into(), pkg.into(), conf(*exact).into()]);
             }
             Target::Unresolved(why) => {
-                self.push(
-                    rel::IMPORT_RESOLUTION,
-                    &[p.into(), l.into(), spec.into(), "unresolved".into()],
-                );
-                self.push(
-                    rel::UNRESOLVED,
-                    &[p.into(), l.into(), spec.into(), why.into()],
-                );
+                self.push(rel::IMPORT_RESOLUTION, &[p.into(), l.into(), spec.into(), "unresolved".into()]);
+                self.push(rel::UNRESOLVED, &[p.into(), l.into(), spec.into(), why.into()]);
             }
         }
     }
 
     pub fn missing_name(&mut self, path: &str, line: u32, name: &str, target: &str) {
-        self.push(
-            rel::MISSING_NAME,
-            &[path.into(), line.into(), name.into(), target.into()],
-        );
+        self.push(rel::MISSING_NAME, &[path.into(), line.into(), name.into(), target.into()]);
     }
 }
 
 /// Computes the whole-repo segment from every file's facts.
 pub fn resolve(metas: &[FileMeta], segments: &[Segment]) -> Segment {
     let repo = Repo::build(metas, segments);
-    let mut out = Out {
-        b: SegmentBuilder::new(),
-    };
+    let mut out = Out { b: SegmentBuilder::new() };
     let py = python::Python::new(&repo);
     let rs = rust::Rust::new(&repo);
     let ts = typescript::Ts::new(&repo);
@@ -302,11 +255,7 @@ pub fn resolve(metas: &[FileMeta], segments: &[Segment]) -> Segment {
                 "rust" => rs.resolve(path, imp, &mut out),
                 _ => ts.resolve(path, imp, &mut out),
             };
-            let t = if fi.recovered.contains(&imp.line) {
-                t.downgraded()
-            } else {
-                t
-            };
+            let t = if fi.recovered.contains(&imp.line) { t.downgraded() } else { t };
             out.resolution(path, imp, &t);
         }
     }
@@ -315,22 +264,10 @@ pub fn resolve(metas: &[FileMeta], segments: &[Segment]) -> Segment {
 
 /// Dependency names compare equal across `-`, `_`, `.` and case (PEP 503; Cargo's `-` vs `_`).
 pub(crate) fn norm_dep(name: &str) -> String {
-    name.chars()
-        .map(|c| {
-            if matches!(c, '-' | '.') {
-                '_'
-            } else {
-                c.to_ascii_lowercase()
-            }
-        })
-        .collect()
+    name.chars().map(|c| if matches!(c, '-' | '.') { '_' } else { c.to_ascii_lowercase() }).collect()
 }
 
 /// `dir/name` at the root or below.
 pub(crate) fn child(dir: &str, name: &str) -> String {
-    if dir.is_empty() {
-        name.to_string()
-    } else {
-        format!("{dir}/{name}")
-    }
+    if dir.is_empty() { name.to_string() } else { format!("{dir}/{name}") }
 }

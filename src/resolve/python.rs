@@ -43,15 +43,8 @@ const STDLIB: &str = include_str!("python_stdlib.txt");
 
 impl<'a> Python<'a> {
     pub fn new(repo: &'a Repo) -> Python<'a> {
-        let py_files: Vec<&String> = repo
-            .files
-            .iter()
-            .filter(|(_, f)| f.lang == "python")
-            .map(|(p, _)| p)
-            .collect();
-        let is_pkg_dir = |d: &str| {
-            repo.is_file(&child(d, "__init__.py")) || repo.is_file(&child(d, "__init__.pyi"))
-        };
+        let py_files: Vec<&String> = repo.files.iter().filter(|(_, f)| f.lang == "python").map(|(p, _)| p).collect();
+        let is_pkg_dir = |d: &str| repo.is_file(&child(d, "__init__.py")) || repo.is_file(&child(d, "__init__.pyi"));
         let mut roots = BTreeSet::new();
         if !py_files.is_empty() {
             roots.insert(String::new());
@@ -82,12 +75,7 @@ impl<'a> Python<'a> {
         // A root inside a regular package is not a root (it is that package's subpackage).
         let roots: BTreeSet<String> = roots
             .iter()
-            .filter(|r| {
-                r.is_empty()
-                    || !is_pkg_dir(r)
-                    || !repo.is_dir(parent_dir(r))
-                    || !is_pkg_dir(parent_dir(r))
-            })
+            .filter(|r| r.is_empty() || !is_pkg_dir(r) || !repo.is_dir(parent_dir(r)) || !is_pkg_dir(parent_dir(r)))
             .cloned()
             .collect();
         let mut modules = BTreeMap::new();
@@ -97,22 +85,14 @@ impl<'a> Python<'a> {
             let Some(root) = roots.iter().filter(|r| under(f, r)).max_by_key(|r| r.len()) else {
                 continue;
             };
-            let rel = if root.is_empty() {
-                f.as_str()
-            } else {
-                &f[root.len() + 1..]
-            };
+            let rel = if root.is_empty() { f.as_str() } else { &f[root.len() + 1..] };
             let stem = rel.trim_end_matches(".pyi").trim_end_matches(".py");
             let mut parts: Vec<&str> = stem.split('/').collect();
             let is_pkg = parts.last() == Some(&"__init__");
             if is_pkg {
                 parts.pop();
             }
-            if parts.is_empty()
-                || parts
-                    .iter()
-                    .any(|p| p.is_empty() || p.contains('.') || p.contains('-'))
-            {
+            if parts.is_empty() || parts.iter().any(|p| p.is_empty() || p.contains('.') || p.contains('-')) {
                 continue;
             }
             let dotted = parts.join(".");
@@ -135,38 +115,22 @@ impl<'a> Python<'a> {
                 k -= 1;
             }
         }
-        Python {
-            repo,
-            roots,
-            modules,
-            module_of,
-            namespaces,
-        }
+        Python { repo, roots, modules, module_of, namespaces }
     }
 
     /// Top-level importable names with their directory (packages) or file's directory (modules).
     pub fn top_level_packages(&self) -> Vec<(String, String)> {
         let mut out: BTreeMap<String, String> = BTreeMap::new();
-        for (dotted, (file, is_pkg)) in self
-            .modules
-            .iter()
-            .map(|(d, f)| (d, (f, self.module_of[f].1)))
-        {
+        for (dotted, (file, is_pkg)) in self.modules.iter().map(|(d, f)| (d, (f, self.module_of[f].1))) {
             let top = dotted.split('.').next().unwrap_or(dotted);
-            let root = self
-                .roots
-                .iter()
-                .filter(|r| under(file, r))
-                .max_by_key(|r| r.len())
-                .cloned()
-                .unwrap_or_default();
+            let root =
+                self.roots.iter().filter(|r| under(file, r)).max_by_key(|r| r.len()).cloned().unwrap_or_default();
             let dir = child(&root, top);
             if dotted.contains('.') || is_pkg {
                 out.entry(top.to_string()).or_insert(dir);
             } else if !file.ends_with("setup.py") && !file.ends_with("conftest.py") {
                 // a top-level single-file module: a stage rooted at its own directory
-                out.entry(top.to_string())
-                    .or_insert_with(|| format!("{root}\u{0}{top}"));
+                out.entry(top.to_string()).or_insert_with(|| format!("{root}\u{0}{top}"));
             }
         }
         for (dotted, dir) in &self.namespaces {
@@ -187,17 +151,9 @@ impl<'a> Python<'a> {
         }
         for root in loose.into_keys() {
             let manifest = self.repo.manifests_above(&child(&root, "x"), "python");
-            let name = manifest
-                .first()
-                .map(|(_, m)| m.name.clone())
-                .filter(|n| !n.is_empty())
-                .unwrap_or_else(|| {
-                    if root.is_empty() {
-                        "root".into()
-                    } else {
-                        root.rsplit('/').next().unwrap_or("root").to_string()
-                    }
-                });
+            let name = manifest.first().map(|(_, m)| m.name.clone()).filter(|n| !n.is_empty()).unwrap_or_else(|| {
+                if root.is_empty() { "root".into() } else { root.rsplit('/').next().unwrap_or("root").to_string() }
+            });
             result.push((name, root));
         }
         result
@@ -228,9 +184,7 @@ impl<'a> Python<'a> {
         if fi.defines.contains(name) || fi.exports.contains(name) || imports_bind(fi, name) {
             return Binding::Yes;
         }
-        if fi.imports.iter().any(|i| i.kinds.contains("wildcard"))
-            || fi.defines.contains("__getattr__")
-        {
+        if fi.imports.iter().any(|i| i.kinds.contains("wildcard")) || fi.defines.contains("__getattr__") {
             return Binding::Unknown;
         }
         Binding::No
@@ -242,9 +196,7 @@ impl<'a> Python<'a> {
         }
         let abs = if imp.spec.starts_with('.') {
             let Some((me, is_pkg)) = self.module_of.get(path) else {
-                return Target::Unresolved(
-                    "relative import in a file outside every source root".into(),
-                );
+                return Target::Unresolved("relative import in a file outside every source root".into());
             };
             let dots = imp.spec.chars().take_while(|c| *c == '.').count();
             let rest = &imp.spec[dots..];
@@ -254,9 +206,7 @@ impl<'a> Python<'a> {
             }
             for _ in 1..dots {
                 if base.pop().is_none() {
-                    return Target::Unresolved(
-                        "relative import goes above the top-level package".into(),
-                    );
+                    return Target::Unresolved("relative import goes above the top-level package".into());
                 }
             }
             let mut parts = base;
@@ -310,10 +260,7 @@ impl<'a> Python<'a> {
         }
         let provides = |d: &str| {
             let d = norm_dep(d);
-            d == norm_dep(top)
-                || DIST_IMPORTS
-                    .iter()
-                    .any(|(dist, imp)| *dist == d && *imp == top)
+            d == norm_dep(top) || DIST_IMPORTS.iter().any(|(dist, imp)| *dist == d && *imp == top)
         };
         let declared = self
             .repo
@@ -333,9 +280,7 @@ impl<'a> Python<'a> {
         if any_declared {
             return Target::External(top.to_string(), false);
         }
-        Target::Unresolved(format!(
-            "no module `{abs}` in the repo, the standard library or a declared dependency"
-        ))
+        Target::Unresolved(format!("no module `{abs}` in the repo, the standard library or a declared dependency"))
     }
 }
 
@@ -347,7 +292,6 @@ enum Binding {
 
 fn imports_bind(fi: &FileInfo, name: &str) -> bool {
     fi.imports.iter().any(|i| {
-        i.names.iter().any(|(_, alias)| alias == name)
-            || (i.names.is_empty() && i.spec.split('.').next() == Some(name))
+        i.names.iter().any(|(_, alias)| alias == name) || (i.names.is_empty() && i.spec.split('.').next() == Some(name))
     })
 }

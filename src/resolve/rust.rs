@@ -23,6 +23,8 @@ pub(crate) struct Rust<'a> {
     modules: HashMap<(usize, String), String>,
     /// file → (crate index, module path, exact: reached through the mod tree)
     module_of: BTreeMap<String, (usize, String, bool)>,
+    /// files reached only through `#[cfg(test)] mod x;` declarations
+    test_only: BTreeMap<String, ()>,
 }
 
 const BUILTIN_CRATES: &[&str] = &["std", "core", "alloc", "proc_macro", "test"];
@@ -34,11 +36,7 @@ impl<'a> Rust<'a> {
             if m.ecosystem != "cargo" || m.name.is_empty() {
                 continue;
             }
-            let import_name = m
-                .import_names
-                .first()
-                .cloned()
-                .unwrap_or_else(|| m.name.replace('-', "_"));
+            let import_name = m.import_names.first().cloned().unwrap_or_else(|| m.name.replace('-', "_"));
             crates.push(Krate {
                 manifest: p.clone(),
                 root_dir: parent_dir(p).to_string(),
@@ -46,24 +44,16 @@ impl<'a> Rust<'a> {
                 deps: m.deps.iter().map(|d| norm_dep(d)).collect(),
             });
         }
-        let mut r = Rust {
-            repo,
-            crates,
-            modules: HashMap::new(),
-            module_of: BTreeMap::new(),
-        };
+        let mut r =
+            Rust { repo, crates, modules: HashMap::new(), module_of: BTreeMap::new(), test_only: BTreeMap::new() };
         for ci in 0..r.crates.len() {
             for root in r.crate_roots(ci) {
-                r.walk_mod_tree(ci, &root, "crate".to_string());
+                r.walk_mod_tree(ci, &root, "crate".to_string(), false);
             }
         }
         // Files the mod tree does not reach get a module name from their path (heuristic).
-        let rust_files: Vec<String> = repo
-            .files
-            .iter()
-            .filter(|(_, f)| f.lang == "rust")
-            .map(|(p, _)| p.clone())
-            .collect();
+        let rust_files: Vec<String> =
+            repo.files.iter().filter(|(_, f)| f.lang == "rust").map(|(p, _)| p.clone()).collect();
         for f in rust_files {
             if r.module_of.contains_key(&f) {
                 continue;
@@ -109,9 +99,7 @@ impl<'a> Rust<'a> {
                 }
                 let rest = &f[d.len() + 1..];
                 // `tests/a.rs` or `tests/a/main.rs` is a root; deeper files are its modules
-                if !rest.contains('/')
-                    || rest.ends_with("/main.rs") && rest.matches('/').count() == 1
-                {
+                if !rest.contains('/') || rest.ends_with("/main.rs") && rest.matches('/').count() == 1 {
                     roots.push(f.clone());
                 }
             }
@@ -122,29 +110,23 @@ impl<'a> Rust<'a> {
         roots
     }
 
-    fn walk_mod_tree(&mut self, ci: usize, file: &str, module: String) {
+    fn walk_mod_tree(&mut self, ci: usize, file: &str, module: String, test_only: bool) {
         if self.module_of.get(file).is_some_and(|m| m.0 == ci) {
             return;
         }
-        self.module_of
-            .insert(file.to_string(), (ci, module.clone(), true));
-        self.modules
-            .entry((ci, module.clone()))
-            .or_insert_with(|| file.to_string());
+        if test_only {
+            self.test_only.insert(file.to_string(), ());
+        }
+        self.module_of.insert(file.to_string(), (ci, module.clone(), true));
+        self.modules.entry((ci, module.clone())).or_insert_with(|| file.to_string());
         let name = file.rsplit('/').next().unwrap_or(file);
         let is_dir_owner = module == "crate" || name == "mod.rs";
-        let base_dir = if is_dir_owner {
-            parent_dir(file).to_string()
-        } else {
-            file.trim_end_matches(".rs").to_string()
-        };
-        let decls = self
-            .repo
-            .files
-            .get(file)
-            .map(|f| f.mod_decls.clone())
-            .unwrap_or_default();
-        for (_, m, within) in decls {
+        let base_dir =
+            if is_dir_owner { parent_dir(file).to_string() } else { file.trim_end_matches(".rs").to_string() };
+        let decls = self.repo.files.get(file).map(|f| f.mod_decls.clone()).unwrap_or_default();
+        let cfg_test = self.repo.files.get(file).map(|f| f.cfg_test.clone()).unwrap_or_default();
+        for (line, m, within) in decls {
+            let child_test = test_only || cfg_test.contains(&line);
             let mut dir = base_dir.clone();
             let mut modpath = module.clone();
             for w in within.split("::").filter(|w| !w.is_empty()) {
@@ -160,7 +142,7 @@ impl<'a> Rust<'a> {
             } else {
                 continue;
             };
-            self.walk_mod_tree(ci, &target, format!("{modpath}::{m}"));
+            self.walk_mod_tree(ci, &target, format!("{modpath}::{m}"), child_test);
         }
     }
 
@@ -168,15 +150,26 @@ impl<'a> Rust<'a> {
         for (f, (_, m, _)) in &self.module_of {
             out.push(rel::MODULE, &[f.as_str().into(), m.as_str().into()]);
         }
+        // Files compiled only for tests: their imports are test edges too.
+        for f in self.test_only.keys() {
+            let Some(fi) = self.repo.files.get(f) else { continue };
+            if fi.test_file {
+                continue;
+            }
+            out.push(rel::TEST_FILE, &[f.as_str().into()]);
+            for imp in &fi.imports {
+                if !imp.kinds.contains("test") {
+                    out.push(
+                        rel::IMPORT,
+                        &[f.as_str().into(), imp.line.into(), imp.spec.as_str().into(), "test".into()],
+                    );
+                }
+            }
+        }
     }
 
     pub fn resolve(&self, path: &str, imp: &Imp, out: &mut Out) -> Target {
-        let segs: Vec<&str> = imp
-            .spec
-            .trim_start_matches("::")
-            .split("::")
-            .filter(|s| !s.is_empty())
-            .collect();
+        let segs: Vec<&str> = imp.spec.trim_start_matches("::").split("::").filter(|s| !s.is_empty()).collect();
         let Some(&first) = segs.first() else {
             return Target::Unresolved("empty path".into());
         };
@@ -201,22 +194,13 @@ impl<'a> Rust<'a> {
                 let rest_start = if first == "self" { 1 } else { supers };
                 let exact = match segs.get(rest_start) {
                     None => true,
-                    Some(n) => self
-                        .repo
-                        .files
-                        .get(path)
-                        .is_some_and(|f| f.defines.contains(*n)),
+                    Some(n) => self.repo.files.get(path).is_some_and(|f| f.defines.contains(*n)),
                 };
                 return Target::Files(vec![(path.to_string(), exact)]);
             }
             let mut adjusted: Vec<&str> = vec!["super"; supers - depth];
             adjusted.extend(&segs[supers..]);
-            let fake = Imp {
-                line: imp.line,
-                spec: adjusted.join("::"),
-                kinds: imp.kinds.clone(),
-                names: Vec::new(),
-            };
+            let fake = Imp { line: imp.line, spec: adjusted.join("::"), kinds: imp.kinds.clone(), names: Vec::new() };
             return self.resolve_outside(path, &fake, ci, &me, out);
         }
         self.resolve_outside(path, imp, ci, &me, out)
@@ -224,12 +208,7 @@ impl<'a> Rust<'a> {
 
     fn resolve_outside(&self, path: &str, imp: &Imp, ci: usize, me: &str, out: &mut Out) -> Target {
         let me = me.to_string();
-        let segs: Vec<&str> = imp
-            .spec
-            .trim_start_matches("::")
-            .split("::")
-            .filter(|s| !s.is_empty())
-            .collect();
+        let segs: Vec<&str> = imp.spec.trim_start_matches("::").split("::").filter(|s| !s.is_empty()).collect();
         let Some(&first) = segs.first() else {
             return Target::Unresolved("empty path".into());
         };
@@ -249,24 +228,16 @@ impl<'a> Rust<'a> {
                 }
                 (ci, m, &segs[i..])
             }
-            _ if self.modules.contains_key(&(ci, format!("{me}::{first}"))) => {
-                (ci, me.clone(), &segs[..])
-            }
+            _ if self.modules.contains_key(&(ci, format!("{me}::{first}"))) => (ci, me.clone(), &segs[..]),
             _ if BUILTIN_CRATES.contains(&first) => {
                 return Target::External(first.to_string(), true);
             }
             _ => {
                 // another workspace crate, this crate's own lib (from tests/, examples/, bins), or a dependency
                 let norm = norm_dep(first);
-                let own = first == k.import_name
-                    && !self
-                        .crate_roots(ci)
-                        .iter()
-                        .any(|r| r == path && r.ends_with("lib.rs"));
-                let other = self
-                    .crates
-                    .iter()
-                    .position(|c| c.import_name == first && c.manifest != k.manifest);
+                let own =
+                    first == k.import_name && !self.crate_roots(ci).iter().any(|r| r == path && r.ends_with("lib.rs"));
+                let other = self.crates.iter().position(|c| c.import_name == first && c.manifest != k.manifest);
                 match (own, other) {
                     (true, _) => (ci, "crate".into(), &segs[1..]),
                     (_, Some(oi)) => (oi, "crate".into(), &segs[1..]),
@@ -280,28 +251,23 @@ impl<'a> Rust<'a> {
                             // `use Enum::Variant` or a local item path
                             return Target::Files(vec![(path.to_string(), false)]);
                         }
-                        if self.repo.files.get(path).is_some_and(|fi| {
-                            fi.imports
-                                .iter()
-                                .any(|i| i.names.iter().any(|(_, a)| a == first))
-                        }) {
+                        if self
+                            .repo
+                            .files
+                            .get(path)
+                            .is_some_and(|fi| fi.imports.iter().any(|i| i.names.iter().any(|(_, a)| a == first)))
+                        {
                             // a path through a name imported by another `use` (e.g. `use a::b; use b::C;` inside functions)
                             return Target::Files(vec![(path.to_string(), false)]);
                         }
-                        return Target::Unresolved(format!(
-                            "no module, crate or declared dependency named `{first}`"
-                        ));
+                        return Target::Unresolved(format!("no module, crate or declared dependency named `{first}`"));
                     }
                 }
             }
         };
         // Walk the module tree as far as it goes.
         let mut i = 0;
-        while i < rest.len()
-            && self
-                .modules
-                .contains_key(&(crate_idx, format!("{module}::{}", rest[i])))
-        {
+        while i < rest.len() && self.modules.contains_key(&(crate_idx, format!("{module}::{}", rest[i]))) {
             module = format!("{module}::{}", rest[i]);
             i += 1;
         }
@@ -344,15 +310,8 @@ impl<'a> Rust<'a> {
         for imp in &fi.imports {
             if imp.names.iter().any(|(_, a)| a == name) {
                 let spec_segs: Vec<&str> = imp.spec.split("::").collect();
-                let fake = Imp {
-                    line: imp.line,
-                    spec: imp.spec.clone(),
-                    kinds: imp.kinds.clone(),
-                    names: Vec::new(),
-                };
-                let mut sink = Out {
-                    b: crate::facts::SegmentBuilder::new(),
-                };
+                let fake = Imp { line: imp.line, spec: imp.spec.clone(), kinds: imp.kinds.clone(), names: Vec::new() };
+                let mut sink = Out { b: crate::facts::SegmentBuilder::new() };
                 if let Target::Files(fs) = self.resolve(file, &fake, &mut sink)
                     && let Some((t, _)) = fs.into_iter().next()
                 {

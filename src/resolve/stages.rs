@@ -42,17 +42,8 @@ pub(crate) fn stages(repo: &Repo, py: &Python, out: &mut Out) {
         }
     }
     for (name, root) in py.top_level_packages() {
-        let manifest = repo
-            .manifests_above(&format!("{root}/x"), "python")
-            .first()
-            .map(|(p, _)| p.to_string());
-        cands.push(Cand {
-            name,
-            root,
-            ecosystem: "python",
-            source: "python-package",
-            manifest,
-        });
+        let manifest = repo.manifests_above(&format!("{root}/x"), "python").first().map(|(p, _)| p.to_string());
+        cands.push(Cand { name, root, ecosystem: "python", source: "python-package", manifest });
     }
     // Assign each source file to the deepest candidate root holding it, own ecosystem first.
     let eco_of = |lang: &str| match lang {
@@ -93,21 +84,9 @@ pub(crate) fn stages(repo: &Repo, py: &Python, out: &mut Out) {
     }
     if !homeless.is_empty() {
         let root = common_dir(&homeless);
-        let name = if root.is_empty() {
-            "root".to_string()
-        } else {
-            root.rsplit('/').next().unwrap_or("root").to_string()
-        };
-        stages.push((
-            Cand {
-                name,
-                root,
-                ecosystem: "directory",
-                source: "directory",
-                manifest: None,
-            },
-            homeless,
-        ));
+        let name =
+            if root.is_empty() { "root".to_string() } else { root.rsplit('/').next().unwrap_or("root").to_string() };
+        stages.push((Cand { name, root, ecosystem: "directory", source: "directory", manifest: None }, homeless));
     }
     // Unique names, deterministic: a repeated name gets `@root`.
     stages.sort_by(|a, b| (&a.0.root, &a.0.name).cmp(&(&b.0.root, &b.0.name)));
@@ -117,25 +96,13 @@ pub(crate) fn stages(repo: &Repo, py: &Python, out: &mut Out) {
     }
     for (c, files) in &stages {
         let name = if count[&c.name] > 1 {
-            format!(
-                "{}@{}",
-                c.name,
-                if c.root.is_empty() { "." } else { &c.root }
-            )
+            format!("{}@{}", c.name, if c.root.is_empty() { "." } else { &c.root })
         } else {
             c.name.clone()
         };
         let n = name.as_str();
         out.push(rel::STAGE, &[n.into(), c.root.as_str().into()]);
-        out.push(
-            rel::STAGE_INFO,
-            &[
-                n.into(),
-                c.ecosystem.into(),
-                "heuristic".into(),
-                c.source.into(),
-            ],
-        );
+        out.push(rel::STAGE_INFO, &[n.into(), c.ecosystem.into(), "heuristic".into(), c.source.into()]);
         if let Some(m) = &c.manifest {
             out.push(rel::STAGE_MANIFEST, &[n.into(), m.as_str().into()]);
         }
@@ -151,12 +118,7 @@ fn common_dir(paths: &[&str]) -> String {
         let parts: Vec<&str> = parent_dir(p).split('/').filter(|s| !s.is_empty()).collect();
         common = Some(match common {
             None => parts,
-            Some(c) => c
-                .iter()
-                .zip(&parts)
-                .take_while(|(a, b)| a == b)
-                .map(|(a, _)| *a)
-                .collect(),
+            Some(c) => c.iter().zip(&parts).take_while(|(a, b)| a == b).map(|(a, _)| *a).collect(),
         });
     }
     common.unwrap_or_default().join("/")

@@ -11,9 +11,7 @@ pub(crate) struct Ts<'a> {
     repo: &'a Repo,
 }
 
-const EXTS: &[&str] = &[
-    ".ts", ".tsx", ".d.ts", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs",
-];
+const EXTS: &[&str] = &[".ts", ".tsx", ".d.ts", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs"];
 
 const NODE_BUILTINS: &[&str] = &[
     "assert",
@@ -80,14 +78,9 @@ impl<'a> Ts<'a> {
         if self.repo.is_file(cand) {
             return Some(cand.to_string());
         }
-        for (js, ts) in [
-            (".js", ".ts"),
-            (".js", ".tsx"),
-            (".jsx", ".tsx"),
-            (".mjs", ".mts"),
-            (".cjs", ".cts"),
-            (".js", ".d.ts"),
-        ] {
+        for (js, ts) in
+            [(".js", ".ts"), (".js", ".tsx"), (".jsx", ".tsx"), (".mjs", ".mts"), (".cjs", ".cts"), (".js", ".d.ts")]
+        {
             if let Some(stem) = cand.strip_suffix(js) {
                 let c = format!("{stem}{ts}");
                 if self.repo.is_file(&c) {
@@ -154,14 +147,9 @@ impl<'a> Ts<'a> {
             for (pattern, target) in &m.ts_paths {
                 let matched = match pattern.split_once('*') {
                     Some((pre, post))
-                        if spec.starts_with(pre)
-                            && spec.ends_with(post)
-                            && spec.len() >= pre.len() + post.len() =>
+                        if spec.starts_with(pre) && spec.ends_with(post) && spec.len() >= pre.len() + post.len() =>
                     {
-                        Some((
-                            pre.len(),
-                            spec[pre.len()..spec.len() - post.len()].to_string(),
-                        ))
+                        Some((pre.len(), spec[pre.len()..spec.len() - post.len()].to_string()))
                     }
                     None if pattern == spec => Some((usize::MAX, String::new())),
                     _ => None,
@@ -175,9 +163,7 @@ impl<'a> Ts<'a> {
             if let Some((score, _, _)) = best {
                 for (pattern, target) in &m.ts_paths {
                     let hit = match pattern.split_once('*') {
-                        Some((pre, post)) => {
-                            pre.len() == score && spec.starts_with(pre) && spec.ends_with(post)
-                        }
+                        Some((pre, post)) => pre.len() == score && spec.starts_with(pre) && spec.ends_with(post),
                         None => score == usize::MAX && pattern == spec,
                     };
                     if !hit {
@@ -229,9 +215,7 @@ impl<'a> Ts<'a> {
             let cand = join(parent_dir(path), spec);
             return match self.try_file(&cand) {
                 Some(f) => Target::Files(vec![(f, true)]),
-                None => Target::Unresolved(format!(
-                    "no file for `{spec}` (tried extensions and index files)"
-                )),
+                None => Target::Unresolved(format!("no file for `{spec}` (tried extensions and index files)")),
             };
         }
         if spec.starts_with('/') {
@@ -260,10 +244,7 @@ impl<'a> Ts<'a> {
                     return Target::Files(vec![(f, false)]);
                 }
             }
-            return Target::Unresolved(format!(
-                "workspace package `{}` has no file for `{spec}`",
-                m.name
-            ));
+            return Target::Unresolved(format!("workspace package `{}` has no file for `{spec}`", m.name));
         }
         let bare = spec.strip_prefix("node:").unwrap_or(spec);
         let top = bare.split('/').next().unwrap_or(bare);
@@ -279,17 +260,10 @@ impl<'a> Ts<'a> {
         if declared {
             return Target::External(pkg.to_string(), true);
         }
-        if self
-            .repo
-            .manifests
-            .values()
-            .any(|m| m.ecosystem == "npm" && m.deps.contains(pkg))
-        {
+        if self.repo.manifests.values().any(|m| m.ecosystem == "npm" && m.deps.contains(pkg)) {
             return Target::External(pkg.to_string(), false);
         }
-        Target::Unresolved(format!(
-            "no file, workspace package or declared dependency for `{spec}`"
-        ))
+        Target::Unresolved(format!("no file, workspace package or declared dependency for `{spec}`"))
     }
 
     /// Names imported from a resolved TS module that it neither defines nor exports.
@@ -321,11 +295,7 @@ impl<'a> Ts<'a> {
         if depth > 8 {
             return true;
         }
-        for imp in fi
-            .imports
-            .iter()
-            .filter(|i| i.kinds.contains("re_export") && i.kinds.contains("wildcard"))
-        {
+        for imp in fi.imports.iter().filter(|i| i.kinds.contains("re_export") && i.kinds.contains("wildcard")) {
             match self.resolve_spec(file, &imp.spec) {
                 Target::Files(fs) => {
                     if fs.iter().any(|(t, _)| self.exports(t, name, depth + 1)) {
@@ -341,9 +311,7 @@ impl<'a> Ts<'a> {
 }
 
 fn strip_ext(p: &str) -> &str {
-    for e in [
-        ".d.ts", ".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs",
-    ] {
+    for e in [".d.ts", ".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs"] {
         if let Some(s) = p.strip_suffix(e) {
             return s;
         }
