@@ -8,37 +8,19 @@ use crate::support::{facts, json, run, scratch};
 fn index_json_names_stages_and_counts_files() {
     let t = scratch("py-src-layout");
     let out = run(&["index", "--format", "json", "--quiet"], t.path());
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let v = json(&out);
     assert_eq!(v["schema_version"], 1);
     assert_eq!(v["files"]["by_language"]["python"], 6);
-    assert_eq!(
-        v["files"]["parsed"], 7,
-        "six sources and one manifest parsed"
-    );
+    assert_eq!(v["files"]["parsed"], 7, "six sources and one manifest parsed");
     let stages: Vec<(String, String)> = v["stages"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|s| {
-            (
-                s["name"].as_str().unwrap().to_string(),
-                s["root"].as_str().unwrap().to_string(),
-            )
-        })
+        .map(|s| (s["name"].as_str().unwrap().to_string(), s["root"].as_str().unwrap().to_string()))
         .collect();
-    assert!(
-        stages.contains(&("acme_core".into(), "src/acme_core".into())),
-        "{stages:?}"
-    );
-    assert!(
-        stages.contains(&("acme_api".into(), "src/acme_api".into())),
-        "{stages:?}"
-    );
+    assert!(stages.contains(&("acme_core".into(), "src/acme_core".into())), "{stages:?}");
+    assert!(stages.contains(&("acme_api".into(), "src/acme_api".into())), "{stages:?}");
     assert_eq!(v["verdict"]["outcome"], "indexed");
 }
 
@@ -49,10 +31,7 @@ fn second_run_parses_nothing_and_one_edit_parses_one_file() {
     assert_eq!(first["unchanged"], false);
     let again = json(&run(&["index", "--format", "json", "--quiet"], t.path()));
     assert_eq!(again["files"]["parsed"], 0);
-    assert_eq!(
-        again["files"]["rehashed"], 0,
-        "an unchanged file is never re-read"
-    );
+    assert_eq!(again["files"]["rehashed"], 0, "an unchanged file is never re-read");
     assert_eq!(again["unchanged"], true);
     let f = t.path().join("src/acme_api/helpers.py");
     let mut text = fs::read_to_string(&f).unwrap();
@@ -61,11 +40,7 @@ fn second_run_parses_nothing_and_one_edit_parses_one_file() {
     let third = json(&run(&["index", "--format", "json", "--quiet"], t.path()));
     assert_eq!(third["files"]["parsed"], 1);
     let defs = facts(t.path(), "Defines");
-    assert!(
-        defs.iter().any(|d| d["name"] == "added"
-            && d["path"] == "src/acme_api/helpers.py"
-            && d["line"] == 8)
-    );
+    assert!(defs.iter().any(|d| d["name"] == "added" && d["path"] == "src/acme_api/helpers.py" && d["line"] == 8));
 }
 
 #[test]
@@ -75,12 +50,7 @@ fn check_exits_3_and_names_what_changed() {
     assert_eq!(missing.status.code(), Some(3), "no index yet is stale");
     assert!(run(&["index", "--quiet"], t.path()).status.success());
     let fresh = run(&["index", "--check"], t.path());
-    assert_eq!(
-        fresh.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&fresh.stdout)
-    );
+    assert_eq!(fresh.status.code(), Some(0), "{}", String::from_utf8_lossy(&fresh.stdout));
     fs::write(t.path().join("src/acme_core/new.py"), "X = 1\n").unwrap();
     fs::write(t.path().join("src/acme_core/models.py"), "changed = True\n").unwrap();
     fs::remove_file(t.path().join("tests/test_views.py")).unwrap();
@@ -92,12 +62,7 @@ fn check_exits_3_and_names_what_changed() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|c| {
-            (
-                c["path"].as_str().unwrap().into(),
-                c["change"].as_str().unwrap().into(),
-            )
-        })
+        .map(|c| (c["path"].as_str().unwrap().into(), c["change"].as_str().unwrap().into()))
         .collect();
     assert_eq!(
         changed,
@@ -125,10 +90,7 @@ fn a_path_that_does_not_exist_exits_2() {
 #[test]
 fn usage_errors_exit_2() {
     let t = tempfile::tempdir().unwrap();
-    assert_eq!(
-        run(&["index", "--no-such-flag"], t.path()).status.code(),
-        Some(2)
-    );
+    assert_eq!(run(&["index", "--no-such-flag"], t.path()).status.code(), Some(2));
     let out = run(&["facts", "--relation", "Imprt"], t.path());
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("did you mean `Import`"));
@@ -160,10 +122,7 @@ fn a_malformed_config_names_file_line_and_the_nearest_key() {
     let out = run(&["index"], t.path());
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains("andon.toml:2:") && err.contains("did you mean `index.hidden`"),
-        "{err}"
-    );
+    assert!(err.contains("andon.toml:2:") && err.contains("did you mean `index.hidden`"), "{err}");
     fs::write(t.path().join("andon.toml"), "[index\n").unwrap();
     let out = run(&["index"], t.path());
     assert_eq!(out.status.code(), Some(2));
@@ -175,13 +134,8 @@ fn schema_lists_every_relation_with_its_doc_line() {
     let t = tempfile::tempdir().unwrap();
     let v = json(&run(&["facts", "--schema", "--format", "json"], t.path()));
     let rels = v["relations"].as_array().unwrap();
-    for required in [
-        "File", "Stage", "InStage", "Defines", "Import", "Resolves", "Marker",
-    ] {
-        let r = rels
-            .iter()
-            .find(|r| r["name"] == required)
-            .unwrap_or_else(|| panic!("{required} missing"));
+    for required in ["File", "Stage", "InStage", "Defines", "Import", "Resolves", "Marker"] {
+        let r = rels.iter().find(|r| r["name"] == required).unwrap_or_else(|| panic!("{required} missing"));
         assert!(!r["doc"].as_str().unwrap().is_empty());
     }
 }
@@ -208,21 +162,12 @@ fn walking_skips_ignored_hidden_and_vendored_files_unless_asked() {
         a.extend_from_slice(args);
         let out = run(&a, p);
         assert!(out.status.success());
-        json(&out)["facts"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|f| f["path"].as_str().unwrap().to_string())
-            .collect()
+        json(&out)["facts"].as_array().unwrap().iter().map(|f| f["path"].as_str().unwrap().to_string()).collect()
     };
 
     assert_eq!(paths(&[]), vec!["app.py", "keep/kept.ts"]);
     let all = paths(&["--hidden", "--vendored", "--no-ignore"]);
-    for f in [
-        ".hidden/secret.py",
-        "build_out/gen.py",
-        "node_modules/dep/index.js",
-    ] {
+    for f in [".hidden/secret.py", "build_out/gen.py", "node_modules/dep/index.js"] {
         assert!(all.contains(&f.to_string()), "{f} missing from {all:?}");
     }
     assert_eq!(paths(&["--exclude", "keep/**"]), vec!["app.py"]);
@@ -232,68 +177,30 @@ fn walking_skips_ignored_hidden_and_vendored_files_unless_asked() {
 fn bad_files_become_facts_and_diagnostics_never_failures() {
     let t = scratch("broken");
     let out = run(&["index", "--format", "json", "--quiet"], t.path());
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let v = json(&out);
-    let kinds: Vec<&str> = v["diagnostics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| d["kind"].as_str().unwrap())
-        .collect();
+    let kinds: Vec<&str> = v["diagnostics"].as_array().unwrap().iter().map(|d| d["kind"].as_str().unwrap()).collect();
     for k in ["binary", "invalid-utf8", "manifest-error"] {
         assert!(kinds.contains(&k), "{k} not in {kinds:?}");
     }
     assert!(v["parse_errors"].as_u64().unwrap() >= 2);
     let skipped = facts(t.path(), "Skipped");
-    assert!(
-        skipped
-            .iter()
-            .any(|s| s["path"] == "pkg/binary.py" && s["reason"] == "binary")
-    );
+    assert!(skipped.iter().any(|s| s["path"] == "pkg/binary.py" && s["reason"] == "binary"));
     let errors = facts(t.path(), "ParseError");
-    assert!(
-        errors
-            .iter()
-            .any(|e| e["path"] == "pkg/syntax.py" && e["line"] == 1)
-    );
+    assert!(errors.iter().any(|e| e["path"] == "pkg/syntax.py" && e["line"] == 1));
     // imports after a syntax error are still found; the ones read from text are labelled
     let recovered = facts(t.path(), "ImportRecovered");
-    assert!(
-        recovered
-            .iter()
-            .any(|r| r["path"] == "pkg/syntax.py" && r["spec"] == "sys" && r["line"] == 6)
-    );
+    assert!(recovered.iter().any(|r| r["path"] == "pkg/syntax.py" && r["spec"] == "sys" && r["line"] == 6));
     let res = facts(t.path(), "ImportResolution");
-    assert!(
-        res.iter().any(|r| r["path"] == "pkg/syntax.py"
-            && r["line"] == 6
-            && r["confidence"] == "heuristic")
-    );
+    assert!(res.iter().any(|r| r["path"] == "pkg/syntax.py" && r["line"] == 6 && r["confidence"] == "heuristic"));
     let merr = facts(t.path(), "ManifestError");
-    assert!(
-        merr.iter()
-            .any(|m| m["path"] == "package.json" && m["line"] == 3)
-    );
+    assert!(merr.iter().any(|m| m["path"] == "package.json" && m["line"] == 3));
 }
 
 #[test]
 fn files_over_the_size_limit_are_skipped_with_a_reason() {
     let t = scratch("py-src-layout");
-    let out = run(
-        &[
-            "index",
-            "--format",
-            "json",
-            "--quiet",
-            "--max-filesize",
-            "100",
-        ],
-        t.path(),
-    );
+    let out = run(&["index", "--format", "json", "--quiet", "--max-filesize", "100"], t.path());
     assert!(out.status.success());
     let skipped = facts(t.path(), "Skipped");
     // facts re-indexes with the default limit, so ask the index output itself
@@ -306,10 +213,7 @@ fn files_over_the_size_limit_are_skipped_with_a_reason() {
             .iter()
             .any(|d| d["kind"] == "too-large" && d["path"] == "src/acme_api/views.py")
     );
-    assert!(
-        skipped.iter().all(|s| s["reason"] != "too-large"),
-        "the default limit parses them again"
-    );
+    assert!(skipped.iter().all(|s| s["reason"] != "too-large"), "the default limit parses them again");
 }
 
 #[cfg(unix)]
@@ -320,18 +224,9 @@ fn symlink_loops_and_dangling_links_are_reported_not_fatal() {
     std::os::unix::fs::symlink(p.join("src"), p.join("src/acme_core/loop")).unwrap();
     std::os::unix::fs::symlink(p.join("nowhere.py"), p.join("src/dangling.py")).unwrap();
     let out = run(&["index", "--follow", "--format", "json", "--quiet"], p);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let v = json(&out);
-    let kinds: Vec<&str> = v["diagnostics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| d["kind"].as_str().unwrap())
-        .collect();
+    let kinds: Vec<&str> = v["diagnostics"].as_array().unwrap().iter().map(|d| d["kind"].as_str().unwrap()).collect();
     assert!(kinds.contains(&"symlink-loop"), "{kinds:?}");
     assert!(kinds.contains(&"unreadable"), "{kinds:?}");
     // without --follow, links are not walked at all

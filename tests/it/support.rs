@@ -8,11 +8,7 @@ pub fn andon() -> Command {
 }
 
 pub fn run(args: &[&str], dir: &Path) -> Output {
-    andon()
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("andon runs")
+    andon().args(args).current_dir(dir).output().expect("andon runs")
 }
 
 pub fn fixtures() -> PathBuf {
@@ -51,21 +47,7 @@ pub fn json(out: &Output) -> serde_json::Value {
 
 /// Facts of one relation as JSON objects.
 pub fn facts(dir: &Path, relation: &str) -> Vec<serde_json::Value> {
-    let out = run(
-        &[
-            "facts",
-            "--relation",
-            relation,
-            "--format",
-            "json",
-            "--quiet",
-        ],
-        dir,
-    );
-    assert!(
-        out.status.success(),
-        "facts failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = run(&["facts", "--relation", relation, "--format", "json", "--quiet"], dir);
+    assert!(out.status.success(), "facts failed: {}", String::from_utf8_lossy(&out.stderr));
     json(&out)["facts"].as_array().unwrap().clone()
 }
