@@ -9,6 +9,8 @@
 (function_definition name: (identifier) @name) @def.function
 (class_definition name: (identifier) @name) @def.class
 (assignment left: (identifier) @name) @def.variable
+(assignment left: (pattern_list (identifier) @name)) @def.variable
+(assignment left: (tuple_pattern (identifier) @name)) @def.variable
 
 (call function: [(identifier) @name (attribute attribute: (identifier) @name)]) @call
 (raise_statement) @raise

@@ -226,7 +226,7 @@ fn run_facts(a: FactsArgs) -> Result<Exit, String> {
     let idx = index::load(&report.root)
         .map_err(|e| format!("the index cannot be read: {e}"))?
         .ok_or("the index was not written")?;
-    let facts = idx.facts();
+    let facts = idx.facts().map_err(|e| format!("the index cannot be read: {e}"))?;
     let file = a.file.as_deref().map(|f| f.trim_start_matches("./"));
     emit(|w| output::facts_report(w, &facts, &FactFilter { relation, file }, format))?;
     Ok(Exit::Success)

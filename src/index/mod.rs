@@ -22,7 +22,7 @@ use crate::extract::{self, Lang, manifest};
 use crate::facts::{EXTRACT_DIGEST, Facts, RULES_DIGEST, SCHEMA_TEXT, Segment, SegmentBuilder, rel};
 use walk::{FileKind, WalkEntry, WalkOptions};
 
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 3;
 const MAGIC: &[u8; 8] = b"ANDONIDX";
 pub const INDEX_DIR: &str = ".andon";
 pub const INDEX_FILE: &str = "index.bin";
@@ -37,6 +37,14 @@ pub mod wire {
         /// When the walk of the run that wrote this index started (ns since the epoch).
         pub stamp_ns: u64,
         pub summary: Summary,
+        pub walk: WalkStateWire,
+    }
+
+    #[derive(Serialize, Deserialize, Clone, Debug, Default)]
+    pub struct WalkStateWire {
+        pub options: u64,
+        pub dirs: Vec<(String, u64)>,
+        pub ignore_files: Vec<(String, u64, u64)>,
     }
 
     #[derive(Serialize, Deserialize, Clone, Debug, Default)]
@@ -71,6 +79,8 @@ pub mod wire {
         pub hash: u128,
         /// Why the file was not parsed, if it was not.
         pub skipped: Option<String>,
+        /// How many facts the file produced.
+        pub facts: u64,
     }
 
     #[derive(Serialize, Deserialize, Clone, Debug)]
@@ -78,9 +88,19 @@ pub mod wire {
         pub strings: Vec<String>,
         pub rows: Vec<u32>,
     }
+
+    /// The body: per file, the encoded core and detail segments; then the repo segment.
+    #[derive(Serialize, Deserialize, Debug)]
+    pub struct Body<'a> {
+        #[serde(borrow)]
+        pub core: Vec<&'a [u8]>,
+        #[serde(borrow)]
+        pub detail: Vec<&'a [u8]>,
+        pub global: &'a [u8],
+    }
 }
 
-use wire::{FileMeta, Header, SegmentWire, StageSummary, Summary};
+use wire::{Body, FileMeta, Header, SegmentWire, StageSummary, Summary};
 
 /// Why an index run failed (file-system problems, never source text).
 #[derive(Debug)]
@@ -164,18 +184,84 @@ pub struct Change {
     pub change: &'static str,
 }
 
-/// The loaded index: file table, per-file segments (parallel to `files`) and the repo segment.
+/// Encoded bytes: owned, or a range of the index body they were read from (not copied).
+#[derive(Clone)]
+enum Blob {
+    Owned(Vec<u8>),
+    Shared(std::sync::Arc<Vec<u8>>, std::ops::Range<usize>),
+}
+
+impl Blob {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Blob::Owned(v) => v,
+            Blob::Shared(body, r) => &body[r.clone()],
+        }
+    }
+}
+
+/// One file's stored facts: the core segment (what resolution reads) decoded, and the detail
+/// segment (references, calls, spans, visibility, marker texts) kept encoded until asked for; the
+/// encoded forms of both are kept, so a one-file change neither decodes the details nor
+/// re-encodes anything but the changed file.
+pub struct FileFacts {
+    pub core: Segment,
+    core_blob: Blob,
+    detail: Blob,
+}
+
+impl FileFacts {
+    fn new(core: Segment, detail: &Segment) -> FileFacts {
+        let core_blob = Blob::Owned(encode_segment(&core));
+        FileFacts { core, core_blob, detail: Blob::Owned(encode_segment(detail)) }
+    }
+
+    /// The detail segment, decoded.
+    pub fn detail(&self) -> Result<Segment, String> {
+        let w: SegmentWire = postcard::from_bytes(self.detail.bytes()).map_err(|e| format!("undecodable ({e})"))?;
+        let seg = Segment { strings: w.strings, rows: w.rows };
+        if seg.validate() { Ok(seg) } else { Err("malformed fact rows".into()) }
+    }
+}
+
+/// Relations kept in the detail segment: many rows, never read by resolution.
+fn is_detail(r: crate::facts::RelId) -> bool {
+    matches!(r, rel::REFERENCES | rel::CALLS | rel::DEF_SPAN | rel::VISIBILITY | rel::MARKER_TEXT)
+}
+
+fn encode_segment(seg: &Segment) -> Vec<u8> {
+    postcard::to_stdvec(&SegmentWire { strings: seg.strings.clone(), rows: seg.rows.clone() }).expect("serializable")
+}
+
+fn decode_segment(bytes: &[u8]) -> Result<Segment, LoadError> {
+    let w: SegmentWire = postcard::from_bytes(bytes).map_err(|e| LoadError::Untrusted(format!("undecodable ({e})")))?;
+    let seg = Segment { strings: w.strings, rows: w.rows };
+    if seg.validate() { Ok(seg) } else { Err(LoadError::Untrusted("malformed fact rows".into())) }
+}
+
+/// The loaded index: file table, per-file facts (parallel to `files`) and the repo segment.
 pub struct Index {
     pub header: Header,
     pub files: Vec<FileMeta>,
-    pub segments: Vec<Segment>,
+    pub facts: Vec<FileFacts>,
     pub global: Segment,
 }
 
 impl Index {
+    /// Every segment, details decoded.
+    pub fn segments(&self) -> Result<Vec<Segment>, String> {
+        let mut out = Vec::with_capacity(self.facts.len() * 2 + 1);
+        for f in &self.facts {
+            out.push(f.core.clone());
+            out.push(f.detail()?);
+        }
+        out.push(self.global.clone());
+        Ok(out)
+    }
+
     /// All facts, merged and sorted.
-    pub fn facts(&self) -> Facts {
-        Facts::from_segments(self.segments.iter().chain(std::iter::once(&self.global)))
+    pub fn facts(&self) -> Result<Facts, String> {
+        Ok(Facts::from_segments(&self.segments()?))
     }
 }
 
@@ -183,12 +269,16 @@ pub fn index_path(root: &Path) -> PathBuf {
     root.join(INDEX_DIR).join(INDEX_FILE)
 }
 
-/// The first part of a stored index: header and file table; the rest stays undecoded.
+/// The preamble: magic, format version, head and body lengths, head and body checksums.
+const PREAMBLE: usize = 8 + 4 + 8 + 8 + 16 + 16;
+
+/// The first part of a stored index: header and file table. The body is read only when needed.
 struct Head {
     header: Header,
     files: Vec<FileMeta>,
-    bytes: Vec<u8>,
-    rest_at: usize,
+    file: File,
+    body_len: u64,
+    body_sum: u128,
 }
 
 /// Why a stored index cannot be used.
@@ -199,25 +289,38 @@ enum LoadError {
 }
 
 fn read_head(path: &Path) -> Result<Head, LoadError> {
-    let mut bytes = Vec::new();
-    match File::open(path) {
-        Ok(mut f) => f.read_to_end(&mut bytes).map_err(|e| LoadError::Untrusted(format!("unreadable ({e})")))?,
+    let unreadable = |e: std::io::Error| LoadError::Untrusted(format!("unreadable ({e})"));
+    let mut file = match File::open(path) {
+        Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(LoadError::Missing),
-        Err(e) => return Err(LoadError::Untrusted(format!("unreadable ({e})"))),
+        Err(e) => return Err(unreadable(e)),
     };
-    if bytes.len() < 28 || &bytes[..8] != MAGIC {
+    let len = file.metadata().map_err(unreadable)?.len();
+    let mut pre = [0u8; PREAMBLE];
+    if len < PREAMBLE as u64 || file.read_exact(&mut pre).is_err() || &pre[..8] != MAGIC {
         return Err(LoadError::Untrusted("not an andon index (bad magic or truncated)".into()));
     }
-    let version = u32::from_le_bytes(bytes[8..12].try_into().unwrap());
+    let version = u32::from_le_bytes(pre[8..12].try_into().unwrap());
     if version != FORMAT_VERSION {
         return Err(LoadError::Untrusted(format!("index format {version}, this andon reads {FORMAT_VERSION}")));
     }
-    let sum = u128::from_le_bytes(bytes[12..28].try_into().unwrap());
-    if xxhash_rust::xxh3::xxh3_128(&bytes[28..]) != sum {
-        return Err(LoadError::Untrusted("checksum mismatch (corrupt or truncated)".into()));
+    let head_len = u64::from_le_bytes(pre[12..20].try_into().unwrap());
+    let body_len = u64::from_le_bytes(pre[20..28].try_into().unwrap());
+    let head_sum = u128::from_le_bytes(pre[28..44].try_into().unwrap());
+    let body_sum = u128::from_le_bytes(pre[44..60].try_into().unwrap());
+    if Some(len) != (PREAMBLE as u64).checked_add(head_len).and_then(|n| n.checked_add(body_len)) {
+        return Err(LoadError::Untrusted(format!(
+            "truncated or extended ({len} bytes, expected {})",
+            PREAMBLE as u64 + head_len + body_len
+        )));
+    }
+    let mut head = vec![0u8; head_len as usize];
+    file.read_exact(&mut head).map_err(unreadable)?;
+    if xxhash_rust::xxh3::xxh3_128(&head) != head_sum {
+        return Err(LoadError::Untrusted("checksum mismatch (corrupt)".into()));
     }
     let bad = |e: postcard::Error| LoadError::Untrusted(format!("undecodable ({e})"));
-    let (header, rest) = postcard::take_from_bytes::<Header>(&bytes[28..]).map_err(bad)?;
+    let (header, rest) = postcard::take_from_bytes::<Header>(&head).map_err(bad)?;
     if header.fingerprint != fingerprint() {
         return Err(LoadError::Untrusted(format!(
             "built by a different andon, schema, grammar or rules version ({})",
@@ -225,29 +328,45 @@ fn read_head(path: &Path) -> Result<Head, LoadError> {
         )));
     }
     let (files, rest) = postcard::take_from_bytes::<Vec<FileMeta>>(rest).map_err(bad)?;
-    let rest_at = bytes.len() - rest.len();
-    Ok(Head { header, files, bytes, rest_at })
-}
-
-fn decode_rest(head: Head) -> Result<Index, LoadError> {
-    let bad = |e: postcard::Error| LoadError::Untrusted(format!("undecodable ({e})"));
-    let (segs, rest) = postcard::take_from_bytes::<Vec<SegmentWire>>(&head.bytes[head.rest_at..]).map_err(bad)?;
-    let (global, rest) = postcard::take_from_bytes::<SegmentWire>(rest).map_err(bad)?;
-    if !rest.is_empty() || segs.len() != head.files.len() {
+    if !rest.is_empty() {
         return Err(LoadError::Untrusted("inconsistent file table".into()));
     }
-    let to_seg = |w: SegmentWire| Segment { strings: w.strings, rows: w.rows };
-    let segments: Vec<Segment> = segs.into_iter().map(to_seg).collect();
-    let global = to_seg(global);
-    if !segments.iter().chain(std::iter::once(&global)).all(Segment::validate) {
-        return Err(LoadError::Untrusted("malformed fact rows".into()));
+    Ok(Head { header, files, file, body_len, body_sum })
+}
+
+fn read_body(mut head: Head) -> Result<Index, LoadError> {
+    let mut bytes = vec![0u8; head.body_len as usize];
+    head.file.read_exact(&mut bytes).map_err(|e| LoadError::Untrusted(format!("unreadable ({e})")))?;
+    if xxhash_rust::xxh3::xxh3_128(&bytes) != head.body_sum {
+        return Err(LoadError::Untrusted("checksum mismatch (corrupt)".into()));
     }
-    Ok(Index { header: head.header, files: head.files, segments, global })
+    let body: Body = postcard::from_bytes(&bytes).map_err(|e| LoadError::Untrusted(format!("undecodable ({e})")))?;
+    if body.core.len() != head.files.len() || body.detail.len() != head.files.len() {
+        return Err(LoadError::Untrusted("inconsistent file table".into()));
+    }
+    // Offsets of each blob inside the body, so reused files keep pointing at the bytes read.
+    let base = bytes.as_ptr() as usize;
+    let range = |b: &[u8]| (b.as_ptr() as usize - base)..(b.as_ptr() as usize - base + b.len());
+    let ranges: Vec<_> = body.core.iter().zip(&body.detail).map(|(c, d)| (range(c), range(d))).collect();
+    let global = decode_segment(body.global)?;
+    let cores: Vec<Segment> = body.core.iter().map(|c| decode_segment(c)).collect::<Result<_, _>>()?;
+    drop(body);
+    let shared = std::sync::Arc::new(bytes);
+    let facts = cores
+        .into_iter()
+        .zip(ranges)
+        .map(|(core, (cr, dr))| FileFacts {
+            core,
+            core_blob: Blob::Shared(shared.clone(), cr),
+            detail: Blob::Shared(shared.clone(), dr),
+        })
+        .collect();
+    Ok(Index { header: head.header, files: head.files, facts, global })
 }
 
 /// Loads the stored index of `root` (read-only, no lock: writers replace the file atomically).
 pub fn load(root: &Path) -> Result<Option<Index>, String> {
-    match read_head(&index_path(root)).and_then(decode_rest) {
+    match read_head(&index_path(root)).and_then(read_body) {
         Ok(i) => Ok(Some(i)),
         Err(LoadError::Missing) => Ok(None),
         Err(LoadError::Untrusted(why)) => Err(why),
@@ -255,18 +374,24 @@ pub fn load(root: &Path) -> Result<Option<Index>, String> {
 }
 
 fn write_index(dir: &Path, idx: &Index) -> Result<(), Error> {
-    let mut payload = postcard::to_stdvec(&idx.header).expect("serializable");
-    payload.extend(postcard::to_stdvec(&idx.files).expect("serializable"));
-    let segs: Vec<SegmentWire> =
-        idx.segments.iter().map(|s| SegmentWire { strings: s.strings.clone(), rows: s.rows.clone() }).collect();
-    payload.extend(postcard::to_stdvec(&segs).expect("serializable"));
-    let g = SegmentWire { strings: idx.global.strings.clone(), rows: idx.global.rows.clone() };
-    payload.extend(postcard::to_stdvec(&g).expect("serializable"));
-    let mut bytes = Vec::with_capacity(payload.len() + 28);
+    let mut head = postcard::to_stdvec(&idx.header).expect("serializable");
+    head.extend(postcard::to_stdvec(&idx.files).expect("serializable"));
+    let global = encode_segment(&idx.global);
+    let body = Body {
+        core: idx.facts.iter().map(|f| f.core_blob.bytes()).collect(),
+        detail: idx.facts.iter().map(|f| f.detail.bytes()).collect(),
+        global: &global,
+    };
+    let body = postcard::to_stdvec(&body).expect("serializable");
+    let mut bytes = Vec::with_capacity(PREAMBLE + head.len() + body.len());
     bytes.extend_from_slice(MAGIC);
     bytes.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
-    bytes.extend_from_slice(&xxhash_rust::xxh3::xxh3_128(&payload).to_le_bytes());
-    bytes.extend_from_slice(&payload);
+    bytes.extend_from_slice(&(head.len() as u64).to_le_bytes());
+    bytes.extend_from_slice(&(body.len() as u64).to_le_bytes());
+    bytes.extend_from_slice(&xxhash_rust::xxh3::xxh3_128(&head).to_le_bytes());
+    bytes.extend_from_slice(&xxhash_rust::xxh3::xxh3_128(&body).to_le_bytes());
+    bytes.extend_from_slice(&head);
+    bytes.extend_from_slice(&body);
     let final_path = dir.join(INDEX_FILE);
     let tmp = dir.join(format!("{INDEX_FILE}.tmp.{}", std::process::id()));
     {
@@ -310,7 +435,7 @@ fn kind_code(k: FileKind) -> (u8, Option<Lang>) {
 /// Result of looking at one walked file.
 enum Job {
     Reuse(usize, FileMeta),
-    New(FileMeta, Segment, Vec<Diag>),
+    New(FileMeta, FileFacts, Vec<Diag>),
 }
 
 /// Whether the stored entry can be trusted from its size and time alone.
@@ -322,6 +447,28 @@ fn stat_fresh(old: &FileMeta, e: &WalkEntry, stamp_ns: u64, max_size: u64) -> bo
         && e.mtime_ns < stamp_ns
         && old.kind == kind_code(e.kind).0
         && (old.skipped.as_deref() == Some("too-large")) == (e.size > max_size)
+}
+
+/// When no directory or ignore file the last walk saw has changed, the walk's result is the stored
+/// file table with fresh stats: a content edit then costs no directory reads.
+fn rewalk_from_table(root: &Path, h: &Head, opts: &IndexOptions) -> Option<(Vec<WalkEntry>, walk::WalkState)> {
+    let w = &h.header.walk;
+    let state = walk::WalkState { options: w.options, dirs: w.dirs.clone(), ignore_files: w.ignore_files.clone() };
+    if !state.unchanged(root, &opts.walk, h.header.stamp_ns) {
+        return None;
+    }
+    let mut entries = Vec::with_capacity(h.files.len());
+    for f in &h.files {
+        let abs = root.join(&f.path);
+        let m = if opts.walk.follow_links { fs::metadata(&abs) } else { fs::symlink_metadata(&abs) }.ok()?;
+        if !m.is_file() {
+            return None;
+        }
+        let mtime_ns =
+            m.modified().ok().and_then(|t| t.duration_since(UNIX_EPOCH).ok()).map(|d| d.as_nanos() as u64).unwrap_or(0);
+        entries.push(WalkEntry { rel: f.path.clone(), abs, kind: walk::classify(&f.path)?, size: m.len(), mtime_ns });
+    }
+    Some((entries, state))
 }
 
 /// Brings the index of `root` up to date and returns what was done.
@@ -345,7 +492,31 @@ pub fn update(root: &Path, opts: &IndexOptions, progress: &(dyn Fn(u64, u64) + S
             }
         }
     };
-    let (walked, walk_errors) = walk::walk(&root, &opts.walk).map_err(Error::Config)?;
+    // Fast path: when no directory, ignore file or indexed file changed since the last run, the
+    // walk is skipped and nothing but the file table is read.
+    let fast = head.as_ref().and_then(|h| rewalk_from_table(&root, h, opts));
+    if let (Some(h), Some((entries, _))) = (&head, &fast)
+        && entries.iter().zip(&h.files).all(|(e, f)| stat_fresh(f, e, h.header.stamp_ns, opts.max_file_size))
+    {
+        let head = head.expect("checked above");
+        return Ok(IndexReport {
+            root,
+            index_path: ipath,
+            summary: head.header.summary,
+            parsed: 0,
+            reused: head.files.len() as u64,
+            removed: 0,
+            rehashed: 0,
+            unchanged: true,
+            rebuilt,
+            diagnostics: Vec::new(),
+            elapsed_ms: ms(t0),
+        });
+    }
+    let (walked, walk_errors, walk_state) = match fast {
+        Some((entries, state)) => (entries, Vec::new(), state),
+        None => walk::walk(&root, &opts.walk).map_err(Error::Config)?,
+    };
     let mut diagnostics: Vec<Diag> = walk_errors
         .iter()
         .map(|e| Diag { path: e.rel.clone(), line: 0, kind: e.reason.to_string(), message: e.message.clone() })
@@ -406,7 +577,15 @@ pub fn update(root: &Path, opts: &IndexOptions, progress: &(dyn Fn(u64, u64) + S
     let metas_changed = jobs.iter().any(|j| matches!(j, Job::Reuse(oi, m) if old_files[*oi] != *m));
     let structure_changed = parsed > 0 || removed > 0 || head.is_none();
 
-    if !structure_changed && !metas_changed {
+    let walk_wire = wire::WalkStateWire {
+        options: walk_state.options,
+        dirs: walk_state.dirs,
+        ignore_files: walk_state.ignore_files,
+    };
+    let walk_changed = head
+        .as_ref()
+        .is_none_or(|h| h.header.walk.dirs != walk_wire.dirs || h.header.walk.ignore_files != walk_wire.ignore_files);
+    if !structure_changed && !metas_changed && !walk_changed {
         let head = head.expect("an unchanged index exists");
         return Ok(IndexReport {
             root,
@@ -424,7 +603,7 @@ pub fn update(root: &Path, opts: &IndexOptions, progress: &(dyn Fn(u64, u64) + S
     }
 
     let old = match head {
-        Some(h) => match decode_rest(h) {
+        Some(h) => match read_body(h) {
             Ok(i) => Some(i),
             Err(LoadError::Untrusted(why)) => {
                 // The head was sound but the body is not: parse everything again.
@@ -439,31 +618,37 @@ pub fn update(root: &Path, opts: &IndexOptions, progress: &(dyn Fn(u64, u64) + S
         },
         None => None,
     };
-    let (mut old_segments, old_global) = match old {
-        Some(i) => (i.segments.into_iter().map(Some).collect::<Vec<_>>(), Some(i.global)),
+    let (mut old_facts, old_global) = match old {
+        Some(i) => (i.facts.into_iter().map(Some).collect::<Vec<_>>(), Some(i.global)),
         None => (Vec::new(), None),
     };
     let mut files = Vec::with_capacity(jobs.len());
-    let mut segments = Vec::with_capacity(jobs.len());
+    let mut facts = Vec::with_capacity(jobs.len());
     for job in jobs {
         match job {
             Job::Reuse(oi, meta) => {
                 files.push(meta);
-                segments.push(old_segments[oi].take().unwrap_or_default());
+                let empty = || FileFacts::new(Segment::default(), &Segment::default());
+                facts.push(old_facts.get_mut(oi).and_then(Option::take).unwrap_or_else(empty));
             }
-            Job::New(meta, seg, diags) => {
+            Job::New(meta, f, diags) => {
                 files.push(meta);
-                segments.push(seg);
+                facts.push(f);
                 diagnostics.extend(diags);
             }
         }
     }
+    let cores: Vec<&Segment> = facts.iter().map(|f| &f.core).collect();
     let global = match (structure_changed, old_global) {
         (false, Some(g)) => g,
-        _ => crate::resolve::resolve(&files, &segments),
+        _ => {
+            let root_name = root.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            crate::resolve::resolve(&files, &cores, &root_name)
+        }
     };
-    let summary = summarize(&files, &segments, &global);
-    let idx = Index { header: Header { fingerprint: fingerprint(), stamp_ns, summary }, files, segments, global };
+    let summary = summarize(&files, &cores, &global);
+    let header = Header { fingerprint: fingerprint(), stamp_ns, summary, walk: walk_wire };
+    let idx = Index { header, files, facts, global };
     write_index(&dir, &idx)?;
     let diagnostics = with_stored_diags(diagnostics, Some(&idx));
     Ok(IndexReport {
@@ -484,7 +669,7 @@ pub fn update(root: &Path, opts: &IndexOptions, progress: &(dyn Fn(u64, u64) + S
 /// Adds the diagnostics that live in the index as facts (skipped files, manifest errors).
 fn with_stored_diags(mut diags: Vec<Diag>, idx: Option<&Index>) -> Vec<Diag> {
     if let Some(idx) = idx {
-        for seg in &idx.segments {
+        for seg in idx.facts.iter().map(|f| &f.core) {
             for r in seg.rows_of(rel::SKIPPED) {
                 let (p, why) = (seg.str(r[0]), seg.str(r[1]));
                 if !diags.iter().any(|d| d.path == p && d.kind == why) {
@@ -542,19 +727,23 @@ fn look_at(ctx: &mut extract::Context, e: &WalkEntry, old: Option<(usize, &FileM
         mtime_ns: e.mtime_ns,
         hash: 0,
         skipped: None,
+        facts: 0,
     };
     let skip = |mut meta: FileMeta, why: &str, message: String| {
         let mut b = SegmentBuilder::new();
         b.push(rel::SKIPPED, &[e.rel.as_str().into(), why.into()]);
         meta.skipped = Some(why.to_string());
+        meta.facts = 1;
         let d = Diag { path: e.rel.clone(), line: 0, kind: why.to_string(), message };
-        Job::New(meta, b.finish(), vec![d])
+        Job::New(meta, FileFacts::new(b.finish(), &Segment::default()), vec![d])
     };
     if e.size > max_size {
         if let Some((oi, o)) = old
             && o.skipped.as_deref() == Some("too-large")
             && o.size == e.size
         {
+            meta.skipped = o.skipped.clone();
+            meta.facts = o.facts;
             return Job::Reuse(oi, meta);
         }
         return skip(meta, "too-large", format!("{} bytes, over the {max_size}-byte limit; not parsed", e.size));
@@ -571,6 +760,7 @@ fn look_at(ctx: &mut extract::Context, e: &WalkEntry, old: Option<(usize, &FileM
         && o.kind == meta.kind
         && o.skipped.is_none()
     {
+        meta.facts = o.facts;
         return Job::Reuse(oi, meta);
     }
     if bytes[..bytes.len().min(8192)].contains(&0) {
@@ -591,21 +781,20 @@ fn look_at(ctx: &mut extract::Context, e: &WalkEntry, old: Option<(usize, &FileM
             String::from_utf8_lossy(&bytes)
         }
     };
-    let mut seg = match e.kind {
+    let seg = match e.kind {
         FileKind::Source(l) | FileKind::SourceAndManifest(l) => extract::extract_source(ctx, l, &e.rel, &text),
         FileKind::Manifest => Segment::default(),
     };
+    // Split the source facts into the core and detail segments, adding manifest and hash facts.
     let mut b = SegmentBuilder::new();
-    // Re-intern the source facts with the manifest and hash facts into one segment.
+    let mut d = SegmentBuilder::new();
+    let mut vals: Vec<crate::facts::Val> = Vec::with_capacity(8);
     for (r, cols) in seg.all_rows() {
-        let vals: Vec<crate::facts::Val> = r
-            .info()
-            .columns
-            .iter()
-            .zip(cols)
-            .map(|(c, &v)| if c.ty == crate::facts::ColType::Int { v.into() } else { seg.str(v).into() })
-            .collect();
-        b.push(r, &vals);
+        vals.clear();
+        for (c, &v) in r.info().columns.iter().zip(cols) {
+            vals.push(if c.ty == crate::facts::ColType::Int { v.into() } else { seg.str(v).into() });
+        }
+        if is_detail(r) { d.push(r, &vals) } else { b.push(r, &vals) }
     }
     if lang.is_some() {
         let hex = format!("{:032x}", meta.hash);
@@ -623,11 +812,12 @@ fn look_at(ctx: &mut extract::Context, e: &WalkEntry, old: Option<(usize, &FileM
     if matches!(e.kind, FileKind::Manifest | FileKind::SourceAndManifest(_)) {
         manifest::extract_manifest(&mut b, &e.rel, &text);
     }
-    seg = b.finish();
-    Job::New(meta, seg, diags)
+    let (core, detail) = (b.finish(), d.finish());
+    meta.facts = (core.row_count() + detail.row_count()) as u64;
+    Job::New(meta, FileFacts::new(core, &detail), diags)
 }
 
-fn summarize(files: &[FileMeta], segments: &[Segment], global: &Segment) -> Summary {
+fn summarize(files: &[FileMeta], cores: &[&Segment], global: &Segment) -> Summary {
     let mut by_lang: BTreeMap<String, u64> = BTreeMap::new();
     let mut s = Summary::default();
     for f in files {
@@ -643,8 +833,8 @@ fn summarize(files: &[FileMeta], segments: &[Segment], global: &Segment) -> Summ
         }
     }
     s.files_by_lang = by_lang.into_iter().collect();
-    for seg in segments {
-        s.facts += seg.row_count() as u64;
+    s.facts = files.iter().map(|f| f.facts).sum();
+    for seg in cores {
         let errs = seg.rows_of(rel::PARSE_ERROR).count() as u64;
         s.parse_errors += errs;
         s.files_with_parse_errors += u64::from(errs > 0);
@@ -684,7 +874,7 @@ pub fn check(root: &Path, opts: &IndexOptions) -> Result<Result<Vec<Change>, Str
             return Ok(Err(format!("the stored index cannot be used: {why}; run `andon index`")));
         }
     };
-    let (walked, _) = walk::walk(&root, &opts.walk).map_err(Error::Config)?;
+    let (walked, _, _) = walk::walk(&root, &opts.walk).map_err(Error::Config)?;
     let by_path: HashMap<&str, &FileMeta> = head.files.iter().map(|f| (f.path.as_str(), f)).collect();
     let mut changes = Vec::new();
     for e in &walked {

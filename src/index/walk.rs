@@ -94,7 +94,85 @@ pub fn rel_path(root: &Path, path: &Path) -> String {
 }
 
 /// Walks `root` and returns the files andon indexes, sorted by path, plus what could not be read.
-pub fn walk(root: &Path, opts: &WalkOptions) -> Result<(Vec<WalkEntry>, Vec<WalkError>), String> {
+/// What a walk saw that decides whether the next walk can be skipped: every directory it entered
+/// (a file added, removed or renamed changes its directory's mtime) and every ignore file that can
+/// apply (their contents decide what is walked).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct WalkState {
+    /// Hash of the walk options.
+    pub options: u64,
+    /// (repo-relative directory, mtime ns)
+    pub dirs: Vec<(String, u64)>,
+    /// (absolute path, size, mtime ns); size `u64::MAX` records an absent file
+    pub ignore_files: Vec<(String, u64, u64)>,
+}
+
+fn mtime_ns(m: &std::fs::Metadata) -> u64 {
+    m.modified().ok().and_then(|t| t.duration_since(UNIX_EPOCH).ok()).map(|d| d.as_nanos() as u64).unwrap_or(0)
+}
+
+/// Size and mtime of a file, `(u64::MAX, 0)` when absent.
+pub fn stat_or_absent(p: &Path) -> (u64, u64) {
+    match std::fs::metadata(p) {
+        Ok(m) => (m.len(), mtime_ns(&m)),
+        Err(_) => (u64::MAX, 0),
+    }
+}
+
+impl WalkState {
+    fn options_hash(opts: &WalkOptions) -> u64 {
+        xxhash_rust::xxh3::xxh3_64(format!("{opts:?}").as_bytes())
+    }
+
+    /// Whether nothing the walk depends on changed since `stamp_ns` (directories and ignore files
+    /// modified in the same instant as the stamp count as changed).
+    pub fn unchanged(&self, root: &Path, opts: &WalkOptions, stamp_ns: u64) -> bool {
+        if self.options != Self::options_hash(opts) || self.dirs.is_empty() {
+            return false;
+        }
+        let dirs_ok = self.dirs.iter().all(|(rel, mtime)| {
+            let p = if rel.is_empty() { root.to_path_buf() } else { root.join(rel) };
+            std::fs::metadata(&p).is_ok_and(|m| m.is_dir() && mtime_ns(&m) == *mtime && *mtime < stamp_ns)
+        });
+        dirs_ok
+            && self.ignore_files.iter().all(|(p, size, mtime)| {
+                let now = stat_or_absent(Path::new(p));
+                now == (*size, *mtime) && (*size == u64::MAX || *mtime < stamp_ns)
+            })
+    }
+}
+
+/// Ignore files that can apply to a walk of `root`: in every walked directory, in the root's
+/// ancestors, the repository's `info/exclude`, and the user's global git excludes.
+fn ignore_files(root: &Path, dirs: &[(String, u64)]) -> Vec<(String, u64, u64)> {
+    let mut candidates: Vec<std::path::PathBuf> = Vec::new();
+    for (rel, _) in dirs {
+        let d = if rel.is_empty() { root.to_path_buf() } else { root.join(rel) };
+        candidates.push(d.join(".gitignore"));
+        candidates.push(d.join(".ignore"));
+    }
+    for a in root.ancestors().skip(1) {
+        candidates.push(a.join(".gitignore"));
+        candidates.push(a.join(".ignore"));
+        candidates.push(a.join(".git/info/exclude"));
+    }
+    candidates.push(root.join(".git/info/exclude"));
+    if let Some(home) = std::env::home_dir() {
+        candidates.push(home.join(".config/git/ignore"));
+        candidates.push(home.join(".gitconfig"));
+    }
+    candidates
+        .into_iter()
+        .map(|p| {
+            let (size, mtime) = stat_or_absent(&p);
+            (p.to_string_lossy().into_owned(), size, mtime)
+        })
+        // absent files inside walked directories are covered by the directory's mtime
+        .filter(|(p, size, _)| *size != u64::MAX || !Path::new(p).starts_with(root) || p.ends_with("info/exclude"))
+        .collect()
+}
+
+pub fn walk(root: &Path, opts: &WalkOptions) -> Result<(Vec<WalkEntry>, Vec<WalkError>, WalkState), String> {
     let mut b = ignore::WalkBuilder::new(root);
     b.hidden(!opts.hidden)
         .git_ignore(!opts.no_ignore)
@@ -131,6 +209,7 @@ pub fn walk(root: &Path, opts: &WalkOptions) -> Result<(Vec<WalkEntry>, Vec<Walk
     });
     let mut files = Vec::new();
     let mut errors = Vec::new();
+    let mut dirs = Vec::new();
     for item in b.build() {
         let entry = match item {
             Ok(e) => e,
@@ -140,6 +219,12 @@ pub fn walk(root: &Path, opts: &WalkOptions) -> Result<(Vec<WalkEntry>, Vec<Walk
                 continue;
             }
         };
+        if entry.file_type().is_some_and(|t| t.is_dir()) {
+            if let Ok(m) = entry.metadata() {
+                dirs.push((rel_path(root, entry.path()), mtime_ns(&m)));
+            }
+            continue;
+        }
         let Some(ft) = entry.file_type() else {
             continue;
         };
@@ -166,7 +251,10 @@ pub fn walk(root: &Path, opts: &WalkOptions) -> Result<(Vec<WalkEntry>, Vec<Walk
     files.sort_by(|a, b| a.rel.cmp(&b.rel));
     files.dedup_by(|a, b| a.rel == b.rel);
     errors.sort_by(|a, b| a.rel.cmp(&b.rel));
-    Ok((files, errors))
+    dirs.sort();
+    let ignore_files = ignore_files(root, &dirs);
+    let state = WalkState { options: WalkState::options_hash(opts), dirs, ignore_files };
+    Ok((files, errors, state))
 }
 
 fn error_path(root: &Path, err: &ignore::Error) -> (String, &'static str) {

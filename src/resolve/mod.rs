@@ -65,7 +65,7 @@ pub(crate) struct Repo {
 }
 
 impl Repo {
-    fn build(metas: &[FileMeta], segments: &[Segment]) -> Repo {
+    fn build(metas: &[FileMeta], segments: &[&Segment]) -> Repo {
         let mut files: BTreeMap<String, FileInfo> = BTreeMap::new();
         let mut manifests: BTreeMap<String, ManifestInfo> = BTreeMap::new();
         let mut dirs = HashSet::new();
@@ -238,10 +238,11 @@ impl Out {
 }
 
 /// Computes the whole-repo segment from every file's facts.
-pub fn resolve(metas: &[FileMeta], segments: &[Segment]) -> Segment {
+/// `root_name` is the name of the indexed directory (a package when it holds `__init__.py`).
+pub fn resolve(metas: &[FileMeta], segments: &[&Segment], root_name: &str) -> Segment {
     let repo = Repo::build(metas, segments);
     let mut out = Out { b: SegmentBuilder::new() };
-    let py = python::Python::new(&repo);
+    let py = python::Python::new(&repo, root_name);
     let rs = rust::Rust::new(&repo);
     let ts = typescript::Ts::new(&repo);
     stages::stages(&repo, &py, &mut out);

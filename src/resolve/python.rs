@@ -16,6 +16,8 @@ pub(crate) struct Python<'a> {
     module_of: HashMap<String, (String, bool)>,
     /// dotted namespace package → directory
     namespaces: BTreeMap<String, String>,
+    /// When the indexed directory is itself a package (`__init__.py` at the root), its name.
+    root_package: Option<String>,
 }
 
 /// Distributions whose import name differs from their normalised name.
@@ -42,7 +44,7 @@ const DIST_IMPORTS: &[(&str, &str)] = &[
 const STDLIB: &str = include_str!("python_stdlib.txt");
 
 impl<'a> Python<'a> {
-    pub fn new(repo: &'a Repo) -> Python<'a> {
+    pub fn new(repo: &'a Repo, root_name: &str) -> Python<'a> {
         let py_files: Vec<&String> = repo.files.iter().filter(|(_, f)| f.lang == "python").map(|(p, _)| p).collect();
         let is_pkg_dir = |d: &str| repo.is_file(&child(d, "__init__.py")) || repo.is_file(&child(d, "__init__.pyi"));
         let mut roots = BTreeSet::new();
@@ -78,6 +80,8 @@ impl<'a> Python<'a> {
             .filter(|r| r.is_empty() || !is_pkg_dir(r) || !repo.is_dir(parent_dir(r)) || !is_pkg_dir(parent_dir(r)))
             .cloned()
             .collect();
+        let valid = |n: &str| !n.is_empty() && n.chars().all(|c| c.is_alphanumeric() || c == '_');
+        let root_package = (is_pkg_dir("") && valid(root_name)).then(|| root_name.to_string());
         let mut modules = BTreeMap::new();
         let mut module_of = HashMap::new();
         let mut namespaces = BTreeMap::new();
@@ -91,6 +95,9 @@ impl<'a> Python<'a> {
             let is_pkg = parts.last() == Some(&"__init__");
             if is_pkg {
                 parts.pop();
+            }
+            if let Some(p) = root_package.as_deref().filter(|_| root.is_empty()) {
+                parts.insert(0, p);
             }
             if parts.is_empty() || parts.iter().any(|p| p.is_empty() || p.contains('.') || p.contains('-')) {
                 continue;
@@ -107,6 +114,9 @@ impl<'a> Python<'a> {
             // every enclosing directory without `__init__` is a namespace package
             let mut d = parent_dir(f);
             let mut k = parts.len() - usize::from(!is_pkg);
+            if root.is_empty() && root_package.is_some() {
+                k = k.saturating_sub(1);
+            }
             while k > 0 && under(d, root) && d.len() > root.len() {
                 if !is_pkg_dir(d) {
                     namespaces.insert(parts[..k].join("."), d.to_string());
@@ -115,7 +125,7 @@ impl<'a> Python<'a> {
                 k -= 1;
             }
         }
-        Python { repo, roots, modules, module_of, namespaces }
+        Python { repo, roots, modules, module_of, namespaces, root_package }
     }
 
     /// Top-level importable names with their directory (packages) or file's directory (modules).
@@ -125,7 +135,11 @@ impl<'a> Python<'a> {
             let top = dotted.split('.').next().unwrap_or(dotted);
             let root =
                 self.roots.iter().filter(|r| under(file, r)).max_by_key(|r| r.len()).cloned().unwrap_or_default();
-            let dir = child(&root, top);
+            let dir = if root.is_empty() && self.root_package.as_deref() == Some(top) {
+                String::new()
+            } else {
+                child(&root, top)
+            };
             if dotted.contains('.') || is_pkg {
                 out.entry(top.to_string()).or_insert(dir);
             } else if !file.ends_with("setup.py") && !file.ends_with("conftest.py") {
