@@ -123,18 +123,18 @@ fn cargo(m: &mut M, src: &str) {
             .map(str::to_string)
             .unwrap_or_else(|| name.replace('-', "_"));
         m.b.push(rel::IMPORT_NAME, &[m.path.into(), name.into(), lib_name.as_str().into()]);
-        let lib_path = lib.and_then(|l| l.get("path")).and_then(|p| p.as_str()).unwrap_or("src/lib.rs");
-        m.entry("lib", lib_path);
+        // Only targets the manifest names; Cargo's implicit ones (src/lib.rs, src/main.rs, build.rs,
+        // src/bin/*) are added by resolution when those files exist.
+        if let Some(p) = lib.and_then(|l| l.get("path")).and_then(|p| p.as_str()) {
+            m.entry("lib", p);
+        }
         for bin in t.get("bin").and_then(|b| b.as_array()).into_iter().flatten() {
             if let Some(p) = bin.get("path").and_then(|p| p.as_str()) {
                 m.entry("bin", p);
             }
         }
-        m.entry("bin", "src/main.rs");
         if let Some(b) = pkg.and_then(|p| p.get("build")).and_then(|b| b.as_str()) {
             m.entry("build", b);
-        } else {
-            m.entry("build", "build.rs");
         }
         for (kind, key) in [("normal", "dependencies"), ("dev", "dev-dependencies"), ("build", "build-dependencies")] {
             if let Some(deps) = t.get(key).and_then(|d| d.as_table()) {

@@ -47,8 +47,19 @@ pub(super) fn on_capture<'a>(x: &mut Extractor<'a>, cap: &str, node: Node<'a>, n
                 kinds.push("wildcard");
             }
             x.import(l, &spec, &kinds);
+            // In a statement the parser could not read, names on a later line that starts a new
+            // import belong to that import (recovered separately), not to this one.
+            let stray = |n: Node| {
+                node.has_error() && line(n) != l && {
+                    let t = x.src.lines().nth(line(n) as usize - 1).unwrap_or("").trim_start();
+                    t.starts_with("import ") || t.starts_with("from ")
+                }
+            };
             let mut c = node.walk();
             for n in node.children_by_field_name("name", &mut c) {
+                if stray(n) {
+                    continue;
+                }
                 let (nm, alias) = match n.kind() {
                     "aliased_import" => {
                         let nm = n.child_by_field_name("name").map(|v| x.text(v)).unwrap_or("");

@@ -249,6 +249,7 @@ pub fn resolve(metas: &[FileMeta], segments: &[&Segment], root_name: &str) -> Se
     py.modules(&mut out);
     rs.modules(&mut out);
     ts.modules(&mut out);
+    let mut globs: Vec<(&str, String)> = Vec::new();
     for (path, fi) in &repo.files {
         for imp in &fi.imports {
             let t = match fi.lang.as_str() {
@@ -258,9 +259,46 @@ pub fn resolve(metas: &[FileMeta], segments: &[&Segment], root_name: &str) -> Se
             };
             let t = if fi.recovered.contains(&imp.line) { t.downgraded() } else { t };
             out.resolution(path, imp, &t);
+            let carries = imp.kinds.contains("wildcard") && (imp.kinds.contains("re_export") || fi.lang == "python");
+            if carries && let Target::Files(fs) = &t {
+                for (target, _) in fs {
+                    globs.push((path.as_str(), target.clone()));
+                }
+            }
         }
     }
+    glob_exports(&repo, &globs, &mut out);
     out.b.finish()
+}
+
+/// `export * from`, `pub use m::*` and Python's `from m import *` put the target's public names on
+/// the importing module's surface too: propagated to a fixpoint (cycles terminate).
+fn glob_exports(repo: &Repo, globs: &[(&str, String)], out: &mut Out) {
+    let mut surface: BTreeMap<&str, BTreeSet<String>> = BTreeMap::new();
+    for (p, fi) in &repo.files {
+        surface.insert(p.as_str(), fi.exports.iter().cloned().collect());
+    }
+    let mut added: BTreeSet<(&str, String)> = BTreeSet::new();
+    loop {
+        let mut changed = false;
+        for (from, target) in globs {
+            let names: Vec<String> =
+                surface.get(target.as_str()).map(|s| s.iter().cloned().collect()).unwrap_or_default();
+            let mine = surface.entry(from).or_default();
+            for n in names {
+                if n != "default" && mine.insert(n.clone()) {
+                    added.insert((from, n));
+                    changed = true;
+                }
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    for (p, n) in added {
+        out.push(rel::EXPORTS, &[p.into(), n.as_str().into()]);
+    }
 }
 
 /// Dependency names compare equal across `-`, `_`, `.` and case (PEP 503; Cargo's `-` vs `_`).

@@ -88,6 +88,9 @@ impl<'a> Rust<'a> {
             .filter(|(kind, _)| matches!(kind.as_str(), "lib" | "bin" | "build"))
             .map(|(_, p)| p.clone())
             .collect();
+        for implicit in ["src/lib.rs", "src/main.rs", "build.rs"] {
+            roots.push(child(&k.root_dir, implicit));
+        }
         for dir in ["src/bin", "tests", "examples", "benches"] {
             let d = child(&k.root_dir, dir);
             for (f, fi) in self.repo.files.range(d.clone()..) {
