@@ -193,11 +193,6 @@ pub fn extract_source(ctx: &mut Context, lang: Lang, path: &str, src: &str) -> S
             }
         }
     }
-    match lang {
-        Lang::Rust => rust::finish(&mut x, root),
-        Lang::Python => python::finish(&mut x, root),
-        Lang::TypeScript | Lang::JavaScript => typescript::finish(&mut x, root),
-    }
     if root.has_error() {
         let broken = parse_errors(&mut x, root);
         match lang {
@@ -238,6 +233,19 @@ impl<'a> Extractor<'a> {
 
     pub fn text(&self, node: Node) -> &'a str {
         &self.src[node.byte_range()]
+    }
+
+    /// Captures every language treats alike: identifier references and comment/string text.
+    pub fn common_capture(&mut self, cap: &str, node: Node<'a>) {
+        match cap {
+            "ref" => {
+                let t = self.text(node);
+                self.reference(line(node), t);
+            }
+            "comment" => self.scan_text(node, true),
+            "string" => self.scan_text(node, false),
+            _ => {}
+        }
     }
 
     pub fn reference(&mut self, line: u32, name: &'a str) {

@@ -141,17 +141,9 @@ pub(super) fn on_capture<'a>(x: &mut Extractor<'a>, cap: &str, node: Node<'a>, n
                 x.marker(line(node), "NotImplementedError", t);
             }
         }
-        "ref" => {
-            let t = x.text(node);
-            x.reference(line(node), t);
-        }
-        "comment" => x.scan_text(node, true),
-        "string" => x.scan_text(node, false),
-        _ => {}
+        _ => x.common_capture(cap, node),
     }
 }
-
-pub(super) fn finish(_x: &mut Extractor, _root: Node) {}
 
 /// The nearest enclosing function or class, if any.
 fn enclosing_scope(node: Node) -> Option<Node> {

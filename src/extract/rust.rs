@@ -72,17 +72,9 @@ pub(super) fn on_capture<'a>(x: &mut Extractor<'a>, cap: &str, node: Node<'a>, n
                 }
             }
         }
-        "ref" => {
-            let t = x.text(node);
-            x.reference(line(node), t);
-        }
-        "comment" => x.scan_text(node, true),
-        "string" => x.scan_text(node, false),
-        _ => {}
+        _ => x.common_capture(cap, node),
     }
 }
-
-pub(super) fn finish(_x: &mut Extractor, _root: Node) {}
 
 /// One `use` declaration → one import per leaf of its use tree.
 fn use_decl<'a>(x: &mut Extractor<'a>, node: Node<'a>) {
@@ -260,6 +252,7 @@ fn context_kinds(x: &Extractor, node: Node) -> Vec<&'static str> {
     kinds
 }
 
+#[allow(clippy::let_and_return)] // the cursor must outlive the iterator
 fn file_is_cfg_test(x: &Extractor, node: Node) -> bool {
     let Some(root) = ancestors(node).last() else {
         return false;

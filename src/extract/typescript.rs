@@ -68,17 +68,9 @@ pub(super) fn on_capture<'a>(x: &mut Extractor<'a>, cap: &str, node: Node<'a>, n
                 x.marker(line(node), "not-implemented-throw", t);
             }
         }
-        "ref" => {
-            let t = x.text(node);
-            x.reference(line(node), t);
-        }
-        "comment" => x.scan_text(node, true),
-        "string" => x.scan_text(node, false),
-        _ => {}
+        _ => x.common_capture(cap, node),
     }
 }
-
-pub(super) fn finish(_x: &mut Extractor, _root: Node) {}
 
 fn has_token(node: Node, token: &str) -> bool {
     let mut c = node.walk();

@@ -499,19 +499,8 @@ pub fn update(root: &Path, opts: &IndexOptions, progress: &(dyn Fn(u64, u64) + S
         && entries.iter().zip(&h.files).all(|(e, f)| stat_fresh(f, e, h.header.stamp_ns, opts.max_file_size))
     {
         let head = head.expect("checked above");
-        return Ok(IndexReport {
-            root,
-            index_path: ipath,
-            summary: head.header.summary,
-            parsed: 0,
-            reused: head.files.len() as u64,
-            removed: 0,
-            rehashed: 0,
-            unchanged: true,
-            rebuilt,
-            diagnostics: Vec::new(),
-            elapsed_ms: ms(t0),
-        });
+        let reused = head.files.len() as u64;
+        return Ok(unchanged_report(root, ipath, head.header.summary, reused, 0, rebuilt, Vec::new(), t0));
     }
     let (walked, walk_errors, walk_state) = match fast {
         Some((entries, state)) => (entries, Vec::new(), state),
@@ -587,19 +576,8 @@ pub fn update(root: &Path, opts: &IndexOptions, progress: &(dyn Fn(u64, u64) + S
         .is_none_or(|h| h.header.walk.dirs != walk_wire.dirs || h.header.walk.ignore_files != walk_wire.ignore_files);
     if !structure_changed && !metas_changed && !walk_changed {
         let head = head.expect("an unchanged index exists");
-        return Ok(IndexReport {
-            root,
-            index_path: ipath,
-            summary: head.header.summary,
-            parsed: 0,
-            reused,
-            removed: 0,
-            rehashed,
-            unchanged: true,
-            rebuilt,
-            diagnostics: with_stored_diags(diagnostics, None),
-            elapsed_ms: ms(t0),
-        });
+        let diags = with_stored_diags(diagnostics, None);
+        return Ok(unchanged_report(root, ipath, head.header.summary, reused, rehashed, rebuilt, diags, t0));
     }
 
     let old = match head {
@@ -664,6 +642,33 @@ pub fn update(root: &Path, opts: &IndexOptions, progress: &(dyn Fn(u64, u64) + S
         diagnostics,
         elapsed_ms: ms(t0),
     })
+}
+
+/// The report of a run that found nothing to change.
+#[allow(clippy::too_many_arguments)]
+fn unchanged_report(
+    root: PathBuf,
+    index_path: PathBuf,
+    summary: Summary,
+    reused: u64,
+    rehashed: u64,
+    rebuilt: Option<String>,
+    diagnostics: Vec<Diag>,
+    t0: Instant,
+) -> IndexReport {
+    IndexReport {
+        root,
+        index_path,
+        summary,
+        parsed: 0,
+        reused,
+        removed: 0,
+        rehashed,
+        unchanged: true,
+        rebuilt,
+        diagnostics,
+        elapsed_ms: ms(t0),
+    }
 }
 
 /// Adds the diagnostics that live in the index as facts (skipped files, manifest errors).
