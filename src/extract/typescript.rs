@@ -44,7 +44,11 @@ pub(super) fn on_capture<'a>(x: &mut Extractor<'a>, cap: &str, node: Node<'a>, n
                 return;
             }
             let nm = x.text(n);
-            let (vis, exported) = export_of(x, node);
+            let (mut vis, exported) = export_of(x, node);
+            if kind == "method" {
+                // class members are public unless marked otherwise (or `#private`)
+                vis = member_visibility(x, node, nm);
+            }
             x.define(node, nm, kind, vis);
             if exported && kind != "method" {
                 x.push(rel::EXPORTS, &[x.path.into(), nm.into()]);
@@ -215,6 +219,19 @@ fn export_of(x: &Extractor, node: Node) -> (&'static str, bool) {
     }
     let _ = x;
     ("private", false)
+}
+
+fn member_visibility(x: &Extractor, node: Node, name: &str) -> &'static str {
+    if name.starts_with('#') {
+        return "private";
+    }
+    let mut c = node.walk();
+    let modifier = node.children(&mut c).find(|n| n.kind() == "accessibility_modifier").map(|n| x.text(n));
+    match modifier {
+        Some("private") => "private",
+        Some("protected") => "protected",
+        _ => "public",
+    }
 }
 
 fn is_module_level(node: Node) -> bool {

@@ -276,9 +276,8 @@ const PREAMBLE: usize = 8 + 4 + 8 + 8 + 16 + 16;
 struct Head {
     header: Header,
     files: Vec<FileMeta>,
-    file: File,
-    body_len: u64,
-    body_sum: u128,
+    /// The body, read and checksummed (a few ms even for large repos) but not decoded.
+    body: Vec<u8>,
 }
 
 /// Why a stored index cannot be used.
@@ -331,15 +330,17 @@ fn read_head(path: &Path) -> Result<Head, LoadError> {
     if !rest.is_empty() {
         return Err(LoadError::Untrusted("inconsistent file table".into()));
     }
-    Ok(Head { header, files, file, body_len, body_sum })
-}
-
-fn read_body(mut head: Head) -> Result<Index, LoadError> {
-    let mut bytes = vec![0u8; head.body_len as usize];
-    head.file.read_exact(&mut bytes).map_err(|e| LoadError::Untrusted(format!("unreadable ({e})")))?;
-    if xxhash_rust::xxh3::xxh3_128(&bytes) != head.body_sum {
+    // The body is verified on every run, so damage is found even when nothing else changed.
+    let mut body = vec![0u8; body_len as usize];
+    file.read_exact(&mut body).map_err(unreadable)?;
+    if xxhash_rust::xxh3::xxh3_128(&body) != body_sum {
         return Err(LoadError::Untrusted("checksum mismatch (corrupt)".into()));
     }
+    Ok(Head { header, files, body })
+}
+
+fn read_body(head: Head) -> Result<Index, LoadError> {
+    let bytes = head.body;
     let body: Body = postcard::from_bytes(&bytes).map_err(|e| LoadError::Untrusted(format!("undecodable ({e})")))?;
     if body.core.len() != head.files.len() || body.detail.len() != head.files.len() {
         return Err(LoadError::Untrusted("inconsistent file table".into()));
@@ -763,9 +764,10 @@ fn look_at(ctx: &mut extract::Context, e: &WalkEntry, old: Option<(usize, &FileM
     if let Some((oi, o)) = old
         && o.hash == meta.hash
         && o.kind == meta.kind
-        && o.skipped.is_none()
+        && matches!(o.skipped.as_deref(), None | Some("binary"))
     {
         meta.facts = o.facts;
+        meta.skipped = o.skipped.clone();
         return Job::Reuse(oi, meta);
     }
     if bytes[..bytes.len().min(8192)].contains(&0) {

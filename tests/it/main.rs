@@ -1,4 +1,6 @@
 //! The integration test binary: one module per area.
 
 mod cli;
+mod extract;
+mod incremental;
 mod support;
