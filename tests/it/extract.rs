@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use crate::support::{facts, fixtures, json, run, scratch};
+use crate::support::{facts, fixtures, json, run, run_ok, scratch};
 
 // ---- helpers -----------------------------------------------------------------------------------
 
@@ -28,13 +28,7 @@ pub(crate) fn fixture_names() -> Vec<String> {
 pub(crate) fn facts_text(dir: &Path, extra: &[&str]) -> String {
     let mut args = vec!["facts", "--quiet"];
     args.extend_from_slice(extra);
-    let out = run(&args, dir);
-    assert!(
-        out.status.success(),
-        "andon {args:?} failed ({:?}):\n{}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = run_ok(&args, dir);
     String::from_utf8(out.stdout).expect("facts text is UTF-8")
 }
 

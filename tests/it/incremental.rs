@@ -11,7 +11,7 @@ use proptest::prelude::*;
 use serde_json::{Value, json};
 
 use crate::extract::{facts_text, fixture_names, line_diff};
-use crate::support::{andon, copy_dir, json, run, scratch};
+use crate::support::{andon, copy_dir, json, run, run_ok, scratch};
 
 // ---- helpers -----------------------------------------------------------------------------------
 
@@ -19,13 +19,7 @@ use crate::support::{andon, copy_dir, json, run, scratch};
 fn index(dir: &Path, extra: &[&str]) -> Value {
     let mut args = vec!["index", "--format", "json", "--quiet"];
     args.extend_from_slice(extra);
-    let out = run(&args, dir);
-    assert!(
-        out.status.success(),
-        "andon {args:?} failed ({:?}):\n{}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = run_ok(&args, dir);
     json(&out)
 }
 

@@ -11,6 +11,18 @@ pub fn run(args: &[&str], dir: &Path) -> Output {
     andon().args(args).current_dir(dir).output().expect("andon runs")
 }
 
+/// Runs andon and asserts it succeeded, naming the arguments and stderr when it did not.
+pub fn run_ok(args: &[&str], dir: &Path) -> Output {
+    let out = run(args, dir);
+    assert!(
+        out.status.success(),
+        "andon {args:?} failed ({:?}):\n{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
 pub fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
 }
