@@ -22,7 +22,7 @@ use crate::extract::{self, Lang, manifest};
 use crate::facts::{EXTRACT_DIGEST, Facts, RULES_DIGEST, SCHEMA_TEXT, Segment, SegmentBuilder, rel};
 use walk::{FileKind, WalkEntry, WalkOptions};
 
-pub const FORMAT_VERSION: u32 = 3;
+pub const FORMAT_VERSION: u32 = 4;
 const MAGIC: &[u8; 8] = b"ANDONIDX";
 pub const INDEX_DIR: &str = ".andon";
 pub const INDEX_FILE: &str = "index.bin";
@@ -88,19 +88,9 @@ pub mod wire {
         pub strings: Vec<String>,
         pub rows: Vec<u32>,
     }
-
-    /// The body: per file, the encoded core and detail segments; then the repo segment.
-    #[derive(Serialize, Deserialize, Debug)]
-    pub struct Body<'a> {
-        #[serde(borrow)]
-        pub core: Vec<&'a [u8]>,
-        #[serde(borrow)]
-        pub detail: Vec<&'a [u8]>,
-        pub global: &'a [u8],
-    }
 }
 
-use wire::{Body, FileMeta, Header, SegmentWire, StageSummary, Summary};
+use wire::{FileMeta, Header, SegmentWire, StageSummary, Summary};
 
 /// Why an index run failed (file-system problems, never source text).
 #[derive(Debug)]
@@ -339,19 +329,31 @@ fn read_head(path: &Path) -> Result<Head, LoadError> {
     Ok(Head { header, files, body })
 }
 
+/// The body is a sequence of length-prefixed blobs (u64 LE length, then the bytes): the repo
+/// segment, then per file its core and detail segments (each blob a postcard `SegmentWire`).
+fn split_blobs(bytes: &[u8]) -> Result<Vec<std::ops::Range<usize>>, LoadError> {
+    let mut out = Vec::new();
+    let mut at = 0usize;
+    while at < bytes.len() {
+        let len = bytes.get(at..at + 8).map(|b| u64::from_le_bytes(b.try_into().unwrap()) as usize);
+        let end = len.and_then(|l| (at + 8).checked_add(l)).filter(|e| *e <= bytes.len());
+        let Some(end) = end else { return Err(LoadError::Untrusted("malformed body".into())) };
+        out.push(at + 8..end);
+        at = end;
+    }
+    Ok(out)
+}
+
 fn read_body(head: Head) -> Result<Index, LoadError> {
     let bytes = head.body;
-    let body: Body = postcard::from_bytes(&bytes).map_err(|e| LoadError::Untrusted(format!("undecodable ({e})")))?;
-    if body.core.len() != head.files.len() || body.detail.len() != head.files.len() {
+    let blobs = split_blobs(&bytes)?;
+    if blobs.len() != 1 + 2 * head.files.len() {
         return Err(LoadError::Untrusted("inconsistent file table".into()));
     }
-    // Offsets of each blob inside the body, so reused files keep pointing at the bytes read.
-    let base = bytes.as_ptr() as usize;
-    let range = |b: &[u8]| (b.as_ptr() as usize - base)..(b.as_ptr() as usize - base + b.len());
-    let ranges: Vec<_> = body.core.iter().zip(&body.detail).map(|(c, d)| (range(c), range(d))).collect();
-    let global = decode_segment(body.global)?;
-    let cores: Vec<Segment> = body.core.iter().map(|c| decode_segment(c)).collect::<Result<_, _>>()?;
-    drop(body);
+    let global = decode_segment(&bytes[blobs[0].clone()])?;
+    let ranges: Vec<_> = blobs[1..].chunks(2).map(|c| (c[0].clone(), c[1].clone())).collect();
+    let cores: Vec<Segment> =
+        ranges.iter().map(|(c, _)| decode_segment(&bytes[c.clone()])).collect::<Result<_, _>>()?;
     let shared = std::sync::Arc::new(bytes);
     let facts = cores
         .into_iter()
@@ -378,12 +380,16 @@ fn write_index(dir: &Path, idx: &Index) -> Result<(), Error> {
     let mut head = postcard::to_stdvec(&idx.header).expect("serializable");
     head.extend(postcard::to_stdvec(&idx.files).expect("serializable"));
     let global = encode_segment(&idx.global);
-    let body = Body {
-        core: idx.facts.iter().map(|f| f.core_blob.bytes()).collect(),
-        detail: idx.facts.iter().map(|f| f.detail.bytes()).collect(),
-        global: &global,
-    };
-    let body = postcard::to_stdvec(&body).expect("serializable");
+    let mut blobs: Vec<&[u8]> = vec![&global];
+    for f in &idx.facts {
+        blobs.push(f.core_blob.bytes());
+        blobs.push(f.detail.bytes());
+    }
+    let mut body = Vec::with_capacity(blobs.iter().map(|b| b.len() + 8).sum());
+    for b in blobs {
+        body.extend_from_slice(&(b.len() as u64).to_le_bytes());
+        body.extend_from_slice(b);
+    }
     let mut bytes = Vec::with_capacity(PREAMBLE + head.len() + body.len());
     bytes.extend_from_slice(MAGIC);
     bytes.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
