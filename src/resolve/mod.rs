@@ -245,7 +245,7 @@ pub fn resolve(metas: &[FileMeta], segments: &[&Segment], root_name: &str) -> Se
     let py = python::Python::new(&repo, root_name);
     let rs = rust::Rust::new(&repo);
     let ts = typescript::Ts::new(&repo);
-    stages::stages(&repo, &py, &mut out);
+    stages::stages(&repo, &py, root_name, &mut out);
     py.modules(&mut out);
     rs.modules(&mut out);
     ts.modules(&mut out);

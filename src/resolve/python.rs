@@ -18,6 +18,8 @@ pub(crate) struct Python<'a> {
     namespaces: BTreeMap<String, String>,
     /// When the indexed directory is itself a package (`__init__.py` at the root), its name.
     root_package: Option<String>,
+    /// The indexed directory's name (names a stage of loose top-level modules).
+    root_name: String,
 }
 
 /// Distributions whose import name differs from their normalised name.
@@ -125,7 +127,7 @@ impl<'a> Python<'a> {
                 k -= 1;
             }
         }
-        Python { repo, roots, modules, module_of, namespaces, root_package }
+        Python { repo, roots, modules, module_of, namespaces, root_package, root_name: display_name(root_name) }
     }
 
     /// Top-level importable names with their directory (packages) or file's directory (modules).
@@ -166,7 +168,11 @@ impl<'a> Python<'a> {
         for root in loose.into_keys() {
             let manifest = self.repo.manifests_above(&child(&root, "x"), "python");
             let name = manifest.first().map(|(_, m)| m.name.clone()).filter(|n| !n.is_empty()).unwrap_or_else(|| {
-                if root.is_empty() { "root".into() } else { root.rsplit('/').next().unwrap_or("root").to_string() }
+                if root.is_empty() {
+                    self.root_name.clone()
+                } else {
+                    root.rsplit('/').next().unwrap_or("root").to_string()
+                }
             });
             result.push((name, root));
         }
@@ -308,4 +314,9 @@ fn imports_bind(fi: &FileInfo, name: &str) -> bool {
     fi.imports.iter().any(|i| {
         i.names.iter().any(|(_, alias)| alias == name) || (i.names.is_empty() && i.spec.split('.').next() == Some(name))
     })
+}
+
+/// A stage name for the repository root: its directory name, or `root` when it has none.
+pub(crate) fn display_name(root_name: &str) -> String {
+    if root_name.is_empty() { "root".to_string() } else { root_name.to_string() }
 }

@@ -19,7 +19,7 @@ struct Cand {
     manifest: Option<String>,
 }
 
-pub(crate) fn stages(repo: &Repo, py: &Python, out: &mut Out) {
+pub(crate) fn stages(repo: &Repo, py: &Python, root_name: &str, out: &mut Out) {
     let mut cands: Vec<Cand> = Vec::new();
     for (path, m) in &repo.manifests {
         let root = parent_dir(path).to_string();
@@ -84,8 +84,11 @@ pub(crate) fn stages(repo: &Repo, py: &Python, out: &mut Out) {
     }
     if !homeless.is_empty() {
         let root = common_dir(&homeless);
-        let name =
-            if root.is_empty() { "root".to_string() } else { root.rsplit('/').next().unwrap_or("root").to_string() };
+        let name = if root.is_empty() {
+            super::python::display_name(root_name)
+        } else {
+            root.rsplit('/').next().unwrap_or("root").to_string()
+        };
         stages.push((Cand { name, root, ecosystem: "directory", source: "directory", manifest: None }, homeless));
     }
     // Unique names, deterministic: a repeated name gets `@root`.
