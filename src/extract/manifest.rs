@@ -58,7 +58,7 @@ impl M<'_> {
     }
     fn dep_path(&mut self, name: &str, rel_dir: &str) {
         let target = join(self.dir, rel_dir);
-        self.b.push(rel::DEPENDENCY_PATH, &[self.path.into(), name.into(), target.as_str().into()]);
+        self.b.push(rel::DEPENDENCY_PATH, &[self.path.into(), name.into(), dir_value(&target).into()]);
     }
     fn entry(&mut self, kind: &str, rel_file: &str) {
         let target = join(self.dir, rel_file);
@@ -66,10 +66,15 @@ impl M<'_> {
     }
 }
 
+/// A repo-relative directory as facts show it: the root is `.`.
+pub fn dir_value(dir: &str) -> &str {
+    if dir.is_empty() { "." } else { dir }
+}
+
 /// Joins a repo-relative directory and a relative path, normalising `.` and `..`.
 pub fn join(dir: &str, rel_path: &str) -> String {
-    let mut parts: Vec<&str> = if dir.is_empty() { Vec::new() } else { dir.split('/').collect() };
-    for seg in rel_path.split(['/', '\\']) {
+    let mut parts: Vec<&str> = Vec::new();
+    for seg in dir.split('/').chain(rel_path.split(['/', '\\'])) {
         match seg {
             "" | "." => {}
             ".." => {
@@ -437,7 +442,7 @@ fn tsconfig(m: &mut M, src: &str) {
     let base = opts.get("baseUrl").and_then(|b| b.as_str());
     if let Some(b) = base {
         let dir = join(m.dir, b);
-        m.b.push(rel::TS_BASE_URL, &[m.path.into(), dir.as_str().into()]);
+        m.b.push(rel::TS_BASE_URL, &[m.path.into(), dir_value(&dir).into()]);
     }
     if let Some(paths) = opts.get("paths").and_then(|p| p.as_object()) {
         for (pattern, targets) in paths {
@@ -472,5 +477,6 @@ mod tests {
     fn join_normalises() {
         assert_eq!(join("a/b", "../c/./d"), "a/c/d");
         assert_eq!(join("", "./src"), "src");
+        assert_eq!(join(".", "a/*"), "a/*");
     }
 }

@@ -181,7 +181,7 @@ impl<'a> Python<'a> {
 
     pub fn modules(&self, out: &mut Out) {
         for r in &self.roots {
-            out.push(rel::SOURCE_ROOT, &[r.as_str().into()]);
+            out.push(rel::SOURCE_ROOT, &[crate::extract::manifest::dir_value(r).into()]);
         }
         let mut v: Vec<(&String, &(String, bool))> = self.module_of.iter().collect();
         v.sort();

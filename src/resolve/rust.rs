@@ -16,16 +16,31 @@ struct Krate {
     deps: Vec<String>,
 }
 
+/// One compilation unit: a crate's library, or one of its binaries, build script, tests,
+/// examples or benches. Each has its own `crate::` root.
+struct Unit {
+    krate: usize,
+}
+
 pub(crate) struct Rust<'a> {
     repo: &'a Repo,
     crates: Vec<Krate>,
-    /// (crate index, module path like `crate::a::b`) → file
+    units: Vec<Unit>,
+    /// per crate, its library unit
+    lib_unit: Vec<Option<usize>>,
+    /// (unit, module path like `crate::a::b`) → file
     modules: HashMap<(usize, String), String>,
-    /// file → (crate index, module path, exact: reached through the mod tree)
+    /// file → (unit, module path, exact: reached through the mod tree); a file shared by several
+    /// units belongs to the first (the library comes first)
     module_of: BTreeMap<String, (usize, String, bool)>,
     /// files reached only through `#[cfg(test)] mod x;` declarations
     test_only: BTreeMap<String, ()>,
+    /// (file, name) → where `find_item` found it
+    found: std::cell::RefCell<HashMap<(String, String), Found>>,
 }
+
+/// Where an item was found: its file, and whether that is exact.
+type Found = Option<(String, bool)>;
 
 const BUILTIN_CRATES: &[&str] = &["std", "core", "alloc", "proc_macro", "test"];
 
@@ -44,11 +59,29 @@ impl<'a> Rust<'a> {
                 deps: m.deps.iter().map(|d| norm_dep(d)).collect(),
             });
         }
-        let mut r =
-            Rust { repo, crates, modules: HashMap::new(), module_of: BTreeMap::new(), test_only: BTreeMap::new() };
+        let mut r = Rust {
+            repo,
+            crates,
+            units: Vec::new(),
+            lib_unit: Vec::new(),
+            modules: HashMap::new(),
+            module_of: BTreeMap::new(),
+            test_only: BTreeMap::new(),
+            found: Default::default(),
+        };
         for ci in 0..r.crates.len() {
-            for root in r.crate_roots(ci) {
-                r.walk_mod_tree(ci, &root, "crate".to_string(), false);
+            let lib = r.lib_root(ci);
+            let mut roots = r.crate_roots(ci);
+            // the library first, so files it shares with other targets are named from it
+            roots.sort_by_key(|root| Some(root) != lib.as_ref());
+            r.lib_unit.push(None);
+            for root in roots {
+                let u = r.units.len();
+                r.units.push(Unit { krate: ci });
+                if Some(&root) == lib.as_ref() {
+                    r.lib_unit[ci] = Some(u);
+                }
+                r.walk_mod_tree(u, &root, "crate".to_string(), false);
             }
         }
         // Files the mod tree does not reach get a module name from their path (heuristic).
@@ -59,12 +92,19 @@ impl<'a> Rust<'a> {
                 continue;
             }
             let Some(ci) = r.crate_of(&f) else { continue };
+            let unit = match r.lib_unit[ci] {
+                Some(u) => u,
+                None => {
+                    r.units.push(Unit { krate: ci });
+                    r.units.len() - 1
+                }
+            };
             let rel = f[r.crates[ci].root_dir.len()..].trim_start_matches('/');
             let rel = rel.strip_prefix("src/").unwrap_or(rel);
             let stem = rel.trim_end_matches(".rs").trim_end_matches("/mod");
             let m = format!("crate::{}", stem.replace('/', "::"));
-            r.module_of.insert(f.clone(), (ci, m.clone(), false));
-            r.modules.entry((ci, m)).or_insert(f);
+            r.module_of.insert(f.clone(), (unit, m.clone(), false));
+            r.modules.entry((unit, m)).or_insert(f);
         }
         r
     }
@@ -76,6 +116,14 @@ impl<'a> Rust<'a> {
             .filter(|(_, k)| under(file, &k.root_dir))
             .max_by_key(|(_, k)| k.root_dir.len())
             .map(|(i, _)| i)
+    }
+
+    /// The library root of crate `ci`, if it has one.
+    fn lib_root(&self, ci: usize) -> Option<String> {
+        let k = &self.crates[ci];
+        let m = &self.repo.manifests[&k.manifest];
+        let explicit = m.entries.iter().find(|(kind, _)| kind == "lib").map(|(_, p)| p.clone());
+        explicit.or_else(|| Some(child(&k.root_dir, "src/lib.rs"))).filter(|p| self.repo.is_file(p))
     }
 
     /// The crate root files of crate `ci` that exist.
@@ -113,15 +161,16 @@ impl<'a> Rust<'a> {
         roots
     }
 
-    fn walk_mod_tree(&mut self, ci: usize, file: &str, module: String, test_only: bool) {
-        if self.module_of.get(file).is_some_and(|m| m.0 == ci) {
+    /// Out-of-line modules always live below their parent's directory, so the walk terminates.
+    fn walk_mod_tree(&mut self, unit: usize, file: &str, module: String, test_only: bool) {
+        if self.modules.get(&(unit, module.clone())).is_some_and(|f| f == file) {
             return;
         }
         if test_only {
             self.test_only.insert(file.to_string(), ());
         }
-        self.module_of.insert(file.to_string(), (ci, module.clone(), true));
-        self.modules.entry((ci, module.clone())).or_insert_with(|| file.to_string());
+        self.module_of.entry(file.to_string()).or_insert((unit, module.clone(), true));
+        self.modules.entry((unit, module.clone())).or_insert_with(|| file.to_string());
         let name = file.rsplit('/').next().unwrap_or(file);
         let is_dir_owner = module == "crate" || name == "mod.rs";
         let base_dir =
@@ -145,7 +194,7 @@ impl<'a> Rust<'a> {
             } else {
                 continue;
             };
-            self.walk_mod_tree(ci, &target, format!("{modpath}::{m}"), child_test);
+            self.walk_mod_tree(unit, &target, format!("{modpath}::{m}"), child_test);
         }
     }
 
@@ -172,11 +221,16 @@ impl<'a> Rust<'a> {
     }
 
     pub fn resolve(&self, path: &str, imp: &Imp, out: &mut Out) -> Target {
+        self.resolve_in(path, imp, out, 0)
+    }
+
+    /// `depth` counts nested resolutions through `pub use` chains, which stop after 8.
+    fn resolve_in(&self, path: &str, imp: &Imp, out: &mut Out, depth: u32) -> Target {
         let segs: Vec<&str> = imp.spec.trim_start_matches("::").split("::").filter(|s| !s.is_empty()).collect();
         let Some(&first) = segs.first() else {
             return Target::Unresolved("empty path".into());
         };
-        let Some((ci, me, _)) = self.module_of.get(path).cloned() else {
+        let Some((unit, me, _)) = self.module_of.get(path).cloned() else {
             if BUILTIN_CRATES.contains(&first) {
                 return Target::External(first.to_string(), true);
             }
@@ -184,16 +238,16 @@ impl<'a> Rust<'a> {
         };
 
         // `self::`/`super::` inside inline `mod x { … }` blocks first climb those blocks.
-        let depth = self
+        let inline = self
             .repo
             .files
             .get(path)
             .and_then(|f| f.import_within.get(&imp.line))
             .map(|w| w.split("::").count())
             .unwrap_or(0);
-        if depth > 0 && (first == "self" || first == "super") {
+        if inline > 0 && (first == "self" || first == "super") {
             let supers = segs.iter().take_while(|s| **s == "super").count();
-            if first == "self" || supers <= depth {
+            if first == "self" || supers <= inline {
                 let rest_start = if first == "self" { 1 } else { supers };
                 let exact = match segs.get(rest_start) {
                     None => true,
@@ -201,24 +255,25 @@ impl<'a> Rust<'a> {
                 };
                 return Target::Files(vec![(path.to_string(), exact)]);
             }
-            let mut adjusted: Vec<&str> = vec!["super"; supers - depth];
+            let mut adjusted: Vec<&str> = vec!["super"; supers - inline];
             adjusted.extend(&segs[supers..]);
             let fake = Imp { line: imp.line, spec: adjusted.join("::"), kinds: imp.kinds.clone(), names: Vec::new() };
-            return self.resolve_outside(path, &fake, ci, &me, out);
+            return self.resolve_outside(path, &fake, unit, &me, out, depth);
         }
-        self.resolve_outside(path, imp, ci, &me, out)
+        self.resolve_outside(path, imp, unit, &me, out, depth)
     }
 
-    fn resolve_outside(&self, path: &str, imp: &Imp, ci: usize, me: &str, out: &mut Out) -> Target {
+    fn resolve_outside(&self, path: &str, imp: &Imp, unit: usize, me: &str, out: &mut Out, depth: u32) -> Target {
         let me = me.to_string();
         let segs: Vec<&str> = imp.spec.trim_start_matches("::").split("::").filter(|s| !s.is_empty()).collect();
         let Some(&first) = segs.first() else {
             return Target::Unresolved("empty path".into());
         };
+        let ci = self.units[unit].krate;
         let k = &self.crates[ci];
-        let (crate_idx, mut module, rest): (usize, String, &[&str]) = match first {
-            "crate" => (ci, "crate".into(), &segs[1..]),
-            "self" => (ci, me.clone(), &segs[1..]),
+        let (unit_idx, mut module, rest): (usize, String, &[&str]) = match first {
+            "crate" => (unit, "crate".into(), &segs[1..]),
+            "self" => (unit, me.clone(), &segs[1..]),
             "super" => {
                 let mut m = me.clone();
                 let mut i = 0;
@@ -229,21 +284,24 @@ impl<'a> Rust<'a> {
                     }
                     i += 1;
                 }
-                (ci, m, &segs[i..])
+                (unit, m, &segs[i..])
             }
-            _ if self.modules.contains_key(&(ci, format!("{me}::{first}"))) => (ci, me.clone(), &segs[..]),
+            _ if self.modules.contains_key(&(unit, format!("{me}::{first}"))) => (unit, me.clone(), &segs[..]),
             _ if BUILTIN_CRATES.contains(&first) => {
                 return Target::External(first.to_string(), true);
             }
             _ => {
                 // another workspace crate, this crate's own lib (from tests/, examples/, bins), or a dependency
                 let norm = norm_dep(first);
-                let own =
-                    first == k.import_name && !self.crate_roots(ci).iter().any(|r| r == path && r.ends_with("lib.rs"));
+                let own = first == k.import_name;
                 let other = self.crates.iter().position(|c| c.import_name == first && c.manifest != k.manifest);
-                match (own, other) {
-                    (true, _) => (ci, "crate".into(), &segs[1..]),
-                    (_, Some(oi)) => (oi, "crate".into(), &segs[1..]),
+                let target_crate = if own { Some(ci) } else { other };
+                match target_crate.map(|c| (c, self.lib_unit[c])) {
+                    Some((_, Some(lib))) => (lib, "crate".into(), &segs[1..]),
+                    Some((c, None)) => {
+                        let name = &self.crates[c].import_name;
+                        return Target::Unresolved(format!("crate `{name}` has no library target"));
+                    }
                     _ if k.deps.contains(&norm) => {
                         return Target::External(first.to_string(), true);
                     }
@@ -270,11 +328,11 @@ impl<'a> Rust<'a> {
         };
         // Walk the module tree as far as it goes.
         let mut i = 0;
-        while i < rest.len() && self.modules.contains_key(&(crate_idx, format!("{module}::{}", rest[i]))) {
+        while i < rest.len() && self.modules.contains_key(&(unit_idx, format!("{module}::{}", rest[i]))) {
             module = format!("{module}::{}", rest[i]);
             i += 1;
         }
-        let Some(file) = self.modules.get(&(crate_idx, module.clone())) else {
+        let Some(file) = self.modules.get(&(unit_idx, module.clone())) else {
             return Target::Unresolved(format!("no root file for `{module}`"));
         };
         let remaining = &rest[i..];
@@ -282,7 +340,7 @@ impl<'a> Rust<'a> {
             return Target::Files(vec![(file.clone(), true)]);
         }
         let name = remaining[0];
-        match self.find_item(file, name, 0) {
+        match self.find_item(file, name, depth) {
             Some((f, exact)) => Target::Files(vec![(f, exact)]),
             None => {
                 // Not defined, imported or re-exported there. Globs and macros may still provide
@@ -300,33 +358,36 @@ impl<'a> Rust<'a> {
         }
     }
 
-    /// The file that defines `name` visible from module file `file`, following `pub use` chains.
+    /// The file that defines `name` visible from module file `file`, following `pub use` chains
+    /// (at most 8 deep; cycles end there).
     fn find_item(&self, file: &str, name: &str, depth: u32) -> Option<(String, bool)> {
+        let key = (file.to_string(), name.to_string());
+        if let Some(hit) = self.found.borrow().get(&key) {
+            return hit.clone();
+        }
         let fi = self.repo.files.get(file)?;
-        if fi.defines.contains(name) {
-            return Some((file.to_string(), true));
-        }
-        if depth > 8 {
-            return None;
-        }
-        let (ci, me, _) = self.module_of.get(file)?.clone();
-        for imp in &fi.imports {
-            if imp.names.iter().any(|(_, a)| a == name) {
-                let spec_segs: Vec<&str> = imp.spec.split("::").collect();
+        let result = if fi.defines.contains(name) {
+            Some((file.to_string(), true))
+        } else if depth > 8 {
+            None
+        } else {
+            let via = fi.imports.iter().find(|imp| imp.names.iter().any(|(_, a)| a == name));
+            via.map(|imp| {
                 let fake = Imp { line: imp.line, spec: imp.spec.clone(), kinds: imp.kinds.clone(), names: Vec::new() };
                 let mut sink = Out { b: crate::facts::SegmentBuilder::new() };
-                if let Target::Files(fs) = self.resolve(file, &fake, &mut sink)
-                    && let Some((t, _)) = fs.into_iter().next()
-                {
-                    let last = spec_segs.last().copied().unwrap_or(name);
-                    if t != file {
-                        return self.find_item(&t, last, depth + 1).or(Some((t, false)));
-                    }
+                match self.resolve_in(file, &fake, &mut sink, depth + 1) {
+                    Target::Files(fs) => match fs.into_iter().next() {
+                        Some((t, _)) if t != file => {
+                            let last = imp.spec.rsplit("::").next().unwrap_or(name);
+                            self.find_item(&t, last, depth + 1).unwrap_or((t, false))
+                        }
+                        _ => (file.to_string(), false),
+                    },
+                    _ => (file.to_string(), false),
                 }
-                let _ = (ci, &me);
-                return Some((file.to_string(), false));
-            }
-        }
-        None
+            })
+        };
+        self.found.borrow_mut().insert(key, result.clone());
+        result
     }
 }

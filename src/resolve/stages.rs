@@ -104,7 +104,7 @@ pub(crate) fn stages(repo: &Repo, py: &Python, root_name: &str, out: &mut Out) {
             c.name.clone()
         };
         let n = name.as_str();
-        out.push(rel::STAGE, &[n.into(), c.root.as_str().into()]);
+        out.push(rel::STAGE, &[n.into(), crate::extract::manifest::dir_value(&c.root).into()]);
         out.push(rel::STAGE_INFO, &[n.into(), c.ecosystem.into(), "heuristic".into(), c.source.into()]);
         if let Some(m) = &c.manifest {
             out.push(rel::STAGE_MANIFEST, &[n.into(), m.as_str().into()]);

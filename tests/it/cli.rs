@@ -233,3 +233,45 @@ fn symlink_loops_and_dangling_links_are_reported_not_fatal() {
     let out = run(&["index", "--format", "json", "--quiet"], p);
     assert!(out.status.success());
 }
+
+#[test]
+fn rust_targets_resolve_to_the_library_and_reexport_cycles_terminate() {
+    let t = scratch("rs-targets");
+    // a re-export cycle once recursed without end: the run must finish, well within a minute
+    let mut child = crate::support::andon()
+        .args(["index", "--quiet"])
+        .current_dir(t.path())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if start.elapsed() > std::time::Duration::from_secs(60) {
+            let _ = child.kill();
+            panic!("andon index did not finish on a re-export cycle");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    assert!(status.success());
+    let res = facts(t.path(), "Resolves");
+    let target = |path: &str, line: u64| -> Vec<(String, String)> {
+        res.iter()
+            .filter(|r| r["path"] == path && r["line"] == line)
+            .map(|r| (r["target"].as_str().unwrap().to_string(), r["confidence"].as_str().unwrap().to_string()))
+            .collect()
+    };
+    // an example and a binary import the crate's library by its lib name
+    assert_eq!(target("examples/x.rs", 1), vec![("src/lib.rs".to_string(), "exact".to_string())]);
+    // `pub use nested::deep::Deep as Shallow` is followed to the defining file
+    assert_eq!(target("src/bin/tool.rs", 2), vec![("src/nested/deep.rs".to_string(), "exact".to_string())]);
+    assert_eq!(target("tests/it.rs", 1), vec![("src/nested/deep.rs".to_string(), "exact".to_string())]);
+    // the cycle resolves, but never as exact
+    assert!(target("examples/x.rs", 2).iter().all(|(_, c)| c == "heuristic"));
+    let stages = facts(t.path(), "Stage");
+    assert_eq!(stages.len(), 1);
+    assert_eq!(stages[0]["stage"], "guard-rs");
+    assert_eq!(stages[0]["root"], ".", "the repository root is `.`");
+}

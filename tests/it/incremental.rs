@@ -681,7 +681,7 @@ enum Edit {
 fn content(lines: &[usize]) -> String {
     let mut s: String = lines.iter().map(|&i| format!("{}\n", LINES[i])).collect();
     if s.is_empty() {
-        s.push_str("\n");
+        s.push('\n');
     }
     s
 }
