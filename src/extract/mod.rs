@@ -15,7 +15,7 @@ use std::sync::LazyLock;
 
 use tree_sitter::{Language, Node, Parser, Query, QueryCursor, StreamingIterator, Tree};
 
-use crate::facts::{RelId, Segment, SegmentBuilder, Val, rel};
+use crate::facts::{RelId, SplitBuilder, Val, rel};
 
 /// A source language andon indexes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -159,16 +159,16 @@ impl Context {
 
 /// Parses one source file and returns its facts. `path` is repo-relative with `/` separators;
 /// `src` must be valid UTF-8 (the walker turns anything else into a `Skipped` fact).
-pub fn extract_source(ctx: &mut Context, lang: Lang, path: &str, src: &str) -> Segment {
+pub fn extract_source(ctx: &mut Context, lang: Lang, path: &str, src: &str, out: &mut SplitBuilder) {
     let grammar = Grammar::of(lang, path);
-    let mut x = Extractor::new(path, lang, src);
+    let mut x = Extractor::new(path, lang, src, out);
     x.push(rel::FILE, &[path.into(), lang.name().into()]);
     if x.test_file {
         x.push(rel::TEST_FILE, &[path.into()]);
     }
     let Some(tree) = ctx.parse(grammar, src.as_bytes()) else {
         x.push(rel::PARSE_ERROR, &[path.into(), 1.into(), 1.into(), 1.into(), 1.into(), "error".into()]);
-        return x.finish();
+        return;
     };
     let root = tree.root_node();
     let q = grammar.query();
@@ -201,27 +201,26 @@ pub fn extract_source(ctx: &mut Context, lang: Lang, path: &str, src: &str) -> S
             Lang::Rust => {}
         }
     }
-    x.finish()
 }
 
 /// Facts for one file under construction, with the helpers every language shares.
-pub(crate) struct Extractor<'a> {
+pub(crate) struct Extractor<'a, 'o> {
     pub path: &'a str,
     pub src: &'a str,
     pub test_file: bool,
-    b: SegmentBuilder,
+    b: &'o mut SplitBuilder,
     seen_refs: std::collections::HashSet<(u32, &'a str)>,
     /// Lines of imports taken from a clean syntax tree (for error recovery).
     pub import_lines: std::collections::HashSet<u32>,
 }
 
-impl<'a> Extractor<'a> {
-    fn new(path: &'a str, lang: Lang, src: &'a str) -> Self {
+impl<'a, 'o> Extractor<'a, 'o> {
+    fn new(path: &'a str, lang: Lang, src: &'a str, out: &'o mut SplitBuilder) -> Self {
         Extractor {
             path,
             src,
             test_file: is_test_path(path, lang),
-            b: SegmentBuilder::new(),
+            b: out,
             seen_refs: Default::default(),
             import_lines: Default::default(),
         }
@@ -317,10 +316,6 @@ impl<'a> Extractor<'a> {
                 self.push(rel::SUSPECTED_INJECTION, &[self.path.into(), ln.into(), clipped.as_str().into()]);
             }
         }
-    }
-
-    fn finish(self) -> Segment {
-        self.b.finish()
     }
 }
 

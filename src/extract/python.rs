@@ -6,7 +6,7 @@ use tree_sitter::Node;
 use super::{Extractor, ancestors, line, unquote};
 use crate::facts::rel;
 
-pub(super) fn on_capture<'a>(x: &mut Extractor<'a>, cap: &str, node: Node<'a>, name: Option<Node<'a>>) {
+pub(super) fn on_capture<'a>(x: &mut Extractor<'a, '_>, cap: &str, node: Node<'a>, name: Option<Node<'a>>) {
     match cap {
         "import.import" => {
             let l = line(node);

@@ -5,7 +5,7 @@ use tree_sitter::Node;
 use super::{Extractor, ancestors, line};
 use crate::facts::rel;
 
-pub(super) fn on_capture<'a>(x: &mut Extractor<'a>, cap: &str, node: Node<'a>, name: Option<Node<'a>>) {
+pub(super) fn on_capture<'a>(x: &mut Extractor<'a, '_>, cap: &str, node: Node<'a>, name: Option<Node<'a>>) {
     match cap {
         "import.use" => use_decl(x, node),
         "import.extern_crate" => {
@@ -77,7 +77,7 @@ pub(super) fn on_capture<'a>(x: &mut Extractor<'a>, cap: &str, node: Node<'a>, n
 }
 
 /// One `use` declaration → one import per leaf of its use tree.
-fn use_decl<'a>(x: &mut Extractor<'a>, node: Node<'a>) {
+fn use_decl<'a>(x: &mut Extractor<'a, '_>, node: Node<'a>) {
     let Some(arg) = node.child_by_field_name("argument") else {
         return;
     };
@@ -212,7 +212,7 @@ fn inline_mods(x: &Extractor, node: Node) -> String {
 }
 
 /// The attribute items written directly before an item.
-fn attributes<'a>(x: &Extractor<'a>, node: Node<'a>) -> Vec<&'a str> {
+fn attributes<'a>(x: &Extractor<'a, '_>, node: Node<'a>) -> Vec<&'a str> {
     let mut out = Vec::new();
     let mut prev = node.prev_sibling();
     while let Some(p) = prev {

@@ -7,7 +7,7 @@ use tree_sitter::Node;
 use super::{Extractor, ancestors, line, unquote};
 use crate::facts::rel;
 
-pub(super) fn on_capture<'a>(x: &mut Extractor<'a>, cap: &str, node: Node<'a>, name: Option<Node<'a>>) {
+pub(super) fn on_capture<'a>(x: &mut Extractor<'a, '_>, cap: &str, node: Node<'a>, name: Option<Node<'a>>) {
     match cap {
         "import.import" => import_statement(x, node),
         "import.export" => export_from(x, node),
@@ -81,7 +81,7 @@ fn has_token(node: Node, token: &str) -> bool {
     node.children(&mut c).any(|n| !n.is_named() && n.kind() == token)
 }
 
-fn import_statement<'a>(x: &mut Extractor<'a>, node: Node<'a>) {
+fn import_statement<'a>(x: &mut Extractor<'a, '_>, node: Node<'a>) {
     let l = line(node);
     let type_only = has_token(node, "type") || has_token(node, "typeof");
     let mut c = node.walk();
@@ -140,7 +140,7 @@ fn import_statement<'a>(x: &mut Extractor<'a>, node: Node<'a>) {
 }
 
 /// `export … from "x"`: a re-export edge.
-fn export_from<'a>(x: &mut Extractor<'a>, node: Node<'a>) {
+fn export_from<'a>(x: &mut Extractor<'a, '_>, node: Node<'a>) {
     let l = line(node);
     let Some(src) = node.child_by_field_name("source") else {
         return;
@@ -247,7 +247,7 @@ fn is_module_level(node: Node) -> bool {
 }
 
 /// `const x = require("y")` binds `x`.
-fn require_binding<'a>(x: &Extractor<'a>, call: Node<'a>) -> Option<&'a str> {
+fn require_binding<'a>(x: &Extractor<'a, '_>, call: Node<'a>) -> Option<&'a str> {
     let p = call.parent()?;
     if p.kind() == "variable_declarator" {
         let n = p.child_by_field_name("name")?;

@@ -141,11 +141,13 @@ impl<'a> Iterator for SegmentRows<'a> {
     }
 }
 
-/// Builds a [`Segment`], interning strings locally.
+/// Builds a [`Segment`], interning strings locally (each string is stored once; the table holds
+/// only ids into it).
 #[derive(Default)]
 pub struct SegmentBuilder {
     seg: Segment,
-    ids: HashMap<String, u32>,
+    ids: hashbrown::HashTable<u32>,
+    hasher: foldhash::fast::FixedState,
 }
 
 impl SegmentBuilder {
@@ -154,12 +156,16 @@ impl SegmentBuilder {
     }
 
     pub fn intern(&mut self, s: &str) -> u32 {
-        if let Some(&id) = self.ids.get(s) {
+        use std::hash::BuildHasher;
+        let hash = self.hasher.hash_one(s);
+        let strings = &self.seg.strings;
+        if let Some(&id) = self.ids.find(hash, |&id| strings[id as usize] == s) {
             return id;
         }
         let id = self.seg.strings.len() as u32;
         self.seg.strings.push(s.to_string());
-        self.ids.insert(s.to_string(), id);
+        let (strings, hasher) = (&self.seg.strings, &self.hasher);
+        self.ids.insert_unique(hash, id, |&i| hasher.hash_one(strings[i as usize].as_str()));
         id
     }
 
@@ -180,6 +186,29 @@ impl SegmentBuilder {
 
     pub fn finish(self) -> Segment {
         self.seg
+    }
+}
+
+/// Relations kept in a file's detail segment: many rows, never read by resolution, so the index
+/// can leave them encoded when only resolution needs the facts.
+pub fn is_detail(r: RelId) -> bool {
+    matches!(r, rel::REFERENCES | rel::CALLS | rel::DEF_SPAN | rel::VISIBILITY | rel::MARKER_TEXT)
+}
+
+/// Builds a file's core and detail segments, routing each fact by its relation.
+#[derive(Default)]
+pub struct SplitBuilder {
+    pub core: SegmentBuilder,
+    pub detail: SegmentBuilder,
+}
+
+impl SplitBuilder {
+    pub fn push(&mut self, rel: RelId, vals: &[Val]) {
+        if is_detail(rel) { self.detail.push(rel, vals) } else { self.core.push(rel, vals) }
+    }
+
+    pub fn finish(self) -> (Segment, Segment) {
+        (self.core.finish(), self.detail.finish())
     }
 }
 

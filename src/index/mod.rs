@@ -214,11 +214,6 @@ impl FileFacts {
     }
 }
 
-/// Relations kept in the detail segment: many rows, never read by resolution.
-fn is_detail(r: crate::facts::RelId) -> bool {
-    matches!(r, rel::REFERENCES | rel::CALLS | rel::DEF_SPAN | rel::VISIBILITY | rel::MARKER_TEXT)
-}
-
 fn encode_segment(seg: &Segment) -> Vec<u8> {
     postcard::to_stdvec(&SegmentWire { strings: seg.strings.clone(), rows: seg.rows.clone() }).expect("serializable")
 }
@@ -794,20 +789,9 @@ fn look_at(ctx: &mut extract::Context, e: &WalkEntry, old: Option<(usize, &FileM
             String::from_utf8_lossy(&bytes)
         }
     };
-    let seg = match e.kind {
-        FileKind::Source(l) | FileKind::SourceAndManifest(l) => extract::extract_source(ctx, l, &e.rel, &text),
-        FileKind::Manifest => Segment::default(),
-    };
-    // Split the source facts into the core and detail segments, adding manifest and hash facts.
-    let mut b = SegmentBuilder::new();
-    let mut d = SegmentBuilder::new();
-    let mut vals: Vec<crate::facts::Val> = Vec::with_capacity(8);
-    for (r, cols) in seg.all_rows() {
-        vals.clear();
-        for (c, &v) in r.info().columns.iter().zip(cols) {
-            vals.push(if c.ty == crate::facts::ColType::Int { v.into() } else { seg.str(v).into() });
-        }
-        if is_detail(r) { d.push(r, &vals) } else { b.push(r, &vals) }
+    let mut b = crate::facts::SplitBuilder::default();
+    if let FileKind::Source(l) | FileKind::SourceAndManifest(l) = e.kind {
+        extract::extract_source(ctx, l, &e.rel, &text, &mut b);
     }
     if lang.is_some() {
         let hex = format!("{:032x}", meta.hash);
@@ -823,9 +807,9 @@ fn look_at(ctx: &mut extract::Context, e: &WalkEntry, old: Option<(usize, &FileM
         }
     }
     if matches!(e.kind, FileKind::Manifest | FileKind::SourceAndManifest(_)) {
-        manifest::extract_manifest(&mut b, &e.rel, &text);
+        manifest::extract_manifest(&mut b.core, &e.rel, &text);
     }
-    let (core, detail) = (b.finish(), d.finish());
+    let (core, detail) = b.finish();
     meta.facts = (core.row_count() + detail.row_count()) as u64;
     Job::New(meta, FileFacts::new(core, &detail), diags)
 }
