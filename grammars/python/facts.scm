@@ -8,9 +8,12 @@
 
 (function_definition name: (identifier) @name) @def.function
 (class_definition name: (identifier) @name) @def.class
-(assignment left: (identifier) @name) @def.variable
-(assignment left: (pattern_list (identifier) @name)) @def.variable
-(assignment left: (tuple_pattern (identifier) @name)) @def.variable
+; module-level assignments only (also inside top-level `if`/`try` blocks)
+(module (expression_statement (assignment left: [(identifier) @name (pattern_list (identifier) @name) (tuple_pattern (identifier) @name)]) @def.variable))
+(module (if_statement consequence: (block (expression_statement (assignment left: [(identifier) @name (pattern_list (identifier) @name)]) @def.variable))))
+(module (if_statement alternative: (else_clause body: (block (expression_statement (assignment left: [(identifier) @name (pattern_list (identifier) @name)]) @def.variable)))))
+(module (try_statement body: (block (expression_statement (assignment left: [(identifier) @name (pattern_list (identifier) @name)]) @def.variable))))
+(module (try_statement (except_clause (block (expression_statement (assignment left: [(identifier) @name (pattern_list (identifier) @name)]) @def.variable)))))
 
 (call function: [(identifier) @name (attribute attribute: (identifier) @name)]) @call
 (raise_statement) @raise

@@ -15,7 +15,11 @@
 (type_alias_declaration name: (type_identifier) @name) @def.type
 (enum_declaration name: (identifier) @name) @def.enum
 (internal_module name: (identifier) @name) @def.namespace
-(variable_declarator name: (identifier) @name) @def.variable
+; module-level variables only
+(program (lexical_declaration (variable_declarator name: (identifier) @name) @def.variable))
+(program (variable_declaration (variable_declarator name: (identifier) @name) @def.variable))
+(program (export_statement declaration: (lexical_declaration (variable_declarator name: (identifier) @name) @def.variable)))
+(program (export_statement declaration: (variable_declaration (variable_declarator name: (identifier) @name) @def.variable)))
 (method_definition name: (property_identifier) @name) @def.method
 (export_statement) @export
 

@@ -209,7 +209,7 @@ pub(crate) struct Extractor<'a, 'o> {
     pub src: &'a str,
     pub test_file: bool,
     b: &'o mut SplitBuilder,
-    seen_refs: std::collections::HashSet<(u32, &'a str)>,
+    seen_refs: std::collections::HashSet<(u32, &'a str), foldhash::fast::FixedState>,
     /// Lines of imports taken from a clean syntax tree (for error recovery).
     pub import_lines: std::collections::HashSet<u32>,
 }

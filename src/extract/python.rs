@@ -85,7 +85,8 @@ pub(super) fn on_capture<'a>(x: &mut Extractor<'a, '_>, cap: &str, node: Node<'a
         "def.function" | "def.class" => {
             let Some(n) = name else { return };
             let nm = x.text(n);
-            let in_class = enclosing_scope(node).is_some_and(|s| s.kind() == "class_definition");
+            let scope = enclosing_scope(node);
+            let in_class = scope.is_some_and(|s| s.kind() == "class_definition");
             let kind = match (cap, in_class) {
                 ("def.class", _) => "class",
                 (_, true) => "method",
@@ -94,10 +95,10 @@ pub(super) fn on_capture<'a>(x: &mut Extractor<'a, '_>, cap: &str, node: Node<'a
             let vis =
                 if nm.starts_with('_') && !(nm.starts_with("__") && nm.ends_with("__")) { "private" } else { "public" };
             x.define(node, nm, kind, vis);
-            if enclosing_scope(node).is_none() && vis == "public" {
+            if scope.is_none() && vis == "public" {
                 x.push(rel::EXPORTS, &[x.path.into(), nm.into()]);
             }
-            if kind != "class" && is_test_function(x, node, nm) {
+            if kind != "class" && is_test_function(x, scope, nm) {
                 x.push(rel::TEST_DEF, &[x.path.into(), nm.into(), line(node).into()]);
             }
             if kind != "class"
@@ -107,11 +108,8 @@ pub(super) fn on_capture<'a>(x: &mut Extractor<'a, '_>, cap: &str, node: Node<'a
             }
         }
         "def.variable" => {
+            // the query matches module-level assignments only
             let Some(n) = name else { return };
-            // module-level assignments only: `x = …` directly in the module (or an `if` at top level)
-            if enclosing_scope(node).is_some() {
-                return;
-            }
             let nm = x.text(n);
             let vis =
                 if nm.starts_with('_') && !(nm.starts_with("__") && nm.ends_with("__")) { "private" } else { "public" };
@@ -158,7 +156,7 @@ fn raises_not_implemented(x: &Extractor, node: Node) -> bool {
     callee.is_some_and(|c| x.text(c) == "NotImplementedError" || x.text(c).ends_with(".NotImplementedError"))
 }
 
-fn is_test_function(x: &Extractor, node: Node, name: &str) -> bool {
+fn is_test_function(x: &Extractor, scope: Option<Node>, name: &str) -> bool {
     if !name.starts_with("test") {
         return false;
     }
@@ -166,7 +164,7 @@ fn is_test_function(x: &Extractor, node: Node, name: &str) -> bool {
         return true;
     }
     // unittest: a `test*` method of a class that derives from something named *TestCase
-    enclosing_scope(node).is_some_and(|c| {
+    scope.is_some_and(|c| {
         c.kind() == "class_definition"
             && c.child_by_field_name("superclasses").is_some_and(|s| x.text(s).contains("TestCase"))
     })

@@ -40,9 +40,6 @@ pub(super) fn on_capture<'a>(x: &mut Extractor<'a, '_>, cap: &str, node: Node<'a
         c if c.starts_with("def.") => {
             let Some(n) = name else { return };
             let kind = &c[4..];
-            if kind == "variable" && !is_module_level(node) {
-                return;
-            }
             let nm = x.text(n);
             let (mut vis, exported) = export_of(x, node);
             if kind == "method" {
@@ -231,18 +228,6 @@ fn member_visibility(x: &Extractor, node: Node, name: &str) -> &'static str {
         Some("private") => "private",
         Some("protected") => "protected",
         _ => "public",
-    }
-}
-
-fn is_module_level(node: Node) -> bool {
-    // variable_declarator → lexical_declaration/variable_declaration → program | export_statement
-    let Some(decl) = node.parent() else {
-        return false;
-    };
-    match decl.parent() {
-        Some(p) if p.kind() == "program" => true,
-        Some(p) if p.kind() == "export_statement" => p.parent().is_some_and(|g| g.kind() == "program"),
-        _ => false,
     }
 }
 
