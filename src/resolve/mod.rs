@@ -8,7 +8,12 @@ mod rust;
 mod stages;
 mod typescript;
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Hash sets and maps with a fast, fixed hasher (deterministic, not DoS-resistant: keys are repo
+/// paths and names, and nothing iterates them in hash order into output).
+pub(crate) type HashSet<T> = std::collections::HashSet<T, foldhash::fast::FixedState>;
+pub(crate) type HashMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::FixedState>;
 
 use crate::facts::{RelId, Segment, SegmentBuilder, rel};
 use crate::index::wire::FileMeta;
@@ -37,7 +42,7 @@ pub(crate) struct FileInfo {
     /// lines of imports recovered from text (their resolution is at best heuristic)
     pub recovered: HashSet<u32>,
     /// line → inline modules around a Rust import
-    pub import_within: std::collections::HashMap<u32, String>,
+    pub import_within: HashMap<u32, String>,
     /// (line, name, within) of out-of-line Rust `mod` declarations.
     pub mod_decls: Vec<(u32, String, String)>,
 }
@@ -68,7 +73,7 @@ impl Repo {
     fn build(metas: &[FileMeta], segments: &[&Segment]) -> Repo {
         let mut files: BTreeMap<String, FileInfo> = BTreeMap::new();
         let mut manifests: BTreeMap<String, ManifestInfo> = BTreeMap::new();
-        let mut dirs = HashSet::new();
+        let mut dirs = HashSet::default();
         dirs.insert(String::new());
         for (meta, seg) in metas.iter().zip(segments) {
             let mut d = parent_dir(&meta.path);

@@ -2,7 +2,9 @@
 //! every top-level package), dotted module names, absolute and relative imports, `__init__.py`,
 //! namespace packages, and imported names the target module does not bind.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::HashMap;
 
 use super::{FileInfo, Imp, Out, Repo, Target, child, norm_dep, parent_dir, under};
 use crate::facts::rel;
@@ -85,7 +87,7 @@ impl<'a> Python<'a> {
         let valid = |n: &str| !n.is_empty() && n.chars().all(|c| c.is_alphanumeric() || c == '_');
         let root_package = (is_pkg_dir("") && valid(root_name)).then(|| root_name.to_string());
         let mut modules = BTreeMap::new();
-        let mut module_of = HashMap::new();
+        let mut module_of = HashMap::default();
         let mut namespaces = BTreeMap::new();
         for f in &py_files {
             let Some(root) = roots.iter().filter(|r| under(f, r)).max_by_key(|r| r.len()) else {

@@ -4,7 +4,9 @@
 //! dependencies, and `pub use` re-export chains. `#[path]` attributes and macro-generated modules
 //! are not followed (such imports resolve with `heuristic` confidence).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+
+use super::HashMap;
 
 use super::{Imp, Out, Repo, Target, child, norm_dep, parent_dir, under};
 use crate::facts::rel;
@@ -64,7 +66,7 @@ impl<'a> Rust<'a> {
             crates,
             units: Vec::new(),
             lib_unit: Vec::new(),
-            modules: HashMap::new(),
+            modules: HashMap::default(),
             module_of: BTreeMap::new(),
             test_only: BTreeMap::new(),
             found: Default::default(),
