@@ -30,11 +30,11 @@ pub(crate) struct Imp {
 
 /// Facts of one file the resolvers need.
 #[derive(Default, Debug)]
-pub(crate) struct FileInfo {
+pub(crate) struct FileInfo<'s> {
     pub lang: String,
     pub imports: Vec<Imp>,
-    pub defines: HashSet<String>,
-    pub exports: HashSet<String>,
+    pub defines: HashSet<&'s str>,
+    pub exports: HashSet<&'s str>,
     /// lines of `#[cfg(test)]` items (Rust `mod` declarations)
     pub cfg_test: HashSet<u32>,
     /// the file is test-only by its path
@@ -62,16 +62,16 @@ pub(crate) struct ManifestInfo {
 }
 
 /// The repo as the resolvers see it.
-pub(crate) struct Repo {
-    pub files: BTreeMap<String, FileInfo>,
+pub(crate) struct Repo<'s> {
+    pub files: BTreeMap<String, FileInfo<'s>>,
     pub manifests: BTreeMap<String, ManifestInfo>,
     /// Every directory that holds an indexed file (and its ancestors), "" for the root.
     pub dirs: HashSet<String>,
 }
 
-impl Repo {
-    fn build(metas: &[FileMeta], segments: &[&Segment]) -> Repo {
-        let mut files: BTreeMap<String, FileInfo> = BTreeMap::new();
+impl<'s> Repo<'s> {
+    fn build(metas: &[FileMeta], segments: &[&'s Segment]) -> Repo<'s> {
+        let mut files: BTreeMap<String, FileInfo<'s>> = BTreeMap::new();
         let mut manifests: BTreeMap<String, ManifestInfo> = BTreeMap::new();
         let mut dirs = HashSet::default();
         dirs.insert(String::new());
@@ -108,10 +108,10 @@ impl Repo {
                         }
                     }
                     rel::DEFINES => {
-                        fi.defines.insert(s(c[1]));
+                        fi.defines.insert(seg.str(c[1]));
                     }
                     rel::EXPORTS => {
-                        fi.exports.insert(s(c[1]));
+                        fi.exports.insert(seg.str(c[1]));
                     }
                     rel::MOD_DECL => fi.mod_decls.push((c[1], s(c[2]), s(c[3]))),
                     rel::CFG_TEST => {
@@ -277,21 +277,26 @@ pub fn resolve(metas: &[FileMeta], segments: &[&Segment], root_name: &str) -> Se
 }
 
 /// `export * from`, `pub use m::*` and Python's `from m import *` put the target's public names on
-/// the importing module's surface too: propagated to a fixpoint (cycles terminate).
+/// the importing module's surface too: propagated to a fixpoint over the files involved (cycles
+/// terminate).
 fn glob_exports(repo: &Repo, globs: &[(&str, String)], out: &mut Out) {
-    let mut surface: BTreeMap<&str, BTreeSet<String>> = BTreeMap::new();
-    for (p, fi) in &repo.files {
-        surface.insert(p.as_str(), fi.exports.iter().cloned().collect());
+    let mut surface: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    for (from, target) in globs {
+        for f in [*from, target.as_str()] {
+            if !surface.contains_key(f) {
+                let own = repo.files.get(f).map(|fi| fi.exports.iter().copied().collect()).unwrap_or_default();
+                surface.insert(f, own);
+            }
+        }
     }
-    let mut added: BTreeSet<(&str, String)> = BTreeSet::new();
+    let mut added: BTreeSet<(&str, &str)> = BTreeSet::new();
     loop {
         let mut changed = false;
         for (from, target) in globs {
-            let names: Vec<String> =
-                surface.get(target.as_str()).map(|s| s.iter().cloned().collect()).unwrap_or_default();
-            let mine = surface.entry(from).or_default();
+            let names: Vec<&str> = surface[target.as_str()].iter().copied().filter(|n| *n != "default").collect();
+            let mine = surface.get_mut(from).expect("every glob's file has a surface");
             for n in names {
-                if n != "default" && mine.insert(n.clone()) {
+                if mine.insert(n) {
                     added.insert((from, n));
                     changed = true;
                 }
@@ -302,7 +307,7 @@ fn glob_exports(repo: &Repo, globs: &[(&str, String)], out: &mut Out) {
         }
     }
     for (p, n) in added {
-        out.push(rel::EXPORTS, &[p.into(), n.as_str().into()]);
+        out.push(rel::EXPORTS, &[p.into(), n.into()]);
     }
 }
 

@@ -10,7 +10,7 @@ use super::{FileInfo, Imp, Out, Repo, Target, child, norm_dep, parent_dir, under
 use crate::facts::rel;
 
 pub(crate) struct Python<'a> {
-    repo: &'a Repo,
+    repo: &'a Repo<'a>,
     roots: BTreeSet<String>,
     /// dotted module → file (a `.py` wins over a `.pyi`)
     modules: BTreeMap<String, String>,
@@ -48,7 +48,7 @@ const DIST_IMPORTS: &[(&str, &str)] = &[
 const STDLIB: &str = include_str!("python_stdlib.txt");
 
 impl<'a> Python<'a> {
-    pub fn new(repo: &'a Repo, root_name: &str) -> Python<'a> {
+    pub fn new(repo: &'a Repo<'a>, root_name: &str) -> Python<'a> {
         let py_files: Vec<&String> = repo.files.iter().filter(|(_, f)| f.lang == "python").map(|(p, _)| p).collect();
         let is_pkg_dir = |d: &str| repo.is_file(&child(d, "__init__.py")) || repo.is_file(&child(d, "__init__.pyi"));
         let mut roots = BTreeSet::new();

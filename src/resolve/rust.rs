@@ -25,7 +25,7 @@ struct Unit {
 }
 
 pub(crate) struct Rust<'a> {
-    repo: &'a Repo,
+    repo: &'a Repo<'a>,
     crates: Vec<Krate>,
     units: Vec<Unit>,
     /// per crate, its library unit
@@ -47,7 +47,7 @@ type Found = Option<(String, bool)>;
 const BUILTIN_CRATES: &[&str] = &["std", "core", "alloc", "proc_macro", "test"];
 
 impl<'a> Rust<'a> {
-    pub fn new(repo: &'a Repo) -> Rust<'a> {
+    pub fn new(repo: &'a Repo<'a>) -> Rust<'a> {
         let mut crates = Vec::new();
         for (p, m) in &repo.manifests {
             if m.ecosystem != "cargo" || m.name.is_empty() {

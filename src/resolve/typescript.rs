@@ -8,7 +8,7 @@ use crate::extract::manifest::join;
 use crate::facts::rel;
 
 pub(crate) struct Ts<'a> {
-    repo: &'a Repo,
+    repo: &'a Repo<'a>,
 }
 
 const EXTS: &[&str] = &[".ts", ".tsx", ".d.ts", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs"];
@@ -60,7 +60,7 @@ const NODE_BUILTINS: &[&str] = &[
 ];
 
 impl<'a> Ts<'a> {
-    pub fn new(repo: &'a Repo) -> Ts<'a> {
+    pub fn new(repo: &'a Repo<'a>) -> Ts<'a> {
         Ts { repo }
     }
 
