@@ -1,7 +1,7 @@
 //! Manifests → facts: `Cargo.toml`, `package.json`, `pyproject.toml`, `setup.cfg`, `setup.py`,
 //! `tsconfig.json`/`jsconfig.json`. A malformed manifest becomes a `ManifestError` fact with its line.
 
-use crate::facts::{Segment, SegmentBuilder, rel};
+use crate::facts::{SegmentBuilder, rel};
 
 /// The manifest kind of a file, by its name.
 pub fn manifest_kind(path: &str) -> Option<&'static str> {
@@ -31,13 +31,6 @@ pub fn extract_manifest(b: &mut SegmentBuilder, path: &str, src: &str) {
         "setup.py" => setup_py(&mut m, src),
         _ => tsconfig(&mut m, src),
     }
-}
-
-/// A manifest's facts alone, as a segment.
-pub fn manifest_segment(path: &str, src: &str) -> Segment {
-    let mut b = SegmentBuilder::new();
-    extract_manifest(&mut b, path, src);
-    b.finish()
 }
 
 struct M<'a> {

@@ -27,8 +27,6 @@ pub enum Lang {
 }
 
 impl Lang {
-    pub const ALL: [Lang; 4] = [Lang::Rust, Lang::Python, Lang::TypeScript, Lang::JavaScript];
-
     /// The language of a file, by its name.
     pub fn from_path(path: &str) -> Option<Lang> {
         let name = path.rsplit('/').next().unwrap_or(path);

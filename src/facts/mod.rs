@@ -264,10 +264,6 @@ impl Facts {
     pub fn rows(&self, rel: RelId) -> &[Box<[u32]>] {
         &self.tables[rel.0 as usize]
     }
-
-    pub fn total(&self) -> usize {
-        self.tables.iter().map(Vec::len).sum()
-    }
 }
 
 /// Orders rows by their rendered values (strings by text, ints numerically), so output never
