@@ -175,34 +175,28 @@ fn main() {
 
     // 2-3. raw parse, parse + extract, and full index, interleaved run by run so that a change in
     // the machine's speed (other work on it) hits all three alike: their ratios are what matters.
-    // raw parse: read, parse and visit every node, in parallel, per file, largest first.
-    let raw_parse = || -> usize {
+    // Every file read and parsed per file, in parallel, largest first, as andon schedules them.
+    let per_file = |work: &(dyn Fn(&mut Context, Lang, &str, &str) -> usize + Sync)| -> usize {
         sources
             .par_iter()
             .with_max_len(1)
             .map_init(Context::new, |ctx, (lang, e)| {
                 let bytes = fs::read(&e.abs).unwrap_or_default();
-                let text = String::from_utf8_lossy(&bytes);
-                parse_only(ctx, *lang, &e.rel, &text)
+                work(ctx, *lang, &e.rel, &String::from_utf8_lossy(&bytes))
             })
             .sum()
     };
+    // raw parse: read, parse and visit every node.
+    let raw_parse = || per_file(&|ctx, lang, rel, text| parse_only(ctx, lang, rel, text));
     // parse + extract: the per-file work of a full index without the walk, hashing, resolution
     // and the index write.
-    let parse_extract = || -> usize {
-        sources
-            .par_iter()
-            .with_max_len(1)
-            .map_init(Context::new, |ctx, (lang, e)| {
-                let bytes = fs::read(&e.abs).unwrap_or_default();
-                let text = String::from_utf8_lossy(&bytes);
-                {
-                    let mut out = andon::facts::SplitBuilder::default();
-                    extract_source(ctx, *lang, &e.rel, &text, &mut out);
-                    std::hint::black_box(out.finish());
-                }
-            })
-            .count()
+    let parse_extract = || {
+        per_file(&|ctx, lang, rel, text| {
+            let mut out = andon::facts::SplitBuilder::default();
+            extract_source(ctx, lang, rel, text, &mut out);
+            std::hint::black_box(out.finish());
+            1
+        })
     };
     let mut nodes = 0usize;
     let mut full = None;

@@ -56,7 +56,7 @@ impl Config {
             |key: &str, message: String| ConfigError { path: path.clone(), line: line_of_key(&text, key), message };
         for (k, v) in &table {
             if !TOP_KEYS.contains(&k.as_str()) {
-                return Err(err(k, unknown(k, TOP_KEYS)));
+                return Err(err(k, unknown(k, TOP_KEYS, "")));
             }
             let Some(idx) = v.as_table() else {
                 return Err(err(k, format!("`{k}` must be a table")));
@@ -89,21 +89,7 @@ impl Config {
                             _ => cfg.walk.no_ignore = b,
                         }
                     }
-                    other => {
-                        return Err(err(
-                            other,
-                            unknown(
-                                &format!("index.{other}"),
-                                &INDEX_KEYS
-                                    .iter()
-                                    .map(|k| format!("index.{k}"))
-                                    .collect::<Vec<_>>()
-                                    .iter()
-                                    .map(String::as_str)
-                                    .collect::<Vec<_>>(),
-                            ),
-                        ));
-                    }
+                    other => return Err(err(other, unknown(other, INDEX_KEYS, "index."))),
                 }
             }
         }
@@ -120,11 +106,15 @@ fn parse(path: &Path, text: &str) -> Result<toml::Table, ConfigError> {
     })
 }
 
-fn unknown(key: &str, valid: &[&str]) -> String {
+/// "unknown key" with the nearest valid key; `prefix` names the table (`index.`).
+fn unknown(key: &str, valid: &[&str], prefix: &str) -> String {
     let near = valid.iter().min_by_key(|v| edit_distance(key, v)).filter(|v| edit_distance(key, v) <= 3);
     match near {
-        Some(v) => format!("unknown key `{key}`; did you mean `{v}`?"),
-        None => format!("unknown key `{key}`; valid keys: {}", valid.join(", ")),
+        Some(v) => format!("unknown key `{prefix}{key}`; did you mean `{prefix}{v}`?"),
+        None => {
+            let all: Vec<String> = valid.iter().map(|v| format!("{prefix}{v}")).collect();
+            format!("unknown key `{prefix}{key}`; valid keys: {}", all.join(", "))
+        }
     }
 }
 

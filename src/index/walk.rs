@@ -183,9 +183,6 @@ pub fn walk(root: &Path, opts: &WalkOptions) -> Result<(Vec<WalkEntry>, Vec<Walk
         .require_git(false)
         .follow_links(opts.follow_links)
         .sort_by_file_name(|a, b| a.cmp(b));
-    if !opts.hidden {
-        // `.andon` is hidden anyway; keep it out even with --hidden
-    }
     if !opts.exclude.is_empty() {
         let mut ob = ignore::overrides::OverrideBuilder::new(root);
         for g in &opts.exclude {

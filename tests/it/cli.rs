@@ -123,6 +123,11 @@ fn a_malformed_config_names_file_line_and_the_nearest_key() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("andon.toml:2:") && err.contains("did you mean `index.hidden`"), "{err}");
+    fs::write(t.path().join("andon.toml"), "[indx]\nhidden = true\n").unwrap();
+    let out = run(&["index"], t.path());
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("andon.toml:1:") && err.contains("did you mean `index`"), "{err}");
     fs::write(t.path().join("andon.toml"), "[index\n").unwrap();
     let out = run(&["index"], t.path());
     assert_eq!(out.status.code(), Some(2));
