@@ -7,6 +7,8 @@
 //!   content hash, persist them under `.andon/` with a fingerprint; atomic writes, one writer.
 //! - [`resolve`]: whole-repo facts from all segments: stages, module names, import resolution.
 //! - [`facts`]: the relation catalog generated from `rules/schema.dl`, segments, merged facts.
+//! - [`datalog`]: the rule dialect, the crepe-compiled built-in rules and the run-time engine.
+//! - [`graph`]: stream order, cycles and shortest chains (petgraph) over derived relations.
 //! - [`config`]: `andon.toml` / `[tool.andon]`.
 //! - [`output`]: the only code that formats text and JSON.
 //! - [`cli`]: the only code that knows clap, the terminal, environment variables and exit codes.
@@ -17,8 +19,11 @@
 
 pub mod cli;
 pub mod config;
+pub mod datalog;
 pub mod extract;
 pub mod facts;
+pub mod graph;
 pub mod index;
+pub mod ops;
 pub mod output;
 pub mod resolve;

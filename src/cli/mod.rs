@@ -33,6 +33,80 @@ enum Command {
     Index(IndexArgs),
     /// Print facts from the index (brought up to date first), sorted, with names and repo paths.
     Facts(FactsArgs),
+    /// Answer a Datalog query over the index: `andon query [PATH] 'Wire(p, c), Stage(c, root)'`.
+    Query(QueryArgs),
+    /// The stream: stages, wires, stream order and cycles.
+    Stream(StreamArgs),
+    /// The shortest dependency chain from A to B (stages, modules, files or directories).
+    Why(WhyArgs),
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum QueryFormatArg {
+    Table,
+    Json,
+    Csv,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum GraphFormatArg {
+    Text,
+    Json,
+    Dot,
+    Mermaid,
+}
+
+#[derive(Args)]
+struct QueryArgs {
+    /// [PATH] QUERY: the repository (default `.`) and a rule body, e.g. `Wire(p, c)`.
+    #[arg(num_args = 0..=2, value_name = "[PATH] QUERY")]
+    args: Vec<String>,
+    /// Add the rules of this `.dl` file (repeatable); their relations can be queried.
+    #[arg(long, value_name = "FILE.dl")]
+    rules: Vec<PathBuf>,
+    /// Print, for each answer, one minimal derivation: the facts and rules that produced it.
+    #[arg(long)]
+    explain: bool,
+    /// List every relation (base, derived, computed, and those of --rules) with columns and doc.
+    #[arg(long)]
+    schema: bool,
+    /// Use the stored index as it is: exit 3 when it is missing or stale instead of updating it.
+    #[arg(long)]
+    no_index: bool,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    format: QueryFormatArg,
+    /// No progress bar.
+    #[arg(long, short)]
+    quiet: bool,
+    #[command(flatten)]
+    walk: WalkArgs,
+}
+
+#[derive(Args)]
+struct StreamArgs {
+    /// Repository.
+    #[arg(default_value = ".")]
+    path: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    format: GraphFormatArg,
+    /// No progress bar.
+    #[arg(long, short)]
+    quiet: bool,
+    #[command(flatten)]
+    walk: WalkArgs,
+}
+
+#[derive(Args)]
+struct WhyArgs {
+    /// [PATH] A B: the repository (default `.`), then what depends and what it depends on.
+    #[arg(num_args = 2..=3, value_name = "[PATH] A B", required = true)]
+    args: Vec<String>,
+    #[command(flatten)]
+    common: Common,
+    #[command(flatten)]
+    walk: WalkArgs,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -124,6 +198,9 @@ pub fn main() -> ExitCode {
     let result = match cli.command {
         Command::Index(a) => run_index(a),
         Command::Facts(a) => run_facts(a),
+        Command::Query(a) => run_query(a),
+        Command::Stream(a) => run_stream(a),
+        Command::Why(a) => run_why(a),
     };
     match result {
         Ok(code) => code.code(),
@@ -230,4 +307,132 @@ fn run_facts(a: FactsArgs) -> Result<Exit, String> {
     let file = a.file.as_deref().map(|f| f.trim_start_matches("./"));
     emit(|w| output::facts_report(w, &facts, &FactFilter { relation, file }, format))?;
     Ok(Exit::Success)
+}
+
+/// Brings the index of `path` up to date (or, with `no_index`, insists it already is) and loads it.
+fn fresh_index(
+    path: &Path,
+    walk: &WalkArgs,
+    quiet: bool,
+    no_index: bool,
+) -> Result<Result<index::Index, Exit>, String> {
+    let opts = options(path, walk, false)?;
+    if no_index {
+        let changes = index::check(path, &opts).map_err(|e| e.to_string())?;
+        match changes {
+            Ok(c) if c.is_empty() => {}
+            Ok(c) => {
+                let first = c.first().map(|x| format!("{} {}", x.change, x.path)).unwrap_or_default();
+                eprintln!(
+                    "error: the index is stale ({} changes, first: {first}); run `andon index` or drop --no-index",
+                    c.len()
+                );
+                return Ok(Err(Exit::StaleIndex));
+            }
+            Err(why) => {
+                eprintln!("error: no usable index ({why}); run `andon index` or drop --no-index");
+                return Ok(Err(Exit::StaleIndex));
+            }
+        }
+    } else {
+        update_index(path, &opts, quiet)?;
+    }
+    let idx =
+        index::load(path).map_err(|e| format!("the index cannot be read: {e}"))?.ok_or("the index was not written")?;
+    Ok(Ok(idx))
+}
+
+/// A Datalog error with the offending source line and a caret under the column.
+fn datalog_error(e: &crate::datalog::lang::Error, text: &str) -> String {
+    let line = text.lines().nth(e.span.line.saturating_sub(1) as usize).unwrap_or("");
+    let caret = format!("{}^", " ".repeat(e.span.col.saturating_sub(1) as usize));
+    format!("{e}\n  | {line}\n  | {caret}")
+}
+
+fn run_query(a: QueryArgs) -> Result<Exit, String> {
+    let (path, query) = match a.args.as_slice() {
+        [] if a.schema => (PathBuf::from("."), None),
+        [p] if a.schema => (PathBuf::from(p), None),
+        [q] => (PathBuf::from("."), Some(q.clone())),
+        [p, q] => (PathBuf::from(p), Some(q.clone())),
+        _ => return Err("give a query, e.g. `andon query 'Wire(producer, consumer)'` (or --schema)".into()),
+    };
+    let mut files = Vec::new();
+    for f in &a.rules {
+        let text = std::fs::read_to_string(f).map_err(|e| format!("{}: cannot read rules: {e}", f.display()))?;
+        files.push((f.display().to_string(), text));
+    }
+    let src_of = |name: &str, query: &str| -> String {
+        if name == "query" {
+            query.to_string()
+        } else {
+            files.iter().find(|(n, _)| n == name).map(|(_, t)| t.clone()).unwrap_or_default()
+        }
+    };
+    if a.schema {
+        let q = query.clone().unwrap_or_else(|| "File(_, _)".into());
+        let prepared = crate::datalog::prepare(&q, &files).map_err(|e| datalog_error(&e, &src_of(&e.source, &q)))?;
+        emit(|w| output::derived::schema(w, &prepared.prog, matches!(a.format, QueryFormatArg::Json)))?;
+        return Ok(Exit::Success);
+    }
+    let query = query.expect("query given");
+    let prepared =
+        crate::datalog::prepare(&query, &files).map_err(|e| datalog_error(&e, &src_of(&e.source, &query)))?;
+    let idx = match fresh_index(&path, &a.walk, a.quiet, a.no_index)? {
+        Ok(i) => i,
+        Err(code) => return Ok(code),
+    };
+    let (answer, store) = crate::datalog::answer(&prepared, &idx, a.explain)?;
+    let explanations: Option<Vec<_>> = a.explain.then(|| {
+        store
+            .sorted_rows(&prepared.prog, answer.rel)
+            .into_iter()
+            .take(EXPLAIN_LIMIT)
+            .map(|row| crate::datalog::explain::explain(&prepared.prog, &store, answer.rel, row))
+            .collect()
+    });
+    let format = match a.format {
+        QueryFormatArg::Table => output::derived::QueryFormat::Table,
+        QueryFormatArg::Json => output::derived::QueryFormat::Json,
+        QueryFormatArg::Csv => output::derived::QueryFormat::Csv,
+    };
+    if a.explain && answer.rows.len() > EXPLAIN_LIMIT {
+        eprintln!("note: explaining the first {EXPLAIN_LIMIT} of {} answers", answer.rows.len());
+    }
+    emit(|w| output::derived::answer(w, &answer, explanations.as_deref(), format))?;
+    Ok(Exit::Success)
+}
+
+/// `--explain` derives at most this many answers.
+const EXPLAIN_LIMIT: usize = 100;
+
+fn run_stream(a: StreamArgs) -> Result<Exit, String> {
+    let idx = match fresh_index(&a.path, &a.walk, a.quiet, false)? {
+        Ok(i) => i,
+        Err(code) => return Ok(code),
+    };
+    let report = crate::ops::stream(&idx)?;
+    let format = match a.format {
+        GraphFormatArg::Text => output::derived::GraphFormat::Text,
+        GraphFormatArg::Json => output::derived::GraphFormat::Json,
+        GraphFormatArg::Dot => output::derived::GraphFormat::Dot,
+        GraphFormatArg::Mermaid => output::derived::GraphFormat::Mermaid,
+    };
+    emit(|w| output::derived::stream(w, &report, format))?;
+    Ok(Exit::Success)
+}
+
+fn run_why(a: WhyArgs) -> Result<Exit, String> {
+    let (path, from, to) = match a.args.as_slice() {
+        [f, t] => (PathBuf::from("."), f, t),
+        [p, f, t] => (PathBuf::from(p), f, t),
+        _ => return Err("give what depends and what it depends on: `andon why [PATH] A B`".into()),
+    };
+    let idx = match fresh_index(&path, &a.walk, a.common.quiet, false)? {
+        Ok(i) => i,
+        Err(code) => return Ok(code),
+    };
+    let report = crate::ops::why(&idx, from, to)?;
+    emit(|w| output::derived::why(w, &report, matches!(a.common.format, FormatArg::Json)))?;
+    Ok(if report.chain.is_some() { Exit::Success } else { Exit::Findings })
 }

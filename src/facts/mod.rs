@@ -25,11 +25,17 @@ pub struct Column {
     pub ty: ColType,
 }
 
+pub use crate::datalog::lang::RelKind;
+
 #[derive(Debug)]
 pub struct RelationInfo {
     pub name: &'static str,
     pub doc: &'static str,
     pub columns: &'static [Column],
+    /// Base (facts from the index), derived (rules) or computed (Rust, from other relations).
+    pub kind: RelKind,
+    /// The rules file that declares it.
+    pub source: &'static str,
 }
 
 include!(concat!(env!("OUT_DIR"), "/catalog.rs"));
@@ -103,7 +109,7 @@ impl Segment {
         let mut pos = 0;
         while pos < self.rows.len() {
             let rel = self.rows[pos] as usize;
-            let Some(info) = RELATIONS.get(rel) else {
+            let Some(info) = RELATIONS.get(rel).filter(|i| i.kind == RelKind::Base) else {
                 return false;
             };
             let end = pos + 1 + info.columns.len();
@@ -141,13 +147,59 @@ impl<'a> Iterator for SegmentRows<'a> {
     }
 }
 
+/// A string table: each string stored once, looked up by hash.
+#[derive(Default, Clone)]
+pub struct Interner {
+    strings: Vec<String>,
+    ids: hashbrown::HashTable<u32>,
+    hasher: foldhash::fast::FixedState,
+}
+
+impl Interner {
+    pub fn intern(&mut self, s: &str) -> u32 {
+        use std::hash::BuildHasher;
+        let hash = self.hasher.hash_one(s);
+        let strings = &self.strings;
+        if let Some(&id) = self.ids.find(hash, |&id| strings[id as usize] == s) {
+            return id;
+        }
+        let id = self.strings.len() as u32;
+        self.strings.push(s.to_string());
+        let (strings, hasher) = (&self.strings, &self.hasher);
+        self.ids.insert_unique(hash, id, |&i| hasher.hash_one(strings[i as usize].as_str()));
+        id
+    }
+
+    /// The id of `s`, if it was interned.
+    pub fn get(&self, s: &str) -> Option<u32> {
+        use std::hash::BuildHasher;
+        let hash = self.hasher.hash_one(s);
+        self.ids.find(hash, |&id| self.strings[id as usize] == s).copied()
+    }
+
+    pub fn str(&self, id: u32) -> &str {
+        &self.strings[id as usize]
+    }
+
+    pub fn len(&self) -> usize {
+        self.strings.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.strings.is_empty()
+    }
+
+    pub fn into_strings(self) -> Vec<String> {
+        self.strings
+    }
+}
+
 /// Builds a [`Segment`], interning strings locally (each string is stored once; the table holds
 /// only ids into it).
 #[derive(Default)]
 pub struct SegmentBuilder {
-    seg: Segment,
-    ids: hashbrown::HashTable<u32>,
-    hasher: foldhash::fast::FixedState,
+    rows: Vec<u32>,
+    strings: Interner,
 }
 
 impl SegmentBuilder {
@@ -156,36 +208,26 @@ impl SegmentBuilder {
     }
 
     pub fn intern(&mut self, s: &str) -> u32 {
-        use std::hash::BuildHasher;
-        let hash = self.hasher.hash_one(s);
-        let strings = &self.seg.strings;
-        if let Some(&id) = self.ids.find(hash, |&id| strings[id as usize] == s) {
-            return id;
-        }
-        let id = self.seg.strings.len() as u32;
-        self.seg.strings.push(s.to_string());
-        let (strings, hasher) = (&self.seg.strings, &self.hasher);
-        self.ids.insert_unique(hash, id, |&i| hasher.hash_one(strings[i as usize].as_str()));
-        id
+        self.strings.intern(s)
     }
 
     /// Appends one fact. Panics only on a programming error (wrong arity or column type).
     pub fn push(&mut self, rel: RelId, vals: &[Val]) {
         let info = rel.info();
         assert_eq!(info.columns.len(), vals.len(), "arity of {}", info.name);
-        self.seg.rows.push(rel.0 as u32);
+        self.rows.push(rel.0 as u32);
         for (c, v) in info.columns.iter().zip(vals) {
             let id = match (c.ty, v) {
                 (ColType::Int, Val::I(n)) => *n,
                 (ColType::Path | ColType::Sym, Val::S(s)) => self.intern(s),
                 _ => panic!("column {} of {} has the wrong type", c.name, info.name),
             };
-            self.seg.rows.push(id);
+            self.rows.push(id);
         }
     }
 
     pub fn finish(self) -> Segment {
-        self.seg
+        Segment { strings: self.strings.into_strings(), rows: self.rows }
     }
 }
 

@@ -2,6 +2,8 @@
 //! `schema_version` and ends with a `verdict` object; every text report ends with one
 //! `andon: verdict …` line.
 
+pub mod derived;
+
 use std::io::{self, Write};
 
 use serde_json::{Value, json};
@@ -17,7 +19,7 @@ pub enum Format {
     Json,
 }
 
-fn verdict_line(w: &mut dyn Write, outcome: &str, detail: &str) -> io::Result<()> {
+pub(crate) fn verdict_line(w: &mut dyn Write, outcome: &str, detail: &str) -> io::Result<()> {
     if detail.is_empty() {
         writeln!(w, "andon: verdict {outcome}")
     } else {

@@ -191,6 +191,8 @@ pub(crate) enum Target {
     /// Files in the repo (a `from pkg import a, b` may reach several), with exact confidence?
     Files(Vec<(String, bool)>),
     External(String, bool),
+    /// A package (by its import name) that no manifest governing the file declares.
+    Undeclared(String),
     Unresolved(String),
 }
 
@@ -215,7 +217,7 @@ impl Out {
         self.b.push(r, vals);
     }
 
-    fn resolution(&mut self, path: &str, imp: &Imp, t: &Target) {
+    fn resolution(&mut self, path: &str, lang: &str, imp: &Imp, t: &Target) {
         let (p, l, spec) = (path, imp.line, imp.spec.as_str());
         let conf = |exact: bool| if exact { "exact" } else { "heuristic" };
         match t {
@@ -229,6 +231,15 @@ impl Out {
             Target::External(pkg, exact) => {
                 self.push(rel::IMPORT_RESOLUTION, &[p.into(), l.into(), spec.into(), conf(*exact).into()]);
                 self.push(rel::RESOLVES_EXTERNAL, &[p.into(), l.into(), pkg.into(), conf(*exact).into()]);
+                if !is_std(lang, pkg) {
+                    self.push(rel::PACKAGE_IMPORT, &[p.into(), l.into(), pkg.into()]);
+                }
+            }
+            Target::Undeclared(pkg) => {
+                self.push(rel::IMPORT_RESOLUTION, &[p.into(), l.into(), spec.into(), "unresolved".into()]);
+                let why = format!("package `{pkg}` is not in the repo, the standard library or a declared dependency");
+                self.push(rel::UNRESOLVED, &[p.into(), l.into(), spec.into(), (&why).into()]);
+                self.push(rel::PACKAGE_IMPORT, &[p.into(), l.into(), pkg.into()]);
             }
             Target::Unresolved(why) => {
                 self.push(rel::IMPORT_RESOLUTION, &[p.into(), l.into(), spec.into(), "unresolved".into()]);
@@ -263,7 +274,7 @@ pub fn resolve(metas: &[FileMeta], segments: &[&Segment], root_name: &str) -> Se
                 _ => ts.resolve(path, imp, &mut out),
             };
             let t = if fi.recovered.contains(&imp.line) { t.downgraded() } else { t };
-            out.resolution(path, imp, &t);
+            out.resolution(path, &fi.lang, imp, &t);
             let carries = imp.kinds.contains("wildcard") && (imp.kinds.contains("re_export") || fi.lang == "python");
             if carries && let Target::Files(fs) = &t {
                 for (target, _) in fs {
@@ -273,7 +284,27 @@ pub fn resolve(metas: &[FileMeta], segments: &[&Segment], root_name: &str) -> Se
         }
     }
     glob_exports(&repo, &globs, &mut out);
+    for (path, m) in &repo.manifests {
+        for dep in &m.deps {
+            let import = match m.ecosystem.as_str() {
+                "cargo" => dep.replace('-', "_"),
+                "python" => python::import_name(dep),
+                "npm" => typescript::import_name(dep),
+                _ => continue,
+            };
+            out.push(rel::DEPENDENCY_IMPORT, &[path.into(), dep.into(), import.as_str().into()]);
+        }
+    }
     out.b.finish()
+}
+
+/// Whether `pkg` (as `ResolvesExternal` names it) is part of the language's standard library.
+fn is_std(lang: &str, pkg: &str) -> bool {
+    match lang {
+        "rust" => rust::BUILTIN_CRATES.contains(&pkg),
+        "python" => python::is_stdlib(pkg),
+        _ => pkg.starts_with("node:"),
+    }
 }
 
 /// `export * from`, `pub use m::*` and Python's `from m import *` put the target's public names on

@@ -302,8 +302,19 @@ impl<'a> Python<'a> {
         if any_declared {
             return Target::External(top.to_string(), false);
         }
-        Target::Unresolved(format!("no module `{abs}` in the repo, the standard library or a declared dependency"))
+        Target::Undeclared(top.to_string())
     }
+}
+
+/// Whether `top` is a standard-library module.
+pub(crate) fn is_stdlib(top: &str) -> bool {
+    STDLIB.lines().any(|l| l == top)
+}
+
+/// The top-level name a distribution is imported as.
+pub(crate) fn import_name(dist: &str) -> String {
+    let d = norm_dep(dist);
+    DIST_IMPORTS.iter().find(|(k, _)| *k == d).map(|(_, i)| i.to_string()).unwrap_or(d)
 }
 
 enum Binding {

@@ -44,7 +44,7 @@ pub(crate) struct Rust<'a> {
 /// Where an item was found: its file, and whether that is exact.
 type Found = Option<(String, bool)>;
 
-const BUILTIN_CRATES: &[&str] = &["std", "core", "alloc", "proc_macro", "test"];
+pub(crate) const BUILTIN_CRATES: &[&str] = &["std", "core", "alloc", "proc_macro", "test"];
 
 impl<'a> Rust<'a> {
     pub fn new(repo: &'a Repo<'a>) -> Rust<'a> {

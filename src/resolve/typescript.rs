@@ -263,6 +263,9 @@ impl<'a> Ts<'a> {
         if self.repo.manifests.values().any(|m| m.ecosystem == "npm" && m.deps.contains(pkg)) {
             return Target::External(pkg.to_string(), false);
         }
+        if self.repo.manifests.values().any(|m| m.ecosystem == "npm") {
+            return Target::Undeclared(pkg.to_string());
+        }
         Target::Unresolved(format!("no file, workspace package or declared dependency for `{spec}`"))
     }
 
@@ -330,5 +333,16 @@ fn package_name(spec: &str) -> &str {
         }
     } else {
         a
+    }
+}
+
+/// The package name a dependency is imported as: `@types/node` types `node`, `@types/a__b` types `@a/b`.
+pub(crate) fn import_name(dep: &str) -> String {
+    match dep.strip_prefix("@types/") {
+        Some(t) => match t.split_once("__") {
+            Some((scope, name)) => format!("@{scope}/{name}"),
+            None => t.to_string(),
+        },
+        None => dep.to_string(),
     }
 }

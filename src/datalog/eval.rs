@@ -1,0 +1,593 @@
+//! The run-time engine: semi-naive, stratified evaluation of a checked [`Program`] over a
+//! [`Store`] of interned rows. Joins probe sorted, column-reordered indexes (binary search on the
+//! bound key columns); each rule body is planned greedily at evaluation time (the delta atom first,
+//! then the atom with the most bound columns, smallest first; filters and negations as soon as
+//! their variables are bound).
+
+use std::cmp::Ordering;
+use std::collections::HashMap;
+
+use super::lang::{Arg, CRule, CmpOp, Lit, Program, RelKind, Ty, Value};
+use crate::facts::Interner;
+
+/// One relation's rows: flat, `arity` values each, sorted and deduplicated (by id).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Rows {
+    pub arity: usize,
+    pub data: Vec<u32>,
+}
+
+impl Rows {
+    pub fn new(arity: usize) -> Rows {
+        Rows { arity, data: Vec::new() }
+    }
+    pub fn len(&self) -> usize {
+        self.data.len().checked_div(self.arity).unwrap_or(0)
+    }
+    pub fn is_empty(&self) -> bool {
+        self.data.is_empty()
+    }
+    pub fn iter(&self) -> impl Iterator<Item = &[u32]> {
+        self.data.chunks_exact(self.arity.max(1))
+    }
+    /// Sorts and deduplicates the rows.
+    pub fn normalize(&mut self) {
+        self.data = sorted_dedup(&self.data, self.arity);
+    }
+    pub fn contains(&self, row: &[u32]) -> bool {
+        let n = self.len();
+        let (a, d) = (self.arity, &self.data);
+        let i = partition(n, |k| d[k * a..k * a + a] < *row);
+        i < n && d[i * a..i * a + a] == *row
+    }
+}
+
+/// Sorted, deduplicated copy of flat rows.
+pub fn sorted_dedup(data: &[u32], arity: usize) -> Vec<u32> {
+    if arity == 0 {
+        return Vec::new();
+    }
+    let mut perm: Vec<u32> = (0..(data.len() / arity) as u32).collect();
+    let row = |i: u32| &data[i as usize * arity..i as usize * arity + arity];
+    perm.sort_unstable_by(|&a, &b| row(a).cmp(row(b)));
+    perm.dedup_by(|a, b| row(*a) == row(*b));
+    let mut out = Vec::with_capacity(perm.len() * arity);
+    for i in perm {
+        out.extend_from_slice(row(i));
+    }
+    out
+}
+
+/// Merges two sorted, deduplicated row sets.
+fn merge(a: &[u32], b: &[u32], arity: usize) -> Vec<u32> {
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i..i + arity].cmp(&b[j..j + arity]) {
+            Ordering::Less => {
+                out.extend_from_slice(&a[i..i + arity]);
+                i += arity;
+            }
+            Ordering::Greater => {
+                out.extend_from_slice(&b[j..j + arity]);
+                j += arity;
+            }
+            Ordering::Equal => {
+                out.extend_from_slice(&a[i..i + arity]);
+                i += arity;
+                j += arity;
+            }
+        }
+    }
+    out.extend_from_slice(&a[i..]);
+    out.extend_from_slice(&b[j..]);
+    out
+}
+
+/// Rows of `new` (sorted) not in `old` (sorted).
+fn minus(new: &[u32], old: &Rows) -> Vec<u32> {
+    let a = old.arity;
+    let mut out = Vec::new();
+    for r in new.chunks_exact(a) {
+        if !old.contains(r) {
+            out.extend_from_slice(r);
+        }
+    }
+    out
+}
+
+fn partition(n: usize, mut less: impl FnMut(usize) -> bool) -> usize {
+    let (mut lo, mut hi) = (0, n);
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        if less(mid) { lo = mid + 1 } else { hi = mid }
+    }
+    lo
+}
+
+/// The facts and derived rows of one evaluation, and the strings their ids name.
+pub struct Store {
+    pub syms: Interner,
+    pub rels: Vec<Rows>,
+    /// For explanations: the round each row of a recursive relation was first derived in.
+    pub rounds: Option<HashMap<(usize, Vec<u32>), u32>>,
+}
+
+impl Store {
+    /// An empty store for `prog`, its string table seeded with `constants` (ids 0..n, in order).
+    pub fn new(prog: &Program, constants: &[&str]) -> Store {
+        let mut syms = Interner::default();
+        for c in constants {
+            syms.intern(c);
+        }
+        Store { syms, rels: prog.rels.iter().map(|r| Rows::new(r.columns.len())).collect(), rounds: None }
+    }
+
+    /// Renders a value of type `ty`.
+    pub fn render(&self, ty: Ty, v: u32) -> String {
+        if ty == Ty::Int { v.to_string() } else { self.syms.str(v).to_string() }
+    }
+
+    fn constant(&mut self, v: &Value) -> u32 {
+        match v {
+            Value::Int(n) => *n,
+            Value::Str(s) => self.syms.intern(s),
+        }
+    }
+
+    /// Compares two values of a type: strings by text, ints by number.
+    pub fn cmp(&self, ty: Ty, a: u32, b: u32) -> Ordering {
+        if ty == Ty::Int || a == b { a.cmp(&b) } else { self.syms.str(a).cmp(self.syms.str(b)) }
+    }
+
+    /// Rows of `rel` sorted by their rendered values.
+    pub fn sorted_rows(&self, prog: &Program, rel: usize) -> Vec<&[u32]> {
+        let tys: Vec<Ty> = prog.rels[rel].columns.iter().map(|c| c.1).collect();
+        let mut rows: Vec<&[u32]> = self.rels[rel].iter().collect();
+        rows.sort_by(|a, b| {
+            tys.iter()
+                .zip(a.iter().zip(b.iter()))
+                .map(|(t, (x, y))| self.cmp(*t, *x, *y))
+                .find(|o| o.is_ne())
+                .unwrap_or(Ordering::Equal)
+        });
+        rows
+    }
+}
+
+/// Computes a computed relation from the store (graph algorithms and counting live outside the
+/// engine).
+pub type Compute<'a> = dyn Fn(&Program, &Store, usize) -> Vec<u32> + 'a;
+
+/// A sorted index of one relation on some key columns: the rows with key columns first.
+struct Index {
+    key_len: usize,
+    arity: usize,
+    /// Column order: key columns, then the others.
+    order: Vec<usize>,
+    data: Vec<u32>,
+}
+
+impl Index {
+    fn build(rows: &Rows, key_cols: &[usize]) -> Index {
+        let mut order = key_cols.to_vec();
+        order.extend((0..rows.arity).filter(|c| !key_cols.contains(c)));
+        let data = Self::reorder(&rows.data, rows.arity, &order);
+        Index { key_len: key_cols.len(), arity: rows.arity, order, data }
+    }
+    fn reorder(data: &[u32], arity: usize, order: &[usize]) -> Vec<u32> {
+        if order.iter().enumerate().all(|(i, c)| i == *c) {
+            return data.to_vec();
+        }
+        let mut out = Vec::with_capacity(data.len());
+        for r in data.chunks_exact(arity) {
+            out.extend(order.iter().map(|&c| r[c]));
+        }
+        sorted_dedup(&out, arity)
+    }
+    fn add(&mut self, new_rows: &[u32]) {
+        let new = Self::reorder(new_rows, self.arity, &self.order);
+        self.data = merge(&self.data, &new, self.arity);
+    }
+    /// The value range of the rows whose key columns equal `key` (in reordered layout).
+    fn range(&self, key: &[u32]) -> (usize, usize) {
+        let (a, k, d) = (self.arity, self.key_len, &self.data);
+        let n = d.len() / a.max(1);
+        if k == 0 {
+            return (0, d.len());
+        }
+        let lo = partition(n, |i| d[i * a..i * a + k] < *key);
+        let hi = lo + partition(n - lo, |i| d[(lo + i) * a..(lo + i) * a + k] <= *key);
+        (lo * a, hi * a)
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Operand {
+    Slot(usize),
+    Const(u32),
+}
+
+#[derive(Debug)]
+enum Step {
+    /// Join with an atom: probe `index` of relation `rel` (delta or full) with `key`, then for
+    /// each row bind or check the remaining columns (positions in the reordered row).
+    Scan {
+        rel: usize,
+        delta: bool,
+        key_cols: Vec<usize>,
+        key: Vec<Operand>,
+        binds: Vec<(usize, usize)>,
+        checks: Vec<(usize, usize)>,
+    },
+    Neg {
+        rel: usize,
+        key_cols: Vec<usize>,
+        key: Vec<Operand>,
+    },
+    Cmp {
+        a: Operand,
+        op: CmpOp,
+        b: Operand,
+        ty: Ty,
+    },
+    Bind {
+        slot: usize,
+        from: Operand,
+    },
+}
+
+/// Evaluates `prog` over `store` for the relations in `need` (all when `None`), stratum by stratum.
+pub fn evaluate(prog: &Program, store: &mut Store, need: Option<&[bool]>, compute: &Compute) {
+    let mut indexes: HashMap<(usize, bool, Vec<usize>), Index> = HashMap::new();
+    for st in &prog.strata {
+        if let Some(need) = need
+            && !st.rels.iter().any(|r| need[*r])
+        {
+            continue;
+        }
+        if st.rels.len() == 1 && prog.rels[st.rels[0]].kind == RelKind::Computed {
+            let r = st.rels[0];
+            let data = compute(prog, store, r);
+            let mut rows = Rows { arity: prog.rels[r].columns.len(), data };
+            rows.normalize();
+            store.rels[r] = rows;
+            continue;
+        }
+        let in_stratum = |r: usize| st.rels.contains(&r);
+        let mut out: HashMap<usize, Vec<u32>> = HashMap::new();
+        for &ri in &st.rules {
+            let rule = &prog.rules[ri];
+            let plan = plan(rule, None, store, &in_stratum);
+            let buf = out.entry(rule.head).or_default();
+            run_rule(rule, &plan, store, &mut indexes, &Rows::default(), buf, None);
+        }
+        let mut delta: HashMap<usize, Rows> = HashMap::new();
+        for &r in &st.rels {
+            let arity = prog.rels[r].columns.len();
+            let data = sorted_dedup(out.get(&r).map(Vec::as_slice).unwrap_or(&[]), arity);
+            store.rels[r] = Rows { arity, data: data.clone() };
+            indexes.retain(|(ir, _, _), _| *ir != r);
+            if let Some(rounds) = store.rounds.as_mut() {
+                for row in data.chunks_exact(arity) {
+                    rounds.insert((r, row.to_vec()), 0);
+                }
+            }
+            delta.insert(r, Rows { arity, data });
+        }
+        if !st.recursive {
+            continue;
+        }
+        let mut round = 0u32;
+        loop {
+            round += 1;
+            let mut out: HashMap<usize, Vec<u32>> = HashMap::new();
+            for &ri in &st.rules {
+                let rule = &prog.rules[ri];
+                for (pos, l) in rule.body.iter().enumerate() {
+                    let Lit::Pos(b, _) = l else { continue };
+                    if !in_stratum(*b) || delta[b].is_empty() {
+                        continue;
+                    }
+                    let plan = plan(rule, Some(pos), store, &in_stratum);
+                    let buf = out.entry(rule.head).or_default();
+                    run_rule(rule, &plan, store, &mut indexes, &delta[b], buf, None);
+                }
+            }
+            let mut any = false;
+            for &r in &st.rels {
+                let arity = prog.rels[r].columns.len();
+                let new = sorted_dedup(out.get(&r).map(Vec::as_slice).unwrap_or(&[]), arity);
+                let new = minus(&new, &store.rels[r]);
+                any |= !new.is_empty();
+                let merged = merge(&store.rels[r].data, &new, arity);
+                store.rels[r].data = merged;
+                for ((ir, d, _), idx) in indexes.iter_mut() {
+                    if *ir == r && !*d {
+                        idx.add(&new);
+                    }
+                }
+                if let Some(rounds) = store.rounds.as_mut() {
+                    for row in new.chunks_exact(arity) {
+                        rounds.insert((r, row.to_vec()), round);
+                    }
+                }
+                delta.insert(r, Rows { arity, data: new });
+            }
+            // Delta indexes are rebuilt every round.
+            indexes.retain(|(_, d, _), _| !*d);
+            if !any {
+                break;
+            }
+        }
+    }
+}
+
+/// Plans a rule body: which atom to scan next, and where filters go.
+fn plan(rule: &CRule, delta_pos: Option<usize>, store: &Store, _in_stratum: &dyn Fn(usize) -> bool) -> Vec<Step> {
+    plan_from(rule, delta_pos, store, vec![false; rule.var_names.len()])
+}
+
+fn plan_from(rule: &CRule, delta_pos: Option<usize>, store: &Store, mut bound: Vec<bool>) -> Vec<Step> {
+    let mut steps = Vec::new();
+    let mut done = vec![false; rule.body.len()];
+    let mut consts = |v: &Value, store: &Store| -> Operand {
+        match v {
+            Value::Int(n) => Operand::Const(*n),
+            Value::Str(s) => Operand::Const(store.syms.get(s).expect("constants are interned before planning")),
+        }
+    };
+    let operand = |a: &Arg, consts: &mut dyn FnMut(&Value, &Store) -> Operand| match a {
+        Arg::Var(i) => Operand::Slot(*i),
+        Arg::Const(v) => consts(v, store),
+        Arg::Wild => Operand::Const(u32::MAX),
+    };
+    loop {
+        // Filters whose variables are bound.
+        let mut progress = true;
+        while progress {
+            progress = false;
+            for (i, l) in rule.body.iter().enumerate() {
+                if done[i] {
+                    continue;
+                }
+                let is_bound = |a: &Arg, bound: &[bool]| match a {
+                    Arg::Var(v) => bound[*v],
+                    _ => true,
+                };
+                match l {
+                    Lit::Cmp(a, op, b) => {
+                        let (ba, bb) = (is_bound(a, &bound), is_bound(b, &bound));
+                        let ty = match (a, b) {
+                            (Arg::Var(v), _) | (_, Arg::Var(v)) => rule.var_types[*v],
+                            (Arg::Const(Value::Int(_)), _) => Ty::Int,
+                            _ => Ty::Sym,
+                        };
+                        if ba && bb {
+                            steps.push(Step::Cmp {
+                                a: operand(a, &mut consts),
+                                op: *op,
+                                b: operand(b, &mut consts),
+                                ty,
+                            });
+                        } else if *op == CmpOp::Eq && (ba || bb) {
+                            let (x, y) = if ba { (b, a) } else { (a, b) };
+                            let Arg::Var(slot) = x else { continue };
+                            steps.push(Step::Bind { slot: *slot, from: operand(y, &mut consts) });
+                            bound[*slot] = true;
+                        } else {
+                            continue;
+                        }
+                        done[i] = true;
+                        progress = true;
+                    }
+                    Lit::Neg(rel, args) if args.iter().all(|a| !matches!(a, Arg::Var(v) if !bound[*v])) => {
+                        let key_cols: Vec<usize> = (0..args.len()).filter(|c| !matches!(args[*c], Arg::Wild)).collect();
+                        let key = key_cols.iter().map(|&c| operand(&args[c], &mut consts)).collect();
+                        steps.push(Step::Neg { rel: *rel, key_cols, key });
+                        done[i] = true;
+                        progress = true;
+                    }
+                    _ => {}
+                }
+            }
+        }
+        // Next atom: the delta first, then the most bound columns, then the smallest.
+        let mut best: Option<(usize, (bool, usize, std::cmp::Reverse<usize>))> = None;
+        for (i, l) in rule.body.iter().enumerate() {
+            let Lit::Pos(rel, args) = l else { continue };
+            if done[i] {
+                continue;
+            }
+            let nbound = args.iter().filter(|a| match a {
+                Arg::Var(v) => bound[*v],
+                Arg::Const(_) => true,
+                Arg::Wild => false,
+            });
+            let score = (Some(i) == delta_pos, nbound.count(), std::cmp::Reverse(store.rels[*rel].len()));
+            if best.as_ref().is_none_or(|(_, s)| score > *s) {
+                best = Some((i, score));
+            }
+        }
+        let Some((i, _)) = best else { break };
+        let Lit::Pos(rel, args) = &rule.body[i] else { unreachable!("chosen atoms are positive") };
+        let key_cols: Vec<usize> = (0..args.len())
+            .filter(|&c| match &args[c] {
+                Arg::Var(v) => bound[*v],
+                Arg::Const(_) => true,
+                Arg::Wild => false,
+            })
+            .collect();
+        let key = key_cols.iter().map(|&c| operand(&args[c], &mut consts)).collect();
+        let mut order = key_cols.clone();
+        order.extend((0..args.len()).filter(|c| !key_cols.contains(c)));
+        let (mut binds, mut checks) = (Vec::new(), Vec::new());
+        for (pos, &c) in order.iter().enumerate().skip(key_cols.len()) {
+            if let Arg::Var(v) = &args[c] {
+                if bound[*v] {
+                    checks.push((pos, *v));
+                } else {
+                    binds.push((pos, *v));
+                    bound[*v] = true;
+                }
+            }
+        }
+        // A variable repeated within this atom: the first occurrence binds, later ones check.
+        let mut seen: Vec<usize> = Vec::new();
+        binds.retain(|&(pos, v)| {
+            if seen.contains(&v) {
+                checks.push((pos, v));
+                false
+            } else {
+                seen.push(v);
+                true
+            }
+        });
+        steps.push(Step::Scan { rel: *rel, delta: Some(i) == delta_pos, key_cols, key, binds, checks });
+        done[i] = true;
+    }
+    steps
+}
+
+fn run_rule(
+    rule: &CRule,
+    plan: &[Step],
+    store: &Store,
+    indexes: &mut HashMap<(usize, bool, Vec<usize>), Index>,
+    delta: &Rows,
+    out: &mut Vec<u32>,
+    env0: Option<Vec<u32>>,
+) {
+    // Build the indexes this plan probes.
+    for s in plan {
+        let (rel, d, cols) = match s {
+            Step::Scan { rel, delta, key_cols, .. } => (*rel, *delta, key_cols),
+            Step::Neg { rel, key_cols, .. } => (*rel, false, key_cols),
+            _ => continue,
+        };
+        let k = (rel, d, cols.clone());
+        if !indexes.contains_key(&k) {
+            let rows = if d { delta } else { &store.rels[rel] };
+            indexes.insert(k, Index::build(rows, cols));
+        }
+    }
+    let idx: Vec<Option<&Index>> = plan
+        .iter()
+        .map(|s| match s {
+            Step::Scan { rel, delta, key_cols, .. } => indexes.get(&(*rel, *delta, key_cols.clone())),
+            Step::Neg { rel, key_cols, .. } => indexes.get(&(*rel, false, key_cols.clone())),
+            _ => None,
+        })
+        .collect();
+    let mut env = env0.unwrap_or_else(|| vec![0u32; rule.var_names.len()]);
+    let mut key = Vec::new();
+    exec(rule, plan, &idx, 0, store, &mut env, &mut key, out);
+}
+
+#[allow(clippy::too_many_arguments)]
+fn exec(
+    rule: &CRule,
+    plan: &[Step],
+    idx: &[Option<&Index>],
+    i: usize,
+    store: &Store,
+    env: &mut [u32],
+    key: &mut Vec<u32>,
+    out: &mut Vec<u32>,
+) {
+    let val = |o: &Operand, env: &[u32]| match o {
+        Operand::Slot(s) => env[*s],
+        Operand::Const(c) => *c,
+    };
+    let Some(step) = plan.get(i) else {
+        for a in &rule.head_args {
+            out.push(match a {
+                Arg::Var(v) => env[*v],
+                Arg::Const(Value::Int(n)) => *n,
+                Arg::Const(Value::Str(s)) => store.syms.get(s).expect("head constants are interned before evaluation"),
+                Arg::Wild => unreachable!("checked: no `_` in heads"),
+            });
+        }
+        return;
+    };
+    match step {
+        Step::Scan { key: k, binds, checks, .. } => {
+            let index = idx[i].expect("scan index built");
+            let start = key.len();
+            key.extend(k.iter().map(|o| val(o, env)));
+            let (lo, hi) = index.range(&key[start..]);
+            key.truncate(start);
+            'rows: for row in index.data[lo..hi].chunks_exact(index.arity) {
+                for &(pos, v) in binds {
+                    env[v] = row[pos];
+                }
+                for &(pos, v) in checks {
+                    if env[v] != row[pos] {
+                        continue 'rows;
+                    }
+                }
+                exec(rule, plan, idx, i + 1, store, env, key, out);
+            }
+        }
+        Step::Neg { key: k, .. } => {
+            let index = idx[i].expect("negation index built");
+            let start = key.len();
+            key.extend(k.iter().map(|o| val(o, env)));
+            let (lo, hi) = index.range(&key[start..]);
+            let hit = hi > lo;
+            key.truncate(start);
+            if !hit {
+                exec(rule, plan, idx, i + 1, store, env, key, out);
+            }
+        }
+        Step::Cmp { a, op, b, ty } => {
+            let (x, y) = (val(a, env), val(b, env));
+            let o =
+                if *ty == Ty::Int || matches!(op, CmpOp::Eq | CmpOp::Ne) { x.cmp(&y) } else { store.cmp(*ty, x, y) };
+            if op.holds(o) {
+                exec(rule, plan, idx, i + 1, store, env, key, out);
+            }
+        }
+        Step::Bind { slot, from } => {
+            env[*slot] = val(from, env);
+            exec(rule, plan, idx, i + 1, store, env, key, out);
+        }
+    }
+}
+
+/// Every binding of `rule`'s variables (one row of all its slots per solution) over the final
+/// store, with the `fixed` slots bound beforehand.
+pub fn bindings(rule: &CRule, store: &Store, fixed: &[(usize, u32)]) -> Vec<Vec<u32>> {
+    let n = rule.var_names.len();
+    let mut bound = vec![false; n];
+    let mut env = vec![0u32; n];
+    for &(s, v) in fixed {
+        bound[s] = true;
+        env[s] = v;
+    }
+    let plan = plan_from(rule, None, store, bound);
+    let mut all = rule.clone();
+    all.head_args = (0..n).map(Arg::Var).collect();
+    let mut out = Vec::new();
+    run_rule(&all, &plan, store, &mut HashMap::new(), &Rows::default(), &mut out, Some(env));
+    if n == 0 {
+        return if out.is_empty() && plan_yields_nothing(&all, &plan, store) { Vec::new() } else { vec![Vec::new()] };
+    }
+    out.chunks_exact(n).map(<[u32]>::to_vec).collect()
+}
+
+/// For a rule without variables: whether its body fails (run it with a one-column marker head).
+fn plan_yields_nothing(rule: &CRule, plan: &[Step], store: &Store) -> bool {
+    let mut probe = rule.clone();
+    probe.head_args = vec![Arg::Const(Value::Int(1))];
+    let mut out = Vec::new();
+    run_rule(&probe, plan, store, &mut HashMap::new(), &Rows::default(), &mut out, None);
+    out.is_empty()
+}
+
+/// Interns every string constant of `prog` (so plans can refer to them by id).
+pub fn intern_constants(prog: &Program, store: &mut Store) {
+    for s in prog.string_constants() {
+        store.constant(&Value::Str(s));
+    }
+}

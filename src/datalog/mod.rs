@@ -1,0 +1,154 @@
+//! The Datalog layer (design §5): one dialect ([`lang`]), two engines.
+//! - The built-in rules (`rules/*.dl`) are checked by `build.rs` with [`lang`] and compiled into
+//!   the binary by crepe ([`compiled::run`]): the fast path `stream`, `check` and `loop` use.
+//! - The run-time engine ([`eval`]) evaluates ad hoc queries, user rule files and, on demand, the
+//!   same built-in rules; tests hold both engines to the same answers.
+//!
+//! Computed relations (stream order, cycles) are filled by [`crate::graph`] after the relations
+//! they read are complete.
+
+pub mod eval;
+pub mod explain;
+pub mod lang;
+
+include!(concat!(env!("OUT_DIR"), "/compiled.rs"));
+
+use crate::facts::{CONSTANTS, RELATIONS, RULE_SOURCES, RelId, Segment, is_detail};
+use crate::index::Index;
+pub use eval::{Rows, Store};
+use lang::{Builder, Error, Program, RelKind};
+
+/// A builder holding the schema and the built-in rules (relations numbered as [`RELATIONS`]).
+pub fn builtin_builder() -> Builder {
+    let mut b = Builder::new();
+    for (i, (path, text)) in RULE_SOURCES.iter().enumerate() {
+        b.add_source(path, text, i == 0).expect("built-in rules were checked by build.rs");
+    }
+    b
+}
+
+/// The built-in program, as the run-time engine sees it.
+pub fn builtin_program() -> Program {
+    builtin_builder().finish().expect("built-in rules were checked by build.rs")
+}
+
+/// Which base relations a set of needed relations reads.
+fn needs_detail(need: &[bool]) -> bool {
+    (0..RELATIONS.len()).any(|r| need[r] && RELATIONS[r].kind == RelKind::Base && is_detail(RelId(r as u16)))
+}
+
+/// Loads the base relations in `need` (all when `None`) from an index into a fresh store.
+pub fn load(prog: &Program, idx: &Index, need: Option<&[bool]>) -> Result<Store, String> {
+    let mut store = Store::new(prog, CONSTANTS);
+    let want = |r: usize| RELATIONS.get(r).is_some_and(|i| i.kind == RelKind::Base) && need.is_none_or(|n| n[r]);
+    let detail = need.is_none_or(|n| needs_detail(n));
+    let add = |seg: &Segment, store: &mut Store| {
+        let mut map: Vec<u32> = vec![u32::MAX; seg.strings.len()];
+        for (rel, cols) in seg.all_rows() {
+            let r = rel.0 as usize;
+            if !want(r) {
+                continue;
+            }
+            for (c, &v) in RELATIONS[r].columns.iter().zip(cols) {
+                let id = if c.ty == crate::facts::ColType::Int {
+                    v
+                } else {
+                    if map[v as usize] == u32::MAX {
+                        map[v as usize] = store.syms.intern(seg.str(v));
+                    }
+                    map[v as usize]
+                };
+                store.rels[r].data.push(id);
+            }
+        }
+    };
+    for f in &idx.facts {
+        add(&f.core, &mut store);
+        if detail {
+            add(&f.detail()?, &mut store);
+        }
+    }
+    add(&idx.global, &mut store);
+    for r in 0..RELATIONS.len() {
+        if want(r) {
+            store.rels[r].normalize();
+        }
+    }
+    Ok(store)
+}
+
+/// Runs the compiled built-in rules over `store` for the relations in `need` (all when `None`;
+/// their base relations must be loaded), then the needed computed relations.
+pub fn run_compiled(prog: &Program, store: &mut Store, need: Option<&[bool]>) {
+    for m in compiled::MODULES {
+        if need.is_some_and(|n| !m.outputs.iter().any(|&o| n[o])) {
+            continue;
+        }
+        for (rel, data) in (m.run)(&store.rels) {
+            store.rels[rel].data = data;
+        }
+    }
+    for (i, r) in prog.rels.iter().enumerate() {
+        if r.kind == RelKind::Computed && need.is_none_or(|n| n[i]) {
+            let data = crate::graph::compute(prog, store, i);
+            let mut rows = Rows { arity: r.columns.len(), data };
+            rows.normalize();
+            store.rels[i] = rows;
+        }
+    }
+}
+
+/// Runs the built-in rules (and any added) with the run-time engine, for the relations `need`
+/// (all when `None`).
+pub fn run_runtime(prog: &Program, store: &mut Store, need: Option<&[bool]>) {
+    eval::intern_constants(prog, store);
+    eval::evaluate(prog, store, need, &crate::graph::compute);
+}
+
+/// A query's answer: its variables and every binding, sorted by rendered value.
+pub struct Answer {
+    pub columns: Vec<String>,
+    pub types: Vec<lang::Ty>,
+    pub rows: Vec<Vec<String>>,
+    /// The query relation (for explanations).
+    pub rel: usize,
+}
+
+/// A parsed and checked query over the built-in program plus user rule files.
+pub struct Query {
+    pub prog: Program,
+    pub columns: Vec<String>,
+    pub rel: usize,
+}
+
+/// Checks a query and user rules against the schema and the built-in rules.
+pub fn prepare(query: &str, rule_files: &[(String, String)]) -> Result<Query, Error> {
+    let mut b = builtin_builder();
+    b.implicit_heads = true;
+    for (name, text) in rule_files {
+        b.add_source(name, text, false)?;
+    }
+    let body = lang::parse_query("query", query)?;
+    let columns = b.add_query("query", body)?;
+    let prog = b.finish()?;
+    let rel = prog.relation(lang::QUERY_REL).expect("query relation declared");
+    Ok(Query { prog, columns, rel })
+}
+
+/// Evaluates a prepared query over an index: loads only the base relations it reads, runs only the
+/// strata it needs.
+pub fn answer(q: &Query, idx: &Index, explain: bool) -> Result<(Answer, Store), String> {
+    let need = q.prog.needed(&[q.rel]);
+    let mut store = load(&q.prog, idx, Some(&need))?;
+    if explain {
+        store.rounds = Some(Default::default());
+    }
+    run_runtime(&q.prog, &mut store, Some(&need));
+    let types: Vec<lang::Ty> = q.prog.rels[q.rel].columns.iter().map(|c| c.1).collect();
+    let rows = store
+        .sorted_rows(&q.prog, q.rel)
+        .into_iter()
+        .map(|r| r.iter().zip(&types).map(|(v, t)| store.render(*t, *v)).collect())
+        .collect();
+    Ok((Answer { columns: q.columns.clone(), types, rows, rel: q.rel }, store))
+}

@@ -1,0 +1,213 @@
+//! Use cases over the index: the stream report and dependency chains. Plain data out; `output`
+//! renders it.
+
+use std::collections::BTreeMap;
+
+use crate::datalog::lang::Program;
+use crate::datalog::{self, Store};
+use crate::facts::rel;
+use crate::graph::{self, Hop};
+use crate::index::Index;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StageRow {
+    pub name: String,
+    pub root: String,
+    pub ecosystem: String,
+    pub confidence: String,
+    pub source: String,
+    pub files: usize,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WireRow {
+    pub producer: String,
+    pub consumer: String,
+    /// How many imports (file:line) carry it.
+    pub imports: usize,
+    /// The names that cross it, sorted.
+    pub symbols: Vec<String>,
+    pub confidence: String,
+    /// Edge kinds of the imports carrying it, sorted.
+    pub kinds: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StreamReport {
+    pub stages: Vec<StageRow>,
+    pub wires: Vec<WireRow>,
+    pub order: Vec<String>,
+    pub cycles: Vec<Vec<String>>,
+    pub module_cycles: Vec<Vec<String>>,
+}
+
+/// The relations the stream report reads.
+const STREAM_GOALS: &[crate::facts::RelId] = &[
+    rel::STAGE,
+    rel::STAGE_INFO,
+    rel::IN_STAGE,
+    rel::WIRE,
+    rel::WIRE_IMPORT,
+    rel::WIRE_SYMBOL,
+    rel::WIRE_CONFIDENCE,
+    rel::WIRE_EDGE_KIND,
+    rel::STREAM_ORDER,
+    rel::STAGE_CYCLE,
+    rel::MODULE_CYCLE,
+];
+
+/// Evaluates the built-in rules (compiled) for `goals` over the index.
+pub fn derive(prog: &Program, idx: &Index, goals: &[crate::facts::RelId]) -> Result<Store, String> {
+    let goals: Vec<usize> = goals.iter().map(|r| r.0 as usize).collect();
+    let need = prog.needed(&goals);
+    let mut store = datalog::load(prog, idx, Some(&need))?;
+    datalog::run_compiled(prog, &mut store, Some(&need));
+    Ok(store)
+}
+
+pub fn stream(idx: &Index) -> Result<StreamReport, String> {
+    let prog = datalog::builtin_program();
+    let store = derive(&prog, idx, STREAM_GOALS)?;
+    let s = |v: u32| store.syms.str(v).to_string();
+    let rows = |r: crate::facts::RelId| store.rels[r.0 as usize].iter();
+    let mut files: BTreeMap<u32, usize> = BTreeMap::new();
+    for r in rows(rel::IN_STAGE) {
+        *files.entry(r[1]).or_default() += 1;
+    }
+    let info: BTreeMap<u32, &[u32]> = rows(rel::STAGE_INFO).map(|r| (r[0], r)).collect();
+    let mut stages: Vec<StageRow> = rows(rel::STAGE)
+        .map(|r| {
+            let i = info.get(&r[0]);
+            let col = |k: usize| i.map(|i| s(i[k])).unwrap_or_default();
+            StageRow {
+                name: s(r[0]),
+                root: s(r[1]),
+                ecosystem: col(1),
+                confidence: col(2),
+                source: col(3),
+                files: files.get(&r[0]).copied().unwrap_or(0),
+            }
+        })
+        .collect();
+    stages.sort_by(|a, b| a.name.cmp(&b.name));
+    let mut wires: BTreeMap<(String, String), WireRow> = BTreeMap::new();
+    for r in rows(rel::WIRE) {
+        let (p, c) = (s(r[0]), s(r[1]));
+        wires.insert(
+            (p.clone(), c.clone()),
+            WireRow {
+                producer: p,
+                consumer: c,
+                imports: 0,
+                symbols: Vec::new(),
+                confidence: String::new(),
+                kinds: Vec::new(),
+            },
+        );
+    }
+    let key = |r: &[u32]| (s(r[0]), s(r[1]));
+    let mut carried: BTreeMap<(String, String), std::collections::BTreeSet<(u32, u32)>> = BTreeMap::new();
+    for r in rows(rel::WIRE_IMPORT) {
+        carried.entry(key(r)).or_default().insert((r[2], r[3]));
+    }
+    for (k, set) in carried {
+        if let Some(w) = wires.get_mut(&k) {
+            w.imports = set.len();
+        }
+    }
+    for r in rows(rel::WIRE_SYMBOL) {
+        if let Some(w) = wires.get_mut(&key(r)) {
+            w.symbols.push(s(r[2]));
+        }
+    }
+    for r in rows(rel::WIRE_CONFIDENCE) {
+        if let Some(w) = wires.get_mut(&key(r)) {
+            w.confidence = s(r[2]);
+        }
+    }
+    for r in rows(rel::WIRE_EDGE_KIND) {
+        if let Some(w) = wires.get_mut(&key(r)) {
+            w.kinds.push(s(r[4]));
+        }
+    }
+    let mut wires: Vec<WireRow> = wires.into_values().collect();
+    for w in &mut wires {
+        w.symbols.sort();
+        w.symbols.dedup();
+        w.kinds.sort();
+        w.kinds.dedup();
+    }
+    let (order, cycles) = graph::stream(&prog, &store);
+    let names = |v: Vec<u32>| v.into_iter().map(s).collect::<Vec<_>>();
+    Ok(StreamReport {
+        stages,
+        wires,
+        order: names(order),
+        cycles: cycles.into_iter().map(names).collect(),
+        module_cycles: graph::module_cycles(&prog, &store).into_iter().map(names).collect(),
+    })
+}
+
+/// What `andon why` was asked about, resolved to files.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Endpoint {
+    pub name: String,
+    /// stage, module, file or directory
+    pub kind: &'static str,
+    pub files: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WhyReport {
+    pub from: Endpoint,
+    pub to: Endpoint,
+    pub chain: Option<Vec<Hop>>,
+}
+
+/// The shortest dependency chain from `a` to `b` (each a stage, module, file or directory).
+pub fn why(idx: &Index, a: &str, b: &str) -> Result<WhyReport, String> {
+    let prog = datalog::builtin_program();
+    let goals = [rel::RESOLVES, rel::IN_STAGE, rel::MODULE, rel::IMPORT_RESOLUTION, rel::FILE, rel::STAGE];
+    let store = derive(&prog, idx, &goals)?;
+    let from = endpoint(&store, a)?;
+    let to = endpoint(&store, b)?;
+    let ids = |e: &Endpoint| e.files.iter().filter_map(|f| store.syms.get(f)).collect::<Vec<u32>>();
+    let chain = graph::shortest_chain(&prog, &store, &ids(&from), &ids(&to));
+    Ok(WhyReport { from, to, chain })
+}
+
+fn endpoint(store: &Store, name: &str) -> Result<Endpoint, String> {
+    let s = |v: u32| store.syms.str(v).to_string();
+    let rows = |r: crate::facts::RelId| store.rels[r.0 as usize].iter();
+    let name = name.trim_start_matches("./").trim_end_matches('/');
+    let collect = |kind: &'static str, mut files: Vec<String>| {
+        files.sort();
+        files.dedup();
+        Endpoint { name: name.to_string(), kind, files }
+    };
+    if rows(rel::FILE).any(|r| s(r[0]) == name) {
+        return Ok(collect("file", vec![name.to_string()]));
+    }
+    let in_stage: Vec<String> = rows(rel::IN_STAGE).filter(|r| s(r[1]) == name).map(|r| s(r[0])).collect();
+    if !in_stage.is_empty() {
+        return Ok(collect("stage", in_stage));
+    }
+    let module: Vec<String> = rows(rel::MODULE).filter(|r| s(r[1]) == name).map(|r| s(r[0])).collect();
+    if !module.is_empty() {
+        return Ok(collect("module", module));
+    }
+    let prefix = format!("{name}/");
+    let under: Vec<String> =
+        rows(rel::FILE).map(|r| s(r[0])).filter(|p| p.starts_with(&prefix) || name == ".").collect();
+    if !under.is_empty() {
+        return Ok(collect("directory", under));
+    }
+    // Nothing by that name: suggest the nearest stage, module or file.
+    let mut cands: Vec<String> = rows(rel::STAGE).map(|r| s(r[0])).collect();
+    cands.extend(rows(rel::MODULE).map(|r| s(r[1])));
+    cands.extend(rows(rel::FILE).map(|r| s(r[0])));
+    let lower = name.to_lowercase();
+    let near = cands.iter().min_by_key(|c| (crate::datalog::lang::edit_distance(&lower, &c.to_lowercase()), c.len()));
+    let hint = near.map(|n| format!("; did you mean `{n}`?")).unwrap_or_default();
+    Err(format!("`{name}` is not a stage, module, file or directory of the index{hint}"))
+}

@@ -1,0 +1,315 @@
+//! Rendering of query answers, the stream, dependency chains and explanations.
+
+use std::io::{self, Write};
+
+use serde_json::{Value, json};
+
+use super::{SCHEMA_VERSION, verdict_line};
+use crate::datalog::Answer;
+use crate::datalog::explain::Derivation;
+use crate::datalog::lang::{Program, RelKind, Ty};
+use crate::ops::{StreamReport, WhyReport};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QueryFormat {
+    Table,
+    Json,
+    Csv,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GraphFormat {
+    Text,
+    Json,
+    Dot,
+    Mermaid,
+}
+
+fn cell(ty: Ty, v: &str) -> Value {
+    if ty == Ty::Int { v.parse::<u64>().map(|n| json!(n)).unwrap_or_else(|_| json!(v)) } else { json!(v) }
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_string() }
+}
+
+/// A query's answer; with explanations, one derivation per row.
+pub fn answer(w: &mut dyn Write, a: &Answer, explain: Option<&[Derivation]>, format: QueryFormat) -> io::Result<()> {
+    let n = a.rows.len();
+    match format {
+        QueryFormat::Json => {
+            let rows: Vec<Value> = a
+                .rows
+                .iter()
+                .map(|r| Value::Array(r.iter().zip(&a.types).map(|(v, t)| cell(*t, v)).collect()))
+                .collect();
+            let mut v = json!({
+                "schema_version": SCHEMA_VERSION,
+                "columns": a.columns,
+                "rows": rows,
+                "count": n,
+                "verdict": { "outcome": "answered", "rows": n },
+            });
+            if let Some(ex) = explain {
+                v["explanations"] = Value::Array(ex.iter().map(derivation_json).collect());
+            }
+            writeln!(w, "{}", serde_json::to_string_pretty(&v).expect("json"))
+        }
+        QueryFormat::Csv => {
+            writeln!(w, "{}", a.columns.iter().map(|c| csv_field(c)).collect::<Vec<_>>().join(","))?;
+            for r in &a.rows {
+                writeln!(w, "{}", r.iter().map(|c| csv_field(c)).collect::<Vec<_>>().join(","))?;
+            }
+            Ok(())
+        }
+        QueryFormat::Table => {
+            if !a.columns.is_empty() {
+                let mut width: Vec<usize> = a.columns.iter().map(|c| c.chars().count()).collect();
+                for r in &a.rows {
+                    for (k, c) in r.iter().enumerate() {
+                        width[k] = width[k].max(c.chars().count()).min(80);
+                    }
+                }
+                let line = |w: &mut dyn Write, cells: &[String]| -> io::Result<()> {
+                    let parts: Vec<String> = cells.iter().zip(&width).map(|(c, &wd)| format!("{c:<wd$}")).collect();
+                    writeln!(w, "{}", parts.join("  ").trim_end())
+                };
+                line(w, &a.columns)?;
+                line(w, &width.iter().map(|&k| "-".repeat(k)).collect::<Vec<_>>())?;
+                for (i, r) in a.rows.iter().enumerate() {
+                    line(w, r)?;
+                    if let Some(d) = explain.and_then(|e| e.get(i)) {
+                        derivation_text(w, d, 1)?;
+                    }
+                }
+            } else if n > 0 {
+                writeln!(w, "true")?;
+            }
+            verdict_line(w, "answered", &format!("{n} rows"))
+        }
+    }
+}
+
+fn derivation_text(w: &mut dyn Write, d: &Derivation, depth: usize) -> io::Result<()> {
+    let pad = "    ".repeat(depth);
+    match d {
+        Derivation::Fact(f) => writeln!(w, "{pad}{f}  [fact]"),
+        Derivation::Computed { fact, from } => writeln!(w, "{pad}{fact}  [computed from {}]", from.join(", ")),
+        Derivation::Truncated(f) => writeln!(w, "{pad}{f}  [derivation elided: too deep]"),
+        Derivation::Rule { fact, rule, at, premises, absent, checks } => {
+            writeln!(w, "{pad}{fact}  [rule {at}]")?;
+            writeln!(w, "{pad}  by {rule}")?;
+            for p in premises {
+                derivation_text(w, p, depth + 1)?;
+            }
+            for a in absent {
+                writeln!(w, "{pad}    no {a}  [absent]")?;
+            }
+            for c in checks {
+                writeln!(w, "{pad}    {c}  [holds]")?;
+            }
+            Ok(())
+        }
+    }
+}
+
+fn derivation_json(d: &Derivation) -> Value {
+    match d {
+        Derivation::Fact(f) => json!({ "fact": f, "by": "fact" }),
+        Derivation::Computed { fact, from } => json!({ "fact": fact, "by": "computed", "from": from }),
+        Derivation::Truncated(f) => json!({ "fact": f, "by": "elided" }),
+        Derivation::Rule { fact, rule, at, premises, absent, checks } => json!({
+            "fact": fact,
+            "by": "rule",
+            "rule": rule,
+            "at": at,
+            "premises": premises.iter().map(derivation_json).collect::<Vec<_>>(),
+            "absent": absent,
+            "checks": checks,
+        }),
+    }
+}
+
+/// Every relation of a program (schema, built-in rules, user rules) with columns and doc line.
+pub fn schema(w: &mut dyn Write, prog: &Program, json_out: bool) -> io::Result<()> {
+    let rels: Vec<_> = prog.rels.iter().filter(|r| r.name != crate::datalog::lang::QUERY_REL).collect();
+    let kind = |k: RelKind| match k {
+        RelKind::Base => "base",
+        RelKind::Derived => "derived",
+        RelKind::Computed => "computed",
+    };
+    if json_out {
+        let v: Vec<Value> = rels
+            .iter()
+            .map(|r| {
+                json!({
+                    "name": r.name,
+                    "kind": kind(r.kind),
+                    "doc": r.doc,
+                    "source": r.source,
+                    "columns": r.columns.iter().map(|(n, t)| json!({"name": n, "type": t.name()})).collect::<Vec<_>>(),
+                })
+            })
+            .collect();
+        let doc = json!({ "schema_version": SCHEMA_VERSION, "relations": v, "verdict": {"outcome": "listed"} });
+        return writeln!(w, "{}", serde_json::to_string_pretty(&doc).expect("json"));
+    }
+    for r in &rels {
+        let cols: Vec<String> = r.columns.iter().map(|(n, t)| format!("{n}: {}", t.name())).collect();
+        writeln!(w, "{}({})  [{}, {}]\n    {}", r.name, cols.join(", "), kind(r.kind), r.source, r.doc)?;
+    }
+    verdict_line(w, "listed", &format!("{} relations", rels.len()))
+}
+
+fn quote_dot(s: &str) -> String {
+    format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
+}
+
+/// Mermaid node ids must be plain: number the stages in order.
+fn mermaid_label(s: &str) -> String {
+    s.replace('"', "#quot;")
+}
+
+pub fn stream(w: &mut dyn Write, r: &StreamReport, format: GraphFormat) -> io::Result<()> {
+    match format {
+        GraphFormat::Json => {
+            let v = json!({
+                "schema_version": SCHEMA_VERSION,
+                "stages": r.stages.iter().map(|s| json!({
+                    "name": s.name, "root": s.root, "ecosystem": s.ecosystem,
+                    "confidence": s.confidence, "source": s.source, "files": s.files,
+                })).collect::<Vec<_>>(),
+                "wires": r.wires.iter().map(|x| json!({
+                    "producer": x.producer, "consumer": x.consumer, "imports": x.imports,
+                    "symbols": x.symbols, "confidence": x.confidence, "kinds": x.kinds,
+                })).collect::<Vec<_>>(),
+                "order": r.order,
+                "cycles": r.cycles,
+                "module_cycles": r.module_cycles,
+                "verdict": { "outcome": "mapped", "stages": r.stages.len(), "wires": r.wires.len(), "cycles": r.cycles.len() },
+            });
+            writeln!(w, "{}", serde_json::to_string_pretty(&v).expect("json"))
+        }
+        GraphFormat::Dot => {
+            writeln!(w, "digraph stream {{\n  rankdir=LR;\n  node [shape=box];")?;
+            let cyclic: std::collections::BTreeSet<&str> = r.cycles.iter().flatten().map(String::as_str).collect();
+            for s in &r.stages {
+                let color = if cyclic.contains(s.name.as_str()) { ", color=red" } else { "" };
+                writeln!(
+                    w,
+                    "  {} [label={}{color}];",
+                    quote_dot(&s.name),
+                    quote_dot(&format!("{}\n{}", s.name, s.root))
+                )?;
+            }
+            for x in &r.wires {
+                let style = if x.confidence == "exact" { "" } else { ", style=dashed" };
+                writeln!(
+                    w,
+                    "  {} -> {} [label=\"{}\"{style}];",
+                    quote_dot(&x.producer),
+                    quote_dot(&x.consumer),
+                    x.imports
+                )?;
+            }
+            writeln!(w, "}}")
+        }
+        GraphFormat::Mermaid => {
+            writeln!(w, "flowchart LR")?;
+            let id: std::collections::BTreeMap<&str, usize> =
+                r.order.iter().enumerate().map(|(i, s)| (s.as_str(), i)).collect();
+            for s in &r.order {
+                writeln!(w, "  s{}[\"{}\"]", id[s.as_str()], mermaid_label(s))?;
+            }
+            for x in &r.wires {
+                let (Some(a), Some(b)) = (id.get(x.producer.as_str()), id.get(x.consumer.as_str())) else { continue };
+                let arrow = if x.confidence == "exact" { "-->" } else { "-.->" };
+                writeln!(w, "  s{a} {arrow}|{}| s{b}", x.imports)?;
+            }
+            Ok(())
+        }
+        GraphFormat::Text => {
+            writeln!(w, "stages ({}):", r.stages.len())?;
+            for s in &r.stages {
+                writeln!(
+                    w,
+                    "  {}  {}  {} files  [{}, {} from {}]",
+                    s.name, s.root, s.files, s.ecosystem, s.confidence, s.source
+                )?;
+            }
+            writeln!(w, "wires ({}):", r.wires.len())?;
+            for x in &r.wires {
+                let shown: Vec<&str> = x.symbols.iter().take(8).map(String::as_str).collect();
+                let more = if x.symbols.len() > 8 { format!(", +{}", x.symbols.len() - 8) } else { String::new() };
+                writeln!(
+                    w,
+                    "  {} -> {}  {} imports, {}  [{}]{}",
+                    x.producer,
+                    x.consumer,
+                    x.imports,
+                    x.confidence,
+                    x.kinds.join(","),
+                    if shown.is_empty() { String::new() } else { format!("  symbols: {}{more}", shown.join(", ")) }
+                )?;
+            }
+            writeln!(w, "order: {}", r.order.join(" -> "))?;
+            for c in &r.cycles {
+                writeln!(w, "cycle: {}", c.join(" <-> "))?;
+            }
+            if !r.module_cycles.is_empty() {
+                writeln!(w, "module cycles ({}):", r.module_cycles.len())?;
+                for c in &r.module_cycles {
+                    let shown: Vec<&str> = c.iter().take(6).map(String::as_str).collect();
+                    let more = if c.len() > 6 { format!(" (+{} more)", c.len() - 6) } else { String::new() };
+                    writeln!(w, "  {}{more}", shown.join(" <-> "))?;
+                }
+            }
+            let detail = format!("{} stages, {} wires, {} cycles", r.stages.len(), r.wires.len(), r.cycles.len());
+            verdict_line(w, "mapped", &detail)
+        }
+    }
+}
+
+pub fn why(w: &mut dyn Write, r: &WhyReport, json_out: bool) -> io::Result<()> {
+    if json_out {
+        let hops: Option<Vec<Value>> = r.chain.as_ref().map(|c| {
+            c.iter()
+                .map(|h| json!({"path": h.path, "line": h.line, "spec": h.spec, "target": h.target, "confidence": h.confidence}))
+                .collect()
+        });
+        let v = json!({
+            "schema_version": SCHEMA_VERSION,
+            "from": { "name": r.from.name, "kind": r.from.kind },
+            "to": { "name": r.to.name, "kind": r.to.kind },
+            "found": r.chain.is_some(),
+            "hops": hops.unwrap_or_default(),
+            "verdict": { "outcome": if r.chain.is_some() { "found" } else { "no-chain" } },
+        });
+        return writeln!(w, "{}", serde_json::to_string_pretty(&v).expect("json"));
+    }
+    match &r.chain {
+        Some(c) => {
+            writeln!(
+                w,
+                "{} ({}) depends on {} ({}) in {} hops:",
+                r.from.name,
+                r.from.kind,
+                r.to.name,
+                r.to.kind,
+                c.len()
+            )?;
+            for h in c {
+                writeln!(w, "  {}:{}: imports `{}` -> {}  [{}]", h.path, h.line, h.spec, h.target, h.confidence)?;
+            }
+            verdict_line(w, "found", &format!("{} hops", c.len()))
+        }
+        None => {
+            writeln!(
+                w,
+                "{} ({}) does not depend on {} ({}): no chain of imports leads there",
+                r.from.name, r.from.kind, r.to.name, r.to.kind
+            )?;
+            verdict_line(w, "no-chain", "")
+        }
+    }
+}
