@@ -29,7 +29,9 @@ pub fn render(prog: &Program, store: &Store, rel: usize, row: &[u32]) -> String 
         .zip(row)
         .map(|((_, t), v)| if *t == Ty::Int { v.to_string() } else { format!("{:?}", store.syms.str(*v)) })
         .collect();
-    format!("{}({})", prog.rels[rel].name, vals.join(", "))
+    let name = &prog.rels[rel].name;
+    let name = if name == super::lang::QUERY_REL { "query" } else { name.as_str() };
+    format!("{name}({})", vals.join(", "))
 }
 
 fn stratum_of(prog: &Program, rel: usize) -> Option<usize> {

@@ -1,6 +1,7 @@
 //! The integration test binary: one module per area.
 
 mod cli;
+mod datalog;
 mod extract;
 mod incremental;
 mod support;
