@@ -48,6 +48,7 @@ const STREAM_GOALS: &[crate::facts::RelId] = &[
     rel::IN_STAGE,
     rel::WIRE,
     rel::WIRE_IMPORT,
+    rel::WIRE_REFERENCE,
     rel::WIRE_SYMBOL,
     rel::WIRE_CONFIDENCE,
     rel::WIRE_EDGE_KIND,
@@ -108,6 +109,9 @@ pub fn stream(idx: &Index) -> Result<StreamReport, String> {
     let key = |r: &[u32]| (s(r[0]), s(r[1]));
     let mut carried: BTreeMap<(String, String), std::collections::BTreeSet<(u32, u32)>> = BTreeMap::new();
     for r in rows(rel::WIRE_IMPORT) {
+        carried.entry(key(r)).or_default().insert((r[2], r[3]));
+    }
+    for r in rows(rel::WIRE_REFERENCE) {
         carried.entry(key(r)).or_default().insert((r[2], r[3]));
     }
     for (k, set) in carried {

@@ -379,6 +379,11 @@ impl<'a> Rust<'a> {
                 let mut sink = Out { b: crate::facts::SegmentBuilder::new() };
                 match self.resolve_in(file, &fake, &mut sink, depth + 1) {
                     Target::Files(fs) => match fs.into_iter().next() {
+                        // A re-export from another crate: the name is part of this crate's
+                        // surface, and the importer depends on this crate, not the one behind it.
+                        Some((t, _)) if t != file && self.crate_of(&t) != self.crate_of(file) => {
+                            (file.to_string(), imp.kinds.contains("re_export"))
+                        }
                         Some((t, _)) if t != file => {
                             let last = imp.spec.rsplit("::").next().unwrap_or(name);
                             self.find_item(&t, last, depth + 1).unwrap_or((t, false))

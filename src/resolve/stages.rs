@@ -97,6 +97,8 @@ pub(crate) fn stages(repo: &Repo, py: &Python, root_name: &str, out: &mut Out) {
     for (c, _) in &stages {
         *count.entry(c.name.clone()).or_default() += 1;
     }
+    // Each manifest's owner: of the stages it describes, the one with the shallowest root.
+    let mut owner: BTreeMap<&str, (usize, &str, String)> = BTreeMap::new();
     for (c, files) in &stages {
         let name = if count[&c.name] > 1 {
             format!("{}@{}", c.name, if c.root.is_empty() { "." } else { &c.root })
@@ -108,10 +110,18 @@ pub(crate) fn stages(repo: &Repo, py: &Python, root_name: &str, out: &mut Out) {
         out.push(rel::STAGE_INFO, &[n.into(), c.ecosystem.into(), "heuristic".into(), c.source.into()]);
         if let Some(m) = &c.manifest {
             out.push(rel::STAGE_MANIFEST, &[n.into(), m.as_str().into()]);
+            let key = (c.root.split('/').filter(|x| !x.is_empty()).count(), c.root.as_str(), name.clone());
+            let e = owner.entry(m.as_str()).or_insert_with(|| key.clone());
+            if key < *e {
+                *e = key;
+            }
         }
         for f in files {
             out.push(rel::IN_STAGE, &[(*f).into(), n.into()]);
         }
+    }
+    for (m, (_, _, stage)) in owner {
+        out.push(rel::MANIFEST_OWNER, &[m.into(), stage.as_str().into()]);
     }
 }
 
