@@ -129,16 +129,4 @@ fn line_of_key(text: &str, key: &str) -> u32 {
         .unwrap_or(1)
 }
 
-/// Levenshtein distance, for "did you mean" suggestions.
-pub fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1];
-        for (j, cb) in b.iter().enumerate() {
-            cur.push((prev[j] + usize::from(ca != *cb)).min(prev[j + 1] + 1).min(cur[j] + 1));
-        }
-        prev = cur;
-    }
-    prev[b.len()]
-}
+pub use crate::datalog::lang::edit_distance;
