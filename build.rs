@@ -119,12 +119,6 @@ fn catalog(prog: &Program, constants: &[String], sources: &[(String, bool)]) -> 
     .unwrap();
     writeln!(
         out,
-        "/// FNV-1a digest of every `rules/*.dl` file.\npub const RULES_DIGEST: u64 = {};",
-        digest_dir("rules", "dl")
-    )
-    .unwrap();
-    writeln!(
-        out,
         "/// FNV-1a digest of the extraction and resolution code.\npub const EXTRACT_DIGEST: u64 = {};",
         digest_dir("src/extract", "rs") ^ digest_dir("src/resolve", "rs").rotate_left(1)
     )

@@ -19,7 +19,7 @@ use fs4::fs_std::FileExt;
 use rayon::prelude::*;
 
 use crate::extract::{self, Lang, manifest};
-use crate::facts::{EXTRACT_DIGEST, Facts, RULES_DIGEST, SCHEMA_TEXT, Segment, SegmentBuilder, rel};
+use crate::facts::{EXTRACT_DIGEST, Facts, SCHEMA_TEXT, Segment, SegmentBuilder, rel};
 use walk::{FileKind, WalkEntry, WalkOptions};
 
 pub const FORMAT_VERSION: u32 = 4;
@@ -121,7 +121,7 @@ pub fn fingerprint() -> String {
     let h = |s: &str| xxhash_rust::xxh3::xxh3_64(s.as_bytes());
     let q = extract::QUERY_SOURCES.iter().map(|s| h(s)).fold(0u64, |a, b| a.rotate_left(7) ^ b);
     format!(
-        "andon {}; index {FORMAT_VERSION}; schema {:016x}; grammars {} / queries {q:016x}; rules {RULES_DIGEST:016x}; extract {EXTRACT_DIGEST:016x}",
+        "andon {}; index {FORMAT_VERSION}; schema {:016x}; grammars {} / queries {q:016x}; extract {EXTRACT_DIGEST:016x}",
         env!("CARGO_PKG_VERSION"),
         h(SCHEMA_TEXT),
         extract::GRAMMAR_VERSIONS,

@@ -104,7 +104,7 @@ fn the_gap_fixture_fires_every_gap_candidate() {
         r#"BrokenImport("src/billing/invoice.py", 2, "vanished", "orders")"#,
         r#"UndeclaredDependency("orders", "toml")"#,
         r#"UnusedDependency("billing", "requests")"#,
-        r#"StubHandoff("orders", "billing", "refund", "src/orders/model.py", 11, "not-implemented")"#,
+        r#"StubHandoff("orders", "billing", "refund", "src/orders/model.py", 11, "not-implemented", "exact")"#,
         r#"StageMarker("billing", "src/billing/invoice.py", 3, "TODO")"#,
         r#"SameCycle("billing", "orders")"#,
         r#"StageCycle(0, "billing")"#,
@@ -213,6 +213,9 @@ fn query_supports_negation_comparison_and_csv() {
     // Without the kind filter the method `total` (line 7) is there too.
     let out = run_ok(&["query", "Defines(p, n, k, line), line >= 7", "--format", "csv"], t.path());
     assert!(stdout(&out).contains("src/orders/model.py,total,method,7\n"), "{}", stdout(&out));
+    // `x = <bound>` binds a new variable; a constant on the right works too.
+    let out = run_ok(&["query", "Stage(s, r), x = s, y = 7, y > 6", "--format", "csv"], t.path());
+    assert_eq!(stdout(&out), "s,r,x,y\nbilling,src/billing,billing,7\norders,src/orders,orders,7\n");
     // Strings compare by text, not by id.
     let out = run_ok(&["query", "Stage(s, _), s < \"c\"", "--format", "csv"], t.path());
     assert_eq!(stdout(&out), "s\nbilling\n");
