@@ -258,7 +258,7 @@ pub fn evaluate(prog: &Program, store: &mut Store, need: Option<&[bool]>, comput
         let mut out: HashMap<usize, Vec<u32>> = HashMap::new();
         for &ri in &st.rules {
             let rule = &prog.rules[ri];
-            let plan = plan(rule, None, store, &in_stratum);
+            let plan = plan(rule, None, store);
             let buf = out.entry(rule.head).or_default();
             run_rule(rule, &plan, store, &mut indexes, &Rows::default(), buf, None);
         }
@@ -289,7 +289,7 @@ pub fn evaluate(prog: &Program, store: &mut Store, need: Option<&[bool]>, comput
                     if !in_stratum(*b) || delta[b].is_empty() {
                         continue;
                     }
-                    let plan = plan(rule, Some(pos), store, &in_stratum);
+                    let plan = plan(rule, Some(pos), store);
                     let buf = out.entry(rule.head).or_default();
                     run_rule(rule, &plan, store, &mut indexes, &delta[b], buf, None);
                 }
@@ -324,7 +324,7 @@ pub fn evaluate(prog: &Program, store: &mut Store, need: Option<&[bool]>, comput
 }
 
 /// Plans a rule body: which atom to scan next, and where filters go.
-fn plan(rule: &CRule, delta_pos: Option<usize>, store: &Store, _in_stratum: &dyn Fn(usize) -> bool) -> Vec<Step> {
+fn plan(rule: &CRule, delta_pos: Option<usize>, store: &Store) -> Vec<Step> {
     plan_from(rule, delta_pos, store, vec![false; rule.var_names.len()])
 }
 
