@@ -18,13 +18,6 @@ use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 
 const TWO_JOIN: &str = "Resolves(path, line, target, \"exact\"), InStage(target, stage)";
 
-fn clone_store(prog: &Program, s: &Store) -> Store {
-    let mut c = Store::new(prog, andon::facts::CONSTANTS);
-    c.syms = s.syms.clone();
-    c.rels = s.rels.clone();
-    c
-}
-
 /// A repository-shaped fact set: `n` files in `√n` stages; each file imports three others, mostly
 /// from its own stage or an earlier one (so the stage graph is a DAG with some long chains).
 fn generated(prog: &Program, n: usize) -> Store {
@@ -90,21 +83,21 @@ fn bench_generated(c: &mut Criterion) {
         let need = q.prog.needed(&[q.rel]);
         g.bench_with_input(BenchmarkId::new("two-join runtime", n), &n, |b, _| {
             b.iter(|| {
-                let mut s = clone_store(&q.prog, &qbase);
+                let mut s = qbase.clone();
                 datalog::run_runtime(&q.prog, &mut s, Some(&need));
                 black_box(s.rels[q.rel].len())
             })
         });
         g.bench_with_input(BenchmarkId::new("rules compiled", n), &n, |b, _| {
             b.iter(|| {
-                let mut s = clone_store(&prog, &base);
+                let mut s = base.clone();
                 datalog::run_compiled(&prog, &mut s, None);
                 black_box(s.rels.len())
             })
         });
         g.bench_with_input(BenchmarkId::new("rules runtime", n), &n, |b, _| {
             b.iter(|| {
-                let mut s = clone_store(&prog, &base);
+                let mut s = base.clone();
                 datalog::run_runtime(&prog, &mut s, None);
                 black_box(s.rels.len())
             })
@@ -143,21 +136,21 @@ fn bench_corpus(c: &mut Criterion) {
     let base = datalog::load(&prog, &idx, None).unwrap();
     g.bench_function("rules compiled", |b| {
         b.iter(|| {
-            let mut s = clone_store(&prog, &base);
+            let mut s = base.clone();
             datalog::run_compiled(&prog, &mut s, None);
             black_box(s.rels.len())
         })
     });
     g.bench_function("rules runtime", |b| {
         b.iter(|| {
-            let mut s = clone_store(&prog, &base);
+            let mut s = base.clone();
             datalog::run_runtime(&prog, &mut s, None);
             black_box(s.rels.len())
         })
     });
     g.finish();
     // Sizes, for the report.
-    let mut s = clone_store(&prog, &base);
+    let mut s = base.clone();
     datalog::run_compiled(&prog, &mut s, None);
     let rows = |k: RelKind| {
         prog.rels.iter().enumerate().filter(|(_, r)| r.kind == k).map(|(i, _)| s.rels[i].len()).sum::<usize>()

@@ -298,11 +298,10 @@ fn run_facts(a: FactsArgs) -> Result<Exit, String> {
             format!("unknown relation `{name}`; did you mean `{near}`? (`andon facts --schema` lists them)")
         })?),
     };
-    let opts = options(&a.path, &a.walk, false)?;
-    let report = update_index(&a.path, &opts, a.common.quiet)?;
-    let idx = index::load(&report.root)
-        .map_err(|e| format!("the index cannot be read: {e}"))?
-        .ok_or("the index was not written")?;
+    let idx = match fresh_index(&a.path, &a.walk, a.common.quiet, false)? {
+        Ok(i) => i,
+        Err(code) => return Ok(code),
+    };
     let facts = idx.facts().map_err(|e| format!("the index cannot be read: {e}"))?;
     let file = a.file.as_deref().map(|f| f.trim_start_matches("./"));
     emit(|w| output::facts_report(w, &facts, &FactFilter { relation, file }, format))?;

@@ -106,6 +106,7 @@ fn partition(n: usize, mut less: impl FnMut(usize) -> bool) -> usize {
 }
 
 /// The facts and derived rows of one evaluation, and the strings their ids name.
+#[derive(Clone)]
 pub struct Store {
     pub syms: Interner,
     pub rels: Vec<Rows>,
@@ -566,23 +567,12 @@ pub fn bindings(rule: &CRule, store: &Store, fixed: &[(usize, u32)]) -> Vec<Vec<
         env[s] = v;
     }
     let plan = plan_from(rule, None, store, bound);
+    // Every variable, then a marker column, so a rule without variables still yields one row.
     let mut all = rule.clone();
-    all.head_args = (0..n).map(Arg::Var).collect();
+    all.head_args = (0..n).map(Arg::Var).chain(std::iter::once(Arg::Const(Value::Int(0)))).collect();
     let mut out = Vec::new();
     run_rule(&all, &plan, store, &mut HashMap::new(), &Rows::default(), &mut out, Some(env));
-    if n == 0 {
-        return if out.is_empty() && plan_yields_nothing(&all, &plan, store) { Vec::new() } else { vec![Vec::new()] };
-    }
-    out.chunks_exact(n).map(<[u32]>::to_vec).collect()
-}
-
-/// For a rule without variables: whether its body fails (run it with a one-column marker head).
-fn plan_yields_nothing(rule: &CRule, plan: &[Step], store: &Store) -> bool {
-    let mut probe = rule.clone();
-    probe.head_args = vec![Arg::Const(Value::Int(1))];
-    let mut out = Vec::new();
-    run_rule(&probe, plan, store, &mut HashMap::new(), &Rows::default(), &mut out, None);
-    out.is_empty()
+    out.chunks_exact(n + 1).map(|r| r[..n].to_vec()).collect()
 }
 
 /// Interns every string constant of `prog` (so plans can refer to them by id).

@@ -23,13 +23,6 @@ fn loaded(name: &str) -> (tempfile::TempDir, Program, Store) {
     (t, prog, store)
 }
 
-fn clone_store(prog: &Program, s: &Store) -> Store {
-    let mut c = Store::new(prog, andon::facts::CONSTANTS);
-    c.syms = s.syms.clone();
-    c.rels = s.rels.clone();
-    c
-}
-
 /// Every derived and computed relation, rendered and sorted.
 fn derived_text(prog: &Program, store: &Store) -> String {
     let mut out = String::new();
@@ -81,7 +74,7 @@ fn derivations_match_the_expected_snapshots() {
 fn both_engines_derive_the_same_relations_on_every_fixture() {
     for name in FIXTURES {
         let (_t, prog, store) = loaded(name);
-        let mut compiled = clone_store(&prog, &store);
+        let mut compiled = store.clone();
         datalog::run_compiled(&prog, &mut compiled, None);
         let mut runtime = store;
         datalog::run_runtime(&prog, &mut runtime, None);
@@ -160,7 +153,7 @@ proptest! {
     ) {
         let prog = datalog::builtin_program();
         let base = generated(&prog, &rows);
-        let mut compiled = clone_store(&prog, &base);
+        let mut compiled = base.clone();
         datalog::run_compiled(&prog, &mut compiled, None);
         let mut runtime = base;
         datalog::run_runtime(&prog, &mut runtime, None);
