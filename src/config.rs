@@ -1,7 +1,11 @@
 //! Configuration: `andon.toml` at the repository root, else `[tool.andon]` in `pyproject.toml`.
-//! Unknown keys are errors that name the file, the line and the nearest valid key.
+//! Every key is checked: unknown keys, wrong types and missing values are errors that name the
+//! file, the line and the nearest valid key. Contracts (`[[contract]]`) are parsed here into
+//! [`ContractSpec`]s; what their selectors name is checked against the index by `check`.
 
 use std::path::{Path, PathBuf};
+
+use toml::de::{DeTable, DeValue};
 
 use crate::index::walk::WalkOptions;
 
@@ -14,9 +18,11 @@ pub struct Config {
     pub source: Option<PathBuf>,
     pub walk: WalkOptions,
     pub max_file_size: u64,
+    /// The architecture contracts `andon check` proves, in file order.
+    pub contracts: Vec<ContractSpec>,
 }
 
-#[derive(Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ConfigError {
     pub path: PathBuf,
     pub line: u32,
@@ -29,68 +35,210 @@ impl std::fmt::Display for ConfigError {
     }
 }
 
-const TOP_KEYS: &[&str] = &["index"];
+/// The kinds of contract `andon check` knows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum ContractKind {
+    Forbidden,
+    Layers,
+    Independence,
+    Acyclic,
+    Protected,
+    Manifest,
+    Rule,
+}
+
+impl ContractKind {
+    pub const ALL: [ContractKind; 7] = [
+        ContractKind::Forbidden,
+        ContractKind::Layers,
+        ContractKind::Independence,
+        ContractKind::Acyclic,
+        ContractKind::Protected,
+        ContractKind::Manifest,
+        ContractKind::Rule,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ContractKind::Forbidden => "forbidden",
+            ContractKind::Layers => "layers",
+            ContractKind::Independence => "independence",
+            ContractKind::Acyclic => "acyclic",
+            ContractKind::Protected => "protected",
+            ContractKind::Manifest => "manifest",
+            ContractKind::Rule => "rule",
+        }
+    }
+
+    /// The keys a contract of this kind may have, besides `name`, `kind`, `description` and `exceptions`.
+    fn keys(self) -> &'static [&'static str] {
+        match self {
+            ContractKind::Forbidden => &["from", "to", "transitive", "exclude_kinds"],
+            ContractKind::Layers => &["layers", "transitive", "exclude_kinds"],
+            ContractKind::Independence => &["members", "transitive", "exclude_kinds"],
+            ContractKind::Acyclic => &["members", "exclude_kinds"],
+            ContractKind::Protected => &["target", "allowed", "exclude_kinds"],
+            ContractKind::Manifest => &["stages", "checks"],
+            ContractKind::Rule => &["rules"],
+        }
+    }
+}
+
+/// A string from the configuration with the line it is on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Located {
+    pub text: String,
+    pub line: u32,
+}
+
+/// One `exceptions = [{ from, to, reason }]` entry.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExceptionSpec {
+    pub from: Option<Located>,
+    pub to: Option<Located>,
+    pub reason: String,
+    pub line: u32,
+}
+
+/// One `[[contract]]` table, checked for shape (keys, types, required values).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ContractSpec {
+    pub name: String,
+    pub kind: ContractKind,
+    pub description: Option<String>,
+    /// Line of the `[[contract]]` header (or of its `name`).
+    pub line: u32,
+    pub from: Vec<Located>,
+    pub to: Vec<Located>,
+    pub transitive: bool,
+    /// `layers`: top first; each layer is one or more selectors.
+    pub layers: Vec<Vec<Located>>,
+    pub members: Vec<Located>,
+    pub target: Vec<Located>,
+    pub allowed: Vec<Located>,
+    pub stages: Vec<Located>,
+    /// `manifest`: which checks run (`undeclared`, `unused`).
+    pub checks: Vec<Located>,
+    pub rules: Option<Located>,
+    pub exclude_kinds: Vec<Located>,
+    pub exceptions: Vec<ExceptionSpec>,
+}
+
+/// Import edge kinds a contract may exclude.
+pub const EDGE_KINDS: &[&str] =
+    &["static", "dynamic", "type_only", "type_checking", "test", "re_export", "wildcard", "qualified", "reference"];
+/// The checks of a `manifest` contract.
+pub const MANIFEST_CHECKS: &[&str] = &["undeclared", "unused"];
+
+const TOP_KEYS: &[&str] = &["index", "contract"];
 const INDEX_KEYS: &[&str] = &["exclude", "max_file_size", "hidden", "vendored", "follow_links", "no_ignore"];
+const COMMON_KEYS: &[&str] = &["name", "kind", "description", "exceptions"];
+const EXCEPTION_KEYS: &[&str] = &["from", "to", "reason"];
+
+/// A parsed TOML value with the line it starts on.
+struct Val {
+    line: u32,
+    v: V,
+}
+
+enum V {
+    Str(String),
+    Int(i64),
+    Bool(bool),
+    Other,
+    Array(Vec<Val>),
+    Table(Vec<(String, u32, Val)>),
+}
+
+impl Val {
+    fn table(&self) -> Option<&[(String, u32, Val)]> {
+        match &self.v {
+            V::Table(t) => Some(t),
+            _ => None,
+        }
+    }
+}
+
+fn convert(text: &str, v: &toml::Spanned<DeValue<'_>>) -> Val {
+    let line = line_at(text, v.span().start);
+    let v = match v.get_ref() {
+        DeValue::String(s) => V::Str(s.to_string()),
+        DeValue::Integer(i) => match i64::from_str_radix(i.as_str(), i.radix()) {
+            Ok(n) => V::Int(n),
+            Err(_) => V::Other,
+        },
+        DeValue::Float(_) => V::Other,
+        DeValue::Boolean(b) => V::Bool(*b),
+        DeValue::Datetime(_) => V::Other,
+        DeValue::Array(a) => V::Array(a.iter().map(|x| convert(text, x)).collect()),
+        DeValue::Table(t) => V::Table(convert_table(text, t)),
+    };
+    Val { line, v }
+}
+
+fn convert_table(text: &str, t: &DeTable<'_>) -> Vec<(String, u32, Val)> {
+    t.iter().map(|(k, v)| (k.get_ref().to_string(), line_at(text, k.span().start), convert(text, v))).collect()
+}
+
+fn line_at(text: &str, offset: usize) -> u32 {
+    text[..offset.min(text.len())].matches('\n').count() as u32 + 1
+}
 
 impl Config {
     pub fn load(root: &Path) -> Result<Config, ConfigError> {
-        let mut cfg = Config { source: None, walk: WalkOptions::standard(), max_file_size: DEFAULT_MAX_FILE_SIZE };
+        let mut cfg = Config {
+            source: None,
+            walk: WalkOptions::standard(),
+            max_file_size: DEFAULT_MAX_FILE_SIZE,
+            contracts: Vec::new(),
+        };
         let andon = root.join("andon.toml");
         let py = root.join("pyproject.toml");
-        let (path, text, table) = if let Ok(text) = std::fs::read_to_string(&andon) {
-            let t = parse(&andon, &text)?;
-            (andon, text, t)
+        let (path, table) = if let Ok(text) = std::fs::read_to_string(&andon) {
+            let doc = DeTable::parse(&text).map_err(|e| ConfigError {
+                path: andon.clone(),
+                line: e.span().map(|s| line_at(&text, s.start)).unwrap_or(1),
+                message: format!("not valid TOML: {}", e.message()),
+            })?;
+            (andon, convert_table(&text, doc.get_ref()))
         } else if let Ok(text) = std::fs::read_to_string(&py) {
             // a malformed pyproject.toml is reported by the index as a manifest error, not here
-            let Ok(t) = text.parse::<toml::Table>() else {
+            let Ok(doc) = DeTable::parse(&text) else {
                 return Ok(cfg);
             };
-            match t.get("tool").and_then(|t| t.get("andon")).and_then(|a| a.as_table()) {
-                Some(a) => (py, text.clone(), a.clone()),
-                None => return Ok(cfg),
+            let top = convert_table(&text, doc.get_ref());
+            let tool = top.into_iter().find(|(k, _, _)| k == "tool").map(|(_, _, v)| v);
+            let andon = tool.and_then(|t| match t.v {
+                V::Table(t) => t.into_iter().find(|(k, _, _)| k == "andon").map(|(_, _, v)| v),
+                _ => None,
+            });
+            match andon {
+                Some(Val { v: V::Table(t), .. }) => (py, t),
+                _ => return Ok(cfg),
             }
         } else {
             return Ok(cfg);
         };
-        let err =
-            |key: &str, message: String| ConfigError { path: path.clone(), line: line_of_key(&text, key), message };
-        for (k, v) in &table {
-            if !TOP_KEYS.contains(&k.as_str()) {
-                return Err(err(k, unknown(k, TOP_KEYS, "")));
-            }
-            let Some(idx) = v.as_table() else {
-                return Err(err(k, format!("`{k}` must be a table")));
-            };
-            for (ik, iv) in idx {
-                match ik.as_str() {
-                    "exclude" => {
-                        let arr = iv
-                            .as_array()
-                            .ok_or_else(|| err(ik, "`index.exclude` must be an array of glob strings".into()))?;
-                        for g in arr {
-                            let s = g
-                                .as_str()
-                                .ok_or_else(|| err(ik, "`index.exclude` must be an array of glob strings".into()))?;
-                            cfg.walk.exclude.push(s.to_string());
+        let p = Parser { path: &path };
+        for (k, line, v) in &table {
+            match k.as_str() {
+                "index" => p.index(&mut cfg, *line, v)?,
+                "contract" => {
+                    let V::Array(items) = &v.v else {
+                        return Err(p.err(*line, "`contract` must be an array of tables: write `[[contract]]`"));
+                    };
+                    for item in items {
+                        let c = p.contract(item)?;
+                        if let Some(prev) = cfg.contracts.iter().find(|x| x.name == c.name) {
+                            return Err(p.err(
+                                c.line,
+                                format!("a contract named `{}` is already declared on line {}", c.name, prev.line),
+                            ));
                         }
+                        cfg.contracts.push(c);
                     }
-                    "max_file_size" => {
-                        let n = iv.as_integer().filter(|n| *n > 0).ok_or_else(|| {
-                            err(ik, "`index.max_file_size` must be a positive number of bytes".into())
-                        })?;
-                        cfg.max_file_size = n as u64;
-                    }
-                    "hidden" | "vendored" | "follow_links" | "no_ignore" => {
-                        let b = iv.as_bool().ok_or_else(|| err(ik, format!("`index.{ik}` must be true or false")))?;
-                        match ik.as_str() {
-                            "hidden" => cfg.walk.hidden = b,
-                            "vendored" => cfg.walk.vendored = b,
-                            "follow_links" => cfg.walk.follow_links = b,
-                            _ => cfg.walk.no_ignore = b,
-                        }
-                    }
-                    other => return Err(err(other, unknown(other, INDEX_KEYS, "index."))),
                 }
+                other => return Err(p.err(*line, unknown(other, TOP_KEYS, ""))),
             }
         }
         cfg.source = Some(path);
@@ -98,17 +246,251 @@ impl Config {
     }
 }
 
-fn parse(path: &Path, text: &str) -> Result<toml::Table, ConfigError> {
-    text.parse::<toml::Table>().map_err(|e| ConfigError {
-        path: path.to_path_buf(),
-        line: e.span().map(|s| text[..s.start].matches('\n').count() as u32 + 1).unwrap_or(1),
-        message: format!("not valid TOML: {}", e.message()),
-    })
+struct Parser<'a> {
+    path: &'a Path,
+}
+
+impl Parser<'_> {
+    fn err(&self, line: u32, message: impl Into<String>) -> ConfigError {
+        ConfigError { path: self.path.to_path_buf(), line, message: message.into() }
+    }
+
+    fn index(&self, cfg: &mut Config, line: u32, v: &Val) -> Result<(), ConfigError> {
+        let idx = v.table().ok_or_else(|| self.err(line, "`index` must be a table"))?;
+        for (ik, kline, iv) in idx {
+            let kline = *kline;
+            match ik.as_str() {
+                "exclude" => {
+                    for g in self.strings(iv, kline, "`index.exclude` must be an array of glob strings")? {
+                        cfg.walk.exclude.push(g.text);
+                    }
+                }
+                "max_file_size" => match iv.v {
+                    V::Int(n) if n > 0 => cfg.max_file_size = n as u64,
+                    _ => return Err(self.err(kline, "`index.max_file_size` must be a positive number of bytes")),
+                },
+                "hidden" | "vendored" | "follow_links" | "no_ignore" => {
+                    let V::Bool(b) = iv.v else {
+                        return Err(self.err(kline, format!("`index.{ik}` must be true or false")));
+                    };
+                    match ik.as_str() {
+                        "hidden" => cfg.walk.hidden = b,
+                        "vendored" => cfg.walk.vendored = b,
+                        "follow_links" => cfg.walk.follow_links = b,
+                        _ => cfg.walk.no_ignore = b,
+                    }
+                }
+                other => return Err(self.err(kline, unknown(other, INDEX_KEYS, "index."))),
+            }
+        }
+        Ok(())
+    }
+
+    /// A string, or an array of strings.
+    fn strings(&self, v: &Val, line: u32, what: &str) -> Result<Vec<Located>, ConfigError> {
+        match &v.v {
+            V::Str(s) => Ok(vec![Located { text: s.clone(), line: v.line.max(line) }]),
+            V::Array(items) => items
+                .iter()
+                .map(|x| match &x.v {
+                    V::Str(s) => Ok(Located { text: s.clone(), line: x.line }),
+                    _ => Err(self.err(x.line, what.to_string())),
+                })
+                .collect(),
+            _ => Err(self.err(line, what.to_string())),
+        }
+    }
+
+    fn string(&self, v: &Val, line: u32, what: &str) -> Result<String, ConfigError> {
+        match &v.v {
+            V::Str(s) if !s.trim().is_empty() => Ok(s.clone()),
+            _ => Err(self.err(line, what.to_string())),
+        }
+    }
+
+    fn contract(&self, item: &Val) -> Result<ContractSpec, ConfigError> {
+        let t = item.table().ok_or_else(|| self.err(item.line, "each `[[contract]]` must be a table"))?;
+        let get = |k: &str| t.iter().find(|(key, _, _)| key == k);
+        let (name, line) = match get("name") {
+            Some((_, l, v)) => (self.string(v, *l, "`name` must be a non-empty string")?, *l),
+            None => return Err(self.err(item.line, "this contract has no `name`; give it one (`name = \"...\"`)")),
+        };
+        let kinds: Vec<&str> = ContractKind::ALL.iter().map(|k| k.name()).collect();
+        let kind = match get("kind") {
+            Some((_, l, v)) => {
+                let s = self.string(v, *l, "`kind` must be a string")?;
+                *ContractKind::ALL.iter().find(|k| k.name() == s).ok_or_else(|| {
+                    self.err(
+                        *l,
+                        format!("contract `{name}`: unknown kind `{s}`{}", suggest(&s, &kinds, "; valid kinds: ")),
+                    )
+                })?
+            }
+            None => {
+                return Err(self.err(line, format!("contract `{name}` has no `kind`; one of {}", kinds.join(", "))));
+            }
+        };
+        let mut c = ContractSpec {
+            name: name.clone(),
+            kind,
+            description: None,
+            line,
+            from: Vec::new(),
+            to: Vec::new(),
+            transitive: true,
+            layers: Vec::new(),
+            members: Vec::new(),
+            target: Vec::new(),
+            allowed: Vec::new(),
+            stages: Vec::new(),
+            checks: Vec::new(),
+            rules: None,
+            exclude_kinds: Vec::new(),
+            exceptions: Vec::new(),
+        };
+        let sel = "must be a selector (a stage, path glob, module or package) or an array of them";
+        for (k, kl, v) in t {
+            let kl = *kl;
+            let k = k.as_str();
+            if !COMMON_KEYS.contains(&k) && !kind.keys().contains(&k) {
+                let mut valid: Vec<&str> = COMMON_KEYS.to_vec();
+                valid.extend(kind.keys());
+                let other = ContractKind::ALL.iter().find(|o| o.keys().contains(&k));
+                let msg = match other {
+                    Some(o) if !valid.contains(&k) => format!(
+                        "contract `{name}`: `{k}` belongs to `{}` contracts, not `{}`; keys here: {}",
+                        o.name(),
+                        kind.name(),
+                        valid.join(", ")
+                    ),
+                    _ => format!("contract `{name}`: {}", unknown(k, &valid, "")),
+                };
+                return Err(self.err(kl, msg));
+            }
+            let what = format!("contract `{name}`: `{k}` {sel}");
+            match k {
+                "name" | "kind" => {}
+                "description" => c.description = Some(self.string(v, kl, "`description` must be a string")?),
+                "from" => c.from = self.strings(v, kl, &what)?,
+                "to" => c.to = self.strings(v, kl, &what)?,
+                "members" => c.members = self.strings(v, kl, &what)?,
+                "target" => c.target = self.strings(v, kl, &what)?,
+                "allowed" => c.allowed = self.strings(v, kl, &what)?,
+                "stages" => c.stages = self.strings(v, kl, &what)?,
+                "transitive" => {
+                    let V::Bool(b) = v.v else {
+                        return Err(self.err(kl, format!("contract `{name}`: `transitive` must be true or false")));
+                    };
+                    c.transitive = b;
+                }
+                "layers" => {
+                    let V::Array(items) = &v.v else {
+                        return Err(
+                            self.err(kl, format!("contract `{name}`: `layers` must be an array, top layer first"))
+                        );
+                    };
+                    for layer in items {
+                        c.layers.push(self.strings(layer, layer.line, &what)?);
+                    }
+                }
+                "exclude_kinds" => {
+                    c.exclude_kinds = self.strings(v, kl, "`exclude_kinds` must be an array of edge kinds")?;
+                    for x in &c.exclude_kinds {
+                        if !EDGE_KINDS.contains(&x.text.as_str()) {
+                            return Err(self.err(
+                                x.line,
+                                format!(
+                                    "contract `{name}`: unknown edge kind `{}`{}",
+                                    x.text,
+                                    suggest(&x.text, EDGE_KINDS, "; edge kinds: ")
+                                ),
+                            ));
+                        }
+                    }
+                }
+                "checks" => {
+                    c.checks = self.strings(v, kl, "`checks` must be an array of `undeclared`, `unused`")?;
+                    for x in &c.checks {
+                        if !MANIFEST_CHECKS.contains(&x.text.as_str()) {
+                            return Err(self.err(
+                                x.line,
+                                format!(
+                                    "contract `{name}`: unknown check `{}`{}",
+                                    x.text,
+                                    suggest(&x.text, MANIFEST_CHECKS, "; checks: ")
+                                ),
+                            ));
+                        }
+                    }
+                }
+                "rules" => {
+                    let s = self.string(v, kl, "`rules` must be the path of a `.dl` file")?;
+                    c.rules = Some(Located { text: s, line: kl });
+                }
+                "exceptions" => {
+                    let V::Array(items) = &v.v else {
+                        return Err(self.err(
+                            kl,
+                            format!(
+                                "contract `{name}`: `exceptions` must be an array of {{ from, to, reason }} tables"
+                            ),
+                        ));
+                    };
+                    for x in items {
+                        c.exceptions.push(self.exception(&name, x)?);
+                    }
+                }
+                _ => unreachable!("key {k} is checked against the kind's keys"),
+            }
+        }
+        Ok(c)
+    }
+
+    fn exception(&self, contract: &str, x: &Val) -> Result<ExceptionSpec, ConfigError> {
+        let t = x.table().ok_or_else(|| {
+            self.err(x.line, format!("contract `{contract}`: each exception is a table {{ from, to, reason }}"))
+        })?;
+        let mut e = ExceptionSpec { from: None, to: None, reason: String::new(), line: x.line };
+        for (k, kl, v) in t {
+            let what = format!("contract `{contract}`: exception `{k}` must be one selector string");
+            match k.as_str() {
+                "from" => e.from = Some(Located { text: self.string(v, *kl, &what)?, line: *kl }),
+                "to" => e.to = Some(Located { text: self.string(v, *kl, &what)?, line: *kl }),
+                "reason" => {
+                    e.reason = self.string(
+                        v,
+                        *kl,
+                        &format!("contract `{contract}`: an exception's `reason` must say why, in words"),
+                    )?
+                }
+                other => {
+                    return Err(self.err(*kl, format!("contract `{contract}`: {}", unknown(other, EXCEPTION_KEYS, ""))));
+                }
+            }
+        }
+        if e.reason.is_empty() {
+            return Err(self.err(
+                x.line,
+                format!(
+                    "contract `{contract}`: this exception has no `reason`; every exception must say why it exists"
+                ),
+            ));
+        }
+        if e.from.is_none() && e.to.is_none() {
+            return Err(self.err(
+                x.line,
+                format!(
+                    "contract `{contract}`: an exception needs `from`, `to` or both, or it would excuse everything"
+                ),
+            ));
+        }
+        Ok(e)
+    }
 }
 
 /// "unknown key" with the nearest valid key; `prefix` names the table (`index.`).
 fn unknown(key: &str, valid: &[&str], prefix: &str) -> String {
-    let near = valid.iter().min_by_key(|v| edit_distance(key, v)).filter(|v| edit_distance(key, v) <= 3);
+    let near = nearest(key, valid.iter().copied());
     match near {
         Some(v) => format!("unknown key `{prefix}{key}`; did you mean `{prefix}{v}`?"),
         None => {
@@ -118,15 +500,88 @@ fn unknown(key: &str, valid: &[&str], prefix: &str) -> String {
     }
 }
 
-fn line_of_key(text: &str, key: &str) -> u32 {
-    let short = key.rsplit('.').next().unwrap_or(key);
-    text.lines()
-        .position(|l| {
-            let t = l.trim_start().trim_start_matches('[').trim_start();
-            t.starts_with(short) && t[short.len()..].trim_start().starts_with(['=', ']', '.'])
-        })
-        .map(|i| i as u32 + 1)
-        .unwrap_or(1)
+/// "; did you mean `x`?" for a near name, else `list_intro` and every valid name.
+fn suggest(s: &str, valid: &[&str], list_intro: &str) -> String {
+    match nearest(s, valid.iter().copied()) {
+        Some(v) => format!("; did you mean `{v}`?"),
+        None => format!("{list_intro}{}", valid.join(", ")),
+    }
+}
+
+/// The candidate nearest to `s` by edit distance (case-insensitive), if it is near enough to be a
+/// plausible typo: at most a third of the longer name, and at least 1 edit allowed.
+pub fn nearest<'a>(s: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let lower = s.to_lowercase();
+    candidates
+        .into_iter()
+        .map(|c| (edit_distance(&lower, &c.to_lowercase()), c.len(), c))
+        .min()
+        .filter(|(d, len, _)| *d <= 3.max(len / 3) && *d < lower.len().max(*len))
+        .map(|(_, _, c)| c)
 }
 
 pub use crate::datalog::lang::edit_distance;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(text: &str) -> Result<Config, ConfigError> {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("andon.toml"), text).unwrap();
+        Config::load(dir.path())
+    }
+
+    #[test]
+    fn contracts_parse_with_lines() {
+        let cfg = load(
+            "[[contract]]\nname = \"core\"\nkind = \"forbidden\"\nfrom = [\"a\"]\nto = \"src/api/**\"\ntransitive = false\n\
+             exceptions = [{ from = \"src/legacy/**\", to = \"b\", reason = \"moving out\" }]\n\
+             [[contract]]\nname = \"l\"\nkind = \"layers\"\nlayers = [\"cli\", [\"x\", \"y\"], \"core\"]\n",
+        )
+        .unwrap();
+        let c = &cfg.contracts[0];
+        assert_eq!((c.name.as_str(), c.kind, c.line, c.transitive), ("core", ContractKind::Forbidden, 2, false));
+        assert_eq!(c.to, vec![Located { text: "src/api/**".into(), line: 5 }]);
+        assert_eq!(c.exceptions[0].reason, "moving out");
+        assert_eq!(c.exceptions[0].line, 7);
+        let l = &cfg.contracts[1];
+        assert_eq!(l.layers.len(), 3);
+        assert_eq!(l.layers[1].len(), 2);
+    }
+
+    #[test]
+    fn shape_errors_name_the_line_and_suggest() {
+        let e = load("[[contract]]\nname = \"c\"\nkind = \"forbiden\"\n").unwrap_err();
+        assert_eq!((e.line, e.message.contains("did you mean `forbidden`?")), (3, true), "{e}");
+        let e = load("[[contract]]\nname = \"c\"\nkind = \"forbidden\"\nfrm = [\"a\"]\n").unwrap_err();
+        assert_eq!((e.line, e.message.contains("did you mean `from`?")), (4, true), "{e}");
+        let e = load("[[contract]]\nname = \"c\"\nkind = \"forbidden\"\nmembers = [\"a\"]\n").unwrap_err();
+        assert!(e.message.contains("belongs to `independence` contracts"), "{e}");
+        let e =
+            load("[[contract]]\nname = \"c\"\nkind = \"forbidden\"\nexceptions = [{ from = \"a\" }]\n").unwrap_err();
+        assert!(e.message.contains("no `reason`"), "{e}");
+        let e = load("[[contract]]\nname = \"c\"\nkind = \"acyclic\"\nexclude_kinds = [\"tst\"]\n").unwrap_err();
+        assert!(e.message.contains("did you mean `test`?"), "{e}");
+        let e =
+            load("[[contract]]\nname = \"c\"\nkind = \"acyclic\"\n[[contract]]\nname = \"c\"\nkind = \"acyclic\"\n")
+                .unwrap_err();
+        assert_eq!((e.line, e.message.contains("already declared on line 2")), (5, true), "{e}");
+        let e = load("[[contract]]\nkind = \"acyclic\"\n").unwrap_err();
+        assert!(e.message.contains("no `name`"), "{e}");
+        let e = load("[contrat]\n").unwrap_err();
+        assert!(e.message.contains("did you mean `contract`?"), "{e}");
+    }
+
+    #[test]
+    fn pyproject_tool_andon_contracts() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("pyproject.toml"),
+            "[project]\nname = \"x\"\n\n[[tool.andon.contract]]\nname = \"c\"\nkind = \"acyclic\"\n",
+        )
+        .unwrap();
+        let cfg = Config::load(dir.path()).unwrap();
+        assert_eq!(cfg.contracts[0].line, 5);
+    }
+}

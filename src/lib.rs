@@ -9,7 +9,8 @@
 //! - [`facts`]: the relation catalog generated from `rules/schema.dl`, segments, merged facts.
 //! - [`datalog`]: the rule dialect, the crepe-compiled built-in rules and the run-time engine.
 //! - [`graph`]: stream order, cycles and shortest chains (petgraph) over derived relations.
-//! - [`config`]: `andon.toml` / `[tool.andon]`.
+//! - [`config`]: `andon.toml` / `[tool.andon]`, contracts included.
+//! - [`check`]: the structural gate: contracts judged on the file import graph, with tiers and witnesses.
 //! - [`output`]: the only code that formats text and JSON.
 //! - [`cli`]: the only code that knows clap, the terminal, environment variables and exit codes.
 //!
@@ -17,6 +18,7 @@
 //! (everything is sorted before it is rendered); repository text is data and never changes what
 //! andon does.
 
+pub mod check;
 pub mod cli;
 pub mod config;
 pub mod datalog;

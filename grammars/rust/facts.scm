@@ -4,6 +4,8 @@
 
 (use_declaration) @import.use
 (extern_crate_declaration name: (identifier) @name) @import.extern_crate
+(scoped_identifier path: (_)) @import.qualified
+(scoped_type_identifier path: (_)) @import.qualified
 (mod_item name: (identifier) @name) @mod
 
 (function_item name: (identifier) @name) @def.function

@@ -39,6 +39,41 @@ enum Command {
     Stream(StreamArgs),
     /// The shortest dependency chain from A to B (stages, modules, files or directories).
     Why(WhyArgs),
+    /// Judge the contracts of andon.toml on a fresh index: the structural gate for CI.
+    Check(CheckArgs),
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum CheckFormatArg {
+    Text,
+    Json,
+    Sarif,
+    Github,
+    Junit,
+}
+
+#[derive(Args)]
+struct CheckArgs {
+    /// Repository (its andon.toml, or [tool.andon] in pyproject.toml, declares the contracts).
+    #[arg(default_value = ".")]
+    path: PathBuf,
+    /// Output format (default: text, or github when GITHUB_ACTIONS=true).
+    #[arg(long, value_enum)]
+    format: Option<CheckFormatArg>,
+    /// Write the report to FILE (atomically) instead of standard output.
+    #[arg(long, short, value_name = "FILE")]
+    output: Option<PathBuf>,
+    /// Mark which findings are new relative to this git revision (the whole graph is still judged).
+    #[arg(long, value_name = "REF")]
+    base: Option<String>,
+    /// Use the stored index as it is: exit 3 when it is missing or stale instead of updating it.
+    #[arg(long)]
+    no_index: bool,
+    /// No progress bar.
+    #[arg(long, short)]
+    quiet: bool,
+    #[command(flatten)]
+    walk: WalkArgs,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -201,6 +236,7 @@ pub fn main() -> ExitCode {
         Command::Query(a) => run_query(a),
         Command::Stream(a) => run_stream(a),
         Command::Why(a) => run_why(a),
+        Command::Check(a) => run_check(a),
     };
     match result {
         Ok(code) => code.code(),
@@ -434,4 +470,81 @@ fn run_why(a: WhyArgs) -> Result<Exit, String> {
     let report = crate::ops::why(&idx, from, to)?;
     emit(|w| output::derived::why(w, &report, matches!(a.common.format, FormatArg::Json)))?;
     Ok(if report.chain.is_some() { Exit::Success } else { Exit::Findings })
+}
+
+/// A configuration error with the offending line of the file.
+fn config_error(e: &crate::config::ConfigError) -> String {
+    let text = std::fs::read_to_string(&e.path).unwrap_or_default();
+    match text.lines().nth(e.line.saturating_sub(1) as usize) {
+        Some(l) if !l.trim().is_empty() => format!("{e}\n  | {l}"),
+        _ => e.to_string(),
+    }
+}
+
+/// Writes `bytes` to `path` through a temporary file and a rename, so readers never see half a report.
+fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), String> {
+    let name = path.file_name().ok_or_else(|| format!("{}: not a file name", path.display()))?;
+    let tmp = path.with_file_name(format!(".{}.{}.tmp", name.to_string_lossy(), std::process::id()));
+    std::fs::write(&tmp, bytes).and_then(|_| std::fs::rename(&tmp, path)).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        format!("{}: cannot write the report: {e}", path.display())
+    })
+}
+
+fn run_check(a: CheckArgs) -> Result<Exit, String> {
+    use crate::output::check::CheckFormat;
+    let format = match a.format {
+        Some(CheckFormatArg::Text) => CheckFormat::Text,
+        Some(CheckFormatArg::Json) => CheckFormat::Json,
+        Some(CheckFormatArg::Sarif) => CheckFormat::Sarif,
+        Some(CheckFormatArg::Github) => CheckFormat::Github,
+        Some(CheckFormatArg::Junit) => CheckFormat::Junit,
+        None if std::env::var("GITHUB_ACTIONS").as_deref() == Ok("true") => CheckFormat::Github,
+        None => CheckFormat::Text,
+    };
+    let opts = options(&a.path, &a.walk, false)?;
+    let cfg = Config::load(&a.path).map_err(|e| config_error(&e))?;
+    let idx = match fresh_index(&a.path, &a.walk, a.quiet, a.no_index)? {
+        Ok(i) => i,
+        Err(code) => {
+            eprintln!("andon: verdict refused (stale index: no structural finding can rest on it)");
+            return Ok(code);
+        }
+    };
+    let mut report = match crate::check::run(&idx, &a.path, &cfg) {
+        Ok(r) => r,
+        Err(crate::check::CheckError::Config(e)) => return Err(config_error(&e)),
+        Err(crate::check::CheckError::Other(m)) => return Err(m),
+    };
+    if let Some(base) = &a.base {
+        let before = crate::check::base::fingerprints(&a.path, base, &cfg, &opts)?;
+        for f in &mut report.findings {
+            f.new = Some(!before.contains(&f.fingerprint));
+        }
+        report.base = Some(base.clone());
+    }
+    let root = std::fs::canonicalize(&a.path).map_err(|e| format!("{}: {e}", a.path.display()))?;
+    let root_uri = crate::output::check::dir_uri(&root);
+    let version = env!("CARGO_PKG_VERSION");
+    match &a.output {
+        Some(file) => {
+            let mut buf = Vec::new();
+            crate::output::check::report(&mut buf, &report, format, version, &root_uri)
+                .map_err(|e| format!("cannot render the report: {e}"))?;
+            write_atomic(file, &buf)?;
+            if !a.quiet {
+                let mut line = Vec::new();
+                let _ = crate::output::check::verdict(&mut line, &report);
+                eprint!("{}", String::from_utf8_lossy(&line));
+            }
+        }
+        None => emit(|w| crate::output::check::report(w, &report, format, version, &root_uri))?,
+    }
+    Ok(if !report.stale_exceptions.is_empty() {
+        Exit::Error
+    } else if report.blocking() > 0 {
+        Exit::Findings
+    } else {
+        Exit::Success
+    })
 }

@@ -441,6 +441,7 @@ mod tests {
             "name",
             "import.use",
             "import.extern_crate",
+            "import.qualified",
             "import.import",
             "import.from",
             "import.dynamic",

@@ -8,6 +8,7 @@ use crate::facts::rel;
 pub(super) fn on_capture<'a>(x: &mut Extractor<'a, '_>, cap: &str, node: Node<'a>, name: Option<Node<'a>>) {
     match cap {
         "import.use" => use_decl(x, node),
+        "import.qualified" => qualified(x, node),
         "import.extern_crate" => {
             if let Some(n) = name {
                 let crate_name = x.text(n);
@@ -76,6 +77,30 @@ pub(super) fn on_capture<'a>(x: &mut Extractor<'a, '_>, cap: &str, node: Node<'a
     }
 }
 
+/// A path into this crate's own modules used without a `use` (`crate::a::f()`, `super::T`): an
+/// import of edge kind `qualified`, so module boundaries cannot be crossed unseen.
+fn qualified<'a>(x: &mut Extractor<'a, '_>, node: Node<'a>) {
+    if node.parent().is_some_and(|p| p.kind().starts_with("scoped_")) {
+        return; // only the outermost path
+    }
+    if ancestors(node).any(|a| matches!(a.kind(), "use_declaration" | "visibility_modifier" | "attribute_item")) {
+        return;
+    }
+    let mut segs = Vec::new();
+    segments(x, node, &mut segs);
+    if !matches!(segs.first().map(String::as_str), Some("crate" | "self" | "super")) || segs.len() < 2 {
+        return;
+    }
+    let l = line(node);
+    let within = inline_mods(x, node);
+    if !within.is_empty() {
+        x.push(rel::IMPORT_WITHIN, &[x.path.into(), l.into(), within.as_str().into()]);
+    }
+    let mut kinds = context_kinds(x, node);
+    kinds.push("qualified");
+    x.import(l, &segs.join("::"), &kinds);
+}
+
 /// One `use` declaration → one import per leaf of its use tree.
 fn use_decl<'a>(x: &mut Extractor<'a, '_>, node: Node<'a>) {
     let Some(arg) = node.child_by_field_name("argument") else {
@@ -121,7 +146,7 @@ struct Leaf {
 
 fn segments(x: &Extractor, node: Node, out: &mut Vec<String>) {
     match node.kind() {
-        "scoped_identifier" => {
+        "scoped_identifier" | "scoped_type_identifier" => {
             if let Some(p) = node.child_by_field_name("path") {
                 segments(x, p, out);
             }

@@ -2,6 +2,7 @@
 //! `schema_version` and ends with a `verdict` object; every text report ends with one
 //! `andon: verdict …` line.
 
+pub mod check;
 pub mod derived;
 
 use std::io::{self, Write};

@@ -1,0 +1,128 @@
+//! `--base REF`: the same contracts judged on the tree of a git revision, so findings can be marked
+//! new. The revision's files are written with git plumbing (`ls-tree` + `cat-file --batch`; the
+//! repository, its index and its worktrees are never touched) into `.andon/base/<name>/`, indexed
+//! there (reusing the current index for every unchanged file), judged, and removed.
+
+use std::collections::BTreeSet;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use crate::config::Config;
+use crate::index::{self, IndexOptions};
+
+/// Removes the exported tree when dropped.
+struct Scratch(PathBuf);
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn git(root: &Path, args: &[&str]) -> Result<Vec<u8>, String> {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(root)
+        .args(args)
+        .stderr(Stdio::piped())
+        .output()
+        .map_err(|e| format!("--base needs git on PATH: {e}"))?;
+    if !out.status.success() {
+        return Err(format!("git {}: {}", args.join(" "), String::from_utf8_lossy(&out.stderr).trim()));
+    }
+    Ok(out.stdout)
+}
+
+/// Writes the files of `rev` under `root` (the repository subdirectory `root` is) into `dest`.
+fn export(root: &Path, rev: &str, dest: &Path) -> Result<(), String> {
+    let commit = git(root, &["rev-parse", "--verify", "--quiet", &format!("{rev}^{{commit}}")])
+        .map_err(|_| format!("--base `{rev}` is not a commit of the repository at {}", root.display()))?;
+    let commit = String::from_utf8_lossy(&commit).trim().to_string();
+    let listing = git(root, &["ls-tree", "-r", "-z", &commit, "--", "."])?;
+    let mut blobs: Vec<(String, String)> = Vec::new();
+    for entry in listing.split(|b| *b == 0).filter(|e| !e.is_empty()) {
+        let entry = String::from_utf8_lossy(entry);
+        let Some((meta, path)) = entry.split_once('\t') else { continue };
+        let mut parts = meta.split(' ');
+        let (mode, kind, hash) = (parts.next(), parts.next(), parts.next());
+        if kind == Some("blob") && matches!(mode, Some("100644" | "100755")) {
+            if let Some(h) = hash {
+                blobs.push((h.to_string(), path.to_string()));
+            }
+        }
+    }
+    let mut child = Command::new("git")
+        .arg("-C")
+        .arg(root)
+        .args(["cat-file", "--batch"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("--base needs git on PATH: {e}"))?;
+    let mut stdin = child.stdin.take().expect("piped stdin");
+    let hashes: Vec<String> = blobs.iter().map(|(h, _)| h.clone()).collect();
+    let writer = std::thread::spawn(move || {
+        for h in hashes {
+            if writeln!(stdin, "{h}").is_err() {
+                break;
+            }
+        }
+    });
+    let mut out = BufReader::new(child.stdout.take().expect("piped stdout"));
+    for (_, path) in &blobs {
+        let mut header = String::new();
+        out.read_line(&mut header).map_err(|e| format!("git cat-file: {e}"))?;
+        let size: usize = header
+            .split_whitespace()
+            .nth(2)
+            .and_then(|s| s.parse().ok())
+            .ok_or_else(|| format!("git cat-file: unexpected header `{}`", header.trim()))?;
+        let mut body = vec![0u8; size + 1];
+        out.read_exact(&mut body).map_err(|e| format!("git cat-file: {e}"))?;
+        body.pop();
+        if path.split('/').any(|c| c == ".." || c == "." || c.is_empty()) {
+            continue;
+        }
+        let file = dest.join(path);
+        if let Some(parent) = file.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+        }
+        std::fs::write(&file, body).map_err(|e| format!("{}: {e}", file.display()))?;
+    }
+    let _ = writer.join();
+    let _ = child.wait();
+    Ok(())
+}
+
+/// The fingerprints of every finding the contracts of `cfg` produce on revision `rev`. A contract
+/// that cannot be judged there (its selectors name files the revision lacks) contributes none, so
+/// all its current findings count as new.
+pub fn fingerprints(root: &Path, rev: &str, cfg: &Config, opts: &IndexOptions) -> Result<BTreeSet<String>, String> {
+    let root = std::fs::canonicalize(root).map_err(|e| format!("{}: {e}", root.display()))?;
+    let name = root.file_name().map(|n| n.to_os_string()).unwrap_or_else(|| "repo".into());
+    let scratch_dir = root.join(index::INDEX_DIR).join(format!("base-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&scratch_dir);
+    let scratch = Scratch(scratch_dir);
+    let dest = scratch.0.join(name);
+    std::fs::create_dir_all(&dest).map_err(|e| format!("{}: {e}", dest.display()))?;
+    export(&root, rev, &dest)?;
+    // Unchanged files are reused from the current index (segments are keyed by path and content).
+    let current = index::index_path(&root);
+    if current.exists() {
+        let to = index::index_path(&dest);
+        std::fs::create_dir_all(to.parent().expect("index dir")).map_err(|e| e.to_string())?;
+        let _ = std::fs::copy(&current, &to);
+    }
+    index::update(&dest, opts, &|_, _| {}).map_err(|e| format!("indexing --base {rev}: {e}"))?;
+    let idx = index::load(&dest)?.ok_or("the --base index was not written")?;
+    let mut out = BTreeSet::new();
+    for c in &cfg.contracts {
+        let one = Config { contracts: vec![c.clone()], source: cfg.source.clone(), ..cfg.clone() };
+        if let Ok(report) = super::run(&idx, &dest, &one) {
+            out.extend(report.findings.into_iter().map(|f| f.fingerprint));
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,353 @@
+//! The dependency graph contracts are judged on: source files and external packages as nodes,
+//! every import (and qualified reference across stages) as an edge carrying its line, spec,
+//! confidence, edge kinds and evidence tier (design §4):
+//! - tier 1: an exact resolution of a static import the index parsed;
+//! - tier 2: a heuristic resolution, a dynamic import, a qualified reference without an import, or
+//!   an import in a file with syntax errors (the parser's recovery may have misread it);
+//! - tier 3: an import recovered from text because the syntax tree there has errors.
+//!
+//! A finding's tier is the lowest level at which the graph, restricted to edges of that tier or
+//! better, still refutes the contract; its witness is a shortest chain at that level.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+
+use crate::config::EDGE_KINDS;
+use crate::datalog::Store;
+use crate::facts::rel;
+
+#[derive(Clone, Debug)]
+pub struct Edge {
+    pub from: u32,
+    pub to: u32,
+    pub line: u32,
+    pub spec: String,
+    pub confidence: String,
+    pub tier: u8,
+    /// Bit `i` set: the import has edge kind `EDGE_KINDS[i]`.
+    pub kinds: u16,
+}
+
+pub struct DepGraph {
+    names: Vec<String>,
+    n_files: u32,
+    packages: BTreeMap<String, u32>,
+    known_packages: BTreeSet<String>,
+    stages: BTreeMap<String, Vec<u32>>,
+    stage_of: Vec<Option<String>>,
+    modules: Vec<(u32, String)>,
+    pub edges: Vec<Edge>,
+    out: Vec<Vec<u32>>,
+    inc: Vec<Vec<u32>>,
+}
+
+/// The relations the graph is built from.
+pub const GOALS: &[crate::facts::RelId] = &[
+    rel::FILE,
+    rel::STAGE,
+    rel::IN_STAGE,
+    rel::MODULE,
+    rel::RESOLVES,
+    rel::IMPORT,
+    rel::IMPORT_RESOLUTION,
+    rel::IMPORT_RECOVERED,
+    rel::PARSE_ERROR,
+    rel::PACKAGE_IMPORT,
+    rel::RESOLVES_EXTERNAL,
+    rel::DECLARES_DEPENDENCY,
+    rel::DEPENDENCY_IMPORT,
+    rel::WIRE_REFERENCE,
+    rel::STAGE_MANIFEST,
+    rel::MANIFEST_ENTRY,
+];
+
+pub fn kind_bit(kind: &str) -> u16 {
+    EDGE_KINDS.iter().position(|k| *k == kind).map(|i| 1u16 << i).unwrap_or(0)
+}
+
+impl DepGraph {
+    pub fn build(store: &Store) -> DepGraph {
+        let s = |v: u32| store.syms.str(v);
+        let rows = |r: crate::facts::RelId| store.rels[r.0 as usize].iter();
+        let mut files: Vec<&str> = rows(rel::FILE).map(|r| s(r[0])).collect();
+        files.sort_unstable();
+        files.dedup();
+        let file_of: HashMap<&str, u32> = files.iter().enumerate().map(|(i, f)| (*f, i as u32)).collect();
+        let mut names: Vec<String> = files.iter().map(|f| f.to_string()).collect();
+        let n_files = names.len() as u32;
+
+        let mut known_packages: BTreeSet<String> = BTreeSet::new();
+        let mut pkg_names: BTreeSet<&str> = BTreeSet::new();
+        for r in rows(rel::PACKAGE_IMPORT) {
+            pkg_names.insert(s(r[2]));
+        }
+        known_packages.extend(pkg_names.iter().map(|p| p.to_string()));
+        for r in rows(rel::DECLARES_DEPENDENCY) {
+            known_packages.insert(s(r[1]).to_string());
+        }
+        for r in rows(rel::DEPENDENCY_IMPORT) {
+            known_packages.insert(s(r[2]).to_string());
+        }
+        let mut packages = BTreeMap::new();
+        for p in pkg_names {
+            packages.insert(p.to_string(), names.len() as u32);
+            names.push(p.to_string());
+        }
+
+        let mut stages: BTreeMap<String, Vec<u32>> = rows(rel::STAGE).map(|r| (s(r[0]).to_string(), vec![])).collect();
+        let mut stage_of: Vec<Option<String>> = vec![None; n_files as usize];
+        let mut in_stage: Vec<(&str, &str)> = rows(rel::IN_STAGE).map(|r| (s(r[1]), s(r[0]))).collect();
+        in_stage.sort_unstable();
+        for (stage, path) in in_stage {
+            if let Some(&f) = file_of.get(path) {
+                stages.entry(stage.to_string()).or_default().push(f);
+                stage_of[f as usize].get_or_insert_with(|| stage.to_string());
+            }
+        }
+        let mut modules: Vec<(u32, String)> =
+            rows(rel::MODULE).filter_map(|r| file_of.get(s(r[0])).map(|&f| (f, s(r[1]).to_string()))).collect();
+        modules.sort();
+
+        // Per import line: its edge kinds, its spec (the smallest, when a line has several), its
+        // best confidence, and whether it was recovered from text.
+        let key = |r: &[u32]| (r[0], r[1]);
+        let mut kinds: HashMap<(u32, u32), u16> = HashMap::new();
+        for r in rows(rel::IMPORT) {
+            *kinds.entry(key(r)).or_default() |= kind_bit(s(r[3]));
+        }
+        let mut specs: HashMap<(u32, u32), &str> = HashMap::new();
+        let mut resolution: HashMap<(u32, u32), &str> = HashMap::new();
+        for r in rows(rel::IMPORT_RESOLUTION) {
+            let e = specs.entry(key(r)).or_insert(s(r[2]));
+            if s(r[2]) < *e {
+                *e = s(r[2]);
+            }
+            let c = resolution.entry(key(r)).or_insert(s(r[3]));
+            if s(r[3]) == "exact" {
+                *c = "exact";
+            }
+        }
+        let recovered: BTreeSet<(u32, u32)> = rows(rel::IMPORT_RECOVERED).map(key).collect();
+        let broken: BTreeSet<u32> = rows(rel::PARSE_ERROR).map(|r| r[0]).collect();
+        let tier_of = |k: (u32, u32), confidence: &str, kinds: u16| -> u8 {
+            if recovered.contains(&k) {
+                3
+            } else if confidence != "exact"
+                || kinds & (kind_bit("dynamic") | kind_bit("reference")) != 0
+                || broken.contains(&k.0)
+            {
+                2
+            } else {
+                1
+            }
+        };
+
+        let mut edges: Vec<Edge> = Vec::new();
+        let mut push = |from: u32, to: u32, k: (u32, u32), confidence: &str, extra: u16, spec: &str| {
+            let kd = kinds.get(&k).copied().unwrap_or(0) | extra;
+            edges.push(Edge {
+                from,
+                to,
+                line: k.1,
+                spec: spec.to_string(),
+                confidence: confidence.to_string(),
+                tier: tier_of(k, confidence, kd),
+                kinds: kd,
+            });
+        };
+        for r in rows(rel::RESOLVES) {
+            let (Some(&a), Some(&b)) = (file_of.get(s(r[0])), file_of.get(s(r[2]))) else { continue };
+            if a != b {
+                push(a, b, key(r), s(r[3]), 0, specs.get(&key(r)).copied().unwrap_or(""));
+            }
+        }
+        let mut external: HashMap<(u32, u32), &str> = HashMap::new();
+        for r in rows(rel::RESOLVES_EXTERNAL) {
+            let c = external.entry(key(r)).or_insert(s(r[3]));
+            if s(r[3]) == "exact" {
+                *c = "exact";
+            }
+        }
+        for r in rows(rel::PACKAGE_IMPORT) {
+            let Some(&a) = file_of.get(s(r[0])) else { continue };
+            let k = key(r);
+            let confidence = external.get(&k).or(resolution.get(&k)).copied().unwrap_or("heuristic");
+            let spec = specs.get(&k).copied().unwrap_or(s(r[2]));
+            push(a, packages[s(r[2])], k, confidence, 0, spec);
+        }
+        // A qualified path into another stage without an import (`other_crate::f()`) reaches that
+        // stage's library entry (or its first file).
+        let mut entry: BTreeMap<&str, u32> = BTreeMap::new();
+        let manifest_stage: Vec<(&str, &str)> = rows(rel::STAGE_MANIFEST).map(|r| (s(r[1]), s(r[0]))).collect();
+        for r in rows(rel::MANIFEST_ENTRY) {
+            if s(r[1]) != "lib" {
+                continue;
+            }
+            for (m, stage) in &manifest_stage {
+                if *m == s(r[0])
+                    && let Some(&f) = file_of.get(s(r[2]))
+                    && stage_of[f as usize].as_deref() == Some(*stage)
+                {
+                    entry.entry(stage).or_insert(f);
+                }
+            }
+        }
+        for r in rows(rel::WIRE_REFERENCE) {
+            let producer = s(r[0]);
+            let target = entry.get(producer).copied().or_else(|| stages.get(producer).and_then(|v| v.first().copied()));
+            let (Some(&a), Some(b)) = (file_of.get(s(r[2])), target) else { continue };
+            push(a, b, (r[2], r[3]), "heuristic", kind_bit("reference"), producer);
+        }
+
+        edges.sort_by(|a, b| (a.from, a.line, a.to, a.tier).cmp(&(b.from, b.line, b.to, b.tier)));
+        edges.dedup_by(|b, a| (a.from, a.line, a.to) == (b.from, b.line, b.to));
+        let n = names.len();
+        let mut out = vec![Vec::new(); n];
+        let mut inc = vec![Vec::new(); n];
+        for (i, e) in edges.iter().enumerate() {
+            out[e.from as usize].push(i as u32);
+            inc[e.to as usize].push(i as u32);
+        }
+        DepGraph { names, n_files, packages, known_packages, stages, stage_of, modules, edges, out, inc }
+    }
+
+    pub fn len(&self) -> usize {
+        self.names.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty()
+    }
+
+    pub fn name(&self, n: u32) -> &str {
+        &self.names[n as usize]
+    }
+
+    pub fn is_file(&self, n: u32) -> bool {
+        n < self.n_files
+    }
+
+    pub fn files(&self) -> impl Iterator<Item = u32> {
+        0..self.n_files
+    }
+
+    pub fn file(&self, path: &str) -> Option<u32> {
+        self.names[..self.n_files as usize].binary_search_by(|p| p.as_str().cmp(path)).ok().map(|i| i as u32)
+    }
+
+    pub fn stage_files(&self, stage: &str) -> Option<&[u32]> {
+        self.stages.get(stage).map(Vec::as_slice)
+    }
+
+    pub fn stage_names(&self) -> impl Iterator<Item = &str> {
+        self.stages.keys().map(String::as_str)
+    }
+
+    pub fn stage_of(&self, n: u32) -> Option<&str> {
+        self.stage_of.get(n as usize).and_then(|s| s.as_deref())
+    }
+
+    pub fn modules(&self) -> impl Iterator<Item = (u32, &str)> {
+        self.modules.iter().map(|(f, m)| (*f, m.as_str()))
+    }
+
+    pub fn knows_package(&self, name: &str) -> bool {
+        self.known_packages.contains(name)
+    }
+
+    pub fn package_node(&self, name: &str) -> Option<u32> {
+        self.packages.get(name).copied()
+    }
+
+    pub fn package_names(&self) -> impl Iterator<Item = &str> {
+        self.known_packages.iter().map(String::as_str)
+    }
+
+    pub fn out_edges(&self, n: u32) -> impl Iterator<Item = u32> + '_ {
+        self.out[n as usize].iter().copied()
+    }
+
+    pub fn allowed(&self, e: u32, max_tier: u8, mask: u16) -> bool {
+        let e = &self.edges[e as usize];
+        e.tier <= max_tier && e.kinds & mask == 0
+    }
+
+    /// For every node, the first edge of a shortest chain from it to a `targets` node whose inner
+    /// nodes are neither targets nor `barrier` (None: no such chain). Targets themselves get None.
+    pub fn toward(&self, targets: &[bool], barrier: &[bool], max_tier: u8, mask: u16) -> Vec<Option<u32>> {
+        let mut next: Vec<Option<u32>> = vec![None; self.len()];
+        let mut seen: Vec<bool> = targets.to_vec();
+        let mut queue: VecDeque<u32> = (0..self.len() as u32).filter(|&n| targets[n as usize]).collect();
+        while let Some(v) = queue.pop_front() {
+            for &e in &self.inc[v as usize] {
+                if !self.allowed(e, max_tier, mask) {
+                    continue;
+                }
+                let u = self.edges[e as usize].from;
+                if seen[u as usize] || barrier[u as usize] {
+                    continue;
+                }
+                seen[u as usize] = true;
+                next[u as usize] = Some(e);
+                queue.push_back(u);
+            }
+        }
+        next
+    }
+
+    /// The chain that starts with edge `first` and then follows `next` to a target.
+    pub fn follow(&self, first: u32, next: &[Option<u32>]) -> Vec<u32> {
+        let mut chain = vec![first];
+        let mut at = self.edges[first as usize].to;
+        while let Some(e) = next[at as usize] {
+            chain.push(e);
+            at = self.edges[e as usize].to;
+        }
+        chain
+    }
+
+    /// For each ordered pair of distinct units (`unit_of[n]`), a shortest chain from a node of the
+    /// first to a node of the second through nodes of no unit.
+    pub fn unit_chains(
+        &self,
+        unit_of: &[Option<usize>],
+        units: usize,
+        max_tier: u8,
+        mask: u16,
+    ) -> BTreeMap<(usize, usize), Vec<u32>> {
+        let mut found = BTreeMap::new();
+        for u in 0..units {
+            let mut prev: Vec<Option<u32>> = vec![None; self.len()];
+            let mut seen: Vec<bool> = unit_of.iter().map(|x| *x == Some(u)).collect();
+            let mut queue: VecDeque<u32> = (0..self.len() as u32).filter(|&n| seen[n as usize]).collect();
+            while let Some(v) = queue.pop_front() {
+                for &e in &self.out[v as usize] {
+                    if !self.allowed(e, max_tier, mask) {
+                        continue;
+                    }
+                    let w = self.edges[e as usize].to;
+                    if seen[w as usize] {
+                        continue;
+                    }
+                    seen[w as usize] = true;
+                    prev[w as usize] = Some(e);
+                    match unit_of[w as usize] {
+                        Some(other) => {
+                            found.entry((u, other)).or_insert_with(|| {
+                                let mut chain = vec![e];
+                                let mut at = self.edges[e as usize].from;
+                                while let Some(p) = prev[at as usize] {
+                                    chain.push(p);
+                                    at = self.edges[p as usize].from;
+                                }
+                                chain.reverse();
+                                chain
+                            });
+                        }
+                        None => queue.push_back(w),
+                    }
+                }
+            }
+        }
+        found
+    }
+}

@@ -1,0 +1,455 @@
+//! Rendering of `andon check`: text, JSON, SARIF 2.1.0, GitHub workflow annotations and JUnit XML.
+//! Every format carries the same findings: tier, contract, location, message and witness chain.
+
+use std::io::{self, Write};
+
+use serde_json::{Value, json};
+
+use super::{SCHEMA_VERSION, verdict_line};
+use crate::check::{CheckReport, Finding, Hop, StaleException};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CheckFormat {
+    Text,
+    Json,
+    Sarif,
+    Github,
+    Junit,
+}
+
+/// Counts the summary and the verdict rest on.
+struct Tally {
+    blocking: usize,
+    tiers: [usize; 3],
+    advisory: usize,
+    excused: usize,
+    new: Option<usize>,
+    broken: usize,
+}
+
+fn tally(r: &CheckReport) -> Tally {
+    let mut t = Tally { blocking: 0, tiers: [0; 3], advisory: 0, excused: 0, new: None, broken: 0 };
+    for f in &r.findings {
+        if f.excused.is_some() {
+            t.excused += 1;
+            continue;
+        }
+        t.tiers[(f.tier as usize).clamp(1, 3) - 1] += 1;
+        if f.blocking() {
+            t.blocking += 1;
+        } else {
+            t.advisory += 1;
+        }
+        if f.new == Some(true) {
+            *t.new.get_or_insert(0) += 1;
+        }
+    }
+    if r.base.is_some() {
+        t.new.get_or_insert(0);
+    }
+    t.broken = r.contracts.iter().filter(|c| c.blocking > 0).count();
+    t
+}
+
+/// The verdict: `stale-exceptions` (the configuration must change), `blocked`, or `pass`.
+pub fn outcome(r: &CheckReport) -> &'static str {
+    if !r.stale_exceptions.is_empty() {
+        "stale-exceptions"
+    } else if r.blocking() > 0 {
+        "blocked"
+    } else {
+        "pass"
+    }
+}
+
+fn stale_message(s: &StaleException) -> String {
+    let mut what = Vec::new();
+    if let Some(f) = &s.from {
+        what.push(format!("from `{f}`"));
+    }
+    if let Some(t) = &s.to {
+        what.push(format!("to `{t}`"));
+    }
+    format!(
+        "exception ({}, reason: {:?}) matches no finding any more; remove this exception",
+        what.join(", "),
+        s.reason
+    )
+}
+
+fn hop_text(h: &Hop) -> String {
+    format!("{}:{}:{}: imports `{}` -> {} ({}, tier {})", h.path, h.line, h.col, h.spec, h.target, h.confidence, h.tier)
+}
+
+fn tags(f: &Finding) -> String {
+    let mut t = vec![format!("tier {}", f.tier), if f.blocking() { "blocking" } else { "advisory" }.to_string()];
+    if f.new == Some(true) {
+        t.push("new".into());
+    }
+    t.join(", ")
+}
+
+pub fn report(
+    w: &mut dyn Write,
+    r: &CheckReport,
+    format: CheckFormat,
+    version: &str,
+    root_uri: &str,
+) -> io::Result<()> {
+    match format {
+        CheckFormat::Text => text(w, r),
+        CheckFormat::Json => writeln!(w, "{}", serde_json::to_string_pretty(&json_doc(r)).expect("json")),
+        CheckFormat::Sarif => {
+            writeln!(w, "{}", serde_json::to_string_pretty(&sarif(r, version, root_uri)).expect("json"))
+        }
+        CheckFormat::Github => github(w, r),
+        CheckFormat::Junit => junit(w, r),
+    }
+}
+
+fn summary_lines(w: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
+    let t = tally(r);
+    writeln!(
+        w,
+        "contracts: {} checked, {} kept, {} broken",
+        r.contracts.len(),
+        r.contracts.len() - t.broken,
+        t.broken
+    )?;
+    let new = t.new.map(|n| format!("; {n} new since {}", r.base.as_deref().unwrap_or("base"))).unwrap_or_default();
+    writeln!(
+        w,
+        "findings: {} blocking (tier 1: {}, tier 2: {}), {} advisory (tier 3){new}",
+        t.blocking, t.tiers[0], t.tiers[1], t.advisory
+    )?;
+    writeln!(
+        w,
+        "exceptions: {} used, excusing {} finding{}; {} stale",
+        r.exceptions_used,
+        t.excused,
+        if t.excused == 1 { "" } else { "s" },
+        r.stale_exceptions.len()
+    )
+}
+
+fn verdict_detail(r: &CheckReport) -> String {
+    match outcome(r) {
+        "stale-exceptions" => format!("{} exception(s) to remove from {}", r.stale_exceptions.len(), r.config),
+        "blocked" => format!("{} blocking finding(s)", r.blocking()),
+        _ => format!("{} contracts kept", r.contracts.len()),
+    }
+}
+
+fn text(w: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
+    for f in r.findings.iter().filter(|f| f.excused.is_none()) {
+        writeln!(w, "{}:{}:{}: {}: {} [{}]", f.path, f.line, f.col, f.contract, f.message, tags(f))?;
+        for h in &f.witness {
+            writeln!(w, "    {}", hop_text(h))?;
+        }
+    }
+    for s in &r.stale_exceptions {
+        writeln!(w, "{}:{}:1: {}: {}", r.config, s.line, s.contract, stale_message(s))?;
+    }
+    summary_lines(w, r)?;
+    verdict_line(w, outcome(r), &verdict_detail(r))
+}
+
+fn hop_json(h: &Hop) -> Value {
+    json!({ "path": h.path, "line": h.line, "col": h.col, "spec": h.spec, "target": h.target,
+            "confidence": h.confidence, "tier": h.tier })
+}
+
+fn json_doc(r: &CheckReport) -> Value {
+    let t = tally(r);
+    let contracts: Vec<Value> = r
+        .contracts
+        .iter()
+        .map(|c| {
+            json!({ "name": c.name, "kind": c.kind.name(), "description": c.description, "line": c.line,
+                    "status": if c.blocking > 0 { "broken" } else { "kept" },
+                    "findings": c.findings, "blocking": c.blocking, "excused": c.excused })
+        })
+        .collect();
+    let findings: Vec<Value> = r
+        .findings
+        .iter()
+        .map(|f| {
+            json!({ "id": f.fingerprint, "contract": f.contract, "kind": f.kind.name(), "tier": f.tier,
+                    "blocking": f.blocking(), "path": f.path, "line": f.line, "col": f.col, "message": f.message,
+                    "witness": f.witness.iter().map(hop_json).collect::<Vec<_>>(),
+                    "excused": f.excused.as_ref().map(|e| json!({ "line": e.line, "reason": e.reason })),
+                    "new": f.new })
+        })
+        .collect();
+    let stale: Vec<Value> = r
+        .stale_exceptions
+        .iter()
+        .map(|s| {
+            json!({ "contract": s.contract, "path": r.config, "line": s.line, "from": s.from, "to": s.to,
+                    "reason": s.reason, "message": stale_message(s) })
+        })
+        .collect();
+    json!({
+        "schema_version": SCHEMA_VERSION,
+        "config": r.config,
+        "base": r.base,
+        "contracts": contracts,
+        "findings": findings,
+        "stale_exceptions": stale,
+        "summary": { "contracts": r.contracts.len(), "broken": t.broken, "blocking": t.blocking,
+                     "tier1": t.tiers[0], "tier2": t.tiers[1], "tier3": t.tiers[2], "advisory": t.advisory,
+                     "excused": t.excused, "exceptions_used": r.exceptions_used, "new": t.new },
+        "verdict": { "outcome": outcome(r), "blocking": t.blocking },
+    })
+}
+
+/// A SARIF rule id from a contract name: lowercase words joined by `-`.
+fn slug(name: &str) -> String {
+    let mut s = String::new();
+    for c in name.chars() {
+        if c.is_ascii_alphanumeric() {
+            s.push(c.to_ascii_lowercase());
+        } else if !s.ends_with('-') && !s.is_empty() {
+            s.push('-');
+        }
+    }
+    let s = s.trim_end_matches('-').to_string();
+    if s.is_empty() { "contract".into() } else { s }
+}
+
+const STALE_RULE: &str = "andon/stale-exception";
+
+fn location(path: &str, line: u32, col: u32) -> Value {
+    json!({ "physicalLocation": {
+        "artifactLocation": { "uri": uri_path(path), "uriBaseId": "SRCROOT" },
+        "region": { "startLine": line.max(1), "startColumn": col.max(1) } } })
+}
+
+/// A repo-relative path as a relative URI reference (percent-encoding what a URI cannot hold).
+fn uri_path(p: &str) -> String {
+    let mut out = String::new();
+    for b in p.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~/".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+fn sarif(r: &CheckReport, version: &str, root_uri: &str) -> Value {
+    let mut ids: Vec<String> = Vec::new();
+    for c in &r.contracts {
+        let base = format!("andon/{}", slug(&c.name));
+        let mut id = base.clone();
+        let mut n = 2;
+        while ids.contains(&id) {
+            id = format!("{base}-{n}");
+            n += 1;
+        }
+        ids.push(id);
+    }
+    let mut rules: Vec<Value> = r
+        .contracts
+        .iter()
+        .zip(&ids)
+        .map(|(c, id)| {
+            json!({ "id": id, "name": c.kind.name(),
+                    "shortDescription": { "text": c.name },
+                    "fullDescription": { "text": format!("{} contract: {}", c.kind.name(), c.description) },
+                    "defaultConfiguration": { "level": "error" },
+                    "properties": { "kind": c.kind.name(), "contract": c.name, "config_line": c.line } })
+        })
+        .collect();
+    let stale_index = rules.len();
+    rules.push(json!({ "id": STALE_RULE, "name": "stale-exception",
+        "shortDescription": { "text": "An exception that excuses nothing" },
+        "fullDescription": { "text": "A contract exception that matches no finding any more must be removed, so exceptions cannot outlive their reason." },
+        "defaultConfiguration": { "level": "error" } }));
+    let mut results: Vec<Value> = r
+        .findings
+        .iter()
+        .map(|f| {
+            let ci = r.contracts.iter().position(|c| c.name == f.contract).unwrap_or(0);
+            let mut v = json!({
+                "ruleId": ids[ci], "ruleIndex": ci,
+                "level": if f.tier <= 2 { "error" } else { "warning" },
+                "message": { "text": format!("{}: {} (tier {})", f.contract, f.message, f.tier) },
+                "locations": [location(&f.path, f.line, f.col)],
+                "partialFingerprints": { "andonFinding/v1": f.fingerprint },
+                "properties": { "tier": f.tier, "blocking": f.blocking(), "contract": f.contract },
+            });
+            if !f.witness.is_empty() {
+                let steps: Vec<Value> = f
+                    .witness
+                    .iter()
+                    .map(|h| {
+                        let mut loc = location(&h.path, h.line, h.col);
+                        loc["message"] = json!({ "text": format!("imports `{}` -> {} ({}, tier {})", h.spec, h.target, h.confidence, h.tier) });
+                        json!({ "location": loc })
+                    })
+                    .collect();
+                v["codeFlows"] = json!([{ "threadFlows": [{ "locations": steps }] }]);
+            }
+            if let Some(e) = &f.excused {
+                v["suppressions"] = json!([{ "kind": "external", "status": "accepted",
+                    "justification": e.reason, "location": location(&r.config, e.line, 1) }]);
+            }
+            if let Some(n) = f.new {
+                v["baselineState"] = json!(if n { "new" } else { "unchanged" });
+            }
+            v
+        })
+        .collect();
+    for s in &r.stale_exceptions {
+        results.push(json!({
+            "ruleId": STALE_RULE, "ruleIndex": stale_index, "level": "error",
+            "message": { "text": format!("{}: {}", s.contract, stale_message(s)) },
+            "locations": [location(&r.config, s.line, 1)],
+            "partialFingerprints": { "andonFinding/v1": format!("{:016x}", xxhash_rust::xxh3::xxh3_64(
+                format!("stale\0{}\0{:?}\0{:?}", s.contract, s.from, s.to).as_bytes())) },
+        }));
+    }
+    json!({
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": { "driver": { "name": "andon", "version": version, "semanticVersion": version, "rules": rules } },
+            "originalUriBaseIds": { "SRCROOT": { "uri": root_uri } },
+            "columnKind": "unicodeCodePoints",
+            "results": results,
+            "properties": { "verdict": outcome(r), "blocking": r.blocking(), "exceptions_used": r.exceptions_used },
+        }],
+    })
+}
+
+/// Escapes workflow-command data (`%`, CR, LF) and, with `property`, also `:` and `,`.
+fn gh_escape(s: &str, property: bool) -> String {
+    let mut out = s.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A");
+    if property {
+        out = out.replace(':', "%3A").replace(',', "%2C");
+    }
+    out
+}
+
+fn github(w: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
+    for f in r.findings.iter().filter(|f| f.excused.is_none()) {
+        let level = if f.blocking() { "error" } else { "warning" };
+        let mut body = format!("{} [{}]", f.message, tags(f));
+        for h in &f.witness {
+            body.push('\n');
+            body.push_str(&hop_text(h));
+        }
+        writeln!(
+            w,
+            "::{level} file={},line={},col={},title={}::{}",
+            gh_escape(&f.path, true),
+            f.line,
+            f.col,
+            gh_escape(&format!("{} (tier {})", f.contract, f.tier), true),
+            gh_escape(&body, false)
+        )?;
+    }
+    for s in &r.stale_exceptions {
+        writeln!(
+            w,
+            "::error file={},line={},title={}::{}",
+            gh_escape(&r.config, true),
+            s.line,
+            gh_escape(&format!("{}: stale exception", s.contract), true),
+            gh_escape(&stale_message(s), false)
+        )?;
+    }
+    summary_lines(w, r)?;
+    verdict_line(w, outcome(r), &verdict_detail(r))
+}
+
+fn xml(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            // characters XML 1.0 cannot hold
+            c if (c as u32) < 0x20 && !matches!(c, '\t' | '\n' | '\r') => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn junit(w: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
+    let stale = !r.stale_exceptions.is_empty();
+    let tests = r.contracts.len() + 1;
+    let failures = r.contracts.iter().filter(|c| c.blocking > 0).count() + stale as usize;
+    writeln!(w, r#"<?xml version="1.0" encoding="UTF-8"?>"#)?;
+    writeln!(w, r#"<testsuites name="andon check" tests="{tests}" failures="{failures}" errors="0">"#)?;
+    writeln!(w, r#"  <testsuite name="andon check" tests="{tests}" failures="{failures}" errors="0" skipped="0">"#)?;
+    for c in &r.contracts {
+        let mine: Vec<&Finding> = r.findings.iter().filter(|f| f.contract == c.name && f.excused.is_none()).collect();
+        write!(w, r#"    <testcase classname="andon.{}" name="{}""#, c.kind.name(), xml(&c.name))?;
+        if mine.is_empty() {
+            writeln!(w, "/>")?;
+            continue;
+        }
+        writeln!(w, ">")?;
+        let render = |fs: &[&&Finding]| {
+            let mut s = String::new();
+            for f in fs {
+                s.push_str(&format!("{}:{}:{}: {} [{}]\n", f.path, f.line, f.col, f.message, tags(f)));
+                for h in &f.witness {
+                    s.push_str(&format!("    {}\n", hop_text(h)));
+                }
+            }
+            xml(&s)
+        };
+        let blocking: Vec<&&Finding> = mine.iter().filter(|f| f.blocking()).collect();
+        let advisory: Vec<&&Finding> = mine.iter().filter(|f| !f.blocking()).collect();
+        if !blocking.is_empty() {
+            let tier = blocking.iter().map(|f| f.tier).min().unwrap_or(2);
+            writeln!(
+                w,
+                r#"      <failure message="{} blocking finding(s)" type="tier-{tier}">{}</failure>"#,
+                blocking.len(),
+                render(&blocking)
+            )?;
+        }
+        if !advisory.is_empty() {
+            writeln!(w, "      <system-out>{}</system-out>", render(&advisory))?;
+        }
+        writeln!(w, "    </testcase>")?;
+    }
+    write!(w, r#"    <testcase classname="andon.exceptions" name="every exception still excuses a finding""#)?;
+    if stale {
+        let msg: String = r
+            .stale_exceptions
+            .iter()
+            .map(|s| format!("{}:{}: {}: {}\n", r.config, s.line, s.contract, stale_message(s)))
+            .collect();
+        writeln!(w, ">")?;
+        writeln!(w, r#"      <failure message="stale exceptions" type="config">{}</failure>"#, xml(&msg))?;
+        writeln!(w, "    </testcase>")?;
+    } else {
+        writeln!(w, "/>")?;
+    }
+    writeln!(w, "  </testsuite>")?;
+    writeln!(w, "</testsuites>")
+}
+
+/// The `file://` URI of a directory (absolute), ending in `/`, for SARIF's `originalUriBaseIds`.
+pub fn dir_uri(abs: &std::path::Path) -> String {
+    let p = abs.to_string_lossy().replace('\\', "/");
+    let p = if p.starts_with('/') { p } else { format!("/{p}") };
+    let p = uri_path(&p);
+    if p.ends_with('/') { format!("file://{p}") } else { format!("file://{p}/") }
+}
+
+/// The summary and the `andon: verdict …` line alone (for `--output`, on standard error).
+pub fn verdict(w: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
+    summary_lines(w, r)?;
+    verdict_line(w, outcome(r), &verdict_detail(r))
+}
