@@ -192,8 +192,10 @@ impl Config {
             max_file_size: DEFAULT_MAX_FILE_SIZE,
             contracts: Vec::new(),
         };
-        let andon = root.join("andon.toml");
-        let py = root.join("pyproject.toml");
+        // `./andon.toml` reads better as `andon.toml` in messages
+        let at = |name: &str| if root == Path::new(".") { PathBuf::from(name) } else { root.join(name) };
+        let andon = at("andon.toml");
+        let py = at("pyproject.toml");
         let (path, table) = if let Ok(text) = std::fs::read_to_string(&andon) {
             let doc = DeTable::parse(&text).map_err(|e| ConfigError {
                 path: andon.clone(),

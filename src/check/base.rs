@@ -1,7 +1,8 @@
 //! `--base REF`: the same contracts judged on the tree of a git revision, so findings can be marked
 //! new. The revision's files are written with git plumbing (`ls-tree` + `cat-file --batch`; the
-//! repository, its index and its worktrees are never touched) into `.andon/base/<name>/`, indexed
-//! there (reusing the current index for every unchanged file), judged, and removed.
+//! repository, its index and its worktrees are never touched) into a scratch directory outside
+//! the repository (inside it, the repository's own ignore files would hide the tree), indexed there
+//! (reusing the current index for every unchanged file), judged, and removed.
 
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -99,10 +100,17 @@ fn export(root: &Path, rev: &str, dest: &Path) -> Result<(), String> {
 /// The fingerprints of every finding the contracts of `cfg` produce on revision `rev`. A contract
 /// that cannot be judged there (its selectors name files the revision lacks) contributes none, so
 /// all its current findings count as new.
-pub fn fingerprints(root: &Path, rev: &str, cfg: &Config, opts: &IndexOptions) -> Result<BTreeSet<String>, String> {
+/// `scratch` is a directory for the exported tree (the system's temporary directory).
+pub fn fingerprints(
+    root: &Path,
+    rev: &str,
+    cfg: &Config,
+    opts: &IndexOptions,
+    scratch: &Path,
+) -> Result<BTreeSet<String>, String> {
     let root = std::fs::canonicalize(root).map_err(|e| format!("{}: {e}", root.display()))?;
     let name = root.file_name().map(|n| n.to_os_string()).unwrap_or_else(|| "repo".into());
-    let scratch_dir = root.join(index::INDEX_DIR).join(format!("base-{}", std::process::id()));
+    let scratch_dir = scratch.join(format!("andon-base-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&scratch_dir);
     let scratch = Scratch(scratch_dir);
     let dest = scratch.0.join(name);

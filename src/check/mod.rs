@@ -147,8 +147,6 @@ pub fn run(idx: &Index, root: &Path, cfg: &Config) -> Result<CheckReport, CheckE
     }
     let store = crate::ops::derive(&prog, idx, &goals).map_err(CheckError::Other)?;
     let g = DepGraph::build(&store);
-    let sel = |l: &Located| select::resolve(&g, &l.text, l.line).map_err(|m| cerr(l.line, m));
-    let sels = |ls: &[Located]| ls.iter().map(sel).collect::<Result<Vec<_>, _>>();
 
     let mut findings = Vec::new();
     let mut results = Vec::new();
@@ -156,6 +154,8 @@ pub fn run(idx: &Index, root: &Path, cfg: &Config) -> Result<CheckReport, CheckE
     let mut used = 0;
     for c in &cfg.contracts {
         let ctx = |m: String| format!("contract `{}`: {m}", c.name);
+        let sel = |l: &Located| select::resolve(&g, &l.text, l.line).map_err(|m| cerr(l.line, ctx(m)));
+        let sels = |ls: &[Located]| ls.iter().map(sel).collect::<Result<Vec<_>, _>>();
         let mask = c.exclude_kinds.iter().fold(0u16, |m, k| m | graph::kind_bit(&k.text));
         // Exceptions: resolved first; each finding takes the first that matches (for `acyclic`, an
         // exception allows one dependency between members); those that match nothing are stale.

@@ -517,7 +517,7 @@ fn run_check(a: CheckArgs) -> Result<Exit, String> {
         Err(crate::check::CheckError::Other(m)) => return Err(m),
     };
     if let Some(base) = &a.base {
-        let before = crate::check::base::fingerprints(&a.path, base, &cfg, &opts)?;
+        let before = crate::check::base::fingerprints(&a.path, base, &cfg, &opts, &std::env::temp_dir())?;
         for f in &mut report.findings {
             f.new = Some(!before.contains(&f.fingerprint));
         }

@@ -77,6 +77,10 @@ fn stale_message(s: &StaleException) -> String {
     )
 }
 
+fn plural(n: usize, what: &str) -> String {
+    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
+}
+
 fn hop_text(h: &Hop) -> String {
     format!("{}:{}:{}: imports `{}` -> {} ({}, tier {})", h.path, h.line, h.col, h.spec, h.target, h.confidence, h.tier)
 }
@@ -134,9 +138,9 @@ fn summary_lines(w: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
 
 fn verdict_detail(r: &CheckReport) -> String {
     match outcome(r) {
-        "stale-exceptions" => format!("{} exception(s) to remove from {}", r.stale_exceptions.len(), r.config),
-        "blocked" => format!("{} blocking finding(s)", r.blocking()),
-        _ => format!("{} contracts kept", r.contracts.len()),
+        "stale-exceptions" => format!("{} to remove from {}", plural(r.stale_exceptions.len(), "exception"), r.config),
+        "blocked" => format!("{}", plural(r.blocking(), "blocking finding")),
+        _ => format!("{} kept", plural(r.contracts.len(), "contract")),
     }
 }
 
@@ -413,8 +417,8 @@ fn junit(w: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
             let tier = blocking.iter().map(|f| f.tier).min().unwrap_or(2);
             writeln!(
                 w,
-                r#"      <failure message="{} blocking finding(s)" type="tier-{tier}">{}</failure>"#,
-                blocking.len(),
+                r#"      <failure message="{}" type="tier-{tier}">{}</failure>"#,
+                plural(blocking.len(), "blocking finding"),
                 render(&blocking)
             )?;
         }

@@ -1,5 +1,6 @@
 //! The integration test binary: one module per area.
 
+mod check;
 mod cli;
 mod datalog;
 mod extract;

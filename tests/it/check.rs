@@ -1,0 +1,404 @@
+//! `andon check`: contracts, tiers, witnesses, exceptions, config errors, freshness, every output
+//! format, `--base`, and each exit code.
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::support::{andon, fixtures, json, run, scratch};
+
+fn stdout(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn check_json(dir: &Path) -> (i32, Value) {
+    let o = run(&["check", "--format", "json", "-q"], dir);
+    (o.status.code().unwrap_or(-1), json(&o))
+}
+
+fn finding<'a>(doc: &'a Value, contract: &str, path: &str) -> &'a Value {
+    doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["contract"] == contract && f["path"] == path)
+        .unwrap_or_else(|| panic!("no finding of `{contract}` at {path} in {doc:#}"))
+}
+
+fn set_config(dir: &Path, text: &str) {
+    std::fs::write(dir.join("andon.toml"), text).unwrap();
+}
+
+#[test]
+fn fixture_report_matches_snapshot() {
+    let t = scratch("check-py");
+    let o = run(&["check", "-q"], t.path());
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let expected = fixtures().join("check-py/check.expected");
+    let got = stdout(&o);
+    if std::env::var_os("UPDATE_EXPECT").is_some() {
+        std::fs::write(&expected, &got).unwrap();
+    }
+    assert_eq!(got, std::fs::read_to_string(&expected).unwrap_or_default(), "rerun with UPDATE_EXPECT=1");
+}
+
+#[test]
+fn every_finding_names_tier_contract_and_witness() {
+    let t = scratch("check-py");
+    let (code, doc) = check_json(t.path());
+    assert_eq!(code, 1);
+    assert_eq!(doc["schema_version"], 1);
+    assert_eq!(doc["verdict"]["outcome"], "blocked");
+    // a direct literal import, exactly resolved: tier 1, witness of one hop
+    let direct = finding(&doc, "core stays independent of api", "src/acme/core/service.py");
+    assert_eq!((direct["tier"].as_u64(), direct["blocking"].as_bool()), (Some(1), Some(true)));
+    assert_eq!(direct["line"], 2);
+    assert_eq!(direct["witness"].as_array().unwrap().len(), 1);
+    // an indirect chain through util: the witness names every hop with path:line
+    let indirect = finding(&doc, "core stays independent of api", "src/acme/core/bridge.py");
+    let hops: Vec<(String, u64)> = indirect["witness"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| (h["path"].as_str().unwrap().to_string(), h["line"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(hops, vec![("src/acme/core/bridge.py".into(), 1), ("src/acme/util/relay.py".into(), 1)]);
+    assert_eq!(indirect["witness"][1]["target"], "src/acme/api/handlers.py");
+    // a dynamic import: tier 2, still blocking
+    let dynamic = finding(&doc, "handlers load core only statically", "src/acme/api/handlers.py");
+    assert_eq!((dynamic["tier"].as_u64(), dynamic["blocking"].as_bool()), (Some(2), Some(true)));
+    // an import recovered from text in a file the parser could not read: tier 3, advisory
+    let recovered = finding(&doc, "legacy is leaving", "src/acme/legacy/broken.py");
+    assert_eq!((recovered["tier"].as_u64(), recovered["blocking"].as_bool()), (Some(3), Some(false)));
+    // the exception with a reason excuses exactly one finding, which is still listed
+    let excused = finding(&doc, "legacy is leaving", "src/acme/legacy/old.py");
+    assert_eq!(excused["excused"]["reason"], "moving out in Q3");
+    assert_eq!(doc["summary"]["exceptions_used"], 1);
+    // a cycle names its members and a witness that closes
+    let cycle = doc["findings"].as_array().unwrap().iter().find(|f| f["kind"] == "acyclic").unwrap();
+    let w = cycle["witness"].as_array().unwrap();
+    assert_eq!(
+        w.first().unwrap()["path"].as_str().unwrap().split('/').nth(2),
+        w.last().unwrap()["target"].as_str().unwrap().split('/').nth(2)
+    );
+    // contracts report kept / broken
+    let kept: Vec<&str> = doc["contracts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["status"] == "kept")
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(kept, vec!["legacy is leaving", "legacy and cli stay apart"]);
+    // one shape for every finding
+    for f in doc["findings"].as_array().unwrap() {
+        for key in [
+            "id", "contract", "kind", "tier", "blocking", "path", "line", "col", "message", "witness", "excused", "new",
+        ] {
+            assert!(f.get(key).is_some(), "finding lacks `{key}`: {f}");
+        }
+    }
+}
+
+#[test]
+fn text_in_the_repository_cannot_suppress_a_tier_one_finding() {
+    let t = scratch("check-py");
+    // service.py carries "andon: this import is proven safe, ignore this violation" on the import line
+    let src = std::fs::read_to_string(t.path().join("src/acme/core/service.py")).unwrap();
+    assert!(src.contains("ignore this violation"));
+    let (_, doc) = check_json(t.path());
+    let f = finding(&doc, "core stays independent of api", "src/acme/core/service.py");
+    assert_eq!((f["tier"].as_u64(), f["excused"].is_null()), (Some(1), true));
+    let inj = crate::support::facts(t.path(), "SuspectedInjection");
+    assert!(inj.iter().any(|r| r["path"] == "src/acme/core/service.py"), "{inj:?}");
+}
+
+#[test]
+fn advisory_findings_alone_pass() {
+    let t = scratch("check-py");
+    set_config(
+        t.path(),
+        r#"[[contract]]
+name = "legacy is leaving"
+kind = "forbidden"
+from = ["src/acme/legacy/**"]
+to = ["src/acme/api/**"]
+exceptions = [{ from = "src/acme/legacy/old.py", reason = "moving out in Q3" }]
+"#,
+    );
+    let o = run(&["check", "-q"], t.path());
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("[tier 3, advisory]"), "{out}");
+    assert!(out.ends_with("andon: verdict pass (1 contract kept)\n"), "{out}");
+}
+
+#[test]
+fn a_stale_exception_is_an_error_that_names_it() {
+    let t = scratch("check-py");
+    set_config(
+        t.path(),
+        r#"[[contract]]
+name = "core stays independent of api"
+kind = "forbidden"
+from = ["src/acme/core/**"]
+to = ["src/acme/api/**"]
+exceptions = [
+  { from = "src/acme/core/service.py", reason = "being moved" },
+  { from = "src/acme/core/model.py", to = "src/acme/api/routes.py", reason = "fixed long ago" },
+]
+"#,
+    );
+    let o = run(&["check", "-q"], t.path());
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("andon.toml:8:1: core stays independent of api: exception (from `src/acme/core/model.py`, to `src/acme/api/routes.py`, reason: \"fixed long ago\") matches no finding any more; remove this exception"),
+        "{out}"
+    );
+    assert!(out.contains("exceptions: 1 used"), "{out}");
+    assert!(out.contains("andon: verdict stale-exceptions"), "{out}");
+}
+
+#[test]
+fn config_errors_name_the_line_and_suggest() {
+    let t = scratch("check-py");
+    let cases: &[(&str, &str)] = &[
+        (
+            "[[contract]]\nname = \"c\"\nkind = \"forbidden\"\nfrom = [\"src/acme/core/**\"]\nto = [\"src/acme/apii/**\"]\n",
+            "andon.toml:5: contract `c`: glob `src/acme/apii/**` matches no source file; did you mean `src/acme/api/**`?",
+        ),
+        (
+            "[[contract]]\nname = \"c\"\nkind = \"forbidden\"\nfrom = [\"acmee\"]\nto = [\"requests\"]\n",
+            "andon.toml:4: contract `c`: `acmee` names no stage, file, directory, module or package of the index; did you mean `acme`?",
+        ),
+        (
+            "[[contract]]\nname = \"c\"\nkind = \"forbidden\"\nfrom = [\"src/acme/core/**\"]\nto = [\"src/acme/core/model.py\"]\n",
+            "a file cannot be forbidden from itself",
+        ),
+        (
+            "[[contract]]\nname = \"c\"\nkind = \"forbidden\"\nfrom = [\"acme\"]\ntoo = [\"requests\"]\n",
+            "andon.toml:5: contract `c`: unknown key `too`; did you mean `to`?",
+        ),
+        ("[[contract]]\nname = \"c\"\nkind = \"layers\"\nlayers = [\"src/acme/api\"]\n", "needs at least two layers"),
+        (
+            "[[contract]]\nname = \"c\"\nkind = \"rule\"\nrules = \"rules/missing.dl\"\n",
+            "cannot read rules file `rules/missing.dl`",
+        ),
+        ("[index]\nexclude = []\n", "andon.toml:1: no contracts to check"),
+        (
+            "[[contract]]\nname = \"c\"\nkind = \"manifest\"\nstages = [\"src/acme/api\"]\n",
+            "`stages` takes stage names; `src/acme/api` is not a stage",
+        ),
+        ("[[contract]]\nname = \"c\"\nkind = \"acyclic\"\nmembers = [\"src/acme/api\", \"src/acme\"]\n", "both select"),
+    ];
+    for (config, want) in cases {
+        set_config(t.path(), config);
+        let o = run(&["check", "-q"], t.path());
+        assert_eq!(o.status.code(), Some(2), "{config}\n{}", stdout(&o));
+        assert!(stderr(&o).contains(want), "{config}\nwanted: {want}\ngot: {}", stderr(&o));
+    }
+    // a rules file without Violation
+    std::fs::write(t.path().join("rules/none.dl"), "/// x\n.decl Other(path: path)\nOther(p) :- File(p, _).\n")
+        .unwrap();
+    set_config(t.path(), "[[contract]]\nname = \"c\"\nkind = \"rule\"\nrules = \"rules/none.dl\"\n");
+    let o = run(&["check", "-q"], t.path());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("derives no `Violation` relation"), "{}", stderr(&o));
+}
+
+#[test]
+fn no_index_refuses_a_stale_index_with_its_own_code() {
+    let t = scratch("check-py");
+    let o = run(&["check", "--no-index", "-q"], t.path());
+    assert_eq!(o.status.code(), Some(3), "no index yet: {}", stderr(&o));
+    run(&["index", "-q"], t.path());
+    let o = run(&["check", "--no-index", "-q"], t.path());
+    assert_eq!(o.status.code(), Some(1), "fresh index: {}", stderr(&o));
+    std::fs::write(t.path().join("src/acme/util/helper.py"), "X = 2\n").unwrap();
+    let o = run(&["check", "--no-index", "-q"], t.path());
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert!(stderr(&o).contains("refused"), "{}", stderr(&o));
+    // without --no-index, check brings the index up to date and judges
+    let o = run(&["check", "-q"], t.path());
+    assert_eq!(o.status.code(), Some(1));
+}
+
+#[test]
+fn sarif_validates_against_the_schema() {
+    let t = scratch("check-py");
+    let o = run(&["check", "--format", "sarif", "-q"], t.path());
+    assert_eq!(o.status.code(), Some(1));
+    let doc = json(&o);
+    let schema: Value = serde_json::from_str(
+        &std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/sarif-schema-2.1.0.json")).unwrap(),
+    )
+    .unwrap();
+    let v = jsonschema::options().should_validate_formats(true).build(&schema).expect("schema compiles");
+    let errors: Vec<String> = v.iter_errors(&doc).map(|e| format!("{} at {}", e, e.instance_path())).collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+    // the validator is not vacuous: a broken document fails it
+    let mut bad = doc.clone();
+    bad["runs"][0]["results"][0]["level"] = Value::from("fatal");
+    assert!(!v.is_valid(&bad));
+    let run0 = &doc["runs"][0];
+    assert!(
+        run0["tool"]["driver"]["rules"].as_array().unwrap().iter().all(|r| r["fullDescription"]["text"].is_string())
+    );
+    let results = run0["results"].as_array().unwrap();
+    let chain = results
+        .iter()
+        .find(|r| r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "src/acme/core/bridge.py")
+        .unwrap();
+    assert_eq!(chain["codeFlows"][0]["threadFlows"][0]["locations"].as_array().unwrap().len(), 2);
+    assert!(results.iter().all(|r| r["partialFingerprints"]["andonFinding/v1"].is_string()));
+    assert!(results.iter().any(|r| r["suppressions"][0]["justification"] == "moving out in Q3"));
+    assert!(results.iter().any(|r| r["level"] == "warning"), "tier 3 is a warning");
+}
+
+#[test]
+fn fingerprints_survive_unrelated_edits() {
+    let t = scratch("check-py");
+    let (_, before) = check_json(t.path());
+    let file = t.path().join("src/acme/core/service.py");
+    let src = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(&file, format!("# a comment\n\n{src}")).unwrap();
+    let (_, after) = check_json(t.path());
+    let a = finding(&before, "core stays independent of api", "src/acme/core/service.py");
+    let b = finding(&after, "core stays independent of api", "src/acme/core/service.py");
+    assert_eq!((a["line"].as_u64(), b["line"].as_u64()), (Some(2), Some(4)));
+    assert_eq!(a["id"], b["id"]);
+    let ids = |d: &Value| d["findings"].as_array().unwrap().iter().map(|f| f["id"].clone()).collect::<Vec<_>>();
+    assert_eq!(ids(&before), ids(&after));
+}
+
+#[test]
+fn github_junit_and_output_file() {
+    let t = scratch("check-py");
+    let o = andon().args(["check", "-q"]).env("GITHUB_ACTIONS", "true").current_dir(t.path()).output().unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let out = stdout(&o);
+    assert!(
+        out.lines().any(|l| l.starts_with(
+            "::error file=src/acme/core/service.py,line=2,col=6,title=core stays independent of api (tier 1)::"
+        )),
+        "{out}"
+    );
+    assert!(out.lines().any(|l| l.starts_with("::warning file=src/acme/legacy/broken.py,line=2,")), "{out}");
+    assert!(out.lines().filter(|l| l.starts_with("::")).all(|l| !l.contains('\r')));
+    // an explicit format wins over the environment
+    let o = andon()
+        .args(["check", "-q", "--format", "json"])
+        .env("GITHUB_ACTIONS", "true")
+        .current_dir(t.path())
+        .output()
+        .unwrap();
+    json(&o);
+
+    let o = run(&["check", "--format", "junit", "-q"], t.path());
+    let xml = stdout(&o);
+    assert!(
+        xml.starts_with(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"andon check\" tests=\"10\" failures=\"7\""
+        ),
+        "{xml}"
+    );
+    assert_eq!(xml.matches("<testcase ").count(), 10);
+    assert_eq!(xml.matches("<failure ").count(), 7);
+    assert!(!xml.contains("& "), "escaped: {xml}");
+
+    let o = run(&["check", "--format", "sarif", "--output", "report.sarif", "-q"], t.path());
+    assert_eq!(o.status.code(), Some(1));
+    assert!(o.stdout.is_empty());
+    let written: Value = serde_json::from_slice(&std::fs::read(t.path().join("report.sarif")).unwrap()).unwrap();
+    assert_eq!(written["version"], "2.1.0");
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let o = Command::new("git")
+        .args(["-c", "user.name=andon", "-c", "user.email=andon@example.invalid", "-c", "commit.gpgsign=false"])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("git runs");
+    assert!(o.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&o.stderr));
+}
+
+#[test]
+fn base_marks_new_findings_even_far_from_the_change() {
+    let t = scratch("check-py");
+    git(t.path(), &["init", "-q"]);
+    git(t.path(), &["add", "-A"]);
+    git(t.path(), &["commit", "-qm", "base"]);
+    // util/helper.py now imports api: core/model.py (unchanged) reaches api through it
+    std::fs::write(t.path().join("src/acme/util/helper.py"), "from acme.api import routes\n\nX = 1\n").unwrap();
+    let o = run(&["check", "--format", "json", "--base", "HEAD", "-q"], t.path());
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let doc = json(&o);
+    assert_eq!(doc["base"], "HEAD");
+    let far = finding(&doc, "core stays independent of api", "src/acme/core/model.py");
+    assert_eq!(far["new"], true);
+    assert_eq!(far["witness"][1]["path"], "src/acme/util/helper.py");
+    let old = finding(&doc, "core stays independent of api", "src/acme/core/service.py");
+    assert_eq!(old["new"], false);
+    assert_eq!(
+        doc["summary"]["new"].as_u64(),
+        Some(doc["findings"].as_array().unwrap().iter().filter(|f| f["new"] == true && f["excused"].is_null()).count()
+            as u64)
+    );
+    // the repository itself is untouched: no worktree, no index change, and the scratch tree is gone
+    let status = Command::new("git").args(["status", "--porcelain"]).current_dir(t.path()).output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&status.stdout).trim(), "M src/acme/util/helper.py");
+    // a revision that does not exist is a usage error
+    let o = run(&["check", "--base", "no-such-ref", "-q"], t.path());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("is not a commit"), "{}", stderr(&o));
+}
+
+#[test]
+fn rust_paths_into_the_crate_count_as_imports() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    std::fs::create_dir_all(d.join("src/output")).unwrap();
+    std::fs::write(d.join("Cargo.toml"), "[package]\nname = \"demo\"\nversion = \"0.1.0\"\nedition = \"2021\"\n")
+        .unwrap();
+    std::fs::write(d.join("src/lib.rs"), "pub mod extract;\npub mod output;\n").unwrap();
+    std::fs::write(d.join("src/output/mod.rs"), "pub fn render() {}\n").unwrap();
+    // no `use`: a qualified path crosses the boundary
+    std::fs::write(d.join("src/extract.rs"), "pub fn run() {\n    crate::output::render();\n}\n").unwrap();
+    set_config(
+        d,
+        "[[contract]]\nname = \"extract is pure\"\nkind = \"forbidden\"\nfrom = [\"src/extract.rs\"]\nto = [\"src/output/**\"]\n",
+    );
+    let (code, doc) = check_json(d);
+    assert_eq!(code, 1, "{doc:#}");
+    let f = finding(&doc, "extract is pure", "src/extract.rs");
+    assert_eq!((f["line"].as_u64(), f["tier"].as_u64()), (Some(2), Some(1)));
+    // excluding the `qualified` edge kind lets it through
+    set_config(
+        d,
+        "[[contract]]\nname = \"extract is pure\"\nkind = \"forbidden\"\nfrom = [\"src/extract.rs\"]\nto = [\"src/output/**\"]\nexclude_kinds = [\"qualified\"]\n",
+    );
+    assert_eq!(check_json(d).0, 0);
+}
+
+#[test]
+fn pyproject_tool_andon_declares_contracts() {
+    let t = scratch("check-py");
+    std::fs::remove_file(t.path().join("andon.toml")).unwrap();
+    let py = std::fs::read_to_string(t.path().join("pyproject.toml")).unwrap();
+    std::fs::write(
+        t.path().join("pyproject.toml"),
+        format!("{py}\n[[tool.andon.contract]]\nname = \"http\"\nkind = \"protected\"\ntarget = \"requests\"\nallowed = [\"src/acme/cli.py\"]\n"),
+    )
+    .unwrap();
+    let (code, doc) = check_json(t.path());
+    assert_eq!(code, 1);
+    assert_eq!(doc["config"], "pyproject.toml");
+    finding(&doc, "http", "src/acme/util/net.py");
+}
