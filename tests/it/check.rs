@@ -402,3 +402,35 @@ fn pyproject_tool_andon_declares_contracts() {
     assert_eq!(doc["config"], "pyproject.toml");
     finding(&doc, "http", "src/acme/util/net.py");
 }
+
+#[test]
+fn stage_names_and_edge_kinds_select_across_a_workspace() {
+    let t = scratch("ts-workspace");
+    set_config(
+        t.path(),
+        "[[contract]]\nname = \"core never sees the app\"\nkind = \"forbidden\"\nfrom = [\"@acme/core\"]\nto = [\"@acme/app\"]\n\n\
+         [[contract]]\nname = \"app does not use core\"\nkind = \"forbidden\"\nfrom = [\"@acme/app\"]\nto = [\"@acme/core\"]\n\n\
+         [[contract]]\nname = \"no stage cycle\"\nkind = \"acyclic\"\n",
+    );
+    let (code, doc) = check_json(t.path());
+    assert_eq!(code, 1, "{doc:#}");
+    let status: Vec<(&str, &str)> = doc["contracts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["name"].as_str().unwrap(), c["status"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        status,
+        vec![("core never sees the app", "kept"), ("app does not use core", "broken"), ("no stage cycle", "kept")]
+    );
+    let broken: Vec<&Value> =
+        doc["findings"].as_array().unwrap().iter().filter(|f| f["contract"] == "app does not use core").collect();
+    assert!(broken.iter().all(|f| f["path"].as_str().unwrap().starts_with("packages/app/")), "{broken:?}");
+    // excluding both edge kinds the wire uses keeps the contract
+    set_config(
+        t.path(),
+        "[[contract]]\nname = \"app does not use core\"\nkind = \"forbidden\"\nfrom = [\"@acme/app\"]\nto = [\"@acme/core\"]\nexclude_kinds = [\"static\", \"type_only\"]\n",
+    );
+    assert_eq!(check_json(t.path()).0, 0);
+}
