@@ -303,6 +303,28 @@ impl Parser<'_> {
         }
     }
 
+    /// Strings that must each be one of `valid` (a `noun` of contract `contract`).
+    fn words(
+        &self,
+        v: &Val,
+        line: u32,
+        what: &str,
+        contract: &str,
+        noun: &str,
+        valid: &[&str],
+    ) -> Result<Vec<Located>, ConfigError> {
+        let words = self.strings(v, line, what)?;
+        if let Some(x) = words.iter().find(|x| !valid.contains(&x.text.as_str())) {
+            let msg = format!(
+                "contract `{contract}`: unknown {noun} `{}`{}",
+                x.text,
+                suggest(&x.text, valid, &format!("; {noun}s: "))
+            );
+            return Err(self.err(x.line, msg));
+        }
+        Ok(words)
+    }
+
     fn string(&self, v: &Val, line: u32, what: &str) -> Result<String, ConfigError> {
         match &v.v {
             V::Str(s) if !s.trim().is_empty() => Ok(s.clone()),
@@ -396,34 +418,12 @@ impl Parser<'_> {
                     }
                 }
                 "exclude_kinds" => {
-                    c.exclude_kinds = self.strings(v, kl, "`exclude_kinds` must be an array of edge kinds")?;
-                    for x in &c.exclude_kinds {
-                        if !EDGE_KINDS.contains(&x.text.as_str()) {
-                            return Err(self.err(
-                                x.line,
-                                format!(
-                                    "contract `{name}`: unknown edge kind `{}`{}",
-                                    x.text,
-                                    suggest(&x.text, EDGE_KINDS, "; edge kinds: ")
-                                ),
-                            ));
-                        }
-                    }
+                    let what = "`exclude_kinds` must be an array of edge kinds";
+                    c.exclude_kinds = self.words(v, kl, what, &name, "edge kind", EDGE_KINDS)?;
                 }
                 "checks" => {
-                    c.checks = self.strings(v, kl, "`checks` must be an array of `undeclared`, `unused`")?;
-                    for x in &c.checks {
-                        if !MANIFEST_CHECKS.contains(&x.text.as_str()) {
-                            return Err(self.err(
-                                x.line,
-                                format!(
-                                    "contract `{name}`: unknown check `{}`{}",
-                                    x.text,
-                                    suggest(&x.text, MANIFEST_CHECKS, "; checks: ")
-                                ),
-                            ));
-                        }
-                    }
+                    let what = "`checks` must be an array of `undeclared`, `unused`";
+                    c.checks = self.words(v, kl, what, &name, "check", MANIFEST_CHECKS)?;
                 }
                 "rules" => {
                     let s = self.string(v, kl, "`rules` must be the path of a `.dl` file")?;

@@ -157,6 +157,14 @@ pub fn run(idx: &Index, root: &Path, cfg: &Config) -> Result<CheckReport, CheckE
         let sel = |l: &Located| select::resolve(&g, &l.text, l.line).map_err(|m| cerr(l.line, ctx(m)));
         let sels = |ls: &[Located]| ls.iter().map(sel).collect::<Result<Vec<_>, _>>();
         let mask = c.exclude_kinds.iter().fold(0u16, |m, k| m | graph::kind_bit(&k.text));
+        let every_form = graph::kind_bit("static") | graph::kind_bit("dynamic");
+        if mask & every_form == every_form {
+            let line = c.exclude_kinds.last().map(|l| l.line).unwrap_or(c.line);
+            return Err(cerr(
+                line,
+                ctx("`exclude_kinds` excludes both static and dynamic imports; it could never fire".into()),
+            ));
+        }
         // Exceptions: resolved first; each finding takes the first that matches (for `acyclic`, an
         // exception allows one dependency between members); those that match nothing are stale.
         let exceptions: Vec<Exception> = c

@@ -192,6 +192,10 @@ fn config_errors_name_the_line_and_suggest() {
         ),
         ("[index]\nexclude = []\n", "andon.toml:1: no contracts to check"),
         (
+            "[[contract]]\nname = \"c\"\nkind = \"acyclic\"\nexclude_kinds = [\"static\", \"dynamic\"]\n",
+            "andon.toml:4: contract `c`: `exclude_kinds` excludes both static and dynamic imports; it could never fire",
+        ),
+        (
             "[[contract]]\nname = \"c\"\nkind = \"manifest\"\nstages = [\"src/acme/api\"]\n",
             "`stages` takes stage names; `src/acme/api` is not a stage",
         ),
