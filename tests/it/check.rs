@@ -4,6 +4,7 @@
 use std::path::Path;
 use std::process::Command;
 
+use proptest::prelude::*;
 use serde_json::Value;
 
 use crate::support::{andon, fixtures, json, run, scratch};
@@ -437,4 +438,106 @@ fn stage_names_and_edge_kinds_select_across_a_workspace() {
         "[[contract]]\nname = \"app does not use core\"\nkind = \"forbidden\"\nfrom = [\"@acme/app\"]\nto = [\"@acme/core\"]\nexclude_kinds = [\"static\", \"type_only\"]\n",
     );
     assert_eq!(check_json(t.path()).0, 0);
+}
+
+/// Writes a Python package `pkg` of `n` modules where module `i` imports every `j` in `edges[i]`
+/// (statically, or through `importlib` when `dynamic`), indexes it, and judges a transitive
+/// forbidden contract from modules `from` to modules `to`.
+fn judge_generated(
+    n: usize,
+    edges: &[(usize, usize, bool)],
+    from: &[usize],
+    to: &[usize],
+) -> (tempfile::TempDir, andon::check::CheckReport, andon::index::Index) {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    std::fs::create_dir_all(d.join("pkg")).unwrap();
+    std::fs::write(d.join("pyproject.toml"), "[project]\nname = \"pkg\"\n").unwrap();
+    std::fs::write(d.join("pkg/__init__.py"), "").unwrap();
+    for i in 0..n {
+        let mut src = String::from("import importlib\n");
+        for &(a, b, dynamic) in edges {
+            if a == i && a != b {
+                if dynamic {
+                    src.push_str(&format!("m{b} = importlib.import_module(\"pkg.m{b}\")\n"));
+                } else {
+                    src.push_str(&format!("from pkg import m{b}\n"));
+                }
+            }
+        }
+        std::fs::write(d.join(format!("pkg/m{i}.py")), src).unwrap();
+    }
+    let list = |v: &[usize]| v.iter().map(|i| format!("\"pkg/m{i}.py\"")).collect::<Vec<_>>().join(", ");
+    set_config(
+        d,
+        &format!("[[contract]]\nname = \"f\"\nkind = \"forbidden\"\nfrom = [{}]\nto = [{}]\n", list(from), list(to)),
+    );
+    let cfg = andon::config::Config::load(d).unwrap();
+    let opts = andon::index::IndexOptions {
+        walk: cfg.walk.clone(),
+        max_file_size: cfg.max_file_size,
+        threads: Some(1),
+        rebuild: false,
+    };
+    andon::index::update(d, &opts, &|_, _| {}).unwrap();
+    let idx = andon::index::load(d).unwrap().unwrap();
+    let report = andon::check::run(&idx, d, &cfg).unwrap();
+    (t, report, idx)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, .. ProptestConfig::default() })]
+    /// Differential: the gate finds a breach exactly when Datalog reachability over `ModuleEdge`
+    /// links a `from` module to a `to` module; and every witness is a real chain that starts at
+    /// the finding, avoids other `from` modules, ends in `to`, and carries the finding's tier.
+    #[test]
+    fn forbidden_agrees_with_datalog_reachability(
+        n in 3usize..8,
+        raw in proptest::collection::vec((0usize..8, 0usize..8, proptest::bool::weighted(0.2)), 0..14),
+        split in 1usize..3,
+    ) {
+        let edges: Vec<(usize, usize, bool)> = raw.into_iter().map(|(a, b, d)| (a % n, b % n, d)).collect();
+        let from: Vec<usize> = (0..split.min(n - 1)).collect();
+        let to: Vec<usize> = (split.min(n - 1)..n).filter(|i| i % 2 == 1 || *i == n - 1).collect();
+        let (_t, report, idx) = judge_generated(n, &edges, &from, &to);
+        let q = andon::datalog::prepare(
+            "R(a, b)",
+            &[("reach.dl".into(), "R(a, b) :- ModuleEdge(a, b).\nR(a, c) :- R(a, b), ModuleEdge(b, c).\n".into())],
+        ).unwrap();
+        let (answer, _) = andon::datalog::answer(&q, &idx, false).unwrap();
+        let name = |i: &usize| format!("pkg/m{i}.py");
+        let (fs, ts): (Vec<String>, Vec<String>) = (from.iter().map(name).collect(), to.iter().map(name).collect());
+        let reachable = answer.rows.iter().any(|r| fs.contains(&r[0]) && ts.contains(&r[1]));
+        prop_assert_eq!(!report.findings.is_empty(), reachable, "edges {:?}", edges);
+        let module_edges: std::collections::BTreeSet<(String, String)> = answer.rows.iter().map(|r| (r[0].clone(), r[1].clone())).collect();
+        for f in &report.findings {
+            let w = &f.witness;
+            prop_assert!(!w.is_empty());
+            prop_assert_eq!(&w[0].path, &f.path);
+            prop_assert!(fs.contains(&f.path));
+            for pair in w.windows(2) {
+                prop_assert_eq!(&pair[0].target, &pair[1].path, "a witness is one chain");
+                prop_assert!(!fs.contains(&pair[1].path), "a chain through another `from` module is that module's finding");
+            }
+            prop_assert!(ts.contains(&w.last().unwrap().target));
+            for h in w {
+                prop_assert!(module_edges.contains(&(h.path.clone(), h.target.clone())), "hop {:?} is a real import", h);
+            }
+            prop_assert_eq!(f.tier, w.iter().map(|h| h.tier).max().unwrap(), "the tier is the weakest hop's");
+            prop_assert_eq!(f.blocking(), f.tier <= 2);
+        }
+    }
+}
+
+#[test]
+fn generated_chains_are_judged_with_their_tiers() {
+    // m0 -> m1 (static) -> m2 (dynamic): one finding at m0, tier 2 because of the dynamic hop
+    let (_t, report, _) = judge_generated(3, &[(0, 1, false), (1, 2, true)], &[0], &[2]);
+    assert_eq!(report.findings.len(), 1, "{:?}", report.findings);
+    let f = &report.findings[0];
+    assert_eq!((f.path.as_str(), f.tier, f.witness.len()), ("pkg/m0.py", 2, 2));
+    // a static path as well: the finding drops to tier 1 with that witness
+    let (_t, report, _) = judge_generated(3, &[(0, 1, false), (1, 2, true), (0, 2, false)], &[0], &[2]);
+    let tiers: Vec<u8> = report.findings.iter().map(|f| f.tier).collect();
+    assert_eq!(tiers, vec![2, 1], "one finding per import line (by line): via m1 tier 2, the direct one tier 1");
 }
