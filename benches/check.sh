@@ -263,11 +263,11 @@ bench effect-warm "$EF" \
 say "medians (ratio = andon / peer; below 1 means andon is faster)"
 # job, andon command, peer command, what is compared, target ratio ("" = information only)
 rows="django-cold	andon	lint-imports	django cold: andon 5 contracts vs import-linter 1	2.5
-django-warm	andon	lint-imports	django warm: andon 5 contracts vs import-linter 1	0.3333
+django-warm	andon	lint-imports	django warm: andon 5 contracts vs import-linter 1	1/3
 effect-cold	andon	depcruise	effect cold: andon vs dependency-cruiser, 1 rule	0.1
 django-cold	andon-one	lint-imports	(info) django cold: andon 1 contract vs import-linter 1	
 django-warm	andon-one	lint-imports	(info) django warm: andon 1 contract vs import-linter 1	
-effect-warm	andon	depcruise	(info) effect warm: andon index vs depcruise --cache	"
+effect-warm	andon	depcruise	(info) effect warm: andon vs depcruise --cache	"
 TABLE=$RESULTS/table.txt
 {
   printf '%-56s %10s %10s %7s %8s %5s\n' job "andon ms" "peer ms" ratio target "met?"

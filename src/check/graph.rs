@@ -198,7 +198,7 @@ impl DepGraph {
             push(a, b, (r[2], r[3]), "heuristic", kind_bit("reference"), producer);
         }
 
-        edges.sort_by(|a, b| (a.from, a.line, a.to, a.tier).cmp(&(b.from, b.line, b.to, b.tier)));
+        edges.sort_by_key(|e| (e.from, e.line, e.to, e.tier));
         edges.dedup_by(|b, a| (a.from, a.line, a.to) == (b.from, b.line, b.to));
         let n = names.len();
         let mut out = vec![Vec::new(); n];

@@ -70,7 +70,7 @@ pub fn resolve(g: &DepGraph, text: &str, line: u32) -> Result<Selector, String> 
     let n = g.len();
     let mk = |kind: SelKind, nodes: Vec<bool>| Selector { text: text.to_string(), line, kind, nodes };
     let is_glob = body.contains(['*', '?', '[', '{']);
-    if prefix.is_none() && is_glob || prefix == Some("path") && is_glob {
+    if is_glob && matches!(prefix, None | Some("path")) {
         let glob = GlobBuilder::new(body)
             .literal_separator(true)
             .build()

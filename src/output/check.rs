@@ -139,7 +139,7 @@ fn summary_lines(w: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
 fn verdict_detail(r: &CheckReport) -> String {
     match outcome(r) {
         "stale-exceptions" => format!("{} to remove from {}", plural(r.stale_exceptions.len(), "exception"), r.config),
-        "blocked" => format!("{}", plural(r.blocking(), "blocking finding")),
+        "blocked" => plural(r.blocking(), "blocking finding"),
         _ => format!("{} kept", plural(r.contracts.len(), "contract")),
     }
 }
