@@ -541,3 +541,40 @@ fn generated_chains_are_judged_with_their_tiers() {
     let tiers: Vec<u8> = report.findings.iter().map(|f| f.tier).collect();
     assert_eq!(tiers, vec![2, 1], "one finding per import line (by line): via m1 tier 2, the direct one tier 1");
 }
+
+#[test]
+fn andon_gates_itself_and_the_gate_fires() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let t = tempfile::tempdir().unwrap();
+    for f in ["Cargo.toml", "andon.toml", "build.rs"] {
+        std::fs::copy(repo.join(f), t.path().join(f)).unwrap();
+    }
+    for d in ["src", "benches", "tests/it"] {
+        crate::support::copy_dir(&repo.join(d), &t.path().join(d));
+    }
+    let o = run(&["check", "-q"], t.path());
+    assert_eq!(o.status.code(), Some(0), "andon's own contracts hold:\n{}{}", stdout(&o), stderr(&o));
+    // extraction reaching for the command line's parser and for rendering breaks three contracts
+    let text = t.path().join("src/extract/text.rs");
+    let src = std::fs::read_to_string(&text).unwrap();
+    std::fs::write(&text, format!("use clap::Parser as _;\nfn _x() -> u32 {{ crate::output::SCHEMA_VERSION }}\n{src}"))
+        .unwrap();
+    let (code, doc) = check_json(t.path());
+    assert_eq!(code, 1);
+    let broken: Vec<&str> = doc["contracts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["status"] == "broken")
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        broken,
+        vec![
+            "the core knows nothing of presentation",
+            "layers, command line on top",
+            "only the command line knows clap"
+        ]
+    );
+    assert!(doc["findings"].as_array().unwrap().iter().filter(|f| f["excused"].is_null()).all(|f| f["tier"] == 1));
+}
