@@ -73,6 +73,9 @@ fn every_finding_names_tier_contract_and_witness() {
     // a dynamic import: tier 2, still blocking
     let dynamic = finding(&doc, "handlers load core only statically", "src/acme/api/handlers.py");
     assert_eq!((dynamic["tier"].as_u64(), dynamic["blocking"].as_bool()), (Some(2), Some(true)));
+    // an intact import in a file with a syntax error: tier 2 (the parser's recovery may misread)
+    let sloppy = finding(&doc, "core stays independent of api", "src/acme/core/sloppy.py");
+    assert_eq!((sloppy["tier"].as_u64(), sloppy["blocking"].as_bool()), (Some(2), Some(true)));
     // an import recovered from text in a file the parser could not read: tier 3, advisory
     let recovered = finding(&doc, "legacy is leaving", "src/acme/legacy/broken.py");
     assert_eq!((recovered["tier"].as_u64(), recovered["blocking"].as_bool()), (Some(3), Some(false)));
