@@ -55,10 +55,22 @@ pub const GOALS: &[crate::facts::RelId] = &[
     rel::RESOLVES_EXTERNAL,
     rel::DECLARES_DEPENDENCY,
     rel::DEPENDENCY_IMPORT,
-    rel::WIRE_REFERENCE,
     rel::STAGE_MANIFEST,
     rel::MANIFEST_ENTRY,
+    rel::IMPORT_NAME,
 ];
+
+/// Whether a stage's manifest declares a dependency imported under another stage's import name:
+/// only then can `WireReference` (qualified paths into another stage) hold.
+pub fn cross_stage_names(store: &Store) -> bool {
+    let rows = |r: crate::facts::RelId| store.rels[r.0 as usize].iter();
+    let manifest_of: BTreeMap<u32, Vec<u32>> = rows(rel::STAGE_MANIFEST).fold(BTreeMap::new(), |mut m, r| {
+        m.entry(r[1]).or_insert_with(Vec::new).push(r[0]);
+        m
+    });
+    let named: BTreeSet<u32> = rows(rel::IMPORT_NAME).map(|r| r[2]).collect();
+    rows(rel::DEPENDENCY_IMPORT).any(|r| named.contains(&r[2]) && manifest_of.contains_key(&r[0]))
+}
 
 pub fn kind_bit(kind: &str) -> u16 {
     EDGE_KINDS.iter().position(|k| *k == kind).map(|i| 1u16 << i).unwrap_or(0)

@@ -145,7 +145,13 @@ pub fn run(idx: &Index, root: &Path, cfg: &Config) -> Result<CheckReport, CheckE
     if cfg.contracts.iter().any(|c| c.kind == ContractKind::Manifest) {
         goals.extend([rel::UNDECLARED_IMPORT, rel::UNUSED_DEPENDENCY_AT, rel::HAS_MANIFEST]);
     }
-    let store = crate::ops::derive(&prog, idx, &goals).map_err(CheckError::Other)?;
+    // Qualified references across stages need every identifier of the repository (`References`,
+    // the largest relation); they can exist only when a stage declares a dependency on another
+    // stage by its import name, so the identifiers are loaded only then.
+    let mut store = derive(&prog, idx, &goals, false)?;
+    if graph::cross_stage_names(&store) {
+        store = derive(&prog, idx, &goals, true)?;
+    }
     let g = DepGraph::build(&store);
 
     let mut findings = Vec::new();
@@ -429,6 +435,24 @@ fn excuse(exceptions: &[Exception], froms: &[Subject], tos: &[Subject]) -> Optio
         x.from.as_ref().is_none_or(|f| froms.iter().any(|s| f.matches(s)))
             && x.to.as_ref().is_none_or(|t| tos.iter().any(|s| t.matches(s)))
     })
+}
+
+/// Evaluates `goals` (with `WireReference` when `references`) with the run-time engine, which runs
+/// only the strata the goals need.
+fn derive(
+    prog: &datalog::lang::Program,
+    idx: &Index,
+    goals: &[crate::facts::RelId],
+    references: bool,
+) -> Result<datalog::Store, CheckError> {
+    let mut goals: Vec<usize> = goals.iter().map(|r| r.0 as usize).collect();
+    if references {
+        goals.push(rel::WIRE_REFERENCE.0 as usize);
+    }
+    let need = prog.needed(&goals);
+    let mut store = datalog::load(prog, idx, Some(&need)).map_err(CheckError::Other)?;
+    datalog::run_runtime(prog, &mut store, Some(&need));
+    Ok(store)
 }
 
 fn union(g: &DepGraph, sels: &[Selector]) -> Vec<bool> {

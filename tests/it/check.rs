@@ -581,3 +581,29 @@ fn andon_gates_itself_and_the_gate_fires() {
     );
     assert!(doc["findings"].as_array().unwrap().iter().filter(|f| f["excused"].is_null()).all(|f| f["tier"] == 1));
 }
+
+#[test]
+fn a_qualified_path_into_another_crate_is_a_tier_two_edge() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    std::fs::create_dir_all(d.join("core/src")).unwrap();
+    std::fs::create_dir_all(d.join("app/src")).unwrap();
+    std::fs::write(d.join("Cargo.toml"), "[workspace]\nmembers = [\"core\", \"app\"]\n").unwrap();
+    std::fs::write(d.join("core/Cargo.toml"), "[package]\nname = \"core-lib\"\nversion = \"0.1.0\"\n").unwrap();
+    std::fs::write(d.join("core/src/lib.rs"), "pub fn f() {}\n").unwrap();
+    std::fs::write(
+        d.join("app/Cargo.toml"),
+        "[package]\nname = \"app\"\nversion = \"0.1.0\"\n[dependencies]\ncore-lib = { path = \"../core\" }\n",
+    )
+    .unwrap();
+    std::fs::write(d.join("app/src/main.rs"), "fn main() {\n    core_lib::f();\n}\n").unwrap();
+    set_config(
+        d,
+        "[[contract]]\nname = \"app stands alone\"\nkind = \"forbidden\"\nfrom = [\"app\"]\nto = [\"core-lib\"]\n",
+    );
+    let (code, doc) = check_json(d);
+    assert_eq!(code, 1, "{doc:#}");
+    let f = finding(&doc, "app stands alone", "app/src/main.rs");
+    assert_eq!((f["line"].as_u64(), f["tier"].as_u64()), (Some(2), Some(2)), "{f:#}");
+    assert_eq!(f["witness"][0]["target"], "core/src/lib.rs");
+}
