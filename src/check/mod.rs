@@ -209,7 +209,7 @@ pub fn run(idx: &Index, root: &Path, cfg: &Config) -> Result<CheckReport, CheckE
                     labels(&c.to),
                     if c.transitive { ", directly or indirectly" } else { " directly" }
                 );
-                let raws = forbid(&g, &f, &t, &f, c.transitive, mask, &to, |_| String::new());
+                let raws = forbid(&g, &f, &t, &f, c.transitive, mask, &to, "");
                 (raws, desc)
             }
             ContractKind::Layers => {
@@ -219,8 +219,7 @@ pub fn run(idx: &Index, root: &Path, cfg: &Config) -> Result<CheckReport, CheckE
                 let layers: Vec<Vec<Selector>> = c.layers.iter().map(|l| sels(l)).collect::<Result<_, _>>()?;
                 let sets: Vec<Vec<bool>> = layers.iter().map(|l| union(&g, l)).collect();
                 disjoint(&g, &sets, |i| labels(&c.layers[i])).map_err(|(i, m)| cerr(c.layers[i][0].line, ctx(m)))?;
-                let all =
-                    sets.iter().fold(vec![false; g.len()], |a, s| a.iter().zip(s).map(|(x, y)| *x || *y).collect());
+                let all = any_of(&g, &sets);
                 let mut raws = Vec::new();
                 for lower in 1..sets.len() {
                     for upper in 0..lower {
@@ -233,7 +232,7 @@ pub fn run(idx: &Index, root: &Path, cfg: &Config) -> Result<CheckReport, CheckE
                             c.transitive,
                             mask,
                             &layers[upper],
-                            |_| format!("layer {lo} is below {up}: "),
+                            &format!("layer {lo} is below {up}: "),
                         ));
                     }
                 }
@@ -248,8 +247,7 @@ pub fn run(idx: &Index, root: &Path, cfg: &Config) -> Result<CheckReport, CheckE
                 let sets: Vec<Vec<bool>> = members.iter().map(|m| union(&g, std::slice::from_ref(m))).collect();
                 disjoint(&g, &sets, |i| format!("`{}`", c.members[i].text))
                     .map_err(|(i, m)| cerr(c.members[i].line, ctx(m)))?;
-                let all =
-                    sets.iter().fold(vec![false; g.len()], |a, s| a.iter().zip(s).map(|(x, y)| *x || *y).collect());
+                let all = any_of(&g, &sets);
                 let mut raws = Vec::new();
                 for i in 0..sets.len() {
                     for j in 0..sets.len() {
@@ -262,7 +260,7 @@ pub fn run(idx: &Index, root: &Path, cfg: &Config) -> Result<CheckReport, CheckE
                                 c.transitive,
                                 mask,
                                 std::slice::from_ref(&members[j]),
-                                |_| String::new(),
+                                "",
                             ));
                         }
                     }
@@ -455,6 +453,11 @@ fn derive(
     Ok(store)
 }
 
+/// Nodes in any of `sets`.
+fn any_of(g: &DepGraph, sets: &[Vec<bool>]) -> Vec<bool> {
+    (0..g.len()).map(|n| sets.iter().any(|s| s[n])).collect()
+}
+
 fn union(g: &DepGraph, sels: &[Selector]) -> Vec<bool> {
     let mut v = vec![false; g.len()];
     for s in sels {
@@ -514,7 +517,7 @@ fn forbid(
     transitive: bool,
     mask: u16,
     to_sels: &[Selector],
-    prefix: impl Fn(u32) -> String,
+    prefix: &str,
 ) -> Vec<Raw> {
     let mut best: BTreeMap<(u32, u32), (u8, Vec<u32>)> = BTreeMap::new();
     for tier in 1..=3u8 {
@@ -564,7 +567,7 @@ fn forbid(
                 at: (g.name(f).to_string(), line),
                 message: format!(
                     "{}`{}` must not depend on {label}: it imports `{}`{via}",
-                    prefix(f),
+                    prefix,
                     g.name(f),
                     first.spec
                 ),
