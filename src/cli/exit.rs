@@ -12,10 +12,12 @@ pub enum Exit {
     Error = 2,
     /// The persisted index is stale against the working tree (or missing).
     StaleIndex = 3,
+    /// `enabled = false` in the settings: the command stopped before doing anything.
+    Disabled = 4,
 }
 
 impl Exit {
-    pub const ALL: [Exit; 4] = [Exit::Success, Exit::Findings, Exit::Error, Exit::StaleIndex];
+    pub const ALL: [Exit; 5] = [Exit::Success, Exit::Findings, Exit::Error, Exit::StaleIndex, Exit::Disabled];
 
     pub fn code(self) -> ExitCode {
         ExitCode::from(self as u8)

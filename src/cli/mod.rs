@@ -41,6 +41,26 @@ enum Command {
     Why(WhyArgs),
     /// Judge the contracts of andon.toml on a fresh index: the structural gate for CI.
     Check(CheckArgs),
+    /// The effective settings and where each came from.
+    Config {
+        #[command(subcommand)]
+        action: ConfigAction,
+    },
+}
+
+#[derive(Subcommand)]
+enum ConfigAction {
+    /// Print every effective setting with its origin (default, or file:line). Runs even when disabled.
+    Show(ConfigShowArgs),
+}
+
+#[derive(Args)]
+struct ConfigShowArgs {
+    /// Repository.
+    #[arg(default_value = ".")]
+    path: PathBuf,
+    #[command(flatten)]
+    common: Common,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -230,6 +250,13 @@ pub fn main() -> ExitCode {
             return if e.use_stderr() { Exit::Error.code() } else { Exit::Success.code() };
         }
     };
+    // `enabled = false` stops every command before any other check or write (R1).
+    if let Some((path, json)) = repo_of(&cli.command)
+        && let Some(origin) = crate::config::settings::disabled(&path)
+    {
+        let _ = emit(|w| output::disabled(w, &origin.to_string(), json));
+        return Exit::Disabled.code();
+    }
     let result = match cli.command {
         Command::Index(a) => run_index(a),
         Command::Facts(a) => run_facts(a),
@@ -237,6 +264,7 @@ pub fn main() -> ExitCode {
         Command::Stream(a) => run_stream(a),
         Command::Why(a) => run_why(a),
         Command::Check(a) => run_check(a),
+        Command::Config { action: ConfigAction::Show(a) } => run_config_show(a),
     };
     match result {
         Ok(code) => code.code(),
@@ -245,6 +273,32 @@ pub fn main() -> ExitCode {
             Exit::Error.code()
         }
     }
+}
+
+/// The repository a command works on and whether it speaks JSON (None for commands that must run
+/// even when andon is disabled).
+fn repo_of(c: &Command) -> Option<(PathBuf, bool)> {
+    let first_of = |args: &[String], n: usize| PathBuf::from(if args.len() == n { args[0].as_str() } else { "." });
+    let json = |c: &Common| matches!(c.format, FormatArg::Json);
+    Some(match c {
+        Command::Index(a) => (a.path.clone(), json(&a.common)),
+        Command::Facts(a) => (a.path.clone(), json(&a.common)),
+        Command::Stream(a) => (a.path.clone(), matches!(a.format, GraphFormatArg::Json)),
+        Command::Check(a) => (a.path.clone(), matches!(a.format, Some(CheckFormatArg::Json | CheckFormatArg::Sarif))),
+        Command::Query(a) if a.schema => (first_of(&a.args, 1), matches!(a.format, QueryFormatArg::Json)),
+        Command::Query(a) => (first_of(&a.args, 2), matches!(a.format, QueryFormatArg::Json)),
+        Command::Why(a) => (first_of(&a.args, 3), json(&a.common)),
+        Command::Config { .. } => return None,
+    })
+}
+
+fn run_config_show(a: ConfigShowArgs) -> Result<Exit, String> {
+    if !a.path.exists() {
+        return Err(format!("{}: no such directory", a.path.display()));
+    }
+    let cfg = Config::load(&a.path).map_err(|e| config_error(&e))?;
+    emit(|w| output::settings_report(w, &cfg, format_of(&a.common)))?;
+    Ok(Exit::Success)
 }
 
 fn format_of(c: &Common) -> Format {

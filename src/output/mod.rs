@@ -251,3 +251,63 @@ pub fn schema_report(w: &mut dyn Write, format: Format) -> io::Result<()> {
         }
     }
 }
+
+fn scalar_json(v: &crate::config::Scalar) -> Value {
+    match v {
+        crate::config::Scalar::Str(s) => json!(s),
+        crate::config::Scalar::Bool(b) => json!(b),
+        crate::config::Scalar::Int(n) => json!(n),
+    }
+}
+
+/// `andon config show`: every effective setting, its value and where it came from.
+pub fn settings_report(w: &mut dyn Write, cfg: &crate::config::Config, format: Format) -> io::Result<()> {
+    let rows = cfg.settings.rows();
+    let source = cfg.source.as_ref().map(|p| p.to_string_lossy().replace('\\', "/"));
+    match format {
+        Format::Json => {
+            let mut settings = serde_json::Map::new();
+            for (k, v, origin) in &rows {
+                settings.insert(k.to_string(), json!({ "value": scalar_json(v), "origin": origin.to_string() }));
+            }
+            let v = json!({
+                "schema_version": SCHEMA_VERSION,
+                "source": source,
+                "settings": settings,
+                "contracts": cfg.contracts.len(),
+                "verdict": { "outcome": if cfg.settings.enabled.value { "shown" } else { "disabled" } },
+            });
+            writeln!(w, "{}", serde_json::to_string_pretty(&v).expect("json"))
+        }
+        Format::Text => {
+            writeln!(w, "settings file: {}", source.as_deref().unwrap_or("none (all defaults)"))?;
+            for (k, v, origin) in &rows {
+                let v = match v {
+                    crate::config::Scalar::Str(s) => s.clone(),
+                    crate::config::Scalar::Bool(b) => b.to_string(),
+                    crate::config::Scalar::Int(n) => n.to_string(),
+                };
+                writeln!(w, "  {k:<24} {v:<28} {origin}")?;
+            }
+            writeln!(w, "contracts: {}", cfg.contracts.len())?;
+            if cfg.settings.enabled.value {
+                verdict_line(w, "shown", "")
+            } else {
+                verdict_line(w, "disabled", "every other command stops with exit 4")
+            }
+        }
+    }
+}
+
+/// What every command prints when `enabled = false` stops it.
+pub fn disabled(w: &mut dyn Write, origin: &str, json: bool) -> io::Result<()> {
+    let why = format!("andon is disabled by `enabled = false` at {origin}; set it to true (or remove it) to run andon");
+    if json {
+        let v = json!({ "schema_version": SCHEMA_VERSION, "message": why,
+                        "verdict": { "outcome": "disabled", "origin": origin } });
+        writeln!(w, "{}", serde_json::to_string_pretty(&v).expect("json"))
+    } else {
+        writeln!(w, "{why}")?;
+        verdict_line(w, "disabled", "")
+    }
+}

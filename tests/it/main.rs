@@ -5,4 +5,5 @@ mod cli;
 mod datalog;
 mod extract;
 mod incremental;
+mod settings;
 mod support;

@@ -5,9 +5,12 @@
 
 use std::path::{Path, PathBuf};
 
+pub mod settings;
+
 use toml::de::{DeTable, DeValue};
 
 use crate::index::walk::WalkOptions;
+pub use settings::{BlastRadius, GapSource, Origin, Scalar, Setting, Settings};
 
 /// Default size limit for parsed files (larger files are recorded as skipped).
 pub const DEFAULT_MAX_FILE_SIZE: u64 = 4 * 1024 * 1024;
@@ -20,6 +23,8 @@ pub struct Config {
     pub max_file_size: u64,
     /// The architecture contracts `andon check` proves, in file order.
     pub contracts: Vec<ContractSpec>,
+    /// The settings surface (legacy names, types and defaults), with where each value came from.
+    pub settings: Settings,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -130,7 +135,19 @@ pub const EDGE_KINDS: &[&str] =
 /// The checks of a `manifest` contract.
 pub const MANIFEST_CHECKS: &[&str] = &["undeclared", "unused"];
 
-const TOP_KEYS: &[&str] = &["index", "contract"];
+const TOP_KEYS: &[&str] = &[
+    "index",
+    "contract",
+    "enabled",
+    "house_rules_path",
+    "output_dir",
+    "ledger_dir",
+    "authorization_level",
+    "skip_verification",
+    "lint_max_rules",
+    "gap_source",
+    "self_assess_output_dir",
+];
 const INDEX_KEYS: &[&str] = &["exclude", "max_file_size", "hidden", "vendored", "follow_links", "no_ignore"];
 const COMMON_KEYS: &[&str] = &["name", "kind", "description", "exceptions"];
 const EXCEPTION_KEYS: &[&str] = &["from", "to", "reason"];
@@ -180,7 +197,7 @@ fn convert_table(text: &str, t: &DeTable<'_>) -> Vec<(String, u32, Val)> {
     t.iter().map(|(k, v)| (k.get_ref().to_string(), line_at(text, k.span().start), convert(text, v))).collect()
 }
 
-fn line_at(text: &str, offset: usize) -> u32 {
+pub(crate) fn line_at(text: &str, offset: usize) -> u32 {
     text[..offset.min(text.len())].matches('\n').count() as u32 + 1
 }
 
@@ -191,9 +208,21 @@ impl Config {
             walk: WalkOptions::standard(),
             max_file_size: DEFAULT_MAX_FILE_SIZE,
             contracts: Vec::new(),
+            settings: Settings::default(),
         };
         // `./andon.toml` reads better as `andon.toml` in messages
         let at = |name: &str| if root == Path::new(".") { PathBuf::from(name) } else { root.join(name) };
+        // The legacy settings file first: andon.toml (or [tool.andon]) overrides it.
+        let legacy = at(settings::LEGACY_FILE);
+        if let Ok(text) = std::fs::read_to_string(&legacy) {
+            let err = |line: u32, message: String| ConfigError { path: legacy.clone(), line, message };
+            for (k, v, line) in settings::front_matter(&text).map_err(|(l, m)| err(l, m))? {
+                if !settings::KEYS.contains(&k.as_str()) {
+                    return Err(err(line, unknown(&k, settings::KEYS, "")));
+                }
+                cfg.settings.apply(&k, &v, Origin::File(legacy.clone(), line)).map_err(|m| err(line, m))?;
+            }
+        }
         let andon = at("andon.toml");
         let py = at("pyproject.toml");
         let (path, table) = if let Ok(text) = std::fs::read_to_string(&andon) {
@@ -225,6 +254,16 @@ impl Config {
         for (k, line, v) in &table {
             match k.as_str() {
                 "index" => p.index(&mut cfg, *line, v)?,
+                key if settings::KEYS.contains(&key) => {
+                    let scalar = match &v.v {
+                        V::Str(x) => Scalar::Str(x.clone()),
+                        V::Bool(b) => Scalar::Bool(*b),
+                        V::Int(n) => Scalar::Int(*n),
+                        _ => Scalar::Str(String::new()),
+                    };
+                    let origin = Origin::File(path.clone(), *line);
+                    cfg.settings.apply(key, &scalar, origin).map_err(|m| p.err(*line, m))?;
+                }
                 "contract" => {
                     let V::Array(items) = &v.v else {
                         return Err(p.err(*line, "`contract` must be an array of tables: write `[[contract]]`"));

@@ -1,0 +1,293 @@
+//! The settings surface (spec 000 §7.4; R1–R12): the legacy field names, types and defaults, as
+//! top-level keys of `andon.toml` (or `[tool.andon]`), and read from the legacy settings file
+//! `.claude/andon.local.md` (YAML front matter) at lower precedence. Every value remembers where it
+//! came from, for `andon config show`.
+
+use std::path::{Path, PathBuf};
+
+/// The legacy settings file, relative to the repository root.
+pub const LEGACY_FILE: &str = ".claude/andon.local.md";
+
+/// The authorization ceiling and blast-radius scale, ordered: a fix whose radius exceeds the
+/// ceiling halts the loop.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum BlastRadius {
+    LocalReversible,
+    HardToReverse,
+    SharedStateVisible,
+}
+
+impl BlastRadius {
+    pub const ALL: [BlastRadius; 3] =
+        [BlastRadius::LocalReversible, BlastRadius::HardToReverse, BlastRadius::SharedStateVisible];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            BlastRadius::LocalReversible => "local+reversible",
+            BlastRadius::HardToReverse => "hard-to-reverse",
+            BlastRadius::SharedStateVisible => "shared-state-visible",
+        }
+    }
+}
+
+/// Where the loop's gaps come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GapSource {
+    SelfScan,
+    /// Ingest an external modernization brief (legacy spelling `self-assess-brief`).
+    Ingest,
+}
+
+impl GapSource {
+    pub fn name(self) -> &'static str {
+        match self {
+            GapSource::SelfScan => "self-scan",
+            GapSource::Ingest => "ingest",
+        }
+    }
+}
+
+/// Where a setting's value came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Origin {
+    Default,
+    /// A settings file and the line of the key.
+    File(PathBuf, u32),
+}
+
+impl std::fmt::Display for Origin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Origin::Default => write!(f, "default"),
+            Origin::File(p, l) => write!(f, "{}:{l}", p.display()),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Setting<T> {
+    pub value: T,
+    pub origin: Origin,
+}
+
+fn default<T>(value: T) -> Setting<T> {
+    Setting { value, origin: Origin::Default }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Settings {
+    pub enabled: Setting<bool>,
+    /// Repo-authored conventions for `propose` (repo-relative).
+    pub house_rules_path: Setting<PathBuf>,
+    /// Every report and machine sidecar (repo-relative, or absolute).
+    pub output_dir: Setting<PathBuf>,
+    /// The ledger; `<output_dir>/ledger` unless set.
+    pub ledger_dir: Setting<PathBuf>,
+    pub authorization_level: Setting<BlastRadius>,
+    pub skip_verification: Setting<bool>,
+    pub lint_max_rules: Setting<u32>,
+    pub gap_source: Setting<GapSource>,
+    pub self_assess_output_dir: Setting<PathBuf>,
+}
+
+/// The settings keys, in the order `config show` lists them.
+pub const KEYS: &[&str] = &[
+    "enabled",
+    "house_rules_path",
+    "output_dir",
+    "ledger_dir",
+    "authorization_level",
+    "skip_verification",
+    "lint_max_rules",
+    "gap_source",
+    "self_assess_output_dir",
+];
+
+/// A scalar value from either settings format.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Scalar {
+    Str(String),
+    Bool(bool),
+    Int(i64),
+}
+
+impl Default for Settings {
+    fn default() -> Settings {
+        Settings {
+            enabled: default(true),
+            house_rules_path: default(PathBuf::from("HOUSE_RULES.md")),
+            output_dir: default(PathBuf::from("analysis/andon")),
+            ledger_dir: default(PathBuf::from("analysis/andon/ledger")),
+            authorization_level: default(BlastRadius::LocalReversible),
+            skip_verification: default(false),
+            lint_max_rules: default(20),
+            gap_source: default(GapSource::SelfScan),
+            self_assess_output_dir: default(PathBuf::from("analysis/self-assess")),
+        }
+    }
+}
+
+impl Settings {
+    /// Sets `key` from `v`; Err is the message (the caller adds file and line).
+    pub fn apply(&mut self, key: &str, v: &Scalar, origin: Origin) -> Result<(), String> {
+        let boolean = |v: &Scalar| match v {
+            Scalar::Bool(b) => Ok(*b),
+            _ => Err(format!("`{key}` must be true or false")),
+        };
+        let path = |v: &Scalar| match v {
+            Scalar::Str(s) if !s.trim().is_empty() => Ok(PathBuf::from(s.trim())),
+            _ => Err(format!("`{key}` must be a non-empty path")),
+        };
+        match key {
+            "enabled" => self.enabled = Setting { value: boolean(v)?, origin },
+            "skip_verification" => self.skip_verification = Setting { value: boolean(v)?, origin },
+            "house_rules_path" => self.house_rules_path = Setting { value: path(v)?, origin },
+            "output_dir" => {
+                let value = path(v)?;
+                if self.ledger_dir.origin == Origin::Default {
+                    self.ledger_dir.value = value.join("ledger");
+                }
+                self.output_dir = Setting { value, origin };
+            }
+            "ledger_dir" => self.ledger_dir = Setting { value: path(v)?, origin },
+            "self_assess_output_dir" => self.self_assess_output_dir = Setting { value: path(v)?, origin },
+            "lint_max_rules" => match v {
+                Scalar::Int(n) if *n > 0 && *n <= u32::MAX as i64 => {
+                    self.lint_max_rules = Setting { value: *n as u32, origin }
+                }
+                _ => return Err("`lint_max_rules` must be a positive whole number".into()),
+            },
+            "authorization_level" => {
+                let names: Vec<&str> = BlastRadius::ALL.iter().map(|b| b.name()).collect();
+                let value = match v {
+                    Scalar::Str(s) => BlastRadius::ALL.iter().copied().find(|b| b.name() == s.trim()),
+                    _ => None,
+                }
+                .ok_or_else(|| format!("`authorization_level` must be one of {} (lowest first)", names.join(" < ")))?;
+                self.authorization_level = Setting { value, origin };
+            }
+            "gap_source" => {
+                let value = match v {
+                    Scalar::Str(s) if s.trim() == "self-scan" => GapSource::SelfScan,
+                    Scalar::Str(s) if matches!(s.trim(), "ingest" | "self-assess-brief") => GapSource::Ingest,
+                    _ => {
+                        return Err("`gap_source` must be `self-scan` or `ingest` (legacy: `self-assess-brief`)".into());
+                    }
+                };
+                self.gap_source = Setting { value, origin };
+            }
+            _ => return Err(format!("`{key}` is not a setting")),
+        }
+        Ok(())
+    }
+
+    /// Every setting as (key, rendered value, origin), in [`KEYS`] order.
+    pub fn rows(&self) -> Vec<(&'static str, Scalar, &Origin)> {
+        let p = |s: &Setting<PathBuf>| Scalar::Str(s.value.to_string_lossy().replace('\\', "/"));
+        vec![
+            ("enabled", Scalar::Bool(self.enabled.value), &self.enabled.origin),
+            ("house_rules_path", p(&self.house_rules_path), &self.house_rules_path.origin),
+            ("output_dir", p(&self.output_dir), &self.output_dir.origin),
+            ("ledger_dir", p(&self.ledger_dir), &self.ledger_dir.origin),
+            (
+                "authorization_level",
+                Scalar::Str(self.authorization_level.value.name().into()),
+                &self.authorization_level.origin,
+            ),
+            ("skip_verification", Scalar::Bool(self.skip_verification.value), &self.skip_verification.origin),
+            ("lint_max_rules", Scalar::Int(self.lint_max_rules.value as i64), &self.lint_max_rules.origin),
+            ("gap_source", Scalar::Str(self.gap_source.value.name().into()), &self.gap_source.origin),
+            ("self_assess_output_dir", p(&self.self_assess_output_dir), &self.self_assess_output_dir.origin),
+        ]
+    }
+}
+
+/// The YAML front matter of a legacy settings file: flat `key: value` scalars between `---` lines.
+/// Returns (key, value, line); Err is (line, message).
+pub fn front_matter(text: &str) -> Result<Vec<(String, Scalar, u32)>, (u32, String)> {
+    let mut lines = text.lines().enumerate();
+    match lines.next() {
+        Some((_, l)) if l.trim_end() == "---" => {}
+        _ => return Ok(Vec::new()), // no front matter: nothing set
+    }
+    let mut out = Vec::new();
+    for (i, raw) in lines {
+        let n = i as u32 + 1;
+        let l = raw.trim_end();
+        if l == "---" || l == "..." {
+            return Ok(out);
+        }
+        let t = l.trim_start();
+        if t.is_empty() || t.starts_with('#') {
+            continue;
+        }
+        if t.len() != l.len() || t.starts_with('-') {
+            return Err((n, "only flat `key: value` settings are supported in the front matter".into()));
+        }
+        let Some((k, v)) = t.split_once(':') else {
+            return Err((n, format!("expected `key: value`, found `{t}`")));
+        };
+        out.push((k.trim().to_string(), yaml_scalar(v.trim()).map_err(|m| (n, m))?, n));
+    }
+    Err((1, "the front matter opened with `---` is never closed".into()))
+}
+
+fn yaml_scalar(v: &str) -> Result<Scalar, String> {
+    for q in ['"', '\''] {
+        if let Some(rest) = v.strip_prefix(q) {
+            let end = rest.find(q).ok_or_else(|| format!("unclosed quote in `{v}`"))?;
+            let tail = rest[end + 1..].trim();
+            if !tail.is_empty() && !tail.starts_with('#') {
+                return Err(format!("unexpected text after the quoted value: `{tail}`"));
+            }
+            return Ok(Scalar::Str(rest[..end].to_string()));
+        }
+    }
+    let v = match v.find(" #") {
+        Some(i) => v[..i].trim(),
+        None => v,
+    };
+    Ok(match v {
+        "true" | "True" | "TRUE" | "yes" | "on" => Scalar::Bool(true),
+        "false" | "False" | "FALSE" | "no" | "off" => Scalar::Bool(false),
+        _ => match v.parse::<i64>() {
+            Ok(n) => Scalar::Int(n),
+            Err(_) => Scalar::Str(v.to_string()),
+        },
+    })
+}
+
+/// `enabled = false` from the settings of `root`, read before anything else is checked (R1): the
+/// origin of the `false`, or None when andon is enabled (or the settings cannot say).
+pub fn disabled(root: &Path) -> Option<Origin> {
+    let file = |name: &str| if root == Path::new(".") { PathBuf::from(name) } else { root.join(name) };
+    let andon = file("andon.toml");
+    // `enabled` as the settings file that is read (andon.toml, else [tool.andon]) sets it
+    let from_toml = |path: &Path, tool: bool| -> Option<(bool, Origin)> {
+        use toml::de::{DeTable, DeValue};
+        let text = std::fs::read_to_string(path).ok()?;
+        let doc = DeTable::parse(&text).ok()?;
+        let mut t = doc.get_ref();
+        if tool {
+            let DeValue::Table(tt) = t.get("tool")?.get_ref() else { return None };
+            let DeValue::Table(a) = tt.get("andon")?.get_ref() else { return None };
+            t = a;
+        }
+        let (k, v) = t.iter().find(|(k, _)| k.get_ref() == "enabled")?;
+        let DeValue::Boolean(b) = v.get_ref() else { return None };
+        Some((*b, Origin::File(path.to_path_buf(), super::line_at(&text, k.span().start))))
+    };
+    let set = if andon.exists() { from_toml(&andon, false) } else { from_toml(&file("pyproject.toml"), true) };
+    let legacy = || {
+        let path = file(LEGACY_FILE);
+        let rows = front_matter(&std::fs::read_to_string(&path).ok()?).ok()?;
+        rows.into_iter().find_map(|(k, v, l)| match v {
+            Scalar::Bool(b) if k == "enabled" => Some((b, Origin::File(path.clone(), l))),
+            _ => None,
+        })
+    };
+    match set.or_else(legacy) {
+        Some((false, origin)) => Some(origin),
+        _ => None,
+    }
+}

@@ -1,0 +1,147 @@
+//! The settings surface: legacy names, types and defaults; `config show` with origins; the legacy
+//! settings file at lower precedence; `enabled = false` stopping every command first.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::support::{json, run, scratch};
+
+fn show(dir: &Path) -> Value {
+    let o = run(&["config", "show", "--format", "json"], dir);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    json(&o)
+}
+
+fn setting<'a>(doc: &'a Value, key: &str) -> (&'a Value, &'a str) {
+    (&doc["settings"][key]["value"], doc["settings"][key]["origin"].as_str().unwrap())
+}
+
+#[test]
+fn defaults_are_the_legacy_ones() {
+    let t = tempfile::tempdir().unwrap();
+    let doc = show(t.path());
+    let want = [
+        ("enabled", Value::from(true)),
+        ("output_dir", Value::from("analysis/andon")),
+        ("ledger_dir", Value::from("analysis/andon/ledger")),
+        ("authorization_level", Value::from("local+reversible")),
+        ("skip_verification", Value::from(false)),
+        ("gap_source", Value::from("self-scan")),
+        ("self_assess_output_dir", Value::from("analysis/self-assess")),
+        ("house_rules_path", Value::from("HOUSE_RULES.md")),
+        ("lint_max_rules", Value::from(20)),
+    ];
+    for (k, v) in want {
+        assert_eq!(setting(&doc, k), (&v, "default"), "{k}");
+    }
+    assert_eq!(doc["verdict"]["outcome"], "shown");
+}
+
+#[test]
+fn files_set_values_with_their_lines_and_the_legacy_file_yields() {
+    let t = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(t.path().join(".claude")).unwrap();
+    std::fs::write(
+        t.path().join(".claude/andon.local.md"),
+        "---\n# legacy settings\noutput_dir: reports/andon\nauthorization_level: \"hard-to-reverse\"\ngap_source: self-assess-brief\n---\n\nNotes for people.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        t.path().join("andon.toml"),
+        "# settings\nauthorization_level = \"shared-state-visible\"\nlint_max_rules = 5\n",
+    )
+    .unwrap();
+    let doc = show(t.path());
+    assert_eq!(doc["source"], "andon.toml");
+    let origin = |k: &str| setting(&doc, k).1.to_string();
+    assert_eq!(setting(&doc, "authorization_level").0, "shared-state-visible");
+    assert_eq!(origin("authorization_level"), "andon.toml:2");
+    assert_eq!(setting(&doc, "lint_max_rules").0, 5);
+    assert_eq!(setting(&doc, "output_dir").0, "reports/andon");
+    assert_eq!(origin("output_dir"), ".claude/andon.local.md:3");
+    // the ledger nests under output_dir unless set on its own
+    assert_eq!(setting(&doc, "ledger_dir"), (&Value::from("reports/andon/ledger"), "default"));
+    // the legacy spelling of the ingest source is accepted
+    assert_eq!(setting(&doc, "gap_source").0, "ingest");
+    // read fresh by every command: an edit shows on the next run
+    std::fs::write(t.path().join("andon.toml"), "ledger_dir = \"/srv/shared-ledger\"\n").unwrap();
+    let doc = show(t.path());
+    assert_eq!(setting(&doc, "ledger_dir").0, "/srv/shared-ledger");
+    assert_eq!(setting(&doc, "authorization_level").0, "hard-to-reverse");
+}
+
+#[test]
+fn bad_values_are_refused_with_what_is_allowed() {
+    let t = tempfile::tempdir().unwrap();
+    let cases: &[(&str, &str)] = &[
+        (
+            "authorization_level = \"everything\"\n",
+            "andon.toml:1: `authorization_level` must be one of local+reversible < hard-to-reverse < shared-state-visible",
+        ),
+        ("lint_max_rules = 0\n", "andon.toml:1: `lint_max_rules` must be a positive whole number"),
+        ("gap_source = \"brief\"\n", "`gap_source` must be `self-scan` or `ingest`"),
+        ("skip_verification = \"yes\"\n", "`skip_verification` must be true or false"),
+        ("enabeld = true\n", "unknown key `enabeld`; did you mean `enabled`?"),
+    ];
+    for (text, want) in cases {
+        std::fs::write(t.path().join("andon.toml"), text).unwrap();
+        let o = run(&["config", "show"], t.path());
+        assert_eq!(o.status.code(), Some(2), "{text}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(want), "{text}: {err}");
+    }
+    std::fs::remove_file(t.path().join("andon.toml")).unwrap();
+    std::fs::create_dir_all(t.path().join(".claude")).unwrap();
+    std::fs::write(t.path().join(".claude/andon.local.md"), "---\nouput_dir: x\n---\n").unwrap();
+    let o = run(&["config", "show"], t.path());
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("andon.local.md:2: unknown key `ouput_dir`; did you mean `output_dir`?"), "{err}");
+}
+
+#[test]
+fn disabled_stops_every_command_first_and_writes_nothing() {
+    let t = scratch("check-py");
+    // an unknown key too: `enabled = false` is honoured before any other check
+    let cfg = std::fs::read_to_string(t.path().join("andon.toml")).unwrap();
+    std::fs::write(t.path().join("andon.toml"), format!("enabled = false\nnot_a_key = 1\n{cfg}")).unwrap();
+    let commands: &[&[&str]] = &[
+        &["index"],
+        &["index", "--check"],
+        &["facts"],
+        &["query", "File(p, l)"],
+        &["stream"],
+        &["why", "src/acme/cli.py", "requests"],
+        &["check"],
+        &["check", "--format", "sarif"],
+    ];
+    for args in commands {
+        let o = run(args, t.path());
+        assert_eq!(o.status.code(), Some(4), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(out.contains("andon.toml:1"), "{args:?}: {out}");
+    }
+    let o = run(&["check", "--format", "json"], t.path());
+    assert_eq!(json(&o)["verdict"]["outcome"], "disabled");
+    assert!(!t.path().join(".andon").exists(), "a disabled run writes nothing");
+    // config show still runs, and says so
+    let o = run(&["config", "show"], t.path());
+    assert_eq!(o.status.code(), Some(2), "the unknown key is still an error there");
+    std::fs::write(t.path().join("andon.toml"), format!("enabled = false\n{cfg}")).unwrap();
+    let o = run(&["config", "show"], t.path());
+    assert!(String::from_utf8_lossy(&o.stdout).contains("andon: verdict disabled"));
+}
+
+#[test]
+fn the_legacy_file_can_disable_and_andon_toml_can_reenable() {
+    let t = scratch("check-py");
+    std::fs::create_dir_all(t.path().join(".claude")).unwrap();
+    std::fs::write(t.path().join(".claude/andon.local.md"), "---\nenabled: false\n---\n").unwrap();
+    let o = run(&["index", "-q"], t.path());
+    assert_eq!(o.status.code(), Some(4));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("andon.local.md:2"));
+    let cfg = std::fs::read_to_string(t.path().join("andon.toml")).unwrap();
+    std::fs::write(t.path().join("andon.toml"), format!("enabled = true\n{cfg}")).unwrap();
+    assert_eq!(run(&["index", "-q"], t.path()).status.code(), Some(0));
+}
