@@ -202,9 +202,12 @@ impl Settings {
     }
 }
 
+/// One `key: value` of the front matter, with its line.
+pub type Entry = (String, Scalar, u32);
+
 /// The YAML front matter of a legacy settings file: flat `key: value` scalars between `---` lines.
-/// Returns (key, value, line); Err is (line, message).
-pub fn front_matter(text: &str) -> Result<Vec<(String, Scalar, u32)>, (u32, String)> {
+/// Err is (line, message).
+pub fn front_matter(text: &str) -> Result<Vec<Entry>, (u32, String)> {
     let mut lines = text.lines().enumerate();
     match lines.next() {
         Some((_, l)) if l.trim_end() == "---" => {}
