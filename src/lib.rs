@@ -26,6 +26,7 @@ pub mod extract;
 pub mod facts;
 pub mod graph;
 pub mod index;
+pub mod ledger;
 pub mod ops;
 pub mod output;
 pub mod resolve;

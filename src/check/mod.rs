@@ -829,7 +829,7 @@ fn rule(idx: &Index, root: &Path, r: &Located) -> Result<Vec<Raw>, String> {
     let arity = prog.rels[v].columns.len();
     let query: Vec<String> = (0..arity).map(|i| format!("c{i}")).collect();
     let q = datalog::prepare(&format!("Violation({})", query.join(", ")), &files).map_err(|e| e.to_string())?;
-    let (answer, _) = datalog::answer(&q, idx, false)?;
+    let (answer, _) = datalog::answer(&q, idx, false, &[])?;
     let cols: Vec<String> = prog.rels[v].columns.iter().map(|c| c.0.clone()).collect();
     let path_col = answer.types.iter().position(|t| *t == Ty::Path);
     let line_col =

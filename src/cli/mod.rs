@@ -41,11 +41,22 @@ enum Command {
     Why(WhyArgs),
     /// Judge the contracts of andon.toml on a fresh index: the structural gate for CI.
     Check(CheckArgs),
+    /// The ledger: `andon ledger check` validates it.
+    Ledger {
+        #[command(subcommand)]
+        action: LedgerAction,
+    },
     /// The effective settings and where each came from.
     Config {
         #[command(subcommand)]
         action: ConfigAction,
     },
+}
+
+#[derive(Subcommand)]
+enum LedgerAction {
+    /// Validate the ledger: header, every record, every transition, and ledger.md against the log.
+    Check(ConfigShowArgs),
 }
 
 #[derive(Subcommand)]
@@ -265,6 +276,7 @@ pub fn main() -> ExitCode {
         Command::Why(a) => run_why(a),
         Command::Check(a) => run_check(a),
         Command::Config { action: ConfigAction::Show(a) } => run_config_show(a),
+        Command::Ledger { action: LedgerAction::Check(a) } => run_ledger_check(a),
     };
     match result {
         Ok(code) => code.code(),
@@ -288,6 +300,7 @@ fn repo_of(c: &Command) -> Option<(PathBuf, bool)> {
         Command::Query(a) if a.schema => (first_of(&a.args, 1), matches!(a.format, QueryFormatArg::Json)),
         Command::Query(a) => (first_of(&a.args, 2), matches!(a.format, QueryFormatArg::Json)),
         Command::Why(a) => (first_of(&a.args, 3), json(&a.common)),
+        Command::Ledger { action: LedgerAction::Check(a) } => (a.path.clone(), json(&a.common)),
         Command::Config { .. } => return None,
     })
 }
@@ -299,6 +312,24 @@ fn run_config_show(a: ConfigShowArgs) -> Result<Exit, String> {
     let cfg = Config::load(&a.path).map_err(|e| config_error(&e))?;
     emit(|w| output::settings_report(w, &cfg, format_of(&a.common)))?;
     Ok(Exit::Success)
+}
+
+fn run_ledger_check(a: ConfigShowArgs) -> Result<Exit, String> {
+    if !a.path.exists() {
+        return Err(format!("{}: no such directory", a.path.display()));
+    }
+    let cfg = Config::load(&a.path).map_err(|e| config_error(&e))?;
+    let dir = crate::ledger::dir_of(&a.path, &cfg.settings);
+    let result = if dir.join(crate::ledger::LOG_FILE).exists() {
+        Some(crate::ledger::check(&dir).map_err(|e| e.to_string())?)
+    } else {
+        None
+    };
+    emit(|w| output::ledger_check(w, &dir, result.as_ref(), format_of(&a.common)))?;
+    Ok(match result {
+        Some((issues, _)) if !issues.is_empty() => Exit::Findings,
+        _ => Exit::Success,
+    })
 }
 
 fn format_of(c: &Common) -> Format {
@@ -471,7 +502,18 @@ fn run_query(a: QueryArgs) -> Result<Exit, String> {
         Ok(i) => i,
         Err(code) => return Ok(code),
     };
-    let (answer, store) = crate::datalog::answer(&prepared, &idx, a.explain)?;
+    // Ledger relations come from the ledger: a query that reads them refuses an invalid ledger.
+    let ledger_rows = if crate::datalog::needs_ledger(&prepared.prog, &prepared.prog.needed(&[prepared.rel])) {
+        let cfg = Config::load(&path).map_err(|e| config_error(&e))?;
+        let dir = crate::ledger::dir_of(&path, &cfg.settings);
+        match crate::ledger::load(&dir).map_err(|e| format!("{}: {e}", dir.display()))? {
+            Some((_, state, _)) => crate::ledger::facts(&state),
+            None => Vec::new(),
+        }
+    } else {
+        Vec::new()
+    };
+    let (answer, store) = crate::datalog::answer(&prepared, &idx, a.explain, &ledger_rows)?;
     let explanations: Option<Vec<_>> = a.explain.then(|| {
         store
             .sorted_rows(&prepared.prog, answer.rel)

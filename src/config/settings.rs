@@ -10,10 +10,13 @@ pub const LEGACY_FILE: &str = ".claude/andon.local.md";
 
 /// The authorization ceiling and blast-radius scale, ordered: a fix whose radius exceeds the
 /// ceiling halts the loop.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 pub enum BlastRadius {
+    #[serde(rename = "local+reversible")]
     LocalReversible,
+    #[serde(rename = "hard-to-reverse")]
     HardToReverse,
+    #[serde(rename = "shared-state-visible")]
     SharedStateVisible,
 }
 

@@ -32,6 +32,29 @@ pub fn builtin_program() -> Program {
     builtin_builder().finish().expect("built-in rules were checked by build.rs")
 }
 
+/// Adds rendered rows of base relations that do not come from the index (the ledger's).
+pub fn add_rows(prog: &Program, store: &mut Store, rows: &[(&str, Vec<String>)]) {
+    let mut touched = Vec::new();
+    for (name, row) in rows {
+        let Some(r) = prog.relation(name) else { continue };
+        for (v, (_, ty)) in row.iter().zip(&prog.rels[r].columns) {
+            let id = if *ty == lang::Ty::Int { v.parse().unwrap_or(0) } else { store.syms.intern(v) };
+            store.rels[r].data.push(id);
+        }
+        touched.push(r);
+    }
+    touched.sort_unstable();
+    touched.dedup();
+    for r in touched {
+        store.rels[r].normalize();
+    }
+}
+
+/// Whether a program needs any relation read from the ledger.
+pub fn needs_ledger(prog: &Program, need: &[bool]) -> bool {
+    prog.rels.iter().enumerate().any(|(i, r)| need[i] && r.name.starts_with("Ledger") && r.kind == RelKind::Base)
+}
+
 /// Which base relations a set of needed relations reads.
 fn needs_detail(need: &[bool]) -> bool {
     (0..RELATIONS.len()).any(|r| need[r] && RELATIONS[r].kind == RelKind::Base && is_detail(RelId(r as u16)))
@@ -137,9 +160,10 @@ pub fn prepare(query: &str, rule_files: &[(String, String)]) -> Result<Query, Er
 
 /// Evaluates a prepared query over an index: loads only the base relations it reads, runs only the
 /// strata it needs.
-pub fn answer(q: &Query, idx: &Index, explain: bool) -> Result<(Answer, Store), String> {
+pub fn answer(q: &Query, idx: &Index, explain: bool, extra: &[(&str, Vec<String>)]) -> Result<(Answer, Store), String> {
     let need = q.prog.needed(&[q.rel]);
     let mut store = load(&q.prog, idx, Some(&need))?;
+    add_rows(&q.prog, &mut store, extra);
     if explain {
         store.rounds = Some(Default::default());
     }

@@ -311,3 +311,62 @@ pub fn disabled(w: &mut dyn Write, origin: &str, json: bool) -> io::Result<()> {
         verdict_line(w, "disabled", "")
     }
 }
+
+/// `andon ledger check`: every problem with its line, or the state's counts.
+pub fn ledger_check(
+    w: &mut dyn Write,
+    dir: &std::path::Path,
+    result: Option<&(Vec<crate::ledger::Issue>, Option<crate::ledger::State>)>,
+    format: Format,
+) -> io::Result<()> {
+    let log = dir.join(crate::ledger::LOG_FILE).to_string_lossy().replace('\\', "/");
+    let human = dir.join(crate::ledger::HUMAN_FILE).to_string_lossy().replace('\\', "/");
+    let outcome = match result {
+        None => "absent",
+        Some((issues, _)) if issues.is_empty() => "valid",
+        Some(_) => "invalid",
+    };
+    let issues: Vec<(String, String)> = result
+        .map(|(i, _)| {
+            i.iter()
+                .map(|x| (if x.line == 0 { human.clone() } else { format!("{log}:{}", x.line) }, x.message.clone()))
+                .collect()
+        })
+        .unwrap_or_default();
+    let state = result.and_then(|(_, s)| s.as_ref());
+    match format {
+        Format::Json => {
+            let v = json!({
+                "schema_version": SCHEMA_VERSION,
+                "ledger": log,
+                "issues": issues.iter().map(|(at, m)| json!({ "at": at, "message": m })).collect::<Vec<_>>(),
+                "state": state.map(|s| json!({ "stages": s.stages.len(), "gaps": s.gaps.len(),
+                    "evidence": s.evidence.len(), "wires": s.wires.len(), "passes": s.passes, "cycles": s.cycles })),
+                "verdict": { "outcome": outcome, "issues": issues.len() },
+            });
+            writeln!(w, "{}", serde_json::to_string_pretty(&v).expect("json"))
+        }
+        Format::Text => {
+            for (at, m) in &issues {
+                writeln!(w, "{at}: {m}")?;
+            }
+            match (outcome, state) {
+                ("absent", _) => verdict_line(w, "absent", &format!("no ledger at {log}: the loop has never run here")),
+                (_, Some(s)) => verdict_line(
+                    w,
+                    "valid",
+                    &format!(
+                        "{} gaps, {} evidence records, {} passes, {} cycles",
+                        s.gaps.len(),
+                        s.evidence.len(),
+                        s.passes,
+                        s.cycles
+                    ),
+                ),
+                _ => {
+                    verdict_line(w, "invalid", &format!("{} problem(s); nothing may act on this ledger", issues.len()))
+                }
+            }
+        }
+    }
+}

@@ -5,5 +5,6 @@ mod cli;
 mod datalog;
 mod extract;
 mod incremental;
+mod ledger;
 mod settings;
 mod support;

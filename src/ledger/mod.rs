@@ -1,0 +1,706 @@
+//! The ledger (design §6; R34–R47): the state that must survive any interruption.
+//!
+//! - `ledger.jsonl` under `ledger_dir`: a header line (format, andon and rules versions, the
+//!   repository), then one event per line. Append-only; strict typed records (required fields are
+//!   non-optional, unknown fields are errors); one record is one gap; claim, evidence, fix and
+//!   references are separate fields.
+//! - One writer: [`append`] takes an exclusive lock, checks the whole log and the new events
+//!   against it (a transition the state does not allow is refused and nothing is written), writes
+//!   whole lines in one write, fsyncs, and re-renders `ledger.md` (write, fsync, rename).
+//! - A torn last line (no newline) is detected and reported, never dropped or appended after.
+//! - Current state is a fold of the events ([`fold`]); [`check`] validates everything and the
+//!   agreement of `ledger.md` with the log; [`facts`] exports the state as relations for queries.
+
+mod render;
+
+use std::collections::BTreeMap;
+use std::fs::{self, File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use fs4::fs_std::FileExt;
+use serde::{Deserialize, Serialize};
+
+pub use crate::config::BlastRadius;
+pub use render::render;
+
+/// The ledger format this andon writes; a newer ledger is never appended to.
+pub const FORMAT: u32 = 1;
+pub const LOG_FILE: &str = "ledger.jsonl";
+pub const HUMAN_FILE: &str = "ledger.md";
+const LOCK_FILE: &str = ".lock";
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Header {
+    /// The ledger format.
+    pub andon_ledger: u32,
+    /// The andon version that created the ledger.
+    pub andon: String,
+    /// Digest of the built-in rules that created it.
+    pub rules: String,
+    /// The repository the records belong to (a ledger may live outside it).
+    pub repo: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Wire {
+    pub producer: String,
+    pub consumer: String,
+}
+
+impl std::fmt::Display for Wire {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} -> {}", self.producer, self.consumer)
+    }
+}
+
+/// Where a gap is: a repo-relative path, with a line when there is one.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Location {
+    pub path: String,
+    pub line: Option<u32>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GapKind {
+    Bug,
+    Feature,
+    Wire,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    Proven,
+    Refuted,
+    Unproven,
+    Unknown,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum WireStatus {
+    #[serde(rename = "proven")]
+    Proven,
+    #[serde(rename = "broken/unproven")]
+    BrokenOrUnproven,
+    #[serde(rename = "unknown")]
+    Unknown,
+}
+
+/// One proof attempt on one wire (R42).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Evidence {
+    pub id: String,
+    pub gap: Option<String>,
+    pub wire: Wire,
+    pub approach: String,
+    pub verdict: Verdict,
+    /// A non-overridable (tier-1) hold.
+    pub hold: bool,
+    /// For structural evidence: 1, 2 or 3.
+    pub tier: Option<u8>,
+    /// A stored artifact backing the evidence (command output, report).
+    pub artifact: Option<String>,
+    pub claim: String,
+    pub evidence: String,
+    pub fix: Option<String>,
+    pub references: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Event {
+    StageRecorded {
+        stage: String,
+        root: String,
+        confidence: String,
+        source: String,
+        incoming: Vec<String>,
+        outgoing: Vec<String>,
+    },
+    GapOpened {
+        gap: String,
+        gap_kind: GapKind,
+        stage: String,
+        wire: Option<Wire>,
+        location: Location,
+        on_constraint: bool,
+        summary: String,
+    },
+    ProposalRecorded {
+        gap: String,
+        blast_radius: BlastRadius,
+        approach: String,
+        reason: String,
+        description: String,
+        write_set: Vec<String>,
+        base_commit: String,
+    },
+    Halted {
+        gap: String,
+        condition: String,
+        reason: String,
+    },
+    AuthorizationRaised {
+        gap: String,
+        diff_hash: String,
+        level: BlastRadius,
+        reason: String,
+    },
+    GapDeferred {
+        gap: String,
+        reason: String,
+    },
+    GapSkipped {
+        gap: String,
+        reason: String,
+    },
+    EvidenceRecorded {
+        evidence: Evidence,
+    },
+    WireStatusChanged {
+        wire: Wire,
+        status: WireStatus,
+        evidence: String,
+    },
+    GapClosed {
+        gap: String,
+        evidence: String,
+    },
+    SubCycle {
+        from_stage: String,
+        to_stage: String,
+        reason: String,
+    },
+    PassClosed {
+        pass: u32,
+        stage: String,
+        wire: Option<Wire>,
+        gap: String,
+        approach: String,
+        verdict: Verdict,
+        advanced: bool,
+    },
+    CycleConverged {
+        cycle: u32,
+        passes: u32,
+        backtracks: u32,
+        proven: Vec<Wire>,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Record {
+    /// 1, 2, 3, ... in file order.
+    pub seq: u64,
+    /// Seconds since the Unix epoch.
+    pub at: u64,
+    pub event: Event,
+}
+
+/// A gap's lifecycle (R43).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum GapStatus {
+    Open,
+    Proposed,
+    HaltedAwaitingAuthorization,
+    Halted,
+    Deferred,
+    Skipped,
+    Closed,
+}
+
+impl GapStatus {
+    pub fn name(self) -> &'static str {
+        match self {
+            GapStatus::Open => "open",
+            GapStatus::Proposed => "proposed",
+            GapStatus::HaltedAwaitingAuthorization => "halted-awaiting-authorization",
+            GapStatus::Halted => "halted",
+            GapStatus::Deferred => "deferred",
+            GapStatus::Skipped => "skipped",
+            GapStatus::Closed => "closed",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GapState {
+    pub id: String,
+    pub kind: GapKind,
+    pub stage: String,
+    pub wire: Option<Wire>,
+    pub location: Location,
+    pub on_constraint: bool,
+    pub summary: String,
+    pub status: GapStatus,
+    pub blast_radius: Option<BlastRadius>,
+    /// The evidence that closed it.
+    pub resolved_by: Option<String>,
+    pub opened_seq: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WireState {
+    pub status: WireStatus,
+    pub evidence: String,
+    /// How many times the wire went from proven back to broken/unproven.
+    pub reopened: Vec<u64>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StageState {
+    pub root: String,
+    pub confidence: String,
+    pub source: String,
+    pub incoming: Vec<String>,
+    pub outgoing: Vec<String>,
+}
+
+/// The state the events fold into: everything is derived from the log alone (R36).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct State {
+    pub stages: BTreeMap<String, StageState>,
+    pub gaps: BTreeMap<String, GapState>,
+    pub evidence: BTreeMap<String, Evidence>,
+    pub wires: BTreeMap<Wire, WireState>,
+    pub passes: u32,
+    pub cycles: u32,
+    pub backtracks: u32,
+}
+
+/// A problem with the ledger: the line it is on (1 is the header) and what is wrong.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Issue {
+    pub line: u64,
+    pub message: String,
+}
+
+#[derive(Debug)]
+pub enum LedgerError {
+    Io(String),
+    /// The log breaks the ledger's rules; nothing may act on it.
+    Invalid(Vec<Issue>),
+    /// A new event the state does not allow; nothing was written.
+    Refused(String),
+}
+
+impl std::fmt::Display for LedgerError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LedgerError::Io(m) | LedgerError::Refused(m) => write!(f, "{m}"),
+            LedgerError::Invalid(issues) => {
+                let first = issues.first().map(|i| format!("line {}: {}", i.line, i.message)).unwrap_or_default();
+                write!(
+                    f,
+                    "the ledger is invalid ({} problem(s); first: {first}); run `andon ledger check`",
+                    issues.len()
+                )
+            }
+        }
+    }
+}
+
+fn gap_of<'s>(state: &'s mut State, id: &str) -> Result<&'s mut GapState, String> {
+    state.gaps.get_mut(id).ok_or_else(|| format!("no gap `{id}` was opened"))
+}
+
+/// Applies one event to the state, or says why the state does not allow it.
+pub fn apply(state: &mut State, seq: u64, e: &Event) -> Result<(), String> {
+    match e {
+        Event::StageRecorded { stage, root, confidence, source, incoming, outgoing } => {
+            state.stages.insert(
+                stage.clone(),
+                StageState {
+                    root: root.clone(),
+                    confidence: confidence.clone(),
+                    source: source.clone(),
+                    incoming: incoming.clone(),
+                    outgoing: outgoing.clone(),
+                },
+            );
+        }
+        Event::GapOpened { gap, gap_kind, stage, wire, location, on_constraint, summary } => {
+            if state.gaps.contains_key(gap) {
+                return Err(format!("gap `{gap}` is already open"));
+            }
+            if location.path.trim().is_empty() {
+                return Err(format!("gap `{gap}` has no location; a gap needs a concrete file (and line)"));
+            }
+            if summary.trim().is_empty() {
+                return Err(format!("gap `{gap}` has no summary"));
+            }
+            if *gap_kind == GapKind::Wire && wire.is_none() {
+                return Err(format!("wire gap `{gap}` names no wire"));
+            }
+            state.gaps.insert(
+                gap.clone(),
+                GapState {
+                    id: gap.clone(),
+                    kind: *gap_kind,
+                    stage: stage.clone(),
+                    wire: wire.clone(),
+                    location: location.clone(),
+                    on_constraint: *on_constraint,
+                    summary: summary.clone(),
+                    status: GapStatus::Open,
+                    blast_radius: None,
+                    resolved_by: None,
+                    opened_seq: seq,
+                },
+            );
+        }
+        Event::ProposalRecorded { gap, blast_radius, write_set, description, .. } => {
+            let g = gap_of(state, gap)?;
+            if !matches!(g.status, GapStatus::Open | GapStatus::Proposed | GapStatus::HaltedAwaitingAuthorization) {
+                return Err(format!("gap `{gap}` is {} and takes no proposal", g.status.name()));
+            }
+            if write_set.is_empty() || description.trim().is_empty() {
+                return Err(format!("the proposal for `{gap}` needs a description and a declared write-set"));
+            }
+            g.status = GapStatus::Proposed;
+            g.blast_radius = Some(*blast_radius);
+        }
+        Event::Halted { gap, condition, .. } => {
+            let g = gap_of(state, gap)?;
+            if g.status == GapStatus::Closed {
+                return Err(format!("gap `{gap}` is closed"));
+            }
+            g.status = if condition == "authorization" {
+                if g.blast_radius.is_none() {
+                    return Err(format!("gap `{gap}` halts on authorization without a proposal's blast radius"));
+                }
+                GapStatus::HaltedAwaitingAuthorization
+            } else {
+                GapStatus::Halted
+            };
+        }
+        Event::AuthorizationRaised { gap, .. } => {
+            let g = gap_of(state, gap)?;
+            if g.status != GapStatus::HaltedAwaitingAuthorization {
+                return Err(format!("gap `{gap}` is not halted awaiting authorization"));
+            }
+            g.status = GapStatus::Proposed;
+        }
+        Event::GapDeferred { gap, reason } | Event::GapSkipped { gap, reason } => {
+            let g = gap_of(state, gap)?;
+            if g.status == GapStatus::Closed {
+                return Err(format!("gap `{gap}` is closed"));
+            }
+            if reason.trim().is_empty() {
+                return Err(format!("deferring or skipping `{gap}` needs a reason"));
+            }
+            g.status = if matches!(e, Event::GapDeferred { .. }) { GapStatus::Deferred } else { GapStatus::Skipped };
+        }
+        Event::EvidenceRecorded { evidence } => {
+            if state.evidence.contains_key(&evidence.id) {
+                return Err(format!("evidence `{}` is already recorded", evidence.id));
+            }
+            if let Some(g) = &evidence.gap
+                && !state.gaps.contains_key(g)
+            {
+                return Err(format!("evidence `{}` names gap `{g}`, which was never opened", evidence.id));
+            }
+            if evidence.tier.is_some_and(|t| !(1..=3).contains(&t)) {
+                return Err(format!("evidence `{}` has tier {:?}; tiers are 1, 2, 3", evidence.id, evidence.tier));
+            }
+            if evidence.hold && evidence.verdict == Verdict::Proven {
+                return Err(format!("evidence `{}` both holds and proves", evidence.id));
+            }
+            state.evidence.insert(evidence.id.clone(), evidence.clone());
+        }
+        Event::WireStatusChanged { wire, status, evidence } => {
+            // R14: a wire's status changes only through a recorded evidence record.
+            let ev = state.evidence.get(evidence).ok_or_else(|| {
+                format!("wire {wire} changes status on evidence `{evidence}`, which was never recorded")
+            })?;
+            if &ev.wire != wire {
+                return Err(format!("evidence `{evidence}` is about {}, not {wire}", ev.wire));
+            }
+            let backed = match status {
+                WireStatus::Proven => ev.verdict == Verdict::Proven,
+                WireStatus::BrokenOrUnproven => matches!(ev.verdict, Verdict::Refuted | Verdict::Unproven),
+                WireStatus::Unknown => ev.verdict == Verdict::Unknown,
+            };
+            if !backed {
+                return Err(format!(
+                    "evidence `{evidence}` ({:?}) does not back status {status:?} of {wire}",
+                    ev.verdict
+                ));
+            }
+            let entry = state.wires.entry(wire.clone()).or_insert(WireState {
+                status: *status,
+                evidence: evidence.clone(),
+                reopened: Vec::new(),
+            });
+            if entry.status == WireStatus::Proven && *status == WireStatus::BrokenOrUnproven {
+                entry.reopened.push(seq);
+            }
+            entry.status = *status;
+            entry.evidence = evidence.clone();
+        }
+        Event::GapClosed { gap, evidence } => {
+            let ev = state.evidence.get(evidence).cloned();
+            let g = gap_of(state, gap)?;
+            let ev =
+                ev.ok_or_else(|| format!("gap `{gap}` closes on evidence `{evidence}`, which was never recorded"))?;
+            if ev.verdict != Verdict::Proven {
+                return Err(format!("gap `{gap}` closes on evidence `{evidence}`, which does not prove it"));
+            }
+            if g.blast_radius.is_none() {
+                return Err(format!("gap `{gap}` closes without a proposal's blast radius"));
+            }
+            if g.status == GapStatus::Closed {
+                return Err(format!("gap `{gap}` is already closed"));
+            }
+            g.status = GapStatus::Closed;
+            g.resolved_by = Some(evidence.clone());
+        }
+        Event::SubCycle { .. } => state.backtracks += 1,
+        Event::PassClosed { pass, gap, .. } => {
+            if !state.gaps.contains_key(gap) {
+                return Err(format!("pass {pass} closes on gap `{gap}`, which was never opened"));
+            }
+            if *pass != state.passes + 1 {
+                return Err(format!("pass {pass} closes after pass {}", state.passes));
+            }
+            state.passes = *pass;
+        }
+        Event::CycleConverged { cycle, passes, .. } => {
+            if *cycle != state.cycles + 1 {
+                return Err(format!("cycle {cycle} converges after cycle {}", state.cycles));
+            }
+            if *passes > state.passes {
+                return Err(format!("cycle {cycle} claims {passes} passes; the history has {}", state.passes));
+            }
+            state.cycles = *cycle;
+        }
+    }
+    Ok(())
+}
+
+/// The parsed log: header, records (with their line numbers), and every problem found.
+pub struct Log {
+    pub header: Option<Header>,
+    pub records: Vec<(u64, Record)>,
+    pub issues: Vec<Issue>,
+    /// The last line has no newline: a write was interrupted.
+    pub torn: Option<u64>,
+}
+
+/// Reads and strictly parses `ledger.jsonl` text.
+pub fn parse(text: &str) -> Log {
+    let mut log = Log { header: None, records: Vec::new(), issues: Vec::new(), torn: None };
+    let n_lines = text.lines().count() as u64;
+    if !text.is_empty() && !text.ends_with('\n') {
+        log.torn = Some(n_lines);
+        log.issues.push(Issue {
+            line: n_lines,
+            message: "the last line is torn (no newline: a write was interrupted); it is not read, and nothing is appended until it is repaired".into(),
+        });
+    }
+    for (i, line) in text.lines().enumerate() {
+        let n = i as u64 + 1;
+        if log.torn == Some(n) {
+            break;
+        }
+        if n == 1 {
+            match serde_json::from_str::<Header>(line) {
+                Ok(h) => log.header = Some(h),
+                Err(e) => log.issues.push(Issue { line: 1, message: format!("bad header: {e}") }),
+            }
+            continue;
+        }
+        match serde_json::from_str::<Record>(line) {
+            Ok(r) => log.records.push((n, r)),
+            Err(e) => log.issues.push(Issue { line: n, message: format!("bad record: {e}") }),
+        }
+    }
+    if text.is_empty() {
+        log.issues.push(Issue { line: 1, message: "the ledger is empty: it has no header".into() });
+    }
+    log
+}
+
+/// Folds parsed records into the state, collecting every rule a record breaks.
+pub fn fold(log: &Log) -> (State, Vec<Issue>) {
+    let mut state = State::default();
+    let mut issues = Vec::new();
+    let mut expect = 1;
+    for (line, r) in &log.records {
+        if r.seq != expect {
+            issues.push(Issue { line: *line, message: format!("seq {} where {expect} was expected", r.seq) });
+        }
+        expect = r.seq + 1;
+        if let Err(m) = apply(&mut state, r.seq, &r.event) {
+            issues.push(Issue { line: *line, message: m });
+        }
+    }
+    (state, issues)
+}
+
+fn io_err(p: &Path) -> impl Fn(std::io::Error) -> LedgerError + '_ {
+    move |e| LedgerError::Io(format!("{}: {e}", p.display()))
+}
+
+/// Reads the ledger in `dir`: None when there is none; the state when it is valid.
+pub fn load(dir: &Path) -> Result<Option<(Header, State, Vec<Record>)>, LedgerError> {
+    let path = dir.join(LOG_FILE);
+    let text = match fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(io_err(&path)(e)),
+    };
+    let log = parse(&text);
+    let (state, mut issues) = fold(&log);
+    issues.extend(log.issues.iter().cloned());
+    if let Some(h) = &log.header
+        && h.andon_ledger > FORMAT
+    {
+        issues.push(Issue {
+            line: 1,
+            message: format!("ledger format {} is newer than this andon's ({FORMAT}); upgrade andon", h.andon_ledger),
+        });
+    }
+    issues.sort_by_key(|i| i.line);
+    match (issues.is_empty(), log.header) {
+        (true, Some(h)) => Ok(Some((h, state, log.records.into_iter().map(|(_, r)| r).collect()))),
+        _ => Err(LedgerError::Invalid(issues)),
+    }
+}
+
+/// Appends `events` under the exclusive lock, creating the ledger with `header` when there is
+/// none. The whole log is checked first and every new event against the state; a refused event
+/// writes nothing. Returns the records written.
+pub fn append(dir: &Path, header: &Header, events: &[Event], now: u64) -> Result<Vec<Record>, LedgerError> {
+    fs::create_dir_all(dir).map_err(io_err(dir))?;
+    let lock_path = dir.join(LOCK_FILE);
+    let lock =
+        OpenOptions::new().create(true).truncate(false).write(true).open(&lock_path).map_err(io_err(&lock_path))?;
+    lock.lock_exclusive().map_err(io_err(&lock_path))?;
+    let path = dir.join(LOG_FILE);
+    let (mut state, mut records, new_file) = match load(dir)? {
+        Some((_, state, records)) => (state, records, false),
+        None => (State::default(), Vec::new(), true),
+    };
+    let mut seq = records.len() as u64;
+    let mut text = String::new();
+    if new_file {
+        text.push_str(&serde_json::to_string(header).expect("header serializes"));
+        text.push('\n');
+    }
+    let mut written = Vec::new();
+    for e in events {
+        seq += 1;
+        apply(&mut state, seq, e).map_err(|m| LedgerError::Refused(format!("refused, nothing written: {m}")))?;
+        let r = Record { seq, at: now, event: e.clone() };
+        text.push_str(&serde_json::to_string(&r).expect("record serializes"));
+        text.push('\n');
+        written.push(r);
+    }
+    let mut f = OpenOptions::new().create(true).append(true).open(&path).map_err(io_err(&path))?;
+    f.write_all(text.as_bytes()).and_then(|_| f.sync_all()).map_err(io_err(&path))?;
+    if new_file && let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
+    records.extend(written.iter().cloned());
+    write_human(dir, &render(header, &state, &records))?;
+    drop(lock);
+    Ok(written)
+}
+
+fn write_human(dir: &Path, text: &str) -> Result<(), LedgerError> {
+    let path = dir.join(HUMAN_FILE);
+    let tmp = dir.join(format!(".{HUMAN_FILE}.{}.tmp", std::process::id()));
+    let mut f = File::create(&tmp).map_err(io_err(&tmp))?;
+    f.write_all(text.as_bytes()).and_then(|_| f.sync_all()).map_err(io_err(&tmp))?;
+    fs::rename(&tmp, &path).map_err(io_err(&path))
+}
+
+/// Every problem of the ledger in `dir`: the log's format and rules, and whether `ledger.md`
+/// agrees with it. Err when there is no ledger.
+pub fn check(dir: &Path) -> Result<(Vec<Issue>, Option<State>), LedgerError> {
+    let path = dir.join(LOG_FILE);
+    let text = fs::read_to_string(&path).map_err(io_err(&path))?;
+    let log = parse(&text);
+    let (state, mut issues) = fold(&log);
+    issues.extend(log.issues.iter().cloned());
+    if let Some(h) = &log.header {
+        if h.andon_ledger > FORMAT {
+            issues.push(Issue { line: 1, message: format!("ledger format {} is newer than {FORMAT}", h.andon_ledger) });
+        }
+        let records: Vec<Record> = log.records.iter().map(|(_, r)| r.clone()).collect();
+        let want = render(h, &state, &records);
+        let human = dir.join(HUMAN_FILE);
+        match fs::read_to_string(&human) {
+            Ok(have) if have == want => {}
+            Ok(have) => {
+                let at = have
+                    .lines()
+                    .zip(want.lines())
+                    .position(|(a, b)| a != b)
+                    .unwrap_or(have.lines().count().min(want.lines().count()));
+                issues.push(Issue {
+                    line: 0,
+                    message: format!(
+                        "{HUMAN_FILE} disagrees with the log at its line {}; it is rendered from the log, never edited",
+                        at + 1
+                    ),
+                });
+            }
+            Err(_) => issues.push(Issue { line: 0, message: format!("{HUMAN_FILE} is missing") }),
+        }
+    }
+    issues.sort_by_key(|i| i.line);
+    let ok = issues.is_empty();
+    Ok((issues, ok.then_some(state)))
+}
+
+/// The ledger state as relation rows for queries: (relation name, rendered row).
+pub fn facts(state: &State) -> Vec<(&'static str, Vec<String>)> {
+    let mut out = Vec::new();
+    for g in state.gaps.values() {
+        let kind = match g.kind {
+            GapKind::Bug => "bug",
+            GapKind::Feature => "feature",
+            GapKind::Wire => "wire",
+        };
+        out.push(("LedgerGap", vec![g.id.clone(), kind.into(), g.stage.clone(), g.status.name().into()]));
+        out.push((
+            "LedgerGapAt",
+            vec![g.id.clone(), g.location.path.clone(), g.location.line.unwrap_or(0).to_string()],
+        ));
+        if let Some(e) = &g.resolved_by {
+            out.push(("LedgerResolved", vec![g.id.clone(), e.clone()]));
+        }
+    }
+    for e in state.evidence.values() {
+        let verdict =
+            serde_json::to_value(e.verdict).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+        out.push((
+            "LedgerEvidence",
+            vec![e.id.clone(), e.wire.producer.clone(), e.wire.consumer.clone(), e.approach.clone(), verdict],
+        ));
+    }
+    for (w, s) in &state.wires {
+        let status =
+            serde_json::to_value(s.status).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+        out.push(("LedgerWire", vec![w.producer.clone(), w.consumer.clone(), status]));
+        for seq in &s.reopened {
+            out.push(("LedgerReopened", vec![w.producer.clone(), w.consumer.clone(), seq.to_string()]));
+        }
+    }
+    out
+}
+
+/// Where the ledger of a repository lives (`ledger_dir`, relative to the repository unless absolute).
+pub fn dir_of(root: &Path, settings: &crate::config::Settings) -> PathBuf {
+    let d = &settings.ledger_dir.value;
+    if d.is_absolute() { d.clone() } else { root.join(d) }
+}

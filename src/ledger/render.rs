@@ -1,0 +1,134 @@
+//! `ledger.md`: the human rendering of the log, produced from it alone and checked against it.
+//! Repository text quoted here (summaries, claims) is escaped so it cannot forge structure.
+
+use std::fmt::Write;
+
+use super::{Event, Header, Record, State};
+
+/// Escapes text for one markdown table cell or list line: no line breaks, no pipes, no leading
+/// markup that could open a heading or a fence.
+fn cell(s: &str) -> String {
+    let one_line: String = s.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
+    one_line.replace('\\', "\\\\").replace('|', "\\|").replace('`', "\\`").replace('#', "\\#")
+}
+
+pub fn render(h: &Header, state: &State, records: &[Record]) -> String {
+    let mut o = String::new();
+    let _ = writeln!(o, "# andon ledger: {}", cell(&h.repo));
+    let _ = writeln!(o);
+    let _ = writeln!(
+        o,
+        "Rendered from `ledger.jsonl` (format {}, created by andon {}); do not edit: `andon ledger check` compares the two.",
+        h.andon_ledger,
+        cell(&h.andon)
+    );
+    let _ = writeln!(o);
+    let _ = writeln!(o, "passes: {} · cycles: {} · sub-cycles: {}", state.passes, state.cycles, state.backtracks);
+    let _ = writeln!(o);
+    let _ = writeln!(o, "## Stages");
+    let _ = writeln!(o);
+    let _ = writeln!(o, "| stage | root | confidence | source | incoming | outgoing |");
+    let _ = writeln!(o, "|---|---|---|---|---|---|");
+    for (name, s) in &state.stages {
+        let _ = writeln!(
+            o,
+            "| {} | {} | {} | {} | {} | {} |",
+            cell(name),
+            cell(&s.root),
+            cell(&s.confidence),
+            cell(&s.source),
+            cell(&s.incoming.join(", ")),
+            cell(&s.outgoing.join(", "))
+        );
+    }
+    let _ = writeln!(o);
+    let _ = writeln!(o, "## Wires");
+    let _ = writeln!(o);
+    let _ = writeln!(o, "| wire | status | evidence | reopened |");
+    let _ = writeln!(o, "|---|---|---|---|");
+    for (w, s) in &state.wires {
+        let status =
+            serde_json::to_value(s.status).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+        let _ = writeln!(o, "| {} | {status} | {} | {} |", cell(&w.to_string()), cell(&s.evidence), s.reopened.len());
+    }
+    let _ = writeln!(o);
+    let _ = writeln!(o, "## Gaps");
+    let _ = writeln!(o);
+    let _ = writeln!(o, "| gap | kind | stage | location | status | blast radius | resolved by | summary |");
+    let _ = writeln!(o, "|---|---|---|---|---|---|---|---|");
+    for g in state.gaps.values() {
+        let loc = match g.location.line {
+            Some(l) => format!("{}:{l}", g.location.path),
+            None => g.location.path.clone(),
+        };
+        let _ = writeln!(
+            o,
+            "| {} | {:?} | {} | {} | {} | {} | {} | {} |",
+            cell(&g.id),
+            g.kind,
+            cell(&g.stage),
+            cell(&loc),
+            g.status.name(),
+            g.blast_radius.map(|b| b.name()).unwrap_or("-"),
+            cell(g.resolved_by.as_deref().unwrap_or("-")),
+            cell(&g.summary)
+        );
+    }
+    let _ = writeln!(o);
+    let _ = writeln!(o, "## Evidence");
+    let _ = writeln!(o);
+    for e in state.evidence.values() {
+        let _ = writeln!(
+            o,
+            "- {} on {}: {:?} by {}{}{}",
+            cell(&e.id),
+            cell(&e.wire.to_string()),
+            e.verdict,
+            cell(&e.approach),
+            e.tier.map(|t| format!(", tier {t}")).unwrap_or_default(),
+            if e.hold { ", non-overridable hold" } else { "" }
+        );
+        let _ = writeln!(o, "  - claim: {}", cell(&e.claim));
+        let _ = writeln!(o, "  - evidence: {}", cell(&e.evidence));
+        if let Some(f) = &e.fix {
+            let _ = writeln!(o, "  - fix: {}", cell(f));
+        }
+        for r in &e.references {
+            let _ = writeln!(o, "  - reference: {}", cell(r));
+        }
+    }
+    let _ = writeln!(o);
+    let _ = writeln!(o, "## History");
+    let _ = writeln!(o);
+    for r in records {
+        let line = match &r.event {
+            Event::StageRecorded { stage, .. } => format!("stage `{}` recorded", cell(stage)),
+            Event::GapOpened { gap, .. } => format!("gap `{}` opened", cell(gap)),
+            Event::ProposalRecorded { gap, blast_radius, .. } => {
+                format!("proposal for `{}` ({})", cell(gap), blast_radius.name())
+            }
+            Event::Halted { gap, condition, .. } => format!("halted on `{}`: {}", cell(gap), cell(condition)),
+            Event::AuthorizationRaised { gap, level, .. } => {
+                format!("authority raised to {} for `{}`", level.name(), cell(gap))
+            }
+            Event::GapDeferred { gap, .. } => format!("gap `{}` deferred", cell(gap)),
+            Event::GapSkipped { gap, .. } => format!("gap `{}` skipped", cell(gap)),
+            Event::EvidenceRecorded { evidence } => format!("evidence `{}` recorded", cell(&evidence.id)),
+            Event::WireStatusChanged { wire, evidence, .. } => {
+                format!("wire {} changed on `{}`", cell(&wire.to_string()), cell(evidence))
+            }
+            Event::GapClosed { gap, evidence } => format!("gap `{}` closed by `{}`", cell(gap), cell(evidence)),
+            Event::SubCycle { from_stage, to_stage, .. } => {
+                format!("sub-cycle from `{}` back to `{}`", cell(from_stage), cell(to_stage))
+            }
+            Event::PassClosed { pass, gap, verdict, advanced, .. } => {
+                format!("pass {pass} closed on `{}`: {verdict:?}, advanced: {advanced}", cell(gap))
+            }
+            Event::CycleConverged { cycle, passes, backtracks, .. } => {
+                format!("cycle {cycle} converged after {passes} passes, {backtracks} sub-cycles")
+            }
+        };
+        let _ = writeln!(o, "{}. {line}", r.seq);
+    }
+    o
+}

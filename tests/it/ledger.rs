@@ -1,0 +1,299 @@
+//! The ledger: strict records, one writer under a lock, refusals that write nothing, torn tails,
+//! `andon ledger check`, and ledger facts in `andon query`.
+
+use std::path::{Path, PathBuf};
+
+use andon::ledger::{
+    self, BlastRadius, Event, Evidence, GapKind, Header, LedgerError, Location, Verdict, Wire, WireStatus,
+};
+
+use crate::support::{json, run, scratch};
+
+fn header() -> Header {
+    Header { andon_ledger: ledger::FORMAT, andon: "0.1.0".into(), rules: "test".into(), repo: "check-py".into() }
+}
+
+fn wire() -> Wire {
+    Wire { producer: "core".into(), consumer: "api".into() }
+}
+
+fn gap(id: &str) -> Event {
+    Event::GapOpened {
+        gap: id.into(),
+        gap_kind: GapKind::Wire,
+        stage: "api".into(),
+        wire: Some(wire()),
+        location: Location { path: "src/acme/api/routes.py".into(), line: Some(1) },
+        on_constraint: true,
+        summary: "the handoff is unproven".into(),
+    }
+}
+
+fn proposal(id: &str) -> Event {
+    Event::ProposalRecorded {
+        gap: id.into(),
+        blast_radius: BlastRadius::LocalReversible,
+        approach: "structural".into(),
+        reason: "an import crosses the wire".into(),
+        description: "import model from its module".into(),
+        write_set: vec!["src/acme/api/routes.py".into()],
+        base_commit: "0000000".into(),
+    }
+}
+
+fn evidence(id: &str, verdict: Verdict) -> Event {
+    Event::EvidenceRecorded {
+        evidence: Evidence {
+            id: id.into(),
+            gap: Some("G1".into()),
+            wire: wire(),
+            approach: "structural".into(),
+            verdict,
+            hold: false,
+            tier: Some(1),
+            artifact: None,
+            claim: "api imports only what core exports".into(),
+            evidence: "andon check: 0 findings".into(),
+            fix: None,
+            references: vec!["src/acme/api/routes.py:1".into()],
+        },
+    }
+}
+
+fn status(s: WireStatus, ev: &str) -> Event {
+    Event::WireStatusChanged { wire: wire(), status: s, evidence: ev.into() }
+}
+
+/// A ledger with one gap proposed, proven and closed, and a wire that reopened once.
+fn populated() -> (tempfile::TempDir, PathBuf) {
+    let t = scratch("check-py");
+    let dir = t.path().join("analysis/andon/ledger");
+    ledger::append(&dir, &header(), &[gap("G1"), proposal("G1"), evidence("E1", Verdict::Proven)], 1).unwrap();
+    ledger::append(
+        &dir,
+        &header(),
+        &[
+            status(WireStatus::Proven, "E1"),
+            Event::GapClosed { gap: "G1".into(), evidence: "E1".into() },
+            evidence("E2", Verdict::Refuted),
+            status(WireStatus::BrokenOrUnproven, "E2"),
+        ],
+        2,
+    )
+    .unwrap();
+    (t, dir)
+}
+
+fn bytes(dir: &Path) -> Vec<u8> {
+    std::fs::read(dir.join(ledger::LOG_FILE)).unwrap()
+}
+
+#[test]
+fn a_written_ledger_checks_and_renders() {
+    let (t, dir) = populated();
+    let text = String::from_utf8(bytes(&dir)).unwrap();
+    assert!(text.starts_with("{\"andon_ledger\":1,"), "{text}");
+    assert_eq!(text.lines().count(), 8, "a header and seven events, one per line");
+    let o = run(&["ledger", "check", "--format", "json"], t.path());
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
+    let v = json(&o);
+    assert_eq!(v["verdict"]["outcome"], "valid");
+    assert_eq!(v["state"]["gaps"], 1);
+    let md = std::fs::read_to_string(dir.join(ledger::HUMAN_FILE)).unwrap();
+    assert!(md.contains("| G1 | Wire | api | src/acme/api/routes.py:1 | closed | local+reversible | E1 |"), "{md}");
+    // replay is deterministic and needs nothing but the log
+    let a = ledger::load(&dir).unwrap().unwrap();
+    let b = ledger::load(&dir).unwrap().unwrap();
+    assert_eq!(a, b);
+    assert_eq!(a.1.wires[&wire()].reopened, vec![7]);
+}
+
+#[test]
+fn refused_events_write_nothing() {
+    let (_t, dir) = populated();
+    let before = bytes(&dir);
+    let md_before = std::fs::read(dir.join(ledger::HUMAN_FILE)).unwrap();
+    let refusals: Vec<(Vec<Event>, &str)> = vec![
+        // R14: no wire status without a recorded evidence record
+        (vec![status(WireStatus::Proven, "E9")], "never recorded"),
+        // a status the evidence does not back
+        (vec![status(WireStatus::Proven, "E2")], "does not back"),
+        // a forged advance: a pass that skips the count
+        (
+            vec![Event::PassClosed {
+                pass: 3,
+                stage: "api".into(),
+                wire: Some(wire()),
+                gap: "G1".into(),
+                approach: "structural".into(),
+                verdict: Verdict::Proven,
+                advanced: true,
+            }],
+            "closes after pass 0",
+        ),
+        // closing on evidence that does not prove
+        (
+            vec![gap("G2"), proposal("G2"), Event::GapClosed { gap: "G2".into(), evidence: "E2".into() }],
+            "does not prove",
+        ),
+        // closing without a proposal (no blast radius)
+        (vec![gap("G3"), Event::GapClosed { gap: "G3".into(), evidence: "E1".into() }], "without a proposal"),
+        // a proposal without a declared write-set
+        (
+            vec![
+                gap("G4"),
+                Event::ProposalRecorded {
+                    gap: "G4".into(),
+                    blast_radius: BlastRadius::LocalReversible,
+                    approach: "structural".into(),
+                    reason: "r".into(),
+                    description: "d".into(),
+                    write_set: vec![],
+                    base_commit: "0".into(),
+                },
+            ],
+            "write-set",
+        ),
+        // a gap without a location
+        (
+            vec![Event::GapOpened {
+                gap: "G5".into(),
+                gap_kind: GapKind::Bug,
+                stage: "api".into(),
+                wire: None,
+                location: Location { path: " ".into(), line: None },
+                on_constraint: false,
+                summary: "s".into(),
+            }],
+            "no location",
+        ),
+        // authority raised for a gap that is not halted on authorization
+        (
+            vec![Event::AuthorizationRaised {
+                gap: "G1".into(),
+                diff_hash: "h".into(),
+                level: BlastRadius::HardToReverse,
+                reason: "r".into(),
+            }],
+            "not halted awaiting authorization",
+        ),
+    ];
+    for (events, want) in refusals {
+        match ledger::append(&dir, &header(), &events, 3) {
+            Err(LedgerError::Refused(m)) => assert!(m.contains(want), "{m}"),
+            other => panic!("{events:?} was not refused: {other:?}"),
+        }
+        assert_eq!(bytes(&dir), before, "a refusal leaves the ledger byte-identical");
+        assert_eq!(std::fs::read(dir.join(ledger::HUMAN_FILE)).unwrap(), md_before);
+    }
+}
+
+#[test]
+fn hand_edits_are_caught_and_nothing_acts_on_them() {
+    let (t, dir) = populated();
+    let good = String::from_utf8(bytes(&dir)).unwrap();
+    let cases: &[(&str, &str, &str)] = &[
+        (",\"blast_radius\":\"local+reversible\"", "", "ledger.jsonl:3: bad record: missing field `blast_radius`"),
+        (
+            "\"gap_kind\":\"wire\"",
+            "\"gap_kind\":\"wire,bug\"",
+            "ledger.jsonl:2: bad record: unknown variant `wire,bug`",
+        ),
+        ("\"on_constraint\":true", "\"on_constraint\":true,\"note\":\"ignore this failure\"", "unknown field `note`"),
+        ("\"seq\":2,", "\"seq\":9,", "seq 9 where 2 was expected"),
+    ];
+    for (from, to, want) in cases {
+        assert!(good.contains(from), "{from}");
+        std::fs::write(dir.join(ledger::LOG_FILE), good.replacen(from, to, 1)).unwrap();
+        let o = run(&["ledger", "check"], t.path());
+        assert_eq!(o.status.code(), Some(1), "{from}");
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(out.contains(want), "{from}: {out}");
+        assert!(out.contains("andon: verdict invalid"), "{out}");
+        assert!(matches!(ledger::load(&dir), Err(LedgerError::Invalid(_))));
+        assert!(matches!(ledger::append(&dir, &header(), &[gap("G9")], 9), Err(LedgerError::Invalid(_))));
+        // a query over ledger relations refuses the invalid ledger
+        let o = run(&["query", "LedgerGap(g, k, s, st)", "-q"], t.path());
+        assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stdout));
+        assert!(String::from_utf8_lossy(&o.stderr).contains("the ledger is invalid"));
+    }
+    // the rendering is checked against the log
+    std::fs::write(dir.join(ledger::LOG_FILE), &good).unwrap();
+    let md = std::fs::read_to_string(dir.join(ledger::HUMAN_FILE)).unwrap();
+    std::fs::write(dir.join(ledger::HUMAN_FILE), md.replace("| closed |", "| open |")).unwrap();
+    let o = run(&["ledger", "check"], t.path());
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("ledger.md: ledger.md disagrees with the log"));
+}
+
+#[test]
+fn a_torn_last_line_is_reported_and_blocks_appends() {
+    let (t, dir) = populated();
+    let mut torn = bytes(&dir);
+    torn.extend_from_slice(b"{\"seq\":8,\"at\":3,\"event\":{\"kind\":\"gap_op");
+    std::fs::write(dir.join(ledger::LOG_FILE), &torn).unwrap();
+    let o = run(&["ledger", "check"], t.path());
+    assert_eq!(o.status.code(), Some(1));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("ledger.jsonl:9: the last line is torn"), "{out}");
+    assert!(matches!(ledger::append(&dir, &header(), &[gap("G9")], 9), Err(LedgerError::Invalid(_))));
+    assert_eq!(bytes(&dir), torn, "never dropped, never appended after");
+}
+
+#[test]
+fn concurrent_writers_take_turns() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("ledger");
+    let writers: Vec<_> = (0..4)
+        .map(|w| {
+            let dir = dir.clone();
+            std::thread::spawn(move || {
+                for i in 0..25 {
+                    ledger::append(&dir, &header(), &[gap(&format!("W{w}-{i}"))], 1).unwrap();
+                }
+            })
+        })
+        .collect();
+    for w in writers {
+        w.join().unwrap();
+    }
+    let (_, state, records) = ledger::load(&dir).unwrap().unwrap();
+    assert_eq!(state.gaps.len(), 100);
+    assert_eq!(records.iter().map(|r| r.seq).collect::<Vec<_>>(), (1..=100).collect::<Vec<u64>>());
+    assert_eq!(ledger::check(&dir).unwrap().0, vec![]);
+}
+
+#[test]
+fn a_newer_ledger_is_never_appended_to() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("ledger");
+    let newer = Header { andon_ledger: ledger::FORMAT + 1, ..header() };
+    ledger::append(&dir, &newer, &[gap("G1")], 1).unwrap();
+    let before = bytes(&dir);
+    match ledger::append(&dir, &header(), &[gap("G2")], 2) {
+        Err(LedgerError::Invalid(issues)) => assert!(issues[0].message.contains("newer"), "{issues:?}"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(bytes(&dir), before);
+}
+
+#[test]
+fn ledger_facts_answer_reopens_and_resolutions() {
+    let (t, dir) = populated();
+    let before = bytes(&dir);
+    let o = run(&["query", "LedgerReopened(p, c, seq)", "--format", "json", "-q"], t.path());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(json(&o)["rows"], serde_json::json!([["core", "api", 7]]));
+    let o = run(
+        &["query", "LedgerResolved(\"G1\", e), LedgerEvidence(e, p, c, approach, verdict)", "--format", "json", "-q"],
+        t.path(),
+    );
+    assert_eq!(json(&o)["rows"], serde_json::json!([["E1", "core", "api", "structural", "proven"]]));
+    // code and ledger together: the gap's file is a source file of the index
+    let o = run(&["query", "LedgerGapAt(g, path, line), File(path, lang)", "--format", "csv", "-q"], t.path());
+    assert!(String::from_utf8_lossy(&o.stdout).contains("G1,src/acme/api/routes.py,1,python"));
+    // reading commands leave the ledger byte-identical (R34)
+    run(&["check", "-q"], t.path());
+    run(&["ledger", "check"], t.path());
+    assert_eq!(bytes(&dir), before);
+}
