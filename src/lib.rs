@@ -30,3 +30,4 @@ pub mod ledger;
 pub mod ops;
 pub mod output;
 pub mod resolve;
+pub mod status;

@@ -41,6 +41,8 @@ enum Command {
     Why(WhyArgs),
     /// Judge the contracts of andon.toml on a fresh index: the structural gate for CI.
     Check(CheckArgs),
+    /// The read-only board from the ledger: holds, stages and wires, counters, constraint, gaps, next step.
+    Status(StatusArgs),
     /// The ledger: `andon ledger check` validates it.
     Ledger {
         #[command(subcommand)]
@@ -51,6 +53,23 @@ enum Command {
         #[command(subcommand)]
         action: ConfigAction,
     },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum StatusFormatArg {
+    Text,
+    Json,
+    Markdown,
+}
+
+#[derive(Args)]
+struct StatusArgs {
+    /// Repository.
+    #[arg(default_value = ".")]
+    path: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    format: StatusFormatArg,
 }
 
 #[derive(Subcommand)]
@@ -277,6 +296,7 @@ pub fn main() -> ExitCode {
         Command::Check(a) => run_check(a),
         Command::Config { action: ConfigAction::Show(a) } => run_config_show(a),
         Command::Ledger { action: LedgerAction::Check(a) } => run_ledger_check(a),
+        Command::Status(a) => run_status(a),
     };
     match result {
         Ok(code) => code.code(),
@@ -301,6 +321,7 @@ fn repo_of(c: &Command) -> Option<(PathBuf, bool)> {
         Command::Query(a) => (first_of(&a.args, 2), matches!(a.format, QueryFormatArg::Json)),
         Command::Why(a) => (first_of(&a.args, 3), json(&a.common)),
         Command::Ledger { action: LedgerAction::Check(a) } => (a.path.clone(), json(&a.common)),
+        Command::Status(a) => (a.path.clone(), matches!(a.format, StatusFormatArg::Json)),
         Command::Config { .. } => return None,
     })
 }
@@ -311,6 +332,44 @@ fn run_config_show(a: ConfigShowArgs) -> Result<Exit, String> {
     }
     let cfg = Config::load(&a.path).map_err(|e| config_error(&e))?;
     emit(|w| output::settings_report(w, &cfg, format_of(&a.common)))?;
+    Ok(Exit::Success)
+}
+
+fn run_status(a: StatusArgs) -> Result<Exit, String> {
+    use crate::output::status::{StatusFormat, json_doc, report};
+    if !a.path.exists() {
+        return Err(format!("{}: no such directory", a.path.display()));
+    }
+    let cfg = Config::load(&a.path).map_err(|e| config_error(&e))?;
+    let dir = crate::ledger::dir_of(&a.path, &cfg.settings);
+    let shown = dir.join(crate::ledger::LOG_FILE).to_string_lossy().replace('\\', "/");
+    let state = match crate::ledger::load(&dir) {
+        Ok(s) => s.map(|(_, state, _)| state),
+        Err(e) => {
+            eprintln!("error: {}: {e}", dir.display());
+            println!("andon: verdict refused (invalid ledger)");
+            return Ok(Exit::Findings);
+        }
+    };
+    let board = state.as_ref().map(crate::status::board);
+    // The report and its machine sidecar under output_dir (R125); nothing else is written.
+    let out_dir = {
+        let d = &cfg.settings.output_dir.value;
+        if d.is_absolute() { d.clone() } else { a.path.join(d) }
+    };
+    if std::fs::create_dir_all(&out_dir).is_ok() {
+        let mut md = Vec::new();
+        let _ = report(&mut md, board.as_ref(), &shown, StatusFormat::Markdown);
+        let _ = write_atomic(&out_dir.join("status.md"), &md);
+        let sidecar = serde_json::to_vec_pretty(&json_doc(board.as_ref(), &shown)).expect("json");
+        let _ = write_atomic(&out_dir.join("status.json"), &sidecar);
+    }
+    let format = match a.format {
+        StatusFormatArg::Text => StatusFormat::Text,
+        StatusFormatArg::Json => StatusFormat::Json,
+        StatusFormatArg::Markdown => StatusFormat::Markdown,
+    };
+    emit(|w| report(w, board.as_ref(), &shown, format))?;
     Ok(Exit::Success)
 }
 

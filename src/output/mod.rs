@@ -4,6 +4,7 @@
 
 pub mod check;
 pub mod derived;
+pub mod status;
 
 use std::io::{self, Write};
 

@@ -297,3 +297,122 @@ fn ledger_facts_answer_reopens_and_resolutions() {
     run(&["ledger", "check"], t.path());
     assert_eq!(bytes(&dir), before);
 }
+
+fn stage(name: &str, outgoing: &[&str]) -> Event {
+    Event::StageRecorded {
+        stage: name.into(),
+        root: format!("src/{name}"),
+        confidence: "exact".into(),
+        source: "index".into(),
+        incoming: vec![],
+        outgoing: outgoing.iter().map(|s| s.to_string()).collect(),
+    }
+}
+
+#[test]
+fn status_says_when_the_loop_never_ran() {
+    let t = tempfile::tempdir().unwrap();
+    let o = run(&["status"], t.path());
+    assert_eq!(o.status.code(), Some(0));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.starts_with("the loop has never run here"), "{out}");
+    assert!(out.contains("next: run `andon loop`"), "{out}");
+    let v = json(&run(&["status", "--format", "json"], t.path()));
+    assert_eq!((v["never_run"].as_bool(), v["verdict"]["outcome"].as_str()), (Some(true), Some("never-run")));
+}
+
+#[test]
+fn status_board_holds_first_then_everything_and_one_next_step() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("analysis/andon/ledger");
+    let w = |p: &str, c: &str| Wire { producer: p.into(), consumer: c.into() };
+    let ev = |id: &str, wire: Wire, verdict: Verdict, hold: bool| Event::EvidenceRecorded {
+        evidence: Evidence {
+            id: id.into(),
+            gap: None,
+            wire,
+            approach: "structural".into(),
+            verdict,
+            hold,
+            tier: Some(1),
+            artifact: None,
+            claim: "core must not import api".into(),
+            evidence: "src/core/a.py:3 imports api".into(),
+            fix: None,
+            references: vec!["src/core/a.py:3".into()],
+        },
+    };
+    ledger::append(
+        &dir,
+        &header(),
+        &[
+            stage("core", &["api"]),
+            stage("api", &["cli"]),
+            stage("cli", &[]),
+            ev("E1", w("core", "api"), Verdict::Proven, false),
+            Event::WireStatusChanged { wire: w("core", "api"), status: WireStatus::Proven, evidence: "E1".into() },
+            gap("G1"),
+        ],
+        1,
+    )
+    .unwrap();
+    let v = json(&run(&["status", "--format", "json"], t.path()));
+    // api -> cli is unproven and blocks one stage; core -> api is proven
+    assert_eq!(v["constraint"]["producer"], "api");
+    assert_eq!(v["constraint"]["rule"], "most-blocked");
+    assert_eq!(v["stages"][0]["name"], "core", "stream order, producers first");
+    assert_eq!(v["gaps"]["open_by_blast_radius"]["unproposed"], 1);
+    assert!(v["next"].as_str().unwrap().contains("constraint api -> cli"), "{v:#}");
+    // a tier-1 hold on core -> api: listed first, and the one next step is to fix the code
+    ledger::append(
+        &dir,
+        &header(),
+        &[
+            ev("E2", w("core", "api"), Verdict::Refuted, true),
+            Event::WireStatusChanged {
+                wire: w("core", "api"),
+                status: WireStatus::BrokenOrUnproven,
+                evidence: "E2".into(),
+            },
+        ],
+        2,
+    )
+    .unwrap();
+    let before = bytes(&dir);
+    let o = run(&["status"], t.path());
+    let out = String::from_utf8_lossy(&o.stdout);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[1], "STANDING TIER-1 HOLDS (1)", "{out}");
+    assert!(out.contains("resolve the tier-1 hold on core -> api"), "{out}");
+    assert!(out.contains("core -> api : broken/unproven (evidence E2), reopened 1"), "{out}");
+    assert!(out.ends_with("andon: verdict holding (1 tier-1 hold(s))\n"), "{out}");
+    // read-only but for its own report and sidecar under output_dir
+    assert_eq!(bytes(&dir), before);
+    let md = std::fs::read_to_string(t.path().join("analysis/andon/status.md")).unwrap();
+    assert!(md.starts_with("# andon status\n## STANDING TIER-1 HOLDS (1)"), "{md}");
+    let sidecar: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(t.path().join("analysis/andon/status.json")).unwrap()).unwrap();
+    assert_eq!(sidecar["holds"].as_array().unwrap().len(), 1);
+    // a thrashing wire becomes the constraint
+    let mut events = Vec::new();
+    for k in 0..3 {
+        events.push(ev(&format!("P{k}"), w("api", "cli"), Verdict::Proven, false));
+        events.push(Event::WireStatusChanged {
+            wire: w("api", "cli"),
+            status: WireStatus::Proven,
+            evidence: format!("P{k}"),
+        });
+        events.push(ev(&format!("R{k}"), w("api", "cli"), Verdict::Refuted, false));
+        events.push(Event::WireStatusChanged {
+            wire: w("api", "cli"),
+            status: WireStatus::BrokenOrUnproven,
+            evidence: format!("R{k}"),
+        });
+    }
+    ledger::append(&dir, &header(), &events, 3).unwrap();
+    let v = json(&run(&["status", "--format", "json"], t.path()));
+    assert_eq!((v["constraint"]["producer"].as_str(), v["constraint"]["rule"].as_str()), (Some("api"), Some("thrash")));
+    // an invalid ledger is refused
+    std::fs::write(dir.join(ledger::LOG_FILE), b"{}\n").unwrap();
+    assert_eq!(run(&["status"], t.path()).status.code(), Some(1));
+}

@@ -115,6 +115,8 @@ fn disabled_stops_every_command_first_and_writes_nothing() {
         &["why", "src/acme/cli.py", "requests"],
         &["check"],
         &["check", "--format", "sarif"],
+        &["status"],
+        &["ledger", "check"],
     ];
     for args in commands {
         let o = run(args, t.path());

@@ -1,0 +1,106 @@
+//! Rendering of `andon status`: text, JSON and Markdown of one board.
+
+use std::io::{self, Write};
+
+use serde_json::{Value, json};
+
+use super::{SCHEMA_VERSION, verdict_line};
+use crate::status::Board;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StatusFormat {
+    Text,
+    Json,
+    Markdown,
+}
+
+fn counts<K: std::fmt::Display>(m: &std::collections::BTreeMap<K, usize>) -> String {
+    if m.is_empty() {
+        return "none".into();
+    }
+    m.iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join(", ")
+}
+
+pub fn json_doc(b: Option<&Board>, ledger: &str) -> Value {
+    let Some(b) = b else {
+        return json!({
+            "schema_version": SCHEMA_VERSION, "ledger": ledger, "never_run": true,
+            "next": "run `andon loop`: the loop has never run here",
+            "verdict": { "outcome": "never-run" },
+        });
+    };
+    json!({
+        "schema_version": SCHEMA_VERSION,
+        "ledger": ledger,
+        "never_run": false,
+        "holds": b.holds.iter().map(|h| json!({ "wire": { "producer": h.wire.producer, "consumer": h.wire.consumer },
+            "evidence": h.evidence, "claim": h.claim, "references": h.references })).collect::<Vec<_>>(),
+        "stages": b.stages.iter().map(|s| json!({ "name": s.name, "confidence": s.confidence, "source": s.source,
+            "wires": s.wires.iter().map(|w| json!({ "producer": w.wire.producer, "consumer": w.wire.consumer,
+                "status": w.status, "evidence": w.evidence, "reopened": w.reopened })).collect::<Vec<_>>() })).collect::<Vec<_>>(),
+        "counters": { "passes": b.passes, "cycles": b.cycles, "sub_cycles": b.sub_cycles },
+        "constraint": b.constraint.as_ref().map(|c| json!({ "producer": c.wire.producer, "consumer": c.wire.consumer,
+            "rule": c.rule, "detail": c.detail })),
+        "gaps": { "by_status": b.gaps_by_status, "open_by_kind": b.open_by_kind, "open_by_blast_radius": b.open_by_radius },
+        "approaches": b.approaches,
+        "next": b.next,
+        "verdict": { "outcome": if b.holds.is_empty() { "shown" } else { "holding" }, "holds": b.holds.len() },
+    })
+}
+
+pub fn report(w: &mut dyn Write, b: Option<&Board>, ledger: &str, format: StatusFormat) -> io::Result<()> {
+    if format == StatusFormat::Json {
+        return writeln!(w, "{}", serde_json::to_string_pretty(&json_doc(b, ledger)).expect("json"));
+    }
+    let md = format == StatusFormat::Markdown;
+    let Some(b) = b else {
+        if md {
+            writeln!(
+                w,
+                "# andon status\n\nThe loop has never run here (no ledger at `{ledger}`).\n\n**Next:** run `andon loop`."
+            )?;
+            return Ok(());
+        }
+        writeln!(w, "the loop has never run here (no ledger at {ledger})")?;
+        writeln!(w, "next: run `andon loop`")?;
+        return verdict_line(w, "never-run", "");
+    };
+    let (h1, h2, item) = if md { ("# ", "## ", "- ") } else { ("", "", "  ") };
+    writeln!(w, "{h1}andon status")?;
+    if !b.holds.is_empty() {
+        writeln!(w, "{h2}STANDING TIER-1 HOLDS ({})", b.holds.len())?;
+        for h in &b.holds {
+            writeln!(w, "{item}{}: {} (evidence {}; {})", h.wire, h.claim, h.evidence, h.references.join(", "))?;
+        }
+    }
+    writeln!(w, "{h2}stages and wires")?;
+    for s in &b.stages {
+        writeln!(w, "{item}{} [{}, {}]", s.name, s.confidence, s.source)?;
+        for wl in &s.wires {
+            let ev =
+                wl.evidence.as_deref().map(|e| format!(" (evidence {e})")).unwrap_or_else(|| " (no evidence)".into());
+            let reopened = if wl.reopened > 0 { format!(", reopened {}", wl.reopened) } else { String::new() };
+            writeln!(w, "{item}  {} : {}{ev}{reopened}", wl.wire, wl.status)?;
+        }
+    }
+    writeln!(w, "{h2}counters")?;
+    writeln!(w, "{item}passes {}, cycles {}, sub-cycles {}", b.passes, b.cycles, b.sub_cycles)?;
+    writeln!(w, "{h2}constraint")?;
+    match &b.constraint {
+        Some(c) => writeln!(w, "{item}{} ({}; rule: {})", c.wire, c.detail, c.rule)?,
+        None => writeln!(w, "{item}none: every wire is proven")?,
+    }
+    writeln!(w, "{h2}gaps")?;
+    writeln!(w, "{item}by status: {}", counts(&b.gaps_by_status))?;
+    writeln!(w, "{item}open by kind: {}", counts(&b.open_by_kind))?;
+    writeln!(w, "{item}open by blast radius: {}", counts(&b.open_by_radius))?;
+    writeln!(w, "{h2}proof approaches")?;
+    writeln!(w, "{item}{}", counts(&b.approaches))?;
+    writeln!(w, "{h2}next")?;
+    writeln!(w, "{item}{}", b.next)?;
+    if md {
+        return Ok(());
+    }
+    let outcome = if b.holds.is_empty() { "shown" } else { "holding" };
+    verdict_line(w, outcome, &format!("{} tier-1 hold(s)", b.holds.len()))
+}

@@ -1,0 +1,226 @@
+//! `andon status` (R114–R116): the read-only board, derived from the ledger alone. Standing tier-1
+//! holds first; every stage and wire with its status; counters; the constraint and the rule that
+//! chose it; open gaps by kind and blast radius; the proof approaches used; exactly one next step.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::ledger::{GapStatus, State, Wire, WireStatus};
+
+/// A wire reopened this many times is thrashing: it becomes the constraint (design §3).
+pub const THRASH_REOPENS: usize = 3;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Hold {
+    pub wire: Wire,
+    pub evidence: String,
+    pub claim: String,
+    pub references: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WireLine {
+    pub wire: Wire,
+    /// proven, broken/unproven, unknown
+    pub status: &'static str,
+    /// The evidence behind the status (None: never examined, so unproven).
+    pub evidence: Option<String>,
+    pub reopened: usize,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StageLine {
+    pub name: String,
+    pub confidence: String,
+    pub source: String,
+    pub wires: Vec<WireLine>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Constraint {
+    pub wire: Wire,
+    /// The rule that chose it: `thrash`, `most-blocked`, `stream-order`.
+    pub rule: &'static str,
+    pub detail: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Board {
+    pub holds: Vec<Hold>,
+    /// In stream order (producers first).
+    pub stages: Vec<StageLine>,
+    pub passes: u32,
+    pub cycles: u32,
+    pub sub_cycles: u32,
+    pub constraint: Option<Constraint>,
+    /// Gaps by lifecycle status (every status, closed included).
+    pub gaps_by_status: BTreeMap<&'static str, usize>,
+    /// Gaps not closed, by kind and by blast radius (`unproposed` before a proposal).
+    pub open_by_kind: BTreeMap<&'static str, usize>,
+    pub open_by_radius: BTreeMap<&'static str, usize>,
+    pub approaches: BTreeMap<String, usize>,
+    pub next: String,
+}
+
+fn status_name(s: WireStatus) -> &'static str {
+    match s {
+        WireStatus::Proven => "proven",
+        WireStatus::BrokenOrUnproven => "broken/unproven",
+        WireStatus::Unknown => "unknown",
+    }
+}
+
+pub fn board(state: &State) -> Board {
+    // Stream order over the recorded stages: producers before their consumers.
+    let names: Vec<&String> = state.stages.keys().collect();
+    let id = |n: &str| names.iter().position(|x| x.as_str() == n);
+    let mut edges: Vec<(u32, u32)> = Vec::new();
+    let mut wires: BTreeSet<Wire> = state.wires.keys().cloned().collect();
+    for (p, s) in &state.stages {
+        for c in &s.outgoing {
+            wires.insert(Wire { producer: p.clone(), consumer: c.clone() });
+        }
+    }
+    for w in &wires {
+        if let (Some(a), Some(b)) = (id(&w.producer), id(&w.consumer)) {
+            edges.push((a as u32, b as u32));
+        }
+    }
+    let nodes: Vec<u32> = (0..names.len() as u32).collect();
+    let order: Vec<String> = crate::graph::condensed_order(&nodes, &edges, |n| names[n as usize].clone())
+        .into_iter()
+        .flatten()
+        .map(|n| names[n as usize].clone())
+        .collect();
+    let position = |s: &str| order.iter().position(|x| x == s).unwrap_or(usize::MAX);
+
+    let line = |w: &Wire| {
+        let st = state.wires.get(w);
+        WireLine {
+            wire: w.clone(),
+            status: st.map(|s| status_name(s.status)).unwrap_or("broken/unproven"),
+            evidence: st.map(|s| s.evidence.clone()),
+            reopened: st.map(|s| s.reopened.len()).unwrap_or(0),
+        }
+    };
+    let stages: Vec<StageLine> = order
+        .iter()
+        .map(|name| {
+            let s = &state.stages[name];
+            StageLine {
+                name: name.clone(),
+                confidence: s.confidence.clone(),
+                source: s.source.clone(),
+                wires: wires.iter().filter(|w| &w.producer == name).map(line).collect(),
+            }
+        })
+        .collect();
+
+    // Standing holds: wires whose current evidence is a non-overridable hold.
+    let holds: Vec<Hold> = state
+        .wires
+        .iter()
+        .filter_map(|(w, s)| {
+            let e = state.evidence.get(&s.evidence)?;
+            e.hold.then(|| Hold {
+                wire: w.clone(),
+                evidence: e.id.clone(),
+                claim: e.claim.clone(),
+                references: e.references.clone(),
+            })
+        })
+        .collect();
+
+    // The constraint: a thrashing wire first, then the unproven wire blocking the most stages
+    // downstream, then stream order.
+    let downstream = |stage: &str| {
+        let mut seen: BTreeSet<&str> = BTreeSet::new();
+        let mut stack = vec![stage];
+        while let Some(s) = stack.pop() {
+            for w in wires.iter().filter(|w| w.producer == s) {
+                if seen.insert(w.consumer.as_str()) {
+                    stack.push(w.consumer.as_str());
+                }
+            }
+        }
+        seen.len()
+    };
+    let key = |w: &Wire| (position(&w.producer), position(&w.consumer), w.clone());
+    let thrash = state
+        .wires
+        .iter()
+        .filter(|(_, s)| s.reopened.len() >= THRASH_REOPENS)
+        .max_by(|a, b| a.1.reopened.len().cmp(&b.1.reopened.len()).then_with(|| key(b.0).cmp(&key(a.0))));
+    let constraint = if let Some((w, s)) = thrash {
+        Some(Constraint {
+            wire: w.clone(),
+            rule: "thrash",
+            detail: format!("reopened {} times (threshold {THRASH_REOPENS})", s.reopened.len()),
+        })
+    } else {
+        let unproven: Vec<&Wire> =
+            wires.iter().filter(|w| state.wires.get(*w).is_none_or(|s| s.status != WireStatus::Proven)).collect();
+        let most = unproven.iter().map(|w| 1 + downstream(&w.consumer)).max();
+        let tied: Vec<&&Wire> = unproven.iter().filter(|w| Some(1 + downstream(&w.consumer)) == most).collect();
+        tied.into_iter().min_by_key(|w| key(w)).map(|w| {
+            let n = 1 + downstream(&w.consumer);
+            Constraint {
+                wire: (*w).clone(),
+                rule: if unproven.iter().filter(|x| 1 + downstream(&x.consumer) == n).count() > 1 {
+                    "stream-order"
+                } else {
+                    "most-blocked"
+                },
+                detail: format!("unproven; blocks {n} stage{} downstream", if n == 1 { "" } else { "s" }),
+            }
+        })
+    };
+
+    let mut gaps_by_status = BTreeMap::new();
+    let mut open_by_kind = BTreeMap::new();
+    let mut open_by_radius = BTreeMap::new();
+    for g in state.gaps.values() {
+        *gaps_by_status.entry(g.status.name()).or_default() += 1;
+        if g.status != GapStatus::Closed {
+            let kind = match g.kind {
+                crate::ledger::GapKind::Bug => "bug",
+                crate::ledger::GapKind::Feature => "feature",
+                crate::ledger::GapKind::Wire => "wire",
+            };
+            *open_by_kind.entry(kind).or_default() += 1;
+            *open_by_radius.entry(g.blast_radius.map(|b| b.name()).unwrap_or("unproposed")).or_default() += 1;
+        }
+    }
+    let mut approaches = BTreeMap::new();
+    for e in state.evidence.values() {
+        *approaches.entry(e.approach.clone()).or_default() += 1;
+    }
+
+    let first = |st: GapStatus| state.gaps.values().find(|g| g.status == st);
+    let next = if let Some(h) = holds.first() {
+        format!(
+            "resolve the tier-1 hold on {}: change the code (or the contract) and re-run `andon loop`; no command or override clears it",
+            h.wire
+        )
+    } else if let Some(g) = first(GapStatus::HaltedAwaitingAuthorization) {
+        format!("a person decides gap `{}`: raise the authority for this fix, or defer or skip it", g.id)
+    } else if let Some(g) = first(GapStatus::Proposed) {
+        format!("apply the proposal for gap `{}` with your own tools, then verify it", g.id)
+    } else if let Some(c) = &constraint {
+        format!("run `andon loop`: it works on the constraint {} ({})", c.wire, c.detail)
+    } else {
+        "every wire is proven: run `andon loop` to start a new cycle".to_string()
+    };
+    Board {
+        holds,
+        stages,
+        passes: state.passes,
+        cycles: state.cycles,
+        sub_cycles: state.backtracks,
+        constraint,
+        gaps_by_status,
+        open_by_kind,
+        open_by_radius,
+        approaches,
+        next,
+    }
+}
