@@ -63,6 +63,8 @@ fn events() -> Vec<Event> {
             approach: "structural".into(),
             verdict: Verdict::Proven,
             advanced: true,
+            ceiling: BlastRadius::LocalReversible,
+            diff_hash: None,
         });
     }
     out

@@ -11,6 +11,7 @@
 //! - Current state is a fold of the events ([`fold`]); [`check`] validates everything and the
 //!   agreement of `ledger.md` with the log; [`facts`] exports the state as relations for queries.
 
+pub mod gate;
 mod render;
 
 use std::collections::BTreeMap;
@@ -152,6 +153,13 @@ pub enum Event {
         level: BlastRadius,
         reason: String,
     },
+    /// A person overrides a tier-2 contradiction, with a structured reason. Never a tier-1 hold.
+    Overridden {
+        gap: String,
+        evidence: String,
+        by: String,
+        reason: String,
+    },
     GapDeferred {
         gap: String,
         reason: String,
@@ -185,6 +193,10 @@ pub enum Event {
         approach: String,
         verdict: Verdict,
         advanced: bool,
+        /// The authorization ceiling in force, so the decision can be replayed.
+        ceiling: BlastRadius,
+        /// The applied diff the decision was about.
+        diff_hash: Option<String>,
     },
     CycleConverged {
         cycle: u32,
@@ -270,6 +282,12 @@ pub struct State {
     pub gaps: BTreeMap<String, GapState>,
     pub evidence: BTreeMap<String, Evidence>,
     pub wires: BTreeMap<Wire, WireState>,
+    /// Evidence ids per gap, in record order.
+    pub gap_evidence: BTreeMap<String, Vec<String>>,
+    /// Authority raised per gap: (diff hash, level).
+    pub authority: BTreeMap<String, Vec<(String, BlastRadius)>>,
+    /// Tier-2 evidence overridden per gap.
+    pub overrides: BTreeMap<String, Vec<String>>,
     pub passes: u32,
     pub cycles: u32,
     pub backtracks: u32,
@@ -381,12 +399,33 @@ pub fn apply(state: &mut State, seq: u64, e: &Event) -> Result<(), String> {
                 GapStatus::Halted
             };
         }
-        Event::AuthorizationRaised { gap, .. } => {
+        Event::AuthorizationRaised { gap, diff_hash, level, reason } => {
             let g = gap_of(state, gap)?;
             if g.status != GapStatus::HaltedAwaitingAuthorization {
                 return Err(format!("gap `{gap}` is not halted awaiting authorization"));
             }
+            if diff_hash.trim().is_empty() || reason.trim().is_empty() {
+                return Err(format!("authority for `{gap}` binds to one diff (its hash) and needs a reason"));
+            }
             g.status = GapStatus::Proposed;
+            state.authority.entry(gap.clone()).or_default().push((diff_hash.clone(), *level));
+        }
+        Event::Overridden { gap, evidence, by, reason } => {
+            gap_of(state, gap)?;
+            let e = state.evidence.get(evidence).ok_or_else(|| format!("no evidence `{evidence}` to override"))?;
+            if e.hold || e.tier == Some(1) {
+                return Err(format!("evidence `{evidence}` is a tier-1 hold: no override or adjudication clears it"));
+            }
+            if e.tier != Some(2) || e.verdict != Verdict::Refuted {
+                return Err(format!("only a tier-2 contradiction can be overridden; `{evidence}` is not one"));
+            }
+            if e.gap.as_deref() != Some(gap.as_str()) {
+                return Err(format!("evidence `{evidence}` is not about gap `{gap}`"));
+            }
+            if by.trim().is_empty() || reason.trim().is_empty() {
+                return Err(format!("an override of `{evidence}` names who decided and why"));
+            }
+            state.overrides.entry(gap.clone()).or_default().push(evidence.clone());
         }
         Event::GapDeferred { gap, reason } | Event::GapSkipped { gap, reason } => {
             let g = gap_of(state, gap)?;
@@ -412,6 +451,9 @@ pub fn apply(state: &mut State, seq: u64, e: &Event) -> Result<(), String> {
             }
             if evidence.hold && evidence.verdict == Verdict::Proven {
                 return Err(format!("evidence `{}` both holds and proves", evidence.id));
+            }
+            if let Some(g) = &evidence.gap {
+                state.gap_evidence.entry(g.clone()).or_default().push(evidence.id.clone());
             }
             state.evidence.insert(evidence.id.clone(), evidence.clone());
         }
@@ -463,12 +505,17 @@ pub fn apply(state: &mut State, seq: u64, e: &Event) -> Result<(), String> {
             g.resolved_by = Some(evidence.clone());
         }
         Event::SubCycle { .. } => state.backtracks += 1,
-        Event::PassClosed { pass, gap, .. } => {
+        Event::PassClosed { pass, gap, advanced, ceiling, diff_hash, .. } => {
             if !state.gaps.contains_key(gap) {
                 return Err(format!("pass {pass} closes on gap `{gap}`, which was never opened"));
             }
             if *pass != state.passes + 1 {
                 return Err(format!("pass {pass} closes after pass {}", state.passes));
+            }
+            // Every advance goes through the andon rule.
+            if *advanced && let gate::Decision::Halt(c, why) = gate::decide(state, gap, *ceiling, diff_hash.as_deref())
+            {
+                return Err(format!("pass {pass} claims an advance the andon rule forbids ({}: {why})", c.token()));
             }
             state.passes = *pass;
         }

@@ -111,6 +111,9 @@ pub fn render(h: &Header, state: &State, records: &[Record]) -> String {
             Event::AuthorizationRaised { gap, level, .. } => {
                 format!("authority raised to {} for `{}`", level.name(), cell(gap))
             }
+            Event::Overridden { gap, evidence, by, .. } => {
+                format!("tier-2 evidence `{}` on `{}` overridden by {}", cell(evidence), cell(gap), cell(by))
+            }
             Event::GapDeferred { gap, .. } => format!("gap `{}` deferred", cell(gap)),
             Event::GapSkipped { gap, .. } => format!("gap `{}` skipped", cell(gap)),
             Event::EvidenceRecorded { evidence } => format!("evidence `{}` recorded", cell(&evidence.id)),

@@ -60,6 +60,20 @@ fn evidence(id: &str, verdict: Verdict) -> Event {
     }
 }
 
+fn pass(n: u32, gap: &str, advanced: bool, ceiling: BlastRadius, diff_hash: Option<&str>) -> Event {
+    Event::PassClosed {
+        pass: n,
+        stage: "api".into(),
+        wire: Some(wire()),
+        gap: gap.into(),
+        approach: "structural".into(),
+        verdict: Verdict::Proven,
+        advanced,
+        ceiling,
+        diff_hash: diff_hash.map(str::to_string),
+    }
+}
+
 fn status(s: WireStatus, ev: &str) -> Event {
     Event::WireStatusChanged { wire: wire(), status: s, evidence: ev.into() }
 }
@@ -118,19 +132,8 @@ fn refused_events_write_nothing() {
         (vec![status(WireStatus::Proven, "E9")], "never recorded"),
         // a status the evidence does not back
         (vec![status(WireStatus::Proven, "E2")], "does not back"),
-        // a forged advance: a pass that skips the count
-        (
-            vec![Event::PassClosed {
-                pass: 3,
-                stage: "api".into(),
-                wire: Some(wire()),
-                gap: "G1".into(),
-                approach: "structural".into(),
-                verdict: Verdict::Proven,
-                advanced: true,
-            }],
-            "closes after pass 0",
-        ),
+        // a pass that skips the count
+        (vec![pass(3, "G1", true, BlastRadius::LocalReversible, None)], "closes after pass 0"),
         // closing on evidence that does not prove
         (
             vec![gap("G2"), proposal("G2"), Event::GapClosed { gap: "G2".into(), evidence: "E2".into() }],
@@ -415,4 +418,145 @@ fn status_board_holds_first_then_everything_and_one_next_step() {
     // an invalid ledger is refused
     std::fs::write(dir.join(ledger::LOG_FILE), b"{}\n").unwrap();
     assert_eq!(run(&["status"], t.path()).status.code(), Some(1));
+}
+
+/// Evidence about gap `gap` on the test wire.
+fn proof(id: &str, gap: &str, verdict: Verdict, tier: u8, hold: bool) -> Event {
+    Event::EvidenceRecorded {
+        evidence: Evidence {
+            id: id.into(),
+            gap: Some(gap.into()),
+            wire: wire(),
+            approach: "structural".into(),
+            verdict,
+            hold,
+            tier: Some(tier),
+            artifact: None,
+            claim: "api depends only on core's surface".into(),
+            evidence: "andon check".into(),
+            fix: None,
+            references: vec![],
+        },
+    }
+}
+
+fn radius_proposal(id: &str, radius: BlastRadius) -> Event {
+    match proposal(id) {
+        Event::ProposalRecorded { gap, approach, reason, description, write_set, base_commit, .. } => {
+            Event::ProposalRecorded { gap, blast_radius: radius, approach, reason, description, write_set, base_commit }
+        }
+        _ => unreachable!(),
+    }
+}
+
+#[test]
+fn the_andon_rule_decides_every_advance() {
+    use andon::ledger::gate::{Condition, Decision, decide};
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("ledger");
+    let ceiling = BlastRadius::LocalReversible;
+    let state = |dir: &Path| ledger::load(dir).unwrap().unwrap().1;
+    let halts = |d: Decision| match d {
+        Decision::Halt(c, _) => Some(c),
+        Decision::Advance => None,
+    };
+    // no proposal yet: needs a person; a proposal without proof: unproven
+    ledger::append(&dir, &header(), &[gap("G1")], 1).unwrap();
+    assert_eq!(halts(decide(&state(&dir), "G1", ceiling, None)), Some(Condition::NeedsHuman));
+    ledger::append(&dir, &header(), &[proposal("G1")], 1).unwrap();
+    assert_eq!(halts(decide(&state(&dir), "G1", ceiling, None)), Some(Condition::Unproven));
+    // refuted, then unknown, then proven
+    ledger::append(&dir, &header(), &[proof("E1", "G1", Verdict::Refuted, 3, false)], 1).unwrap();
+    assert_eq!(halts(decide(&state(&dir), "G1", ceiling, None)), Some(Condition::Refuted));
+    ledger::append(&dir, &header(), &[proof("E2", "G1", Verdict::Unknown, 3, false)], 1).unwrap();
+    assert_eq!(halts(decide(&state(&dir), "G1", ceiling, None)), Some(Condition::NeedsHuman));
+    ledger::append(&dir, &header(), &[proof("E3", "G1", Verdict::Proven, 1, false)], 1).unwrap();
+    assert_eq!(decide(&state(&dir), "G1", ceiling, None), Decision::Advance);
+    ledger::append(&dir, &header(), &[pass(1, "G1", true, ceiling, None)], 1).unwrap();
+
+    // a tier-1 hold: no override, no authority, no ceiling clears it
+    ledger::append(&dir, &header(), &[gap("G2"), proposal("G2"), proof("H1", "G2", Verdict::Refuted, 1, true)], 1)
+        .unwrap();
+    assert_eq!(
+        halts(decide(&state(&dir), "G2", BlastRadius::SharedStateVisible, Some("d"))),
+        Some(Condition::Tier1Hold)
+    );
+    let before = bytes(&dir);
+    let refused = [
+        Event::Overridden { gap: "G2".into(), evidence: "H1".into(), by: "lead".into(), reason: "trust me".into() },
+        pass(2, "G2", true, BlastRadius::SharedStateVisible, Some("d")),
+    ];
+    for e in refused {
+        match ledger::append(&dir, &header(), std::slice::from_ref(&e), 1) {
+            Err(LedgerError::Refused(m)) => assert!(m.contains("tier-1") || m.contains("halt:tier1-hold"), "{m}"),
+            other => panic!("{e:?}: {other:?}"),
+        }
+        assert_eq!(bytes(&dir), before, "a forged advance leaves the ledger byte-identical");
+    }
+    // only a later proof (a re-index showing the contradiction gone) clears it
+    ledger::append(&dir, &header(), &[proof("H2", "G2", Verdict::Proven, 1, false)], 1).unwrap();
+    assert_eq!(decide(&state(&dir), "G2", ceiling, None), Decision::Advance);
+
+    // a tier-2 contradiction holds until a structured override is recorded
+    ledger::append(&dir, &header(), &[gap("G3"), proposal("G3"), proof("T2", "G3", Verdict::Refuted, 2, false)], 1)
+        .unwrap();
+    assert_eq!(halts(decide(&state(&dir), "G3", ceiling, None)), Some(Condition::Tier2Hold));
+    ledger::append(
+        &dir,
+        &header(),
+        &[Event::Overridden {
+            gap: "G3".into(),
+            evidence: "T2".into(),
+            by: "lead".into(),
+            reason: "dynamic import is dead code, removed in #12".into(),
+        }],
+        1,
+    )
+    .unwrap();
+    assert_eq!(decide(&state(&dir), "G3", ceiling, None), Decision::Advance);
+
+    // over the ceiling: halts until authority is raised for this gap and this diff
+    ledger::append(
+        &dir,
+        &header(),
+        &[gap("G4"), radius_proposal("G4", BlastRadius::HardToReverse), proof("P4", "G4", Verdict::Proven, 1, false)],
+        1,
+    )
+    .unwrap();
+    assert_eq!(halts(decide(&state(&dir), "G4", ceiling, Some("diff-a"))), Some(Condition::Authorization));
+    ledger::append(
+        &dir,
+        &header(),
+        &[
+            Event::Halted { gap: "G4".into(), condition: "authorization".into(), reason: "hard-to-reverse".into() },
+            Event::AuthorizationRaised {
+                gap: "G4".into(),
+                diff_hash: "diff-a".into(),
+                level: BlastRadius::HardToReverse,
+                reason: "migration reviewed".into(),
+            },
+        ],
+        1,
+    )
+    .unwrap();
+    assert_eq!(decide(&state(&dir), "G4", ceiling, Some("diff-a")), Decision::Advance);
+    // the authority lapses when the diff changes
+    assert_eq!(halts(decide(&state(&dir), "G4", ceiling, Some("diff-b"))), Some(Condition::Authorization));
+    assert!(matches!(
+        ledger::append(&dir, &header(), &[pass(2, "G4", true, ceiling, Some("diff-b"))], 1),
+        Err(LedgerError::Refused(m)) if m.contains("halt:authorization")
+    ));
+    ledger::append(&dir, &header(), &[pass(2, "G4", true, ceiling, Some("diff-a"))], 1).unwrap();
+
+    // a hand-forged advance in the file fails the check
+    let text = String::from_utf8(bytes(&dir)).unwrap();
+    let forged = text.replacen(
+        "\"advanced\":true,\"ceiling\":\"local+reversible\",\"diff_hash\":\"diff-a\"",
+        "\"advanced\":true,\"ceiling\":\"local+reversible\",\"diff_hash\":\"diff-b\"",
+        1,
+    );
+    assert_ne!(forged, text);
+    std::fs::write(dir.join(ledger::LOG_FILE), forged).unwrap();
+    let (issues, _) = ledger::check(&dir).unwrap();
+    assert!(issues.iter().any(|i| i.message.contains("claims an advance the andon rule forbids")), "{issues:?}");
 }

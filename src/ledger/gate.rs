@@ -1,0 +1,110 @@
+//! The andon rule (design §7; R71–R87): one pure function of ledger state decides whether the
+//! cursor may advance past a gap's wire, or halts with the condition that stops it. The ledger
+//! fold runs it on every `pass_closed` event that claims an advance, so an advance the rule does
+//! not allow cannot be written, and a hand-forged one fails `andon ledger check`.
+
+use super::{BlastRadius, GapStatus, State, Verdict};
+
+/// Why the loop halts. Each has its own verdict token.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Condition {
+    /// The proof refuted the fix.
+    Refuted,
+    /// The fix's blast radius exceeds the authorization ceiling and no authority was raised for
+    /// this gap and this diff.
+    Authorization,
+    /// A contradiction from the fresh persisted index: nothing clears it but a re-index of changed
+    /// code showing it gone.
+    Tier1Hold,
+    /// A live-structural or heuristic contradiction: cleared only by a recorded override with a
+    /// structured reason.
+    Tier2Hold,
+    /// The proof could not decide (unknown), or the state needs a person's decision.
+    NeedsHuman,
+    /// No proof yet, or the proof left the wire unproven.
+    Unproven,
+}
+
+impl Condition {
+    pub fn token(self) -> &'static str {
+        match self {
+            Condition::Refuted => "halt:refuted",
+            Condition::Authorization => "halt:authorization",
+            Condition::Tier1Hold => "halt:tier1-hold",
+            Condition::Tier2Hold => "halt:tier2-hold",
+            Condition::NeedsHuman => "halt:needs-human",
+            Condition::Unproven => "halt:unproven",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Decision {
+    Advance,
+    Halt(Condition, String),
+}
+
+/// May the cursor advance past gap `gap`? `ceiling` is the authorization level in force;
+/// `diff_hash` identifies the applied change (authority raised for another diff does not count).
+pub fn decide(state: &State, gap: &str, ceiling: BlastRadius, diff_hash: Option<&str>) -> Decision {
+    let halt = |c: Condition, why: String| Decision::Halt(c, why);
+    let Some(g) = state.gaps.get(gap) else {
+        return halt(Condition::NeedsHuman, format!("no gap `{gap}` was opened"));
+    };
+    // Tier 1 first: a standing hold on the gap's wire, or a hold among the gap's own evidence
+    // that no later proof on a re-index superseded. No authority, override or flag reaches here.
+    if let Some(w) = &g.wire
+        && let Some(ws) = state.wires.get(w)
+        && state.evidence.get(&ws.evidence).is_some_and(|e| e.hold)
+    {
+        return halt(Condition::Tier1Hold, format!("the wire {w} stands on tier-1 hold `{}`", ws.evidence));
+    }
+    let latest = state.gap_evidence.get(gap).and_then(|ids| ids.last()).and_then(|id| state.evidence.get(id));
+    if let Some(e) = latest
+        && e.hold
+    {
+        return halt(Condition::Tier1Hold, format!("evidence `{}` is a tier-1 hold", e.id));
+    }
+    // The ceiling, at the proposal and again at the actual diff.
+    let Some(radius) = g.blast_radius else {
+        return halt(Condition::NeedsHuman, format!("gap `{gap}` has no proposal (no blast radius)"));
+    };
+    if radius > ceiling {
+        let raised = state
+            .authority
+            .get(gap)
+            .is_some_and(|rs| rs.iter().any(|(hash, level)| *level >= radius && diff_hash.is_some_and(|d| d == hash)));
+        if !raised {
+            return halt(
+                Condition::Authorization,
+                format!(
+                    "the fix is {} and the ceiling is {}; a person must raise the authority for this gap and this diff",
+                    radius.name(),
+                    ceiling.name()
+                ),
+            );
+        }
+    }
+    if g.status == GapStatus::Deferred || g.status == GapStatus::Skipped {
+        return halt(Condition::NeedsHuman, format!("gap `{gap}` is {}", g.status.name()));
+    }
+    let Some(e) = latest else {
+        return halt(Condition::Unproven, format!("gap `{gap}` has no evidence"));
+    };
+    match e.verdict {
+        Verdict::Proven => Decision::Advance,
+        Verdict::Refuted if e.tier == Some(2) => {
+            if state.overrides.get(gap).is_some_and(|ids| ids.contains(&e.id)) {
+                Decision::Advance
+            } else {
+                halt(
+                    Condition::Tier2Hold,
+                    format!("evidence `{}` is a tier-2 contradiction; only a recorded override clears it", e.id),
+                )
+            }
+        }
+        Verdict::Refuted => halt(Condition::Refuted, format!("evidence `{}` refutes the fix", e.id)),
+        Verdict::Unproven => halt(Condition::Unproven, format!("evidence `{}` leaves the wire unproven", e.id)),
+        Verdict::Unknown => halt(Condition::NeedsHuman, format!("evidence `{}` could not decide", e.id)),
+    }
+}
