@@ -21,6 +21,7 @@
 pub mod check;
 pub mod cli;
 pub mod config;
+pub mod cycle;
 pub mod datalog;
 pub mod extract;
 pub mod facts;

@@ -132,8 +132,9 @@ pub fn board(state: &State) -> Board {
 
     // The constraint: a thrashing wire first, then the unproven wire blocking the most stages
     // downstream, then stream order.
+    // The stages a wire's consumer holds up: itself and everything downstream of it.
     let downstream = |stage: &str| {
-        let mut seen: BTreeSet<&str> = BTreeSet::new();
+        let mut seen: BTreeSet<&str> = BTreeSet::from([stage]);
         let mut stack = vec![stage];
         while let Some(s) = stack.pop() {
             for w in wires.iter().filter(|w| w.producer == s) {
@@ -142,7 +143,7 @@ pub fn board(state: &State) -> Board {
                 }
             }
         }
-        seen.len()
+        seen.len() - 1
     };
     let key = |w: &Wire| (position(&w.producer), position(&w.consumer), w.clone());
     let thrash = state

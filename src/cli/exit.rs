@@ -14,10 +14,13 @@ pub enum Exit {
     StaleIndex = 3,
     /// `enabled = false` in the settings: the command stopped before doing anything.
     Disabled = 4,
+    /// The loop halted: a person must decide (authorize, defer, skip).
+    NeedsHuman = 14,
 }
 
 impl Exit {
-    pub const ALL: [Exit; 5] = [Exit::Success, Exit::Findings, Exit::Error, Exit::StaleIndex, Exit::Disabled];
+    pub const ALL: [Exit; 6] =
+        [Exit::Success, Exit::Findings, Exit::Error, Exit::StaleIndex, Exit::Disabled, Exit::NeedsHuman];
 
     pub fn code(self) -> ExitCode {
         ExitCode::from(self as u8)

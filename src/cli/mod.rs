@@ -41,6 +41,9 @@ enum Command {
     Why(WhyArgs),
     /// Judge the contracts of andon.toml on a fresh index: the structural gate for CI.
     Check(CheckArgs),
+    /// One step of the loop: detect or resume the stream, scan the cursor's stage, pick a gap, say what is next.
+    #[command(name = "loop")]
+    Loop(LoopArgs),
     /// The read-only board from the ledger: holds, stages and wires, counters, constraint, gaps, next step.
     Status(StatusArgs),
     /// The ledger: `andon ledger check` validates it.
@@ -53,6 +56,17 @@ enum Command {
         #[command(subcommand)]
         action: ConfigAction,
     },
+}
+
+#[derive(Args)]
+struct LoopArgs {
+    /// Repository.
+    #[arg(default_value = ".")]
+    path: PathBuf,
+    #[command(flatten)]
+    common: Common,
+    #[command(flatten)]
+    walk: WalkArgs,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -297,6 +311,7 @@ pub fn main() -> ExitCode {
         Command::Config { action: ConfigAction::Show(a) } => run_config_show(a),
         Command::Ledger { action: LedgerAction::Check(a) } => run_ledger_check(a),
         Command::Status(a) => run_status(a),
+        Command::Loop(a) => run_loop(a),
     };
     match result {
         Ok(code) => code.code(),
@@ -322,6 +337,7 @@ fn repo_of(c: &Command) -> Option<(PathBuf, bool)> {
         Command::Why(a) => (first_of(&a.args, 3), json(&a.common)),
         Command::Ledger { action: LedgerAction::Check(a) } => (a.path.clone(), json(&a.common)),
         Command::Status(a) => (a.path.clone(), matches!(a.format, StatusFormatArg::Json)),
+        Command::Loop(a) => (a.path.clone(), json(&a.common)),
         Command::Config { .. } => return None,
     })
 }
@@ -333,6 +349,38 @@ fn run_config_show(a: ConfigShowArgs) -> Result<Exit, String> {
     let cfg = Config::load(&a.path).map_err(|e| config_error(&e))?;
     emit(|w| output::settings_report(w, &cfg, format_of(&a.common)))?;
     Ok(Exit::Success)
+}
+
+fn run_loop(a: LoopArgs) -> Result<Exit, String> {
+    let cfg = Config::load(&a.path).map_err(|e| config_error(&e))?;
+    let idx = match fresh_index(&a.path, &a.walk, a.common.quiet, false)? {
+        Ok(i) => i,
+        Err(code) => return Ok(code),
+    };
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    let session = match crate::cycle::step(&a.path, &cfg, &idx, now) {
+        Ok(s) => s,
+        Err(e @ crate::ledger::LedgerError::Invalid(_)) => {
+            eprintln!("error: {e}");
+            println!("andon: verdict refused (invalid ledger)");
+            return Ok(Exit::Findings);
+        }
+        Err(e) => return Err(e.to_string()),
+    };
+    // The session's report and sidecar under output_dir (R125).
+    let out_dir = {
+        let d = &cfg.settings.output_dir.value;
+        if d.is_absolute() { d.clone() } else { a.path.join(d) }
+    };
+    if std::fs::create_dir_all(&out_dir).is_ok() {
+        let mut text = Vec::new();
+        let _ = output::cycle::report(&mut text, &session, false);
+        let _ = write_atomic(&out_dir.join("loop.txt"), &text);
+        let sidecar = serde_json::to_vec_pretty(&output::cycle::json_doc(&session)).expect("json");
+        let _ = write_atomic(&out_dir.join("loop.json"), &sidecar);
+    }
+    emit(|w| output::cycle::report(w, &session, matches!(a.common.format, FormatArg::Json)))?;
+    Ok(if session.next.action == "decide" { Exit::NeedsHuman } else { Exit::Success })
 }
 
 fn run_status(a: StatusArgs) -> Result<Exit, String> {

@@ -3,6 +3,7 @@
 //! `andon: verdict …` line.
 
 pub mod check;
+pub mod cycle;
 pub mod derived;
 pub mod status;
 

@@ -2,6 +2,7 @@
 
 mod check;
 mod cli;
+mod cycle;
 mod datalog;
 mod extract;
 mod incremental;

@@ -117,6 +117,7 @@ fn disabled_stops_every_command_first_and_writes_nothing() {
         &["check", "--format", "sarif"],
         &["status"],
         &["ledger", "check"],
+        &["loop"],
     ];
     for args in commands {
         let o = run(args, t.path());

@@ -1,0 +1,407 @@
+//! The loop's step (design §7; R27, R35–R37, R48–R50, R61–R65, R117): detect or resume the
+//! stream, scan the cursor's stage and its outgoing wire for gaps, record the new ones, pick one by
+//! priority and name the rule that decided, and say what is needed next. The ledger is written only
+//! here (stage records, opened gaps), through the one writer.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use crate::config::{BlastRadius, Config};
+use crate::datalog::{self, Store};
+use crate::facts::rel;
+use crate::index::Index;
+use crate::ledger::{self, Event, GapKind, GapStatus, Header, LedgerError, Location, State, Wire, WireStatus};
+use crate::ops::StreamReport;
+
+/// A gap the scan found, before it is recorded.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Candidate {
+    pub id: String,
+    pub kind: GapKind,
+    pub stage: String,
+    pub wire: Option<Wire>,
+    pub location: Location,
+    pub summary: String,
+    /// The fact that produced it (`BrokenImport`, `StageMarker`, ...).
+    pub source: &'static str,
+}
+
+/// What the person or agent driving the loop does next.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Next {
+    /// `propose`, `apply-and-verify`, `decide`, `fix-the-code`, `none`.
+    pub action: &'static str,
+    pub gap: Option<String>,
+    pub detail: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Session {
+    /// The stream was recorded for the first time, or its topology changed.
+    pub stream_changed: bool,
+    pub stream: StreamReport,
+    pub cursor: Option<String>,
+    /// Gaps the scan found in the cursor's stage and outgoing wire (new and already recorded).
+    pub found: Vec<Candidate>,
+    /// Of those, how many were new to the ledger.
+    pub recorded: usize,
+    pub picked: Option<(String, String)>,
+    pub next: Next,
+    pub passes: u32,
+    pub cycles: u32,
+    pub wires: Vec<(Wire, &'static str)>,
+    pub constraint: Option<crate::status::Constraint>,
+}
+
+fn short_hash(parts: &[&str]) -> String {
+    format!("{:08x}", xxhash_rust::xxh3::xxh3_64(parts.join("\0").as_bytes()) as u32)
+}
+
+fn kind_letter(k: GapKind) -> &'static str {
+    match k {
+        GapKind::Bug => "B",
+        GapKind::Feature => "F",
+        GapKind::Wire => "W",
+    }
+}
+
+/// The gaps of `stage` and of its outgoing wires (`stage` is their producer), from the derived
+/// relations; wires without proof in the ledger are gaps too.
+pub fn scan(store: &Store, stream: &StreamReport, state: &State, stage: &str) -> Vec<Candidate> {
+    let s = |v: u32| store.syms.str(v).to_string();
+    let rows = |r: crate::facts::RelId| store.rels[r.0 as usize].iter();
+    let mut out: Vec<Candidate> = Vec::new();
+    let mut push = |kind: GapKind,
+                    stage: &str,
+                    wire: Option<Wire>,
+                    path: String,
+                    line: Option<u32>,
+                    summary: String,
+                    source: &'static str| {
+        let id = format!(
+            "{}-{}",
+            kind_letter(kind),
+            short_hash(&[source, stage, &path, &line.map(|l| l.to_string()).unwrap_or_default(), &summary])
+        );
+        out.push(Candidate {
+            id,
+            kind,
+            stage: stage.to_string(),
+            wire,
+            location: Location { path, line },
+            summary,
+            source,
+        });
+    };
+    for r in rows(rel::BROKEN_IMPORT) {
+        if store.syms.str(r[3]) == stage {
+            let consumer = rows(rel::IN_STAGE).find(|x| x[0] == r[0]).map(|x| s(x[1])).unwrap_or_default();
+            push(
+                GapKind::Wire,
+                stage,
+                Some(Wire { producer: stage.into(), consumer }),
+                s(r[0]),
+                Some(r[1]),
+                format!("`{}` is imported from stage `{stage}` but not defined or exported there", s(r[2])),
+                "BrokenImport",
+            );
+        }
+    }
+    for r in rows(rel::STUB_HANDOFF) {
+        if store.syms.str(r[0]) == stage {
+            push(
+                GapKind::Wire,
+                stage,
+                Some(Wire { producer: stage.into(), consumer: s(r[1]) }),
+                s(r[3]),
+                Some(r[4]),
+                format!("`{}` crosses to `{}` but its body is a stub ({})", s(r[2]), s(r[1]), s(r[5])),
+                "StubHandoff",
+            );
+        }
+    }
+    for r in rows(rel::STAGE_MARKER) {
+        if store.syms.str(r[0]) == stage {
+            let kind = if s(r[3]) == "FIXME" { GapKind::Bug } else { GapKind::Feature };
+            push(kind, stage, None, s(r[1]), Some(r[2]), format!("{} marker", s(r[3])), "StageMarker");
+        }
+    }
+    let mut undeclared: BTreeMap<String, (String, u32)> = BTreeMap::new();
+    for r in rows(rel::UNDECLARED_IMPORT) {
+        if store.syms.str(r[0]) == stage {
+            let site = (s(r[2]), r[3]);
+            let e = undeclared.entry(s(r[1])).or_insert(site.clone());
+            if site < *e {
+                *e = site;
+            }
+        }
+    }
+    for (pkg, (path, line)) in undeclared {
+        push(
+            GapKind::Bug,
+            stage,
+            None,
+            path,
+            Some(line),
+            format!("`{pkg}` is imported but the manifest does not declare it"),
+            "UndeclaredImport",
+        );
+    }
+    // Outgoing wires without a proof (R49: no evidence, or refuted/unknown).
+    for w in stream.wires.iter().filter(|w| w.producer == stage) {
+        let wire = Wire { producer: w.producer.clone(), consumer: w.consumer.clone() };
+        if state.wires.get(&wire).is_some_and(|ws| ws.status == WireStatus::Proven) {
+            continue;
+        }
+        let site = rows(rel::WIRE_IMPORT)
+            .filter(|x| store.syms.str(x[0]) == stage && store.syms.str(x[1]) == w.consumer)
+            .map(|x| (s(x[2]), x[3]))
+            .min();
+        let (path, line) = site.map(|(p, l)| (p, Some(l))).unwrap_or_else(|| (w.consumer.clone(), None));
+        push(
+            GapKind::Wire,
+            stage,
+            Some(wire.clone()),
+            path,
+            line,
+            format!("the handoff {wire} has no proof"),
+            "UnprovenWire",
+        );
+    }
+    out.sort_by(|a, b| a.id.cmp(&b.id));
+    out.dedup_by(|a, b| a.id == b.id);
+    out
+}
+
+/// The estimated blast radius of fixing a gap, from where it is (design §7 decision 5).
+pub fn estimated_radius(c: &Candidate) -> BlastRadius {
+    let p = c.location.path.as_str();
+    let name = p.rsplit('/').next().unwrap_or(p);
+    if p.starts_with(".github/") || p.starts_with(".gitlab") || name == ".gitlab-ci.yml" || p.starts_with(".ci/") {
+        BlastRadius::SharedStateVisible
+    } else if matches!(name, "Cargo.toml" | "pyproject.toml" | "package.json" | "setup.py" | "setup.cfg")
+        || c.kind == GapKind::Wire && c.source == "UnprovenWire"
+    {
+        BlastRadius::HardToReverse
+    } else {
+        BlastRadius::LocalReversible
+    }
+}
+
+/// The pick order (R61–R65): on the constraint, then wire before bug before feature, then the
+/// smallest estimated blast radius, then the id. Returns the pick and the rule that decided.
+pub fn pick<'c>(open: &[&'c Candidate], on_constraint: &dyn Fn(&Candidate) -> bool) -> Option<(&'c Candidate, String)> {
+    let kind_rank = |k: GapKind| match k {
+        GapKind::Wire => 0,
+        GapKind::Bug => 1,
+        GapKind::Feature => 2,
+    };
+    let key = |c: &Candidate| (!on_constraint(c), kind_rank(c.kind), estimated_radius(c), c.id.clone());
+    let mut v: Vec<&Candidate> = open.to_vec();
+    v.sort_by_key(|c| key(c));
+    let first = *v.first()?;
+    let rule = match v.get(1) {
+        None => "the only open gap".to_string(),
+        Some(second) => {
+            let (a, b) = (key(first), key(second));
+            if a.0 != b.0 {
+                "rule 1: it is on the constraint".into()
+            } else if a.1 != b.1 {
+                format!("rule 2: a {:?} gap comes before a {:?} gap", first.kind, second.kind).to_lowercase()
+            } else if a.2 != b.2 {
+                format!("rule 3: smallest estimated blast radius ({})", a.2.name())
+            } else {
+                "rule 4: stable tie-break by id".into()
+            }
+        }
+    };
+    Some((first, rule))
+}
+
+/// The stream's stages as ledger records.
+fn stage_events(stream: &StreamReport) -> Vec<Event> {
+    stream
+        .stages
+        .iter()
+        .map(|s| Event::StageRecorded {
+            stage: s.name.clone(),
+            root: s.root.clone(),
+            confidence: s.confidence.clone(),
+            source: s.source.clone(),
+            incoming: stream.wires.iter().filter(|w| w.consumer == s.name).map(|w| w.producer.clone()).collect(),
+            outgoing: stream.wires.iter().filter(|w| w.producer == s.name).map(|w| w.consumer.clone()).collect(),
+        })
+        .collect()
+}
+
+/// The relations the scan reads.
+const GOALS: &[crate::facts::RelId] = &[
+    rel::BROKEN_IMPORT,
+    rel::STUB_HANDOFF,
+    rel::STAGE_MARKER,
+    rel::UNDECLARED_IMPORT,
+    rel::WIRE_IMPORT,
+    rel::IN_STAGE,
+];
+
+/// One step of the loop on the repository at `root`.
+pub fn step(root: &Path, cfg: &Config, idx: &Index, now: u64) -> Result<Session, LedgerError> {
+    let dir = ledger::dir_of(root, &cfg.settings);
+    let stream = crate::ops::stream(idx).map_err(LedgerError::Io)?;
+    let repo = std::fs::canonicalize(root)
+        .ok()
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_else(|| "repository".into());
+    let header = Header {
+        andon_ledger: ledger::FORMAT,
+        andon: env!("CARGO_PKG_VERSION").into(),
+        rules: format!("{:016x}", crate::facts::EXTRACT_DIGEST),
+        repo,
+    };
+    // Initialize, or record a changed topology (R27, R35).
+    let before = ledger::load(&dir)?;
+    let recorded_stages = before.as_ref().map(|(_, s, _)| s.stages.clone()).unwrap_or_default();
+    let changed: Vec<Event> = stage_events(&stream)
+        .into_iter()
+        .filter(|e| match e {
+            Event::StageRecorded { stage, root, confidence, source, incoming, outgoing } => {
+                recorded_stages.get(stage).is_none_or(|r| {
+                    (&r.root, &r.confidence, &r.source, &r.incoming, &r.outgoing)
+                        != (root, confidence, source, incoming, outgoing)
+                })
+            }
+            _ => true,
+        })
+        .collect();
+    let stream_changed = before.is_none() || !changed.is_empty();
+    if !changed.is_empty() {
+        ledger::append(&dir, &header, &changed, now)?;
+    }
+    let (_, state, _) = ledger::load(&dir)?.ok_or_else(|| LedgerError::Io("the ledger was not written".into()))?;
+    let board = crate::status::board(&state);
+
+    // The cursor (R37): the stage of a gap in progress, else the first stage in stream order with
+    // an outgoing wire that is not proven, else the last stage with open gaps.
+    let in_progress = state
+        .gaps
+        .values()
+        .find(|g| matches!(g.status, GapStatus::Proposed | GapStatus::HaltedAwaitingAuthorization | GapStatus::Halted));
+    let unproven = |stage: &str| {
+        stream.wires.iter().any(|w| {
+            w.producer == stage
+                && state
+                    .wires
+                    .get(&Wire { producer: w.producer.clone(), consumer: w.consumer.clone() })
+                    .is_none_or(|s| s.status != WireStatus::Proven)
+        })
+    };
+    let cursor = in_progress
+        .map(|g| g.stage.clone())
+        .or_else(|| stream.order.iter().find(|s| unproven(s)).cloned())
+        .or_else(|| stream.order.first().cloned());
+
+    let prog = datalog::builtin_program();
+    let mut found = Vec::new();
+    let mut recorded = 0;
+    if let Some(stage) = &cursor {
+        let goals: Vec<usize> = GOALS.iter().map(|r| r.0 as usize).collect();
+        let need = prog.needed(&goals);
+        let mut store = datalog::load(&prog, idx, Some(&need)).map_err(LedgerError::Io)?;
+        datalog::run_runtime(&prog, &mut store, Some(&need));
+        found = scan(&store, &stream, &state, stage);
+        let new: Vec<Event> = found
+            .iter()
+            .filter(|c| !state.gaps.contains_key(&c.id))
+            .map(|c| Event::GapOpened {
+                gap: c.id.clone(),
+                gap_kind: c.kind,
+                stage: c.stage.clone(),
+                wire: c.wire.clone(),
+                location: c.location.clone(),
+                on_constraint: board
+                    .constraint
+                    .as_ref()
+                    .is_some_and(|k| Some(&k.wire) == c.wire.as_ref() || k.wire.producer == c.stage),
+                summary: c.summary.clone(),
+            })
+            .collect();
+        recorded = new.len();
+        if !new.is_empty() {
+            ledger::append(&dir, &header, &new, now)?;
+        }
+    }
+    let (_, state, _) = ledger::load(&dir)?.ok_or_else(|| LedgerError::Io("the ledger was not written".into()))?;
+
+    // Pick: a gap in progress continues; else the open gaps the scan found, by priority.
+    let constraint = board.constraint.clone();
+    let on_constraint = |c: &Candidate| state.gaps.get(&c.id).is_some_and(|g| g.on_constraint);
+    let picked: Option<(String, String)> = match in_progress {
+        Some(g) => Some((g.id.clone(), "in progress: a gap is finished before another is picked".into())),
+        None => {
+            let open: Vec<&Candidate> =
+                found.iter().filter(|c| state.gaps.get(&c.id).is_some_and(|g| g.status == GapStatus::Open)).collect();
+            pick(&open, &on_constraint).map(|(c, rule)| (c.id.clone(), rule))
+        }
+    };
+    let next = match &picked {
+        None => Next {
+            action: "none",
+            gap: None,
+            detail: "no open gap in the cursor's stage: every wire the scan can see is proven".into(),
+        },
+        Some((id, _)) => {
+            let g = &state.gaps[id];
+            match g.status {
+                GapStatus::Open => Next {
+                    action: "propose",
+                    gap: Some(id.clone()),
+                    detail: format!(
+                        "propose a fix for `{id}` ({}): one blast-radius tag, one verification approach with its reason, a description and the files it will write",
+                        g.summary
+                    ),
+                },
+                GapStatus::Proposed => Next {
+                    action: "apply-and-verify",
+                    gap: Some(id.clone()),
+                    detail: format!("apply the proposed fix for `{id}` with your own tools, then verify it"),
+                },
+                GapStatus::HaltedAwaitingAuthorization => Next {
+                    action: "decide",
+                    gap: Some(id.clone()),
+                    detail: format!("a person decides `{id}`: raise the authority for this fix, or defer or skip it"),
+                },
+                _ => Next {
+                    action: "decide",
+                    gap: Some(id.clone()),
+                    detail: format!("gap `{id}` is {}", g.status.name()),
+                },
+            }
+        }
+    };
+    let wires: Vec<(Wire, &'static str)> = stream
+        .wires
+        .iter()
+        .map(|w| {
+            let wire = Wire { producer: w.producer.clone(), consumer: w.consumer.clone() };
+            let st = match state.wires.get(&wire).map(|s| s.status) {
+                Some(WireStatus::Proven) => "proven",
+                Some(WireStatus::Unknown) => "unknown",
+                _ => "broken/unproven",
+            };
+            (wire, st)
+        })
+        .collect();
+    Ok(Session {
+        stream_changed,
+        stream,
+        cursor,
+        found,
+        recorded,
+        picked,
+        next,
+        passes: state.passes,
+        cycles: state.cycles,
+        wires,
+        constraint,
+    })
+}
