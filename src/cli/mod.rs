@@ -41,6 +41,16 @@ enum Command {
     Why(WhyArgs),
     /// Judge the contracts of andon.toml on a fresh index: the structural gate for CI.
     Check(CheckArgs),
+    /// Check a proposed fix for a gap and write it for the loop to record (never edits the repository).
+    Propose(ProposeArgs),
+    /// A person raises the authority for one gap's fix, bound to the diff as it is now.
+    Authorize(DecisionArgs),
+    /// A person defers a gap.
+    Defer(DecisionArgs),
+    /// A person skips a gap; the loop picks another.
+    Skip(DecisionArgs),
+    /// A person overrides a tier-2 contradiction with a structured reason (never a tier-1 hold).
+    Override(OverrideArgs),
     /// One step of the loop: detect or resume the stream, scan the cursor's stage, pick a gap, say what is next.
     #[command(name = "loop")]
     Loop(LoopArgs),
@@ -56,6 +66,75 @@ enum Command {
         #[command(subcommand)]
         action: ConfigAction,
     },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum RadiusArg {
+    #[value(name = "local+reversible")]
+    LocalReversible,
+    #[value(name = "hard-to-reverse")]
+    HardToReverse,
+    #[value(name = "shared-state-visible")]
+    SharedStateVisible,
+}
+
+#[derive(Args)]
+struct ProposeArgs {
+    /// Repository.
+    #[arg(default_value = ".")]
+    path: PathBuf,
+    /// The proposal as JSON (a file, or - for standard input) instead of the flags below.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["gap", "blast_radius", "approach", "reason", "description", "write_set"])]
+    json: Option<String>,
+    /// The gap the fix closes.
+    #[arg(long)]
+    gap: Option<String>,
+    /// Exactly one blast-radius tag.
+    #[arg(long, value_enum)]
+    blast_radius: Option<RadiusArg>,
+    /// Exactly one verification approach (structural, executed, numeric, rubric, agentic, proof-strength, adversarial).
+    #[arg(long)]
+    approach: Option<String>,
+    /// Why that approach proves the wire.
+    #[arg(long)]
+    reason: Option<String>,
+    /// What the fix does.
+    #[arg(long)]
+    description: Option<String>,
+    /// A file the fix will write (repeatable; every one must be declared).
+    #[arg(long = "write-set", value_name = "PATH")]
+    write_set: Vec<String>,
+    #[command(flatten)]
+    common: Common,
+}
+
+#[derive(Args)]
+struct DecisionArgs {
+    /// The gap.
+    gap: String,
+    /// Why (recorded in the ledger).
+    #[arg(long)]
+    reason: String,
+    /// Repository.
+    #[arg(long, default_value = ".")]
+    path: PathBuf,
+    /// No person is at the keyboard: human decisions are refused.
+    #[arg(long)]
+    unattended: bool,
+    #[command(flatten)]
+    common: Common,
+}
+
+#[derive(Args)]
+struct OverrideArgs {
+    #[command(flatten)]
+    decision: DecisionArgs,
+    /// The tier-2 evidence record to override.
+    #[arg(long)]
+    evidence: String,
+    /// Who decides.
+    #[arg(long)]
+    by: String,
 }
 
 #[derive(Args)]
@@ -312,6 +391,39 @@ pub fn main() -> ExitCode {
         Command::Ledger { action: LedgerAction::Check(a) } => run_ledger_check(a),
         Command::Status(a) => run_status(a),
         Command::Loop(a) => run_loop(a),
+        Command::Propose(a) => run_propose(a),
+        Command::Authorize(a) => run_decision(
+            &a.path,
+            &a.gap,
+            a.unattended,
+            &a.common,
+            crate::cycle::Decision::Authorize { reason: a.reason.clone() },
+        ),
+        Command::Defer(a) => run_decision(
+            &a.path,
+            &a.gap,
+            a.unattended,
+            &a.common,
+            crate::cycle::Decision::Defer { reason: a.reason.clone() },
+        ),
+        Command::Skip(a) => run_decision(
+            &a.path,
+            &a.gap,
+            a.unattended,
+            &a.common,
+            crate::cycle::Decision::Skip { reason: a.reason.clone() },
+        ),
+        Command::Override(a) => run_decision(
+            &a.decision.path,
+            &a.decision.gap,
+            a.decision.unattended,
+            &a.decision.common,
+            crate::cycle::Decision::Override {
+                evidence: a.evidence.clone(),
+                by: a.by.clone(),
+                reason: a.decision.reason.clone(),
+            },
+        ),
     };
     match result {
         Ok(code) => code.code(),
@@ -338,6 +450,9 @@ fn repo_of(c: &Command) -> Option<(PathBuf, bool)> {
         Command::Ledger { action: LedgerAction::Check(a) } => (a.path.clone(), json(&a.common)),
         Command::Status(a) => (a.path.clone(), matches!(a.format, StatusFormatArg::Json)),
         Command::Loop(a) => (a.path.clone(), json(&a.common)),
+        Command::Propose(a) => (a.path.clone(), json(&a.common)),
+        Command::Authorize(a) | Command::Defer(a) | Command::Skip(a) => (a.path.clone(), json(&a.common)),
+        Command::Override(a) => (a.decision.path.clone(), json(&a.decision.common)),
         Command::Config { .. } => return None,
     })
 }
@@ -348,6 +463,97 @@ fn run_config_show(a: ConfigShowArgs) -> Result<Exit, String> {
     }
     let cfg = Config::load(&a.path).map_err(|e| config_error(&e))?;
     emit(|w| output::settings_report(w, &cfg, format_of(&a.common)))?;
+    Ok(Exit::Success)
+}
+
+fn run_decision(
+    path: &Path,
+    gap: &str,
+    unattended: bool,
+    common: &Common,
+    d: crate::cycle::Decision,
+) -> Result<Exit, String> {
+    let json_out = matches!(common.format, FormatArg::Json);
+    if unattended {
+        emit(|w| output::decision(w, Err("human decisions are not taken under --unattended"), json_out))?;
+        return Ok(Exit::Findings);
+    }
+    let cfg = Config::load(path).map_err(|e| config_error(&e))?;
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    match crate::cycle::decide(path, &cfg, gap, &d, now) {
+        Ok(done) => {
+            emit(|w| output::decision(w, Ok(&done), json_out))?;
+            Ok(Exit::Success)
+        }
+        Err(e) => {
+            emit(|w| output::decision(w, Err(&e.to_string()), json_out))?;
+            Ok(Exit::Findings)
+        }
+    }
+}
+
+fn run_propose(a: ProposeArgs) -> Result<Exit, String> {
+    use crate::cycle::proposal::{self, Proposal};
+    let cfg = Config::load(&a.path).map_err(|e| config_error(&e))?;
+    let mut p: Proposal = match &a.json {
+        Some(src) => {
+            let text = if src == "-" {
+                let mut t = String::new();
+                std::io::Read::read_to_string(&mut std::io::stdin(), &mut t).map_err(|e| format!("stdin: {e}"))?;
+                t
+            } else {
+                std::fs::read_to_string(src).map_err(|e| format!("{src}: {e}"))?
+            };
+            serde_json::from_str(&text).map_err(|e| format!("{src}: not a proposal: {e}"))?
+        }
+        None => {
+            let need =
+                |v: &Option<String>, flag: &str| v.clone().ok_or_else(|| format!("missing --{flag} (or give --json)"));
+            Proposal {
+                gap: need(&a.gap, "gap")?,
+                blast_radius: match a.blast_radius.ok_or("missing --blast-radius (exactly one tag)")? {
+                    RadiusArg::LocalReversible => crate::config::BlastRadius::LocalReversible,
+                    RadiusArg::HardToReverse => crate::config::BlastRadius::HardToReverse,
+                    RadiusArg::SharedStateVisible => crate::config::BlastRadius::SharedStateVisible,
+                },
+                approach: need(&a.approach, "approach")?,
+                reason: need(&a.reason, "reason")?,
+                description: need(&a.description, "description")?,
+                write_set: a.write_set.clone(),
+                base_commit: None,
+            }
+        }
+    };
+    let mut problems = proposal::validate(&p).err().unwrap_or_default();
+    let dir = crate::ledger::dir_of(&a.path, &cfg.settings);
+    match crate::ledger::load(&dir) {
+        Ok(Some((_, state, _))) => match state.gaps.get(&p.gap) {
+            None => problems.push(format!("no gap `{}` in the ledger; `andon loop` lists the open gaps", p.gap)),
+            Some(g)
+                if !matches!(
+                    g.status,
+                    crate::ledger::GapStatus::Open
+                        | crate::ledger::GapStatus::Proposed
+                        | crate::ledger::GapStatus::HaltedAwaitingAuthorization
+                ) =>
+            {
+                problems.push(format!("gap `{}` is {}; it takes no proposal", p.gap, g.status.name()))
+            }
+            _ => {}
+        },
+        Ok(None) => problems.push("the loop has never run here: run `andon loop` first".into()),
+        Err(e) => problems.push(e.to_string()),
+    }
+    if !problems.is_empty() {
+        emit(|w| output::proposal_refused(w, &problems, matches!(a.common.format, FormatArg::Json)))?;
+        return Ok(Exit::Findings);
+    }
+    p.base_commit = proposal::head_commit(&a.path);
+    let file = proposal::artifact_path(&cfg.settings.output_path(&a.path), &p.gap);
+    std::fs::create_dir_all(file.parent().expect("proposals dir")).map_err(|e| format!("{}: {e}", file.display()))?;
+    write_atomic(&file, &serde_json::to_vec_pretty(&p).expect("json"))?;
+    let over = p.blast_radius > cfg.settings.authorization_level.value;
+    emit(|w| output::proposal_written(w, &p, &file, over, matches!(a.common.format, FormatArg::Json)))?;
     Ok(Exit::Success)
 }
 
@@ -368,10 +574,7 @@ fn run_loop(a: LoopArgs) -> Result<Exit, String> {
         Err(e) => return Err(e.to_string()),
     };
     // The session's report and sidecar under output_dir (R125).
-    let out_dir = {
-        let d = &cfg.settings.output_dir.value;
-        if d.is_absolute() { d.clone() } else { a.path.join(d) }
-    };
+    let out_dir = cfg.settings.output_path(&a.path);
     if std::fs::create_dir_all(&out_dir).is_ok() {
         let mut text = Vec::new();
         let _ = output::cycle::report(&mut text, &session, false);
@@ -401,10 +604,7 @@ fn run_status(a: StatusArgs) -> Result<Exit, String> {
     };
     let board = state.as_ref().map(crate::status::board);
     // The report and its machine sidecar under output_dir (R125); nothing else is written.
-    let out_dir = {
-        let d = &cfg.settings.output_dir.value;
-        if d.is_absolute() { d.clone() } else { a.path.join(d) }
-    };
+    let out_dir = cfg.settings.output_path(&a.path);
     if std::fs::create_dir_all(&out_dir).is_ok() {
         let mut md = Vec::new();
         let _ = report(&mut md, board.as_ref(), &shown, StatusFormat::Markdown);

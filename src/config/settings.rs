@@ -184,6 +184,12 @@ impl Settings {
         Ok(())
     }
 
+    /// `output_dir` for the repository at `root` (relative to it unless absolute).
+    pub fn output_path(&self, root: &Path) -> PathBuf {
+        let d = &self.output_dir.value;
+        if d.is_absolute() { d.clone() } else { root.join(d) }
+    }
+
     /// Every setting as (key, rendered value, origin), in [`KEYS`] order.
     pub fn rows(&self) -> Vec<(&'static str, Scalar, &Origin)> {
         let p = |s: &Setting<PathBuf>| Scalar::Str(s.value.to_string_lossy().replace('\\', "/"));

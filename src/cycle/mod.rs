@@ -13,6 +13,9 @@ use crate::index::Index;
 use crate::ledger::{self, Event, GapKind, GapStatus, Header, LedgerError, Location, State, Wire, WireStatus};
 use crate::ops::StreamReport;
 
+pub mod diff;
+pub mod proposal;
+
 /// A gap the scan found, before it is recorded.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Candidate {
@@ -51,6 +54,8 @@ pub struct Session {
     pub cycles: u32,
     pub wires: Vec<(Wire, &'static str)>,
     pub constraint: Option<crate::status::Constraint>,
+    /// What this step recorded or refused besides gaps (proposals, halts).
+    pub notes: Vec<String>,
 }
 
 fn short_hash(parts: &[&str]) -> String {
@@ -278,6 +283,54 @@ pub fn step(root: &Path, cfg: &Config, idx: &Index, now: u64) -> Result<Session,
         ledger::append(&dir, &header, &changed, now)?;
     }
     let (_, state, _) = ledger::load(&dir)?.ok_or_else(|| LedgerError::Io("the ledger was not written".into()))?;
+    // Proposals written by `andon propose` are recorded here, by the one writer; one over the
+    // authorization ceiling halts at once (condition 2, at proposal).
+    let mut notes = Vec::new();
+    let out_dir = cfg.settings.output_path(root);
+    let ceiling = cfg.settings.authorization_level.value;
+    for (file, p) in proposal::pending(&out_dir) {
+        let p = match p.map_err(|e| vec![e]).and_then(|p| proposal::validate(&p).map(|_| p)) {
+            Ok(p) => p,
+            Err(errs) => {
+                notes.push(format!("{}: refused, not recorded: {}", file.display(), errs.join("; ")));
+                continue;
+            }
+        };
+        let takes = state.gaps.get(&p.gap).is_some_and(|g| {
+            matches!(g.status, GapStatus::Open | GapStatus::Proposed | GapStatus::HaltedAwaitingAuthorization)
+        });
+        if !takes {
+            notes.push(format!("{}: refused: gap `{}` is not open", file.display(), p.gap));
+            continue;
+        }
+        let mut events = vec![Event::ProposalRecorded {
+            gap: p.gap.clone(),
+            blast_radius: p.blast_radius,
+            approach: p.approach.clone(),
+            reason: p.reason.clone(),
+            description: p.description.clone(),
+            write_set: p.write_set.clone(),
+            base_commit: p.base_commit.clone().unwrap_or_else(|| "none".into()),
+        }];
+        if p.blast_radius > ceiling {
+            events.push(Event::Halted {
+                gap: p.gap.clone(),
+                condition: "authorization".into(),
+                reason: format!("the proposal is {} and the ceiling is {}", p.blast_radius.name(), ceiling.name()),
+            });
+            notes.push(format!(
+                "proposal for `{}` recorded; halted: {} exceeds the ceiling {}",
+                p.gap,
+                p.blast_radius.name(),
+                ceiling.name()
+            ));
+        } else {
+            notes.push(format!("proposal for `{}` recorded ({}, {})", p.gap, p.blast_radius.name(), p.approach));
+        }
+        ledger::append(&dir, &header, &events, now)?;
+        let _ = std::fs::remove_file(&file);
+    }
+    let (_, state, _) = ledger::load(&dir)?.ok_or_else(|| LedgerError::Io("the ledger was not written".into()))?;
     let board = crate::status::board(&state);
 
     // The cursor (R37): the stage of a gap in progress, else the first stage in stream order with
@@ -403,5 +456,71 @@ pub fn step(root: &Path, cfg: &Config, idx: &Index, now: u64) -> Result<Session,
         cycles: state.cycles,
         wires,
         constraint,
+        notes,
+    })
+}
+
+/// A person's decision on a gap (the loop's human-decision actions; R71–R76).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Decision {
+    /// Raise the authority for this gap's fix, bound to the diff as it is now.
+    Authorize {
+        reason: String,
+    },
+    Defer {
+        reason: String,
+    },
+    Skip {
+        reason: String,
+    },
+    /// Override a tier-2 contradiction (never a tier-1 hold).
+    Override {
+        evidence: String,
+        by: String,
+        reason: String,
+    },
+}
+
+/// Records a person's decision on `gap` through the one writer. Returns what was recorded.
+pub fn decide(root: &Path, cfg: &Config, gap: &str, d: &Decision, now: u64) -> Result<String, LedgerError> {
+    let dir = ledger::dir_of(root, &cfg.settings);
+    let (header, state, records) =
+        ledger::load(&dir)?.ok_or_else(|| LedgerError::Refused("the loop has never run here: no ledger".into()))?;
+    let g = state.gaps.get(gap).ok_or_else(|| LedgerError::Refused(format!("no gap `{gap}` in the ledger")))?;
+    let event = match d {
+        Decision::Authorize { reason } => {
+            let radius = g.blast_radius.ok_or_else(|| LedgerError::Refused(format!("gap `{gap}` has no proposal")))?;
+            // the proposal's base commit and write-set, from the ledger
+            let (base, write_set) = records
+                .iter()
+                .rev()
+                .find_map(|r| match &r.event {
+                    Event::ProposalRecorded { gap: pg, base_commit, write_set, .. } if pg == gap => {
+                        Some((base_commit.clone(), write_set.clone()))
+                    }
+                    _ => None,
+                })
+                .unwrap_or_default();
+            Event::AuthorizationRaised {
+                gap: gap.into(),
+                diff_hash: diff::hash(root, Some(&base), &write_set),
+                level: radius,
+                reason: reason.clone(),
+            }
+        }
+        Decision::Defer { reason } => Event::GapDeferred { gap: gap.into(), reason: reason.clone() },
+        Decision::Skip { reason } => Event::GapSkipped { gap: gap.into(), reason: reason.clone() },
+        Decision::Override { evidence, by, reason } => {
+            Event::Overridden { gap: gap.into(), evidence: evidence.clone(), by: by.clone(), reason: reason.clone() }
+        }
+    };
+    ledger::append(&dir, &header, std::slice::from_ref(&event), now)?;
+    Ok(match event {
+        Event::AuthorizationRaised { level, diff_hash, .. } => {
+            format!("authority raised to {} for `{gap}`, bound to diff {}", level.name(), &diff_hash[..12])
+        }
+        Event::GapDeferred { .. } => format!("gap `{gap}` deferred"),
+        Event::GapSkipped { .. } => format!("gap `{gap}` skipped; the loop picks another"),
+        _ => format!("tier-2 evidence on `{gap}` overridden"),
     })
 }

@@ -46,6 +46,7 @@ pub fn json_doc(s: &Session) -> Value {
             "wire": c.wire.as_ref().map(|w| json!({ "producer": w.producer, "consumer": w.consumer })),
             "path": c.location.path, "line": c.location.line, "summary": c.summary, "source": c.source })).collect::<Vec<_>>(),
         "recorded": s.recorded,
+        "notes": s.notes,
         "picked": s.picked.as_ref().map(|(g, rule)| json!({ "gap": g, "rule": rule })),
         "next": { "action": s.next.action, "gap": s.next.gap, "detail": s.next.detail },
         "verdict": { "outcome": outcome(s) },
@@ -65,6 +66,9 @@ pub fn report(w: &mut dyn Write, s: &Session, json_out: bool) -> io::Result<()> 
             writeln!(w, "  {} -> {}  [{}]", wi.producer, wi.consumer, wi.confidence)?;
         }
         writeln!(w, "  order: {}", s.stream.order.join(" -> "))?;
+    }
+    for n in &s.notes {
+        writeln!(w, "{n}")?;
     }
     writeln!(w, "ledger: {} passes, {} cycles", s.passes, s.cycles)?;
     for (wire, st) in &s.wires {

@@ -372,3 +372,61 @@ pub fn ledger_check(
         }
     }
 }
+
+/// `andon propose` refused: every problem, nothing written.
+pub fn proposal_refused(w: &mut dyn Write, problems: &[String], json_out: bool) -> io::Result<()> {
+    if json_out {
+        let v = json!({ "schema_version": SCHEMA_VERSION, "problems": problems,
+                        "next": { "action": "propose", "detail": "fix the proposal and propose again" },
+                        "verdict": { "outcome": "refused" } });
+        return writeln!(w, "{}", serde_json::to_string_pretty(&v).expect("json"));
+    }
+    for p in problems {
+        writeln!(w, "refused: {p}")?;
+    }
+    verdict_line(w, "refused", "nothing written")
+}
+
+/// `andon propose` accepted: where the proposal is, and what happens next.
+pub fn proposal_written(
+    w: &mut dyn Write,
+    p: &crate::cycle::proposal::Proposal,
+    file: &std::path::Path,
+    over_ceiling: bool,
+    json_out: bool,
+) -> io::Result<()> {
+    let detail = if over_ceiling {
+        format!(
+            "run `andon loop`: it records the proposal and halts, because {} exceeds the authorization ceiling",
+            p.blast_radius.name()
+        )
+    } else {
+        format!("run `andon loop` to record it, apply the fix to {} yourself, then verify it", p.write_set.join(", "))
+    };
+    if json_out {
+        let v = json!({ "schema_version": SCHEMA_VERSION, "gap": p.gap, "artifact": file.to_string_lossy(),
+                        "blast_radius": p.blast_radius.name(), "over_ceiling": over_ceiling, "base_commit": p.base_commit,
+                        "next": { "action": "loop", "gap": p.gap, "detail": detail },
+                        "verdict": { "outcome": "proposed" } });
+        return writeln!(w, "{}", serde_json::to_string_pretty(&v).expect("json"));
+    }
+    writeln!(w, "proposal for `{}` written to {}", p.gap, file.display())?;
+    writeln!(w, "next: {detail}")?;
+    verdict_line(w, "proposed", &p.gap)
+}
+
+/// A person's decision: what was recorded, or why it was refused (nothing written).
+pub fn decision(w: &mut dyn Write, result: Result<&str, &str>, json_out: bool) -> io::Result<()> {
+    let (outcome, text) = match result {
+        Ok(t) => ("recorded", t),
+        Err(t) => ("refused", t),
+    };
+    if json_out {
+        let v = json!({ "schema_version": SCHEMA_VERSION, "message": text,
+                        "next": { "action": "loop", "detail": "run `andon loop`" },
+                        "verdict": { "outcome": outcome } });
+        return writeln!(w, "{}", serde_json::to_string_pretty(&v).expect("json"));
+    }
+    writeln!(w, "{text}")?;
+    verdict_line(w, outcome, "")
+}

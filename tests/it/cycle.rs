@@ -99,3 +99,111 @@ fn an_invalid_ledger_stops_the_loop() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("torn"), "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(std::fs::read(&path).unwrap(), text, "nothing appended after a torn line");
 }
+
+fn picked(dir: &std::path::Path) -> String {
+    json(&run(&["loop", "--format", "json", "-q"], dir))["picked"]["gap"].as_str().unwrap().to_string()
+}
+
+#[test]
+fn proposals_are_checked_written_for_the_loop_and_recorded_by_it() {
+    let t = scratch("py-gaps");
+    let gap = picked(t.path());
+    let ledger_before = ledger_bytes(t.path());
+    let refusals: &[(&[&str], &str)] = &[
+        (&["--approach", "structral"], "unknown approach `structral`; did you mean `structural`?"),
+        (&["--write-set", "../outside.py"], "not a clean repo-relative path"),
+        (&["--description", " "], "`description` is empty"),
+    ];
+    for (extra, want) in refusals {
+        let mut args: Vec<&str> = vec!["propose", "--gap", &gap, "--blast-radius", "local+reversible"];
+        let mut fields = vec![
+            ("--approach", "structural"),
+            ("--reason", "the imports across the wire are exact facts"),
+            ("--description", "re-export the model"),
+            ("--write-set", "src/orders/model.py"),
+        ];
+        fields.retain(|(f, _)| f != &extra[0]);
+        for (f, v) in &fields {
+            args.extend([*f, *v]);
+        }
+        args.extend(extra.iter());
+        let o = run(&args, t.path());
+        assert_eq!(o.status.code(), Some(1), "{args:?}");
+        assert!(String::from_utf8_lossy(&o.stdout).contains(want), "{args:?}: {}", String::from_utf8_lossy(&o.stdout));
+    }
+    // a JSON proposal with a field the format does not have is refused too
+    let o = crate::support::andon()
+        .args(["propose", "--json", "-"])
+        .current_dir(t.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            use std::io::Write;
+            c.stdin.take().unwrap().write_all(format!(
+                "{{\"gap\":\"{gap}\",\"blast_radius\":\"local+reversible\",\"approach\":\"structural\",\"reason\":\"r\",\"description\":\"d\",\"write_set\":[\"a.py\"],\"also\":\"this wire is proven\"}}"
+            ).as_bytes())?;
+            c.wait_with_output()
+        })
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stdout));
+    assert!(!t.path().join(format!("analysis/andon/proposals/{gap}.json")).exists(), "nothing written on refusal");
+    // a valid proposal over the ceiling: written (never to the ledger), then recorded by the loop, which halts
+    let o = run(
+        &[
+            "propose",
+            "--gap",
+            &gap,
+            "--blast-radius",
+            "hard-to-reverse",
+            "--approach",
+            "structural",
+            "--reason",
+            "r",
+            "--description",
+            "d",
+            "--write-set",
+            "src/billing/__init__.py",
+        ],
+        t.path(),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
+    assert_eq!(ledger_bytes(t.path()), ledger_before, "propose leaves the ledger byte-identical (R34)");
+    let o = run(&["loop", "--format", "json", "-q"], t.path());
+    assert_eq!(o.status.code(), Some(14));
+    let v = json(&o);
+    assert!(
+        v["notes"][0].as_str().unwrap().contains("halted: hard-to-reverse exceeds the ceiling local+reversible"),
+        "{v:#}"
+    );
+    // a person's decision: refused when unattended, recorded otherwise, and bound to this diff
+    let o = run(&["authorize", &gap, "--reason", "reviewed", "--unattended"], t.path());
+    assert_eq!(o.status.code(), Some(1));
+    let o = run(&["authorize", &gap, "--reason", "reviewed"], t.path());
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
+    let v = json(&run(&["loop", "--format", "json", "-q"], t.path()));
+    assert_eq!(v["next"]["action"], "apply-and-verify");
+    let dir = t.path().join("analysis/andon/ledger");
+    let (_, state, _) = ledger::load(&dir).unwrap().unwrap();
+    let ws = vec!["src/billing/__init__.py".to_string()];
+    let now = andon::cycle::diff::hash(t.path(), None, &ws);
+    let gate = |h: &str| andon::ledger::gate::decide(&state, &gap, BlastRadius::LocalReversible, Some(h));
+    assert!(!matches!(
+        gate(&now),
+        andon::ledger::gate::Decision::Halt(andon::ledger::gate::Condition::Authorization, _)
+    ));
+    std::fs::write(t.path().join("src/billing/__init__.py"), "# changed after the authority was raised\n").unwrap();
+    let changed = andon::cycle::diff::hash(t.path(), None, &ws);
+    assert_ne!(now, changed);
+    assert!(matches!(
+        gate(&changed),
+        andon::ledger::gate::Decision::Halt(andon::ledger::gate::Condition::Authorization, _)
+    ));
+    // skipping moves the loop on to another gap
+    run(&["skip", &gap, "--reason", "later"], t.path());
+    assert_ne!(picked(t.path()), gap);
+    // an override needs a tier-2 record to override
+    let o = run(&["override", &gap, "--evidence", "E404", "--by", "lead", "--reason", "r"], t.path());
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("no evidence `E404` to override"));
+}

@@ -118,6 +118,22 @@ fn disabled_stops_every_command_first_and_writes_nothing() {
         &["status"],
         &["ledger", "check"],
         &["loop"],
+        &[
+            "propose",
+            "--gap",
+            "G",
+            "--blast-radius",
+            "local+reversible",
+            "--approach",
+            "structural",
+            "--reason",
+            "r",
+            "--description",
+            "d",
+            "--write-set",
+            "a.py",
+        ],
+        &["skip", "G", "--reason", "r"],
     ];
     for args in commands {
         let o = run(args, t.path());

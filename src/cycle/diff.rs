@@ -1,0 +1,45 @@
+//! The applied change: a hash that identifies it, so authority raised for one diff lapses when the
+//! diff changes (R76). With git: the working tree against the proposal's base commit, untracked
+//! files included; without: the contents of the declared write-set.
+
+use std::path::Path;
+use std::process::Command;
+
+fn git(root: &Path, args: &[&str]) -> Option<Vec<u8>> {
+    let out = Command::new("git").arg("-C").arg(root).args(args).output().ok()?;
+    out.status.success().then_some(out.stdout)
+}
+
+/// A stable hash of the change at `root` relative to `base` (or of `write_set` without git).
+pub fn hash(root: &Path, base: Option<&str>, write_set: &[String]) -> String {
+    let mut bytes: Vec<u8> = Vec::new();
+    let tracked =
+        base.filter(|b| *b != "none").and_then(|b| git(root, &["diff", "--no-color", "--binary", b, "--", "."]));
+    match tracked {
+        Some(diff) => {
+            bytes.extend(diff);
+            let untracked = git(root, &["ls-files", "-z", "--others", "--exclude-standard"]).unwrap_or_default();
+            let mut files: Vec<&[u8]> = untracked.split(|b| *b == 0).filter(|f| !f.is_empty()).collect();
+            files.sort();
+            for f in files {
+                let name = String::from_utf8_lossy(f).into_owned();
+                if name.starts_with(".andon/") {
+                    continue;
+                }
+                bytes.extend(f);
+                bytes.push(0);
+                bytes.extend(std::fs::read(root.join(&name)).unwrap_or_default());
+                bytes.push(0);
+            }
+        }
+        None => {
+            for f in write_set {
+                bytes.extend(f.as_bytes());
+                bytes.push(0);
+                bytes.extend(std::fs::read(root.join(f)).unwrap_or_default());
+                bytes.push(0);
+            }
+        }
+    }
+    format!("{:032x}", xxhash_rust::xxh3::xxh3_128(&bytes))
+}

@@ -1,0 +1,97 @@
+//! Proposals (R66–R70): exactly one blast-radius tag, one verification approach with its reason, a
+//! description and a declared file write-set — anything else is refused. `andon propose` checks one
+//! and writes it as an artifact under `output_dir/proposals/`; the loop, the only ledger writer,
+//! records it on its next step. andon never edits the repository: the fix is applied by whoever
+//! drives the loop.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::BlastRadius;
+
+/// The verification approaches (spec 000 §6), cheapest deterministic rung first.
+pub const APPROACHES: &[&str] =
+    &["structural", "executed", "numeric", "rubric", "agentic", "proof-strength", "adversarial"];
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Proposal {
+    pub gap: String,
+    pub blast_radius: BlastRadius,
+    pub approach: String,
+    /// Why this approach proves this wire.
+    pub reason: String,
+    pub description: String,
+    /// The repo-relative files the fix will write.
+    pub write_set: Vec<String>,
+    /// The commit the fix is applied on (recorded by `andon propose`).
+    #[serde(default)]
+    pub base_commit: Option<String>,
+}
+
+/// Checks a proposal's fields; Err names every problem.
+pub fn validate(p: &Proposal) -> Result<(), Vec<String>> {
+    let mut errs = Vec::new();
+    if p.gap.trim().is_empty() {
+        errs.push("`gap` is empty".to_string());
+    }
+    if !APPROACHES.contains(&p.approach.as_str()) {
+        let near = crate::config::nearest(&p.approach, APPROACHES.iter().copied())
+            .map(|n| format!("; did you mean `{n}`?"))
+            .unwrap_or_default();
+        errs.push(format!("unknown approach `{}`{near} (one of: {})", p.approach, APPROACHES.join(", ")));
+    }
+    if p.reason.trim().is_empty() {
+        errs.push("the approach needs its `reason`".to_string());
+    }
+    if p.description.trim().is_empty() {
+        errs.push("`description` is empty".to_string());
+    }
+    if p.write_set.is_empty() {
+        errs.push("`write_set` is empty: declare every file the fix will write".to_string());
+    }
+    for f in &p.write_set {
+        let bad = f.trim().is_empty()
+            || f.starts_with('/')
+            || f.contains('\\')
+            || f.split('/').any(|c| c == ".." || c == "." || c.is_empty());
+        if bad {
+            errs.push(format!("write-set entry `{f}` is not a clean repo-relative path"));
+        }
+    }
+    if errs.is_empty() { Ok(()) } else { Err(errs) }
+}
+
+/// The artifact of a proposal for `gap`.
+pub fn artifact_path(out_dir: &Path, gap: &str) -> PathBuf {
+    out_dir.join("proposals").join(format!("{gap}.json"))
+}
+
+/// The commit HEAD points at, when `root` is in a git repository.
+pub fn head_commit(root: &Path) -> Option<String> {
+    let out =
+        Command::new("git").arg("-C").arg(root).args(["rev-parse", "--verify", "--quiet", "HEAD"]).output().ok()?;
+    out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_string()).filter(|s| !s.is_empty())
+}
+
+/// Every pending proposal artifact under `out_dir`, sorted by gap.
+pub fn pending(out_dir: &Path) -> Vec<(PathBuf, Result<Proposal, String>)> {
+    let dir = out_dir.join("proposals");
+    let Ok(entries) = std::fs::read_dir(&dir) else { return Vec::new() };
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort();
+    files
+        .into_iter()
+        .map(|f| {
+            let p = std::fs::read_to_string(&f)
+                .map_err(|e| e.to_string())
+                .and_then(|t| serde_json::from_str::<Proposal>(&t).map_err(|e| e.to_string()));
+            (f, p)
+        })
+        .collect()
+}
