@@ -14,13 +14,47 @@ pub enum Exit {
     StaleIndex = 3,
     /// `enabled = false` in the settings: the command stopped before doing anything.
     Disabled = 4,
-    /// The loop halted: a person must decide (authorize, defer, skip).
+    /// Halted: the proof refuted the fix.
+    Refuted = 10,
+    /// Halted: the fix's blast radius exceeds the authorization ceiling.
+    Authorization = 11,
+    /// Halted: a tier-1 contradiction from the fresh index; nothing but changed code clears it.
+    Tier1Hold = 12,
+    /// Halted: a tier-2 contradiction; only a recorded override clears it.
+    Tier2Hold = 13,
+    /// Halted: a person must decide (authorize, defer, skip), or the proof could not decide.
     NeedsHuman = 14,
+    /// Halted: the wire is still unproven.
+    Unproven = 15,
 }
 
 impl Exit {
-    pub const ALL: [Exit; 6] =
-        [Exit::Success, Exit::Findings, Exit::Error, Exit::StaleIndex, Exit::Disabled, Exit::NeedsHuman];
+    pub const ALL: [Exit; 11] = [
+        Exit::Success,
+        Exit::Findings,
+        Exit::Error,
+        Exit::StaleIndex,
+        Exit::Disabled,
+        Exit::Refuted,
+        Exit::Authorization,
+        Exit::Tier1Hold,
+        Exit::Tier2Hold,
+        Exit::NeedsHuman,
+        Exit::Unproven,
+    ];
+
+    /// The exit code of a halt condition of the andon rule.
+    pub fn halt(c: crate::ledger::gate::Condition) -> Exit {
+        use crate::ledger::gate::Condition;
+        match c {
+            Condition::Refuted => Exit::Refuted,
+            Condition::Authorization => Exit::Authorization,
+            Condition::Tier1Hold => Exit::Tier1Hold,
+            Condition::Tier2Hold => Exit::Tier2Hold,
+            Condition::NeedsHuman => Exit::NeedsHuman,
+            Condition::Unproven => Exit::Unproven,
+        }
+    }
 
     pub fn code(self) -> ExitCode {
         ExitCode::from(self as u8)

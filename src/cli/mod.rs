@@ -43,6 +43,8 @@ enum Command {
     Check(CheckArgs),
     /// Check a proposed fix for a gap and write it for the loop to record (never edits the repository).
     Propose(ProposeArgs),
+    /// Prove the applied fix of a proposed gap (the working tree against the proposal's base commit).
+    Verify(VerifyArgs),
     /// A person raises the authority for one gap's fix, bound to the diff as it is now.
     Authorize(DecisionArgs),
     /// A person defers a gap.
@@ -106,6 +108,23 @@ struct ProposeArgs {
     write_set: Vec<String>,
     #[command(flatten)]
     common: Common,
+}
+
+#[derive(Args)]
+struct VerifyArgs {
+    /// Repository.
+    #[arg(default_value = ".")]
+    path: PathBuf,
+    /// The gap whose fix was applied.
+    #[arg(long)]
+    gap: String,
+    /// For the `executed` approach: the check to run (its exit code decides; its output is kept).
+    #[arg(long)]
+    command: Option<String>,
+    #[command(flatten)]
+    common: Common,
+    #[command(flatten)]
+    walk: WalkArgs,
 }
 
 #[derive(Args)]
@@ -392,6 +411,7 @@ pub fn main() -> ExitCode {
         Command::Status(a) => run_status(a),
         Command::Loop(a) => run_loop(a),
         Command::Propose(a) => run_propose(a),
+        Command::Verify(a) => run_verify(a),
         Command::Authorize(a) => run_decision(
             &a.path,
             &a.gap,
@@ -451,6 +471,7 @@ fn repo_of(c: &Command) -> Option<(PathBuf, bool)> {
         Command::Status(a) => (a.path.clone(), matches!(a.format, StatusFormatArg::Json)),
         Command::Loop(a) => (a.path.clone(), json(&a.common)),
         Command::Propose(a) => (a.path.clone(), json(&a.common)),
+        Command::Verify(a) => (a.path.clone(), json(&a.common)),
         Command::Authorize(a) | Command::Defer(a) | Command::Skip(a) => (a.path.clone(), json(&a.common)),
         Command::Override(a) => (a.decision.path.clone(), json(&a.decision.common)),
         Command::Config { .. } => return None,
@@ -492,6 +513,36 @@ fn run_decision(
     }
 }
 
+fn run_verify(a: VerifyArgs) -> Result<Exit, String> {
+    use crate::cycle::VerifyStop;
+    use crate::ledger::gate::Condition;
+    let cfg = Config::load(&a.path).map_err(|e| config_error(&e))?;
+    let idx = match fresh_index(&a.path, &a.walk, a.common.quiet, false)? {
+        Ok(i) => i,
+        Err(code) => return Ok(code),
+    };
+    let json_out = matches!(a.common.format, FormatArg::Json);
+    let result = crate::cycle::verify(&a.path, &cfg, &idx, &a.gap, a.command.as_deref()).map_err(|e| e.to_string())?;
+    let code = match &result {
+        Ok(o) => {
+            let e = &o.evidence;
+            match e.verdict {
+                crate::ledger::Verdict::Proven => Exit::Success,
+                _ if e.hold => Exit::halt(Condition::Tier1Hold),
+                crate::ledger::Verdict::Refuted if e.tier == Some(2) => Exit::halt(Condition::Tier2Hold),
+                crate::ledger::Verdict::Refuted => Exit::halt(Condition::Refuted),
+                crate::ledger::Verdict::Unproven => Exit::halt(Condition::Unproven),
+                crate::ledger::Verdict::Unknown => Exit::halt(Condition::NeedsHuman),
+            }
+        }
+        Err(VerifyStop::Scope(_)) => Exit::Findings,
+        Err(VerifyStop::Authorization(..)) => Exit::halt(Condition::Authorization),
+        Err(VerifyStop::Refused(_)) => Exit::Error,
+    };
+    emit(|w| output::verify_report(w, &a.gap, &result, json_out))?;
+    Ok(code)
+}
+
 fn run_propose(a: ProposeArgs) -> Result<Exit, String> {
     use crate::cycle::proposal::{self, Proposal};
     let cfg = Config::load(&a.path).map_err(|e| config_error(&e))?;
@@ -529,14 +580,7 @@ fn run_propose(a: ProposeArgs) -> Result<Exit, String> {
     match crate::ledger::load(&dir) {
         Ok(Some((_, state, _))) => match state.gaps.get(&p.gap) {
             None => problems.push(format!("no gap `{}` in the ledger; `andon loop` lists the open gaps", p.gap)),
-            Some(g)
-                if !matches!(
-                    g.status,
-                    crate::ledger::GapStatus::Open
-                        | crate::ledger::GapStatus::Proposed
-                        | crate::ledger::GapStatus::HaltedAwaitingAuthorization
-                ) =>
-            {
+            Some(g) if !g.status.takes_proposal() => {
                 problems.push(format!("gap `{}` is {}; it takes no proposal", p.gap, g.status.name()))
             }
             _ => {}

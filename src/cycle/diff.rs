@@ -11,7 +11,8 @@ fn git(root: &Path, args: &[&str]) -> Option<Vec<u8>> {
 }
 
 /// A stable hash of the change at `root` relative to `base` (or of `write_set` without git).
-pub fn hash(root: &Path, base: Option<&str>, write_set: &[String]) -> String {
+/// Paths under `exclude` (andon's own reports and ledger, as `dir/` prefixes) are not the change.
+pub fn hash(root: &Path, base: Option<&str>, write_set: &[String], exclude: &[String]) -> String {
     let mut bytes: Vec<u8> = Vec::new();
     let tracked =
         base.filter(|b| *b != "none").and_then(|b| git(root, &["diff", "--no-color", "--binary", b, "--", "."]));
@@ -23,7 +24,7 @@ pub fn hash(root: &Path, base: Option<&str>, write_set: &[String]) -> String {
             files.sort();
             for f in files {
                 let name = String::from_utf8_lossy(f).into_owned();
-                if name.starts_with(".andon/") {
+                if name.starts_with(".andon/") || exclude.iter().any(|e| name.starts_with(e.as_str())) {
                     continue;
                 }
                 bytes.extend(f);

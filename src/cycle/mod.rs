@@ -10,11 +10,12 @@ use crate::config::{BlastRadius, Config};
 use crate::datalog::{self, Store};
 use crate::facts::rel;
 use crate::index::Index;
-use crate::ledger::{self, Event, GapKind, GapStatus, Header, LedgerError, Location, State, Wire, WireStatus};
+use crate::ledger::{self, Event, GapKind, GapStatus, Header, LedgerError, Location, State, Verdict, Wire, WireStatus};
 use crate::ops::StreamReport;
 
 pub mod diff;
 pub mod proposal;
+pub mod verify;
 
 /// A gap the scan found, before it is recorded.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -296,9 +297,7 @@ pub fn step(root: &Path, cfg: &Config, idx: &Index, now: u64) -> Result<Session,
                 continue;
             }
         };
-        let takes = state.gaps.get(&p.gap).is_some_and(|g| {
-            matches!(g.status, GapStatus::Open | GapStatus::Proposed | GapStatus::HaltedAwaitingAuthorization)
-        });
+        let takes = state.gaps.get(&p.gap).is_some_and(|g| g.status.takes_proposal());
         if !takes {
             notes.push(format!("{}: refused: gap `{}` is not open", file.display(), p.gap));
             continue;
@@ -330,6 +329,7 @@ pub fn step(root: &Path, cfg: &Config, idx: &Index, now: u64) -> Result<Session,
         ledger::append(&dir, &header, &events, now)?;
         let _ = std::fs::remove_file(&file);
     }
+    record_evidence(root, cfg, &dir, &header, now, &mut notes)?;
     let (_, state, _) = ledger::load(&dir)?.ok_or_else(|| LedgerError::Io("the ledger was not written".into()))?;
     let board = crate::status::board(&state);
 
@@ -486,27 +486,20 @@ pub fn decide(root: &Path, cfg: &Config, gap: &str, d: &Decision, now: u64) -> R
     let dir = ledger::dir_of(root, &cfg.settings);
     let (header, state, records) =
         ledger::load(&dir)?.ok_or_else(|| LedgerError::Refused("the loop has never run here: no ledger".into()))?;
-    let g = state.gaps.get(gap).ok_or_else(|| LedgerError::Refused(format!("no gap `{gap}` in the ledger")))?;
+    if !state.gaps.contains_key(gap) {
+        return Err(LedgerError::Refused(format!("no gap `{gap}` in the ledger")));
+    }
     let event = match d {
         Decision::Authorize { reason } => {
-            let radius = g.blast_radius.ok_or_else(|| LedgerError::Refused(format!("gap `{gap}` has no proposal")))?;
-            // the proposal's base commit and write-set, from the ledger
-            let (base, write_set) = records
-                .iter()
-                .rev()
-                .find_map(|r| match &r.event {
-                    Event::ProposalRecorded { gap: pg, base_commit, write_set, .. } if pg == gap => {
-                        Some((base_commit.clone(), write_set.clone()))
-                    }
-                    _ => None,
-                })
-                .unwrap_or_default();
-            Event::AuthorizationRaised {
-                gap: gap.into(),
-                diff_hash: diff::hash(root, Some(&base), &write_set),
-                level: radius,
-                reason: reason.clone(),
-            }
+            let (base, write_set, _, radius) = recorded_proposal(&records, gap)
+                .ok_or_else(|| LedgerError::Refused(format!("gap `{gap}` has no proposal")))?;
+            // bound to the diff as it is now, at the radius that diff rates (never below the proposal's)
+            let own = own_paths(cfg);
+            let (hash, level) = match verify::change(root, &base, &write_set, &own) {
+                Ok(c) => (c.hash.clone(), radius.max(verify::rerate(&c).0)),
+                Err(_) => (diff::hash(root, Some(&base), &write_set, &own), radius),
+            };
+            Event::AuthorizationRaised { gap: gap.into(), diff_hash: hash, level, reason: reason.clone() }
         }
         Decision::Defer { reason } => Event::GapDeferred { gap: gap.into(), reason: reason.clone() },
         Decision::Skip { reason } => Event::GapSkipped { gap: gap.into(), reason: reason.clone() },
@@ -523,4 +516,223 @@ pub fn decide(root: &Path, cfg: &Config, gap: &str, d: &Decision, now: u64) -> R
         Event::GapSkipped { .. } => format!("gap `{gap}` skipped; the loop picks another"),
         _ => format!("tier-2 evidence on `{gap}` overridden"),
     })
+}
+
+/// andon's own reports and ledger, as repo-relative `dir/` prefixes: never part of a fix.
+fn own_paths(cfg: &Config) -> Vec<String> {
+    [cfg.settings.output_dir.value.clone(), cfg.settings.ledger_dir.value.clone()]
+        .iter()
+        .filter(|p| p.is_relative())
+        .map(|p| format!("{}/", p.to_string_lossy().trim_end_matches('/')))
+        .collect()
+}
+
+/// The proposal recorded for `gap`: (base commit, write-set, approach, blast radius).
+fn recorded_proposal(records: &[ledger::Record], gap: &str) -> Option<(String, Vec<String>, String, BlastRadius)> {
+    records.iter().rev().find_map(|r| match &r.event {
+        Event::ProposalRecorded { gap: g, base_commit, write_set, approach, blast_radius, .. } if g == gap => {
+            Some((base_commit.clone(), write_set.clone(), approach.clone(), *blast_radius))
+        }
+        _ => None,
+    })
+}
+
+/// Why `andon verify` stopped before or after proving.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum VerifyStop {
+    /// Files outside the declared write-set (R113): listed, nothing proven.
+    Scope(Vec<String>),
+    /// The actual diff rates above the ceiling and no authority covers this diff (R75).
+    Authorization(BlastRadius, String),
+    /// Bad request: no such gap, no proposal, no base commit, missing command.
+    Refused(String),
+}
+
+/// Verifies the applied fix of `gap` on the fresh index `idx`; writes the evidence artifact for
+/// the loop to record (never the ledger).
+pub fn verify(
+    root: &Path,
+    cfg: &Config,
+    idx: &Index,
+    gap: &str,
+    command: Option<&str>,
+) -> Result<Result<verify::Outcome, VerifyStop>, LedgerError> {
+    let dir = ledger::dir_of(root, &cfg.settings);
+    let refuse = |m: String| Ok(Err(VerifyStop::Refused(m)));
+    let Some((_, state, records)) = ledger::load(&dir)? else {
+        return refuse("the loop has never run here: no ledger".into());
+    };
+    let Some(g) = state.gaps.get(gap) else { return refuse(format!("no gap `{gap}` in the ledger")) };
+    if g.status != GapStatus::Proposed {
+        return refuse(format!("gap `{gap}` is {}; only a proposed gap is verified", g.status.name()));
+    }
+    let Some((base, write_set, approach, radius)) = recorded_proposal(&records, gap) else {
+        return refuse(format!("gap `{gap}` has no recorded proposal"));
+    };
+    let change = match verify::change(root, &base, &write_set, &own_paths(cfg)) {
+        Ok(c) => c,
+        Err(m) => return refuse(m),
+    };
+    let outside: Vec<String> = change.files.iter().map(|(_, p)| p.clone()).filter(|p| !write_set.contains(p)).collect();
+    if !outside.is_empty() {
+        return Ok(Err(VerifyStop::Scope(outside)));
+    }
+    let (rerated, because) = verify::rerate(&change);
+    let ceiling = cfg.settings.authorization_level.value;
+    let level = rerated.max(radius);
+    if level > ceiling {
+        let covered = state.authority.get(gap).is_some_and(|a| a.iter().any(|(h, l)| *h == change.hash && *l >= level));
+        if !covered {
+            return Ok(Err(VerifyStop::Authorization(level, because)));
+        }
+    }
+    let out_dir = cfg.settings.output_path(root);
+    let ev = match approach.as_str() {
+        "structural" => {
+            let (verdict, tier, hold, claim, refs) = verify::structural(idx, g).map_err(LedgerError::Io)?;
+            verify::evidence(
+                g,
+                "structural",
+                verdict,
+                tier,
+                hold,
+                claim,
+                "the fresh index after the fix".into(),
+                refs,
+                None,
+                &change.hash,
+            )
+        }
+        "executed" => {
+            let Some(cmd) = command else {
+                return refuse("the executed approach needs the check to run: --command '...'".into());
+            };
+            let (code, artifact, secs) = verify::executed(root, cmd, &out_dir).map_err(LedgerError::Io)?;
+            let verdict = if code == 0 { Verdict::Proven } else { Verdict::Refuted };
+            verify::evidence(
+                g,
+                "executed",
+                verdict,
+                None,
+                false,
+                format!("`{cmd}` exits 0 on the applied fix"),
+                format!("exit {code} in {secs:.2} s"),
+                vec![],
+                Some(artifact.to_string_lossy().into_owned()),
+                &change.hash,
+            )
+        }
+        other => verify::evidence(
+            g,
+            other,
+            Verdict::Unknown,
+            None,
+            false,
+            format!("approach `{other}` is not available in this version of andon"),
+            "unavailable: the wire stays unknown".into(),
+            vec![],
+            None,
+            &change.hash,
+        ),
+    };
+    let outcome = verify::Outcome {
+        gap: gap.into(),
+        change,
+        outside_write_set: Vec::new(),
+        rerated,
+        rerated_because: because,
+        evidence: ev,
+    };
+    let file = verify::artifact_path(&out_dir, gap);
+    if let Some(parent) = file.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| LedgerError::Io(format!("{}: {e}", parent.display())))?;
+    }
+    std::fs::write(&file, serde_json::to_vec_pretty(&outcome).expect("json"))
+        .map_err(|e| LedgerError::Io(format!("{}: {e}", file.display())))?;
+    Ok(Ok(outcome))
+}
+
+/// Records pending evidence artifacts (the loop's half of verify): the evidence, the wire's
+/// status, the gap's closing, and the pass with the andon rule's decision.
+fn record_evidence(
+    root: &Path,
+    cfg: &Config,
+    dir: &Path,
+    header: &Header,
+    now: u64,
+    notes: &mut Vec<String>,
+) -> Result<(), LedgerError> {
+    let out_dir = cfg.settings.output_path(root);
+    let Ok(entries) = std::fs::read_dir(out_dir.join("evidence")) else { return Ok(()) };
+    let mut files: Vec<std::path::PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    files.sort();
+    for file in files {
+        let outcome: verify::Outcome = match std::fs::read_to_string(&file)
+            .map_err(|e| e.to_string())
+            .and_then(|t| serde_json::from_str(&t).map_err(|e| e.to_string()))
+        {
+            Ok(o) => o,
+            Err(e) => {
+                notes.push(format!("{}: not recorded: {e}", file.display()));
+                continue;
+            }
+        };
+        let (_, state, _) = ledger::load(dir)?.ok_or_else(|| LedgerError::Io("no ledger".into()))?;
+        let Some(g) = state.gaps.get(&outcome.gap) else {
+            notes.push(format!("{}: not recorded: no gap `{}`", file.display(), outcome.gap));
+            continue;
+        };
+        if g.status != GapStatus::Proposed {
+            notes.push(format!("{}: not recorded: gap `{}` is {}", file.display(), g.id, g.status.name()));
+            let _ = std::fs::remove_file(&file);
+            continue;
+        }
+        let mut ev = outcome.evidence.clone();
+        ev.id = format!("E-{}-{}", g.id, state.gap_evidence.get(&g.id).map_or(0, Vec::len) + 1);
+        let mut events = vec![Event::EvidenceRecorded { evidence: ev.clone() }];
+        if g.wire.is_some() {
+            let status = match ev.verdict {
+                ledger::Verdict::Proven => WireStatus::Proven,
+                ledger::Verdict::Unknown => WireStatus::Unknown,
+                _ => WireStatus::BrokenOrUnproven,
+            };
+            events.push(Event::WireStatusChanged { wire: ev.wire.clone(), status, evidence: ev.id.clone() });
+        }
+        // decide on the state as it will be after the evidence
+        let mut after = state.clone();
+        for (i, e) in events.iter().enumerate() {
+            ledger::apply(&mut after, u64::MAX - 10 + i as u64, e).map_err(LedgerError::Refused)?;
+        }
+        let ceiling = cfg.settings.authorization_level.value;
+        let decision = ledger::gate::decide(&after, &g.id, ceiling, Some(&outcome.change.hash));
+        let advanced = decision == ledger::gate::Decision::Advance;
+        if advanced && ev.verdict == ledger::Verdict::Proven {
+            events.push(Event::GapClosed { gap: g.id.clone(), evidence: ev.id.clone() });
+        }
+        if let ledger::gate::Decision::Halt(c, why) = &decision {
+            let condition = if *c == ledger::gate::Condition::Authorization {
+                "authorization".to_string()
+            } else {
+                c.token().to_string()
+            };
+            events.push(Event::Halted { gap: g.id.clone(), condition, reason: why.clone() });
+            notes.push(format!("gap `{}`: {} ({why})", g.id, c.token()));
+        } else {
+            notes.push(format!("gap `{}`: proven by {}; the cursor advances", g.id, ev.approach));
+        }
+        events.push(Event::PassClosed {
+            pass: state.passes + 1,
+            stage: g.stage.clone(),
+            wire: g.wire.clone(),
+            gap: g.id.clone(),
+            approach: ev.approach.clone(),
+            verdict: ev.verdict,
+            advanced,
+            ceiling,
+            diff_hash: Some(outcome.change.hash.clone()),
+        });
+        ledger::append(dir, header, &events, now)?;
+        let _ = std::fs::remove_file(&file);
+    }
+    Ok(())
 }

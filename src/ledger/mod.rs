@@ -229,6 +229,14 @@ pub enum GapStatus {
 }
 
 impl GapStatus {
+    /// A proposal may be recorded: the gap is open, in progress, or halted (a new fix for a hold).
+    pub fn takes_proposal(self) -> bool {
+        matches!(
+            self,
+            GapStatus::Open | GapStatus::Proposed | GapStatus::HaltedAwaitingAuthorization | GapStatus::Halted
+        )
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             GapStatus::Open => "open",
@@ -376,7 +384,7 @@ pub fn apply(state: &mut State, seq: u64, e: &Event) -> Result<(), String> {
         }
         Event::ProposalRecorded { gap, blast_radius, write_set, description, .. } => {
             let g = gap_of(state, gap)?;
-            if !matches!(g.status, GapStatus::Open | GapStatus::Proposed | GapStatus::HaltedAwaitingAuthorization) {
+            if !g.status.takes_proposal() {
                 return Err(format!("gap `{gap}` is {} and takes no proposal", g.status.name()));
             }
             if write_set.is_empty() || description.trim().is_empty() {

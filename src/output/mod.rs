@@ -430,3 +430,79 @@ pub fn decision(w: &mut dyn Write, result: Result<&str, &str>, json_out: bool) -
     writeln!(w, "{text}")?;
     verdict_line(w, outcome, "")
 }
+
+/// `andon verify`: the verdict (a token that cannot be mistaken for cleared), the evidence, the
+/// diff checks, and the next action.
+pub fn verify_report(
+    w: &mut dyn Write,
+    gap: &str,
+    result: &Result<crate::cycle::verify::Outcome, crate::cycle::VerifyStop>,
+    json_out: bool,
+) -> io::Result<()> {
+    use crate::cycle::VerifyStop;
+    use crate::ledger::Verdict;
+    let (token, detail, next): (String, String, String) = match result {
+        Ok(o) => {
+            let e = &o.evidence;
+            let token = match e.verdict {
+                Verdict::Proven => "proven".to_string(),
+                _ if e.hold => "halt:tier1-hold".into(),
+                Verdict::Refuted if e.tier == Some(2) => "halt:tier2-hold".into(),
+                Verdict::Refuted => "halt:refuted".into(),
+                Verdict::Unproven => "halt:unproven".into(),
+                Verdict::Unknown => "halt:needs-human".into(),
+            };
+            let next = if e.verdict == Verdict::Proven {
+                "run `andon loop`: it records the evidence and advances".to_string()
+            } else if e.hold {
+                "change the code: a tier-1 hold is cleared only by a re-index showing the contradiction gone".into()
+            } else {
+                "run `andon loop` to record the evidence, then fix and verify again".into()
+            };
+            (token, e.claim.clone(), next)
+        }
+        Err(VerifyStop::Scope(files)) => (
+            "refused:scope".into(),
+            format!("the diff writes files the proposal did not declare: {}", files.join(", ")),
+            "undo those changes, or propose again with them in the write-set".into(),
+        ),
+        Err(VerifyStop::Authorization(level, because)) => (
+            "halt:authorization".into(),
+            format!("the applied diff rates {} ({because}), above the ceiling", level.name()),
+            format!("a person raises the authority for this diff: `andon authorize {gap} --reason ...`"),
+        ),
+        Err(VerifyStop::Refused(m)) => ("refused".into(), m.clone(), "fix the request".into()),
+    };
+    if json_out {
+        let mut v = json!({ "schema_version": SCHEMA_VERSION, "gap": gap, "detail": detail,
+                            "next": { "action": if token == "proven" { "loop" } else { "fix" }, "gap": gap, "detail": next },
+                            "verdict": { "outcome": token } });
+        if let Ok(o) = result {
+            v["evidence"] = json!({ "approach": o.evidence.approach, "verdict": format!("{:?}", o.evidence.verdict).to_lowercase(),
+                "tier": o.evidence.tier, "hold": o.evidence.hold, "claim": o.evidence.claim, "evidence": o.evidence.evidence,
+                "references": o.evidence.references, "artifact": o.evidence.artifact });
+            v["diff"] = json!({ "base": o.change.base, "files": o.change.files, "hash": o.change.hash,
+                "rerated": o.rerated.name(), "because": o.rerated_because });
+        }
+        if let Err(VerifyStop::Scope(files)) = result {
+            v["outside_write_set"] = json!(files);
+        }
+        return writeln!(w, "{}", serde_json::to_string_pretty(&v).expect("json"));
+    }
+    writeln!(w, "{detail}")?;
+    if let Ok(o) = result {
+        for r in &o.evidence.references {
+            writeln!(w, "  {r}")?;
+        }
+        writeln!(
+            w,
+            "diff: {} file(s) against {}; blast radius {} ({})",
+            o.change.files.len(),
+            o.change.base,
+            o.rerated.name(),
+            o.rerated_because
+        )?;
+    }
+    writeln!(w, "next: {next}")?;
+    verdict_line(w, &token, gap)
+}

@@ -186,14 +186,14 @@ fn proposals_are_checked_written_for_the_loop_and_recorded_by_it() {
     let dir = t.path().join("analysis/andon/ledger");
     let (_, state, _) = ledger::load(&dir).unwrap().unwrap();
     let ws = vec!["src/billing/__init__.py".to_string()];
-    let now = andon::cycle::diff::hash(t.path(), None, &ws);
+    let now = andon::cycle::diff::hash(t.path(), None, &ws, &[]);
     let gate = |h: &str| andon::ledger::gate::decide(&state, &gap, BlastRadius::LocalReversible, Some(h));
     assert!(!matches!(
         gate(&now),
         andon::ledger::gate::Decision::Halt(andon::ledger::gate::Condition::Authorization, _)
     ));
     std::fs::write(t.path().join("src/billing/__init__.py"), "# changed after the authority was raised\n").unwrap();
-    let changed = andon::cycle::diff::hash(t.path(), None, &ws);
+    let changed = andon::cycle::diff::hash(t.path(), None, &ws, &[]);
     assert_ne!(now, changed);
     assert!(matches!(
         gate(&changed),
@@ -206,4 +206,126 @@ fn proposals_are_checked_written_for_the_loop_and_recorded_by_it() {
     let o = run(&["override", &gap, "--evidence", "E404", "--by", "lead", "--reason", "r"], t.path());
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stdout).contains("no evidence `E404` to override"));
+}
+
+fn git(dir: &std::path::Path, args: &[&str]) {
+    let o = std::process::Command::new("git")
+        .args(["-c", "user.name=andon", "-c", "user.email=andon@example.invalid", "-c", "commit.gpgsign=false"])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&o.stderr));
+}
+
+/// Three stages in one src-layout Python project: core <- api <- cli, with a broken import across
+/// core -> api (`missing_name` is not defined in core).
+fn three_stages() -> tempfile::TempDir {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    for (f, text) in [
+        ("pyproject.toml", "[project]\nname = \"shop\"\nversion = \"0.1.0\"\n"),
+        ("src/core/__init__.py", "def parse(text):\n    return text.split()\n"),
+        (
+            "src/api/__init__.py",
+            "from core import parse, missing_name\n\n\ndef run(text):\n    return parse(text), missing_name\n",
+        ),
+        ("src/cli/__init__.py", "from api import run\n\n\ndef main():\n    return run(\"a b\")\n"),
+    ] {
+        std::fs::create_dir_all(d.join(f).parent().unwrap()).unwrap();
+        std::fs::write(d.join(f), text).unwrap();
+    }
+    std::fs::write(d.join(".gitignore"), "analysis/\n").unwrap();
+    git(d, &["init", "-q"]);
+    git(d, &["add", "-A"]);
+    git(d, &["commit", "-qm", "base"]);
+    t
+}
+
+fn loop_json(dir: &std::path::Path) -> (i32, serde_json::Value) {
+    let o = run(&["loop", "--format", "json", "-q"], dir);
+    (o.status.code().unwrap(), json(&o))
+}
+
+fn propose(dir: &std::path::Path, gap: &str, radius: &str, file: &str) -> i32 {
+    let o = run(
+        &[
+            "propose",
+            "--gap",
+            gap,
+            "--blast-radius",
+            radius,
+            "--approach",
+            "structural",
+            "--reason",
+            "the broken import is an exact fact of the index",
+            "--description",
+            "define missing_name in core",
+            "--write-set",
+            file,
+        ],
+        dir,
+    );
+    o.status.code().unwrap()
+}
+
+#[test]
+fn end_to_end_a_broken_wire_is_proposed_halted_fixed_verified_and_the_cursor_advances() {
+    let t = three_stages();
+    let d = t.path();
+    // 1. the loop stops on the broken wire core -> api
+    let (code, v) = loop_json(d);
+    assert_eq!(code, 0, "{v:#}");
+    assert_eq!(v["cursor"], "core");
+    let gap = v["picked"]["gap"].as_str().unwrap().to_string();
+    let g = v["gaps"].as_array().unwrap().iter().find(|x| x["id"] == gap.as_str()).unwrap().clone();
+    assert_eq!((g["kind"].as_str(), g["source"].as_str()), (Some("wire"), Some("BrokenImport")), "{v:#}");
+    assert_eq!(g["path"], "src/api/__init__.py");
+    // 2. a proposal over the ceiling halts
+    assert_eq!(propose(d, &gap, "hard-to-reverse", "src/core/__init__.py"), 0);
+    assert_eq!(loop_json(d).0, 14);
+    // 3. verifying before the fix is applied: the broken import is still an exact fact: tier-1 hold
+    assert_eq!(propose(d, &gap, "local+reversible", "src/core/__init__.py"), 0);
+    let (_, v) = loop_json(d);
+    assert_eq!(v["next"]["action"], "apply-and-verify", "{v:#}");
+    let o = run(&["verify", "--gap", &gap, "--format", "json", "-q"], d);
+    assert_eq!(o.status.code(), Some(12), "{}", String::from_utf8_lossy(&o.stdout));
+    let vv = json(&o);
+    assert_eq!(vv["verdict"]["outcome"], "halt:tier1-hold");
+    assert!(vv["evidence"]["references"][0].as_str().unwrap().contains("`missing_name` is not defined or exported"));
+    // the loop records the hold; no override clears it; status lists it first
+    let (code, v) = loop_json(d);
+    assert_eq!(code, 14, "{v:#}");
+    let o = run(&["override", &gap, "--evidence", &format!("E-{gap}-1"), "--by", "lead", "--reason", "it is fine"], d);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("tier-1 hold"), "{}", String::from_utf8_lossy(&o.stdout));
+    let status = String::from_utf8_lossy(&run(&["status"], d).stdout).into_owned();
+    assert!(status.lines().nth(1).unwrap().starts_with("STANDING TIER-1 HOLDS"), "{status}");
+    // 4. a fix that writes outside the declared write-set is refused and listed
+    assert_eq!(propose(d, &gap, "local+reversible", "src/core/__init__.py"), 0);
+    loop_json(d);
+    std::fs::write(
+        d.join("src/core/__init__.py"),
+        "def parse(text):\n    return text.split()\n\n\ndef missing_name():\n    return 1\n",
+    )
+    .unwrap();
+    std::fs::write(d.join("src/cli/extra.py"), "X = 1\n").unwrap();
+    let o = run(&["verify", "--gap", &gap, "--format", "json", "-q"], d);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(json(&o)["outside_write_set"], serde_json::json!(["src/cli/extra.py"]));
+    // 5. the fix alone is proven, the loop records it and the cursor advances to api
+    std::fs::remove_file(d.join("src/cli/extra.py")).unwrap();
+    let o = run(&["verify", "--gap", &gap, "--format", "json", "-q"], d);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
+    assert_eq!(json(&o)["evidence"]["tier"], 1);
+    let ledger_before = std::fs::read(d.join("analysis/andon/ledger/ledger.jsonl")).unwrap();
+    let (code, v) = loop_json(d);
+    assert_eq!(code, 0, "{v:#}");
+    assert!(ledger_before.len() < std::fs::read(d.join("analysis/andon/ledger/ledger.jsonl")).unwrap().len());
+    assert_eq!(v["cursor"], "api", "{v:#}");
+    assert_eq!(v["ledger"]["passes"], 2, "one halted pass, one advanced");
+    let wires = v["ledger"]["wires"].as_array().unwrap();
+    assert!(wires.iter().any(|w| w["producer"] == "core" && w["status"] == "proven"), "{v:#}");
+    let o = run(&["ledger", "check"], d);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
 }

@@ -1,0 +1,259 @@
+//! Verifying an applied fix (issue 5 item 6; R71–R87, R106–R113): the fix is the working tree
+//! against the proposal's base commit. Before anything is proven, files outside the declared
+//! write-set are refused, and the blast radius is re-rated from the actual diff and held against
+//! the ceiling again. Then the wire is proven by the proposal's approach: `structural` from the
+//! freshly updated index (tiered by the confidence of the facts), or `executed` (a command's exit
+//! code, its output kept as an artifact). Verify never writes the ledger: it writes an evidence
+//! artifact the loop records.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::BlastRadius;
+use crate::datalog::{self, Store};
+use crate::facts::rel;
+use crate::index::Index;
+use crate::ledger::{Evidence, GapState, Verdict, Wire};
+
+/// What the applied change touches.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Change {
+    pub base: String,
+    /// (status letter A/M/D/R, path), sorted.
+    pub files: Vec<(String, String)>,
+    pub hash: String,
+}
+
+/// The verification result: the evidence, and what the diff checks found.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Outcome {
+    pub gap: String,
+    pub change: Change,
+    /// Files the diff writes that the proposal did not declare (R113).
+    pub outside_write_set: Vec<String>,
+    /// The blast radius the diff shows, and the rule that rated it.
+    pub rerated: BlastRadius,
+    pub rerated_because: String,
+    pub evidence: Evidence,
+}
+
+fn git(root: &Path, args: &[&str]) -> Result<String, String> {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(root)
+        .args(args)
+        .output()
+        .map_err(|e| format!("verify needs git on PATH: {e}"))?;
+    if !out.status.success() {
+        return Err(format!("git {}: {}", args.join(" "), String::from_utf8_lossy(&out.stderr).trim()));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// The change at `root` against commit `base`: tracked edits and untracked files.
+pub fn change(root: &Path, base: &str, write_set: &[String], exclude: &[String]) -> Result<Change, String> {
+    if base == "none" {
+        return Err(
+            "the proposal has no base commit (not a git repository): verify needs one to compute the diff".into()
+        );
+    }
+    let mut files: Vec<(String, String)> = Vec::new();
+    for line in git(root, &["diff", "--name-status", "--no-renames", base, "--", "."])?.lines() {
+        if let Some((st, path)) = line.split_once('\t') {
+            files.push((st.chars().next().unwrap_or('M').to_string(), path.to_string()));
+        }
+    }
+    for path in git(root, &["ls-files", "--others", "--exclude-standard"])?.lines() {
+        if !path.starts_with(".andon/") && !exclude.iter().any(|e| path.starts_with(e.as_str())) {
+            files.push(("A".into(), path.to_string()));
+        }
+    }
+    files.retain(|(_, p)| !exclude.iter().any(|e| p.starts_with(e.as_str())));
+    files.sort();
+    files.dedup();
+    Ok(Change { base: base.into(), hash: super::diff::hash(root, Some(base), write_set, exclude), files })
+}
+
+/// Re-rates the blast radius from the diff (design decision 5): CI, release or publish
+/// configuration → shared-state-visible; deletions, manifests (dependencies, public surface) or
+/// schema files → hard-to-reverse; anything else local+reversible.
+pub fn rerate(change: &Change) -> (BlastRadius, String) {
+    let shared = |p: &str| {
+        p.starts_with(".github/")
+            || p.starts_with(".ci/")
+            || p.starts_with(".circleci/")
+            || p == ".gitlab-ci.yml"
+            || p.ends_with("Jenkinsfile")
+            || p.starts_with("release")
+            || p.contains("/release/")
+    };
+    let hard = |p: &str| {
+        let name = p.rsplit('/').next().unwrap_or(p);
+        matches!(name, "Cargo.toml" | "pyproject.toml" | "package.json" | "setup.py" | "setup.cfg" | "go.mod")
+            || p.contains("migrations/")
+            || name.ends_with(".sql")
+            || name.ends_with(".proto")
+            || name.ends_with(".graphql")
+    };
+    if let Some((_, p)) = change.files.iter().find(|(_, p)| shared(p)) {
+        return (BlastRadius::SharedStateVisible, format!("`{p}` is CI, release or publish configuration"));
+    }
+    if let Some((_, p)) = change.files.iter().find(|(s, _)| s == "D") {
+        return (BlastRadius::HardToReverse, format!("`{p}` is deleted"));
+    }
+    if let Some((_, p)) = change.files.iter().find(|(_, p)| hard(p)) {
+        return (BlastRadius::HardToReverse, format!("`{p}` is a manifest or schema (public surface)"));
+    }
+    (BlastRadius::LocalReversible, "only source files of the repository change; nothing is deleted".into())
+}
+
+/// A structural proof: verdict, tier, non-overridable hold, claim, references.
+pub type Proof = (Verdict, Option<u8>, bool, String, Vec<String>);
+
+/// The relations structural proof reads.
+const GOALS: &[crate::facts::RelId] =
+    &[rel::BROKEN_IMPORT_AT, rel::STUB_HANDOFF, rel::WIRE_IMPORT, rel::IN_STAGE, rel::UNDECLARED_IMPORT];
+
+/// Structural proof of a gap on the fresh index: contradictions on its wire (broken imports,
+/// stub handoffs) refute it, at tier 1 when they rest on exact resolution (a non-overridable
+/// hold), tier 2 otherwise; a wire with no contradiction and at least one exact import is proven
+/// at tier 1.
+pub fn structural(idx: &Index, gap: &GapState) -> Result<Proof, String> {
+    let prog = datalog::builtin_program();
+    let goals: Vec<usize> = GOALS.iter().map(|r| r.0 as usize).collect();
+    let need = prog.needed(&goals);
+    let mut store: Store = datalog::load(&prog, idx, Some(&need))?;
+    datalog::run_runtime(&prog, &mut store, Some(&need));
+    let s = |v: u32| store.syms.str(v).to_string();
+    let rows = |r: crate::facts::RelId| store.rels[r.0 as usize].iter();
+    let Some(w) = &gap.wire else {
+        // not a wire gap: structural proof applies to an undeclared import that must be gone
+        if gap.summary.contains("the manifest does not declare it") {
+            let still = rows(rel::UNDECLARED_IMPORT)
+                .any(|r| store.syms.str(r[0]) == gap.stage && store.syms.str(r[2]) == gap.location.path);
+            return Ok(if still {
+                (
+                    Verdict::Refuted,
+                    Some(2),
+                    false,
+                    "the import is still undeclared".into(),
+                    vec![gap.location.path.clone()],
+                )
+            } else {
+                (Verdict::Proven, Some(2), false, "no undeclared import is left there".into(), vec![])
+            });
+        }
+        return Ok((
+            Verdict::Unknown,
+            None,
+            false,
+            "structural proof does not apply to this gap; use `executed`".into(),
+            vec![],
+        ));
+    };
+    let on_wire = |producer: u32, path: u32| {
+        store.syms.str(producer) == w.producer
+            && rows(rel::IN_STAGE).any(|x| x[0] == path && store.syms.str(x[1]) == w.consumer)
+    };
+    let mut refs = Vec::new();
+    let mut tier = 3u8;
+    for r in rows(rel::BROKEN_IMPORT_AT) {
+        if on_wire(r[3], r[0]) {
+            refs.push(format!("{}:{}: `{}` is not defined or exported by {}", s(r[0]), r[1], s(r[2]), s(r[4])));
+            tier = tier.min(if s(r[5]) == "exact" { 1 } else { 2 });
+        }
+    }
+    for r in rows(rel::STUB_HANDOFF) {
+        if store.syms.str(r[0]) == w.producer && store.syms.str(r[1]) == w.consumer {
+            refs.push(format!("{}:{}: `{}` crosses the wire as a stub ({})", s(r[3]), r[4], s(r[2]), s(r[5])));
+            tier = tier.min(2);
+        }
+    }
+    if !refs.is_empty() {
+        refs.sort();
+        return Ok((Verdict::Refuted, Some(tier), tier == 1, format!("{} contradiction(s) on {w}", refs.len()), refs));
+    }
+    let imports: Vec<String> = rows(rel::WIRE_IMPORT)
+        .filter(|r| store.syms.str(r[0]) == w.producer && store.syms.str(r[1]) == w.consumer)
+        .map(|r| format!("{}:{} -> {} ({})", s(r[2]), r[3], s(r[4]), s(r[5])))
+        .collect();
+    let exact = rows(rel::WIRE_IMPORT).any(|r| {
+        store.syms.str(r[0]) == w.producer && store.syms.str(r[1]) == w.consumer && store.syms.str(r[5]) == "exact"
+    });
+    if imports.is_empty() {
+        return Ok((Verdict::Proven, Some(1), false, format!("{w} no longer exists: no import crosses it"), vec![]));
+    }
+    let mut imports = imports;
+    imports.sort();
+    imports.truncate(20);
+    Ok((
+        Verdict::Proven,
+        Some(if exact { 1 } else { 2 }),
+        false,
+        format!("every import across {w} resolves to what the producer defines; no stub crosses it"),
+        imports,
+    ))
+}
+
+/// Runs `command` in `root` (through the shell), keeping its output as an artifact in `out_dir`.
+/// Returns (exit code, artifact path, seconds).
+pub fn executed(root: &Path, command: &str, out_dir: &Path) -> Result<(i32, PathBuf, f64), String> {
+    let t0 = std::time::Instant::now();
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(command)
+        .current_dir(root)
+        .output()
+        .map_err(|e| format!("cannot run `{command}`: {e}"))?;
+    let secs = t0.elapsed().as_secs_f64();
+    let mut text = format!("$ {command}\nexit: {:?}\nseconds: {secs:.3}\n--- stdout\n", out.status.code());
+    text.push_str(&String::from_utf8_lossy(&out.stdout));
+    text.push_str("\n--- stderr\n");
+    text.push_str(&String::from_utf8_lossy(&out.stderr));
+    let name = format!("{:016x}.txt", xxhash_rust::xxh3::xxh3_64(text.as_bytes()));
+    let dir = out_dir.join("artifacts");
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let file = dir.join(name);
+    std::fs::write(&file, text).map_err(|e| format!("{}: {e}", file.display()))?;
+    Ok((out.status.code().unwrap_or(-1), file, secs))
+}
+
+/// The evidence artifact of gap `gap`, for the loop to record.
+pub fn artifact_path(out_dir: &Path, gap: &str) -> PathBuf {
+    out_dir.join("evidence").join(format!("{gap}.json"))
+}
+
+/// Builds the evidence record of one proof attempt.
+#[allow(clippy::too_many_arguments)]
+pub fn evidence(
+    gap: &GapState,
+    approach: &str,
+    verdict: Verdict,
+    tier: Option<u8>,
+    hold: bool,
+    claim: String,
+    detail: String,
+    references: Vec<String>,
+    artifact: Option<String>,
+    change_hash: &str,
+) -> Evidence {
+    let wire = gap.wire.clone().unwrap_or(Wire { producer: gap.stage.clone(), consumer: gap.stage.clone() });
+    Evidence {
+        id: format!("E-{}-{}", gap.id, &change_hash[..8.min(change_hash.len())]),
+        gap: Some(gap.id.clone()),
+        wire,
+        approach: approach.into(),
+        verdict,
+        hold,
+        tier,
+        artifact,
+        claim,
+        evidence: detail,
+        fix: None,
+        references,
+    }
+}
