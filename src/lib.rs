@@ -30,5 +30,6 @@ pub mod index;
 pub mod ledger;
 pub mod ops;
 pub mod output;
+pub mod preflight;
 pub mod resolve;
 pub mod status;

@@ -41,6 +41,8 @@ enum Command {
     Why(WhyArgs),
     /// Judge the contracts of andon.toml on a fresh index: the structural gate for CI.
     Check(CheckArgs),
+    /// Is the repository ready for the loop? Every check, a readiness level per capability and its fix.
+    Preflight(PreflightArgs),
     /// Check a proposed fix for a gap and write it for the loop to record (never edits the repository).
     Propose(ProposeArgs),
     /// Prove the applied fix of a proposed gap (the working tree against the proposal's base commit).
@@ -108,6 +110,17 @@ struct ProposeArgs {
     write_set: Vec<String>,
     #[command(flatten)]
     common: Common,
+}
+
+#[derive(Args)]
+struct PreflightArgs {
+    /// Repository.
+    #[arg(default_value = ".")]
+    path: PathBuf,
+    #[command(flatten)]
+    common: Common,
+    #[command(flatten)]
+    walk: WalkArgs,
 }
 
 #[derive(Args)]
@@ -412,6 +425,7 @@ pub fn main() -> ExitCode {
         Command::Loop(a) => run_loop(a),
         Command::Propose(a) => run_propose(a),
         Command::Verify(a) => run_verify(a),
+        Command::Preflight(a) => run_preflight(a),
         Command::Authorize(a) => run_decision(
             &a.path,
             &a.gap,
@@ -472,6 +486,7 @@ fn repo_of(c: &Command) -> Option<(PathBuf, bool)> {
         Command::Loop(a) => (a.path.clone(), json(&a.common)),
         Command::Propose(a) => (a.path.clone(), json(&a.common)),
         Command::Verify(a) => (a.path.clone(), json(&a.common)),
+        Command::Preflight(a) => (a.path.clone(), json(&a.common)),
         Command::Authorize(a) | Command::Defer(a) | Command::Skip(a) => (a.path.clone(), json(&a.common)),
         Command::Override(a) => (a.decision.path.clone(), json(&a.decision.common)),
         Command::Config { .. } => return None,
@@ -511,6 +526,27 @@ fn run_decision(
             Ok(Exit::Findings)
         }
     }
+}
+
+fn run_preflight(a: PreflightArgs) -> Result<Exit, String> {
+    let cfg = Config::load(&a.path).map_err(|e| config_error(&e))?;
+    let stream = match fresh_index(&a.path, &a.walk, a.common.quiet, false) {
+        Ok(Ok(idx)) => crate::ops::stream(&idx).ok(),
+        _ => None,
+    };
+    let path_var = std::env::var_os("PATH");
+    let items = crate::preflight::run(&a.path, &cfg, stream.as_ref(), path_var.as_deref());
+    let out_dir = cfg.settings.output_path(&a.path);
+    if std::fs::create_dir_all(&out_dir).is_ok() {
+        let mut md = Vec::new();
+        let _ = output::preflight(&mut md, &items, Format::Text, true);
+        let _ = write_atomic(&out_dir.join("preflight.md"), &md);
+        let sidecar = serde_json::to_vec_pretty(&output::preflight_json(&items)).expect("json");
+        let _ = write_atomic(&out_dir.join("preflight.json"), &sidecar);
+    }
+    emit(|w| output::preflight(w, &items, format_of(&a.common), false))?;
+    let not_ready = items.iter().any(|i| i.level == crate::preflight::Readiness::NotReady);
+    Ok(if not_ready { Exit::Findings } else { Exit::Success })
 }
 
 fn run_verify(a: VerifyArgs) -> Result<Exit, String> {

@@ -506,3 +506,49 @@ pub fn verify_report(
     writeln!(w, "next: {next}")?;
     verdict_line(w, &token, gap)
 }
+
+/// `andon preflight`: every check with its readiness level and fix. The JSON sidecar and the
+/// human report list the same checks with the same levels.
+pub fn preflight_json(items: &[crate::preflight::Item]) -> Value {
+    let worst = items.iter().map(|i| i.level).max().unwrap_or(crate::preflight::Readiness::Ready);
+    json!({
+        "schema_version": SCHEMA_VERSION,
+        "checks": items.iter().map(|i| json!({ "capability": i.capability, "level": i.level.name(),
+            "found": i.found, "fix": i.fix })).collect::<Vec<_>>(),
+        "verdict": { "outcome": worst.name() },
+    })
+}
+
+pub fn preflight(
+    w: &mut dyn Write,
+    items: &[crate::preflight::Item],
+    format: Format,
+    markdown: bool,
+) -> io::Result<()> {
+    if format == Format::Json {
+        return writeln!(w, "{}", serde_json::to_string_pretty(&preflight_json(items)).expect("json"));
+    }
+    let worst = items.iter().map(|i| i.level).max().unwrap_or(crate::preflight::Readiness::Ready);
+    if markdown {
+        writeln!(w, "# andon preflight\n\n| capability | level | found | fix |\n|---|---|---|---|")?;
+        for i in items {
+            let cell = |s: &str| s.replace('|', "\\|").replace('\n', " ");
+            writeln!(
+                w,
+                "| {} | {} | {} | {} |",
+                i.capability,
+                i.level.name(),
+                cell(&i.found),
+                cell(i.fix.as_deref().unwrap_or("-"))
+            )?;
+        }
+        return writeln!(w, "\n**{}**", worst.name());
+    }
+    for i in items {
+        writeln!(w, "{:<16} {:<24} {}", i.level.name(), i.capability, i.found)?;
+        if let Some(f) = &i.fix {
+            writeln!(w, "{:<16} {:<24} fix: {f}", "", "")?;
+        }
+    }
+    verdict_line(w, worst.name(), &format!("{} checks", items.len()))
+}

@@ -7,5 +7,6 @@ mod datalog;
 mod extract;
 mod incremental;
 mod ledger;
+mod preflight;
 mod settings;
 mod support;

@@ -134,6 +134,8 @@ fn disabled_stops_every_command_first_and_writes_nothing() {
             "a.py",
         ],
         &["skip", "G", "--reason", "r"],
+        &["preflight"],
+        &["verify", "--gap", "G"],
     ];
     for args in commands {
         let o = run(args, t.path());

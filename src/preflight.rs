@@ -1,0 +1,256 @@
+//! `andon preflight` (R20–R26): is the repository legible enough for the loop? Every check runs and
+//! is reported; each capability gets exactly one readiness level, and every level short of ready
+//! says the fix. Read-only: the ledger is never initialized; the only things created are the
+//! reports under `output_dir` (and that directory, which doubles as the writability probe).
+
+use std::path::{Path, PathBuf};
+
+use crate::config::{Config, GapSource};
+use crate::ops::StreamReport;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Readiness {
+    Ready,
+    ReadyWithGaps,
+    NotReady,
+}
+
+impl Readiness {
+    pub fn name(self) -> &'static str {
+        match self {
+            Readiness::Ready => "ready",
+            Readiness::ReadyWithGaps => "ready-with-gaps",
+            Readiness::NotReady => "not-ready",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Item {
+    pub capability: &'static str,
+    pub level: Readiness,
+    /// What was found.
+    pub found: String,
+    /// What to do (None when ready).
+    pub fix: Option<String>,
+}
+
+/// External tools the proof-strength audits can use, by exact name (R118–R121).
+pub const EXTERNAL_TOOLS: &[(&str, &str)] =
+    &[("cargo-mutants", "Rust"), ("mutmut", "Python"), ("stryker", "TypeScript/JavaScript")];
+
+/// Whether an executable `name` is in one of the directories of `path_var`.
+pub fn on_path(name: &str, path_var: Option<&std::ffi::OsStr>) -> bool {
+    let executable = |f: &Path| {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            f.metadata().is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        }
+        #[cfg(not(unix))]
+        {
+            f.is_file()
+        }
+    };
+    path_var.is_some_and(|p| std::env::split_paths(p).any(|d| executable(&d.join(name))))
+}
+
+fn writable(dir: &Path) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
+    let probe = dir.join(format!(".andon-probe-{}", std::process::id()));
+    std::fs::write(&probe, b"").map_err(|e| e.to_string())?;
+    let _ = std::fs::remove_file(&probe);
+    Ok(())
+}
+
+fn resolve(root: &Path, p: &Path) -> PathBuf {
+    if p.is_absolute() { p.to_path_buf() } else { root.join(p) }
+}
+
+/// Runs every check. `stream` is the detected stream (None when the index could not be built);
+/// `path_var` is the PATH to look for external tools on.
+pub fn run(root: &Path, cfg: &Config, stream: Option<&StreamReport>, path_var: Option<&std::ffi::OsStr>) -> Vec<Item> {
+    let mut items = Vec::new();
+    let s = &cfg.settings;
+    // The stream.
+    items.push(match stream {
+        None => Item {
+            capability: "stream detection",
+            level: Readiness::NotReady,
+            found: "the repository could not be indexed".into(),
+            fix: Some("run `andon index` and fix what it reports".into()),
+        },
+        Some(st) if st.stages.is_empty() => Item {
+            capability: "stream detection",
+            level: Readiness::NotReady,
+            found: "no stage: no Rust, Python or TypeScript/JavaScript source was found".into(),
+            fix: Some("run andon at the repository root, or check `index.exclude`".into()),
+        },
+        Some(st) => {
+            let heuristic = st.stages.iter().filter(|x| x.confidence != "exact").count();
+            let found = format!(
+                "{} stage(s), {} wire(s); {} of the stages detected with reduced confidence",
+                st.stages.len(),
+                st.wires.len(),
+                heuristic
+            );
+            if heuristic > 0 {
+                Item {
+                    capability: "stream detection",
+                    level: Readiness::ReadyWithGaps,
+                    found,
+                    fix: Some("declare the packages in manifests (Cargo.toml, pyproject.toml, package.json) to make the stages exact".into()),
+                }
+            } else {
+                Item { capability: "stream detection", level: Readiness::Ready, found, fix: None }
+            }
+        }
+    });
+    // Persistence: the ledger and the reports.
+    let ledger = resolve(root, &s.ledger_dir.value);
+    let parent = ledger.parent().map(Path::to_path_buf).unwrap_or_else(|| ledger.clone());
+    let exists = ledger.exists();
+    let ledger_ok = if exists { writable(&ledger) } else { check_creatable(&parent) };
+    items.push(match ledger_ok {
+        Ok(()) => Item {
+            capability: "ledger persistence",
+            level: Readiness::Ready,
+            found: format!("{} {}", ledger.display(), if exists { "exists and is writable" } else { "can be created" }),
+            fix: None,
+        },
+        Err(e) => Item {
+            capability: "ledger persistence",
+            level: Readiness::NotReady,
+            found: format!("{}: {e}", ledger.display()),
+            fix: Some("set `ledger_dir` to a writable directory".into()),
+        },
+    });
+    let out = resolve(root, &s.output_dir.value);
+    items.push(match writable(&out) {
+        Ok(()) => Item {
+            capability: "reports",
+            level: Readiness::Ready,
+            found: format!("{} is writable", out.display()),
+            fix: None,
+        },
+        Err(e) => Item {
+            capability: "reports",
+            level: Readiness::NotReady,
+            found: format!("{}: {e}", out.display()),
+            fix: Some("set `output_dir` to a writable directory".into()),
+        },
+    });
+    // Propose: the repository's conventions.
+    let rules = resolve(root, &s.house_rules_path.value);
+    items.push(if rules.is_file() {
+        Item {
+            capability: "propose: house rules",
+            level: Readiness::Ready,
+            found: format!("{} found", rules.display()),
+            fix: None,
+        }
+    } else {
+        Item {
+            capability: "propose: house rules",
+            level: Readiness::ReadyWithGaps,
+            found: format!(
+                "no {}: proposals use codebase-only defaults, labeled as such",
+                s.house_rules_path.value.display()
+            ),
+            fix: Some(format!(
+                "write the repository's conventions to {}, or set `house_rules_path`",
+                s.house_rules_path.value.display()
+            )),
+        }
+    });
+    // Verify: the diff needs git.
+    let git = on_path("git", path_var);
+    let work_tree = git
+        && std::process::Command::new("git")
+            .arg("-C")
+            .arg(root)
+            .args(["rev-parse", "--verify", "--quiet", "HEAD"])
+            .output()
+            .is_ok_and(|o| o.status.success());
+    items.push(if work_tree {
+        Item {
+            capability: "verify: applied diff",
+            level: Readiness::Ready,
+            found: "git work tree with a HEAD commit".into(),
+            fix: None,
+        }
+    } else {
+        Item {
+            capability: "verify: applied diff",
+            level: Readiness::ReadyWithGaps,
+            found: if git { "not a git work tree with a commit".into() } else { "git is not on PATH".into() },
+            fix: Some(
+                "commit the repository in git: verify proves the working tree against the proposal's base commit"
+                    .into(),
+            ),
+        }
+    });
+    items.push(Item {
+        capability: "verify: structural",
+        level: if stream.is_some() { Readiness::Ready } else { Readiness::NotReady },
+        found: if stream.is_some() { "the index answers structural proofs".into() } else { "no index".into() },
+        fix: stream.is_none().then(|| "run `andon index`".into()),
+    });
+    // Optional external capabilities (R118-R121): absent means unavailable, never a failure.
+    for (tool, lang) in EXTERNAL_TOOLS {
+        items.push(if on_path(tool, path_var) {
+            Item {
+                capability: "proof-strength audit",
+                level: Readiness::Ready,
+                found: format!("`{tool}` ({lang}) on PATH"),
+                fix: None,
+            }
+        } else {
+            Item {
+                capability: "proof-strength audit",
+                level: Readiness::ReadyWithGaps,
+                found: format!("`{tool}` ({lang}) is not on PATH: that audit reports unavailable"),
+                fix: Some(format!("install `{tool}` to audit the strength of {lang} proofs")),
+            }
+        });
+    }
+    // Ingest mode reads the brief, only when selected (R11).
+    if s.gap_source.value == GapSource::Ingest {
+        let dir = resolve(root, &s.self_assess_output_dir.value);
+        let brief = dir.join("MODERNIZATION_BRIEF.md");
+        items.push(if brief.is_file() {
+            Item {
+                capability: "ingest: brief",
+                level: Readiness::Ready,
+                found: format!("{} found", brief.display()),
+                fix: None,
+            }
+        } else {
+            Item {
+                capability: "ingest: brief",
+                level: Readiness::NotReady,
+                found: format!("no {}", brief.display()),
+                fix: Some("produce the modernization brief first, or set `gap_source = \"self-scan\"`".into()),
+            }
+        });
+    }
+    items
+}
+
+/// Whether `dir` exists and is writable, or could be created (without creating it).
+fn check_creatable(dir: &Path) -> Result<(), String> {
+    let mut d = dir.to_path_buf();
+    loop {
+        if d.exists() {
+            let meta = std::fs::metadata(&d).map_err(|e| e.to_string())?;
+            if !meta.is_dir() {
+                return Err(format!("{} is not a directory", d.display()));
+            }
+            return if meta.permissions().readonly() { Err(format!("{} is read-only", d.display())) } else { Ok(()) };
+        }
+        match d.parent() {
+            Some(p) if p != d => d = p.to_path_buf(),
+            _ => return Err("no existing parent directory".into()),
+        }
+    }
+}
