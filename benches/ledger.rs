@@ -22,6 +22,7 @@ fn events() -> Vec<Event> {
             location: Location { path: format!("src/m{}.py", i % 900), line: Some(i % 300 + 1) },
             on_constraint: i % 7 == 0,
             summary: "the handoff is unproven".into(),
+            source: "UnprovenWire".into(),
         });
         out.push(Event::ProposalRecorded {
             gap: gap.clone(),

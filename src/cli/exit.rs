@@ -26,10 +26,12 @@ pub enum Exit {
     NeedsHuman = 14,
     /// Halted: the wire is still unproven.
     Unproven = 15,
+    /// The loop spent its pass budget (`--max-passes`) before it needed anyone.
+    Budget = 16,
 }
 
 impl Exit {
-    pub const ALL: [Exit; 11] = [
+    pub const ALL: [Exit; 12] = [
         Exit::Success,
         Exit::Findings,
         Exit::Error,
@@ -41,6 +43,7 @@ impl Exit {
         Exit::Tier2Hold,
         Exit::NeedsHuman,
         Exit::Unproven,
+        Exit::Budget,
     ];
 
     /// The exit code of a halt condition of the andon rule.

@@ -174,6 +174,9 @@ struct LoopArgs {
     /// Repository.
     #[arg(default_value = ".")]
     path: PathBuf,
+    /// At most this many passes the loop proves by itself in one run; then it stops with a budget verdict.
+    #[arg(long, default_value_t = 100)]
+    max_passes: u32,
     #[command(flatten)]
     common: Common,
     #[command(flatten)]
@@ -644,7 +647,7 @@ fn run_loop(a: LoopArgs) -> Result<Exit, String> {
         Err(code) => return Ok(code),
     };
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
-    let session = match crate::cycle::step(&a.path, &cfg, &idx, now) {
+    let session = match crate::cycle::step(&a.path, &cfg, &idx, now, a.max_passes) {
         Ok(s) => s,
         Err(e @ crate::ledger::LedgerError::Invalid(_)) => {
             eprintln!("error: {e}");
@@ -663,7 +666,12 @@ fn run_loop(a: LoopArgs) -> Result<Exit, String> {
         let _ = write_atomic(&out_dir.join("loop.json"), &sidecar);
     }
     emit(|w| output::cycle::report(w, &session, matches!(a.common.format, FormatArg::Json)))?;
-    Ok(if session.next.action == "decide" { Exit::NeedsHuman } else { Exit::Success })
+    Ok(match session.next.action {
+        "decide" => Exit::NeedsHuman,
+        "fix-the-code" => Exit::Findings,
+        "budget" => Exit::Budget,
+        _ => Exit::Success,
+    })
 }
 
 fn run_status(a: StatusArgs) -> Result<Exit, String> {

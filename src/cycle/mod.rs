@@ -251,7 +251,7 @@ const GOALS: &[crate::facts::RelId] = &[
 ];
 
 /// One step of the loop on the repository at `root`.
-pub fn step(root: &Path, cfg: &Config, idx: &Index, now: u64) -> Result<Session, LedgerError> {
+pub fn step(root: &Path, cfg: &Config, idx: &Index, now: u64, max_passes: u32) -> Result<Session, LedgerError> {
     let dir = ledger::dir_of(root, &cfg.settings);
     let stream = crate::ops::stream(idx).map_err(LedgerError::Io)?;
     let repo = std::fs::canonicalize(root)
@@ -330,106 +330,266 @@ pub fn step(root: &Path, cfg: &Config, idx: &Index, now: u64) -> Result<Session,
         let _ = std::fs::remove_file(&file);
     }
     record_evidence(root, cfg, &dir, &header, now, &mut notes)?;
-    let (_, state, _) = ledger::load(&dir)?.ok_or_else(|| LedgerError::Io("the ledger was not written".into()))?;
-    let board = crate::status::board(&state);
-
-    // The cursor (R37): the stage of a gap in progress, else the first stage in stream order with
-    // an outgoing wire that is not proven, else the last stage with open gaps.
-    let in_progress = state
-        .gaps
-        .values()
-        .find(|g| matches!(g.status, GapStatus::Proposed | GapStatus::HaltedAwaitingAuthorization | GapStatus::Halted));
-    let unproven = |stage: &str| {
-        stream.wires.iter().any(|w| {
-            w.producer == stage
-                && state
-                    .wires
-                    .get(&Wire { producer: w.producer.clone(), consumer: w.consumer.clone() })
-                    .is_none_or(|s| s.status != WireStatus::Proven)
-        })
-    };
-    let cursor = in_progress
-        .map(|g| g.stage.clone())
-        .or_else(|| stream.order.iter().find(|s| unproven(s)).cloned())
-        .or_else(|| stream.order.first().cloned());
 
     let prog = datalog::builtin_program();
-    let mut found = Vec::new();
+    let goals: Vec<usize> = GOALS.iter().map(|r| r.0 as usize).collect();
+    let need = prog.needed(&goals);
+    let mut store = datalog::load(&prog, idx, Some(&need)).map_err(LedgerError::Io)?;
+    datalog::run_runtime(&prog, &mut store, Some(&need));
+    let ceiling = cfg.settings.authorization_level.value;
+    let mut self_passes = 0u32;
+    let mut found: Vec<Candidate>;
     let mut recorded = 0;
-    if let Some(stage) = &cursor {
-        let goals: Vec<usize> = GOALS.iter().map(|r| r.0 as usize).collect();
-        let need = prog.needed(&goals);
-        let mut store = datalog::load(&prog, idx, Some(&need)).map_err(LedgerError::Io)?;
-        datalog::run_runtime(&prog, &mut store, Some(&need));
-        found = scan(&store, &stream, &state, stage);
-        let new: Vec<Event> = found
-            .iter()
-            .filter(|c| !state.gaps.contains_key(&c.id))
-            .map(|c| Event::GapOpened {
-                gap: c.id.clone(),
-                gap_kind: c.kind,
-                stage: c.stage.clone(),
-                wire: c.wire.clone(),
-                location: c.location.clone(),
-                on_constraint: board
-                    .constraint
-                    .as_ref()
-                    .is_some_and(|k| Some(&k.wire) == c.wire.as_ref() || k.wire.producer == c.stage),
-                summary: c.summary.clone(),
+    let (cursor, picked, next, state, constraint) = loop {
+        let (_, state, records) =
+            ledger::load(&dir)?.ok_or_else(|| LedgerError::Io("the ledger was not written".into()))?;
+        let board = crate::status::board(&state);
+        // Record what the scan finds in `stage` (a closed gap found again is a new generation).
+        let mut record_scan = |stage: &str, state: &State| -> Result<Vec<Candidate>, LedgerError> {
+            let mut cands = scan(&store, &stream, state, stage);
+            for c in &mut cands {
+                let mut n = 1;
+                let base = c.id.clone();
+                while state.gaps.get(&c.id).is_some_and(|g| g.status == GapStatus::Closed) {
+                    n += 1;
+                    c.id = format!("{base}.{n}");
+                }
+            }
+            let new: Vec<Event> = cands
+                .iter()
+                .filter(|c| !state.gaps.contains_key(&c.id))
+                .map(|c| Event::GapOpened {
+                    gap: c.id.clone(),
+                    gap_kind: c.kind,
+                    stage: c.stage.clone(),
+                    wire: c.wire.clone(),
+                    location: c.location.clone(),
+                    on_constraint: board
+                        .constraint
+                        .as_ref()
+                        .is_some_and(|k| Some(&k.wire) == c.wire.as_ref() || k.wire.producer == c.stage),
+                    summary: c.summary.clone(),
+                    source: c.source.into(),
+                })
+                .collect();
+            recorded += new.len();
+            if !new.is_empty() {
+                ledger::append(&dir, &header, &new, now)?;
+            }
+            Ok(cands)
+        };
+        // The cursor (R37): the stage of a gap in progress, else the first stage in stream order
+        // with an outgoing wire that is not proven, else the first stage with open gaps.
+        let in_progress = state
+            .gaps
+            .values()
+            .find(|g| {
+                matches!(g.status, GapStatus::Proposed | GapStatus::HaltedAwaitingAuthorization | GapStatus::Halted)
             })
-            .collect();
-        recorded = new.len();
-        if !new.is_empty() {
-            ledger::append(&dir, &header, &new, now)?;
-        }
-    }
-    let (_, state, _) = ledger::load(&dir)?.ok_or_else(|| LedgerError::Io("the ledger was not written".into()))?;
-
-    // Pick: a gap in progress continues; else the open gaps the scan found, by priority.
-    let constraint = board.constraint.clone();
-    let on_constraint = |c: &Candidate| state.gaps.get(&c.id).is_some_and(|g| g.on_constraint);
-    let picked: Option<(String, String)> = match in_progress {
-        Some(g) => Some((g.id.clone(), "in progress: a gap is finished before another is picked".into())),
-        None => {
-            let open: Vec<&Candidate> =
-                found.iter().filter(|c| state.gaps.get(&c.id).is_some_and(|g| g.status == GapStatus::Open)).collect();
-            pick(&open, &on_constraint).map(|(c, rule)| (c.id.clone(), rule))
-        }
-    };
-    let next = match &picked {
-        None => Next {
-            action: "none",
-            gap: None,
-            detail: "no open gap in the cursor's stage: every wire the scan can see is proven".into(),
-        },
-        Some((id, _)) => {
-            let g = &state.gaps[id];
-            match g.status {
-                GapStatus::Open => Next {
-                    action: "propose",
-                    gap: Some(id.clone()),
-                    detail: format!(
-                        "propose a fix for `{id}` ({}): one blast-radius tag, one verification approach with its reason, a description and the files it will write",
-                        g.summary
-                    ),
-                },
-                GapStatus::Proposed => Next {
-                    action: "apply-and-verify",
-                    gap: Some(id.clone()),
-                    detail: format!("apply the proposed fix for `{id}` with your own tools, then verify it"),
-                },
-                GapStatus::HaltedAwaitingAuthorization => Next {
-                    action: "decide",
-                    gap: Some(id.clone()),
-                    detail: format!("a person decides `{id}`: raise the authority for this fix, or defer or skip it"),
-                },
-                _ => Next {
-                    action: "decide",
-                    gap: Some(id.clone()),
-                    detail: format!("gap `{id}` is {}", g.status.name()),
-                },
+            .cloned();
+        let unproven = |stage: &str| {
+            stream.wires.iter().any(|w| {
+                w.producer == stage
+                    && state
+                        .wires
+                        .get(&Wire { producer: w.producer.clone(), consumer: w.consumer.clone() })
+                        .is_none_or(|s| s.status != WireStatus::Proven)
+            })
+        };
+        let mut cursor = in_progress
+            .as_ref()
+            .map(|g| g.stage.clone())
+            .or_else(|| stream.order.iter().find(|s| unproven(s)).cloned());
+        found = Vec::new();
+        if let Some(stage) = &cursor {
+            found = record_scan(stage, &state)?;
+        } else {
+            for stage in &stream.order {
+                let cands = record_scan(stage, &state)?;
+                let (_, now_state, _) = ledger::load(&dir)?.ok_or_else(|| LedgerError::Io("no ledger".into()))?;
+                if cands.iter().any(|c| now_state.gaps.get(&c.id).is_some_and(|g| g.status == GapStatus::Open)) {
+                    cursor = Some(stage.clone());
+                    found = cands;
+                    break;
+                }
             }
         }
+        let (_, state, _) = ledger::load(&dir)?.ok_or_else(|| LedgerError::Io("the ledger was not written".into()))?;
+        let on_constraint = |c: &Candidate| state.gaps.get(&c.id).is_some_and(|g| g.on_constraint);
+        let picked: Option<(String, String)> = match &in_progress {
+            Some(g) => Some((g.id.clone(), "in progress: a gap is finished before another is picked".into())),
+            None => {
+                let open: Vec<&Candidate> = found
+                    .iter()
+                    .filter(|c| state.gaps.get(&c.id).is_some_and(|g| g.status == GapStatus::Open))
+                    .collect();
+                pick(&open, &on_constraint).map(|(c, rule)| (c.id.clone(), rule))
+            }
+        };
+        let Some((id, rule)) = picked else {
+            // Nothing open in any stage: the cycle converges when every wire is proven too.
+            let all_proven = stream.wires.iter().all(|w| {
+                state
+                    .wires
+                    .get(&Wire { producer: w.producer.clone(), consumer: w.consumer.clone() })
+                    .is_some_and(|s| s.status == WireStatus::Proven)
+            });
+            let in_cycle = state.passes - state.passes_at_convergence;
+            let next = if all_proven {
+                let already = matches!(records.last().map(|r| &r.event), Some(Event::CycleConverged { .. }));
+                if !already {
+                    let proven: Vec<Wire> = state
+                        .wires
+                        .iter()
+                        .filter(|(_, s)| s.status == WireStatus::Proven)
+                        .map(|(w, _)| w.clone())
+                        .collect();
+                    ledger::append(
+                        &dir,
+                        &header,
+                        &[Event::CycleConverged {
+                            cycle: state.cycles + 1,
+                            passes: in_cycle,
+                            backtracks: state.backtracks,
+                            proven,
+                        }],
+                        now,
+                    )?;
+                }
+                if in_cycle == 0 {
+                    Next {
+                        action: "hardened",
+                        gap: None,
+                        detail: "a cycle converged without a single fix: the stream is hardened".into(),
+                    }
+                } else {
+                    Next {
+                        action: "converged",
+                        gap: None,
+                        detail: format!(
+                            "the cycle converged after {in_cycle} pass(es): run `andon loop` again to confirm it is hardened"
+                        ),
+                    }
+                }
+            } else {
+                Next {
+                    action: "none",
+                    gap: None,
+                    detail: "no open gap the scan can see, but some wire is not proven".into(),
+                }
+            };
+            let (_, state, _) = ledger::load(&dir)?.ok_or_else(|| LedgerError::Io("no ledger".into()))?;
+            break (cursor, None, next, state, board.constraint.clone());
+        };
+        let g = state.gaps[&id].clone();
+        // A wire that needs no change is proven by the loop itself, one pass per wire.
+        if g.status == GapStatus::Open && g.source == "UnprovenWire" {
+            if self_passes >= max_passes {
+                let next = Next {
+                    action: "budget",
+                    gap: Some(id.clone()),
+                    detail: format!("the pass budget ({max_passes}) is spent; run `andon loop` again to go on"),
+                };
+                break (cursor, Some((id, rule)), next, state, board.constraint.clone());
+            }
+            let (verdict, tier, hold, claim, refs) = verify::structural(idx, &g).map_err(LedgerError::Io)?;
+            let mut ev = verify::evidence(
+                &g,
+                "structural",
+                verdict,
+                tier,
+                hold,
+                claim,
+                "the index, no change applied".into(),
+                refs,
+                None,
+                "00000000",
+            );
+            ev.id = format!("E-{}-{}", g.id, state.gap_evidence.get(&g.id).map_or(0, Vec::len) + 1);
+            let wire = g.wire.clone().expect("an unproven-wire gap names its wire");
+            let status = match verdict {
+                Verdict::Proven => WireStatus::Proven,
+                Verdict::Unknown => WireStatus::Unknown,
+                _ => WireStatus::BrokenOrUnproven,
+            };
+            let mut events = vec![
+                Event::EvidenceRecorded { evidence: ev.clone() },
+                Event::WireStatusChanged { wire: wire.clone(), status, evidence: ev.id.clone() },
+            ];
+            let mut after = state.clone();
+            for e in &events {
+                ledger::apply(&mut after, u64::MAX - 4, e).map_err(LedgerError::Refused)?;
+            }
+            let decision = ledger::gate::decide(&after, &g.id, ceiling, None);
+            let advanced = decision == ledger::gate::Decision::Advance;
+            if advanced {
+                // the proof of the wire settles every open gap on it
+                for other in state.gaps.values().filter(|o| {
+                    o.wire.as_ref() == Some(&wire) && o.kind == GapKind::Wire && o.status == GapStatus::Open
+                }) {
+                    if other.id == g.id || other.source == "UnprovenWire" {
+                        events.push(Event::GapClosed { gap: other.id.clone(), evidence: ev.id.clone() });
+                    }
+                }
+            } else if let ledger::gate::Decision::Halt(c, why) = &decision {
+                events.push(Event::Halted { gap: g.id.clone(), condition: c.token().into(), reason: why.clone() });
+            }
+            events.push(Event::PassClosed {
+                pass: state.passes + 1,
+                stage: g.stage.clone(),
+                wire: Some(wire.clone()),
+                gap: g.id.clone(),
+                approach: "structural".into(),
+                verdict,
+                advanced,
+                ceiling,
+                diff_hash: None,
+            });
+            ledger::append(&dir, &header, &events, now)?;
+            self_passes += 1;
+            notes.push(match &decision {
+                ledger::gate::Decision::Advance => format!(
+                    "pass {}: {wire} proven structurally (tier {}); the cursor advances",
+                    state.passes + 1,
+                    tier.unwrap_or(0)
+                ),
+                ledger::gate::Decision::Halt(c, why) => {
+                    format!("pass {}: {wire}: {} ({why})", state.passes + 1, c.token())
+                }
+            });
+            if advanced {
+                continue;
+            }
+            let (_, state, _) = ledger::load(&dir)?.ok_or_else(|| LedgerError::Io("no ledger".into()))?;
+            let next = Next {
+                action: "fix-the-code",
+                gap: Some(g.id.clone()),
+                detail: format!("the wire {wire} is contradicted: fix the code, propose and verify"),
+            };
+            break (cursor, Some((g.id, rule)), next, state, board.constraint.clone());
+        }
+        let next = match g.status {
+            GapStatus::Open => Next {
+                action: "propose",
+                gap: Some(id.clone()),
+                detail: format!(
+                    "propose a fix for `{id}` ({}): one blast-radius tag, one verification approach with its reason, a description and the files it will write",
+                    g.summary
+                ),
+            },
+            GapStatus::Proposed => Next {
+                action: "apply-and-verify",
+                gap: Some(id.clone()),
+                detail: format!("apply the proposed fix for `{id}` with your own tools, then verify it"),
+            },
+            GapStatus::HaltedAwaitingAuthorization => Next {
+                action: "decide",
+                gap: Some(id.clone()),
+                detail: format!("a person decides `{id}`: raise the authority for this fix, or defer or skip it"),
+            },
+            _ => Next { action: "decide", gap: Some(id.clone()), detail: format!("gap `{id}` is {}", g.status.name()) },
+        };
+        break (cursor, Some((id, rule)), next, state, board.constraint.clone());
     };
     let wires: Vec<(Wire, &'static str)> = stream
         .wires

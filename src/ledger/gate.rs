@@ -66,8 +66,15 @@ pub fn decide(state: &State, gap: &str, ceiling: BlastRadius, diff_hash: Option<
         return halt(Condition::Tier1Hold, format!("evidence `{}` is a tier-1 hold", e.id));
     }
     // The ceiling, at the proposal and again at the actual diff.
-    let Some(radius) = g.blast_radius else {
-        return halt(Condition::NeedsHuman, format!("gap `{gap}` has no proposal (no blast radius)"));
+    // A wire gap proven without a proposal changed nothing: its radius is the smallest.
+    let radius = match (g.blast_radius, g.kind) {
+        (Some(r), _) => r,
+        (None, super::GapKind::Wire) if latest.is_some_and(|e| e.verdict == Verdict::Proven) => {
+            BlastRadius::LocalReversible
+        }
+        (None, _) => {
+            return halt(Condition::NeedsHuman, format!("gap `{gap}` has no proposal (no blast radius)"));
+        }
     };
     if radius > ceiling {
         let raised = state

@@ -132,6 +132,8 @@ pub enum Event {
         location: Location,
         on_constraint: bool,
         summary: String,
+        /// The fact that found it (`BrokenImport`, `UnprovenWire`, `StageMarker`, ...).
+        source: String,
     },
     ProposalRecorded {
         gap: String,
@@ -259,6 +261,7 @@ pub struct GapState {
     pub location: Location,
     pub on_constraint: bool,
     pub summary: String,
+    pub source: String,
     pub status: GapStatus,
     pub blast_radius: Option<BlastRadius>,
     /// The evidence that closed it.
@@ -297,6 +300,8 @@ pub struct State {
     /// Tier-2 evidence overridden per gap.
     pub overrides: BTreeMap<String, Vec<String>>,
     pub passes: u32,
+    /// `passes` when the last cycle converged.
+    pub passes_at_convergence: u32,
     pub cycles: u32,
     pub backtracks: u32,
 }
@@ -352,7 +357,7 @@ pub fn apply(state: &mut State, seq: u64, e: &Event) -> Result<(), String> {
                 },
             );
         }
-        Event::GapOpened { gap, gap_kind, stage, wire, location, on_constraint, summary } => {
+        Event::GapOpened { gap, gap_kind, stage, wire, location, on_constraint, summary, source } => {
             if state.gaps.contains_key(gap) {
                 return Err(format!("gap `{gap}` is already open"));
             }
@@ -375,6 +380,7 @@ pub fn apply(state: &mut State, seq: u64, e: &Event) -> Result<(), String> {
                     location: location.clone(),
                     on_constraint: *on_constraint,
                     summary: summary.clone(),
+                    source: source.clone(),
                     status: GapStatus::Open,
                     blast_radius: None,
                     resolved_by: None,
@@ -503,7 +509,10 @@ pub fn apply(state: &mut State, seq: u64, e: &Event) -> Result<(), String> {
             if ev.verdict != Verdict::Proven {
                 return Err(format!("gap `{gap}` closes on evidence `{evidence}`, which does not prove it"));
             }
-            if g.blast_radius.is_none() {
+            // A proof of the wire itself closes its wire gaps (nothing was changed); anything
+            // else closes only after a proposal.
+            let wire_proof = g.kind == GapKind::Wire && g.wire.as_ref() == Some(&ev.wire);
+            if g.blast_radius.is_none() && !wire_proof {
                 return Err(format!("gap `{gap}` closes without a proposal's blast radius"));
             }
             if g.status == GapStatus::Closed {
@@ -535,6 +544,7 @@ pub fn apply(state: &mut State, seq: u64, e: &Event) -> Result<(), String> {
                 return Err(format!("cycle {cycle} claims {passes} passes; the history has {}", state.passes));
             }
             state.cycles = *cycle;
+            state.passes_at_convergence = state.passes;
         }
     }
     Ok(())

@@ -15,6 +15,10 @@ pub fn outcome(s: &Session) -> &'static str {
         "propose" => "awaiting-proposal",
         "apply-and-verify" => "awaiting-verification",
         "decide" => "needs-human",
+        "fix-the-code" => "halted",
+        "budget" => "budget",
+        "hardened" => "hardened",
+        "converged" => "converged",
         _ => "clear",
     }
 }

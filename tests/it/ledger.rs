@@ -26,6 +26,7 @@ fn gap(id: &str) -> Event {
         location: Location { path: "src/acme/api/routes.py".into(), line: Some(1) },
         on_constraint: true,
         summary: "the handoff is unproven".into(),
+        source: "UnprovenWire".into(),
     }
 }
 
@@ -139,8 +140,23 @@ fn refused_events_write_nothing() {
             vec![gap("G2"), proposal("G2"), Event::GapClosed { gap: "G2".into(), evidence: "E2".into() }],
             "does not prove",
         ),
-        // closing without a proposal (no blast radius)
-        (vec![gap("G3"), Event::GapClosed { gap: "G3".into(), evidence: "E1".into() }], "without a proposal"),
+        // closing a gap that is not about the wire without a proposal (no blast radius)
+        (
+            vec![
+                Event::GapOpened {
+                    gap: "G3".into(),
+                    gap_kind: GapKind::Bug,
+                    stage: "api".into(),
+                    wire: None,
+                    location: Location { path: "src/acme/api/routes.py".into(), line: Some(1) },
+                    on_constraint: false,
+                    summary: "a bug".into(),
+                    source: "StageMarker".into(),
+                },
+                Event::GapClosed { gap: "G3".into(), evidence: "E1".into() },
+            ],
+            "without a proposal",
+        ),
         // a proposal without a declared write-set
         (
             vec![
@@ -167,6 +183,7 @@ fn refused_events_write_nothing() {
                 location: Location { path: " ".into(), line: None },
                 on_constraint: false,
                 summary: "s".into(),
+                source: "StageMarker".into(),
             }],
             "no location",
         ),
