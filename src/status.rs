@@ -6,9 +6,6 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::ledger::{GapStatus, State, Wire, WireStatus};
 
-/// A wire reopened this many times is thrashing: it becomes the constraint (design §3).
-pub const THRASH_REOPENS: usize = 3;
-
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Hold {
     pub wire: Wire,
@@ -69,7 +66,10 @@ fn status_name(s: WireStatus) -> &'static str {
     }
 }
 
-pub fn board(state: &State) -> Board {
+/// The board; a wire reopened `thrash` times or more is thrashing and becomes the constraint
+/// (design §3).
+pub fn board(state: &State, threshold: u32) -> Board {
+    let threshold = threshold as usize;
     // Stream order over the recorded stages: producers before their consumers.
     let names: Vec<&String> = state.stages.keys().collect();
     let id = |n: &str| names.iter().position(|x| x.as_str() == n);
@@ -149,13 +149,13 @@ pub fn board(state: &State) -> Board {
     let thrash = state
         .wires
         .iter()
-        .filter(|(_, s)| s.reopened.len() >= THRASH_REOPENS)
+        .filter(|(_, s)| s.reopened.len() >= threshold)
         .max_by(|a, b| a.1.reopened.len().cmp(&b.1.reopened.len()).then_with(|| key(b.0).cmp(&key(a.0))));
     let constraint = if let Some((w, s)) = thrash {
         Some(Constraint {
             wire: w.clone(),
             rule: "thrash",
-            detail: format!("reopened {} times (threshold {THRASH_REOPENS})", s.reopened.len()),
+            detail: format!("reopened {} times (threshold {threshold})", s.reopened.len()),
         })
     } else {
         let unproven: Vec<&Wire> =

@@ -690,7 +690,7 @@ fn run_status(a: StatusArgs) -> Result<Exit, String> {
             return Ok(Exit::Findings);
         }
     };
-    let board = state.as_ref().map(crate::status::board);
+    let board = state.as_ref().map(|s| crate::status::board(s, cfg.settings.thrash_threshold.value));
     // The report and its machine sidecar under output_dir (R125); nothing else is written.
     let out_dir = cfg.settings.output_path(&a.path);
     if std::fs::create_dir_all(&out_dir).is_ok() {

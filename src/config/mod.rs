@@ -147,6 +147,8 @@ const TOP_KEYS: &[&str] = &[
     "lint_max_rules",
     "gap_source",
     "self_assess_output_dir",
+    "backtrack_depth",
+    "thrash_threshold",
 ];
 const INDEX_KEYS: &[&str] = &["exclude", "max_file_size", "hidden", "vendored", "follow_links", "no_ignore"];
 const COMMON_KEYS: &[&str] = &["name", "kind", "description", "exceptions"];

@@ -91,6 +91,10 @@ pub struct Settings {
     pub lint_max_rules: Setting<u32>,
     pub gap_source: Setting<GapSource>,
     pub self_assess_output_dir: Setting<PathBuf>,
+    /// How many stages back a sub-cycle re-proves wires whose surface a fix changed.
+    pub backtrack_depth: Setting<u32>,
+    /// A wire reopened this many times is thrashing and becomes the constraint.
+    pub thrash_threshold: Setting<u32>,
 }
 
 /// The settings keys, in the order `config show` lists them.
@@ -104,6 +108,8 @@ pub const KEYS: &[&str] = &[
     "lint_max_rules",
     "gap_source",
     "self_assess_output_dir",
+    "backtrack_depth",
+    "thrash_threshold",
 ];
 
 /// A scalar value from either settings format.
@@ -126,6 +132,8 @@ impl Default for Settings {
             lint_max_rules: default(20),
             gap_source: default(GapSource::SelfScan),
             self_assess_output_dir: default(PathBuf::from("analysis/self-assess")),
+            backtrack_depth: default(2),
+            thrash_threshold: default(3),
         }
     }
 }
@@ -154,6 +162,16 @@ impl Settings {
             }
             "ledger_dir" => self.ledger_dir = Setting { value: path(v)?, origin },
             "self_assess_output_dir" => self.self_assess_output_dir = Setting { value: path(v)?, origin },
+            "backtrack_depth" => match v {
+                Scalar::Int(n) if (0..=64).contains(n) => self.backtrack_depth = Setting { value: *n as u32, origin },
+                _ => return Err("`backtrack_depth` must be a whole number from 0 to 64".into()),
+            },
+            "thrash_threshold" => match v {
+                Scalar::Int(n) if (1..=1000).contains(n) => {
+                    self.thrash_threshold = Setting { value: *n as u32, origin }
+                }
+                _ => return Err("`thrash_threshold` must be a whole number from 1 to 1000".into()),
+            },
             "lint_max_rules" => match v {
                 Scalar::Int(n) if *n > 0 && *n <= u32::MAX as i64 => {
                     self.lint_max_rules = Setting { value: *n as u32, origin }
@@ -207,6 +225,8 @@ impl Settings {
             ("lint_max_rules", Scalar::Int(self.lint_max_rules.value as i64), &self.lint_max_rules.origin),
             ("gap_source", Scalar::Str(self.gap_source.value.name().into()), &self.gap_source.origin),
             ("self_assess_output_dir", p(&self.self_assess_output_dir), &self.self_assess_output_dir.origin),
+            ("backtrack_depth", Scalar::Int(self.backtrack_depth.value as i64), &self.backtrack_depth.origin),
+            ("thrash_threshold", Scalar::Int(self.thrash_threshold.value as i64), &self.thrash_threshold.origin),
         ]
     }
 }

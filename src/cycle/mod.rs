@@ -329,13 +329,12 @@ pub fn step(root: &Path, cfg: &Config, idx: &Index, now: u64, max_passes: u32) -
         ledger::append(&dir, &header, &events, now)?;
         let _ = std::fs::remove_file(&file);
     }
-    record_evidence(root, cfg, &dir, &header, now, &mut notes)?;
-
     let prog = datalog::builtin_program();
     let goals: Vec<usize> = GOALS.iter().map(|r| r.0 as usize).collect();
     let need = prog.needed(&goals);
     let mut store = datalog::load(&prog, idx, Some(&need)).map_err(LedgerError::Io)?;
     datalog::run_runtime(&prog, &mut store, Some(&need));
+    record_evidence(root, cfg, &dir, &header, now, &store, &stream, &mut notes)?;
     let ceiling = cfg.settings.authorization_level.value;
     let mut self_passes = 0u32;
     let mut found: Vec<Candidate>;
@@ -343,7 +342,7 @@ pub fn step(root: &Path, cfg: &Config, idx: &Index, now: u64, max_passes: u32) -
     let (cursor, picked, next, state, constraint) = loop {
         let (_, state, records) =
             ledger::load(&dir)?.ok_or_else(|| LedgerError::Io("the ledger was not written".into()))?;
-        let board = crate::status::board(&state);
+        let board = crate::status::board(&state, cfg.settings.thrash_threshold.value);
         // Record what the scan finds in `stage` (a closed gap found again is a new generation).
         let mut record_scan = |stage: &str, state: &State| -> Result<Vec<Candidate>, LedgerError> {
             let mut cands = scan(&store, &stream, state, stage);
@@ -620,6 +619,85 @@ pub fn step(root: &Path, cfg: &Config, idx: &Index, now: u64, max_passes: u32) -
     })
 }
 
+/// A sub-cycle (R71–R87): the applied fix changed files that proven wires up to `depth` stages
+/// upstream rest on (their import sites on either side), so those proofs are stale: each such wire
+/// reopens on an `unproven` evidence record naming the files, and the cursor goes back to it.
+fn sub_cycle(
+    state: &State,
+    store: &Store,
+    stream: &StreamReport,
+    gap: &ledger::GapState,
+    change: &verify::Change,
+    depth: u32,
+    notes: &mut Vec<String>,
+) -> Vec<Event> {
+    let touched: std::collections::BTreeSet<&str> = change.files.iter().map(|(_, p)| p.as_str()).collect();
+    // stages within `depth` hops upstream of the fixed stage (the stage itself at 0)
+    let mut reach: BTreeMap<String, u32> = BTreeMap::from([(gap.stage.clone(), 0)]);
+    let mut frontier = vec![gap.stage.clone()];
+    for d in 1..depth {
+        let mut next = Vec::new();
+        for s in &frontier {
+            for w in stream.wires.iter().filter(|w| &w.consumer == s) {
+                if !reach.contains_key(&w.producer) {
+                    reach.insert(w.producer.clone(), d);
+                    next.push(w.producer.clone());
+                }
+            }
+        }
+        frontier = next;
+    }
+    let mut out = Vec::new();
+    let mut k = state.evidence.len();
+    for w in &stream.wires {
+        if depth == 0 || !reach.contains_key(&w.consumer) {
+            continue;
+        }
+        let wire = Wire { producer: w.producer.clone(), consumer: w.consumer.clone() };
+        if Some(&wire) == gap.wire.as_ref() || state.wires.get(&wire).is_none_or(|s| s.status != WireStatus::Proven) {
+            continue;
+        }
+        let mut files: Vec<String> = store.rels[rel::WIRE_IMPORT.0 as usize]
+            .iter()
+            .filter(|r| store.syms.str(r[0]) == w.producer && store.syms.str(r[1]) == w.consumer)
+            .flat_map(|r| [store.syms.str(r[2]), store.syms.str(r[4])])
+            .filter(|p| touched.contains(p))
+            .map(str::to_string)
+            .collect();
+        files.sort();
+        files.dedup();
+        if files.is_empty() {
+            continue;
+        }
+        k += 1;
+        let id = format!("E-stale-{k}");
+        out.push(Event::EvidenceRecorded {
+            evidence: ledger::Evidence {
+                id: id.clone(),
+                gap: None,
+                wire: wire.clone(),
+                approach: "structural".into(),
+                verdict: Verdict::Unproven,
+                hold: false,
+                tier: None,
+                artifact: None,
+                claim: format!("the fix for `{}` changed what {wire} rests on; its proof is stale", gap.id),
+                evidence: format!("changed: {}", files.join(", ")),
+                fix: None,
+                references: files.clone(),
+            },
+        });
+        out.push(Event::WireStatusChanged { wire: wire.clone(), status: WireStatus::BrokenOrUnproven, evidence: id });
+        out.push(Event::SubCycle {
+            from_stage: gap.stage.clone(),
+            to_stage: w.producer.clone(),
+            reason: format!("{wire} rests on {}", files.join(", ")),
+        });
+        notes.push(format!("sub-cycle: {wire} reopened, its surface changed ({})", files.join(", ")));
+    }
+    out
+}
+
 /// A person's decision on a gap (the loop's human-decision actions; R71–R76).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Decision {
@@ -814,12 +892,15 @@ pub fn verify(
 
 /// Records pending evidence artifacts (the loop's half of verify): the evidence, the wire's
 /// status, the gap's closing, and the pass with the andon rule's decision.
+#[allow(clippy::too_many_arguments)]
 fn record_evidence(
     root: &Path,
     cfg: &Config,
     dir: &Path,
     header: &Header,
     now: u64,
+    store: &Store,
+    stream: &StreamReport,
     notes: &mut Vec<String>,
 ) -> Result<(), LedgerError> {
     let out_dir = cfg.settings.output_path(root);
@@ -891,6 +972,17 @@ fn record_evidence(
             ceiling,
             diff_hash: Some(outcome.change.hash.clone()),
         });
+        if advanced {
+            events.extend(sub_cycle(
+                &after,
+                store,
+                stream,
+                g,
+                &outcome.change,
+                cfg.settings.backtrack_depth.value,
+                notes,
+            ));
+        }
         ledger::append(dir, header, &events, now)?;
         let _ = std::fs::remove_file(&file);
     }

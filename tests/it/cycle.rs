@@ -368,3 +368,64 @@ fn a_clean_stream_is_proven_by_the_loop_converges_and_then_reports_hardened() {
     assert_eq!(loop_json(d).1["verdict"]["outcome"], "hardened");
     assert_eq!(ledger_bytes(d), before, "confirming hardened writes nothing");
 }
+
+#[test]
+fn a_fix_that_changes_an_upstream_wires_surface_reopens_it_in_a_sub_cycle() {
+    let t = three_stages();
+    let d = t.path();
+    std::fs::write(
+        d.join("src/api/__init__.py"),
+        "from core import parse\n\n\n# TODO: validate the input\ndef run(text):\n    return parse(text)\n",
+    )
+    .unwrap();
+    git(d, &["commit", "-qam", "a TODO in api"]);
+    // both wires are proven by the loop itself; then the TODO in api is the work
+    let (_, v) = loop_json(d);
+    assert_eq!(v["ledger"]["passes"], 2, "{v:#}");
+    assert_eq!((v["cursor"].as_str(), v["next"]["action"].as_str()), (Some("api"), Some("propose")), "{v:#}");
+    let gap = v["picked"]["gap"].as_str().unwrap().to_string();
+    assert!(gap.starts_with("F-"), "{v:#}");
+    let o = run(
+        &[
+            "propose",
+            "--gap",
+            &gap,
+            "--blast-radius",
+            "local+reversible",
+            "--approach",
+            "executed",
+            "--reason",
+            "the check exercises run()",
+            "--description",
+            "validate the input; import parse under a clearer name",
+            "--write-set",
+            "src/api/__init__.py",
+        ],
+        d,
+    );
+    assert_eq!(o.status.code(), Some(0));
+    loop_json(d);
+    // the fix also touches the import of core: the surface core -> api rests on
+    std::fs::write(
+        d.join("src/api/__init__.py"),
+        "from core import parse as parse_text\n\n\ndef run(text):\n    if not text:\n        raise ValueError(\"empty\")\n    return parse_text(text)\n",
+    )
+    .unwrap();
+    let o = run(&["verify", "--gap", &gap, "--command", "true", "--format", "json", "-q"], d);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
+    assert!(json(&o)["evidence"]["artifact"].as_str().unwrap().contains("artifacts/"), "the check's output is kept");
+    let (code, v) = loop_json(d);
+    assert_eq!(code, 0, "{v:#}");
+    let notes: Vec<&str> = v["notes"].as_array().unwrap().iter().map(|n| n.as_str().unwrap()).collect();
+    assert!(notes.iter().any(|n| n.starts_with("sub-cycle: core -> api reopened")), "{notes:?}");
+    assert!(
+        notes.iter().any(|n| n.contains("core -> api proven structurally")),
+        "re-proven after the sub-cycle: {notes:?}"
+    );
+    assert_eq!(v["verdict"]["outcome"], "converged", "{v:#}");
+    let status = json(&run(&["status", "--format", "json"], d));
+    assert_eq!(status["counters"]["sub_cycles"], 1);
+    let core_api = &status["stages"].as_array().unwrap().iter().find(|s| s["name"] == "core").unwrap()["wires"][0];
+    assert_eq!((core_api["status"].as_str(), core_api["reopened"].as_u64()), (Some("proven"), Some(1)));
+    assert_eq!(run(&["ledger", "check"], d).status.code(), Some(0));
+}
