@@ -647,7 +647,13 @@ fn run_loop(a: LoopArgs) -> Result<Exit, String> {
         Err(code) => return Ok(code),
     };
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
-    let session = match crate::cycle::step(&a.path, &cfg, &idx, now, a.max_passes) {
+    // the ledger's last record at the end of the previous run, from that run's sidecar
+    let out_dir = cfg.settings.output_path(&a.path);
+    let since = std::fs::read(out_dir.join("loop.json"))
+        .ok()
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+        .and_then(|v| v["ledger_seq"].as_u64());
+    let session = match crate::cycle::step(&a.path, &cfg, &idx, now, a.max_passes, since) {
         Ok(s) => s,
         Err(e @ crate::ledger::LedgerError::Invalid(_)) => {
             eprintln!("error: {e}");
@@ -657,7 +663,6 @@ fn run_loop(a: LoopArgs) -> Result<Exit, String> {
         Err(e) => return Err(e.to_string()),
     };
     // The session's report and sidecar under output_dir (R125).
-    let out_dir = cfg.settings.output_path(&a.path);
     if std::fs::create_dir_all(&out_dir).is_ok() {
         let mut text = Vec::new();
         let _ = output::cycle::report(&mut text, &session, false);

@@ -57,6 +57,10 @@ pub struct Session {
     pub constraint: Option<crate::status::Constraint>,
     /// What this step recorded or refused besides gaps (proposals, halts).
     pub notes: Vec<String>,
+    /// The ledger's changes since the previous loop run (events by kind, wire status changes).
+    pub delta: Vec<String>,
+    /// The last record of the ledger after this step.
+    pub ledger_seq: u64,
 }
 
 fn short_hash(parts: &[&str]) -> String {
@@ -251,7 +255,51 @@ const GOALS: &[crate::facts::RelId] = &[
 ];
 
 /// One step of the loop on the repository at `root`.
-pub fn step(root: &Path, cfg: &Config, idx: &Index, now: u64, max_passes: u32) -> Result<Session, LedgerError> {
+/// The ledger's records after `since`, summarized: how many events of each kind, and every wire
+/// status change.
+fn delta(records: &[ledger::Record], since: u64) -> Vec<String> {
+    let mut kinds: BTreeMap<&'static str, usize> = BTreeMap::new();
+    let mut out = Vec::new();
+    for r in records.iter().filter(|r| r.seq > since) {
+        let k = match &r.event {
+            Event::StageRecorded { .. } => "stage recorded",
+            Event::GapOpened { .. } => "gap opened",
+            Event::ProposalRecorded { .. } => "proposal recorded",
+            Event::Halted { .. } => "halt",
+            Event::AuthorizationRaised { .. } => "authority raised",
+            Event::Overridden { .. } => "override",
+            Event::GapDeferred { .. } => "gap deferred",
+            Event::GapSkipped { .. } => "gap skipped",
+            Event::EvidenceRecorded { .. } => "evidence recorded",
+            Event::WireStatusChanged { wire, status, .. } => {
+                let st = match status {
+                    WireStatus::Proven => "proven",
+                    WireStatus::BrokenOrUnproven => "broken/unproven",
+                    WireStatus::Unknown => "unknown",
+                };
+                out.push(format!("wire {wire}: {st} (event {})", r.seq));
+                "wire status changed"
+            }
+            Event::GapClosed { .. } => "gap closed",
+            Event::SubCycle { .. } => "sub-cycle",
+            Event::PassClosed { .. } => "pass closed",
+            Event::CycleConverged { .. } => "cycle converged",
+        };
+        *kinds.entry(k).or_default() += 1;
+    }
+    let mut lines: Vec<String> = kinds.into_iter().map(|(k, n)| format!("{n} × {k}")).collect();
+    lines.extend(out);
+    lines
+}
+
+pub fn step(
+    root: &Path,
+    cfg: &Config,
+    idx: &Index,
+    now: u64,
+    max_passes: u32,
+    since: Option<u64>,
+) -> Result<Session, LedgerError> {
     let dir = ledger::dir_of(root, &cfg.settings);
     let stream = crate::ops::stream(idx).map_err(LedgerError::Io)?;
     let repo = std::fs::canonicalize(root)
@@ -590,6 +638,7 @@ pub fn step(root: &Path, cfg: &Config, idx: &Index, now: u64, max_passes: u32) -
         };
         break (cursor, Some((id, rule)), next, state, board.constraint.clone());
     };
+    let records_after = ledger::load(&dir)?.map(|(_, _, r)| r).unwrap_or_default();
     let wires: Vec<(Wire, &'static str)> = stream
         .wires
         .iter()
@@ -616,6 +665,8 @@ pub fn step(root: &Path, cfg: &Config, idx: &Index, now: u64, max_passes: u32) -
         wires,
         constraint,
         notes,
+        delta: delta(&records_after, since.unwrap_or(0)),
+        ledger_seq: records_after.last().map_or(0, |r| r.seq),
     })
 }
 

@@ -51,6 +51,8 @@ pub fn json_doc(s: &Session) -> Value {
             "path": c.location.path, "line": c.location.line, "summary": c.summary, "source": c.source })).collect::<Vec<_>>(),
         "recorded": s.recorded,
         "notes": s.notes,
+        "delta": s.delta,
+        "ledger_seq": s.ledger_seq,
         "picked": s.picked.as_ref().map(|(g, rule)| json!({ "gap": g, "rule": rule })),
         "next": { "action": s.next.action, "gap": s.next.gap, "detail": s.next.detail },
         "verdict": { "outcome": outcome(s) },
@@ -70,6 +72,12 @@ pub fn report(w: &mut dyn Write, s: &Session, json_out: bool) -> io::Result<()> 
             writeln!(w, "  {} -> {}  [{}]", wi.producer, wi.consumer, wi.confidence)?;
         }
         writeln!(w, "  order: {}", s.stream.order.join(" -> "))?;
+    }
+    if !s.delta.is_empty() {
+        writeln!(w, "ledger since the last run:")?;
+        for d in &s.delta {
+            writeln!(w, "  {d}")?;
+        }
     }
     for n in &s.notes {
         writeln!(w, "{n}")?;

@@ -429,3 +429,21 @@ fn a_fix_that_changes_an_upstream_wires_surface_reopens_it_in_a_sub_cycle() {
     assert_eq!((core_api["status"].as_str(), core_api["reopened"].as_u64()), (Some("proven"), Some(1)));
     assert_eq!(run(&["ledger", "check"], d).status.code(), Some(0));
 }
+
+#[test]
+fn each_session_reports_the_ledger_delta_since_the_last_run() {
+    let t = scratch("py-gaps");
+    let (_, first) = loop_json(t.path());
+    assert!(
+        first["delta"].as_array().unwrap().iter().any(|d| d.as_str().unwrap().contains("× stage recorded")),
+        "{first:#}"
+    );
+    let gap = first["picked"]["gap"].as_str().unwrap().to_string();
+    let (_, quiet) = loop_json(t.path());
+    assert_eq!(quiet["delta"], serde_json::json!([]), "nothing happened in between");
+    run(&["skip", &gap, "--reason", "later"], t.path());
+    let (_, v) = loop_json(t.path());
+    assert!(v["delta"].as_array().unwrap().iter().any(|d| d == "1 × gap skipped"), "{v:#}");
+    let text = String::from_utf8_lossy(&run(&["loop", "-q"], t.path()).stdout).into_owned();
+    assert!(!text.contains("ledger since the last run"), "{text}");
+}
