@@ -134,6 +134,10 @@ struct VerifyArgs {
     /// For the `executed` approach: the check to run (its exit code decides; its output is kept).
     #[arg(long)]
     command: Option<String>,
+    /// The fix as a unified diff (a file, or - for standard input) instead of the working tree
+    /// against the proposal's base commit.
+    #[arg(long, value_name = "FILE")]
+    diff: Option<String>,
     #[command(flatten)]
     common: Common,
     #[command(flatten)]
@@ -561,7 +565,17 @@ fn run_verify(a: VerifyArgs) -> Result<Exit, String> {
         Err(code) => return Ok(code),
     };
     let json_out = matches!(a.common.format, FormatArg::Json);
-    let result = crate::cycle::verify(&a.path, &cfg, &idx, &a.gap, a.command.as_deref()).map_err(|e| e.to_string())?;
+    let diff_text = match &a.diff {
+        None => None,
+        Some(src) if src == "-" => {
+            let mut t = String::new();
+            std::io::Read::read_to_string(&mut std::io::stdin(), &mut t).map_err(|e| format!("stdin: {e}"))?;
+            Some(t)
+        }
+        Some(src) => Some(std::fs::read_to_string(src).map_err(|e| format!("{src}: {e}"))?),
+    };
+    let result = crate::cycle::verify(&a.path, &cfg, &idx, &a.gap, a.command.as_deref(), diff_text.as_deref())
+        .map_err(|e| e.to_string())?;
     let code = match &result {
         Ok(o) => {
             let e = &o.evidence;

@@ -845,6 +845,7 @@ pub fn verify(
     idx: &Index,
     gap: &str,
     command: Option<&str>,
+    diff_text: Option<&str>,
 ) -> Result<Result<verify::Outcome, VerifyStop>, LedgerError> {
     let dir = ledger::dir_of(root, &cfg.settings);
     let refuse = |m: String| Ok(Err(VerifyStop::Refused(m)));
@@ -858,7 +859,11 @@ pub fn verify(
     let Some((base, write_set, approach, radius)) = recorded_proposal(&records, gap) else {
         return refuse(format!("gap `{gap}` has no recorded proposal"));
     };
-    let change = match verify::change(root, &base, &write_set, &own_paths(cfg)) {
+    let change = match diff_text {
+        Some(text) => verify::change_from_diff(text, &base, &own_paths(cfg)),
+        None => verify::change(root, &base, &write_set, &own_paths(cfg)),
+    };
+    let change = match change {
         Ok(c) => c,
         Err(m) => return refuse(m),
     };

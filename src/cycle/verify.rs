@@ -78,6 +78,44 @@ pub fn change(root: &Path, base: &str, write_set: &[String], exclude: &[String])
     Ok(Change { base: base.into(), hash: super::diff::hash(root, Some(base), write_set, exclude), files })
 }
 
+/// The change a unified diff describes (`--diff FILE`): its files from the `---`/`+++` headers
+/// (added from /dev/null, deleted to /dev/null), its hash from its text.
+pub fn change_from_diff(text: &str, base: &str, exclude: &[String]) -> Result<Change, String> {
+    let strip = |p: &str| -> Option<String> {
+        let p = p.split('\t').next().unwrap_or(p).trim();
+        if p == "/dev/null" {
+            return None;
+        }
+        Some(p.strip_prefix("a/").or_else(|| p.strip_prefix("b/")).unwrap_or(p).to_string())
+    };
+    let mut files: Vec<(String, String)> = Vec::new();
+    let mut lines = text.lines().peekable();
+    while let Some(l) = lines.next() {
+        let Some(old) = l.strip_prefix("--- ") else { continue };
+        let Some(new) = lines.peek().and_then(|n| n.strip_prefix("+++ ")) else { continue };
+        let (old, new) = (strip(old), strip(new));
+        lines.next();
+        match (old, new) {
+            (None, Some(n)) => files.push(("A".into(), n)),
+            (Some(o), None) => files.push(("D".into(), o)),
+            (Some(_), Some(n)) => files.push(("M".into(), n)),
+            (None, None) => {}
+        }
+    }
+    if files.is_empty() {
+        return Err("the diff names no file (expected unified diff headers `--- a/...` / `+++ b/...`)".into());
+    }
+    for (_, p) in &files {
+        if p.starts_with('/') || p.split('/').any(|c| c == "..") {
+            return Err(format!("the diff writes `{p}`, outside the repository"));
+        }
+    }
+    files.retain(|(_, p)| !exclude.iter().any(|e| p.starts_with(e.as_str())));
+    files.sort();
+    files.dedup();
+    Ok(Change { base: base.into(), files, hash: format!("{:032x}", xxhash_rust::xxh3::xxh3_128(text.as_bytes())) })
+}
+
 /// Re-rates the blast radius from the diff (design decision 5): CI, release or publish
 /// configuration → shared-state-visible; deletions, manifests (dependencies, public surface) or
 /// schema files → hard-to-reverse; anything else local+reversible.

@@ -447,3 +447,55 @@ fn each_session_reports_the_ledger_delta_since_the_last_run() {
     let text = String::from_utf8_lossy(&run(&["loop", "-q"], t.path()).stdout).into_owned();
     assert!(!text.contains("ledger since the last run"), "{text}");
 }
+
+#[test]
+fn verify_takes_a_unified_diff_and_checks_its_scope_and_radius() {
+    let t = scratch("py-gaps");
+    let gap = picked(t.path());
+    let o = run(
+        &[
+            "propose",
+            "--gap",
+            &gap,
+            "--blast-radius",
+            "local+reversible",
+            "--approach",
+            "structural",
+            "--reason",
+            "r",
+            "--description",
+            "d",
+            "--write-set",
+            "src/orders/model.py",
+        ],
+        t.path(),
+    );
+    assert_eq!(o.status.code(), Some(0));
+    loop_json(t.path());
+    let diff = |name: &str, text: &str| {
+        let p = t.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        p.to_string_lossy().into_owned()
+    };
+    // a file the proposal did not declare: refused and listed
+    let wide = diff(
+        "wide.diff",
+        "--- a/src/orders/model.py\n+++ b/src/orders/model.py\n@@ -1 +1 @@\n-a\n+b\n--- a/src/billing/invoice.py\n+++ b/src/billing/invoice.py\n@@ -1 +1 @@\n-a\n+b\n",
+    );
+    let o = run(&["verify", "--gap", &gap, "--diff", &wide, "--format", "json", "-q"], t.path());
+    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stdout));
+    assert_eq!(json(&o)["outside_write_set"], serde_json::json!(["src/billing/invoice.py"]));
+    // deleting the file rates hard-to-reverse, above the ceiling: a person must authorize this diff
+    let delete = diff("delete.diff", "--- a/src/orders/model.py\n+++ /dev/null\n@@ -1 +0,0 @@\n-a\n");
+    let o = run(&["verify", "--gap", &gap, "--diff", &delete, "--format", "json", "-q"], t.path());
+    assert_eq!(o.status.code(), Some(11), "{}", String::from_utf8_lossy(&o.stdout));
+    assert_eq!(json(&o)["verdict"]["outcome"], "halt:authorization");
+    // a diff that names no file is a bad request
+    let empty = diff("empty.diff", "nothing here\n");
+    assert_eq!(run(&["verify", "--gap", &gap, "--diff", &empty, "-q"], t.path()).status.code(), Some(2));
+    // within scope: proven or not by the structural proof, never refused
+    let narrow = diff("narrow.diff", "--- a/src/orders/model.py\n+++ b/src/orders/model.py\n@@ -1 +1 @@\n-a\n+b\n");
+    let o = run(&["verify", "--gap", &gap, "--diff", &narrow, "--format", "json", "-q"], t.path());
+    let outcome = json(&o)["verdict"]["outcome"].as_str().unwrap().to_string();
+    assert!(outcome == "proven" || outcome.starts_with("halt:"), "{outcome}");
+}
