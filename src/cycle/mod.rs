@@ -382,7 +382,7 @@ pub fn step(
     let need = prog.needed(&goals);
     let mut store = datalog::load(&prog, idx, Some(&need)).map_err(LedgerError::Io)?;
     datalog::run_runtime(&prog, &mut store, Some(&need));
-    record_evidence(root, cfg, &dir, &header, now, &store, &stream, &mut notes)?;
+    record_evidence(root, cfg, idx, &dir, &header, now, &store, &stream, &mut notes)?;
     let ceiling = cfg.settings.authorization_level.value;
     let mut self_passes = 0u32;
     let mut found: Vec<Candidate>;
@@ -434,6 +434,41 @@ pub fn step(
                 matches!(g.status, GapStatus::Proposed | GapStatus::HaltedAwaitingAuthorization | GapStatus::Halted)
             })
             .cloned();
+        // A halted gap whose hold a person has since cleared (a tier-2 override) passes the andon
+        // rule now: it closes on that evidence and the cursor advances.
+        if let Some(g) = in_progress.as_ref().filter(|g| g.status == GapStatus::Halted) {
+            let diff_hash = records.iter().rev().find_map(|r| match &r.event {
+                Event::PassClosed { gap, diff_hash, .. } if gap == &g.id => diff_hash.clone(),
+                _ => None,
+            });
+            let latest = state.gap_evidence.get(&g.id).and_then(|v| v.last()).cloned();
+            if let (ledger::gate::Decision::Advance, Some(ev)) =
+                (ledger::gate::decide(&state, &g.id, ceiling, diff_hash.as_deref()), latest)
+            {
+                let verdict = state.evidence[&ev].verdict;
+                ledger::append(
+                    &dir,
+                    &header,
+                    &[
+                        Event::GapClosed { gap: g.id.clone(), evidence: ev.clone() },
+                        Event::PassClosed {
+                            pass: state.passes + 1,
+                            stage: g.stage.clone(),
+                            wire: g.wire.clone(),
+                            gap: g.id.clone(),
+                            approach: state.evidence[&ev].approach.clone(),
+                            verdict,
+                            advanced: true,
+                            ceiling,
+                            diff_hash,
+                        },
+                    ],
+                    now,
+                )?;
+                notes.push(format!("gap `{}`: the hold was overridden; it closes and the cursor advances", g.id));
+                continue;
+            }
+        }
         let unproven = |stage: &str| {
             stream.wires.iter().any(|w| {
                 w.producer == stage
@@ -530,7 +565,7 @@ pub fn step(
         };
         let g = state.gaps[&id].clone();
         // A wire that needs no change is proven by the loop itself, one pass per wire.
-        if g.status == GapStatus::Open && g.source == "UnprovenWire" {
+        if g.status == GapStatus::Open && g.source == "UnprovenWire" && g.wire.is_some() {
             if self_passes >= max_passes {
                 let next = Next {
                     action: "budget",
@@ -553,7 +588,7 @@ pub fn step(
                 "00000000",
             );
             ev.id = format!("E-{}-{}", g.id, state.gap_evidence.get(&g.id).map_or(0, Vec::len) + 1);
-            let wire = g.wire.clone().expect("an unproven-wire gap names its wire");
+            let Some(wire) = g.wire.clone() else { unreachable!("checked above") };
             let status = match verdict {
                 Verdict::Proven => WireStatus::Proven,
                 Verdict::Unknown => WireStatus::Unknown,
@@ -701,7 +736,9 @@ fn sub_cycle(
     let mut out = Vec::new();
     let mut k = state.evidence.len();
     for w in &stream.wires {
-        if depth == 0 || !reach.contains_key(&w.consumer) {
+        // wires into the fixed stage and up to `depth` stages upstream, and the fixed stage's own
+        // outgoing wires (its consumers rest on what it exports)
+        if depth == 0 || !(reach.contains_key(&w.consumer) || w.producer == gap.stage) {
             continue;
         }
         let wire = Wire { producer: w.producer.clone(), consumer: w.consumer.clone() };
@@ -812,7 +849,10 @@ fn own_paths(cfg: &Config) -> Vec<String> {
     [cfg.settings.output_dir.value.clone(), cfg.settings.ledger_dir.value.clone()]
         .iter()
         .filter(|p| p.is_relative())
-        .map(|p| format!("{}/", p.to_string_lossy().trim_end_matches('/')))
+        .map(|p| {
+            let p = p.to_string_lossy().replace('\\', "/");
+            format!("{}/", p.trim_start_matches("./").trim_end_matches('/'))
+        })
         .collect()
 }
 
@@ -867,6 +907,26 @@ pub fn verify(
         Ok(c) => c,
         Err(m) => return refuse(m),
     };
+    if change.files.is_empty() {
+        return refuse(
+            "the applied change touches no file: apply the fix first (a hold is cleared only by changed code)".into(),
+        );
+    }
+    // a given diff must describe the working tree whenever git can tell what changed
+    if diff_text.is_some()
+        && base != "none"
+        && let Ok(tree) = verify::change(root, &base, &write_set, &own_paths(cfg))
+    {
+        let given: std::collections::BTreeSet<&str> = change.files.iter().map(|(_, p)| p.as_str()).collect();
+        let missing: Vec<String> =
+            tree.files.iter().map(|(_, p)| p.clone()).filter(|p| !given.contains(p.as_str())).collect();
+        if !missing.is_empty() {
+            return refuse(format!(
+                "the diff does not describe the working tree: it leaves out {}",
+                missing.join(", ")
+            ));
+        }
+    }
     let outside: Vec<String> = change.files.iter().map(|(_, p)| p.clone()).filter(|p| !write_set.contains(p)).collect();
     if !outside.is_empty() {
         return Ok(Err(VerifyStop::Scope(outside)));
@@ -941,7 +1001,9 @@ pub fn verify(
     if let Some(parent) = file.parent() {
         std::fs::create_dir_all(parent).map_err(|e| LedgerError::Io(format!("{}: {e}", parent.display())))?;
     }
-    std::fs::write(&file, serde_json::to_vec_pretty(&outcome).expect("json"))
+    let tmp = file.with_extension(format!("json.{}.tmp", std::process::id()));
+    std::fs::write(&tmp, serde_json::to_vec_pretty(&outcome).expect("json"))
+        .and_then(|_| std::fs::rename(&tmp, &file))
         .map_err(|e| LedgerError::Io(format!("{}: {e}", file.display())))?;
     Ok(Ok(outcome))
 }
@@ -952,6 +1014,7 @@ pub fn verify(
 fn record_evidence(
     root: &Path,
     cfg: &Config,
+    idx: &Index,
     dir: &Path,
     header: &Header,
     now: u64,
@@ -986,19 +1049,52 @@ fn record_evidence(
         }
         let mut ev = outcome.evidence.clone();
         ev.id = format!("E-{}-{}", g.id, state.gap_evidence.get(&g.id).map_or(0, Vec::len) + 1);
-        let mut events = vec![Event::EvidenceRecorded { evidence: ev.clone() }];
+        // Whatever approach proved it, a wire gap is re-checked on the fresh index: an exact
+        // contradiction across the wire is a tier-1 hold no other proof outranks.
         if g.wire.is_some() {
+            let (verdict, tier, hold, claim, refs) = verify::structural(idx, g).map_err(LedgerError::Io)?;
+            if hold {
+                ev = verify::evidence(
+                    g,
+                    "structural",
+                    verdict,
+                    tier,
+                    hold,
+                    claim,
+                    "the fresh index".into(),
+                    refs,
+                    None,
+                    "00000000",
+                );
+                ev.id = format!("E-{}-{}", g.id, state.gap_evidence.get(&g.id).map_or(0, Vec::len) + 1);
+            }
+        }
+        let mut events = vec![Event::EvidenceRecorded { evidence: ev.clone() }];
+        if let Some(w) = &g.wire {
             let status = match ev.verdict {
                 ledger::Verdict::Proven => WireStatus::Proven,
                 ledger::Verdict::Unknown => WireStatus::Unknown,
                 _ => WireStatus::BrokenOrUnproven,
             };
-            events.push(Event::WireStatusChanged { wire: ev.wire.clone(), status, evidence: ev.id.clone() });
+            let held = state.wires.get(w).is_some_and(|ws| state.evidence.get(&ws.evidence).is_some_and(|e| e.hold));
+            // a standing hold is replaced only by a proof (or by a new hold)
+            if !held || status == WireStatus::Proven || ev.hold {
+                events.push(Event::WireStatusChanged { wire: ev.wire.clone(), status, evidence: ev.id.clone() });
+            }
         }
         // decide on the state as it will be after the evidence
         let mut after = state.clone();
+        let mut refused = None;
         for (i, e) in events.iter().enumerate() {
-            ledger::apply(&mut after, u64::MAX - 10 + i as u64, e).map_err(LedgerError::Refused)?;
+            if let Err(m) = ledger::apply(&mut after, u64::MAX - 10 + i as u64, e) {
+                refused = Some(m);
+                break;
+            }
+        }
+        if let Some(m) = refused {
+            notes.push(format!("{}: not recorded: {m}", file.display()));
+            let _ = std::fs::remove_file(&file);
+            continue;
         }
         let ceiling = cfg.settings.authorization_level.value;
         let decision = ledger::gate::decide(&after, &g.id, ceiling, Some(&outcome.change.hash));

@@ -62,7 +62,11 @@ pub fn change(root: &Path, base: &str, write_set: &[String], exclude: &[String])
         );
     }
     let mut files: Vec<(String, String)> = Vec::new();
-    for line in git(root, &["diff", "--name-status", "--no-renames", base, "--", "."])?.lines() {
+    let mut args: Vec<String> =
+        ["diff", "--name-status", "--no-renames", base, "--", "."].iter().map(|s| s.to_string()).collect();
+    args.extend(exclude.iter().map(|e| format!(":(exclude){e}")));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    for line in git(root, &args)?.lines() {
         if let Some((st, path)) = line.split_once('\t') {
             files.push((st.chars().next().unwrap_or('M').to_string(), path.to_string()));
         }
@@ -89,6 +93,21 @@ pub fn change_from_diff(text: &str, base: &str, exclude: &[String]) -> Result<Ch
         Some(p.strip_prefix("a/").or_else(|| p.strip_prefix("b/")).unwrap_or(p).to_string())
     };
     let mut files: Vec<(String, String)> = Vec::new();
+    // `diff --git a/x b/x` headers: a new or deleted empty file has no `---`/`+++` lines
+    let mut header: Option<String> = None;
+    for l in text.lines() {
+        if let Some(rest) = l.strip_prefix("diff --git ") {
+            header = rest.split(' ').next_back().map(|b| b.strip_prefix("b/").unwrap_or(b).to_string());
+        } else if l.starts_with("deleted file mode") {
+            if let Some(h) = &header {
+                files.push(("D".into(), h.clone()));
+            }
+        } else if l.starts_with("new file mode") {
+            if let Some(h) = &header {
+                files.push(("A".into(), h.clone()));
+            }
+        }
+    }
     let mut lines = text.lines().peekable();
     while let Some(l) = lines.next() {
         let Some(old) = l.strip_prefix("--- ") else { continue };
@@ -111,8 +130,19 @@ pub fn change_from_diff(text: &str, base: &str, exclude: &[String]) -> Result<Ch
         }
     }
     files.retain(|(_, p)| !exclude.iter().any(|e| p.starts_with(e.as_str())));
+    files.sort_by(|a, b| (&a.1, &a.0).cmp(&(&b.1, &b.0)));
+    files.dedup_by(|b, a| {
+        // the same path twice: a deletion or addition wins over a modification
+        if a.1 == b.1 {
+            if b.0 != "M" {
+                a.0 = b.0.clone();
+            }
+            true
+        } else {
+            false
+        }
+    });
     files.sort();
-    files.dedup();
     Ok(Change { base: base.into(), files, hash: format!("{:032x}", xxhash_rust::xxh3::xxh3_128(text.as_bytes())) })
 }
 

@@ -415,8 +415,8 @@ pub fn apply(state: &mut State, seq: u64, e: &Event) -> Result<(), String> {
         }
         Event::AuthorizationRaised { gap, diff_hash, level, reason } => {
             let g = gap_of(state, gap)?;
-            if g.status != GapStatus::HaltedAwaitingAuthorization {
-                return Err(format!("gap `{gap}` is not halted awaiting authorization"));
+            if !matches!(g.status, GapStatus::HaltedAwaitingAuthorization | GapStatus::Proposed) {
+                return Err(format!("gap `{gap}` is not halted awaiting authorization, nor proposed"));
             }
             if diff_hash.trim().is_empty() || reason.trim().is_empty() {
                 return Err(format!("authority for `{gap}` binds to one diff (its hash) and needs a reason"));
@@ -490,6 +490,16 @@ pub fn apply(state: &mut State, seq: u64, e: &Event) -> Result<(), String> {
                     ev.verdict
                 ));
             }
+            if let Some(ws) = state.wires.get(wire)
+                && state.evidence.get(&ws.evidence).is_some_and(|h| h.hold)
+                && *status != WireStatus::Proven
+                && !ev.hold
+            {
+                return Err(format!(
+                    "wire {wire} stands on tier-1 hold `{}`; only a proof on changed code replaces it",
+                    ws.evidence
+                ));
+            }
             let entry = state.wires.entry(wire.clone()).or_insert(WireState {
                 status: *status,
                 evidence: evidence.clone(),
@@ -503,10 +513,12 @@ pub fn apply(state: &mut State, seq: u64, e: &Event) -> Result<(), String> {
         }
         Event::GapClosed { gap, evidence } => {
             let ev = state.evidence.get(evidence).cloned();
+            let was_overridden = state.overrides.get(gap.as_str()).is_some_and(|o| o.contains(evidence));
             let g = gap_of(state, gap)?;
             let ev =
                 ev.ok_or_else(|| format!("gap `{gap}` closes on evidence `{evidence}`, which was never recorded"))?;
-            if ev.verdict != Verdict::Proven {
+            let overridden = ev.verdict == Verdict::Refuted && ev.tier == Some(2) && was_overridden;
+            if ev.verdict != Verdict::Proven && !overridden {
                 return Err(format!("gap `{gap}` closes on evidence `{evidence}`, which does not prove it"));
             }
             // A proof of the wire itself closes its wire gaps (nothing was changed); anything

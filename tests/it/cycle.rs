@@ -287,10 +287,17 @@ fn end_to_end_a_broken_wire_is_proposed_halted_fixed_verified_and_the_cursor_adv
     // 2. a proposal over the ceiling halts
     assert_eq!(propose(d, &gap, "hard-to-reverse", "src/core/__init__.py"), 0);
     assert_eq!(loop_json(d).0, 14);
-    // 3. verifying before the fix is applied: the broken import is still an exact fact: tier-1 hold
+    // 3. verifying before anything is applied is refused; a change that does not fix the wire leaves
+    //    the broken import an exact fact: a tier-1 hold
     assert_eq!(propose(d, &gap, "local+reversible", "src/core/__init__.py"), 0);
     let (_, v) = loop_json(d);
     assert_eq!(v["next"]["action"], "apply-and-verify", "{v:#}");
+    assert_eq!(run(&["verify", "--gap", &gap, "-q"], d).status.code(), Some(2), "no change, nothing to prove");
+    std::fs::write(
+        d.join("src/core/__init__.py"),
+        "def parse(text):\n    # split on whitespace\n    return text.split()\n",
+    )
+    .unwrap();
     let o = run(&["verify", "--gap", &gap, "--format", "json", "-q"], d);
     assert_eq!(o.status.code(), Some(12), "{}", String::from_utf8_lossy(&o.stdout));
     let vv = json(&o);
@@ -424,7 +431,9 @@ fn a_fix_that_changes_an_upstream_wires_surface_reopens_it_in_a_sub_cycle() {
     );
     assert_eq!(v["verdict"]["outcome"], "converged", "{v:#}");
     let status = json(&run(&["status", "--format", "json"], d));
-    assert_eq!(status["counters"]["sub_cycles"], 1);
+    // api's own outgoing wire rests on the changed file too
+    assert!(notes.iter().any(|n| n.starts_with("sub-cycle: api -> cli reopened")), "{notes:?}");
+    assert_eq!(status["counters"]["sub_cycles"], 2);
     let core_api = &status["stages"].as_array().unwrap().iter().find(|s| s["name"] == "core").unwrap()["wires"][0];
     assert_eq!((core_api["status"].as_str(), core_api["reopened"].as_u64()), (Some("proven"), Some(1)));
     assert_eq!(run(&["ledger", "check"], d).status.code(), Some(0));
@@ -498,4 +507,104 @@ fn verify_takes_a_unified_diff_and_checks_its_scope_and_radius() {
     let o = run(&["verify", "--gap", &gap, "--diff", &narrow, "--format", "json", "-q"], t.path());
     let outcome = json(&o)["verdict"]["outcome"].as_str().unwrap().to_string();
     assert!(outcome == "proven" || outcome.starts_with("halt:"), "{outcome}");
+}
+
+#[test]
+fn a_tier_one_hold_outlasts_any_other_proof_until_the_code_changes() {
+    let t = three_stages();
+    let d = t.path();
+    let (_, v) = loop_json(d);
+    let gap = v["picked"]["gap"].as_str().unwrap().to_string();
+    assert_eq!(propose(d, &gap, "local+reversible", "src/core/__init__.py"), 0);
+    loop_json(d);
+    std::fs::write(d.join("src/core/__init__.py"), "def parse(text):\n    return text.split()  # tidy\n").unwrap();
+    assert_eq!(run(&["verify", "--gap", &gap, "-q"], d).status.code(), Some(12));
+    loop_json(d);
+    // another approach whose check passes on a change that does not fix the wire
+    let o = run(
+        &[
+            "propose",
+            "--gap",
+            &gap,
+            "--blast-radius",
+            "local+reversible",
+            "--approach",
+            "executed",
+            "--reason",
+            "r",
+            "--description",
+            "d",
+            "--write-set",
+            "src/core/__init__.py",
+        ],
+        d,
+    );
+    assert_eq!(o.status.code(), Some(0));
+    loop_json(d);
+    assert_eq!(run(&["verify", "--gap", &gap, "--command", "true", "-q"], d).status.code(), Some(0));
+    let (code, v) = loop_json(d);
+    assert_eq!(code, 14, "{v:#}");
+    let status = json(&run(&["status", "--format", "json"], d));
+    assert_eq!(status["holds"].as_array().unwrap().len(), 1, "the hold stands: {status:#}");
+    let wire = &status["stages"].as_array().unwrap().iter().find(|s| s["name"] == "core").unwrap()["wires"][0];
+    assert_eq!(wire["status"], "broken/unproven");
+}
+
+#[test]
+fn an_overridden_tier_two_hold_lets_the_loop_advance() {
+    let t = scratch("py-gaps");
+    // without the missing name, the wire orders -> billing is contradicted only by a stub (tier 2)
+    std::fs::write(
+        t.path().join("src/billing/invoice.py"),
+        "import attr\nfrom orders.model import Order, refund\n\n\ndef invoice_for(order: Order):\n    return refund(order)\n",
+    )
+    .unwrap();
+    let (_, v) = loop_json(t.path());
+    let gap = v["picked"]["gap"].as_str().unwrap().to_string();
+    let o = run(
+        &[
+            "propose",
+            "--gap",
+            &gap,
+            "--blast-radius",
+            "local+reversible",
+            "--approach",
+            "structural",
+            "--reason",
+            "r",
+            "--description",
+            "d",
+            "--write-set",
+            "src/orders/model.py",
+        ],
+        t.path(),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
+    loop_json(t.path());
+    let diff = t.path().join("fix.diff");
+    std::fs::write(&diff, "--- a/src/orders/model.py\n+++ b/src/orders/model.py\n@@ -1 +1 @@\n-a\n+b\n").unwrap();
+    let o = run(&["verify", "--gap", &gap, "--diff", diff.to_str().unwrap(), "--format", "json", "-q"], t.path());
+    assert_eq!(o.status.code(), Some(13), "{}", String::from_utf8_lossy(&o.stdout));
+    assert_eq!(loop_json(t.path()).0, 14);
+    let o = run(
+        &[
+            "override",
+            &gap,
+            "--evidence",
+            &format!("E-{gap}-1"),
+            "--by",
+            "lead",
+            "--reason",
+            "refund is wired in the next release",
+        ],
+        t.path(),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
+    let (code, v) = loop_json(t.path());
+    assert!(
+        v["notes"].as_array().unwrap().iter().any(|n| n.as_str().unwrap().contains("overridden; it closes")),
+        "{v:#}"
+    );
+    assert_ne!(code, 14, "{v:#}");
+    assert_eq!(run(&["ledger", "check"], t.path()).status.code(), Some(0));
 }

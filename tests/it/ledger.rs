@@ -577,3 +577,53 @@ fn the_andon_rule_decides_every_advance() {
     let (issues, _) = ledger::check(&dir).unwrap();
     assert!(issues.iter().any(|i| i.message.contains("claims an advance the andon rule forbids")), "{issues:?}");
 }
+
+#[test]
+fn a_standing_hold_is_replaced_only_by_a_proof_and_authority_can_be_raised_again() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("ledger");
+    ledger::append(
+        &dir,
+        &header(),
+        &[
+            gap("G1"),
+            proposal("G1"),
+            proof("H1", "G1", Verdict::Refuted, 1, true),
+            status(WireStatus::BrokenOrUnproven, "H1"),
+        ],
+        1,
+    )
+    .unwrap();
+    let before = bytes(&dir);
+    match ledger::append(
+        &dir,
+        &header(),
+        &[proof("U1", "G1", Verdict::Unknown, 3, false), status(WireStatus::Unknown, "U1")],
+        2,
+    ) {
+        Err(LedgerError::Refused(m)) => assert!(m.contains("stands on tier-1 hold `H1`"), "{m}"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(bytes(&dir), before);
+    // a proof replaces it
+    ledger::append(
+        &dir,
+        &header(),
+        &[proof("P1", "G1", Verdict::Proven, 1, false), status(WireStatus::Proven, "P1")],
+        3,
+    )
+    .unwrap();
+    // authority raised while proposed (after the fix changed the diff) is accepted
+    ledger::append(
+        &dir,
+        &header(),
+        &[Event::AuthorizationRaised {
+            gap: "G1".into(),
+            diff_hash: "d2".into(),
+            level: BlastRadius::HardToReverse,
+            reason: "re-reviewed".into(),
+        }],
+        4,
+    )
+    .unwrap();
+}
