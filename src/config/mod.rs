@@ -135,21 +135,12 @@ pub const EDGE_KINDS: &[&str] =
 /// The checks of a `manifest` contract.
 pub const MANIFEST_CHECKS: &[&str] = &["undeclared", "unused"];
 
-const TOP_KEYS: &[&str] = &[
-    "index",
-    "contract",
-    "enabled",
-    "house_rules_path",
-    "output_dir",
-    "ledger_dir",
-    "authorization_level",
-    "skip_verification",
-    "lint_max_rules",
-    "gap_source",
-    "self_assess_output_dir",
-    "backtrack_depth",
-    "thrash_threshold",
-];
+/// Top-level keys: the tables, then the settings.
+fn top_keys() -> Vec<&'static str> {
+    let mut k = vec!["index", "contract"];
+    k.extend(settings::KEYS);
+    k
+}
 const INDEX_KEYS: &[&str] = &["exclude", "max_file_size", "hidden", "vendored", "follow_links", "no_ignore"];
 const COMMON_KEYS: &[&str] = &["name", "kind", "description", "exceptions"];
 const EXCEPTION_KEYS: &[&str] = &["from", "to", "reason"];
@@ -281,7 +272,7 @@ impl Config {
                         cfg.contracts.push(c);
                     }
                 }
-                other => return Err(p.err(*line, unknown(other, TOP_KEYS, ""))),
+                other => return Err(p.err(*line, unknown(other, &top_keys(), ""))),
             }
         }
         cfg.source = Some(path);

@@ -250,6 +250,28 @@ fn loop_json(dir: &std::path::Path) -> (i32, serde_json::Value) {
     (o.status.code().unwrap(), json(&o))
 }
 
+/// A local+reversible proposal by `approach` writing `file`.
+fn propose_with(dir: &std::path::Path, gap: &str, approach: &str, file: &str) -> std::process::Output {
+    run(
+        &[
+            "propose",
+            "--gap",
+            gap,
+            "--blast-radius",
+            "local+reversible",
+            "--approach",
+            approach,
+            "--reason",
+            "r",
+            "--description",
+            "d",
+            "--write-set",
+            file,
+        ],
+        dir,
+    )
+}
+
 fn propose(dir: &std::path::Path, gap: &str, radius: &str, file: &str) -> i32 {
     let o = run(
         &[
@@ -461,24 +483,7 @@ fn each_session_reports_the_ledger_delta_since_the_last_run() {
 fn verify_takes_a_unified_diff_and_checks_its_scope_and_radius() {
     let t = scratch("py-gaps");
     let gap = picked(t.path());
-    let o = run(
-        &[
-            "propose",
-            "--gap",
-            &gap,
-            "--blast-radius",
-            "local+reversible",
-            "--approach",
-            "structural",
-            "--reason",
-            "r",
-            "--description",
-            "d",
-            "--write-set",
-            "src/orders/model.py",
-        ],
-        t.path(),
-    );
+    let o = propose_with(t.path(), &gap, "structural", "src/orders/model.py");
     assert_eq!(o.status.code(), Some(0));
     loop_json(t.path());
     let diff = |name: &str, text: &str| {
@@ -561,24 +566,7 @@ fn an_overridden_tier_two_hold_lets_the_loop_advance() {
     .unwrap();
     let (_, v) = loop_json(t.path());
     let gap = v["picked"]["gap"].as_str().unwrap().to_string();
-    let o = run(
-        &[
-            "propose",
-            "--gap",
-            &gap,
-            "--blast-radius",
-            "local+reversible",
-            "--approach",
-            "structural",
-            "--reason",
-            "r",
-            "--description",
-            "d",
-            "--write-set",
-            "src/orders/model.py",
-        ],
-        t.path(),
-    );
+    let o = propose_with(t.path(), &gap, "structural", "src/orders/model.py");
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
     loop_json(t.path());
     let diff = t.path().join("fix.diff");
