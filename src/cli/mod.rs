@@ -544,13 +544,13 @@ fn run_preflight(a: PreflightArgs) -> Result<Exit, String> {
     let path_var = std::env::var_os("PATH");
     let items = crate::preflight::run(&a.path, &cfg, stream.as_ref(), path_var.as_deref());
     let out_dir = cfg.settings.output_path(&a.path);
-    if std::fs::create_dir_all(&out_dir).is_ok() {
-        let mut md = Vec::new();
-        let _ = output::preflight(&mut md, &items, Format::Text, true);
-        let _ = write_atomic(&out_dir.join("preflight.md"), &md);
-        let sidecar = serde_json::to_vec_pretty(&output::preflight_json(&items)).expect("json");
-        let _ = write_atomic(&out_dir.join("preflight.json"), &sidecar);
-    }
+    write_reports(
+        &out_dir,
+        "preflight.md",
+        &|w| output::preflight(w, &items, Format::Text, true),
+        "preflight.json",
+        &output::preflight_json(&items),
+    );
     emit(|w| output::preflight(w, &items, format_of(&a.common), false))?;
     let not_ready = items.iter().any(|i| i.level == crate::preflight::Readiness::NotReady);
     Ok(if not_ready { Exit::Findings } else { Exit::Success })
@@ -677,13 +677,13 @@ fn run_loop(a: LoopArgs) -> Result<Exit, String> {
         Err(e) => return Err(e.to_string()),
     };
     // The session's report and sidecar under output_dir (R125).
-    if std::fs::create_dir_all(&out_dir).is_ok() {
-        let mut text = Vec::new();
-        let _ = output::cycle::report(&mut text, &session, false);
-        let _ = write_atomic(&out_dir.join("loop.txt"), &text);
-        let sidecar = serde_json::to_vec_pretty(&output::cycle::json_doc(&session)).expect("json");
-        let _ = write_atomic(&out_dir.join("loop.json"), &sidecar);
-    }
+    write_reports(
+        &out_dir,
+        "loop.txt",
+        &|w| output::cycle::report(w, &session, false),
+        "loop.json",
+        &output::cycle::json_doc(&session),
+    );
     emit(|w| output::cycle::report(w, &session, matches!(a.common.format, FormatArg::Json)))?;
     Ok(match session.next.action {
         "decide" => Exit::NeedsHuman,
@@ -712,13 +712,13 @@ fn run_status(a: StatusArgs) -> Result<Exit, String> {
     let board = state.as_ref().map(|s| crate::status::board(s, cfg.settings.thrash_threshold.value));
     // The report and its machine sidecar under output_dir (R125); nothing else is written.
     let out_dir = cfg.settings.output_path(&a.path);
-    if std::fs::create_dir_all(&out_dir).is_ok() {
-        let mut md = Vec::new();
-        let _ = report(&mut md, board.as_ref(), &shown, StatusFormat::Markdown);
-        let _ = write_atomic(&out_dir.join("status.md"), &md);
-        let sidecar = serde_json::to_vec_pretty(&json_doc(board.as_ref(), &shown)).expect("json");
-        let _ = write_atomic(&out_dir.join("status.json"), &sidecar);
-    }
+    write_reports(
+        &out_dir,
+        "status.md",
+        &|w| report(w, board.as_ref(), &shown, StatusFormat::Markdown),
+        "status.json",
+        &json_doc(board.as_ref(), &shown),
+    );
     let format = match a.format {
         StatusFormatArg::Text => StatusFormat::Text,
         StatusFormatArg::Json => StatusFormat::Json,
@@ -988,6 +988,26 @@ fn config_error(e: &crate::config::ConfigError) -> String {
     match text.lines().nth(e.line.saturating_sub(1) as usize) {
         Some(l) if !l.trim().is_empty() => format!("{e}\n  | {l}"),
         _ => e.to_string(),
+    }
+}
+
+/// A command's human report and its machine sidecar under `output_dir` (R125), each written
+/// atomically. The command's own result does not depend on them: a failure is a warning.
+fn write_reports(
+    out_dir: &Path,
+    human_name: &str,
+    human: &dyn Fn(&mut dyn Write) -> std::io::Result<()>,
+    sidecar_name: &str,
+    sidecar: &serde_json::Value,
+) {
+    let mut text = Vec::new();
+    let written = std::fs::create_dir_all(out_dir)
+        .map_err(|e| format!("{}: {e}", out_dir.display()))
+        .and_then(|_| human(&mut text).map_err(|e| e.to_string()))
+        .and_then(|_| write_atomic(&out_dir.join(human_name), &text))
+        .and_then(|_| write_atomic(&out_dir.join(sidecar_name), &serde_json::to_vec_pretty(sidecar).expect("json")));
+    if let Err(e) = written {
+        eprintln!("warning: the report was not written under {}: {e}", out_dir.display());
     }
 }
 

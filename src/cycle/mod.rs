@@ -488,8 +488,8 @@ pub fn step(
         } else {
             for stage in &stream.order {
                 let cands = record_scan(stage, &state)?;
-                let (_, now_state, _) = ledger::load(&dir)?.ok_or_else(|| LedgerError::Io("no ledger".into()))?;
-                if cands.iter().any(|c| now_state.gaps.get(&c.id).is_some_and(|g| g.status == GapStatus::Open)) {
+                // a candidate is open when it was just recorded, or is recorded as open
+                if cands.iter().any(|c| state.gaps.get(&c.id).is_none_or(|g| g.status == GapStatus::Open)) {
                     cursor = Some(stage.clone());
                     found = cands;
                     break;

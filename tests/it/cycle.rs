@@ -526,24 +526,7 @@ fn a_tier_one_hold_outlasts_any_other_proof_until_the_code_changes() {
     assert_eq!(run(&["verify", "--gap", &gap, "-q"], d).status.code(), Some(12));
     loop_json(d);
     // another approach whose check passes on a change that does not fix the wire
-    let o = run(
-        &[
-            "propose",
-            "--gap",
-            &gap,
-            "--blast-radius",
-            "local+reversible",
-            "--approach",
-            "executed",
-            "--reason",
-            "r",
-            "--description",
-            "d",
-            "--write-set",
-            "src/core/__init__.py",
-        ],
-        d,
-    );
+    let o = propose_with(d, &gap, "executed", "src/core/__init__.py");
     assert_eq!(o.status.code(), Some(0));
     loop_json(d);
     assert_eq!(run(&["verify", "--gap", &gap, "--command", "true", "-q"], d).status.code(), Some(0));
@@ -595,4 +578,30 @@ fn an_overridden_tier_two_hold_lets_the_loop_advance() {
     );
     assert_ne!(code, 14, "{v:#}");
     assert_eq!(run(&["ledger", "check"], t.path()).status.code(), Some(0));
+}
+
+#[test]
+fn an_executed_check_that_fails_refutes_the_fix() {
+    let t = three_stages();
+    let d = t.path();
+    std::fs::write(
+        d.join("src/api/__init__.py"),
+        "from core import parse\n\n\n# TODO: validate\ndef run(text):\n    return parse(text)\n",
+    )
+    .unwrap();
+    git(d, &["commit", "-qam", "a TODO"]);
+    let gap = loop_json(d).1["picked"]["gap"].as_str().unwrap().to_string();
+    assert_eq!(propose_with(d, &gap, "executed", "src/api/__init__.py").status.code(), Some(0));
+    loop_json(d);
+    std::fs::write(
+        d.join("src/api/__init__.py"),
+        "from core import parse\n\n\ndef run(text):\n    return parse(text)\n",
+    )
+    .unwrap();
+    let o = run(&["verify", "--gap", &gap, "--command", "echo failing >&2; exit 3", "--format", "json", "-q"], d);
+    assert_eq!(o.status.code(), Some(10), "{}", String::from_utf8_lossy(&o.stdout));
+    let v = json(&o);
+    assert_eq!(v["verdict"]["outcome"], "halt:refuted");
+    let artifact = std::fs::read_to_string(d.join(v["evidence"]["artifact"].as_str().unwrap())).unwrap();
+    assert!(artifact.contains("exit: Some(3)") && artifact.contains("failing"), "{artifact}");
 }
