@@ -51,6 +51,7 @@ fn events() -> Vec<Event> {
                     evidence: "andon check: 0 findings".into(),
                     fix: None,
                     references: vec![format!("src/m{}.py:1", i % 900)],
+                    surface: None,
                 },
             });
             out.push(Event::WireStatusChanged { wire: wire.clone(), status, evidence: id });

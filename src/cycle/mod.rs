@@ -15,6 +15,7 @@ use crate::ops::StreamReport;
 
 pub mod diff;
 pub mod proposal;
+pub mod surface;
 pub mod verify;
 
 /// A gap the scan found, before it is recorded.
@@ -181,6 +182,11 @@ pub fn scan(store: &Store, stream: &StreamReport, state: &State, stage: &str) ->
     out.sort_by(|a, b| a.id.cmp(&b.id));
     out.dedup_by(|a, b| a.id == b.id);
     out
+}
+
+/// A gap is on the constraint when it is about the constraint's wire or lies in its producer stage.
+fn on_constraint(constraint: Option<&crate::status::Constraint>, c: &Candidate) -> bool {
+    constraint.is_some_and(|k| Some(&k.wire) == c.wire.as_ref() || k.wire.producer == c.stage)
 }
 
 /// The estimated blast radius of fixing a gap, from where it is (design §7 decision 5).
@@ -382,7 +388,18 @@ pub fn step(
     let need = prog.needed(&goals);
     let mut store = datalog::load(&prog, idx, Some(&need)).map_err(LedgerError::Io)?;
     datalog::run_runtime(&prog, &mut store, Some(&need));
-    record_evidence(root, cfg, idx, &dir, &header, now, &store, &stream, &mut notes)?;
+    let wires: Vec<Wire> =
+        stream.wires.iter().map(|w| Wire { producer: w.producer.clone(), consumer: w.consumer.clone() }).collect();
+    let surfaces = surface::surfaces(root, idx, &store, &wires);
+    record_evidence(root, cfg, idx, &dir, &header, now, &stream, &surfaces, &mut notes)?;
+    // proofs whose surface changed since (edits made outside the loop) are stale
+    {
+        let (_, state, _) = ledger::load(&dir)?.ok_or_else(|| LedgerError::Io("no ledger".into()))?;
+        let stale = reopen_stale(&state, &stream, &surfaces, None, 0, cfg.settings.thrash_threshold.value, &mut notes);
+        if !stale.is_empty() {
+            ledger::append(&dir, &header, &stale, now)?;
+        }
+    }
     let ceiling = cfg.settings.authorization_level.value;
     let mut self_passes = 0u32;
     let mut found: Vec<Candidate>;
@@ -411,10 +428,7 @@ pub fn step(
                     stage: c.stage.clone(),
                     wire: c.wire.clone(),
                     location: c.location.clone(),
-                    on_constraint: board
-                        .constraint
-                        .as_ref()
-                        .is_some_and(|k| Some(&k.wire) == c.wire.as_ref() || k.wire.producer == c.stage),
+                    on_constraint: on_constraint(board.constraint.as_ref(), c),
                     summary: c.summary.clone(),
                     source: c.source.into(),
                 })
@@ -497,7 +511,8 @@ pub fn step(
             }
         }
         let (_, state, _) = ledger::load(&dir)?.ok_or_else(|| LedgerError::Io("the ledger was not written".into()))?;
-        let on_constraint = |c: &Candidate| state.gaps.get(&c.id).is_some_and(|g| g.on_constraint);
+        // the constraint as it is now (R63), not as it was when the gap was opened
+        let on_constraint = |c: &Candidate| on_constraint(board.constraint.as_ref(), c);
         let picked: Option<(String, String)> = match &in_progress {
             Some(g) => Some((g.id.clone(), "in progress: a gap is finished before another is picked".into())),
             None => {
@@ -589,6 +604,9 @@ pub fn step(
             );
             ev.id = format!("E-{}-{}", g.id, state.gap_evidence.get(&g.id).map_or(0, Vec::len) + 1);
             let Some(wire) = g.wire.clone() else { unreachable!("checked above") };
+            if verdict == Verdict::Proven {
+                ev.surface = surfaces.get(&wire).map(|s| s.fingerprint.clone());
+            }
             let status = match verdict {
                 Verdict::Proven => WireStatus::Proven,
                 Verdict::Unknown => WireStatus::Unknown,
@@ -705,60 +723,53 @@ pub fn step(
     })
 }
 
-/// A sub-cycle (R71–R87): the applied fix changed files that proven wires up to `depth` stages
-/// upstream rest on (their import sites on either side), so those proofs are stale: each such wire
-/// reopens on an `unproven` evidence record naming the files, and the cursor goes back to it.
-fn sub_cycle(
+/// Reopens every proven wire whose surface changed since its proof (design §3, R82): the proof
+/// is stale, so the wire gets an `unproven` evidence record naming what crosses it now. When the
+/// change is the fix for `fixed` and the wire lies within `depth` stages upstream of the fixed
+/// stage (or leaves it), this is a sub-cycle: the cursor goes back to re-prove it. A wire that has
+/// reopened `thrash` times stops the backtracking: it is the stream's constraint, and the
+/// escalation is said (R83).
+#[allow(clippy::too_many_arguments)]
+fn reopen_stale(
     state: &State,
-    store: &Store,
     stream: &StreamReport,
-    gap: &ledger::GapState,
-    change: &verify::Change,
+    surfaces: &BTreeMap<Wire, surface::Surface>,
+    fixed: Option<&ledger::GapState>,
     depth: u32,
+    thrash: u32,
     notes: &mut Vec<String>,
 ) -> Vec<Event> {
-    let touched: std::collections::BTreeSet<&str> = change.files.iter().map(|(_, p)| p.as_str()).collect();
     // stages within `depth` hops upstream of the fixed stage (the stage itself at 0)
-    let mut reach: BTreeMap<String, u32> = BTreeMap::from([(gap.stage.clone(), 0)]);
-    let mut frontier = vec![gap.stage.clone()];
-    for d in 1..depth {
-        let mut next = Vec::new();
-        for s in &frontier {
-            for w in stream.wires.iter().filter(|w| &w.consumer == s) {
-                if !reach.contains_key(&w.producer) {
-                    reach.insert(w.producer.clone(), d);
-                    next.push(w.producer.clone());
+    let mut reach: BTreeMap<String, u32> = BTreeMap::new();
+    if let Some(g) = fixed {
+        reach.insert(g.stage.clone(), 0);
+        let mut frontier = vec![g.stage.clone()];
+        for d in 1..depth {
+            let mut next = Vec::new();
+            for s in &frontier {
+                for w in stream.wires.iter().filter(|w| &w.consumer == s) {
+                    if !reach.contains_key(&w.producer) {
+                        reach.insert(w.producer.clone(), d);
+                        next.push(w.producer.clone());
+                    }
                 }
             }
+            frontier = next;
         }
-        frontier = next;
     }
     let mut out = Vec::new();
     let mut k = state.evidence.len();
     for w in &stream.wires {
-        // wires into the fixed stage and up to `depth` stages upstream, and the fixed stage's own
-        // outgoing wires (its consumers rest on what it exports)
-        if depth == 0 || !(reach.contains_key(&w.consumer) || w.producer == gap.stage) {
-            continue;
-        }
         let wire = Wire { producer: w.producer.clone(), consumer: w.consumer.clone() };
-        if Some(&wire) == gap.wire.as_ref() || state.wires.get(&wire).is_none_or(|s| s.status != WireStatus::Proven) {
-            continue;
-        }
-        let mut files: Vec<String> = store.rels[rel::WIRE_IMPORT.0 as usize]
-            .iter()
-            .filter(|r| store.syms.str(r[0]) == w.producer && store.syms.str(r[1]) == w.consumer)
-            .flat_map(|r| [store.syms.str(r[2]), store.syms.str(r[4])])
-            .filter(|p| touched.contains(p))
-            .map(str::to_string)
-            .collect();
-        files.sort();
-        files.dedup();
-        if files.is_empty() {
+        let Some(ws) = state.wires.get(&wire).filter(|s| s.status == WireStatus::Proven) else { continue };
+        let Some(proof) = state.evidence.get(&ws.evidence).and_then(|e| e.surface.as_deref()) else { continue };
+        let Some(now) = surfaces.get(&wire) else { continue };
+        if now.fingerprint == proof || fixed.is_some_and(|g| g.wire.as_ref() == Some(&wire)) {
             continue;
         }
         k += 1;
         let id = format!("E-stale-{k}");
+        let crossing = if now.names.is_empty() { "nothing".to_string() } else { now.names.join(", ") };
         out.push(Event::EvidenceRecorded {
             evidence: ledger::Evidence {
                 id: id.clone(),
@@ -769,19 +780,35 @@ fn sub_cycle(
                 hold: false,
                 tier: None,
                 artifact: None,
-                claim: format!("the fix for `{}` changed what {wire} rests on; its proof is stale", gap.id),
-                evidence: format!("changed: {}", files.join(", ")),
+                claim: match fixed {
+                    Some(g) => {
+                        format!("the fix for `{}` changed the surface {wire} was proven on; its proof is stale", g.id)
+                    }
+                    None => format!("the surface {wire} was proven on has changed; its proof is stale"),
+                },
+                evidence: format!("surface {proof} is now {}", now.fingerprint),
                 fix: None,
-                references: files.clone(),
+                references: now.names.clone(),
+                surface: Some(now.fingerprint.clone()),
             },
         });
         out.push(Event::WireStatusChanged { wire: wire.clone(), status: WireStatus::BrokenOrUnproven, evidence: id });
-        out.push(Event::SubCycle {
-            from_stage: gap.stage.clone(),
-            to_stage: w.producer.clone(),
-            reason: format!("{wire} rests on {}", files.join(", ")),
-        });
-        notes.push(format!("sub-cycle: {wire} reopened, its surface changed ({})", files.join(", ")));
+        let reopens = ws.reopened.len() as u32 + 1;
+        let backtrack = fixed.filter(|g| reach.contains_key(&w.consumer) || w.producer == g.stage);
+        if reopens >= thrash {
+            notes.push(format!(
+                "thrash: {wire} has reopened {reopens} times (threshold {thrash}); backtracking stops and it is the stream's constraint: find why its surface keeps changing"
+            ));
+        } else if let Some(g) = backtrack {
+            out.push(Event::SubCycle {
+                from_stage: g.stage.clone(),
+                to_stage: w.producer.clone(),
+                reason: format!("{wire}: its surface changed ({crossing})"),
+            });
+            notes.push(format!("sub-cycle: {wire} reopened, its surface changed ({crossing})"));
+        } else {
+            notes.push(format!("stale: {wire} reopened, its surface changed since its proof ({crossing})"));
+        }
     }
     out
 }
@@ -1018,8 +1045,8 @@ fn record_evidence(
     dir: &Path,
     header: &Header,
     now: u64,
-    store: &Store,
     stream: &StreamReport,
+    surfaces: &BTreeMap<Wire, surface::Surface>,
     notes: &mut Vec<String>,
 ) -> Result<(), LedgerError> {
     let out_dir = cfg.settings.output_path(root);
@@ -1068,6 +1095,9 @@ fn record_evidence(
                 );
                 ev.id = format!("E-{}-{}", g.id, state.gap_evidence.get(&g.id).map_or(0, Vec::len) + 1);
             }
+        }
+        if ev.verdict == ledger::Verdict::Proven && g.wire.is_some() {
+            ev.surface = g.wire.as_ref().and_then(|w| surfaces.get(w)).map(|s| s.fingerprint.clone());
         }
         let mut events = vec![Event::EvidenceRecorded { evidence: ev.clone() }];
         if let Some(w) = &g.wire {
@@ -1125,13 +1155,13 @@ fn record_evidence(
             diff_hash: Some(outcome.change.hash.clone()),
         });
         if advanced {
-            events.extend(sub_cycle(
+            events.extend(reopen_stale(
                 &after,
-                store,
                 stream,
-                g,
-                &outcome.change,
+                surfaces,
+                Some(g),
                 cfg.settings.backtrack_depth.value,
+                cfg.settings.thrash_threshold.value,
                 notes,
             ));
         }

@@ -323,5 +323,6 @@ pub fn evidence(
         evidence: detail,
         fix: None,
         references,
+        surface: None,
     }
 }

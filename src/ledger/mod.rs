@@ -111,6 +111,10 @@ pub struct Evidence {
     pub evidence: String,
     pub fix: Option<String>,
     pub references: Vec<String>,
+    /// For a proof of a wire: the fingerprint of the wire's surface it was proven on (design §3);
+    /// the proof is stale when the surface changes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub surface: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -295,9 +295,16 @@ fn propose(dir: &std::path::Path, gap: &str, radius: &str, file: &str) -> i32 {
 }
 
 #[test]
-fn end_to_end_a_broken_wire_is_proposed_halted_fixed_verified_and_the_cursor_advances() {
+fn end_to_end_three_stages_halt_fix_advance_sub_cycle_converge_harden() {
     let t = three_stages();
     let d = t.path();
+    // api also has work of its own, for later
+    std::fs::write(
+        d.join("src/api/__init__.py"),
+        "from core import parse, missing_name\n\n\n# TODO: validate the input\ndef run(text):\n    return parse(text), missing_name\n",
+    )
+    .unwrap();
+    git(d, &["commit", "-qam", "a TODO in api"]);
     // 1. the loop stops on the broken wire core -> api
     let (code, v) = loop_json(d);
     assert_eq!(code, 0, "{v:#}");
@@ -355,20 +362,70 @@ fn end_to_end_a_broken_wire_is_proposed_halted_fixed_verified_and_the_cursor_adv
     assert_eq!(code, 0, "{v:#}");
     assert!(ledger_before.len() < std::fs::read(d.join("analysis/andon/ledger/ledger.jsonl")).unwrap().len());
     // the fix closed core -> api; api -> cli needs no change and is proven by the loop itself;
-    // with every wire proven and nothing open, the cycle converges
+    // the cursor is at api, whose TODO is the next work
     assert_eq!(v["ledger"]["passes"], 3, "a halted pass, the verified fix, the self-proven wire: {v:#}");
     let wires = v["ledger"]["wires"].as_array().unwrap();
     assert!(wires.iter().all(|w| w["status"] == "proven"), "{v:#}");
+    assert_eq!((v["cursor"].as_str(), v["next"]["action"].as_str()), (Some("api"), Some("propose")), "{v:#}");
+    let todo = v["picked"]["gap"].as_str().unwrap().to_string();
+    assert!(todo.starts_with("F-"), "{v:#}");
+    // 6. the TODO's fix changes the signature of core's `parse`, which core -> api rests on
+    let o = run(
+        &[
+            "propose",
+            "--gap",
+            &todo,
+            "--blast-radius",
+            "local+reversible",
+            "--approach",
+            "executed",
+            "--reason",
+            "the check exercises run()",
+            "--description",
+            "validate the input; parse takes a separator",
+            "--write-set",
+            "src/api/__init__.py",
+            "--write-set",
+            "src/core/__init__.py",
+        ],
+        d,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
+    loop_json(d);
+    std::fs::write(
+        d.join("src/core/__init__.py"),
+        "def parse(text, sep=None):\n    return text.split(sep)\n\n\ndef missing_name():\n    return 1\n",
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("src/api/__init__.py"),
+        "from core import parse, missing_name\n\n\ndef run(text):\n    if not text:\n        raise ValueError(\"empty\")\n    return parse(text, None), missing_name\n",
+    )
+    .unwrap();
+    let o = run(&["verify", "--gap", &todo, "--command", "true", "--format", "json", "-q"], d);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
+    // 7. the loop records it, reopens core -> api in a sub-cycle, re-proves it, and the cycle converges
+    let (code, v) = loop_json(d);
+    assert_eq!(code, 0, "{v:#}");
+    let notes: Vec<&str> = v["notes"].as_array().unwrap().iter().map(|n| n.as_str().unwrap()).collect();
+    assert!(notes.iter().any(|n| n.starts_with("sub-cycle: core -> api reopened")), "{notes:?}");
+    assert!(notes.iter().any(|n| n.contains("core -> api proven structurally")), "{notes:?}");
+    assert!(!notes.iter().any(|n| n.contains("api -> cli reopened")), "run()'s signature did not change: {notes:?}");
     assert_eq!(
         (v["next"]["action"].as_str(), v["verdict"]["outcome"].as_str()),
-        (Some("converged"), Some("converged"))
+        (Some("converged"), Some("converged")),
+        "{v:#}"
     );
-    // a cycle that converges without a single fix: hardened
+    let status = json(&run(&["status", "--format", "json"], d));
+    assert_eq!(status["counters"]["sub_cycles"], 1);
+    let core_api = &status["stages"].as_array().unwrap().iter().find(|s| s["name"] == "core").unwrap()["wires"][0];
+    assert_eq!((core_api["status"].as_str(), core_api["reopened"].as_u64()), (Some("proven"), Some(1)));
+    // 8. a cycle that converges without a single fix: hardened
     let (code, v) = loop_json(d);
     assert_eq!(code, 0);
     assert_eq!(v["verdict"]["outcome"], "hardened", "{v:#}");
     let status = json(&run(&["status", "--format", "json"], d));
-    assert_eq!(status["counters"]["cycles"], 1);
+    assert_eq!(status["counters"]["cycles"], 1, "the hardened run records no new cycle");
     assert!(status["constraint"].is_null(), "every wire proven: no constraint");
     let o = run(&["ledger", "check"], d);
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
@@ -398,22 +455,19 @@ fn a_clean_stream_is_proven_by_the_loop_converges_and_then_reports_hardened() {
     assert_eq!(ledger_bytes(d), before, "confirming hardened writes nothing");
 }
 
-#[test]
-fn a_fix_that_changes_an_upstream_wires_surface_reopens_it_in_a_sub_cycle() {
-    let t = three_stages();
-    let d = t.path();
+/// Three stages with every wire clean and a TODO in api; the loop proves both wires and picks it.
+fn todo_in_api(d: &std::path::Path, settings: &str) -> String {
     std::fs::write(
         d.join("src/api/__init__.py"),
         "from core import parse\n\n\n# TODO: validate the input\ndef run(text):\n    return parse(text)\n",
     )
     .unwrap();
-    git(d, &["commit", "-qam", "a TODO in api"]);
-    // both wires are proven by the loop itself; then the TODO in api is the work
+    std::fs::write(d.join("andon.toml"), settings).unwrap();
+    git(d, &["add", "-A"]);
+    git(d, &["commit", "-qm", "a TODO in api"]);
     let (_, v) = loop_json(d);
-    assert_eq!(v["ledger"]["passes"], 2, "{v:#}");
     assert_eq!((v["cursor"].as_str(), v["next"]["action"].as_str()), (Some("api"), Some("propose")), "{v:#}");
     let gap = v["picked"]["gap"].as_str().unwrap().to_string();
-    assert!(gap.starts_with("F-"), "{v:#}");
     let o = run(
         &[
             "propose",
@@ -426,39 +480,94 @@ fn a_fix_that_changes_an_upstream_wires_surface_reopens_it_in_a_sub_cycle() {
             "--reason",
             "the check exercises run()",
             "--description",
-            "validate the input; import parse under a clearer name",
+            "validate the input",
             "--write-set",
             "src/api/__init__.py",
+            "--write-set",
+            "src/core/__init__.py",
         ],
         d,
     );
     assert_eq!(o.status.code(), Some(0));
     loop_json(d);
-    // the fix also touches the import of core: the surface core -> api rests on
+    gap
+}
+
+fn notes(v: &serde_json::Value) -> Vec<String> {
+    v["notes"].as_array().unwrap().iter().map(|n| n.as_str().unwrap().to_string()).collect()
+}
+
+#[test]
+fn a_fix_inside_a_body_leaves_the_wires_it_crosses_proven() {
+    let t = three_stages();
+    let d = t.path();
+    let gap = todo_in_api(d, "");
+    // core's parse keeps its signature; api changes its body and how it names the import
+    std::fs::write(d.join("src/core/__init__.py"), "def parse(text):\n    # words\n    return text.split()\n").unwrap();
     std::fs::write(
         d.join("src/api/__init__.py"),
         "from core import parse as parse_text\n\n\ndef run(text):\n    if not text:\n        raise ValueError(\"empty\")\n    return parse_text(text)\n",
     )
     .unwrap();
-    let o = run(&["verify", "--gap", &gap, "--command", "true", "--format", "json", "-q"], d);
+    let o = run(&["verify", "--gap", &gap, "--command", "true", "-q"], d);
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
-    assert!(json(&o)["evidence"]["artifact"].as_str().unwrap().contains("artifacts/"), "the check's output is kept");
+    let (code, v) = loop_json(d);
+    assert_eq!((code, v["verdict"]["outcome"].as_str()), (0, Some("converged")), "{v:#}");
+    assert!(!notes(&v).iter().any(|n| n.contains("reopened")), "{:?}", notes(&v));
+    assert_eq!(json(&run(&["status", "--format", "json"], d))["counters"]["sub_cycles"], 0);
+}
+
+#[test]
+fn a_surface_changed_outside_the_loop_makes_the_proof_stale() {
+    let t = three_stages();
+    let d = t.path();
+    std::fs::write(
+        d.join("src/api/__init__.py"),
+        "from core import parse\n\n\ndef run(text):\n    return parse(text)\n",
+    )
+    .unwrap();
+    assert_eq!(loop_json(d).1["verdict"]["outcome"], "converged");
+    // someone changes what crosses core -> api without the loop
+    std::fs::write(d.join("src/core/__init__.py"), "def parse(text, sep):\n    return text.split(sep)\n").unwrap();
     let (code, v) = loop_json(d);
     assert_eq!(code, 0, "{v:#}");
-    let notes: Vec<&str> = v["notes"].as_array().unwrap().iter().map(|n| n.as_str().unwrap()).collect();
-    assert!(notes.iter().any(|n| n.starts_with("sub-cycle: core -> api reopened")), "{notes:?}");
+    let n = notes(&v);
+    assert!(n.iter().any(|n| n.starts_with("stale: core -> api reopened")), "{n:?}");
+    assert!(n.iter().any(|n| n.contains("core -> api proven structurally")), "{n:?}");
+    assert_eq!(v["verdict"]["outcome"], "converged", "a pass closed: not hardened: {v:#}");
+    let q = run(&["query", "LedgerReopened(p, c, seq)", "--format", "json", "-q"], d);
+    assert_eq!(q.status.code(), Some(0), "{}", String::from_utf8_lossy(&q.stderr));
+    let rows = json(&q)["rows"].as_array().unwrap().clone();
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!((rows[0][0].as_str(), rows[0][1].as_str()), (Some("core"), Some("api")));
+}
+
+#[test]
+fn a_wire_that_keeps_reopening_stops_the_backtracking_and_becomes_the_constraint() {
+    let t = three_stages();
+    let d = t.path();
+    let gap = todo_in_api(d, "thrash_threshold = 1\n");
+    std::fs::write(d.join("src/core/__init__.py"), "def parse(text, sep=None):\n    return text.split(sep)\n").unwrap();
+    std::fs::write(
+        d.join("src/api/__init__.py"),
+        "from core import parse\n\n\ndef run(text):\n    if not text:\n        raise ValueError(\"empty\")\n    return parse(text, None)\n",
+    )
+    .unwrap();
+    assert_eq!(run(&["verify", "--gap", &gap, "--command", "true", "-q"], d).status.code(), Some(0));
+    let (_, v) = loop_json(d);
+    let n = notes(&v);
     assert!(
-        notes.iter().any(|n| n.contains("core -> api proven structurally")),
-        "re-proven after the sub-cycle: {notes:?}"
+        n.iter().any(|n| n.starts_with("thrash: core -> api has reopened 1 times (threshold 1); backtracking stops")),
+        "{n:?}"
     );
-    assert_eq!(v["verdict"]["outcome"], "converged", "{v:#}");
+    assert!(!n.iter().any(|n| n.starts_with("sub-cycle:")), "no backtrack once it thrashes: {n:?}");
     let status = json(&run(&["status", "--format", "json"], d));
-    // api's own outgoing wire rests on the changed file too
-    assert!(notes.iter().any(|n| n.starts_with("sub-cycle: api -> cli reopened")), "{notes:?}");
-    assert_eq!(status["counters"]["sub_cycles"], 2);
-    let core_api = &status["stages"].as_array().unwrap().iter().find(|s| s["name"] == "core").unwrap()["wires"][0];
-    assert_eq!((core_api["status"].as_str(), core_api["reopened"].as_u64()), (Some("proven"), Some(1)));
-    assert_eq!(run(&["ledger", "check"], d).status.code(), Some(0));
+    assert_eq!(status["counters"]["sub_cycles"], 0);
+    assert_eq!(status["constraint"]["rule"], "thrash", "{status:#}");
+    assert_eq!(
+        (status["constraint"]["producer"].as_str(), status["constraint"]["consumer"].as_str()),
+        (Some("core"), Some("api"))
+    );
 }
 
 #[test]

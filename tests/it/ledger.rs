@@ -57,6 +57,7 @@ fn evidence(id: &str, verdict: Verdict) -> Event {
             evidence: "andon check: 0 findings".into(),
             fix: None,
             references: vec!["src/acme/api/routes.py:1".into()],
+            surface: None,
         },
     }
 }
@@ -360,6 +361,7 @@ fn status_board_holds_first_then_everything_and_one_next_step() {
             evidence: "src/core/a.py:3 imports api".into(),
             fix: None,
             references: vec!["src/core/a.py:3".into()],
+            surface: None,
         },
     };
     ledger::append(
@@ -453,6 +455,7 @@ fn proof(id: &str, gap: &str, verdict: Verdict, tier: u8, hold: bool) -> Event {
             evidence: "andon check".into(),
             fix: None,
             references: vec![],
+            surface: None,
         },
     }
 }

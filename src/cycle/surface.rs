@@ -1,0 +1,185 @@
+//! A wire's surface (design §3): the definitions that cross it — every name the consumer's files
+//! import from the producer's files, each with the text of its contract — and a fingerprint of
+//! them. Evidence for a wire records the fingerprint it was proven on; when the fingerprint
+//! changes, the proof is stale (R82).
+//!
+//! The contract of a function or method is its signature (the text up to its body), so a fix
+//! inside a body leaves the wires it crosses proven; the contract of any other definition (a
+//! class, struct, enum, type, constant) is its whole text, because its fields are what both sides
+//! read. A module imported whole contributes every name it exports. Whitespace is normalised, so
+//! reformatting changes nothing.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::Path;
+
+use crate::datalog::Store;
+use crate::facts::{Segment, rel};
+use crate::index::Index;
+use crate::ledger::Wire;
+
+/// What crosses one wire.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Surface {
+    /// `producer file:name`, sorted.
+    pub names: Vec<String>,
+    /// xxh3 of the names and the normalised text of their contracts (16 hex digits).
+    pub fingerprint: String,
+}
+
+/// One producer file's definitions: name → (kind, start line, end line).
+struct Defs {
+    defs: HashMap<String, (String, u32, u32)>,
+    exports: BTreeSet<String>,
+    text: Option<String>,
+}
+
+fn defs_of(root: &Path, idx: &Index, file: usize) -> Defs {
+    let f = &idx.facts[file];
+    let mut defs: HashMap<String, (String, u32, u32)> = HashMap::new();
+    let mut ends: HashMap<(String, u32), u32> = HashMap::new();
+    if let Ok(detail) = f.detail() {
+        for r in detail.rows_of(rel::DEF_SPAN) {
+            ends.insert((detail.str(r[1]).to_string(), r[2]), r[4]);
+        }
+    }
+    let core: &Segment = &f.core;
+    for r in core.rows_of(rel::DEFINES) {
+        let (name, kind, line) = (core.str(r[1]).to_string(), core.str(r[2]).to_string(), r[3]);
+        let end = ends.get(&(name.clone(), line)).copied().unwrap_or(line);
+        // the first definition of a name is the one an import reaches (later ones are nested)
+        defs.entry(name).or_insert((kind, line, end));
+    }
+    let exports = core.rows_of(rel::EXPORTS).map(|r| core.str(r[1]).to_string()).collect();
+    let text = std::fs::read_to_string(root.join(&idx.files[file].path)).ok();
+    Defs { defs, exports, text }
+}
+
+/// The contract text of the definition spanning `line..=end` of `text`, whitespace-normalised.
+fn contract(text: &str, kind: &str, line: u32, end: u32) -> String {
+    let body: String = text
+        .lines()
+        .skip(line.saturating_sub(1) as usize)
+        .take((end.saturating_sub(line) + 1) as usize)
+        .collect::<Vec<_>>()
+        .join("\n");
+    let cut = if matches!(kind, "function" | "method") { signature(&body) } else { &body };
+    cut.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// A function's text up to its body: the first `{` outside brackets (Rust, TypeScript), or the
+/// first `:` outside brackets that ends a line (Python).
+fn signature(text: &str) -> &str {
+    let mut depth = 0i32;
+    let bytes = text.as_bytes();
+    for (i, &b) in bytes.iter().enumerate() {
+        match b {
+            b'(' | b'[' => depth += 1,
+            b')' | b']' => depth -= 1,
+            b'{' if depth <= 0 => return &text[..i],
+            b':' if depth <= 0 => {
+                let rest = text[i + 1..].trim_start_matches([' ', '\t']);
+                if rest.is_empty() || rest.starts_with('\n') || rest.starts_with('#') || rest.starts_with('\r') {
+                    return &text[..i];
+                }
+            }
+            _ => {}
+        }
+    }
+    text
+}
+
+/// The surfaces of `wires`, from the index (fresh) and the derived `WireImport` rows in `store`.
+pub fn surfaces(root: &Path, idx: &Index, store: &Store, wires: &[Wire]) -> BTreeMap<Wire, Surface> {
+    let wanted: BTreeSet<&Wire> = wires.iter().collect();
+    let file_of: HashMap<&str, usize> = idx.files.iter().enumerate().map(|(i, f)| (f.path.as_str(), i)).collect();
+    // consumer import sites per wire: (consumer file, line, producer file)
+    let mut sites: BTreeMap<Wire, BTreeSet<(String, u32, String)>> = BTreeMap::new();
+    for r in store.rels[rel::WIRE_IMPORT.0 as usize].iter() {
+        let w = Wire { producer: store.syms.str(r[0]).to_string(), consumer: store.syms.str(r[1]).to_string() };
+        if wanted.contains(&w) {
+            let site = (store.syms.str(r[2]).to_string(), r[3], store.syms.str(r[4]).to_string());
+            sites.entry(w).or_default().insert(site);
+        }
+    }
+    let mut producers: HashMap<String, Defs> = HashMap::new();
+    let mut out = BTreeMap::new();
+    for w in wires {
+        let mut items: BTreeMap<String, String> = BTreeMap::new();
+        for (path, line, target) in sites.get(w).into_iter().flatten() {
+            let Some(&tf) = file_of.get(target.as_str()) else { continue };
+            let d = producers.entry(target.clone()).or_insert_with(|| defs_of(root, idx, tf));
+            let names: Vec<String> = file_of
+                .get(path.as_str())
+                .map(|&cf| {
+                    let core = &idx.facts[cf].core;
+                    core.rows_of(rel::IMPORTED_NAME)
+                        .filter(|r| core.str(r[0]) == path && r[1] == *line)
+                        .map(|r| core.str(r[3]).to_string())
+                        .collect()
+                })
+                .unwrap_or_default();
+            let names: Vec<String> = if names.is_empty() || names.iter().any(|n| n == "*") {
+                d.exports.iter().cloned().collect()
+            } else {
+                names
+            };
+            for n in names {
+                let text = match (d.defs.get(&n), &d.text) {
+                    (Some((kind, l, e)), Some(t)) => format!("{kind} {}", contract(t, kind, *l, *e)),
+                    // re-exported or unreadable: the name alone
+                    _ => String::new(),
+                };
+                items.insert(format!("{target}:{n}"), text);
+            }
+        }
+        let mut h = xxhash_rust::xxh3::Xxh3::new();
+        for (k, v) in &items {
+            h.update(k.as_bytes());
+            h.update(b"\0");
+            h.update(v.as_bytes());
+            h.update(b"\0");
+        }
+        out.insert(
+            w.clone(),
+            Surface { names: items.into_keys().collect(), fingerprint: format!("{:016x}", h.digest()) },
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_signature_stops_at_the_body() {
+        assert_eq!(
+            signature("def parse(text: str = \"a:b\") -> list[str]:\n    return x"),
+            "def parse(text: str = \"a:b\") -> list[str]"
+        );
+        assert_eq!(
+            signature("pub fn f(x: Vec<u8>) -> Result<(), E> {\n    x\n}"),
+            "pub fn f(x: Vec<u8>) -> Result<(), E> "
+        );
+        assert_eq!(
+            signature("export function f(a: {x: number}): number {\n  return 1\n}"),
+            "export function f(a: {x: number}): number "
+        );
+    }
+
+    #[test]
+    fn a_body_change_keeps_the_contract_and_a_signature_change_does_not() {
+        let a = "def parse(text):\n    return text.split()\n";
+        let b = "def parse(text):\n    # comment\n    return text.split(' ')\n";
+        let c = "def parse(text, sep=None):\n    return text.split(sep)\n";
+        assert_eq!(contract(a, "function", 1, 2), contract(b, "function", 1, 3));
+        assert_ne!(contract(a, "function", 1, 2), contract(c, "function", 1, 2));
+        let s1 = "class A:\n    x: int\n";
+        let s2 = "class A:\n    x: str\n";
+        assert_ne!(contract(s1, "class", 1, 2), contract(s2, "class", 1, 2));
+        assert_eq!(
+            contract("struct A {  x: u8 }", "struct", 1, 1),
+            contract("struct A {\n    x: u8\n}", "struct", 1, 3)
+        );
+    }
+}
