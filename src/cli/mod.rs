@@ -208,6 +208,9 @@ struct StatusArgs {
 enum LedgerAction {
     /// Validate the ledger: header, every record, every transition, and ledger.md against the log.
     Check(ConfigShowArgs),
+    /// Set an interrupted last write aside (kept in ledger.torn-<time>.jsonl) so the loop can go
+    /// on; any other problem is refused.
+    Repair(ConfigShowArgs),
 }
 
 #[derive(Subcommand)]
@@ -428,6 +431,7 @@ pub fn main() -> ExitCode {
         Command::Check(a) => run_check(a),
         Command::Config { action: ConfigAction::Show(a) } => run_config_show(a),
         Command::Ledger { action: LedgerAction::Check(a) } => run_ledger_check(a),
+        Command::Ledger { action: LedgerAction::Repair(a) } => run_ledger_repair(a),
         Command::Status(a) => run_status(a),
         Command::Loop(a) => run_loop(a),
         Command::Propose(a) => run_propose(a),
@@ -488,7 +492,9 @@ fn repo_of(c: &Command) -> Option<(PathBuf, bool)> {
         Command::Query(a) if a.schema => (first_of(&a.args, 1), matches!(a.format, QueryFormatArg::Json)),
         Command::Query(a) => (first_of(&a.args, 2), matches!(a.format, QueryFormatArg::Json)),
         Command::Why(a) => (first_of(&a.args, 3), json(&a.common)),
-        Command::Ledger { action: LedgerAction::Check(a) } => (a.path.clone(), json(&a.common)),
+        Command::Ledger { action: LedgerAction::Check(a) | LedgerAction::Repair(a) } => {
+            (a.path.clone(), json(&a.common))
+        }
         Command::Status(a) => (a.path.clone(), matches!(a.format, StatusFormatArg::Json)),
         Command::Loop(a) => (a.path.clone(), json(&a.common)),
         Command::Propose(a) => (a.path.clone(), json(&a.common)),
@@ -522,7 +528,7 @@ fn run_decision(
         return Ok(Exit::Findings);
     }
     let cfg = Config::load(path).map_err(|e| config_error(&e))?;
-    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    let now = now();
     match crate::cycle::decide(path, &cfg, gap, &d, now) {
         Ok(done) => {
             emit(|w| output::decision(w, Ok(&done), json_out))?;
@@ -660,7 +666,7 @@ fn run_loop(a: LoopArgs) -> Result<Exit, String> {
         Ok(i) => i,
         Err(code) => return Ok(code),
     };
-    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    let now = now();
     // the ledger's last record at the end of the previous run, from that run's sidecar
     let out_dir = cfg.settings.output_path(&a.path);
     let since = std::fs::read(out_dir.join("loop.json"))
@@ -744,6 +750,22 @@ fn run_ledger_check(a: ConfigShowArgs) -> Result<Exit, String> {
         Some((issues, _)) if !issues.is_empty() => Exit::Findings,
         _ => Exit::Success,
     })
+}
+
+/// Seconds since the Unix epoch (0 before it).
+fn now() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+}
+
+fn run_ledger_repair(a: ConfigShowArgs) -> Result<Exit, String> {
+    let cfg = Config::load(&a.path).map_err(|e| config_error(&e))?;
+    let dir = crate::ledger::dir_of(&a.path, &cfg.settings);
+    if !dir.join(crate::ledger::LOG_FILE).exists() {
+        return Err(format!("no ledger in {}: nothing to repair", dir.display()));
+    }
+    let result = crate::ledger::repair(&dir, now());
+    emit(|w| output::ledger_repair(w, &dir, &result, format_of(&a.common)))?;
+    Ok(if result.is_ok() { Exit::Success } else { Exit::Findings })
 }
 
 fn format_of(c: &Common) -> Format {

@@ -220,6 +220,14 @@ pub struct Record {
     /// Seconds since the Unix epoch.
     pub at: u64,
     pub event: Event,
+    /// How many records follow this one in the same write (0, and omitted, on a write's last
+    /// record): a write cut short after a whole line is detected as an incomplete write.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub more: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// A gap's lifecycle (R43).
@@ -571,7 +579,8 @@ pub struct Log {
     pub header: Option<Header>,
     pub records: Vec<(u64, Record)>,
     pub issues: Vec<Issue>,
-    /// The last line has no newline: a write was interrupted.
+    /// The first line of an interrupted write: a last line without a newline, or whole lines of
+    /// a write whose last record is missing. `andon ledger repair` sets it aside.
     pub torn: Option<u64>,
 }
 
@@ -583,7 +592,7 @@ pub fn parse(text: &str) -> Log {
         log.torn = Some(n_lines);
         log.issues.push(Issue {
             line: n_lines,
-            message: "the last line is torn (no newline: a write was interrupted); it is not read, and nothing is appended until it is repaired".into(),
+            message: "the last line is torn (no newline: a write was interrupted); it is not read, and nothing is appended until `andon ledger repair` sets it aside".into(),
         });
     }
     for (i, line) in text.lines().enumerate() {
@@ -602,6 +611,33 @@ pub fn parse(text: &str) -> Log {
             Ok(r) => log.records.push((n, r)),
             Err(e) => log.issues.push(Issue { line: n, message: format!("bad record: {e}") }),
         }
+    }
+    // Writes: a record with `more = k` is followed by k records counting down to 0.
+    let mut open: Option<(u64, u32)> = None; // (first line of the write, records still expected)
+    for (n, r) in &log.records {
+        match open {
+            Some((first, k)) if r.more + 1 != k => {
+                log.issues.push(Issue {
+                    line: *n,
+                    message: format!(
+                        "the write that starts on line {first} is broken: a record is missing or out of place"
+                    ),
+                });
+                open = None;
+            }
+            Some((first, _)) if r.more > 0 => open = Some((first, r.more)),
+            Some(_) => open = None,
+            None if r.more > 0 => open = Some((*n, r.more)),
+            None => {}
+        }
+    }
+    if let Some((first, k)) = open {
+        let start = log.torn.map_or(first, |t| t.min(first));
+        log.torn = Some(start);
+        log.issues.push(Issue {
+            line: first,
+            message: format!("the write that starts here is incomplete ({k} record(s) missing: it was interrupted); nothing is appended until `andon ledger repair` sets it aside"),
+        });
     }
     if text.is_empty() {
         log.issues.push(Issue { line: 1, message: "the ledger is empty: it has no header".into() });
@@ -677,31 +713,102 @@ pub fn append(dir: &Path, header: &Header, events: &[Event], now: u64) -> Result
         text.push('\n');
     }
     let mut written = Vec::new();
-    for e in events {
+    for (i, e) in events.iter().enumerate() {
         seq += 1;
         apply(&mut state, seq, e).map_err(|m| LedgerError::Refused(format!("refused, nothing written: {m}")))?;
-        let r = Record { seq, at: now, event: e.clone() };
+        let r = Record { seq, at: now, event: e.clone(), more: (events.len() - 1 - i) as u32 };
         text.push_str(&serde_json::to_string(&r).expect("record serializes"));
         text.push('\n');
         written.push(r);
     }
-    let mut f = OpenOptions::new().create(true).append(true).open(&path).map_err(io_err(&path))?;
-    f.write_all(text.as_bytes()).and_then(|_| f.sync_all()).map_err(io_err(&path))?;
-    if new_file && let Ok(d) = File::open(dir) {
-        let _ = d.sync_all();
+    if new_file {
+        // a new ledger appears whole (header and first write) or not at all
+        write_atomic(dir, &path, text.as_bytes())?;
+    } else {
+        let mut f = OpenOptions::new().append(true).open(&path).map_err(io_err(&path))?;
+        f.write_all(text.as_bytes()).and_then(|_| f.sync_all()).map_err(io_err(&path))?;
     }
     records.extend(written.iter().cloned());
-    write_human(dir, &render(header, &state, &records))?;
+    write_human(dir, &render(header, &state, &records)).map_err(|e| {
+        LedgerError::Io(format!(
+            "the records were written to {LOG_FILE}, but {HUMAN_FILE} could not be rendered ({e}); the next write renders it again"
+        ))
+    })?;
     drop(lock);
     Ok(written)
 }
 
-fn write_human(dir: &Path, text: &str) -> Result<(), LedgerError> {
-    let path = dir.join(HUMAN_FILE);
-    let tmp = dir.join(format!(".{HUMAN_FILE}.{}.tmp", std::process::id()));
+/// Writes `path` whole: a temporary file in `dir`, fsynced, renamed over it, and the directory fsynced.
+fn write_atomic(dir: &Path, path: &Path, bytes: &[u8]) -> Result<(), LedgerError> {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
     let mut f = File::create(&tmp).map_err(io_err(&tmp))?;
-    f.write_all(text.as_bytes()).and_then(|_| f.sync_all()).map_err(io_err(&tmp))?;
-    fs::rename(&tmp, &path).map_err(io_err(&path))
+    f.write_all(bytes).and_then(|_| f.sync_all()).map_err(io_err(&tmp))?;
+    fs::rename(&tmp, path).map_err(io_err(path))?;
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
+    Ok(())
+}
+
+/// What `repair` did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Repaired {
+    /// Lines set aside (first, last), counting the header as line 1.
+    pub lines: (u64, u64),
+    /// Where they were kept.
+    pub kept_in: PathBuf,
+}
+
+/// Sets an interrupted last write aside (a torn last line, or whole lines of a write whose last
+/// record is missing) under the exclusive lock: the lines are copied to `ledger.torn-<at>.jsonl`
+/// beside the log, fsynced, and only then cut from the log. Nothing else is repaired: a ledger
+/// with any other problem is refused, because only a person can say what a hand edit meant.
+/// `None` when there is nothing to repair.
+pub fn repair(dir: &Path, now: u64) -> Result<Option<Repaired>, LedgerError> {
+    let lock_path = dir.join(LOCK_FILE);
+    let lock =
+        OpenOptions::new().create(true).truncate(false).write(true).open(&lock_path).map_err(io_err(&lock_path))?;
+    lock.lock_exclusive().map_err(io_err(&lock_path))?;
+    let path = dir.join(LOG_FILE);
+    let text = fs::read_to_string(&path).map_err(io_err(&path))?;
+    let log = parse(&text);
+    let Some(cut) = log.torn else {
+        return Ok(None);
+    };
+    // what remains must be a valid ledger on its own
+    let mut kept = Log { header: log.header.clone(), records: Vec::new(), issues: Vec::new(), torn: None };
+    kept.records = log.records.iter().filter(|(n, _)| *n < cut).cloned().collect();
+    let (state, mut issues) = fold(&kept);
+    issues.extend(log.issues.iter().filter(|i| i.line < cut).cloned());
+    issues.sort_by_key(|i| i.line);
+    if cut <= 1 {
+        issues.push(Issue {
+            line: 1,
+            message: "the header itself is torn: remove the ledger and run `andon loop` again".into(),
+        });
+    }
+    if let Some(i) = issues.first() {
+        return Err(LedgerError::Refused(format!(
+            "not repaired: line {}: {}; only an interrupted last write is repaired; restore {LOG_FILE} from a copy or version control",
+            i.line, i.message
+        )));
+    }
+    let offset: usize = text.split_inclusive('\n').take((cut - 1) as usize).map(str::len).sum();
+    let last = text.split_inclusive('\n').count() as u64;
+    let aside = dir.join(format!("ledger.torn-{now}.jsonl"));
+    write_atomic(dir, &aside, &text.as_bytes()[offset..])?;
+    let f = OpenOptions::new().write(true).open(&path).map_err(io_err(&path))?;
+    f.set_len(offset as u64).and_then(|_| f.sync_all()).map_err(io_err(&path))?;
+    let header = log.header.expect("a header: cut > 1 and no issue before it");
+    let records: Vec<Record> = kept.records.into_iter().map(|(_, r)| r).collect();
+    write_human(dir, &render(&header, &state, &records))?;
+    drop(lock);
+    Ok(Some(Repaired { lines: (cut, last), kept_in: aside }))
+}
+
+fn write_human(dir: &Path, text: &str) -> Result<(), LedgerError> {
+    write_atomic(dir, &dir.join(HUMAN_FILE), text.as_bytes())
 }
 
 /// Every problem of the ledger in `dir`: the log's format and rules, and whether `ledger.md`

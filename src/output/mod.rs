@@ -315,6 +315,43 @@ pub fn disabled(w: &mut dyn Write, origin: &str, json: bool) -> io::Result<()> {
 }
 
 /// `andon ledger check`: every problem with its line, or the state's counts.
+/// `andon ledger repair`: what was set aside, or why nothing was.
+pub fn ledger_repair(
+    w: &mut dyn Write,
+    dir: &std::path::Path,
+    result: &Result<Option<crate::ledger::Repaired>, crate::ledger::LedgerError>,
+    format: Format,
+) -> io::Result<()> {
+    let log = dir.join(crate::ledger::LOG_FILE).to_string_lossy().replace('\\', "/");
+    let (outcome, detail) = match result {
+        Ok(Some(r)) => (
+            "repaired",
+            format!(
+                "lines {}-{} of {log} were an interrupted write; they are kept in {}",
+                r.lines.0,
+                r.lines.1,
+                r.kept_in.to_string_lossy().replace('\\', "/")
+            ),
+        ),
+        Ok(None) => ("unchanged", format!("{log} has no interrupted write")),
+        Err(e) => ("refused", e.to_string()),
+    };
+    match format {
+        Format::Json => {
+            let r = result.as_ref().ok().and_then(|r| r.as_ref());
+            let v = json!({
+                "schema_version": SCHEMA_VERSION,
+                "ledger": log,
+                "set_aside": r.map(|r| json!({ "first_line": r.lines.0, "last_line": r.lines.1,
+                    "kept_in": r.kept_in.to_string_lossy().replace('\\', "/") })),
+                "verdict": { "outcome": outcome, "detail": detail },
+            });
+            writeln!(w, "{}", serde_json::to_string_pretty(&v).expect("json"))
+        }
+        Format::Text => verdict_line(w, outcome, &detail),
+    }
+}
+
 pub fn ledger_check(
     w: &mut dyn Write,
     dir: &std::path::Path,

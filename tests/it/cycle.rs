@@ -99,8 +99,12 @@ fn an_invalid_ledger_stops_the_loop() {
     std::fs::write(&path, &text).unwrap();
     let o = run(&["loop", "-q"], t.path());
     assert_eq!(o.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("torn"), "{}", String::from_utf8_lossy(&o.stderr));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("interrupted") && err.contains("andon ledger repair"), "{err}");
     assert_eq!(std::fs::read(&path).unwrap(), text, "nothing appended after a torn line");
+    // the repair sets the interrupted write aside and the loop goes on
+    assert_eq!(run(&["ledger", "repair", "-q"], t.path()).status.code(), Some(0));
+    assert_eq!(run(&["loop", "-q"], t.path()).status.code(), Some(0));
 }
 
 fn picked(dir: &std::path::Path) -> String {

@@ -262,6 +262,63 @@ fn a_torn_last_line_is_reported_and_blocks_appends() {
 }
 
 #[test]
+fn repair_sets_a_torn_line_aside_and_keeps_its_bytes() {
+    let (t, dir) = populated();
+    let whole = bytes(&dir);
+    let tail = b"{\"seq\":8,\"at\":3,\"event\":{\"kind\":\"gap_op";
+    let mut torn = whole.clone();
+    torn.extend_from_slice(tail);
+    std::fs::write(dir.join(ledger::LOG_FILE), &torn).unwrap();
+    let o = run(&["ledger", "repair", "--format", "json"], t.path());
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
+    let v = json(&o);
+    assert_eq!(v["verdict"]["outcome"], "repaired");
+    assert_eq!((v["set_aside"]["first_line"].as_u64(), v["set_aside"]["last_line"].as_u64()), (Some(9), Some(9)));
+    let kept = t.path().join(v["set_aside"]["kept_in"].as_str().unwrap());
+    assert_eq!(std::fs::read(kept).unwrap(), tail, "nothing is lost");
+    assert_eq!(bytes(&dir), whole);
+    assert_eq!(run(&["ledger", "check"], t.path()).status.code(), Some(0));
+    ledger::append(&dir, &header(), &[gap("G9")], 9).expect("appends go on after the repair");
+    let o = run(&["ledger", "repair"], t.path());
+    assert!(String::from_utf8_lossy(&o.stdout).contains("andon: verdict unchanged"));
+}
+
+#[test]
+fn a_write_cut_short_between_whole_lines_is_detected_and_repaired() {
+    let (t, dir) = populated();
+    let text = String::from_utf8(bytes(&dir)).unwrap();
+    // the second write had four records; drop its last two whole lines
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 8);
+    let cut: String = lines[..6].iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(dir.join(ledger::LOG_FILE), &cut).unwrap();
+    let o = run(&["ledger", "check"], t.path());
+    assert_eq!(o.status.code(), Some(1));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("ledger.jsonl:5: the write that starts here is incomplete (2 record(s) missing"), "{out}");
+    assert!(matches!(ledger::append(&dir, &header(), &[gap("G9")], 9), Err(LedgerError::Invalid(_))));
+    let o = run(&["ledger", "repair", "--format", "json"], t.path());
+    assert_eq!(json(&o)["set_aside"]["first_line"], 5, "the whole interrupted write, not just its tail");
+    let first: String = lines[..4].iter().map(|l| format!("{l}\n")).collect();
+    assert_eq!(String::from_utf8(bytes(&dir)).unwrap(), first);
+    assert_eq!(ledger::check(&dir).unwrap().0, vec![]);
+}
+
+#[test]
+fn repair_refuses_a_hand_edited_ledger_and_changes_nothing() {
+    let (t, dir) = populated();
+    let text = String::from_utf8(bytes(&dir)).unwrap().replace("\"local+reversible\"", "\"sideways\"");
+    let mut edited = text.into_bytes();
+    edited.extend_from_slice(b"{\"seq\":9");
+    std::fs::write(dir.join(ledger::LOG_FILE), &edited).unwrap();
+    let o = run(&["ledger", "repair"], t.path());
+    assert_eq!(o.status.code(), Some(1));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("andon: verdict refused (not repaired: line 3:"), "{out}");
+    assert_eq!(bytes(&dir), edited);
+}
+
+#[test]
 fn concurrent_writers_take_turns() {
     let t = tempfile::tempdir().unwrap();
     let dir = t.path().join("ledger");
