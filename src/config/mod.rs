@@ -2,6 +2,8 @@
 //! Every key is checked: unknown keys, wrong types and missing values are errors that name the
 //! file, the line and the nearest valid key. Contracts (`[[contract]]`) are parsed here into
 //! [`ContractSpec`]s; what their selectors name is checked against the index by `check`.
+//! Commands (`[[command]]`) are parsed into [`CommandSpec`]s; their stage names are checked by the
+//! caller, which knows the stream.
 
 use std::path::{Path, PathBuf};
 
@@ -23,6 +25,8 @@ pub struct Config {
     pub max_file_size: u64,
     /// The architecture contracts `andon check` proves, in file order.
     pub contracts: Vec<ContractSpec>,
+    /// The repository's commands (test suites, linters) the loop runs, in file order.
+    pub commands: Vec<CommandSpec>,
     /// The settings surface (legacy names, types and defaults), with where each value came from.
     pub settings: Settings,
 }
@@ -129,6 +133,45 @@ pub struct ContractSpec {
     pub exceptions: Vec<ExceptionSpec>,
 }
 
+/// When a configured command runs: `fast` ones on every pass, `slow` ones only on explicit request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Lane {
+    Fast,
+    Slow,
+}
+
+impl Lane {
+    pub const ALL: [Lane; 2] = [Lane::Fast, Lane::Slow];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Lane::Fast => "fast",
+            Lane::Slow => "slow",
+        }
+    }
+}
+
+/// One `[[command]]` table: a repository command (test suite, linter) run with `sh -c` at the
+/// repository root; a failure is a gap, a pass is executed evidence.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CommandSpec {
+    /// Unique, `[A-Za-z0-9._-]+` (it names the command's output files).
+    pub name: String,
+    /// The shell command line.
+    pub run: String,
+    /// The stages it speaks for; empty means every stage. Not checked against the stream here.
+    pub stages: Vec<String>,
+    pub lane: Lane,
+    /// Seconds before the command (and everything it started) is killed; > 0.
+    pub timeout_secs: u64,
+    /// Line of the command's `name` (as for [`ContractSpec::line`]).
+    pub line: u32,
+}
+
+/// Default `timeout_secs` of a command.
+pub const DEFAULT_COMMAND_TIMEOUT_SECS: u64 = 600;
+
 /// Import edge kinds a contract may exclude.
 pub const EDGE_KINDS: &[&str] =
     &["static", "dynamic", "type_only", "type_checking", "test", "re_export", "wildcard", "qualified", "reference"];
@@ -137,13 +180,14 @@ pub const MANIFEST_CHECKS: &[&str] = &["undeclared", "unused"];
 
 /// Top-level keys: the tables, then the settings.
 fn top_keys() -> Vec<&'static str> {
-    let mut k = vec!["index", "contract"];
+    let mut k = vec!["index", "contract", "command"];
     k.extend(settings::KEYS);
     k
 }
 const INDEX_KEYS: &[&str] = &["exclude", "max_file_size", "hidden", "vendored", "follow_links", "no_ignore"];
 const COMMON_KEYS: &[&str] = &["name", "kind", "description", "exceptions"];
 const EXCEPTION_KEYS: &[&str] = &["from", "to", "reason"];
+const COMMAND_KEYS: &[&str] = &["name", "run", "stages", "lane", "timeout_secs"];
 
 /// A parsed TOML value with the line it starts on.
 struct Val {
@@ -201,6 +245,7 @@ impl Config {
             walk: WalkOptions::standard(),
             max_file_size: DEFAULT_MAX_FILE_SIZE,
             contracts: Vec::new(),
+            commands: Vec::new(),
             settings: Settings::default(),
         };
         // `./andon.toml` reads better as `andon.toml` in messages
@@ -270,6 +315,24 @@ impl Config {
                             ));
                         }
                         cfg.contracts.push(c);
+                    }
+                }
+                "command" => {
+                    let V::Array(items) = &v.v else {
+                        return Err(p.err(*line, "`command` must be an array of tables: write `[[command]]`"));
+                    };
+                    for item in items {
+                        let c = p.command(item)?;
+                        if let Some(prev) = cfg.commands.iter().find(|x| x.name == c.name) {
+                            return Err(p.err(
+                                c.line,
+                                format!(
+                                    "a command named `{}` is already declared on line {}; give each command its own name",
+                                    c.name, prev.line
+                                ),
+                            ));
+                        }
+                        cfg.commands.push(c);
                     }
                 }
                 other => return Err(p.err(*line, unknown(other, &top_keys(), ""))),
@@ -480,6 +543,86 @@ impl Parser<'_> {
         Ok(c)
     }
 
+    fn command(&self, item: &Val) -> Result<CommandSpec, ConfigError> {
+        let t = item.table().ok_or_else(|| self.err(item.line, "each `[[command]]` must be a table"))?;
+        let get = |k: &str| t.iter().find(|(key, _, _)| key == k);
+        let (name, line) = match get("name") {
+            Some((_, l, v)) => (self.string(v, *l, "a command's `name` must be a non-empty string")?, *l),
+            None => return Err(self.err(item.line, "this command has no `name`; give it one (`name = \"tests\"`)")),
+        };
+        if !name.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b)) {
+            return Err(self.err(
+                line,
+                format!("command name `{name}` may use only letters, digits, `.`, `_` and `-` (it names files)"),
+            ));
+        }
+        let mut c = CommandSpec {
+            name: name.clone(),
+            run: String::new(),
+            stages: Vec::new(),
+            lane: Lane::Fast,
+            timeout_secs: DEFAULT_COMMAND_TIMEOUT_SECS,
+            line,
+        };
+        for (k, kl, v) in t {
+            let kl = *kl;
+            match k.as_str() {
+                "name" => {}
+                "run" => {
+                    let what = format!("command `{name}`: `run` must be a non-empty shell command string");
+                    c.run = self.string(v, kl, &what)?;
+                }
+                "stages" => {
+                    let what = format!("command `{name}`: `stages` must be an array of stage names, like [\"core\"]");
+                    let V::Array(items) = &v.v else {
+                        return Err(self.err(kl, what));
+                    };
+                    for x in items {
+                        match &x.v {
+                            V::Str(s) if !s.trim().is_empty() => c.stages.push(s.clone()),
+                            _ => return Err(self.err(x.line, what)),
+                        }
+                    }
+                }
+                "lane" => {
+                    let lanes: Vec<&str> = Lane::ALL.iter().map(|l| l.name()).collect();
+                    let bad = |s: &str| {
+                        format!(
+                            "command `{name}`: `lane` must be \"fast\" (every pass) or \"slow\" (only on request), not {s}"
+                        )
+                    };
+                    let V::Str(s) = &v.v else {
+                        return Err(self.err(kl, bad("a non-string")));
+                    };
+                    c.lane = *Lane::ALL.iter().find(|l| l.name() == s).ok_or_else(|| {
+                        let hint = match nearest(s, lanes.iter().copied()) {
+                            Some(n) => format!("; did you mean `{n}`?"),
+                            None => String::new(),
+                        };
+                        self.err(kl, format!("{}{hint}", bad(&format!("`{s}`"))))
+                    })?;
+                }
+                "timeout_secs" => match v.v {
+                    V::Int(n) if n > 0 => c.timeout_secs = n as u64,
+                    _ => {
+                        return Err(self.err(
+                            kl,
+                            format!("command `{name}`: `timeout_secs` must be a whole number of seconds above 0"),
+                        ));
+                    }
+                },
+                other => return Err(self.err(kl, format!("command `{name}`: {}", unknown(other, COMMAND_KEYS, "")))),
+            }
+        }
+        if c.run.is_empty() {
+            return Err(self.err(
+                line,
+                format!("command `{name}` has no `run`; give it the shell command to run (`run = \"make test\"`)"),
+            ));
+        }
+        Ok(c)
+    }
+
     fn exception(&self, contract: &str, x: &Val) -> Result<ExceptionSpec, ConfigError> {
         let t = x.table().ok_or_else(|| {
             self.err(x.line, format!("contract `{contract}`: each exception is a table {{ from, to, reason }}"))
@@ -608,14 +751,91 @@ mod tests {
     }
 
     #[test]
+    fn commands_parse_with_defaults_and_lines() {
+        let cfg = load(
+            "[[command]]\nname = \"core-tests\"\nrun = \"python -m pytest -q tests/core\"\n\n\
+             [[command]]\nname = \"lint.all_2\"\nrun = \"ruff check .\"\nstages = [\"core\", \"api\"]\n\
+             lane = \"slow\"\ntimeout_secs = 30\n",
+        )
+        .unwrap();
+        assert_eq!(
+            cfg.commands,
+            vec![
+                CommandSpec {
+                    name: "core-tests".into(),
+                    run: "python -m pytest -q tests/core".into(),
+                    stages: vec![],
+                    lane: Lane::Fast,
+                    timeout_secs: 600,
+                    line: 2,
+                },
+                CommandSpec {
+                    name: "lint.all_2".into(),
+                    run: "ruff check .".into(),
+                    stages: vec!["core".into(), "api".into()],
+                    lane: Lane::Slow,
+                    timeout_secs: 30,
+                    line: 6,
+                },
+            ]
+        );
+        assert_eq!((Lane::Fast.name(), Lane::Slow.name()), ("fast", "slow"));
+        assert_eq!(serde_json::to_string(&Lane::Slow).unwrap(), "\"slow\"");
+        assert_eq!(serde_json::from_str::<Lane>("\"fast\"").unwrap(), Lane::Fast);
+    }
+
+    #[test]
+    fn command_errors_name_the_line_and_say_what_to_do() {
+        let cmd = |rest: &str| load(&format!("[[command]]\nname = \"t\"\nrun = \"true\"\n{rest}")).unwrap_err();
+        let e = cmd("tmeout_secs = 5\n");
+        assert_eq!((e.line, e.message.contains("did you mean `timeout_secs`?")), (4, true), "{e}");
+        let e = cmd("lane = \"slo\"\n");
+        assert_eq!(
+            (e.line, e.message.contains("\"fast\"") && e.message.contains("did you mean `slow`?")),
+            (4, true),
+            "{e}"
+        );
+        let e = cmd("lane = 1\n");
+        assert_eq!((e.line, e.message.contains("`lane` must be")), (4, true), "{e}");
+        let e = cmd("timeout_secs = 0\n");
+        assert_eq!((e.line, e.message.contains("above 0")), (4, true), "{e}");
+        let e = cmd("timeout_secs = 1.5\n");
+        assert_eq!((e.line, e.message.contains("whole number of seconds")), (4, true), "{e}");
+        let e = cmd("timeout_secs = \"60\"\n");
+        assert_eq!(e.line, 4, "{e}");
+        let e = cmd("stages = \"core\"\n");
+        assert_eq!((e.line, e.message.contains("array of stage names")), (4, true), "{e}");
+        let e = cmd("stages = [\"core\",\n  3]\n");
+        assert_eq!((e.line, e.message.contains("array of stage names")), (5, true), "{e}");
+        let e = load("[[command]]\nrun = \"true\"\n").unwrap_err();
+        assert_eq!((e.line, e.message.contains("no `name`")), (1, true), "{e}");
+        let e = load("[[command]]\n\nname = \"t\"\n").unwrap_err();
+        assert_eq!((e.line, e.message.contains("no `run`")), (3, true), "{e}");
+        let e = load("[[command]]\nname = \"t\"\nrun = \"  \"\n").unwrap_err();
+        assert_eq!((e.line, e.message.contains("non-empty shell command")), (3, true), "{e}");
+        let e = load("[[command]]\nname = \"core tests/x\"\nrun = \"true\"\n").unwrap_err();
+        assert_eq!((e.line, e.message.contains("only letters, digits")), (2, true), "{e}");
+        let e = load("[[command]]\nname = \"\"\nrun = \"true\"\n").unwrap_err();
+        assert_eq!((e.line, e.message.contains("non-empty string")), (2, true), "{e}");
+        let e = load("[[command]]\nname = \"t\"\nrun = \"a\"\n[[command]]\nname = \"t\"\nrun = \"b\"\n").unwrap_err();
+        assert_eq!((e.line, e.message.contains("already declared on line 2")), (5, true), "{e}");
+        let e = load("[command]\nname = \"t\"\nrun = \"true\"\n").unwrap_err();
+        assert_eq!((e.line, e.message.contains("write `[[command]]`")), (1, true), "{e}");
+        let e = load("[[comand]]\nname = \"t\"\n").unwrap_err();
+        assert!(e.message.contains("did you mean `command`?"), "{e}");
+    }
+
+    #[test]
     fn pyproject_tool_andon_contracts() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(
             dir.path().join("pyproject.toml"),
-            "[project]\nname = \"x\"\n\n[[tool.andon.contract]]\nname = \"c\"\nkind = \"acyclic\"\n",
+            "[project]\nname = \"x\"\n\n[[tool.andon.contract]]\nname = \"c\"\nkind = \"acyclic\"\n\n\
+             [[tool.andon.command]]\nname = \"t\"\nrun = \"make test\"\nlane = \"slow\"\n",
         )
         .unwrap();
         let cfg = Config::load(dir.path()).unwrap();
         assert_eq!(cfg.contracts[0].line, 5);
+        assert_eq!((cfg.commands[0].name.as_str(), cfg.commands[0].lane, cfg.commands[0].line), ("t", Lane::Slow, 9));
     }
 }

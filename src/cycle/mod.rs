@@ -13,6 +13,7 @@ use crate::index::Index;
 use crate::ledger::{self, Event, GapKind, GapStatus, Header, LedgerError, Location, State, Verdict, Wire, WireStatus};
 use crate::ops::StreamReport;
 
+pub mod commands;
 pub mod diff;
 pub mod proposal;
 pub mod surface;
