@@ -181,6 +181,9 @@ struct LoopArgs {
     /// At most this many passes the loop proves by itself in one run; then it stops with a budget verdict.
     #[arg(long, default_value_t = 100)]
     max_passes: u32,
+    /// Run the slow lane too: configured commands with `lane = "slow"` (fast ones run on every pass).
+    #[arg(long)]
+    slow: bool,
     #[command(flatten)]
     common: Common,
     #[command(flatten)]
@@ -673,7 +676,7 @@ fn run_loop(a: LoopArgs) -> Result<Exit, String> {
         .ok()
         .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
         .and_then(|v| v["ledger_seq"].as_u64());
-    let session = match crate::cycle::step(&a.path, &cfg, &idx, now, a.max_passes, since) {
+    let session = match crate::cycle::step(&a.path, &cfg, &idx, now, a.max_passes, a.slow, since) {
         Ok(s) => s,
         Err(e @ crate::ledger::LedgerError::Invalid(_)) => {
             eprintln!("error: {e}");

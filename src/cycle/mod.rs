@@ -159,6 +159,32 @@ pub fn scan(store: &Store, stream: &StreamReport, state: &State, stage: &str) ->
             "UndeclaredImport",
         );
     }
+    for r in rows(rel::UNUSED_DEPENDENCY_AT) {
+        if store.syms.str(r[0]) == stage {
+            let (dep, kind) = (s(r[1]), s(r[2]));
+            push(
+                GapKind::Bug,
+                stage,
+                None,
+                s(r[3]),
+                None,
+                format!("`{dep}` is declared ({kind}) but no code of the stage imports it"),
+                "UnusedDependency",
+            );
+        }
+    }
+    // Missing tests (R49): no test file or test reaches the stage; the gap sits at its first file.
+    if let Some(first) = rows(rel::UNTESTED_STAGE).filter(|r| store.syms.str(r[0]) == stage).map(|r| s(r[1])).min() {
+        push(
+            GapKind::Feature,
+            stage,
+            None,
+            first,
+            None,
+            format!("stage `{stage}` has no tests: no test file or test reaches it"),
+            "MissingTests",
+        );
+    }
     // Outgoing wires without a proof (R49: no evidence, or refuted/unknown).
     for w in stream.wires.iter().filter(|w| w.producer == stage) {
         let wire = Wire { producer: w.producer.clone(), consumer: w.consumer.clone() };
@@ -183,6 +209,47 @@ pub fn scan(store: &Store, stream: &StreamReport, state: &State, stage: &str) ->
     out.sort_by(|a, b| a.id.cmp(&b.id));
     out.dedup_by(|a, b| a.id == b.id);
     out
+}
+
+/// A hash of every indexed file's path and content: configured commands re-run when it changes.
+fn tree_fingerprint(idx: &Index) -> String {
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    for f in &idx.files {
+        h.update(f.path.as_bytes());
+        h.update(&f.hash.to_le_bytes());
+    }
+    format!("{:016x}", h.digest())
+}
+
+/// A hash of a command's own settings, so changing them re-runs it.
+fn command_key(spec: &commands::CommandSpec) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(format!("{}\0{}\0{:?}", spec.run, spec.timeout_secs, spec.stages).as_bytes())
+}
+
+/// The gap of a configured command that does not pass, located at its `[[command]]` entry.
+fn command_gap(cfg: &Config, root: &Path, stage: &str, r: &commands::Run) -> Candidate {
+    let config = cfg
+        .source
+        .as_ref()
+        .map(|p| p.strip_prefix(root).unwrap_or(p).to_string_lossy().replace('\\', "/"))
+        .unwrap_or_else(|| "andon.toml".into());
+    let how = match (r.exit, r.timed_out, &r.error) {
+        (_, true, _) => "times out".to_string(),
+        (Some(code), _, _) => format!("exits {code}"),
+        (None, _, Some(e)) => format!("does not run ({e})"),
+        (None, _, None) => "does not finish".to_string(),
+    };
+    // one gap per command, wherever the scan first meets it
+    let id = format!("B-{}", short_hash(&["FailingCommand", &r.name]));
+    Candidate {
+        id,
+        kind: GapKind::Bug,
+        stage: stage.to_string(),
+        wire: None,
+        location: Location { path: config, line: Some(r.line) },
+        summary: format!("command `{}` ({} lane) {how}; its output is in {}", r.name, r.lane.name(), r.artifact),
+        source: "FailingCommand",
+    }
 }
 
 /// A gap is on the constraint when it is about the constraint's wire or lies in its producer stage.
@@ -257,6 +324,8 @@ const GOALS: &[crate::facts::RelId] = &[
     rel::STUB_HANDOFF,
     rel::STAGE_MARKER,
     rel::UNDECLARED_IMPORT,
+    rel::UNUSED_DEPENDENCY_AT,
+    rel::UNTESTED_STAGE,
     rel::WIRE_IMPORT,
     rel::IN_STAGE,
 ];
@@ -305,10 +374,25 @@ pub fn step(
     idx: &Index,
     now: u64,
     max_passes: u32,
+    slow: bool,
     since: Option<u64>,
 ) -> Result<Session, LedgerError> {
     let dir = ledger::dir_of(root, &cfg.settings);
     let stream = crate::ops::stream(idx).map_err(LedgerError::Io)?;
+    for c in &cfg.commands {
+        if let Some(bad) = c.stages.iter().find(|s| !stream.stages.iter().any(|x| &x.name == *s)) {
+            let known: Vec<&str> = stream.stages.iter().map(|x| x.name.as_str()).collect();
+            return Err(LedgerError::Io(format!(
+                "{}:{}: command `{}` names stage `{bad}`, which the stream does not have (stages: {})",
+                cfg.source.as_ref().map(|p| p.display().to_string()).unwrap_or_default(),
+                c.line,
+                c.name,
+                known.join(", ")
+            )));
+        }
+    }
+    let tree = tree_fingerprint(idx);
+    let mut command_runs: BTreeMap<String, commands::Run> = BTreeMap::new();
     let repo = std::fs::canonicalize(root)
         .ok()
         .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
@@ -412,6 +496,17 @@ pub fn step(
         // Record what the scan finds in `stage` (a closed gap found again is a new generation).
         let mut record_scan = |stage: &str, state: &State| -> Result<Vec<Candidate>, LedgerError> {
             let mut cands = scan(&store, &stream, state, stage);
+            // Failing configured commands (R18, R49): the fast lane on every pass, the slow one on request.
+            for spec in commands::applicable(&cfg.commands, stage, slow) {
+                let r = command_runs.entry(spec.name.clone()).or_insert_with(|| {
+                    commands::run(root, &out_dir, spec, &format!("{tree}-{:016x}", command_key(spec)))
+                });
+                if !r.passed() {
+                    cands.push(command_gap(cfg, root, stage, r));
+                }
+            }
+            cands.sort_by(|a, b| a.id.cmp(&b.id));
+            cands.dedup_by(|a, b| a.id == b.id);
             for c in &mut cands {
                 let mut n = 1;
                 let base = c.id.clone();
@@ -986,21 +1081,63 @@ pub fn verify(
             )
         }
         "executed" => {
-            let Some(cmd) = command else {
-                return refuse("the executed approach needs the check to run: --command '...'".into());
+            // the given command, else every configured command for the gap's stage (both lanes:
+            // verifying is an explicit request)
+            let given = command.map(|c| commands::CommandSpec {
+                name: "given".into(),
+                run: c.to_string(),
+                stages: Vec::new(),
+                lane: commands::Lane::Fast,
+                timeout_secs: crate::config::DEFAULT_COMMAND_TIMEOUT_SECS,
+                line: 0,
+            });
+            let specs: Vec<commands::CommandSpec> = match given {
+                Some(c) => vec![c],
+                None => commands::applicable(&cfg.commands, &g.stage, true).into_iter().cloned().collect(),
             };
-            let (code, artifact, secs) = verify::executed(root, cmd, &out_dir).map_err(LedgerError::Io)?;
-            let verdict = if code == 0 { Verdict::Proven } else { Verdict::Refuted };
+            if specs.is_empty() {
+                return refuse(format!(
+                    "the executed approach needs a check to run: --command '...', or a [[command]] for stage `{}` in andon.toml",
+                    g.stage
+                ));
+            }
+            // never from the cache: a verification runs its checks
+            let nonce = format!(
+                "{}-{:x}",
+                change.hash,
+                std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0)
+            );
+            let runs: Vec<commands::Run> = specs.iter().map(|c| commands::run(root, &out_dir, c, &nonce)).collect();
+            let verdict = if runs.iter().all(commands::Run::passed) {
+                Verdict::Proven
+            } else if runs.iter().any(|r| r.exit.is_some_and(|c| c != 0)) {
+                Verdict::Refuted
+            } else {
+                // timed out or never ran: nothing was shown either way
+                Verdict::Unproven
+            };
+            let summary: Vec<String> = runs
+                .iter()
+                .map(|r| {
+                    let how = match (r.exit, r.timed_out) {
+                        (_, true) => "timed out".to_string(),
+                        (Some(c), _) => format!("exit {c}"),
+                        (None, _) => format!("did not run ({})", r.error.clone().unwrap_or_default()),
+                    };
+                    format!("`{}`: {how} in {:.2} s", r.run, r.duration_ms as f64 / 1000.0)
+                })
+                .collect();
+            let cmds: Vec<String> = runs.iter().map(|r| format!("`{}`", r.run)).collect();
             verify::evidence(
                 g,
                 "executed",
                 verdict,
                 None,
                 false,
-                format!("`{cmd}` exits 0 on the applied fix"),
-                format!("exit {code} in {secs:.2} s"),
-                vec![],
-                Some(artifact.to_string_lossy().into_owned()),
+                format!("{} exit 0 on the applied fix", cmds.join(", ")),
+                summary.join("; "),
+                runs.iter().skip(1).map(|r| r.artifact.clone()).collect(),
+                runs.first().map(|r| r.artifact.clone()),
                 &change.hash,
             )
         }

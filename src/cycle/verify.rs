@@ -267,29 +267,6 @@ pub fn structural(idx: &Index, gap: &GapState) -> Result<Proof, String> {
     ))
 }
 
-/// Runs `command` in `root` (through the shell), keeping its output as an artifact in `out_dir`.
-/// Returns (exit code, artifact path, seconds).
-pub fn executed(root: &Path, command: &str, out_dir: &Path) -> Result<(i32, PathBuf, f64), String> {
-    let t0 = std::time::Instant::now();
-    let out = Command::new("sh")
-        .arg("-c")
-        .arg(command)
-        .current_dir(root)
-        .output()
-        .map_err(|e| format!("cannot run `{command}`: {e}"))?;
-    let secs = t0.elapsed().as_secs_f64();
-    let mut text = format!("$ {command}\nexit: {:?}\nseconds: {secs:.3}\n--- stdout\n", out.status.code());
-    text.push_str(&String::from_utf8_lossy(&out.stdout));
-    text.push_str("\n--- stderr\n");
-    text.push_str(&String::from_utf8_lossy(&out.stderr));
-    let name = format!("{:016x}.txt", xxhash_rust::xxh3::xxh3_64(text.as_bytes()));
-    let dir = out_dir.join("artifacts");
-    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let file = dir.join(name);
-    std::fs::write(&file, text).map_err(|e| format!("{}: {e}", file.display()))?;
-    Ok((out.status.code().unwrap_or(-1), file, secs))
-}
-
 /// The evidence artifact of gap `gap`, for the loop to record.
 pub fn artifact_path(out_dir: &Path, gap: &str) -> PathBuf {
     out_dir.join("evidence").join(format!("{gap}.json"))

@@ -238,6 +238,10 @@ fn three_stages() -> tempfile::TempDir {
             "from core import parse, missing_name\n\n\ndef run(text):\n    return parse(text), missing_name\n",
         ),
         ("src/cli/__init__.py", "from api import run\n\n\ndef main():\n    return run(\"a b\")\n"),
+        // every stage has a test, so no stage is missing tests
+        ("src/core/test_core.py", "from core import parse\n\n\ndef test_parse():\n    assert parse(\"a b\")\n"),
+        ("src/api/test_api.py", "import api\n\n\ndef test_api():\n    assert api\n"),
+        ("src/cli/test_cli.py", "import cli\n\n\ndef test_cli():\n    assert cli\n"),
     ] {
         std::fs::create_dir_all(d.join(f).parent().unwrap()).unwrap();
         std::fs::write(d.join(f), text).unwrap();
@@ -716,5 +720,134 @@ fn an_executed_check_that_fails_refutes_the_fix() {
     let v = json(&o);
     assert_eq!(v["verdict"]["outcome"], "halt:refuted");
     let artifact = std::fs::read_to_string(d.join(v["evidence"]["artifact"].as_str().unwrap())).unwrap();
-    assert!(artifact.contains("exit: Some(3)") && artifact.contains("failing"), "{artifact}");
+    assert!(artifact.contains("exit: 3\n") && artifact.contains("failing"), "{artifact}");
+}
+
+/// Three clean stages and `settings` as andon.toml, committed.
+fn clean_three_stages(settings: &str) -> tempfile::TempDir {
+    let t = three_stages();
+    let d = t.path();
+    std::fs::write(
+        d.join("src/api/__init__.py"),
+        "from core import parse\n\n\ndef run(text):\n    return parse(text)\n",
+    )
+    .unwrap();
+    std::fs::write(d.join("andon.toml"), settings).unwrap();
+    git(d, &["add", "-A"]);
+    git(d, &["commit", "-qm", "clean, with settings"]);
+    t
+}
+
+fn lines_in(path: &std::path::Path) -> usize {
+    std::fs::read_to_string(path).map(|t| t.lines().count()).unwrap_or(0)
+}
+
+#[test]
+fn a_failing_configured_command_is_a_gap_in_its_lane_and_proves_the_fix() {
+    let t = clean_three_stages(
+        "[[command]]\nname = \"core-check\"\nrun = \"mkdir -p analysis && echo x >> analysis/fast-runs; test -f src/core/ready\"\nstages = [\"core\"]\n\n[[command]]\nname = \"core-suite\"\nrun = \"mkdir -p analysis && echo x >> analysis/slow-runs; test -f src/core/ready\"\nstages = [\"core\"]\nlane = \"slow\"\n",
+    );
+    let d = t.path();
+    let (code, v) = loop_json(d);
+    assert_eq!(code, 0, "{v:#}");
+    // the wires are proven first (wire before bug), then the failing command is the work
+    let gap = v["picked"]["gap"].as_str().unwrap().to_string();
+    let g = v["gaps"].as_array().unwrap().iter().find(|x| x["id"] == gap.as_str()).unwrap().clone();
+    assert_eq!((g["source"].as_str(), g["kind"].as_str()), (Some("FailingCommand"), Some("bug")), "{v:#}");
+    assert_eq!((g["path"].as_str(), g["line"].as_u64()), (Some("andon.toml"), Some(2)), "{g:#}");
+    assert!(g["summary"].as_str().unwrap().contains("`core-check` (fast lane) exits 1"), "{g:#}");
+    assert_eq!(lines_in(&d.join("analysis/fast-runs")), 1, "one run per step");
+    assert_eq!(lines_in(&d.join("analysis/slow-runs")), 0, "the slow lane runs only on request");
+    // an unchanged tree does not run it again; --slow runs the slow lane
+    loop_json(d);
+    assert_eq!(lines_in(&d.join("analysis/fast-runs")), 1, "cached on the unchanged tree");
+    let o = run(&["loop", "--slow", "--format", "json", "-q"], d);
+    assert_eq!(lines_in(&d.join("analysis/slow-runs")), 1);
+    let slow =
+        json(&o)["gaps"].as_array().unwrap().iter().any(|x| x["summary"].as_str().unwrap().contains("core-suite"));
+    assert!(slow, "{:#}", json(&o));
+    // the fix: verify runs every configured command of the stage, both lanes
+    assert_eq!(propose_with(d, &gap, "executed", "src/core/ready").status.code(), Some(0));
+    loop_json(d);
+    std::fs::write(d.join("src/core/ready"), "").unwrap();
+    let o = run(&["verify", "--gap", &gap, "--format", "json", "-q"], d);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
+    let e = &json(&o)["evidence"];
+    assert!(
+        e["claim"].as_str().unwrap().contains("fast-runs") && e["claim"].as_str().unwrap().contains("slow-runs"),
+        "{e:#}"
+    );
+    assert_eq!((lines_in(&d.join("analysis/fast-runs")), lines_in(&d.join("analysis/slow-runs"))), (2, 2));
+    let (code, v) = loop_json(d);
+    assert_eq!(code, 0, "{v:#}");
+    assert!(notes(&v).iter().any(|n| n.contains(&format!("gap `{gap}`: proven by executed"))), "{:?}", notes(&v));
+}
+
+#[test]
+fn a_check_that_cannot_finish_proves_nothing() {
+    let t = clean_three_stages(
+        "[[command]]\nname = \"hangs\"\nrun = \"test -f src/core/ready || sleep 30\"\nstages = [\"core\"]\ntimeout_secs = 1\n",
+    );
+    let d = t.path();
+    let (_, v) = loop_json(d);
+    let gap = v["picked"]["gap"].as_str().unwrap().to_string();
+    let g = v["gaps"].as_array().unwrap().iter().find(|x| x["id"] == gap.as_str()).unwrap().clone();
+    assert!(g["summary"].as_str().unwrap().contains("`hangs` (fast lane) times out"), "{g:#}");
+    assert_eq!(propose_with(d, &gap, "executed", "src/core/__init__.py").status.code(), Some(0));
+    loop_json(d);
+    std::fs::write(d.join("src/core/__init__.py"), "def parse(text):\n    return text.split()  # same\n").unwrap();
+    let started = std::time::Instant::now();
+    let o = run(&["verify", "--gap", &gap, "--format", "json", "-q"], d);
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    assert_eq!(o.status.code(), Some(15), "{}", String::from_utf8_lossy(&o.stdout));
+    assert_eq!(json(&o)["verdict"]["outcome"], "halt:unproven");
+}
+
+#[test]
+fn a_command_naming_an_unknown_stage_is_a_config_error() {
+    let t = clean_three_stages("[[command]]\nname = \"x\"\nrun = \"true\"\nstages = [\"cor\"]\n");
+    let o = run(&["loop", "-q"], t.path());
+    assert_ne!(o.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("andon.toml:2: command `x` names stage `cor`"), "{err}");
+}
+
+#[test]
+fn missing_tests_and_unused_dependencies_are_gaps() {
+    let t = clean_three_stages("");
+    let d = t.path();
+    std::fs::remove_file(d.join("src/api/test_api.py")).unwrap();
+    std::fs::write(
+        d.join("pyproject.toml"),
+        "[project]\nname = \"shop\"\nversion = \"0.1.0\"\ndependencies = [\"requests\"]\n",
+    )
+    .unwrap();
+    let (_, v) = loop_json(d);
+    let found: Vec<(String, String, String)> = v["gaps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| {
+            (
+                g["source"].as_str().unwrap().into(),
+                g["path"].as_str().unwrap().into(),
+                g["summary"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    assert!(
+        found.contains(&(
+            "MissingTests".into(),
+            "src/api/__init__.py".into(),
+            "stage `api` has no tests: no test file or test reaches it".into()
+        )),
+        "{found:?}"
+    );
+    let q = run(&["query", "UnusedDependency(s, d)", "--format", "json", "-q"], d);
+    assert_eq!(json(&q)["rows"].as_array().unwrap().len(), 1, "{}", String::from_utf8_lossy(&q.stdout));
+    assert_eq!(json(&q)["rows"][0][0], "api", "{}", String::from_utf8_lossy(&q.stdout));
+    assert!(
+        found.iter().any(|(s, p, m)| s == "UnusedDependency" && p == "pyproject.toml" && m.contains("`requests`")),
+        "{found:?}"
+    );
 }
