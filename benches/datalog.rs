@@ -39,8 +39,8 @@ fn generated(prog: &Program, n: usize) -> Store {
     let stage_ids: Vec<u32> = (0..stages).map(|k| s.syms.intern(&format!("s{k}"))).collect();
     let names: Vec<u32> = (0..64).map(|k| s.syms.intern(&format!("name{k}"))).collect();
     let push = |s: &mut Store, r: &str, row: &[u32]| s.rels[rel(r)].data.extend_from_slice(row);
-    for k in 0..stages {
-        push(&mut s, "Stage", &[stage_ids[k], stage_ids[k]]);
+    for &id in &stage_ids {
+        push(&mut s, "Stage", &[id, id]);
     }
     for (i, &f) in files.iter().enumerate() {
         let st = i % stages;

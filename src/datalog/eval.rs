@@ -394,7 +394,8 @@ fn plan_from(rule: &CRule, delta_pos: Option<usize>, store: &Store, mut bound: V
             }
         }
         // Next atom: the delta first, then the most bound columns, then the smallest.
-        let mut best: Option<(usize, (bool, usize, std::cmp::Reverse<usize>))> = None;
+        type Rank = (bool, usize, std::cmp::Reverse<usize>);
+        let mut best: Option<(usize, Rank)> = None;
         for (i, l) in rule.body.iter().enumerate() {
             let Lit::Pos(rel, args) = l else { continue };
             if done[i] {
@@ -467,10 +468,10 @@ fn run_rule(
             _ => continue,
         };
         let k = (rel, d, cols.clone());
-        if !indexes.contains_key(&k) {
+        indexes.entry(k).or_insert_with(|| {
             let rows = if d { delta } else { &store.rels[rel] };
-            indexes.insert(k, Index::build(rows, cols));
-        }
+            Index::build(rows, cols)
+        });
     }
     let idx: Vec<Option<&Index>> = plan
         .iter()

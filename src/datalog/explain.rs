@@ -81,7 +81,8 @@ fn explain_at(prog: &Program, store: &Store, rel: usize, row: &[u32], depth: usi
     }
     let limit = round(store, rel, row).map(i64::from);
     let st = stratum_of(prog, rel);
-    let mut best: Option<(i64, &CRule, Vec<u32>, Vec<(usize, Vec<u32>)>)> = None;
+    type Best<'r> = (i64, &'r CRule, Vec<u32>, Vec<(usize, Vec<u32>)>);
+    let mut best: Option<Best> = None;
     for rule in prog.rules.iter().filter(|r| r.head == rel) {
         let Some(fixed) = unify(store, rule, row) else { continue };
         for env in bindings(rule, store, &fixed) {

@@ -64,7 +64,7 @@ fn needs_detail(need: &[bool]) -> bool {
 pub fn load(prog: &Program, idx: &Index, need: Option<&[bool]>) -> Result<Store, String> {
     let mut store = Store::new(prog, CONSTANTS);
     let want = |r: usize| RELATIONS.get(r).is_some_and(|i| i.kind == RelKind::Base) && need.is_none_or(|n| n[r]);
-    let detail = need.is_none_or(|n| needs_detail(n));
+    let detail = need.is_none_or(needs_detail);
     let add = |seg: &Segment, store: &mut Store| {
         let mut map: Vec<u32> = vec![u32::MAX; seg.strings.len()];
         for (rel, cols) in seg.all_rows() {
