@@ -71,6 +71,12 @@ pub fn applicable<'a>(specs: &'a [CommandSpec], stage: &str, slow: bool) -> Vec<
         .collect()
 }
 
+/// The last recorded run of command `name`, if any (whatever its fingerprint).
+pub fn last(root: &Path, out_dir: &Path, name: &str) -> Option<Run> {
+    let text = fs::read_to_string(root.join(out_dir).join("commands").join(format!("{name}.json"))).ok()?;
+    serde_json::from_str(&text).ok()
+}
+
 /// Runs `spec` at `root` (or returns its cached run for `fingerprint`), keeping its output and
 /// the run under `out_dir` (absolute or relative to `root`). Never fails: a command that cannot
 /// start, or output that cannot be kept, is reported in [`Run::error`].

@@ -252,6 +252,52 @@ fn command_gap(cfg: &Config, root: &Path, stage: &str, r: &commands::Run) -> Can
     }
 }
 
+/// At a cycle's close (R64, R65): the wire that limited it most — reopened most often, then
+/// slowest to prove (most proof attempts) — and the next cycle's intent: `harden` when a wire
+/// reopened, `split` when slow-lane commands have not passed on this tree, else `feature`.
+fn cycle_report(
+    state: &State,
+    records: &[ledger::Record],
+    slow_pending: &[String],
+) -> (Option<String>, ledger::Intent) {
+    let since = records.iter().rev().find(|r| matches!(r.event, Event::CycleConverged { .. })).map_or(0, |r| r.seq);
+    let mut load: BTreeMap<&Wire, (usize, usize)> = BTreeMap::new();
+    for (w, ws) in &state.wires {
+        load.entry(w).or_default().0 = ws.reopened.iter().filter(|s| **s > since).count();
+    }
+    for r in records.iter().filter(|r| r.seq > since) {
+        if let Event::EvidenceRecorded { evidence } = &r.event
+            && let Some(e) = load.get_mut(&evidence.wire)
+        {
+            e.1 += 1;
+        }
+    }
+    let worst = load
+        .iter()
+        .filter(|(_, (reopens, attempts))| *reopens > 0 || *attempts > 1)
+        .max_by(|a, b| a.1.cmp(b.1).then_with(|| b.0.cmp(a.0)));
+    let constraint = worst.map(|(w, (reopens, attempts))| {
+        format!("{w} (reopened {reopens} time(s), {attempts} proof attempt(s) this cycle)")
+    });
+    let intent = match worst {
+        Some((w, (reopens, _))) if *reopens > 0 => {
+            ledger::Intent { next: "harden".into(), because: format!("{w} reopened {reopens} time(s) this cycle") }
+        }
+        _ if !slow_pending.is_empty() => ledger::Intent {
+            next: "split".into(),
+            because: format!(
+                "the fast lane passes but the slow lane has not passed on this tree ({}): run `andon loop --slow`",
+                slow_pending.join(", ")
+            ),
+        },
+        _ => ledger::Intent {
+            next: "feature".into(),
+            because: "every wire is proven and stable, and no check is pending".into(),
+        },
+    };
+    (constraint, intent)
+}
+
 /// A gap is on the constraint when it is about the constraint's wire or lies in its producer stage.
 fn on_constraint(constraint: Option<&crate::status::Constraint>, c: &Candidate) -> bool {
     constraint.is_some_and(|k| Some(&k.wire) == c.wire.as_ref() || k.wire.producer == c.stage)
@@ -637,6 +683,24 @@ pub fn step(
                         .filter(|(_, s)| s.status == WireStatus::Proven)
                         .map(|(w, _)| w.clone())
                         .collect();
+                    let slow_pending: Vec<String> = cfg
+                        .commands
+                        .iter()
+                        .filter(|c| c.lane == commands::Lane::Slow)
+                        .filter(|c| {
+                            let fp = format!("{tree}-{:016x}", command_key(c));
+                            !commands::last(root, &out_dir, &c.name).is_some_and(|r| r.fingerprint == fp && r.passed())
+                        })
+                        .map(|c| c.name.clone())
+                        .collect();
+                    let (constraint, intent) = cycle_report(&state, &records, &slow_pending);
+                    notes.push(format!(
+                        "cycle {} converged after {in_cycle} pass(es); constraint: {}; next cycle: {} ({})",
+                        state.cycles + 1,
+                        constraint.as_deref().unwrap_or("none"),
+                        intent.next,
+                        intent.because
+                    ));
                     ledger::append(
                         &dir,
                         &header,
@@ -645,6 +709,8 @@ pub fn step(
                             passes: in_cycle,
                             backtracks: state.backtracks,
                             proven,
+                            constraint,
+                            intent: Some(intent),
                         }],
                         now,
                     )?;

@@ -209,7 +209,24 @@ pub enum Event {
         passes: u32,
         backtracks: u32,
         proven: Vec<Wire>,
+        /// The wire that limited the cycle most: reopened most often, then slowest to prove
+        /// (most proof attempts); none when every wire was proven at the first attempt (R64).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        constraint: Option<String>,
+        /// What the next cycle is for (R65): `harden`, `feature` or `split`, and why.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        intent: Option<Intent>,
     },
+}
+
+/// The next cycle's intent, recorded when a cycle converges (R65).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Intent {
+    /// `harden` (wires were unstable), `feature` (wires green, nothing pending) or `split` (the
+    /// slow lane has not passed on this tree while the fast lane has).
+    pub next: String,
+    pub because: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -560,7 +577,10 @@ pub fn apply(state: &mut State, seq: u64, e: &Event) -> Result<(), String> {
             }
             state.passes = *pass;
         }
-        Event::CycleConverged { cycle, passes, .. } => {
+        Event::CycleConverged { cycle, passes, intent, .. } => {
+            if intent.as_ref().is_some_and(|i| !matches!(i.next.as_str(), "harden" | "feature" | "split")) {
+                return Err(format!("cycle {cycle}: intent must be harden, feature or split"));
+            }
             if *cycle != state.cycles + 1 {
                 return Err(format!("cycle {cycle} converges after cycle {}", state.cycles));
             }

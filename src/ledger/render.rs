@@ -100,6 +100,7 @@ pub fn render(h: &Header, state: &State, records: &[Record]) -> String {
     let _ = writeln!(o);
     let _ = writeln!(o, "## History");
     let _ = writeln!(o);
+    let mut cycle = 1;
     for r in records {
         let line = match &r.event {
             Event::StageRecorded { stage, .. } => format!("stage `{}` recorded", cell(stage)),
@@ -125,10 +126,18 @@ pub fn render(h: &Header, state: &State, records: &[Record]) -> String {
                 format!("sub-cycle from `{}` back to `{}`", cell(from_stage), cell(to_stage))
             }
             Event::PassClosed { pass, gap, verdict, advanced, .. } => {
-                format!("pass {pass} closed on `{}`: {verdict:?}, advanced: {advanced}", cell(gap))
+                format!("Pass {pass} (cycle {cycle}) closed on `{}`: {verdict:?}, advanced: {advanced}", cell(gap))
             }
-            Event::CycleConverged { cycle, passes, backtracks, .. } => {
-                format!("cycle {cycle} converged after {passes} passes, {backtracks} sub-cycles")
+            Event::CycleConverged { cycle: c, passes, backtracks, constraint, intent, .. } => {
+                cycle = c + 1;
+                let mut line = format!("Cycle {c} converged after {passes} passes, {backtracks} sub-cycles");
+                if let Some(k) = constraint {
+                    line.push_str(&format!("; constraint: {}", cell(k)));
+                }
+                if let Some(i) = intent {
+                    line.push_str(&format!("; next cycle: {} ({})", cell(&i.next), cell(&i.because)));
+                }
+                line
             }
         };
         let _ = writeln!(o, "{}. {line}", r.seq);

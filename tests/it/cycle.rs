@@ -419,6 +419,11 @@ fn end_to_end_three_stages_halt_fix_advance_sub_cycle_converge_harden() {
     assert!(notes.iter().any(|n| n.starts_with("sub-cycle: core -> api reopened")), "{notes:?}");
     assert!(notes.iter().any(|n| n.contains("core -> api proven structurally")), "{notes:?}");
     assert!(!notes.iter().any(|n| n.contains("api -> cli reopened")), "run()'s signature did not change: {notes:?}");
+    assert!(
+        notes.iter().any(|n| n.contains("constraint: core -> api (reopened 1 time(s)")
+            && n.ends_with("next cycle: harden (core -> api reopened 1 time(s) this cycle)")),
+        "the cycle report (R64, R65): {notes:?}"
+    );
     assert_eq!(
         (v["next"]["action"].as_str(), v["verdict"]["outcome"].as_str()),
         (Some("converged"), Some("converged")),
@@ -850,4 +855,34 @@ fn missing_tests_and_unused_dependencies_are_gaps() {
         found.iter().any(|(s, p, m)| s == "UnusedDependency" && p == "pyproject.toml" && m.contains("`requests`")),
         "{found:?}"
     );
+}
+
+#[test]
+fn a_converged_cycle_records_the_next_cycles_intent() {
+    // stable wires and no pending checks: the next cycle is for features
+    let t = clean_three_stages("");
+    let (_, v) = loop_json(t.path());
+    assert!(
+        notes(&v).iter().any(|n| n.ends_with(
+            "constraint: none; next cycle: feature (every wire is proven and stable, and no check is pending)"
+        )),
+        "{:?}",
+        notes(&v)
+    );
+    // a slow lane that has not run on this tree: split
+    let t = clean_three_stages("[[command]]\nname = \"e2e\"\nrun = \"true\"\nlane = \"slow\"\n");
+    let (_, v) = loop_json(t.path());
+    assert!(
+        notes(&v).iter().any(|n| n
+            .contains("next cycle: split (the fast lane passes but the slow lane has not passed on this tree (e2e)")),
+        "{:?}",
+        notes(&v)
+    );
+    let md = std::fs::read_to_string(t.path().join("analysis/andon/ledger/ledger.md")).unwrap();
+    assert!(md.contains("Pass 1 (cycle 1) closed on"), "{md}");
+    assert!(md.contains("Cycle 1 converged after 2 passes, 0 sub-cycles; next cycle: split"), "{md}");
+    // with the slow lane run and passing, nothing is pending
+    let t = clean_three_stages("[[command]]\nname = \"e2e\"\nrun = \"true\"\nlane = \"slow\"\n");
+    let v = json(&run(&["loop", "--slow", "--format", "json", "-q"], t.path()));
+    assert!(notes(&v).iter().any(|n| n.contains("next cycle: feature")), "{:?}", notes(&v));
 }
