@@ -517,7 +517,9 @@ pub fn step(
     let prog = datalog::builtin_program();
     let goals: Vec<usize> = GOALS.iter().map(|r| r.0 as usize).collect();
     let need = prog.needed(&goals);
-    let mut store = datalog::load(&prog, idx, Some(&need)).map_err(LedgerError::Io)?;
+    // identifiers (`References`) count as a dependency's use only for Rust paths used without
+    // `use`; decoding them for every other file would cost the step most of its time
+    let mut store = datalog::load_with(&prog, idx, Some(&need), &|lang| lang == "rust").map_err(LedgerError::Io)?;
     datalog::run_runtime(&prog, &mut store, Some(&need));
     let wires: Vec<Wire> =
         stream.wires.iter().map(|w| Wire { producer: w.producer.clone(), consumer: w.consumer.clone() }).collect();

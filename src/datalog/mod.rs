@@ -62,6 +62,18 @@ fn needs_detail(need: &[bool]) -> bool {
 
 /// Loads the base relations in `need` (all when `None`) from an index into a fresh store.
 pub fn load(prog: &Program, idx: &Index, need: Option<&[bool]>) -> Result<Store, String> {
+    load_with(prog, idx, need, &|_| true)
+}
+
+/// [`load`], decoding the detail facts (references, calls, spans) only of files whose language
+/// `detail_for` accepts: a caller that needs identifiers only where they can mean something (Rust
+/// paths to a crate used without `use`) saves decoding the largest relation everywhere else.
+pub fn load_with(
+    prog: &Program,
+    idx: &Index,
+    need: Option<&[bool]>,
+    detail_for: &dyn Fn(&str) -> bool,
+) -> Result<Store, String> {
     let mut store = Store::new(prog, CONSTANTS);
     let want = |r: usize| RELATIONS.get(r).is_some_and(|i| i.kind == RelKind::Base) && need.is_none_or(|n| n[r]);
     let detail = need.is_none_or(needs_detail);
@@ -85,9 +97,9 @@ pub fn load(prog: &Program, idx: &Index, need: Option<&[bool]>) -> Result<Store,
             }
         }
     };
-    for f in &idx.facts {
+    for (f, meta) in idx.facts.iter().zip(&idx.files) {
         add(&f.core, &mut store);
-        if detail {
+        if detail && detail_for(&meta.lang) {
             add(&f.detail()?, &mut store);
         }
     }
