@@ -55,6 +55,8 @@ pub struct Board {
     pub open_by_kind: BTreeMap<&'static str, usize>,
     pub open_by_radius: BTreeMap<&'static str, usize>,
     pub approaches: BTreeMap<String, usize>,
+    /// Every person's decision, in record order.
+    pub decisions: Vec<crate::ledger::HumanDecision>,
     pub next: String,
 }
 
@@ -222,6 +224,7 @@ pub fn board(state: &State, threshold: u32) -> Board {
         open_by_kind,
         open_by_radius,
         approaches,
+        decisions: state.decisions.clone(),
         next,
     }
 }

@@ -151,6 +151,9 @@ struct DecisionArgs {
     /// Why (recorded in the ledger).
     #[arg(long)]
     reason: String,
+    /// Who decides: the approver, recorded with the decision.
+    #[arg(long)]
+    by: String,
     /// Repository.
     #[arg(long, default_value = ".")]
     path: PathBuf,
@@ -168,9 +171,22 @@ struct OverrideArgs {
     /// The tier-2 evidence record to override.
     #[arg(long)]
     evidence: String,
-    /// Who decides.
-    #[arg(long)]
-    by: String,
+    /// Why the contradiction's source is distrusted (a closed list).
+    #[arg(long, value_enum)]
+    basis: BasisArg,
+    /// A counter-artifact backing the override: a file in the repository (a query result, a test log).
+    #[arg(long, value_name = "FILE")]
+    artifact: Option<String>,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum BasisArg {
+    /// The live view the contradiction came from is stale.
+    StaleLiveView,
+    /// A known limit of the extractor: macros, dynamic dispatch, generated code.
+    ExtractorLimitation,
+    /// A syntax error in the file the contradiction rests on.
+    ParseError,
 }
 
 #[derive(Args)]
@@ -445,21 +461,21 @@ pub fn main() -> ExitCode {
             &a.gap,
             a.unattended,
             &a.common,
-            crate::cycle::Decision::Authorize { reason: a.reason.clone() },
+            crate::cycle::Decision::Authorize { by: a.by.clone(), reason: a.reason.clone() },
         ),
         Command::Defer(a) => run_decision(
             &a.path,
             &a.gap,
             a.unattended,
             &a.common,
-            crate::cycle::Decision::Defer { reason: a.reason.clone() },
+            crate::cycle::Decision::Defer { by: a.by.clone(), reason: a.reason.clone() },
         ),
         Command::Skip(a) => run_decision(
             &a.path,
             &a.gap,
             a.unattended,
             &a.common,
-            crate::cycle::Decision::Skip { reason: a.reason.clone() },
+            crate::cycle::Decision::Skip { by: a.by.clone(), reason: a.reason.clone() },
         ),
         Command::Override(a) => run_decision(
             &a.decision.path,
@@ -468,7 +484,13 @@ pub fn main() -> ExitCode {
             &a.decision.common,
             crate::cycle::Decision::Override {
                 evidence: a.evidence.clone(),
-                by: a.by.clone(),
+                basis: match a.basis {
+                    BasisArg::StaleLiveView => crate::ledger::OverrideBasis::StaleLiveView,
+                    BasisArg::ExtractorLimitation => crate::ledger::OverrideBasis::ExtractorLimitation,
+                    BasisArg::ParseError => crate::ledger::OverrideBasis::ParseError,
+                },
+                artifact: a.artifact.clone(),
+                by: a.decision.by.clone(),
                 reason: a.decision.reason.clone(),
             },
         ),

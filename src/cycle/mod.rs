@@ -977,22 +977,29 @@ fn reopen_stale(
     out
 }
 
-/// A person's decision on a gap (the loop's human-decision actions; R71–R76).
+/// A person's decision on a gap (the loop's human-decision actions; R71–R76). `by` names the
+/// person who decided (the approver).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Decision {
     /// Raise the authority for this gap's fix, bound to the diff as it is now.
     Authorize {
+        by: String,
         reason: String,
     },
     Defer {
+        by: String,
         reason: String,
     },
     Skip {
+        by: String,
         reason: String,
     },
-    /// Override a tier-2 contradiction (never a tier-1 hold).
+    /// Override a tier-2 contradiction (never a tier-1 hold), on a basis from the closed list,
+    /// optionally with a counter-artifact (a file in the repository).
     Override {
         evidence: String,
+        basis: ledger::OverrideBasis,
+        artifact: Option<String>,
         by: String,
         reason: String,
     },
@@ -1007,7 +1014,7 @@ pub fn decide(root: &Path, cfg: &Config, gap: &str, d: &Decision, now: u64) -> R
         return Err(LedgerError::Refused(format!("no gap `{gap}` in the ledger")));
     }
     let event = match d {
-        Decision::Authorize { reason } => {
+        Decision::Authorize { by, reason } => {
             let (base, write_set, _, radius) = recorded_proposal(&records, gap)
                 .ok_or_else(|| LedgerError::Refused(format!("gap `{gap}` has no proposal")))?;
             // bound to the diff as it is now, at the radius that diff rates (never below the proposal's)
@@ -1016,12 +1023,34 @@ pub fn decide(root: &Path, cfg: &Config, gap: &str, d: &Decision, now: u64) -> R
                 Ok(c) => (c.hash.clone(), radius.max(verify::rerate(&c).0)),
                 Err(_) => (diff::hash(root, Some(&base), &write_set, &own), radius),
             };
-            Event::AuthorizationRaised { gap: gap.into(), diff_hash: hash, level, reason: reason.clone() }
+            Event::AuthorizationRaised {
+                gap: gap.into(),
+                diff_hash: hash,
+                level,
+                by: by.clone(),
+                reason: reason.clone(),
+            }
         }
-        Decision::Defer { reason } => Event::GapDeferred { gap: gap.into(), reason: reason.clone() },
-        Decision::Skip { reason } => Event::GapSkipped { gap: gap.into(), reason: reason.clone() },
-        Decision::Override { evidence, by, reason } => {
-            Event::Overridden { gap: gap.into(), evidence: evidence.clone(), by: by.clone(), reason: reason.clone() }
+        Decision::Defer { by, reason } => {
+            Event::GapDeferred { gap: gap.into(), by: by.clone(), reason: reason.clone() }
+        }
+        Decision::Skip { by, reason } => Event::GapSkipped { gap: gap.into(), by: by.clone(), reason: reason.clone() },
+        Decision::Override { evidence, basis, artifact, by, reason } => {
+            if let Some(a) = artifact
+                && !root.join(a).is_file()
+            {
+                return Err(LedgerError::Refused(format!(
+                    "the counter-artifact `{a}` is not a file in the repository"
+                )));
+            }
+            Event::Overridden {
+                gap: gap.into(),
+                evidence: evidence.clone(),
+                basis: *basis,
+                by: by.clone(),
+                reason: reason.clone(),
+                artifact: artifact.clone(),
+            }
         }
     };
     ledger::append(&dir, &header, std::slice::from_ref(&event), now)?;

@@ -153,25 +153,33 @@ pub enum Event {
         condition: String,
         reason: String,
     },
+    /// A person (`by`, the approver) raises the authority for one gap's fix, bound to one diff.
     AuthorizationRaised {
         gap: String,
         diff_hash: String,
         level: BlastRadius,
-        reason: String,
-    },
-    /// A person overrides a tier-2 contradiction, with a structured reason. Never a tier-1 hold.
-    Overridden {
-        gap: String,
-        evidence: String,
         by: String,
         reason: String,
     },
+    /// A person overrides a tier-2 contradiction, with a structured reason: the evidence, a basis
+    /// from a closed list, the approver, and optionally a counter-artifact. Never a tier-1 hold.
+    Overridden {
+        gap: String,
+        evidence: String,
+        basis: OverrideBasis,
+        by: String,
+        reason: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        artifact: Option<String>,
+    },
     GapDeferred {
         gap: String,
+        by: String,
         reason: String,
     },
     GapSkipped {
         gap: String,
+        by: String,
         reason: String,
     },
     EvidenceRecorded {
@@ -217,6 +225,28 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         intent: Option<Intent>,
     },
+}
+
+/// Why a tier-2 contradiction may be distrusted (the closed list of requirements decision 7).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OverrideBasis {
+    /// The live view the contradiction came from is stale.
+    StaleLiveView,
+    /// A known limit of the extractor: macros, dynamic dispatch, generated code.
+    ExtractorLimitation,
+    /// A syntax error in the file the contradiction rests on.
+    ParseError,
+}
+
+impl OverrideBasis {
+    pub fn name(self) -> &'static str {
+        match self {
+            OverrideBasis::StaleLiveView => "stale-live-view",
+            OverrideBasis::ExtractorLimitation => "extractor-limitation",
+            OverrideBasis::ParseError => "parse-error",
+        }
+    }
 }
 
 /// The next cycle's intent, recorded when a cycle converges (R65).
@@ -328,11 +358,24 @@ pub struct State {
     pub authority: BTreeMap<String, Vec<(String, BlastRadius)>>,
     /// Tier-2 evidence overridden per gap.
     pub overrides: BTreeMap<String, Vec<String>>,
+    /// Every person's decision, in record order (authority, override, deferral, skip).
+    pub decisions: Vec<HumanDecision>,
     pub passes: u32,
     /// `passes` when the last cycle converged.
     pub passes_at_convergence: u32,
     pub cycles: u32,
     pub backtracks: u32,
+}
+
+/// A person's decision as the ledger recorded it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HumanDecision {
+    pub seq: u64,
+    pub gap: String,
+    /// `authorize`, `override`, `defer`, `skip`.
+    pub action: &'static str,
+    pub by: String,
+    pub reason: String,
 }
 
 /// A problem with the ledger: the line it is on (1 is the header) and what is wrong.
@@ -442,7 +485,10 @@ pub fn apply(state: &mut State, seq: u64, e: &Event) -> Result<(), String> {
                 GapStatus::Halted
             };
         }
-        Event::AuthorizationRaised { gap, diff_hash, level, reason } => {
+        Event::AuthorizationRaised { gap, diff_hash, level, by, reason } => {
+            if by.trim().is_empty() {
+                return Err(format!("authority for `{gap}` names who approved it"));
+            }
             let g = gap_of(state, gap)?;
             if !matches!(g.status, GapStatus::HaltedAwaitingAuthorization | GapStatus::Proposed) {
                 return Err(format!("gap `{gap}` is not halted awaiting authorization, nor proposed"));
@@ -452,8 +498,15 @@ pub fn apply(state: &mut State, seq: u64, e: &Event) -> Result<(), String> {
             }
             g.status = GapStatus::Proposed;
             state.authority.entry(gap.clone()).or_default().push((diff_hash.clone(), *level));
+            state.decisions.push(HumanDecision {
+                seq,
+                gap: gap.clone(),
+                action: "authorize",
+                by: by.clone(),
+                reason: reason.clone(),
+            });
         }
-        Event::Overridden { gap, evidence, by, reason } => {
+        Event::Overridden { gap, evidence, by, reason, .. } => {
             gap_of(state, gap)?;
             let e = state.evidence.get(evidence).ok_or_else(|| format!("no evidence `{evidence}` to override"))?;
             if e.hold || e.tier == Some(1) {
@@ -469,8 +522,18 @@ pub fn apply(state: &mut State, seq: u64, e: &Event) -> Result<(), String> {
                 return Err(format!("an override of `{evidence}` names who decided and why"));
             }
             state.overrides.entry(gap.clone()).or_default().push(evidence.clone());
+            state.decisions.push(HumanDecision {
+                seq,
+                gap: gap.clone(),
+                action: "override",
+                by: by.clone(),
+                reason: reason.clone(),
+            });
         }
-        Event::GapDeferred { gap, reason } | Event::GapSkipped { gap, reason } => {
+        Event::GapDeferred { gap, by, reason } | Event::GapSkipped { gap, by, reason } => {
+            if by.trim().is_empty() {
+                return Err(format!("deferring or skipping `{gap}` names who decided"));
+            }
             let g = gap_of(state, gap)?;
             if g.status == GapStatus::Closed {
                 return Err(format!("gap `{gap}` is closed"));
@@ -478,7 +541,15 @@ pub fn apply(state: &mut State, seq: u64, e: &Event) -> Result<(), String> {
             if reason.trim().is_empty() {
                 return Err(format!("deferring or skipping `{gap}` needs a reason"));
             }
-            g.status = if matches!(e, Event::GapDeferred { .. }) { GapStatus::Deferred } else { GapStatus::Skipped };
+            let deferred = matches!(e, Event::GapDeferred { .. });
+            g.status = if deferred { GapStatus::Deferred } else { GapStatus::Skipped };
+            state.decisions.push(HumanDecision {
+                seq,
+                gap: gap.clone(),
+                action: if deferred { "defer" } else { "skip" },
+                by: by.clone(),
+                reason: reason.clone(),
+            });
         }
         Event::EvidenceRecorded { evidence } => {
             if state.evidence.contains_key(&evidence.id) {

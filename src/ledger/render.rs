@@ -109,14 +109,18 @@ pub fn render(h: &Header, state: &State, records: &[Record]) -> String {
                 format!("proposal for `{}` ({})", cell(gap), blast_radius.name())
             }
             Event::Halted { gap, condition, .. } => format!("halted on `{}`: {}", cell(gap), cell(condition)),
-            Event::AuthorizationRaised { gap, level, .. } => {
-                format!("authority raised to {} for `{}`", level.name(), cell(gap))
+            Event::AuthorizationRaised { gap, level, by, .. } => {
+                format!("authority raised to {} for `{}` by {}", level.name(), cell(gap), cell(by))
             }
-            Event::Overridden { gap, evidence, by, .. } => {
-                format!("tier-2 evidence `{}` on `{}` overridden by {}", cell(evidence), cell(gap), cell(by))
-            }
-            Event::GapDeferred { gap, .. } => format!("gap `{}` deferred", cell(gap)),
-            Event::GapSkipped { gap, .. } => format!("gap `{}` skipped", cell(gap)),
+            Event::Overridden { gap, evidence, basis, by, .. } => format!(
+                "tier-2 evidence `{}` on `{}` overridden by {} ({})",
+                cell(evidence),
+                cell(gap),
+                cell(by),
+                basis.name()
+            ),
+            Event::GapDeferred { gap, by, .. } => format!("gap `{}` deferred by {}", cell(gap), cell(by)),
+            Event::GapSkipped { gap, by, .. } => format!("gap `{}` skipped by {}", cell(gap), cell(by)),
             Event::EvidenceRecorded { evidence } => format!("evidence `{}` recorded", cell(&evidence.id)),
             Event::WireStatusChanged { wire, evidence, .. } => {
                 format!("wire {} changed on `{}`", cell(&wire.to_string()), cell(evidence))

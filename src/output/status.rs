@@ -43,6 +43,7 @@ pub fn json_doc(b: Option<&Board>, ledger: &str) -> Value {
             "rule": c.rule, "detail": c.detail })),
         "gaps": { "by_status": b.gaps_by_status, "open_by_kind": b.open_by_kind, "open_by_blast_radius": b.open_by_radius },
         "approaches": b.approaches,
+        "decisions": b.decisions.iter().map(|d| json!({ "seq": d.seq, "gap": d.gap, "action": d.action, "by": d.by, "reason": d.reason })).collect::<Vec<_>>(),
         "next": b.next,
         "verdict": { "outcome": if b.holds.is_empty() { "shown" } else { "holding" }, "holds": b.holds.len() },
     })
@@ -96,6 +97,12 @@ pub fn report(w: &mut dyn Write, b: Option<&Board>, ledger: &str, format: Status
     writeln!(w, "{item}open by blast radius: {}", counts(&b.open_by_radius))?;
     writeln!(w, "{h2}proof approaches")?;
     writeln!(w, "{item}{}", counts(&b.approaches))?;
+    if !b.decisions.is_empty() {
+        writeln!(w, "{h2}decisions")?;
+        for d in &b.decisions {
+            writeln!(w, "{item}{} `{}` by {}: {}", d.action, d.gap, d.by, d.reason)?;
+        }
+    }
     writeln!(w, "{h2}next")?;
     writeln!(w, "{item}{}", b.next)?;
     if md {

@@ -184,9 +184,9 @@ fn proposals_are_checked_written_for_the_loop_and_recorded_by_it() {
         "{v:#}"
     );
     // a person's decision: refused when unattended, recorded otherwise, and bound to this diff
-    let o = run(&["authorize", &gap, "--reason", "reviewed", "--unattended"], t.path());
+    let o = run(&["authorize", &gap, "--by", "lead", "--reason", "reviewed", "--unattended"], t.path());
     assert_eq!(o.status.code(), Some(1));
-    let o = run(&["authorize", &gap, "--reason", "reviewed"], t.path());
+    let o = run(&["authorize", &gap, "--by", "lead", "--reason", "reviewed"], t.path());
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
     let v = json(&run(&["loop", "--format", "json", "-q"], t.path()));
     assert_eq!(v["next"]["action"], "apply-and-verify");
@@ -207,10 +207,13 @@ fn proposals_are_checked_written_for_the_loop_and_recorded_by_it() {
         andon::ledger::gate::Decision::Halt(andon::ledger::gate::Condition::Authorization, _)
     ));
     // skipping moves the loop on to another gap
-    run(&["skip", &gap, "--reason", "later"], t.path());
+    run(&["skip", &gap, "--by", "lead", "--reason", "later"], t.path());
     assert_ne!(picked(t.path()), gap);
     // an override needs a tier-2 record to override
-    let o = run(&["override", &gap, "--evidence", "E404", "--by", "lead", "--reason", "r"], t.path());
+    let o = run(
+        &["override", &gap, "--evidence", "E404", "--basis", "stale-live-view", "--by", "lead", "--reason", "r"],
+        t.path(),
+    );
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stdout).contains("no evidence `E404` to override"));
 }
@@ -343,7 +346,21 @@ fn end_to_end_three_stages_halt_fix_advance_sub_cycle_converge_harden() {
     // the loop records the hold; no override clears it; status lists it first
     let (code, v) = loop_json(d);
     assert_eq!(code, 14, "{v:#}");
-    let o = run(&["override", &gap, "--evidence", &format!("E-{gap}-1"), "--by", "lead", "--reason", "it is fine"], d);
+    let o = run(
+        &[
+            "override",
+            &gap,
+            "--evidence",
+            &format!("E-{gap}-1"),
+            "--basis",
+            "extractor-limitation",
+            "--by",
+            "lead",
+            "--reason",
+            "it is fine",
+        ],
+        d,
+    );
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stdout).contains("tier-1 hold"), "{}", String::from_utf8_lossy(&o.stdout));
     let status = String::from_utf8_lossy(&run(&["status"], d).stdout).into_owned();
@@ -594,7 +611,7 @@ fn each_session_reports_the_ledger_delta_since_the_last_run() {
     let gap = first["picked"]["gap"].as_str().unwrap().to_string();
     let (_, quiet) = loop_json(t.path());
     assert_eq!(quiet["delta"], serde_json::json!([]), "nothing happened in between");
-    run(&["skip", &gap, "--reason", "later"], t.path());
+    run(&["skip", &gap, "--by", "lead", "--reason", "later"], t.path());
     let (_, v) = loop_json(t.path());
     assert!(v["delta"].as_array().unwrap().iter().any(|d| d == "1 × gap skipped"), "{v:#}");
     let text = String::from_utf8_lossy(&run(&["loop", "-q"], t.path()).stdout).into_owned();
@@ -692,7 +709,52 @@ fn an_overridden_tier_two_hold_lets_the_loop_advance() {
         ],
         t.path(),
     );
+    assert_eq!(o.status.code(), Some(2), "a free-text override without a basis is refused");
+    let o = run(
+        &[
+            "override",
+            &gap,
+            "--evidence",
+            &format!("E-{gap}-1"),
+            "--basis",
+            "extractor-limitation",
+            "--artifact",
+            "no/such/log.txt",
+            "--by",
+            "lead",
+            "--reason",
+            "refund is wired through a plugin registry the index cannot see",
+        ],
+        t.path(),
+    );
+    assert_eq!(o.status.code(), Some(1), "a counter-artifact must exist");
+    assert!(String::from_utf8_lossy(&o.stdout).contains("is not a file in the repository"));
+    std::fs::write(t.path().join("registry.log"), "refund -> billing\n").unwrap();
+    let status = || json(&run(&["status", "--format", "json"], t.path()));
+    assert_eq!(status()["decisions"], serde_json::json!([]));
+    let o = run(
+        &[
+            "override",
+            &gap,
+            "--evidence",
+            &format!("E-{gap}-1"),
+            "--basis",
+            "extractor-limitation",
+            "--artifact",
+            "registry.log",
+            "--by",
+            "lead",
+            "--reason",
+            "refund is wired through a plugin registry the index cannot see",
+        ],
+        t.path(),
+    );
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
+    let d = &status()["decisions"][0];
+    assert_eq!(
+        (d["action"].as_str(), d["by"].as_str(), d["gap"].as_str()),
+        (Some("override"), Some("lead"), Some(gap.as_str()))
+    );
     let (code, v) = loop_json(t.path());
     assert!(
         v["notes"].as_array().unwrap().iter().any(|n| n.as_str().unwrap().contains("overridden; it closes")),

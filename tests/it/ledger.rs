@@ -192,6 +192,7 @@ fn refused_events_write_nothing() {
         (
             vec![Event::AuthorizationRaised {
                 gap: "G1".into(),
+                by: "lead".into(),
                 diff_hash: "h".into(),
                 level: BlastRadius::HardToReverse,
                 reason: "r".into(),
@@ -560,7 +561,14 @@ fn the_andon_rule_decides_every_advance() {
     );
     let before = bytes(&dir);
     let refused = [
-        Event::Overridden { gap: "G2".into(), evidence: "H1".into(), by: "lead".into(), reason: "trust me".into() },
+        Event::Overridden {
+            gap: "G2".into(),
+            evidence: "H1".into(),
+            basis: ledger::OverrideBasis::StaleLiveView,
+            by: "lead".into(),
+            reason: "trust me".into(),
+            artifact: None,
+        },
         pass(2, "G2", true, BlastRadius::SharedStateVisible, Some("d")),
     ];
     for e in refused {
@@ -584,6 +592,8 @@ fn the_andon_rule_decides_every_advance() {
         &[Event::Overridden {
             gap: "G3".into(),
             evidence: "T2".into(),
+            basis: ledger::OverrideBasis::ExtractorLimitation,
+            artifact: None,
             by: "lead".into(),
             reason: "dynamic import is dead code, removed in #12".into(),
         }],
@@ -608,6 +618,7 @@ fn the_andon_rule_decides_every_advance() {
             Event::Halted { gap: "G4".into(), condition: "authorization".into(), reason: "hard-to-reverse".into() },
             Event::AuthorizationRaised {
                 gap: "G4".into(),
+                by: "lead".into(),
                 diff_hash: "diff-a".into(),
                 level: BlastRadius::HardToReverse,
                 reason: "migration reviewed".into(),
@@ -679,6 +690,7 @@ fn a_standing_hold_is_replaced_only_by_a_proof_and_authority_can_be_raised_again
         &header(),
         &[Event::AuthorizationRaised {
             gap: "G1".into(),
+            by: "lead".into(),
             diff_hash: "d2".into(),
             level: BlastRadius::HardToReverse,
             reason: "re-reviewed".into(),

@@ -133,7 +133,7 @@ fn disabled_stops_every_command_first_and_writes_nothing() {
             "--write-set",
             "a.py",
         ],
-        &["skip", "G", "--reason", "r"],
+        &["skip", "G", "--by", "lead", "--reason", "r"],
         &["preflight"],
         &["verify", "--gap", "G"],
     ];
