@@ -226,6 +226,11 @@ fn command_key(spec: &commands::CommandSpec) -> u64 {
     xxhash_rust::xxh3::xxh3_64(format!("{}\0{}\0{:?}", spec.run, spec.timeout_secs, spec.stages).as_bytes())
 }
 
+/// The gap id of configured command `name`: one gap per command, wherever the scan first meets it.
+fn command_id(name: &str) -> String {
+    format!("B-{}", short_hash(&["FailingCommand", name]))
+}
+
 /// The gap of a configured command that does not pass, located at its `[[command]]` entry.
 fn command_gap(cfg: &Config, root: &Path, stage: &str, r: &commands::Run) -> Candidate {
     let config = cfg
@@ -239,8 +244,7 @@ fn command_gap(cfg: &Config, root: &Path, stage: &str, r: &commands::Run) -> Can
         (None, _, Some(e)) => format!("does not run ({e})"),
         (None, _, None) => "does not finish".to_string(),
     };
-    // one gap per command, wherever the scan first meets it
-    let id = format!("B-{}", short_hash(&["FailingCommand", &r.name]));
+    let id = command_id(&r.name);
     Candidate {
         id,
         kind: GapKind::Bug,
@@ -563,6 +567,72 @@ pub fn step(
                     c.id = format!("{base}.{n}");
                 }
             }
+            // A recorded gap that only moved (its line changed) keeps its id.
+            let ids: std::collections::BTreeSet<String> = cands.iter().map(|c| c.id.clone()).collect();
+            let mut taken = std::collections::BTreeSet::new();
+            for c in cands.iter_mut().filter(|c| !state.gaps.contains_key(&c.id)) {
+                if let Some(g) = state.gaps.values().find(|g| {
+                    g.status != GapStatus::Closed
+                        && g.stage == c.stage
+                        && g.source == c.source
+                        && g.location.path == c.location.path
+                        && g.summary == c.summary
+                        && !ids.contains(&g.id)
+                        && !taken.contains(&g.id)
+                }) {
+                    taken.insert(g.id.clone());
+                    c.id = g.id.clone();
+                }
+            }
+            // An open gap of this stage the scan no longer finds is gone from the code: it closes
+            // on that evidence (tier 1: the fresh index). Wire proofs and commands that did not
+            // run now are not judged here.
+            let found: std::collections::BTreeSet<&str> = cands.iter().map(|c| c.id.as_str()).collect();
+            let passed: Vec<String> = commands::applicable(&cfg.commands, stage, slow)
+                .iter()
+                .filter(|spec| command_runs.get(&spec.name).is_some_and(commands::Run::passed))
+                .map(|spec| command_id(&spec.name))
+                .collect();
+            let mut gone = Vec::new();
+            for g in state.gaps.values().filter(|g| g.stage == stage && g.status == GapStatus::Open) {
+                let base = g.id.split('.').next().unwrap_or(&g.id);
+                let judged = match g.source.as_str() {
+                    "UnprovenWire" => false,
+                    "FailingCommand" => passed.iter().any(|p| p == base),
+                    _ => true,
+                };
+                if !judged || found.contains(g.id.as_str()) {
+                    continue;
+                }
+                let ev = ledger::Evidence {
+                    id: format!("E-{}-{}", g.id, state.gap_evidence.get(&g.id).map_or(0, Vec::len) + 1),
+                    gap: Some(g.id.clone()),
+                    wire: g.wire.clone().unwrap_or(Wire { producer: g.stage.clone(), consumer: g.stage.clone() }),
+                    approach: if g.source == "FailingCommand" { "executed" } else { "structural" }.into(),
+                    verdict: Verdict::Proven,
+                    hold: false,
+                    tier: (g.source != "FailingCommand").then_some(1),
+                    artifact: None,
+                    claim: format!("the scan of stage `{stage}` no longer finds: {}", g.summary),
+                    evidence: if g.source == "FailingCommand" {
+                        "the command passes on this tree".into()
+                    } else {
+                        "the fresh index".into()
+                    },
+                    fix: None,
+                    references: vec![match g.location.line {
+                        Some(l) => format!("{}:{l}", g.location.path),
+                        None => g.location.path.clone(),
+                    }],
+                    surface: None,
+                };
+                notes.push(format!("gap `{}` is gone from the code ({}); it closes", g.id, g.summary));
+                gone.push(Event::GapClosed { gap: g.id.clone(), evidence: ev.id.clone() });
+                gone.insert(gone.len() - 1, Event::EvidenceRecorded { evidence: ev });
+            }
+            if !gone.is_empty() {
+                ledger::append(&dir, &header, &gone, now)?;
+            }
             let new: Vec<Event> = cands
                 .iter()
                 .filter(|c| !state.gaps.contains_key(&c.id))
@@ -654,7 +724,8 @@ pub fn step(
                 }
             }
         }
-        let (_, state, _) = ledger::load(&dir)?.ok_or_else(|| LedgerError::Io("the ledger was not written".into()))?;
+        let (_, state, records) =
+            ledger::load(&dir)?.ok_or_else(|| LedgerError::Io("the ledger was not written".into()))?;
         // the constraint as it is now (R63), not as it was when the gap was opened
         let on_constraint = |c: &Candidate| on_constraint(board.constraint.as_ref(), c);
         let picked: Option<(String, String)> = match &in_progress {
@@ -676,6 +747,12 @@ pub fn step(
                     .is_some_and(|s| s.status == WireStatus::Proven)
             });
             let in_cycle = state.passes - state.passes_at_convergence;
+            // gaps closed since the last convergence (a pass, or a gap gone from the code)
+            let closed_since = records
+                .iter()
+                .rev()
+                .take_while(|r| !matches!(r.event, Event::CycleConverged { .. }))
+                .any(|r| matches!(r.event, Event::GapClosed { .. }));
             let next = if all_proven {
                 let already = matches!(records.last().map(|r| &r.event), Some(Event::CycleConverged { .. }));
                 if !already {
@@ -717,7 +794,7 @@ pub fn step(
                         now,
                     )?;
                 }
-                if in_cycle == 0 {
+                if in_cycle == 0 && !closed_since {
                     Next {
                         action: "hardened",
                         gap: None,

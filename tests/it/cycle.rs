@@ -948,3 +948,33 @@ fn a_converged_cycle_records_the_next_cycles_intent() {
     let v = json(&run(&["loop", "--slow", "--format", "json", "-q"], t.path()));
     assert!(notes(&v).iter().any(|n| n.contains("next cycle: feature")), "{:?}", notes(&v));
 }
+
+#[test]
+fn a_gap_that_moves_keeps_its_id_and_one_gone_from_the_code_closes() {
+    let t = clean_three_stages("");
+    let d = t.path();
+    let api = "from core import parse\n\n\n# TODO: validate the input\ndef run(text):\n    return parse(text)\n";
+    std::fs::write(d.join("src/api/__init__.py"), api).unwrap();
+    let (_, v) = loop_json(d);
+    let gap = v["picked"]["gap"].as_str().unwrap().to_string();
+    assert!(gap.starts_with("F-"), "{v:#}");
+    // two lines above it: the same gap, not a new one
+    std::fs::write(d.join("src/api/__init__.py"), format!("\"\"\"The api.\"\"\"\n\n{api}")).unwrap();
+    let (_, v) = loop_json(d);
+    assert_eq!(v["picked"]["gap"], gap.as_str(), "{v:#}");
+    assert_eq!(v["recorded"], 0, "{v:#}");
+    // fixed by hand, outside the loop: the gap is gone from the code and closes
+    std::fs::write(
+        d.join("src/api/__init__.py"),
+        "from core import parse\n\n\ndef run(text):\n    return parse(text)\n",
+    )
+    .unwrap();
+    let (code, v) = loop_json(d);
+    assert_eq!(code, 0, "{v:#}");
+    assert!(notes(&v).iter().any(|n| n.starts_with(&format!("gap `{gap}` is gone from the code"))), "{:?}", notes(&v));
+    assert_eq!(v["verdict"]["outcome"], "converged", "a gap closed in this cycle: not hardened: {v:#}");
+    let status = json(&run(&["status", "--format", "json"], d));
+    assert_eq!(status["gaps"]["by_status"]["closed"].as_u64(), Some(3), "two wires and the TODO: {status:#}");
+    assert_eq!(loop_json(d).1["verdict"]["outcome"], "hardened");
+    assert_eq!(run(&["ledger", "check"], d).status.code(), Some(0));
+}
