@@ -717,6 +717,7 @@ fn run_loop(a: LoopArgs) -> Result<Exit, String> {
     );
     emit(|w| output::cycle::report(w, &session, matches!(a.common.format, FormatArg::Json)))?;
     Ok(match session.next.action {
+        _ if session.halt.is_some() => Exit::halt(session.halt.expect("checked")),
         "decide" => Exit::NeedsHuman,
         "fix-the-code" => Exit::Findings,
         "budget" => Exit::Budget,

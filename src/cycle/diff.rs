@@ -14,8 +14,12 @@ fn git(root: &Path, args: &[&str]) -> Option<Vec<u8>> {
 /// Paths under `exclude` (andon's own reports and ledger, as `dir/` prefixes) are not the change.
 pub fn hash(root: &Path, base: Option<&str>, write_set: &[String], exclude: &[String]) -> String {
     let mut bytes: Vec<u8> = Vec::new();
-    let tracked =
-        base.filter(|b| *b != "none").and_then(|b| git(root, &["diff", "--no-color", "--binary", b, "--", "."]));
+    let tracked = base.filter(|b| *b != "none").and_then(|b| {
+        let mut args: Vec<String> =
+            ["diff", "--no-color", "--binary", "--relative", b, "--", "."].iter().map(|s| s.to_string()).collect();
+        args.extend(exclude.iter().map(|e| format!(":(exclude){e}")));
+        git(root, &args.iter().map(String::as_str).collect::<Vec<_>>())
+    });
     match tracked {
         Some(diff) => {
             bytes.extend(diff);

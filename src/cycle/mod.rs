@@ -63,6 +63,8 @@ pub struct Session {
     pub delta: Vec<String>,
     /// The last record of the ledger after this step.
     pub ledger_seq: u64,
+    /// The condition the picked gap is halted on, if it is (its verdict token and exit code).
+    pub halt: Option<ledger::gate::Condition>,
 }
 
 fn short_hash(parts: &[&str]) -> String {
@@ -551,7 +553,12 @@ pub fn step(
             // Failing configured commands (R18, R49): the fast lane on every pass, the slow one on request.
             for spec in commands::applicable(&cfg.commands, stage, slow) {
                 let r = command_runs.entry(spec.name.clone()).or_insert_with(|| {
-                    commands::run(root, &out_dir, spec, &format!("{tree}-{:016x}", command_key(spec)))
+                    commands::run(
+                        root,
+                        &cfg.settings.output_dir.value,
+                        spec,
+                        &format!("{tree}-{:016x}", command_key(spec)),
+                    )
                 });
                 if !r.passed() {
                     cands.push(command_gap(cfg, root, stage, r));
@@ -559,6 +566,17 @@ pub fn step(
             }
             cands.sort_by(|a, b| a.id.cmp(&b.id));
             cands.dedup_by(|a, b| a.id == b.id);
+            // A contradiction a person overrode stays overridden while it is the same (same fact,
+            // place and wording: the same id); it is not reopened.
+            cands.retain(|c| {
+                !state.gaps.values().any(|g| {
+                    (g.id == c.id || g.id.strip_prefix(c.id.as_str()).is_some_and(|r| r.starts_with('.')))
+                        && g.status == GapStatus::Closed
+                        && g.resolved_by
+                            .as_ref()
+                            .is_some_and(|e| state.overrides.get(&g.id).is_some_and(|o| o.contains(e)))
+                })
+            });
             for c in &mut cands {
                 let mut n = 1;
                 let base = c.id.clone();
@@ -597,7 +615,10 @@ pub fn step(
             for g in state.gaps.values().filter(|g| g.stage == stage && g.status == GapStatus::Open) {
                 let base = g.id.split('.').next().unwrap_or(&g.id);
                 let judged = match g.source.as_str() {
-                    "UnprovenWire" => false,
+                    "UnprovenWire" => g
+                        .wire
+                        .as_ref()
+                        .is_some_and(|w| state.wires.get(w).is_some_and(|ws| ws.status == WireStatus::Proven)),
                     "FailingCommand" => passed.iter().any(|p| p == base),
                     _ => true,
                 };
@@ -674,25 +695,27 @@ pub fn step(
                 (ledger::gate::decide(&state, &g.id, ceiling, diff_hash.as_deref()), latest)
             {
                 let verdict = state.evidence[&ev].verdict;
-                ledger::append(
-                    &dir,
-                    &header,
-                    &[
-                        Event::GapClosed { gap: g.id.clone(), evidence: ev.clone() },
-                        Event::PassClosed {
-                            pass: state.passes + 1,
-                            stage: g.stage.clone(),
-                            wire: g.wire.clone(),
-                            gap: g.id.clone(),
-                            approach: state.evidence[&ev].approach.clone(),
-                            verdict,
-                            advanced: true,
-                            ceiling,
-                            diff_hash,
-                        },
-                    ],
-                    now,
-                )?;
+                let mut events = vec![Event::GapClosed { gap: g.id.clone(), evidence: ev.clone() }];
+                // the overridden contradiction no longer holds the wire
+                if let Some(w) = &g.wire {
+                    events.push(Event::WireStatusChanged {
+                        wire: w.clone(),
+                        status: WireStatus::Proven,
+                        evidence: ev.clone(),
+                    });
+                }
+                events.push(Event::PassClosed {
+                    pass: state.passes + 1,
+                    stage: g.stage.clone(),
+                    wire: g.wire.clone(),
+                    gap: g.id.clone(),
+                    approach: state.evidence[&ev].approach.clone(),
+                    verdict,
+                    advanced: true,
+                    ceiling,
+                    diff_hash,
+                });
+                ledger::append(&dir, &header, &events, now)?;
                 notes.push(format!("gap `{}`: the hold was overridden; it closes and the cursor advances", g.id));
                 continue;
             }
@@ -768,7 +791,8 @@ pub fn step(
                         .filter(|c| c.lane == commands::Lane::Slow)
                         .filter(|c| {
                             let fp = format!("{tree}-{:016x}", command_key(c));
-                            !commands::last(root, &out_dir, &c.name).is_some_and(|r| r.fingerprint == fp && r.passed())
+                            !commands::last(root, &cfg.settings.output_dir.value, &c.name)
+                                .is_some_and(|r| r.fingerprint == fp && r.passed())
                         })
                         .map(|c| c.name.clone())
                         .collect();
@@ -794,7 +818,13 @@ pub fn step(
                         now,
                     )?;
                 }
-                if in_cycle == 0 && !closed_since {
+                // gaps a person set aside are not done: such a cycle is never hardened
+                let set_aside = state
+                    .gaps
+                    .values()
+                    .filter(|g| matches!(g.status, GapStatus::Skipped | GapStatus::Deferred))
+                    .count();
+                if in_cycle == 0 && !closed_since && set_aside == 0 {
                     Next {
                         action: "hardened",
                         gap: None,
@@ -804,9 +834,15 @@ pub fn step(
                     Next {
                         action: "converged",
                         gap: None,
-                        detail: format!(
-                            "the cycle converged after {in_cycle} pass(es): run `andon loop` again to confirm it is hardened"
-                        ),
+                        detail: if set_aside > 0 {
+                            format!(
+                                "the cycle converged after {in_cycle} pass(es), except {set_aside} gap(s) skipped or deferred by a person; it cannot be hardened while they stand"
+                            )
+                        } else {
+                            format!(
+                                "the cycle converged after {in_cycle} pass(es): run `andon loop` again to confirm it is hardened"
+                            )
+                        },
                     }
                 }
             } else {
@@ -928,11 +964,56 @@ pub fn step(
                 gap: Some(id.clone()),
                 detail: format!("a person decides `{id}`: raise the authority for this fix, or defer or skip it"),
             },
+            GapStatus::Halted => {
+                use ledger::gate::Condition;
+                let cond = records.iter().rev().find_map(|r| match &r.event {
+                    Event::Halted { gap, condition, reason } if gap == &id => {
+                        Some((Condition::from_recorded(condition), reason.clone()))
+                    }
+                    _ => None,
+                });
+                let why = cond.as_ref().map(|(_, r)| r.clone()).unwrap_or_default();
+                match cond.and_then(|(c, _)| c) {
+                    Some(Condition::Refuted | Condition::Tier1Hold | Condition::Unproven) => Next {
+                        action: "fix-the-code",
+                        gap: Some(id.clone()),
+                        detail: format!(
+                            "gap `{id}` halted ({why}): change the fix, `andon propose` it again if its scope changes, then `andon verify`"
+                        ),
+                    },
+                    Some(Condition::Tier2Hold) => Next {
+                        action: "decide",
+                        gap: Some(id.clone()),
+                        detail: format!(
+                            "gap `{id}` halted on a tier-2 contradiction ({why}): change the fix, or a person overrides it with `andon override {id} --evidence E --basis B --by WHO --reason R`"
+                        ),
+                    },
+                    _ => Next {
+                        action: "decide",
+                        gap: Some(id.clone()),
+                        detail: format!(
+                            "gap `{id}` is halted ({why}): a person decides (`andon defer` or `andon skip`)"
+                        ),
+                    },
+                }
+            }
             _ => Next { action: "decide", gap: Some(id.clone()), detail: format!("gap `{id}` is {}", g.status.name()) },
         };
         break (cursor, Some((id, rule)), next, state, board.constraint.clone());
     };
     let records_after = ledger::load(&dir)?.map(|(_, _, r)| r).unwrap_or_default();
+    // A picked gap that is halted stops the step on its recorded condition.
+    let halt = picked.as_ref().and_then(|(id, _)| {
+        let g = state.gaps.get(id)?;
+        match g.status {
+            GapStatus::HaltedAwaitingAuthorization => Some(ledger::gate::Condition::Authorization),
+            GapStatus::Halted => records_after.iter().rev().find_map(|r| match &r.event {
+                Event::Halted { gap, condition, .. } if gap == id => ledger::gate::Condition::from_recorded(condition),
+                _ => None,
+            }),
+            _ => None,
+        }
+    });
     let wires: Vec<(Wire, &'static str)> = stream
         .wires
         .iter()
@@ -961,6 +1042,7 @@ pub fn step(
         notes,
         delta: delta(&records_after, since.unwrap_or(0)),
         ledger_seq: records_after.last().map_or(0, |r| r.seq),
+        halt,
     })
 }
 
@@ -1281,7 +1363,8 @@ pub fn verify(
                 change.hash,
                 std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0)
             );
-            let runs: Vec<commands::Run> = specs.iter().map(|c| commands::run(root, &out_dir, c, &nonce)).collect();
+            let runs: Vec<commands::Run> =
+                specs.iter().map(|c| commands::run(root, &cfg.settings.output_dir.value, c, &nonce)).collect();
             let verdict = if runs.iter().all(commands::Run::passed) {
                 Verdict::Proven
             } else if runs.iter().any(|r| r.exit.is_some_and(|c| c != 0)) {
@@ -1388,11 +1471,12 @@ fn record_evidence(
         }
         let mut ev = outcome.evidence.clone();
         ev.id = format!("E-{}-{}", g.id, state.gap_evidence.get(&g.id).map_or(0, Vec::len) + 1);
-        // Whatever approach proved it, a wire gap is re-checked on the fresh index: an exact
-        // contradiction across the wire is a tier-1 hold no other proof outranks.
+        // Whatever approach proved it, a wire gap is re-checked on the fresh index: a contradiction
+        // across the wire (a tier-1 hold, or a tier-2 refutation only an override clears) outranks
+        // any other proof.
         if g.wire.is_some() {
             let (verdict, tier, hold, claim, refs) = verify::structural(idx, g).map_err(LedgerError::Io)?;
-            if hold {
+            if verdict != ledger::Verdict::Proven {
                 ev = verify::evidence(
                     g,
                     "structural",

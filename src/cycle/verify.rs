@@ -62,8 +62,10 @@ pub fn change(root: &Path, base: &str, write_set: &[String], exclude: &[String])
         );
     }
     let mut files: Vec<(String, String)> = Vec::new();
-    let mut args: Vec<String> =
-        ["diff", "--name-status", "--no-renames", base, "--", "."].iter().map(|s| s.to_string()).collect();
+    let mut args: Vec<String> = ["diff", "--name-status", "--no-renames", "--relative", base, "--", "."]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
     args.extend(exclude.iter().map(|e| format!(":(exclude){e}")));
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     for line in git(root, &args)?.lines() {

@@ -26,6 +26,20 @@ pub enum Condition {
 }
 
 impl Condition {
+    /// The condition a `halted` record names (its token, or `authorization`).
+    pub fn from_recorded(s: &str) -> Option<Condition> {
+        [
+            Condition::Refuted,
+            Condition::Authorization,
+            Condition::Tier1Hold,
+            Condition::Tier2Hold,
+            Condition::NeedsHuman,
+            Condition::Unproven,
+        ]
+        .into_iter()
+        .find(|c| c.token() == s || (s == "authorization" && *c == Condition::Authorization))
+    }
+
     pub fn token(self) -> &'static str {
         match self {
             Condition::Refuted => "halt:refuted",

@@ -11,6 +11,9 @@ use crate::ledger::GapKind;
 
 /// The verdict token of a step.
 pub fn outcome(s: &Session) -> &'static str {
+    if let Some(c) = s.halt {
+        return c.token();
+    }
     match s.next.action {
         "propose" => "awaiting-proposal",
         "apply-and-verify" => "awaiting-verification",

@@ -506,7 +506,7 @@ pub fn verify_report(
         Err(VerifyStop::Authorization(level, because)) => (
             "halt:authorization".into(),
             format!("the applied diff rates {} ({because}), above the ceiling", level.name()),
-            format!("a person raises the authority for this diff: `andon authorize {gap} --reason ...`"),
+            format!("a person raises the authority for this diff: `andon authorize {gap} --by WHO --reason ...`"),
         ),
         Err(VerifyStop::Refused(m)) => ("refused".into(), m.clone(), "fix the request".into()),
     };

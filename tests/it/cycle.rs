@@ -82,11 +82,15 @@ fn a_gap_in_progress_is_finished_first_and_a_halt_needs_a_person() {
     )
     .unwrap();
     let o = run(&["loop", "--format", "json", "-q"], t.path());
-    assert_eq!(o.status.code(), Some(14), "a halt on authorization needs a person");
+    assert_eq!(o.status.code(), Some(11), "a halt on authorization has its own exit code");
+    assert_eq!(json(&o)["verdict"]["outcome"], "halt:authorization");
     let v = json(&o);
     assert_eq!(v["picked"]["gap"], gap.as_str());
     assert_eq!(v["picked"]["rule"], "in progress: a gap is finished before another is picked");
-    assert_eq!((v["next"]["action"].as_str(), v["verdict"]["outcome"].as_str()), (Some("decide"), Some("needs-human")));
+    assert_eq!(
+        (v["next"]["action"].as_str(), v["verdict"]["outcome"].as_str()),
+        (Some("decide"), Some("halt:authorization"))
+    );
 }
 
 #[test]
@@ -177,7 +181,7 @@ fn proposals_are_checked_written_for_the_loop_and_recorded_by_it() {
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
     assert_eq!(ledger_bytes(t.path()), ledger_before, "propose leaves the ledger byte-identical (R34)");
     let o = run(&["loop", "--format", "json", "-q"], t.path());
-    assert_eq!(o.status.code(), Some(14));
+    assert_eq!(o.status.code(), Some(11));
     let v = json(&o);
     assert!(
         v["notes"][0].as_str().unwrap().contains("halted: hard-to-reverse exceeds the ceiling local+reversible"),
@@ -326,7 +330,8 @@ fn end_to_end_three_stages_halt_fix_advance_sub_cycle_converge_harden() {
     assert_eq!(g["path"], "src/api/__init__.py");
     // 2. a proposal over the ceiling halts
     assert_eq!(propose(d, &gap, "hard-to-reverse", "src/core/__init__.py"), 0);
-    assert_eq!(loop_json(d).0, 14);
+    let (code, v) = loop_json(d);
+    assert_eq!((code, v["verdict"]["outcome"].as_str()), (11, Some("halt:authorization")), "{v:#}");
     // 3. verifying before anything is applied is refused; a change that does not fix the wire leaves
     //    the broken import an exact fact: a tier-1 hold
     assert_eq!(propose(d, &gap, "local+reversible", "src/core/__init__.py"), 0);
@@ -345,7 +350,8 @@ fn end_to_end_three_stages_halt_fix_advance_sub_cycle_converge_harden() {
     assert!(vv["evidence"]["references"][0].as_str().unwrap().contains("`missing_name` is not defined or exported"));
     // the loop records the hold; no override clears it; status lists it first
     let (code, v) = loop_json(d);
-    assert_eq!(code, 14, "{v:#}");
+    assert_eq!((code, v["verdict"]["outcome"].as_str()), (12, Some("halt:tier1-hold")), "{v:#}");
+    assert_eq!(v["next"]["action"], "fix-the-code", "{v:#}");
     let o = run(
         &[
             "override",
@@ -670,7 +676,7 @@ fn a_tier_one_hold_outlasts_any_other_proof_until_the_code_changes() {
     loop_json(d);
     assert_eq!(run(&["verify", "--gap", &gap, "--command", "true", "-q"], d).status.code(), Some(0));
     let (code, v) = loop_json(d);
-    assert_eq!(code, 14, "{v:#}");
+    assert_eq!(code, 12, "{v:#}");
     let status = json(&run(&["status", "--format", "json"], d));
     assert_eq!(status["holds"].as_array().unwrap().len(), 1, "the hold stands: {status:#}");
     let wire = &status["stages"].as_array().unwrap().iter().find(|s| s["name"] == "core").unwrap()["wires"][0];
@@ -695,7 +701,7 @@ fn an_overridden_tier_two_hold_lets_the_loop_advance() {
     std::fs::write(&diff, "--- a/src/orders/model.py\n+++ b/src/orders/model.py\n@@ -1 +1 @@\n-a\n+b\n").unwrap();
     let o = run(&["verify", "--gap", &gap, "--diff", diff.to_str().unwrap(), "--format", "json", "-q"], t.path());
     assert_eq!(o.status.code(), Some(13), "{}", String::from_utf8_lossy(&o.stdout));
-    assert_eq!(loop_json(t.path()).0, 14);
+    assert_eq!(loop_json(t.path()).0, 13);
     let o = run(
         &[
             "override",
@@ -761,6 +767,15 @@ fn an_overridden_tier_two_hold_lets_the_loop_advance() {
         "{v:#}"
     );
     assert_ne!(code, 14, "{v:#}");
+    // the wire stands on the override, and the same contradiction is not reopened
+    let wires = v["ledger"]["wires"].as_array().unwrap();
+    assert!(
+        wires.iter().any(|w| w["producer"] == "orders" && w["consumer"] == "billing" && w["status"] == "proven"),
+        "{v:#}"
+    );
+    let (_, again) = loop_json(t.path());
+    let reopened = format!("{gap}.2");
+    assert!(!again["gaps"].as_array().unwrap().iter().any(|g| g["id"] == reopened.as_str()), "{again:#}");
     assert_eq!(run(&["ledger", "check"], t.path()).status.code(), Some(0));
 }
 
