@@ -52,6 +52,8 @@ fn events() -> Vec<Event> {
                     fix: None,
                     references: vec![format!("src/m{}.py:1", i % 900)],
                     surface: None,
+                    radius: None,
+                    tree: None,
                 },
             });
             out.push(Event::WireStatusChanged { wire: wire.clone(), status, evidence: id });

@@ -443,7 +443,6 @@ pub fn step(
             )));
         }
     }
-    let tree = tree_fingerprint(idx);
     let mut command_runs: BTreeMap<String, commands::Run> = BTreeMap::new();
     let repo = std::fs::canonicalize(root)
         .ok()
@@ -530,7 +529,8 @@ pub fn step(
     let wires: Vec<Wire> =
         stream.wires.iter().map(|w| Wire { producer: w.producer.clone(), consumer: w.consumer.clone() }).collect();
     let surfaces = surface::surfaces(root, idx, &store, &wires);
-    record_evidence(root, cfg, idx, &dir, &header, now, &stream, &surfaces, &mut notes)?;
+    let tree = tree_fingerprint(idx);
+    record_evidence(root, cfg, idx, &dir, &header, now, &stream, &surfaces, &tree, &mut notes)?;
     // proofs whose surface changed since (edits made outside the loop) are stale
     {
         let (_, state, _) = ledger::load(&dir)?.ok_or_else(|| LedgerError::Io("no ledger".into()))?;
@@ -646,6 +646,8 @@ pub fn step(
                         None => g.location.path.clone(),
                     }],
                     surface: None,
+                    radius: None,
+                    tree: Some(tree.clone()),
                 };
                 notes.push(format!("gap `{}` is gone from the code ({}); it closes", g.id, g.summary));
                 gone.push(Event::GapClosed { gap: g.id.clone(), evidence: ev.id.clone() });
@@ -884,6 +886,7 @@ pub fn step(
             if verdict == Verdict::Proven {
                 ev.surface = surfaces.get(&wire).map(|s| s.fingerprint.clone());
             }
+            ev.tree = Some(tree.clone());
             let status = match verdict {
                 Verdict::Proven => WireStatus::Proven,
                 Verdict::Unknown => WireStatus::Unknown,
@@ -1113,6 +1116,8 @@ fn reopen_stale(
                 fix: None,
                 references: now.names.clone(),
                 surface: Some(now.fingerprint.clone()),
+                radius: None,
+                tree: None,
             },
         });
         out.push(Event::WireStatusChanged { wire: wire.clone(), status: WireStatus::BrokenOrUnproven, evidence: id });
@@ -1235,6 +1240,54 @@ fn own_paths(cfg: &Config) -> Vec<String> {
         .collect()
 }
 
+/// The applied change, checked before anything is proven: the working tree against `base` (or a
+/// given unified diff, which must then describe the tree), no file outside `write_set` (R113),
+/// and its blast radius re-rated (R75). With git, the tree decides the hash and counts in the
+/// rating even when a diff is given, so a diff cannot describe a smaller change than the one made.
+/// `Err` is a refusal's message.
+fn checked_change(
+    root: &Path,
+    cfg: &Config,
+    base: &str,
+    write_set: &[String],
+    diff_text: Option<&str>,
+) -> Result<Result<(verify::Change, BlastRadius, String), VerifyStop>, String> {
+    let own = own_paths(cfg);
+    let tree = if base != "none" { Some(verify::change(root, base, write_set, &own)) } else { None };
+    let change = match (diff_text, &tree) {
+        (Some(text), _) => verify::change_from_diff(text, base, &own)?,
+        (None, Some(t)) => t.clone()?,
+        (None, None) => verify::change(root, base, write_set, &own)?,
+    };
+    if change.files.is_empty() {
+        return Err(
+            "the applied change touches no file: apply the fix first (a hold is cleared only by changed code)".into()
+        );
+    }
+    let (mut rerated, mut because) = verify::rerate(&change);
+    let mut change = change;
+    if diff_text.is_some()
+        && let Some(Ok(tree)) = tree
+    {
+        let given: std::collections::BTreeSet<&str> = change.files.iter().map(|(_, p)| p.as_str()).collect();
+        let missing: Vec<String> =
+            tree.files.iter().map(|(_, p)| p.clone()).filter(|p| !given.contains(p.as_str())).collect();
+        if !missing.is_empty() {
+            return Err(format!("the diff does not describe the working tree: it leaves out {}", missing.join(", ")));
+        }
+        let (r, b) = verify::rerate(&tree);
+        if r > rerated {
+            (rerated, because) = (r, format!("{b} (in the working tree)"));
+        }
+        change = verify::Change { files: change.files, ..tree };
+    }
+    let outside: Vec<String> = change.files.iter().map(|(_, p)| p.clone()).filter(|p| !write_set.contains(p)).collect();
+    if !outside.is_empty() {
+        return Ok(Err(VerifyStop::Scope(outside)));
+    }
+    Ok(Ok((change, rerated, because)))
+}
+
 /// The proposal recorded for `gap`: (base commit, write-set, approach, blast radius).
 fn recorded_proposal(records: &[ledger::Record], gap: &str) -> Option<(String, Vec<String>, String, BlastRadius)> {
     records.iter().rev().find_map(|r| match &r.event {
@@ -1278,39 +1331,11 @@ pub fn verify(
     let Some((base, write_set, approach, radius)) = recorded_proposal(&records, gap) else {
         return refuse(format!("gap `{gap}` has no recorded proposal"));
     };
-    let change = match diff_text {
-        Some(text) => verify::change_from_diff(text, &base, &own_paths(cfg)),
-        None => verify::change(root, &base, &write_set, &own_paths(cfg)),
-    };
-    let change = match change {
-        Ok(c) => c,
+    let (change, rerated, because) = match checked_change(root, cfg, &base, &write_set, diff_text) {
+        Ok(Ok(c)) => c,
+        Ok(Err(stop)) => return Ok(Err(stop)),
         Err(m) => return refuse(m),
     };
-    if change.files.is_empty() {
-        return refuse(
-            "the applied change touches no file: apply the fix first (a hold is cleared only by changed code)".into(),
-        );
-    }
-    // a given diff must describe the working tree whenever git can tell what changed
-    if diff_text.is_some()
-        && base != "none"
-        && let Ok(tree) = verify::change(root, &base, &write_set, &own_paths(cfg))
-    {
-        let given: std::collections::BTreeSet<&str> = change.files.iter().map(|(_, p)| p.as_str()).collect();
-        let missing: Vec<String> =
-            tree.files.iter().map(|(_, p)| p.clone()).filter(|p| !given.contains(p.as_str())).collect();
-        if !missing.is_empty() {
-            return refuse(format!(
-                "the diff does not describe the working tree: it leaves out {}",
-                missing.join(", ")
-            ));
-        }
-    }
-    let outside: Vec<String> = change.files.iter().map(|(_, p)| p.clone()).filter(|p| !write_set.contains(p)).collect();
-    if !outside.is_empty() {
-        return Ok(Err(VerifyStop::Scope(outside)));
-    }
-    let (rerated, because) = verify::rerate(&change);
     let ceiling = cfg.settings.authorization_level.value;
     let level = rerated.max(radius);
     if level > ceiling {
@@ -1442,11 +1467,15 @@ fn record_evidence(
     now: u64,
     stream: &StreamReport,
     surfaces: &BTreeMap<Wire, surface::Surface>,
+    tree: &str,
     notes: &mut Vec<String>,
 ) -> Result<(), LedgerError> {
     let out_dir = cfg.settings.output_path(root);
     let Ok(entries) = std::fs::read_dir(out_dir.join("evidence")) else { return Ok(()) };
-    let mut files: Vec<std::path::PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    let mut files: Vec<std::path::PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
     files.sort();
     for file in files {
         let outcome: verify::Outcome = match std::fs::read_to_string(&file)
@@ -1459,7 +1488,7 @@ fn record_evidence(
                 continue;
             }
         };
-        let (_, state, _) = ledger::load(dir)?.ok_or_else(|| LedgerError::Io("no ledger".into()))?;
+        let (_, state, records) = ledger::load(dir)?.ok_or_else(|| LedgerError::Io("no ledger".into()))?;
         let Some(g) = state.gaps.get(&outcome.gap) else {
             notes.push(format!("{}: not recorded: no gap `{}`", file.display(), outcome.gap));
             continue;
@@ -1468,6 +1497,27 @@ fn record_evidence(
             notes.push(format!("{}: not recorded: gap `{}` is {}", file.display(), g.id, g.status.name()));
             let _ = std::fs::remove_file(&file);
             continue;
+        }
+        // What verify saw must still be the working tree: the same change, in scope, re-rated here.
+        let mut radius = outcome.rerated;
+        if let Some((base, write_set, _, _)) = recorded_proposal(&records, &g.id)
+            && base != "none"
+        {
+            let refused = match checked_change(root, cfg, &base, &write_set, None) {
+                Ok(Ok((c, r, _))) if c.hash == outcome.change.hash => {
+                    radius = r;
+                    None
+                }
+                Ok(Ok(_)) => Some("the working tree changed after `andon verify`; verify it again".to_string()),
+                Ok(Err(VerifyStop::Scope(out))) => Some(format!("files outside the write-set: {}", out.join(", "))),
+                Ok(Err(_)) => Some("the change cannot be checked".to_string()),
+                Err(m) => Some(m),
+            };
+            if let Some(m) = refused {
+                notes.push(format!("{}: not recorded: {m}", file.display()));
+                let _ = std::fs::remove_file(&file);
+                continue;
+            }
         }
         let mut ev = outcome.evidence.clone();
         ev.id = format!("E-{}-{}", g.id, state.gap_evidence.get(&g.id).map_or(0, Vec::len) + 1);
@@ -1492,6 +1542,8 @@ fn record_evidence(
                 ev.id = format!("E-{}-{}", g.id, state.gap_evidence.get(&g.id).map_or(0, Vec::len) + 1);
             }
         }
+        ev.tree = Some(tree.to_string());
+        ev.radius = Some(radius);
         if ev.verdict == ledger::Verdict::Proven && g.wire.is_some() {
             ev.surface = g.wire.as_ref().and_then(|w| surfaces.get(w)).map(|s| s.fingerprint.clone());
         }

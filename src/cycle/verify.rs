@@ -303,5 +303,7 @@ pub fn evidence(
         fix: None,
         references,
         surface: None,
+        radius: None,
+        tree: None,
     }
 }

@@ -90,6 +90,8 @@ pub fn decide(state: &State, gap: &str, ceiling: BlastRadius, diff_hash: Option<
             return halt(Condition::NeedsHuman, format!("gap `{gap}` has no proposal (no blast radius)"));
         }
     };
+    // the actual diff's rating, recorded with the proof, counts too (R75)
+    let radius = latest.and_then(|e| e.radius).map_or(radius, |r| r.max(radius));
     if radius > ceiling {
         let raised = state
             .authority

@@ -115,6 +115,14 @@ pub struct Evidence {
     /// the proof is stale when the surface changes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub surface: Option<String>,
+    /// For a proof of an applied fix: the blast radius its actual diff rates (R75); the andon rule
+    /// holds the larger of this and the proposal's against the ceiling.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub radius: Option<BlastRadius>,
+    /// The fingerprint of the indexed code the evidence was taken on. A proof replaces a tier-1
+    /// hold only on different code (R77).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tree: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -594,14 +602,15 @@ pub fn apply(state: &mut State, seq: u64, e: &Event) -> Result<(), String> {
                 ));
             }
             if let Some(ws) = state.wires.get(wire)
-                && state.evidence.get(&ws.evidence).is_some_and(|h| h.hold)
-                && *status != WireStatus::Proven
-                && !ev.hold
+                && let Some(h) = state.evidence.get(&ws.evidence).filter(|h| h.hold)
             {
-                return Err(format!(
-                    "wire {wire} stands on tier-1 hold `{}`; only a proof on changed code replaces it",
-                    ws.evidence
-                ));
+                let on_changed_code = *status == WireStatus::Proven && ev.tree.is_some() && ev.tree != h.tree;
+                if !ev.hold && !on_changed_code {
+                    return Err(format!(
+                        "wire {wire} stands on tier-1 hold `{}`; only a proof on changed code replaces it",
+                        ws.evidence
+                    ));
+                }
             }
             let entry = state.wires.entry(wire.clone()).or_insert(WireState {
                 status: *status,
@@ -617,6 +626,21 @@ pub fn apply(state: &mut State, seq: u64, e: &Event) -> Result<(), String> {
         Event::GapClosed { gap, evidence } => {
             let ev = state.evidence.get(evidence).cloned();
             let was_overridden = state.overrides.get(gap.as_str()).is_some_and(|o| o.contains(evidence));
+            // a gap whose last evidence is a tier-1 hold closes only on evidence about changed code
+            let held = state
+                .gap_evidence
+                .get(gap.as_str())
+                .and_then(|ids| ids.iter().rev().find(|id| *id != evidence))
+                .and_then(|id| state.evidence.get(id))
+                .filter(|h| h.hold)
+                .map(|h| h.tree.clone());
+            if let Some(hold_tree) = held
+                && (ev.as_ref().is_none_or(|e| e.tree.is_none() || e.tree == hold_tree))
+            {
+                return Err(format!(
+                    "gap `{gap}` stands on a tier-1 hold; evidence `{evidence}` is not about changed code"
+                ));
+            }
             let g = gap_of(state, gap)?;
             let ev =
                 ev.ok_or_else(|| format!("gap `{gap}` closes on evidence `{evidence}`, which was never recorded"))?;

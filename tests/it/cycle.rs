@@ -993,3 +993,57 @@ fn a_gap_that_moves_keeps_its_id_and_one_gone_from_the_code_closes() {
     assert_eq!(loop_json(d).1["verdict"]["outcome"], "hardened");
     assert_eq!(run(&["ledger", "check"], d).status.code(), Some(0));
 }
+
+#[test]
+fn what_verify_saw_must_still_be_the_tree_and_a_diff_cannot_understate_it() {
+    let t = three_stages();
+    let d = t.path();
+    let gap = todo_in_api(d, "");
+    // the tree deletes a file; a hand-written diff says it was only modified
+    std::fs::remove_file(d.join("src/core/__init__.py")).unwrap();
+    let understated = d.join("analysis/understated.diff");
+    std::fs::write(&understated, "--- a/src/core/__init__.py\n+++ b/src/core/__init__.py\n@@ -1 +1 @@\n-a\n+b\n")
+        .unwrap();
+    let o = run(
+        &[
+            "verify",
+            "--gap",
+            &gap,
+            "--diff",
+            understated.to_str().unwrap(),
+            "--command",
+            "true",
+            "--format",
+            "json",
+            "-q",
+        ],
+        d,
+    );
+    assert_eq!(o.status.code(), Some(11), "the tree's deletion rates it: {}", String::from_utf8_lossy(&o.stdout));
+    git(d, &["checkout", "--", "src/core/__init__.py"]);
+    // proven on one tree, then the tree changes before the loop records it
+    std::fs::write(
+        d.join("src/api/__init__.py"),
+        "from core import parse\n\n\ndef run(text):\n    return parse(text)\n",
+    )
+    .unwrap();
+    let o = run(&["verify", "--gap", &gap, "--command", "true", "-q"], d);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
+    std::fs::write(
+        d.join("src/api/__init__.py"),
+        "from core import parse\n\n\ndef run(text):\n    return parse(text) or []\n",
+    )
+    .unwrap();
+    let (_, v) = loop_json(d);
+    assert!(
+        notes(&v).iter().any(|n| n.contains("not recorded: the working tree changed after `andon verify`")),
+        "{:?}",
+        notes(&v)
+    );
+    assert_eq!(v["next"]["action"], "apply-and-verify", "still to verify: {v:#}");
+    // verified again on the tree as it is, it is recorded and proven
+    assert_eq!(run(&["verify", "--gap", &gap, "--command", "true", "-q"], d).status.code(), Some(0));
+    let (code, v) = loop_json(d);
+    assert_eq!(code, 0, "{v:#}");
+    assert!(notes(&v).iter().any(|n| n.contains(&format!("gap `{gap}`: proven by executed"))), "{:?}", notes(&v));
+}

@@ -58,6 +58,8 @@ fn evidence(id: &str, verdict: Verdict) -> Event {
             fix: None,
             references: vec!["src/acme/api/routes.py:1".into()],
             surface: None,
+            radius: None,
+            tree: None,
         },
     }
 }
@@ -420,6 +422,8 @@ fn status_board_holds_first_then_everything_and_one_next_step() {
             fix: None,
             references: vec!["src/core/a.py:3".into()],
             surface: None,
+            radius: None,
+            tree: None,
         },
     };
     ledger::append(
@@ -499,6 +503,11 @@ fn status_board_holds_first_then_everything_and_one_next_step() {
 
 /// Evidence about gap `gap` on the test wire.
 fn proof(id: &str, gap: &str, verdict: Verdict, tier: u8, hold: bool) -> Event {
+    proof_on(id, gap, verdict, tier, hold, "t1")
+}
+
+/// Evidence taken on the indexed code `tree`.
+fn proof_on(id: &str, gap: &str, verdict: Verdict, tier: u8, hold: bool, tree: &str) -> Event {
     Event::EvidenceRecorded {
         evidence: Evidence {
             id: id.into(),
@@ -514,6 +523,8 @@ fn proof(id: &str, gap: &str, verdict: Verdict, tier: u8, hold: bool) -> Event {
             fix: None,
             references: vec![],
             surface: None,
+            radius: None,
+            tree: Some(tree.into()),
         },
     }
 }
@@ -676,11 +687,22 @@ fn a_standing_hold_is_replaced_only_by_a_proof_and_authority_can_be_raised_again
         other => panic!("{other:?}"),
     }
     assert_eq!(bytes(&dir), before);
-    // a proof replaces it
+    // a proof on the same code does not replace it (R77): nothing is written
+    match ledger::append(
+        &dir,
+        &header(),
+        &[proof("P0", "G1", Verdict::Proven, 1, false), status(WireStatus::Proven, "P0")],
+        3,
+    ) {
+        Err(LedgerError::Refused(m)) => assert!(m.contains("only a proof on changed code replaces it"), "{m}"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(bytes(&dir), before);
+    // a proof on changed code replaces it
     ledger::append(
         &dir,
         &header(),
-        &[proof("P1", "G1", Verdict::Proven, 1, false), status(WireStatus::Proven, "P1")],
+        &[proof_on("P1", "G1", Verdict::Proven, 1, false, "t2"), status(WireStatus::Proven, "P1")],
         3,
     )
     .unwrap();
