@@ -156,6 +156,13 @@ fn cached(root: &Path, cache: &Path, spec: &CommandSpec, fingerprint: &str) -> O
     if !same || !kept {
         return None;
     }
+    // the cache and the captured output must tell the same story, or the command runs again
+    let log = fs::read(root.join(&prev.artifact)).ok()?;
+    let log = String::from_utf8_lossy(&log);
+    let exit = prev.exit.map_or_else(|| "none".to_string(), |c| c.to_string());
+    if !log.starts_with(&format!("$ {}\nexit: {exit}\n", prev.run)) {
+        return None;
+    }
     Some(Run { line: spec.line, lane: spec.lane, cached: true, ..prev })
 }
 
@@ -424,6 +431,22 @@ mod tests {
         assert_eq!((r.cached, r.passed(), r.error.as_deref()), (false, true, None), "{r:?}");
         assert_eq!(read(root, "counter").lines().count(), 2);
         assert!(serde_json::from_str::<Run>(&read(root, "out/commands/t.json")).is_ok());
+    }
+
+    #[test]
+    fn a_cache_that_disagrees_with_its_output_runs_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let s = spec("t", "echo x >> counter; exit 1");
+        assert!(!run(root, Path::new("out"), &s, "fp").passed());
+        // someone turns the failure into a pass in the cache
+        let cache = root.join("out/commands/t.json");
+        let forged = read(root, "out/commands/t.json").replace("\"exit\": 1", "\"exit\": 0");
+        assert_ne!(forged, read(root, "out/commands/t.json"));
+        fs::write(&cache, forged).unwrap();
+        let r = run(root, Path::new("out"), &s, "fp");
+        assert_eq!((r.cached, r.exit), (false, Some(1)), "{r:?}");
+        assert_eq!(read(root, "counter").lines().count(), 2);
     }
 
     #[test]
