@@ -430,6 +430,18 @@ pub fn step(
     since: Option<u64>,
 ) -> Result<Session, LedgerError> {
     let dir = ledger::dir_of(root, &cfg.settings);
+    // One step at a time per ledger: a second `andon loop` waits for the first to finish, so
+    // two runs never record the same stage or gap twice.
+    std::fs::create_dir_all(&dir).map_err(|e| LedgerError::Io(format!("{}: {e}", dir.display())))?;
+    let lock_path = dir.join("step.lock");
+    let step_lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .map_err(|e| LedgerError::Io(format!("{}: {e}", lock_path.display())))?;
+    fs4::fs_std::FileExt::lock_exclusive(&step_lock)
+        .map_err(|e| LedgerError::Io(format!("{}: {e}", lock_path.display())))?;
     let stream = crate::ops::stream(idx).map_err(LedgerError::Io)?;
     for c in &cfg.commands {
         if let Some(bad) = c.stages.iter().find(|s| !stream.stages.iter().any(|x| &x.name == *s)) {
@@ -456,6 +468,24 @@ pub fn step(
     };
     // Initialize, or record a changed topology (R27, R35).
     let before = ledger::load(&dir)?;
+    // A ledger outside the repository may be shared by mistake; one inside belongs to it by place
+    // (a clone may well have another directory name).
+    let outside = cfg.settings.ledger_dir.value.is_absolute()
+        && std::fs::canonicalize(&dir)
+            .ok()
+            .zip(std::fs::canonicalize(root).ok())
+            .is_none_or(|(d, r)| !d.starts_with(r));
+    if let Some((h, _, _)) = &before
+        && outside
+        && h.repo != header.repo
+    {
+        return Err(LedgerError::Refused(format!(
+            "the ledger in {} belongs to repository `{}`, not `{}`: give each repository its own `ledger_dir`",
+            dir.display(),
+            h.repo,
+            header.repo
+        )));
+    }
     let recorded_stages = before.as_ref().map(|(_, s, _)| s.stages.clone()).unwrap_or_default();
     let changed: Vec<Event> = stage_events(&stream)
         .into_iter()
@@ -860,6 +890,21 @@ pub fn step(
         let g = state.gaps[&id].clone();
         // A wire that needs no change is proven by the loop itself, one pass per wire.
         if g.status == GapStatus::Open && g.source == "UnprovenWire" && g.wire.is_some() {
+            // A thrashing wire is not re-proven by the loop: backtracking stops and a person looks (R83).
+            let thrash = cfg.settings.thrash_threshold.value;
+            if let Some(w) = &g.wire
+                && let Some(ws) = state.wires.get(w).filter(|ws| ws.reopened.len() as u32 >= thrash)
+            {
+                let next = Next {
+                    action: "decide",
+                    gap: Some(id.clone()),
+                    detail: format!(
+                        "escalation: {w} has reopened {} times (threshold {thrash}) and is the constraint; the loop stops re-proving it: find why its surface keeps changing and propose a fix for `{id}`, or a person defers it",
+                        ws.reopened.len()
+                    ),
+                };
+                break (cursor, Some((id, rule)), next, state, board.constraint.clone());
+            }
             if self_passes >= max_passes {
                 let next = Next {
                     action: "budget",

@@ -590,7 +590,11 @@ fn a_wire_that_keeps_reopening_stops_the_backtracking_and_becomes_the_constraint
     )
     .unwrap();
     assert_eq!(run(&["verify", "--gap", &gap, "--command", "true", "-q"], d).status.code(), Some(0));
-    let (_, v) = loop_json(d);
+    let (code, v) = loop_json(d);
+    // the loop does not re-prove it: it escalates to a person
+    assert_eq!((code, v["next"]["action"].as_str()), (14, Some("decide")), "{v:#}");
+    assert!(v["next"]["detail"].as_str().unwrap().starts_with("escalation: core -> api has reopened 1 times"), "{v:#}");
+    assert_eq!(loop_json(d).0, 14, "and keeps escalating, never re-proving silently");
     let n = notes(&v);
     assert!(
         n.iter().any(|n| n.starts_with("thrash: core -> api has reopened 1 times (threshold 1); backtracking stops")),
@@ -1046,4 +1050,55 @@ fn what_verify_saw_must_still_be_the_tree_and_a_diff_cannot_understate_it() {
     let (code, v) = loop_json(d);
     assert_eq!(code, 0, "{v:#}");
     assert!(notes(&v).iter().any(|n| n.contains(&format!("gap `{gap}`: proven by executed"))), "{:?}", notes(&v));
+}
+
+#[test]
+fn concurrent_loop_runs_take_turns() {
+    let t = clean_three_stages("");
+    let d = t.path().to_path_buf();
+    // the index first, so the runs race on the ledger rather than on parsing
+    assert_eq!(run(&["index", "-q"], &d).status.code(), Some(0));
+    let runs: Vec<_> = (0..4)
+        .map(|_| {
+            let d = d.clone();
+            std::thread::spawn(move || run(&["loop", "--format", "json", "-q"], &d))
+        })
+        .collect();
+    for r in runs {
+        let o = r.join().unwrap();
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    let (_, state, records) = ledger::load(&d.join("analysis/andon/ledger")).unwrap().unwrap();
+    let stages = records.iter().filter(|r| matches!(r.event, ledger::Event::StageRecorded { .. })).count();
+    assert_eq!(stages, 3, "each stage recorded once");
+    assert_eq!(state.cycles, 1);
+    assert_eq!(run(&["ledger", "check"], &d).status.code(), Some(0));
+}
+
+#[test]
+fn a_ledger_of_another_repository_is_refused() {
+    let shared = tempfile::tempdir().unwrap();
+    let settings = format!("ledger_dir = \"{}\"\n", shared.path().join("ledger").display());
+    let a = clean_three_stages(&settings);
+    assert_eq!(run(&["loop", "-q"], a.path()).status.code(), Some(0));
+    let b = tempfile::tempdir().unwrap();
+    let other = b.path().join("other-repo");
+    std::fs::create_dir_all(other.join("src/x")).unwrap();
+    std::fs::write(other.join("src/x/__init__.py"), "X = 1\n").unwrap();
+    std::fs::write(other.join("andon.toml"), &settings).unwrap();
+    let before = std::fs::read(shared.path().join("ledger/ledger.jsonl")).unwrap();
+    let o = run(&["loop", "-q"], &other);
+    assert_ne!(o.status.code(), Some(0));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("not `other-repo`: give each repository its own `ledger_dir`"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(std::fs::read(shared.path().join("ledger/ledger.jsonl")).unwrap(), before);
 }
