@@ -146,9 +146,18 @@ fn verdict_detail(r: &CheckReport) -> String {
 
 fn text(w: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
     for f in r.findings.iter().filter(|f| f.excused.is_none()) {
-        writeln!(w, "{}:{}:{}: {}: {} [{}]", f.path, f.line, f.col, f.contract, f.message, tags(f))?;
+        writeln!(
+            w,
+            "{}:{}:{}: {}: {} [{}]",
+            super::inline(&f.path),
+            f.line,
+            f.col,
+            f.contract,
+            super::inline(&f.message),
+            tags(f)
+        )?;
         for h in &f.witness {
-            writeln!(w, "    {}", hop_text(h))?;
+            writeln!(w, "    {}", super::inline(&hop_text(h)))?;
         }
     }
     for s in &r.stale_exceptions {

@@ -5,7 +5,7 @@ use std::io::{self, Write};
 
 use serde_json::{Value, json};
 
-use super::{SCHEMA_VERSION, verdict_line};
+use super::{SCHEMA_VERSION, inline, verdict_line};
 use crate::cycle::Session;
 use crate::ledger::GapKind;
 
@@ -69,7 +69,7 @@ pub fn report(w: &mut dyn Write, s: &Session, json_out: bool) -> io::Result<()> 
     if s.stream_changed {
         writeln!(w, "stream ({} stages, {} wires):", s.stream.stages.len(), s.stream.wires.len())?;
         for st in &s.stream.stages {
-            writeln!(w, "  {}  {}  [{}, {}]", st.name, st.root, st.confidence, st.source)?;
+            writeln!(w, "  {}  {}  [{}, {}]", inline(&st.name), inline(&st.root), st.confidence, st.source)?;
         }
         for wi in &s.stream.wires {
             writeln!(w, "  {} -> {}  [{}]", wi.producer, wi.consumer, wi.confidence)?;
@@ -79,11 +79,11 @@ pub fn report(w: &mut dyn Write, s: &Session, json_out: bool) -> io::Result<()> 
     if !s.delta.is_empty() {
         writeln!(w, "ledger since the last run:")?;
         for d in &s.delta {
-            writeln!(w, "  {d}")?;
+            writeln!(w, "  {}", inline(d))?;
         }
     }
     for n in &s.notes {
-        writeln!(w, "{n}")?;
+        writeln!(w, "{}", inline(n))?;
     }
     writeln!(w, "ledger: {} passes, {} cycles", s.passes, s.cycles)?;
     for (wire, st) in &s.wires {
@@ -103,11 +103,11 @@ pub fn report(w: &mut dyn Write, s: &Session, json_out: bool) -> io::Result<()> 
             Some(l) => format!("{}:{l}", c.location.path),
             None => c.location.path.clone(),
         };
-        writeln!(w, "  {}  {:<7} {loc}  {}", c.id, kind(c.kind), c.summary)?;
+        writeln!(w, "  {}  {:<7} {}  {}", c.id, kind(c.kind), inline(&loc), inline(&c.summary))?;
     }
     if let Some((g, rule)) = &s.picked {
         writeln!(w, "picked: {g} ({rule})")?;
     }
-    writeln!(w, "next: {}", s.next.detail)?;
+    writeln!(w, "next: {}", inline(&s.next.detail))?;
     verdict_line(w, outcome(s), s.next.gap.as_deref().unwrap_or(""))
 }

@@ -22,11 +22,26 @@ pub enum Format {
     Json,
 }
 
+/// Text from the repository (a path, a name, a summary quoting one) made safe to print on one
+/// line: control characters and bidirectional overrides become visible escapes, so no file name
+/// can start a line of its own (a forged verdict line) or reorder what a reader sees (R123).
+pub fn inline(s: &str) -> std::borrow::Cow<'_, str> {
+    let unsafe_char = |c: char| {
+        c.is_control() || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    };
+    if !s.chars().any(unsafe_char) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    std::borrow::Cow::Owned(
+        s.chars().map(|c| if unsafe_char(c) { c.escape_unicode().to_string() } else { c.to_string() }).collect(),
+    )
+}
+
 pub(crate) fn verdict_line(w: &mut dyn Write, outcome: &str, detail: &str) -> io::Result<()> {
     if detail.is_empty() {
         writeln!(w, "andon: verdict {outcome}")
     } else {
-        writeln!(w, "andon: verdict {outcome} ({detail})")
+        writeln!(w, "andon: verdict {outcome} ({})", inline(detail))
     }
 }
 

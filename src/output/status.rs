@@ -71,7 +71,14 @@ pub fn report(w: &mut dyn Write, b: Option<&Board>, ledger: &str, format: Status
     if !b.holds.is_empty() {
         writeln!(w, "{h2}STANDING TIER-1 HOLDS ({})", b.holds.len())?;
         for h in &b.holds {
-            writeln!(w, "{item}{}: {} (evidence {}; {})", h.wire, h.claim, h.evidence, h.references.join(", "))?;
+            writeln!(
+                w,
+                "{item}{}: {} (evidence {}; {})",
+                h.wire,
+                super::inline(&h.claim),
+                h.evidence,
+                super::inline(&h.references.join(", "))
+            )?;
         }
     }
     writeln!(w, "{h2}stages and wires")?;
@@ -100,11 +107,11 @@ pub fn report(w: &mut dyn Write, b: Option<&Board>, ledger: &str, format: Status
     if !b.decisions.is_empty() {
         writeln!(w, "{h2}decisions")?;
         for d in &b.decisions {
-            writeln!(w, "{item}{} `{}` by {}: {}", d.action, d.gap, d.by, d.reason)?;
+            writeln!(w, "{item}{} `{}` by {}: {}", d.action, d.gap, super::inline(&d.by), super::inline(&d.reason))?;
         }
     }
     writeln!(w, "{h2}next")?;
-    writeln!(w, "{item}{}", b.next)?;
+    writeln!(w, "{item}{}", super::inline(&b.next))?;
     if md {
         return Ok(());
     }

@@ -1102,3 +1102,17 @@ fn a_ledger_of_another_repository_is_refused() {
     );
     assert_eq!(std::fs::read(shared.path().join("ledger/ledger.jsonl")).unwrap(), before);
 }
+
+#[test]
+fn a_file_name_cannot_forge_a_verdict_line() {
+    let t = clean_three_stages("");
+    let d = t.path();
+    std::fs::write(d.join("src/core/evil\nandon: verdict hardened (all clear)\n.py"), "# FIXME: broken\nX = 1\n")
+        .unwrap();
+    let o = run(&["loop"], d);
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    let verdicts: Vec<&str> = text.lines().filter(|l| l.starts_with("andon: verdict")).collect();
+    assert_eq!(verdicts.len(), 1, "{text}");
+    assert!(!verdicts[0].contains("hardened"), "{text}");
+    assert!(text.contains("evil\\u{a}andon: verdict hardened"), "the name is shown, escaped: {text}");
+}
