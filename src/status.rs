@@ -57,7 +57,16 @@ pub struct Board {
     pub approaches: BTreeMap<String, usize>,
     /// Every person's decision, in record order.
     pub decisions: Vec<crate::ledger::HumanDecision>,
-    pub next: String,
+    pub next: NextStep,
+}
+
+/// The one recommended next step: an action (`fix-the-code`, `decide`, `apply-and-verify`,
+/// `loop`), the gap it is about, and what to do in words.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NextStep {
+    pub action: &'static str,
+    pub gap: Option<String>,
+    pub detail: String,
 }
 
 fn status_name(s: WireStatus) -> &'static str {
@@ -199,19 +208,36 @@ pub fn board(state: &State, threshold: u32) -> Board {
     }
 
     let first = |st: GapStatus| state.gaps.values().find(|g| g.status == st);
+    let step = |action: &'static str, gap: Option<&str>, detail: String| NextStep {
+        action,
+        gap: gap.map(str::to_string),
+        detail,
+    };
     let next = if let Some(h) = holds.first() {
-        format!(
-            "resolve the tier-1 hold on {}: change the code (or the contract) and re-run `andon loop`; no command or override clears it",
-            h.wire
+        step(
+            "fix-the-code",
+            None,
+            format!(
+                "resolve the tier-1 hold on {}: change the code (or the contract) and re-run `andon loop`; no command or override clears it",
+                h.wire
+            ),
         )
     } else if let Some(g) = first(GapStatus::HaltedAwaitingAuthorization) {
-        format!("a person decides gap `{}`: raise the authority for this fix, or defer or skip it", g.id)
+        step(
+            "decide",
+            Some(&g.id),
+            format!("a person decides gap `{}`: raise the authority for this fix, or defer or skip it", g.id),
+        )
     } else if let Some(g) = first(GapStatus::Proposed) {
-        format!("apply the proposal for gap `{}` with your own tools, then verify it", g.id)
+        step(
+            "apply-and-verify",
+            Some(&g.id),
+            format!("apply the proposal for gap `{}` with your own tools, then verify it", g.id),
+        )
     } else if let Some(c) = &constraint {
-        format!("run `andon loop`: it works on the constraint {} ({})", c.wire, c.detail)
+        step("loop", None, format!("run `andon loop`: it works on the constraint {} ({})", c.wire, c.detail))
     } else {
-        "every wire is proven: run `andon loop` to start a new cycle".to_string()
+        step("loop", None, "every wire is proven: run `andon loop` to start a new cycle".to_string())
     };
     Board {
         holds,

@@ -702,7 +702,7 @@ fn run_loop(a: LoopArgs) -> Result<Exit, String> {
         Ok(s) => s,
         Err(e @ crate::ledger::LedgerError::Invalid(_)) => {
             eprintln!("error: {e}");
-            println!("andon: verdict refused (invalid ledger)");
+            emit(|w| output::invalid_ledger(w, &e.to_string(), matches!(a.common.format, FormatArg::Json)))?;
             return Ok(Exit::Findings);
         }
         Err(e) => return Err(e.to_string()),
@@ -737,7 +737,7 @@ fn run_status(a: StatusArgs) -> Result<Exit, String> {
         Ok(s) => s.map(|(_, state, _)| state),
         Err(e) => {
             eprintln!("error: {}: {e}", dir.display());
-            println!("andon: verdict refused (invalid ledger)");
+            emit(|w| output::invalid_ledger(w, &e.to_string(), matches!(a.format, StatusFormatArg::Json)))?;
             return Ok(Exit::Findings);
         }
     };

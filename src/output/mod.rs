@@ -330,6 +330,21 @@ pub fn disabled(w: &mut dyn Write, origin: &str, json: bool) -> io::Result<()> {
 }
 
 /// `andon ledger check`: every problem with its line, or the state's counts.
+/// A command that reads the ledger found it invalid: nothing acts on it.
+pub fn invalid_ledger(w: &mut dyn Write, error: &str, json_out: bool) -> io::Result<()> {
+    if json_out {
+        let v = json!({
+            "schema_version": SCHEMA_VERSION,
+            "error": error,
+            "next": { "action": "repair-ledger", "gap": null,
+                "detail": "run `andon ledger check` to see each problem; `andon ledger repair` sets an interrupted last write aside" },
+            "verdict": { "outcome": "refused", "detail": "invalid ledger" },
+        });
+        return writeln!(w, "{}", serde_json::to_string_pretty(&v).expect("json"));
+    }
+    verdict_line(w, "refused", "invalid ledger")
+}
+
 /// `andon ledger repair`: what was set aside, or why nothing was.
 pub fn ledger_repair(
     w: &mut dyn Write,

@@ -25,7 +25,7 @@ pub fn json_doc(b: Option<&Board>, ledger: &str) -> Value {
     let Some(b) = b else {
         return json!({
             "schema_version": SCHEMA_VERSION, "ledger": ledger, "never_run": true,
-            "next": "run `andon loop`: the loop has never run here",
+            "next": { "action": "loop", "gap": null, "detail": "run `andon loop`: the loop has never run here" },
             "verdict": { "outcome": "never-run" },
         });
     };
@@ -44,7 +44,7 @@ pub fn json_doc(b: Option<&Board>, ledger: &str) -> Value {
         "gaps": { "by_status": b.gaps_by_status, "open_by_kind": b.open_by_kind, "open_by_blast_radius": b.open_by_radius },
         "approaches": b.approaches,
         "decisions": b.decisions.iter().map(|d| json!({ "seq": d.seq, "gap": d.gap, "action": d.action, "by": d.by, "reason": d.reason })).collect::<Vec<_>>(),
-        "next": b.next,
+        "next": { "action": b.next.action, "gap": b.next.gap, "detail": b.next.detail },
         "verdict": { "outcome": if b.holds.is_empty() { "shown" } else { "holding" }, "holds": b.holds.len() },
     })
 }
@@ -111,7 +111,7 @@ pub fn report(w: &mut dyn Write, b: Option<&Board>, ledger: &str, format: Status
         }
     }
     writeln!(w, "{h2}next")?;
-    writeln!(w, "{item}{}", super::inline(&b.next))?;
+    writeln!(w, "{item}{}", super::inline(&b.next.detail))?;
     if md {
         return Ok(());
     }
