@@ -1228,10 +1228,16 @@ pub fn decide(root: &Path, cfg: &Config, gap: &str, d: &Decision, now: u64) -> R
                 .ok_or_else(|| LedgerError::Refused(format!("gap `{gap}` has no proposal")))?;
             // bound to the diff as it is now, at the radius that diff rates (never below the proposal's)
             let own = own_paths(cfg);
-            let (hash, level) = match verify::change(root, &base, &write_set, &own) {
+            let (hash, mut level) = match verify::change(root, &base, &write_set, &own) {
                 Ok(c) => (c.hash.clone(), radius.max(verify::rerate(&c).0)),
                 Err(_) => (diff::hash(root, Some(&base), &write_set, &own), radius),
             };
+            // a changed public surface rates the diff hard to reverse (as verify rated it)
+            if let Ok(Some(idx)) = crate::index::load(root)
+                && surface_change(root, &idx, &state).map_err(LedgerError::Io)?.is_some()
+            {
+                level = level.max(BlastRadius::HardToReverse);
+            }
             Event::AuthorizationRaised {
                 gap: gap.into(),
                 diff_hash: hash,
@@ -1333,6 +1339,33 @@ fn checked_change(
     Ok(Ok((change, rerated, because)))
 }
 
+/// Does the working tree change a public surface — what crosses a proven wire, as its proof
+/// recorded it (design §3)? Such a change is hard to reverse: every consumer rests on it. Says
+/// which wires and what crosses them now.
+fn surface_change(root: &Path, idx: &Index, state: &State) -> Result<Option<String>, String> {
+    let proven: Vec<(Wire, &str)> = state
+        .wires
+        .iter()
+        .filter(|(_, ws)| ws.status == WireStatus::Proven)
+        .filter_map(|(w, ws)| Some((w.clone(), state.evidence.get(&ws.evidence)?.surface.as_deref()?)))
+        .collect();
+    if proven.is_empty() {
+        return Ok(None);
+    }
+    let prog = datalog::builtin_program();
+    let need = prog.needed(&[rel::WIRE_IMPORT.0 as usize]);
+    let mut store = datalog::load_with(&prog, idx, Some(&need), &|lang| lang == "rust")?;
+    datalog::run_runtime(&prog, &mut store, Some(&need));
+    let wires: Vec<Wire> = proven.iter().map(|(w, _)| w.clone()).collect();
+    let now = surface::surfaces(root, idx, &store, &wires);
+    let changed: Vec<String> = proven
+        .iter()
+        .filter(|(w, fp)| now.get(w).is_some_and(|s| s.fingerprint != *fp))
+        .map(|(w, _)| format!("{w} ({})", now[w].names.join(", ")))
+        .collect();
+    Ok((!changed.is_empty()).then(|| format!("changes the public surface of {}", changed.join("; "))))
+}
+
 /// The proposal recorded for `gap`: (base commit, write-set, approach, blast radius).
 fn recorded_proposal(records: &[ledger::Record], gap: &str) -> Option<(String, Vec<String>, String, BlastRadius)> {
     records.iter().rev().find_map(|r| match &r.event {
@@ -1376,11 +1409,16 @@ pub fn verify(
     let Some((base, write_set, approach, radius)) = recorded_proposal(&records, gap) else {
         return refuse(format!("gap `{gap}` has no recorded proposal"));
     };
-    let (change, rerated, because) = match checked_change(root, cfg, &base, &write_set, diff_text) {
+    let (change, mut rerated, mut because) = match checked_change(root, cfg, &base, &write_set, diff_text) {
         Ok(Ok(c)) => c,
         Ok(Err(stop)) => return Ok(Err(stop)),
         Err(m) => return refuse(m),
     };
+    if let Some(what) = surface_change(root, idx, &state).map_err(LedgerError::Io)?
+        && BlastRadius::HardToReverse > rerated
+    {
+        (rerated, because) = (BlastRadius::HardToReverse, what);
+    }
     let ceiling = cfg.settings.authorization_level.value;
     let level = rerated.max(radius);
     if level > ceiling {
@@ -1551,6 +1589,9 @@ fn record_evidence(
             let refused = match checked_change(root, cfg, &base, &write_set, None) {
                 Ok(Ok((c, r, _))) if c.hash == outcome.change.hash => {
                     radius = r;
+                    if surface_change(root, idx, &state).map_err(LedgerError::Io)?.is_some() {
+                        radius = radius.max(BlastRadius::HardToReverse);
+                    }
                     None
                 }
                 Ok(Ok(_)) => Some("the working tree changed after `andon verify`; verify it again".to_string()),

@@ -433,6 +433,16 @@ fn end_to_end_three_stages_halt_fix_advance_sub_cycle_converge_harden() {
         "from core import parse, missing_name\n\n\ndef run(text):\n    if not text:\n        raise ValueError(\"empty\")\n    return parse(text, None), missing_name\n",
     )
     .unwrap();
+    // a changed public surface rates hard-to-reverse: above the ceiling until a person authorizes this diff
+    let o = run(&["verify", "--gap", &todo, "--command", "true", "--format", "json", "-q"], d);
+    assert_eq!(o.status.code(), Some(11), "{}", String::from_utf8_lossy(&o.stdout));
+    assert!(
+        json(&o)["detail"].as_str().unwrap().contains("changes the public surface of core -> api"),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    let o = run(&["authorize", &todo, "--by", "lead", "--reason", "parse gains an optional separator"], d);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
     let o = run(&["verify", "--gap", &todo, "--command", "true", "--format", "json", "-q"], d);
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
     // 7. the loop records it, reopens core -> api in a sub-cycle, re-proves it, and the cycle converges
@@ -582,7 +592,7 @@ fn a_surface_changed_outside_the_loop_makes_the_proof_stale() {
 fn a_wire_that_keeps_reopening_stops_the_backtracking_and_becomes_the_constraint() {
     let t = three_stages();
     let d = t.path();
-    let gap = todo_in_api(d, "thrash_threshold = 1\n");
+    let gap = todo_in_api(d, "thrash_threshold = 1\nauthorization_level = \"hard-to-reverse\"\n");
     std::fs::write(d.join("src/core/__init__.py"), "def parse(text, sep=None):\n    return text.split(sep)\n").unwrap();
     std::fs::write(
         d.join("src/api/__init__.py"),
