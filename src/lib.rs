@@ -10,6 +10,7 @@
 //! - [`datalog`]: the rule dialect, the crepe-compiled built-in rules and the run-time engine.
 //! - [`graph`]: stream order, cycles and shortest chains (petgraph) over derived relations.
 //! - [`config`]: `andon.toml` / `[tool.andon]`, contracts included.
+//! - [`ingest`]: ingest mode's input, the external modernization brief (`docs/brief-format.md`).
 //! - [`check`]: the structural gate: contracts judged on the file import graph, with tiers and witnesses.
 //! - [`output`]: the only code that formats text and JSON.
 //! - [`cli`]: the only code that knows clap, the terminal, environment variables and exit codes.
@@ -27,6 +28,7 @@ pub mod extract;
 pub mod facts;
 pub mod graph;
 pub mod index;
+pub mod ingest;
 pub mod ledger;
 pub mod ops;
 pub mod output;

@@ -12,13 +12,15 @@ use crate::support::{facts, fixtures, json, run, run_ok, scratch};
 
 // ---- helpers -----------------------------------------------------------------------------------
 
-/// Every fixture directory under `tests/fixtures/`, sorted.
+/// Every repository fixture directory under `tests/fixtures/`, sorted.
 pub(crate) fn fixture_names() -> Vec<String> {
     let mut names: Vec<String> = fs::read_dir(fixtures())
         .expect("tests/fixtures is readable")
         .map(|e| e.expect("fixture entry"))
         .filter(|e| e.file_type().expect("file type").is_dir())
         .map(|e| e.file_name().into_string().expect("UTF-8 fixture name"))
+        // Data fixtures, not repositories: the ingest briefs (`src/ingest` tests load them).
+        .filter(|n| n != "briefs")
         .collect();
     names.sort();
     names
