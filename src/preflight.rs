@@ -217,21 +217,29 @@ pub fn run(root: &Path, cfg: &Config, stream: Option<&StreamReport>, path_var: O
     // Ingest mode reads the brief, only when selected (R11).
     if s.gap_source.value == GapSource::Ingest {
         let dir = resolve(root, &s.self_assess_output_dir.value);
-        let brief = dir.join("MODERNIZATION_BRIEF.md");
-        items.push(if brief.is_file() {
-            Item {
+        // both files, parsed and validated as the loop will read them
+        items.push(match crate::ingest::load(&dir) {
+            Ok(b) => Item {
                 capability: "ingest: brief",
                 level: Readiness::Ready,
-                found: format!("{} found", brief.display()),
+                found: format!("{} valid: {} phase(s)", dir.join(crate::ingest::BRIEF_FILE).display(), b.phases.len()),
                 fix: None,
-            }
-        } else {
-            Item {
+            },
+            Err(crate::ingest::LoadError::Absent { missing, .. }) => Item {
                 capability: "ingest: brief",
                 level: Readiness::NotReady,
-                found: format!("no {}", brief.display()),
-                fix: Some("produce the modernization brief first, or set `gap_source = \"self-scan\"`".into()),
-            }
+                found: format!("missing in {}: {}", dir.display(), missing.join(", ")),
+                fix: Some(format!(
+                    "run {} to produce the brief first, or set `gap_source = \"self-scan\"`",
+                    crate::ingest::PRODUCER
+                )),
+            },
+            Err(e) => Item {
+                capability: "ingest: brief",
+                level: Readiness::NotReady,
+                found: crate::ingest::escape_inline(&e.to_string()),
+                fix: Some("correct the brief (see docs/brief-format.md)".into()),
+            },
         });
     }
     items

@@ -28,10 +28,13 @@ pub enum Exit {
     Unproven = 15,
     /// The loop spent its pass budget (`--max-passes`) before it needed anyone.
     Budget = 16,
+    /// Halted: an entry gate of the stage (a P0 brief rule below High confidence) awaits a
+    /// person's `andon confirm`.
+    EntryGate = 17,
 }
 
 impl Exit {
-    pub const ALL: [Exit; 12] = [
+    pub const ALL: [Exit; 13] = [
         Exit::Success,
         Exit::Findings,
         Exit::Error,
@@ -44,6 +47,7 @@ impl Exit {
         Exit::NeedsHuman,
         Exit::Unproven,
         Exit::Budget,
+        Exit::EntryGate,
     ];
 
     /// The exit code of a halt condition of the andon rule.
@@ -56,6 +60,7 @@ impl Exit {
             Condition::Tier2Hold => Exit::Tier2Hold,
             Condition::NeedsHuman => Exit::NeedsHuman,
             Condition::Unproven => Exit::Unproven,
+            Condition::EntryGate => Exit::EntryGate,
         }
     }
 

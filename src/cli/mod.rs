@@ -55,6 +55,8 @@ enum Command {
     Skip(DecisionArgs),
     /// A person overrides a tier-2 contradiction with a structured reason (never a tier-1 hold).
     Override(OverrideArgs),
+    /// A person confirms an entry gate of a stage (ingest mode: a P0 brief rule below High confidence).
+    Confirm(ConfirmArgs),
     /// One step of the loop: detect or resume the stream, scan the cursor's stage, pick a gap, say what is next.
     #[command(name = "loop")]
     Loop(LoopArgs),
@@ -177,6 +179,15 @@ struct OverrideArgs {
     /// A counter-artifact backing the override: a file in the repository (a query result, a test log).
     #[arg(long, value_name = "FILE")]
     artifact: Option<String>,
+}
+
+#[derive(Args)]
+struct ConfirmArgs {
+    #[command(flatten)]
+    decision: DecisionArgs,
+    /// The entry-gate rule of the stage (a Behavior Contract rule id of the brief).
+    #[arg(long)]
+    rule: String,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -477,6 +488,17 @@ pub fn main() -> ExitCode {
             &a.common,
             crate::cycle::Decision::Skip { by: a.by.clone(), reason: a.reason.clone() },
         ),
+        Command::Confirm(a) => run_decision(
+            &a.decision.path,
+            &a.decision.gap,
+            a.decision.unattended,
+            &a.decision.common,
+            crate::cycle::Decision::Confirm {
+                rule: a.rule.clone(),
+                by: a.decision.by.clone(),
+                reason: a.decision.reason.clone(),
+            },
+        ),
         Command::Override(a) => run_decision(
             &a.decision.path,
             &a.decision.gap,
@@ -527,6 +549,7 @@ fn repo_of(c: &Command) -> Option<(PathBuf, bool)> {
         Command::Preflight(a) => (a.path.clone(), json(&a.common)),
         Command::Authorize(a) | Command::Defer(a) | Command::Skip(a) => (a.path.clone(), json(&a.common)),
         Command::Override(a) => (a.decision.path.clone(), json(&a.decision.common)),
+        Command::Confirm(a) => (a.decision.path.clone(), json(&a.decision.common)),
         Command::Config { .. } => return None,
     })
 }

@@ -15,6 +15,7 @@ use crate::ops::StreamReport;
 
 pub mod commands;
 pub mod diff;
+pub mod ingest;
 pub mod proposal;
 pub mod surface;
 pub mod verify;
@@ -398,6 +399,8 @@ fn delta(records: &[ledger::Record], since: u64) -> Vec<String> {
             Event::Overridden { .. } => "override",
             Event::GapDeferred { .. } => "gap deferred",
             Event::GapSkipped { .. } => "gap skipped",
+            Event::StageContext { .. } => "stage context",
+            Event::GateConfirmed { .. } => "entry gate confirmed",
             Event::EvidenceRecorded { .. } => "evidence recorded",
             Event::WireStatusChanged { wire, status, .. } => {
                 let st = match status {
@@ -442,7 +445,17 @@ pub fn step(
         .map_err(|e| LedgerError::Io(format!("{}: {e}", lock_path.display())))?;
     fs4::fs_std::FileExt::lock_exclusive(&step_lock)
         .map_err(|e| LedgerError::Io(format!("{}: {e}", lock_path.display())))?;
-    let stream = crate::ops::stream(idx).map_err(LedgerError::Io)?;
+    // Ingest mode takes the stream and the gaps from the brief; an absent brief stops here (R52).
+    let brief = match cfg.settings.gap_source.value {
+        crate::config::GapSource::Ingest => {
+            Some(ingest::load(root, &cfg.settings.self_assess_output_dir.value).map_err(LedgerError::Refused)?)
+        }
+        crate::config::GapSource::SelfScan => None,
+    };
+    let stream = match &brief {
+        Some(b) => ingest::stream(b),
+        None => crate::ops::stream(idx).map_err(LedgerError::Io)?,
+    };
     for c in &cfg.commands {
         if let Some(bad) = c.stages.iter().find(|s| !stream.stages.iter().any(|x| &x.name == *s)) {
             let known: Vec<&str> = stream.stages.iter().map(|x| x.name.as_str()).collect();
@@ -503,7 +516,14 @@ pub fn step(
     if !changed.is_empty() {
         ledger::append(&dir, &header, &changed, now)?;
     }
-    let (_, state, _) = ledger::load(&dir)?.ok_or_else(|| LedgerError::Io("the ledger was not written".into()))?;
+    let (_, mut state, _) = ledger::load(&dir)?.ok_or_else(|| LedgerError::Io("the ledger was not written".into()))?;
+    if let Some(b) = &brief {
+        let context = ingest::context_events(b, &state);
+        if !context.is_empty() {
+            ledger::append(&dir, &header, &context, now)?;
+            state = ledger::load(&dir)?.ok_or_else(|| LedgerError::Io("no ledger".into()))?.1;
+        }
+    }
     // Proposals written by `andon propose` are recorded here, by the one writer; one over the
     // authorization ceiling halts at once (condition 2, at proposal).
     let mut notes = Vec::new();
@@ -579,7 +599,11 @@ pub fn step(
         let board = crate::status::board(&state, cfg.settings.thrash_threshold.value);
         // Record what the scan finds in `stage` (a closed gap found again is a new generation).
         let mut record_scan = |stage: &str, state: &State| -> Result<Vec<Candidate>, LedgerError> {
-            let mut cands = scan(&store, &stream, state, stage);
+            let mut cands = match brief.as_ref().and_then(|b| Some((b, b.phases.iter().find(|p| p.id == stage)?))) {
+                Some((b, phase)) => ingest::candidates(b, phase),
+                None if brief.is_some() => Vec::new(),
+                None => scan(&store, &stream, state, stage),
+            };
             // Failing configured commands (R18, R49): the fast lane on every pass, the slow one on request.
             for spec in commands::applicable(&cfg.commands, stage, slow) {
                 let r = command_runs.entry(spec.name.clone()).or_insert_with(|| {
@@ -645,6 +669,8 @@ pub fn step(
             for g in state.gaps.values().filter(|g| g.stage == stage && g.status == GapStatus::Open) {
                 let base = g.id.split('.').next().unwrap_or(&g.id);
                 let judged = match g.source.as_str() {
+                    // a brief's work item closes through a proof, not by leaving the brief
+                    "WorkItem" => false,
                     "UnprovenWire" => g
                         .wire
                         .as_ref()
@@ -761,10 +787,12 @@ pub fn step(
                         .is_none_or(|s| s.status != WireStatus::Proven)
             })
         };
+        // in ingest mode the phases' wires are not proven by the loop: the cursor is the earliest
+        // phase with open work (R59)
         let mut cursor = in_progress
             .as_ref()
             .map(|g| g.stage.clone())
-            .or_else(|| stream.order.iter().find(|s| unproven(s)).cloned());
+            .or_else(|| if brief.is_some() { None } else { stream.order.iter().find(|s| unproven(s)).cloned() });
         found = Vec::new();
         if let Some(stage) = &cursor {
             found = record_scan(stage, &state)?;
@@ -781,8 +809,13 @@ pub fn step(
         }
         let (_, state, records) =
             ledger::load(&dir)?.ok_or_else(|| LedgerError::Io("the ledger was not written".into()))?;
-        // the constraint as it is now (R63), not as it was when the gap was opened
-        let on_constraint = |c: &Candidate| on_constraint(board.constraint.as_ref(), c);
+        // the constraint as it is now (R63), not as it was when the gap was opened; in ingest mode
+        // the phase the cursor stands on, the earliest with open work (R59)
+        let ingest_constraint = brief.as_ref().and(cursor.as_ref());
+        let on_constraint = |c: &Candidate| match ingest_constraint {
+            Some(stage) => &c.stage == stage,
+            None => on_constraint(board.constraint.as_ref(), c),
+        };
         let picked: Option<(String, String)> = match &in_progress {
             Some(g) => Some((g.id.clone(), "in progress: a gap is finished before another is picked".into())),
             None => {
@@ -881,13 +914,39 @@ pub fn step(
                 Next {
                     action: "none",
                     gap: None,
-                    detail: "no open gap the scan can see, but some wire is not proven".into(),
+                    detail: if brief.is_some() {
+                        "every work item of the brief is settled; the phases' wires and their Behavior Contract obligations are not proven by the loop in this version".into()
+                    } else {
+                        "no open gap the scan can see, but some wire is not proven".into()
+                    },
                 }
             };
             let (_, state, _) = ledger::load(&dir)?.ok_or_else(|| LedgerError::Io("no ledger".into()))?;
             break (cursor, None, next, state, board.constraint.clone());
         };
         let g = state.gaps[&id].clone();
+        // Ingest mode: a stage with an unconfirmed entry gate is worked only after a person
+        // confirms it (R57); the andon rule refuses any advance there until then.
+        if let Some(c) = state.context.get(&g.stage)
+            && !c.open_gates().is_empty()
+        {
+            let gates: Vec<String> = c
+                .open_gates()
+                .iter()
+                .map(|o| format!("`{}` ({}, {} confidence: {})", o.id, o.priority, o.confidence, o.rule))
+                .collect();
+            let next = Next {
+                action: "confirm",
+                gap: Some(id.clone()),
+                detail: format!(
+                    "stage `{}` has entry gate(s) a person confirms before its work starts: {}; `andon confirm {} --rule RULE --by WHO --reason WHY`",
+                    g.stage,
+                    gates.join("; "),
+                    g.stage
+                ),
+            };
+            break (cursor, Some((id, rule)), next, state, board.constraint.clone());
+        }
         // A wire that needs no change is proven by the loop itself, one pass per wire.
         if g.status == GapStatus::Open && g.source == "UnprovenWire" && g.wire.is_some() {
             // A thrashing wire is not re-proven by the loop: backtracking stops and a person looks (R83).
@@ -1051,7 +1110,8 @@ pub fn step(
     };
     let records_after = ledger::load(&dir)?.map(|(_, _, r)| r).unwrap_or_default();
     // A picked gap that is halted stops the step on its recorded condition.
-    let halt = picked.as_ref().and_then(|(id, _)| {
+    let gated = next.action == "confirm";
+    let halt = picked.as_ref().filter(|_| !gated).and_then(|(id, _)| {
         let g = state.gaps.get(id)?;
         match g.status {
             GapStatus::HaltedAwaitingAuthorization => Some(ledger::gate::Condition::Authorization),
@@ -1075,6 +1135,21 @@ pub fn step(
             (wire, st)
         })
         .collect();
+    // In ingest mode the constraint is the brief's: the earliest phase with open work (R59).
+    let constraint = match (&brief, &cursor) {
+        (Some(_), Some(stage)) => Some(crate::status::Constraint {
+            wire: stream
+                .wires
+                .iter()
+                .find(|w| &w.consumer == stage)
+                .map(|w| Wire { producer: w.producer.clone(), consumer: w.consumer.clone() })
+                .unwrap_or(Wire { producer: stage.clone(), consumer: stage.clone() }),
+            rule: "brief-order",
+            detail: format!("`{stage}` is the earliest phase of the brief with open work"),
+        }),
+        (Some(_), None) => None,
+        (None, _) => constraint,
+    };
     Ok(Session {
         stream_changed,
         stream,
@@ -1090,7 +1165,7 @@ pub fn step(
         notes,
         delta: delta(&records_after, since.unwrap_or(0)),
         ledger_seq: records_after.last().map_or(0, |r| r.seq),
-        halt,
+        halt: if gated { Some(ledger::gate::Condition::EntryGate) } else { halt },
     })
 }
 
@@ -1203,6 +1278,13 @@ pub enum Decision {
         by: String,
         reason: String,
     },
+    /// Confirm an entry gate (a P0 brief rule below High confidence) of a stage (R57); the
+    /// decision's subject is the stage, not a gap.
+    Confirm {
+        rule: String,
+        by: String,
+        reason: String,
+    },
     /// Override a tier-2 contradiction (never a tier-1 hold), on a basis from the closed list,
     /// optionally with a counter-artifact (a file in the repository).
     Override {
@@ -1219,10 +1301,17 @@ pub fn decide(root: &Path, cfg: &Config, gap: &str, d: &Decision, now: u64) -> R
     let dir = ledger::dir_of(root, &cfg.settings);
     let (header, state, records) =
         ledger::load(&dir)?.ok_or_else(|| LedgerError::Refused("the loop has never run here: no ledger".into()))?;
+    if let Decision::Confirm { rule, by, reason } = d {
+        let event =
+            Event::GateConfirmed { stage: gap.into(), rule: rule.clone(), by: by.clone(), reason: reason.clone() };
+        ledger::append(&dir, &header, std::slice::from_ref(&event), now)?;
+        return Ok(format!("entry gate `{rule}` of stage `{gap}` confirmed"));
+    }
     if !state.gaps.contains_key(gap) {
         return Err(LedgerError::Refused(format!("no gap `{gap}` in the ledger")));
     }
     let event = match d {
+        Decision::Confirm { .. } => unreachable!("handled above"),
         Decision::Authorize { by, reason } => {
             let (base, write_set, _, radius) = recorded_proposal(&records, gap)
                 .ok_or_else(|| LedgerError::Refused(format!("gap `{gap}` has no proposal")))?;

@@ -23,6 +23,9 @@ pub enum Condition {
     NeedsHuman,
     /// No proof yet, or the proof left the wire unproven.
     Unproven,
+    /// Ingest mode: the gap's stage has an entry gate (a P0 rule below High confidence) no person
+    /// has confirmed (R57).
+    EntryGate,
 }
 
 impl Condition {
@@ -35,6 +38,7 @@ impl Condition {
             Condition::Tier2Hold,
             Condition::NeedsHuman,
             Condition::Unproven,
+            Condition::EntryGate,
         ]
         .into_iter()
         .find(|c| c.token() == s || (s == "authorization" && *c == Condition::Authorization))
@@ -48,6 +52,7 @@ impl Condition {
             Condition::Tier2Hold => "halt:tier2-hold",
             Condition::NeedsHuman => "halt:needs-human",
             Condition::Unproven => "halt:unproven",
+            Condition::EntryGate => "halt:entry-gate",
         }
     }
 }
@@ -78,6 +83,16 @@ pub fn decide(state: &State, gap: &str, ceiling: BlastRadius, diff_hash: Option<
         && e.hold
     {
         return halt(Condition::Tier1Hold, format!("evidence `{}` is a tier-1 hold", e.id));
+    }
+    // An entry gate of the stage no person confirmed: nothing there may advance (R57).
+    if let Some(c) = state.context.get(&g.stage) {
+        let open: Vec<&str> = c.open_gates().iter().map(|o| o.id.as_str()).collect();
+        if !open.is_empty() {
+            return halt(
+                Condition::EntryGate,
+                format!("stage `{}` has unconfirmed entry gate(s): {}", g.stage, open.join(", ")),
+            );
+        }
     }
     // The ceiling, at the proposal and again at the actual diff.
     // A wire gap proven without a proposal changed nothing: its radius is the smallest.

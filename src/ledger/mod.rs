@@ -185,6 +185,21 @@ pub enum Event {
         by: String,
         reason: String,
     },
+    /// Ingest mode (R54, R56, R58): what a brief says about a stage: the exit criteria and the
+    /// Behavior Contract rules the wire into it must meet, and advisory notes (context, never gaps).
+    StageContext {
+        stage: String,
+        exit_criteria: Vec<String>,
+        obligations: Vec<Obligation>,
+        advisory: Vec<String>,
+    },
+    /// A person confirms an entry gate (a P0 rule below High confidence, R57) of a stage.
+    GateConfirmed {
+        stage: String,
+        rule: String,
+        by: String,
+        reason: String,
+    },
     GapSkipped {
         gap: String,
         by: String,
@@ -254,6 +269,26 @@ impl OverrideBasis {
             OverrideBasis::ExtractorLimitation => "extractor-limitation",
             OverrideBasis::ParseError => "parse-error",
         }
+    }
+}
+
+/// One Behavior Contract rule of a brief: a verification obligation of the wire into its stage.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Obligation {
+    pub id: String,
+    pub rule: String,
+    pub validation: String,
+    /// low, medium, high
+    pub confidence: String,
+    /// P0..P3
+    pub priority: String,
+}
+
+impl Obligation {
+    /// A P0 rule below High confidence gates the stage until a person confirms it (R57).
+    pub fn is_entry_gate(&self) -> bool {
+        self.priority.eq_ignore_ascii_case("P0") && !self.confidence.eq_ignore_ascii_case("high")
     }
 }
 
@@ -366,13 +401,31 @@ pub struct State {
     pub authority: BTreeMap<String, Vec<(String, BlastRadius)>>,
     /// Tier-2 evidence overridden per gap.
     pub overrides: BTreeMap<String, Vec<String>>,
-    /// Every person's decision, in record order (authority, override, deferral, skip).
+    /// Every person's decision, in record order (authority, override, deferral, skip, confirm).
     pub decisions: Vec<HumanDecision>,
+    /// Ingest mode: what the brief says about each stage.
+    pub context: BTreeMap<String, StageContextState>,
     pub passes: u32,
     /// `passes` when the last cycle converged.
     pub passes_at_convergence: u32,
     pub cycles: u32,
     pub backtracks: u32,
+}
+
+/// A stage's brief context and which entry gates a person confirmed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StageContextState {
+    pub exit_criteria: Vec<String>,
+    pub obligations: Vec<Obligation>,
+    pub advisory: Vec<String>,
+    pub confirmed: Vec<String>,
+}
+
+impl StageContextState {
+    /// Entry gates not yet confirmed.
+    pub fn open_gates(&self) -> Vec<&Obligation> {
+        self.obligations.iter().filter(|o| o.is_entry_gate() && !self.confirmed.contains(&o.id)).collect()
+    }
 }
 
 /// A person's decision as the ledger recorded it.
@@ -662,6 +715,31 @@ pub fn apply(state: &mut State, seq: u64, e: &Event) -> Result<(), String> {
             }
             g.status = GapStatus::Closed;
             g.resolved_by = Some(evidence.clone());
+        }
+        Event::StageContext { stage, exit_criteria, obligations, advisory } => {
+            let c = state.context.entry(stage.clone()).or_default();
+            c.exit_criteria = exit_criteria.clone();
+            c.obligations = obligations.clone();
+            c.advisory = advisory.clone();
+        }
+        Event::GateConfirmed { stage, rule, by, reason } => {
+            if by.trim().is_empty() || reason.trim().is_empty() {
+                return Err(format!("confirming `{rule}` of stage `{stage}` names who decided and why"));
+            }
+            let c = state.context.get_mut(stage).ok_or_else(|| format!("stage `{stage}` has no brief context"))?;
+            if !c.obligations.iter().any(|o| &o.id == rule && o.is_entry_gate()) {
+                return Err(format!("`{rule}` is not an entry gate of stage `{stage}`"));
+            }
+            if !c.confirmed.contains(rule) {
+                c.confirmed.push(rule.clone());
+            }
+            state.decisions.push(HumanDecision {
+                seq,
+                gap: format!("{stage}:{rule}"),
+                action: "confirm",
+                by: by.clone(),
+                reason: reason.clone(),
+            });
         }
         Event::SubCycle { .. } => state.backtracks += 1,
         Event::PassClosed { pass, gap, advanced, ceiling, diff_hash, .. } => {

@@ -121,6 +121,15 @@ pub fn render(h: &Header, state: &State, records: &[Record]) -> String {
             ),
             Event::GapDeferred { gap, by, .. } => format!("gap `{}` deferred by {}", cell(gap), cell(by)),
             Event::GapSkipped { gap, by, .. } => format!("gap `{}` skipped by {}", cell(gap), cell(by)),
+            Event::StageContext { stage, obligations, advisory, .. } => format!(
+                "stage `{}` context: {} obligation(s), {} advisory note(s)",
+                cell(stage),
+                obligations.len(),
+                advisory.len()
+            ),
+            Event::GateConfirmed { stage, rule, by, .. } => {
+                format!("entry gate `{}` of `{}` confirmed by {}", cell(rule), cell(stage), cell(by))
+            }
             Event::EvidenceRecorded { evidence } => format!("evidence `{}` recorded", cell(&evidence.id)),
             Event::WireStatusChanged { wire, evidence, .. } => {
                 format!("wire {} changed on `{}`", cell(&wire.to_string()), cell(evidence))

@@ -1126,3 +1126,92 @@ fn a_file_name_cannot_forge_a_verdict_line() {
     assert!(!verdicts[0].contains("hardened"), "{text}");
     assert!(text.contains("evil\\u{a}andon: verdict hardened"), "the name is shown, escaped: {text}");
 }
+
+/// A repository in ingest mode with the `valid` fixture brief (phases P1, P2 with an entry gate, P3).
+fn ingest_repo(with_brief: bool) -> tempfile::TempDir {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    for (f, text) in [
+        ("shared/types.py", "X = 1\n"),
+        ("shared/money.py", "Y = 2\n"),
+        ("storage/db.py", "Z = 3\n"),
+        ("api/routes.py", "R = 4\n"),
+        ("andon.toml", "gap_source = \"ingest\"\n"),
+    ] {
+        std::fs::create_dir_all(d.join(f).parent().unwrap()).unwrap();
+        std::fs::write(d.join(f), text).unwrap();
+    }
+    if with_brief {
+        let src = crate::support::fixtures().join("briefs/valid");
+        let dst = d.join("analysis/self-assess");
+        std::fs::create_dir_all(&dst).unwrap();
+        for f in ["MODERNIZATION_BRIEF.md", "transform_brief_summary.json"] {
+            std::fs::copy(src.join(f), dst.join(f)).unwrap();
+        }
+    }
+    t
+}
+
+#[test]
+fn ingest_mode_without_a_brief_stops_and_never_scans() {
+    let t = ingest_repo(false);
+    let o = run(&["loop", "-q"], t.path());
+    assert_ne!(o.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("self-assess-transform-brief") && err.contains("does not fall back to scanning"), "{err}");
+    assert!(!t.path().join("analysis/andon/ledger/ledger.jsonl").exists(), "no gap records");
+}
+
+#[test]
+fn ingest_mode_takes_phases_work_items_and_entry_gates_from_the_brief() {
+    let t = ingest_repo(true);
+    let d = t.path();
+    let (code, v) = loop_json(d);
+    assert_eq!(code, 0, "{v:#}");
+    let order: Vec<&str> = v["stream"]["order"].as_array().unwrap().iter().map(|s| s.as_str().unwrap()).collect();
+    assert_eq!(order, ["P1", "P2", "P3"], "{v:#}");
+    // the earliest phase with open work is the cursor and the constraint; its two work items are its gaps
+    assert_eq!(v["cursor"], "P1");
+    assert_eq!(v["constraint"]["rule"], "brief-order", "{v:#}");
+    let gaps = v["gaps"].as_array().unwrap();
+    assert_eq!(gaps.len(), 2, "{v:#}");
+    assert!(gaps.iter().all(|g| g["source"] == "WorkItem" && g["kind"] == "bug"), "{v:#}");
+    assert!(gaps.iter().any(|g| g["path"] == "shared/types.py"), "{v:#}");
+    assert_eq!(v["next"]["action"], "propose");
+    // P1's work is set aside: P2 is next, and its P0 rule below High confidence gates it
+    for g in gaps {
+        let id = g["id"].as_str().unwrap();
+        assert_eq!(run(&["defer", id, "--by", "lead", "--reason", "later"], d).status.code(), Some(0));
+    }
+    let (code, v) = loop_json(d);
+    assert_eq!((code, v["cursor"].as_str()), (17, Some("P2")), "{v:#}");
+    assert_eq!(
+        (v["next"]["action"].as_str(), v["verdict"]["outcome"].as_str()),
+        (Some("confirm"), Some("halt:entry-gate"))
+    );
+    assert!(v["next"]["detail"].as_str().unwrap().contains("`BC-1` (P0, Medium confidence"), "{v:#}");
+    // advisory notes are context, never gaps: P2 has two work items and one note
+    assert_eq!(v["gaps"].as_array().unwrap().len(), 2, "{v:#}");
+    // the andon rule itself refuses any advance in the gated stage
+    let (_, state, _) = ledger::load(&d.join("analysis/andon/ledger")).unwrap().unwrap();
+    let p2_gap = v["picked"]["gap"].as_str().unwrap().to_string();
+    assert!(matches!(
+        andon::ledger::gate::decide(&state, &p2_gap, BlastRadius::SharedStateVisible, None),
+        andon::ledger::gate::Decision::Halt(andon::ledger::gate::Condition::EntryGate, _)
+    ));
+    assert_eq!(state.context["P2"].advisory.len(), 1);
+    // a confirmation unattended is refused; a person's is recorded and the work starts
+    let o = run(&["confirm", "P2", "--rule", "BC-1", "--by", "lead", "--reason", "checked", "--unattended"], d);
+    assert_eq!(o.status.code(), Some(1));
+    let o = run(&["confirm", "P2", "--rule", "BC-9", "--by", "lead", "--reason", "checked"], d);
+    assert_eq!(o.status.code(), Some(1), "not a gate of P2");
+    let o = run(&["confirm", "P2", "--rule", "BC-1", "--by", "lead", "--reason", "the rounding rule was reviewed"], d);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
+    let (code, v) = loop_json(d);
+    assert_eq!((code, v["next"]["action"].as_str()), (0, Some("propose")), "{v:#}");
+    let wire_gap = v["gaps"].as_array().unwrap().iter().find(|g| g["kind"] == "wire").unwrap().clone();
+    assert_eq!(wire_gap["path"], "storage/db.py");
+    let status = json(&run(&["status", "--format", "json"], d));
+    assert!(status["decisions"].as_array().unwrap().iter().any(|x| x["action"] == "confirm"), "{status:#}");
+    assert_eq!(run(&["ledger", "check"], d).status.code(), Some(0));
+}

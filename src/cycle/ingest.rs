@@ -1,0 +1,176 @@
+//! Ingest mode (R51–R60): with `gap_source = "ingest"` the loop takes its stream and gaps from a
+//! modernization brief instead of scanning the repository. The brief's phases are the stages, in
+//! its order; the wire into each phase carries its exit criteria and Behavior Contract rules (as
+//! the stage's context); each work item is one gap; advisory notes are context, never gaps; a P0
+//! rule below High confidence is an entry gate a person confirms before anything in that stage
+//! may advance (the andon rule checks it). The constraint is the earliest phase with open work.
+//! Everything after the gaps are recorded — proposals, verify, the andon rule — is the same code
+//! as in self-scan mode.
+
+use std::path::Path;
+
+use super::Candidate;
+use crate::ingest::{Brief, LoadError, Phase};
+use crate::ledger::{Event, Location, Obligation, State, Wire};
+use crate::ops::{StageRow, StreamReport, WireRow};
+
+/// The brief at `root`/`self_assess_output_dir`, or why the loop must stop (R52: never a
+/// fallback to scanning).
+pub fn load(root: &Path, dir: &Path) -> Result<Brief, String> {
+    let at = if dir.is_absolute() { dir.to_path_buf() } else { root.join(dir) };
+    crate::ingest::load(&at).map_err(|e| match e {
+        LoadError::Absent { .. } => format!("{e}; andon does not fall back to scanning in ingest mode"),
+        LoadError::Invalid(errs) => {
+            let lines: Vec<String> = errs.iter().map(|e| e.to_string()).collect();
+            format!("the brief is invalid:\n{}", lines.join("\n"))
+        }
+    })
+}
+
+/// The stream the brief describes: one stage per phase, a wire from each phase to the next.
+pub fn stream(brief: &Brief) -> StreamReport {
+    let stages = brief
+        .phases
+        .iter()
+        .map(|p| StageRow {
+            name: p.id.clone(),
+            root: String::new(),
+            ecosystem: "brief".into(),
+            confidence: "self-assess-backed".into(),
+            source: "brief".into(),
+            files: p.work_items.len(),
+        })
+        .collect();
+    let wires = brief
+        .phases
+        .windows(2)
+        .map(|w| WireRow {
+            producer: w[0].id.clone(),
+            consumer: w[1].id.clone(),
+            imports: 0,
+            symbols: Vec::new(),
+            confidence: "brief".into(),
+            kinds: Vec::new(),
+        })
+        .collect();
+    StreamReport {
+        stages,
+        wires,
+        order: brief.phases.iter().map(|p| p.id.clone()).collect(),
+        cycles: Vec::new(),
+        module_cycles: Vec::new(),
+    }
+}
+
+/// The context events of phases whose recorded context differs from the brief's.
+pub fn context_events(brief: &Brief, state: &State) -> Vec<Event> {
+    brief
+        .phases
+        .iter()
+        .filter_map(|p| {
+            let obligations: Vec<Obligation> = p
+                .contract
+                .iter()
+                .map(|r| Obligation {
+                    id: r.id.clone(),
+                    rule: r.rule.clone(),
+                    validation: r.validation.clone(),
+                    confidence: r.confidence.name().to_string(),
+                    priority: r.priority.name().to_string(),
+                })
+                .collect();
+            let same = state.context.get(&p.id).is_some_and(|c| {
+                c.exit_criteria == p.exit_criteria && c.obligations == obligations && c.advisory == p.advisory
+            });
+            (!same).then(|| Event::StageContext {
+                stage: p.id.clone(),
+                exit_criteria: p.exit_criteria.clone(),
+                obligations,
+                advisory: p.advisory.clone(),
+            })
+        })
+        .collect()
+}
+
+/// The gaps of one phase: one per work item, of the kind its tag gives (R55). A wire gap is
+/// about the wire into the phase (or out of the first one).
+pub fn candidates(brief: &Brief, phase: &Phase) -> Vec<Candidate> {
+    let at = brief.phases.iter().position(|p| p.id == phase.id).unwrap_or(0);
+    let wire = match (at.checked_sub(1).and_then(|i| brief.phases.get(i)), brief.phases.get(at + 1)) {
+        (Some(prev), _) => Wire { producer: prev.id.clone(), consumer: phase.id.clone() },
+        (None, Some(next)) => Wire { producer: phase.id.clone(), consumer: next.id.clone() },
+        (None, None) => Wire { producer: phase.id.clone(), consumer: phase.id.clone() },
+    };
+    let mut out: Vec<Candidate> = phase
+        .work_items
+        .iter()
+        .filter_map(|w| {
+            let kind = w.kind().ok()?.gap_kind();
+            let letter = super::kind_letter(kind);
+            Some(Candidate {
+                id: format!("{letter}-{}", super::short_hash(&["WorkItem", &phase.id, &w.id])),
+                kind,
+                stage: phase.id.clone(),
+                wire: (kind == crate::ledger::GapKind::Wire).then(|| wire.clone()),
+                location: Location { path: w.path.clone(), line: w.line },
+                summary: format!("{} ({}, {}; fix owner: {})", w.title, w.id, w.tag, w.owner),
+                source: "WorkItem",
+            })
+        })
+        .collect();
+    out.sort_by(|a, b| a.id.cmp(&b.id));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn brief() -> Brief {
+        load(Path::new(env!("CARGO_MANIFEST_DIR")), Path::new("tests/fixtures/briefs/valid")).unwrap()
+    }
+
+    #[test]
+    fn phases_are_stages_in_the_briefs_order_with_a_wire_between_neighbours() {
+        let b = brief();
+        let s = stream(&b);
+        assert_eq!(s.order, b.phases.iter().map(|p| p.id.clone()).collect::<Vec<_>>());
+        assert_eq!(s.wires.len(), b.phases.len() - 1);
+        assert_eq!(
+            (s.wires[0].producer.as_str(), s.wires[0].consumer.as_str()),
+            (s.order[0].as_str(), s.order[1].as_str())
+        );
+    }
+
+    #[test]
+    fn every_work_item_is_one_gap_with_its_location_and_owner() {
+        let b = brief();
+        for p in &b.phases {
+            let c = candidates(&b, p);
+            assert_eq!(c.len(), p.work_items.len());
+            for (g, w) in c.iter().zip({
+                let mut items = p.work_items.clone();
+                items.sort_by_key(|w| {
+                    let k = w.kind().unwrap().gap_kind();
+                    format!(
+                        "{}-{}",
+                        super::super::kind_letter(k),
+                        super::super::short_hash(&["WorkItem", &p.id, &w.id])
+                    )
+                });
+                items
+            }) {
+                assert_eq!(g.location.path, w.path);
+                assert!(g.summary.contains(&w.owner) && g.summary.contains(&w.tag), "{}", g.summary);
+                assert_eq!(g.kind, w.kind().unwrap().gap_kind());
+                assert_eq!(g.wire.is_some(), g.kind == crate::ledger::GapKind::Wire);
+            }
+        }
+    }
+
+    #[test]
+    fn an_absent_brief_stops_and_names_the_producer() {
+        let e = load(Path::new(env!("CARGO_MANIFEST_DIR")), Path::new("tests/fixtures/briefs/absent")).unwrap_err();
+        assert!(e.contains(crate::ingest::PRODUCER) && e.contains("does not fall back to scanning"), "{e}");
+    }
+}
