@@ -11,6 +11,7 @@
 //! - [`graph`]: stream order, cycles and shortest chains (petgraph) over derived relations.
 //! - [`config`]: `andon.toml` / `[tool.andon]`, contracts included.
 //! - [`ingest`]: ingest mode's input, the external modernization brief (`docs/brief-format.md`).
+//! - [`capabilities`]: the registry of external tools (by exact executable name) and their detection.
 //! - [`check`]: the structural gate: contracts judged on the file import graph, with tiers and witnesses.
 //! - [`output`]: the only code that formats text and JSON.
 //! - [`cli`]: the only code that knows clap, the terminal, environment variables and exit codes.
@@ -19,6 +20,7 @@
 //! (everything is sorted before it is rendered); repository text is data and never changes what
 //! andon does.
 
+pub mod capabilities;
 pub mod check;
 pub mod cli;
 pub mod config;

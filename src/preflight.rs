@@ -36,24 +36,7 @@ pub struct Item {
 }
 
 /// External tools the proof-strength audits can use, by exact name (R118–R121).
-pub const EXTERNAL_TOOLS: &[(&str, &str)] =
-    &[("cargo-mutants", "Rust"), ("mutmut", "Python"), ("stryker", "TypeScript/JavaScript")];
-
-/// Whether an executable `name` is in one of the directories of `path_var`.
-pub fn on_path(name: &str, path_var: Option<&std::ffi::OsStr>) -> bool {
-    let executable = |f: &Path| {
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            f.metadata().is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        }
-        #[cfg(not(unix))]
-        {
-            f.is_file()
-        }
-    };
-    path_var.is_some_and(|p| std::env::split_paths(p).any(|d| executable(&d.join(name))))
-}
+pub use crate::capabilities::on_path;
 
 fn writable(dir: &Path) -> Result<(), String> {
     std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
@@ -197,7 +180,9 @@ pub fn run(root: &Path, cfg: &Config, stream: Option<&StreamReport>, path_var: O
         fix: stream.is_none().then(|| "run `andon index`".into()),
     });
     // Optional external capabilities (R118-R121): absent means unavailable, never a failure.
-    for (tool, lang) in EXTERNAL_TOOLS {
+    let mut seen = std::collections::BTreeSet::new();
+    for t in crate::capabilities::REGISTRY.iter().filter(|t| seen.insert(t.name)) {
+        let (tool, lang) = (t.name, t.language);
         items.push(if on_path(tool, path_var) {
             Item {
                 capability: "proof-strength audit",
@@ -210,7 +195,10 @@ pub fn run(root: &Path, cfg: &Config, stream: Option<&StreamReport>, path_var: O
                 capability: "proof-strength audit",
                 level: Readiness::ReadyWithGaps,
                 found: format!("`{tool}` ({lang}) is not on PATH: that audit reports unavailable"),
-                fix: Some(format!("install `{tool}` to audit the strength of {lang} proofs")),
+                fix: Some(format!(
+                    "install `{}` from {} to audit the strength of {lang} proofs",
+                    t.package, t.registry
+                )),
             }
         });
     }
