@@ -374,6 +374,11 @@ pub fn ledger_repair(
                 "ledger": log,
                 "set_aside": r.map(|r| json!({ "first_line": r.lines.0, "last_line": r.lines.1,
                     "kept_in": r.kept_in.to_string_lossy().replace('\\', "/") })),
+                "next": if outcome == "refused" {
+                    json!({ "action": "restore-ledger", "gap": null, "detail": "restore the ledger from a copy or version control; `andon ledger check` lists each problem" })
+                } else {
+                    json!({ "action": "loop", "gap": null, "detail": "run `andon loop`" })
+                },
                 "verdict": { "outcome": outcome, "detail": detail },
             });
             writeln!(w, "{}", serde_json::to_string_pretty(&v).expect("json"))
@@ -411,6 +416,11 @@ pub fn ledger_check(
                 "issues": issues.iter().map(|(at, m)| json!({ "at": at, "message": m })).collect::<Vec<_>>(),
                 "state": state.map(|s| json!({ "stages": s.stages.len(), "gaps": s.gaps.len(),
                     "evidence": s.evidence.len(), "wires": s.wires.len(), "passes": s.passes, "cycles": s.cycles })),
+                "next": match outcome {
+                    "invalid" => json!({ "action": "repair-ledger", "gap": null,
+                        "detail": "an interrupted last write: `andon ledger repair`; any other problem: restore the ledger from a copy or version control" }),
+                    _ => json!({ "action": "loop", "gap": null, "detail": "run `andon loop`" }),
+                },
                 "verdict": { "outcome": outcome, "issues": issues.len() },
             });
             writeln!(w, "{}", serde_json::to_string_pretty(&v).expect("json"))
@@ -582,6 +592,11 @@ pub fn preflight_json(items: &[crate::preflight::Item]) -> Value {
         "schema_version": SCHEMA_VERSION,
         "checks": items.iter().map(|i| json!({ "capability": i.capability, "level": i.level.name(),
             "found": i.found, "fix": i.fix })).collect::<Vec<_>>(),
+        "next": match items.iter().find(|i| i.level == crate::preflight::Readiness::NotReady) {
+            Some(i) => json!({ "action": "fix-setup", "gap": null,
+                "detail": format!("{}: {}", i.capability, i.fix.clone().unwrap_or_default()) }),
+            None => json!({ "action": "loop", "gap": null, "detail": "run `andon loop`" }),
+        },
         "verdict": { "outcome": worst.name() },
     })
 }

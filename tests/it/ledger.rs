@@ -276,6 +276,7 @@ fn repair_sets_a_torn_line_aside_and_keeps_its_bytes() {
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
     let v = json(&o);
     assert_eq!(v["verdict"]["outcome"], "repaired");
+    assert_eq!(v["next"]["action"], "loop");
     assert_eq!((v["set_aside"]["first_line"].as_u64(), v["set_aside"]["last_line"].as_u64()), (Some(9), Some(9)));
     let kept = t.path().join(v["set_aside"]["kept_in"].as_str().unwrap());
     assert_eq!(std::fs::read(kept).unwrap(), tail, "nothing is lost");

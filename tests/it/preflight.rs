@@ -101,6 +101,7 @@ fn a_capability_that_cannot_work_is_not_ready_with_its_fix() {
     assert!(level("reports").1.as_str().unwrap().contains("output_dir"));
     assert_eq!(level("ingest: brief").0, "not-ready");
     assert_eq!(v["verdict"]["outcome"], "not-ready");
+    assert_eq!(v["next"]["action"], "fix-setup", "{v:#}");
 }
 
 #[test]
