@@ -12,6 +12,7 @@
 //! - [`config`]: `andon.toml` / `[tool.andon]`, contracts included.
 //! - [`ingest`]: ingest mode's input, the external modernization brief (`docs/brief-format.md`).
 //! - [`capabilities`]: the registry of external tools (by exact executable name) and their detection.
+//! - [`panel`]: approach (a), the adversarial panel: role packets, strict role outputs, mechanical judgment (`docs/panel.md`).
 //! - [`check`]: the structural gate: contracts judged on the file import graph, with tiers and witnesses.
 //! - [`output`]: the only code that formats text and JSON.
 //! - [`cli`]: the only code that knows clap, the terminal, environment variables and exit codes.
@@ -34,6 +35,7 @@ pub mod ingest;
 pub mod ledger;
 pub mod ops;
 pub mod output;
+pub mod panel;
 pub mod preflight;
 pub mod resolve;
 pub mod status;
