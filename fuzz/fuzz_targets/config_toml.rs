@@ -1,0 +1,54 @@
+//! Settings: `Config::load` and `settings::disabled` read files from a directory, so the input
+//! (lossily decoded) is written, per iteration, as `andon.toml`, as `pyproject.toml` (the
+//! `[tool.andon]` table) and as the legacy `.claude/andon.local.md`, each in its own scratch
+//! directory (one set per process, under $ANDON_FUZZ_SCRATCH, else /dev/shm when it exists, else
+//! the temp dir). The pure front-matter parser `settings::front_matter` runs on the text too.
+#![no_main]
+
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+use andon::config::{settings, Config};
+use libfuzzer_sys::fuzz_target;
+
+struct Dirs {
+    andon: PathBuf,
+    py: PathBuf,
+    legacy: PathBuf,
+}
+
+fn dirs() -> &'static Dirs {
+    static DIRS: OnceLock<Dirs> = OnceLock::new();
+    DIRS.get_or_init(|| {
+        let shm = PathBuf::from("/dev/shm");
+        let base = match std::env::var_os("ANDON_FUZZ_SCRATCH") {
+            Some(d) => PathBuf::from(d),
+            None if shm.is_dir() => shm,
+            None => std::env::temp_dir(),
+        };
+        let base = base.join(format!("andon-fuzz-config-{}", std::process::id()));
+        let d = Dirs { andon: base.join("andon"), py: base.join("py"), legacy: base.join("legacy") };
+        for p in [&d.andon, &d.py, &d.legacy.join(".claude")] {
+            std::fs::create_dir_all(p).expect("scratch dir");
+        }
+        d
+    })
+}
+
+fuzz_target!(|data: &[u8]| {
+    let text = String::from_utf8_lossy(data);
+    let _ = settings::front_matter(&text);
+    let d = dirs();
+    for (dir, file) in [
+        (&d.andon, "andon.toml"),
+        (&d.py, "pyproject.toml"),
+        (&d.legacy, settings::LEGACY_FILE),
+    ] {
+        std::fs::write(dir.join(file), text.as_bytes()).expect("write scratch settings");
+        if let Ok(cfg) = Config::load(dir) {
+            let _ = cfg.settings.rows();
+            let _ = cfg.settings.output_path(dir);
+        }
+        let _ = settings::disabled(dir);
+    }
+});

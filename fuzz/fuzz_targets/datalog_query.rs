@@ -1,0 +1,12 @@
+//! The Datalog dialect's parser, parse only: `lang::parse_query` (the query text of
+//! `andon query`) and `lang::parse_program` (the `--rules FILE.dl` files and `rules/*.dl`).
+#![no_main]
+
+use andon::datalog::lang;
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let text = String::from_utf8_lossy(data);
+    let _ = lang::parse_query("query", &text);
+    let _ = lang::parse_program("fuzz.dl", &text);
+});
