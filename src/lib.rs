@@ -27,6 +27,7 @@ pub mod cli;
 pub mod config;
 pub mod cycle;
 pub mod datalog;
+pub mod evidence;
 pub mod extract;
 pub mod facts;
 pub mod graph;

@@ -1,0 +1,1 @@
+//! The routing decision table (filled in by the routing work).
