@@ -130,16 +130,32 @@ struct VerifyArgs {
     /// Repository.
     #[arg(default_value = ".")]
     path: PathBuf,
-    /// The gap whose fix was applied.
-    #[arg(long)]
-    gap: String,
+    /// The gap whose fix was applied (the loop's proposals).
+    #[arg(long, required_unless_present = "request", conflicts_with = "request")]
+    gap: Option<String>,
+    /// A `{wire, contract, fixDiff}` request (a JSON file, or - for standard input): another
+    /// tool's applied change to prove. Standalone: nothing is persisted.
+    #[arg(long, value_name = "FILE")]
+    request: Option<String>,
     /// For the `executed` approach: the check to run (its exit code decides; its output is kept).
     #[arg(long)]
     command: Option<String>,
     /// The fix as a unified diff (a file, or - for standard input) instead of the working tree
     /// against the proposal's base commit.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", conflicts_with = "request")]
     diff: Option<String>,
+    /// A person's choice between the approaches of a genuine routing tie (only then).
+    #[arg(long)]
+    approach: Option<String>,
+    /// The claim rubric record, for approach (c) `rubric`.
+    #[arg(long, value_name = "FILE")]
+    rubric: Option<PathBuf>,
+    /// The agent process record, for approach (d) `agentic`.
+    #[arg(long, value_name = "FILE")]
+    process: Option<PathBuf>,
+    /// The directory of the adversarial panel's role outputs, for approach (a) `adversarial`.
+    #[arg(long, value_name = "DIR")]
+    panel: Option<PathBuf>,
     #[command(flatten)]
     common: Common,
     #[command(flatten)]
@@ -610,26 +626,76 @@ fn run_preflight(a: PreflightArgs) -> Result<Exit, String> {
     Ok(if not_ready { Exit::Findings } else { Exit::Success })
 }
 
+/// `-` for standard input, else a file.
+fn read_input(src: &str) -> Result<String, String> {
+    if src == "-" {
+        let mut t = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut t).map_err(|e| format!("stdin: {e}"))?;
+        Ok(t)
+    } else {
+        std::fs::read_to_string(src).map_err(|e| format!("{src}: {e}"))
+    }
+}
+
 fn run_verify(a: VerifyArgs) -> Result<Exit, String> {
     use crate::cycle::VerifyStop;
     use crate::ledger::gate::Condition;
     let cfg = Config::load(&a.path).map_err(|e| config_error(&e))?;
+    let chosen = match a.approach.as_deref() {
+        None => None,
+        Some(s) => Some(crate::evidence::route::Approach::parse(s).ok_or_else(|| {
+            format!("unknown approach `{s}` (one of: {})", crate::evidence::route::Approach::ids().join(", "))
+        })?),
+    };
+    let json_out = matches!(a.common.format, FormatArg::Json);
+    let request = match &a.request {
+        // a bad request is refused before any work
+        Some(src) => match crate::cycle::request::parse(&read_input(src)?) {
+            Ok(r) => Some(r),
+            Err(errs) => {
+                let stop =
+                    crate::cycle::request::Stop::Refused(format!("the request is malformed: {}", errs.join("; ")));
+                emit(|w| output::request_report(w, &Err(stop.clone()), json_out))?;
+                return Ok(Exit::Error);
+            }
+        },
+        None => None,
+    };
     let idx = match fresh_index(&a.path, &a.walk, a.common.quiet, false)? {
         Ok(i) => i,
         Err(code) => return Ok(code),
     };
-    let json_out = matches!(a.common.format, FormatArg::Json);
+    let mut inputs = crate::cycle::prove::Inputs {
+        command: a.command.clone(),
+        rubric: a.rubric.clone(),
+        process: a.process.clone(),
+        panel: a.panel.clone(),
+        chosen,
+        artifacts: None,
+    };
+    if let Some(req) = request {
+        // standalone: nothing of the run is kept in the repository (R112)
+        let nanos =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
+        let scratch = std::env::temp_dir().join(format!("andon-request-{}-{nanos:x}", std::process::id()));
+        inputs.artifacts = Some(scratch.clone());
+        let result = crate::cycle::request::verify(&a.path, &cfg, &idx, &req, &inputs);
+        let _ = std::fs::remove_dir_all(&scratch);
+        let code = match &result {
+            Ok(o) => o.condition.map_or(Exit::Success, Exit::halt),
+            Err(crate::cycle::request::Stop::Scope(..)) => Exit::Findings,
+            Err(crate::cycle::request::Stop::Refused(_)) => Exit::Error,
+        };
+        emit(|w| output::request_report(w, &result, json_out))?;
+        return Ok(code);
+    }
+    let gap = a.gap.clone().unwrap_or_default();
     let diff_text = match &a.diff {
         None => None,
-        Some(src) if src == "-" => {
-            let mut t = String::new();
-            std::io::Read::read_to_string(&mut std::io::stdin(), &mut t).map_err(|e| format!("stdin: {e}"))?;
-            Some(t)
-        }
-        Some(src) => Some(std::fs::read_to_string(src).map_err(|e| format!("{src}: {e}"))?),
+        Some(src) => Some(read_input(src)?),
     };
-    let result = crate::cycle::verify(&a.path, &cfg, &idx, &a.gap, a.command.as_deref(), diff_text.as_deref())
-        .map_err(|e| e.to_string())?;
+    let result =
+        crate::cycle::verify(&a.path, &cfg, &idx, &gap, &inputs, diff_text.as_deref()).map_err(|e| e.to_string())?;
     let code = match &result {
         Ok(o) => {
             let e = &o.evidence;
@@ -646,7 +712,7 @@ fn run_verify(a: VerifyArgs) -> Result<Exit, String> {
         Err(VerifyStop::Authorization(..)) => Exit::halt(Condition::Authorization),
         Err(VerifyStop::Refused(_)) => Exit::Error,
     };
-    emit(|w| output::verify_report(w, &a.gap, &result, json_out))?;
+    emit(|w| output::verify_report(w, &gap, &result, json_out))?;
     Ok(code)
 }
 

@@ -17,6 +17,8 @@ pub mod commands;
 pub mod diff;
 pub mod ingest;
 pub mod proposal;
+pub mod prove;
+pub mod request;
 pub mod surface;
 pub mod verify;
 
@@ -704,6 +706,7 @@ pub fn step(
                     surface: None,
                     radius: None,
                     tree: Some(tree.clone()),
+                    rung: Some(if g.source == "FailingCommand" { 3 } else { 2 }),
                 };
                 notes.push(format!("gap `{}` is gone from the code ({}); it closes", g.id, g.summary));
                 gone.push(Event::GapClosed { gap: g.id.clone(), evidence: ev.id.clone() });
@@ -1238,6 +1241,7 @@ fn reopen_stale(
                 surface: Some(now.fingerprint.clone()),
                 radius: None,
                 tree: None,
+                rung: Some(2),
             },
         });
         out.push(Event::WireStatusChanged { wire: wire.clone(), status: WireStatus::BrokenOrUnproven, evidence: id });
@@ -1369,7 +1373,7 @@ pub fn decide(root: &Path, cfg: &Config, gap: &str, d: &Decision, now: u64) -> R
 }
 
 /// andon's own reports and ledger, as repo-relative `dir/` prefixes: never part of a fix.
-fn own_paths(cfg: &Config) -> Vec<String> {
+pub(crate) fn own_paths(cfg: &Config) -> Vec<String> {
     [cfg.settings.output_dir.value.clone(), cfg.settings.ledger_dir.value.clone()]
         .iter()
         .filter(|p| p.is_relative())
@@ -1483,7 +1487,7 @@ pub fn verify(
     cfg: &Config,
     idx: &Index,
     gap: &str,
-    command: Option<&str>,
+    inputs: &prove::Inputs,
     diff_text: Option<&str>,
 ) -> Result<Result<verify::Outcome, VerifyStop>, LedgerError> {
     let dir = ledger::dir_of(root, &cfg.settings);
@@ -1517,97 +1521,36 @@ pub fn verify(
         }
     }
     let out_dir = cfg.settings.output_path(root);
-    let ev = match approach.as_str() {
-        "structural" => {
-            let (verdict, tier, hold, claim, refs) = verify::structural(idx, g).map_err(LedgerError::Io)?;
-            verify::evidence(
-                g,
-                "structural",
-                verdict,
-                tier,
-                hold,
-                claim,
-                "the fresh index after the fix".into(),
-                refs,
-                None,
-                &change.hash,
-            )
-        }
-        "executed" => {
-            // the given command, else every configured command for the gap's stage (both lanes:
-            // verifying is an explicit request)
-            let given = command.map(|c| commands::CommandSpec {
-                name: "given".into(),
-                run: c.to_string(),
-                stages: Vec::new(),
-                lane: commands::Lane::Fast,
-                timeout_secs: crate::config::DEFAULT_COMMAND_TIMEOUT_SECS,
-                line: 0,
-            });
-            let specs: Vec<commands::CommandSpec> = match given {
-                Some(c) => vec![c],
-                None => commands::applicable(&cfg.commands, &g.stage, true).into_iter().cloned().collect(),
-            };
-            if specs.is_empty() {
-                return refuse(format!(
-                    "the executed approach needs a check to run: --command '...', or a [[command]] for stage `{}` in andon.toml",
-                    g.stage
-                ));
-            }
-            // never from the cache: a verification runs its checks
-            let nonce = format!(
-                "{}-{:x}",
-                change.hash,
-                std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0)
-            );
-            let runs: Vec<commands::Run> =
-                specs.iter().map(|c| commands::run(root, &cfg.settings.output_dir.value, c, &nonce)).collect();
-            let verdict = if runs.iter().all(commands::Run::passed) {
-                Verdict::Proven
-            } else if runs.iter().any(|r| r.exit.is_some_and(|c| c != 0)) {
-                Verdict::Refuted
-            } else {
-                // timed out or never ran: nothing was shown either way
-                Verdict::Unproven
-            };
-            let summary: Vec<String> = runs
-                .iter()
-                .map(|r| {
-                    let how = match (r.exit, r.timed_out) {
-                        (_, true) => "timed out".to_string(),
-                        (Some(c), _) => format!("exit {c}"),
-                        (None, _) => format!("did not run ({})", r.error.clone().unwrap_or_default()),
-                    };
-                    format!("`{}`: {how} in {:.2} s", r.run, r.duration_ms as f64 / 1000.0)
-                })
-                .collect();
-            let cmds: Vec<String> = runs.iter().map(|r| format!("`{}`", r.run)).collect();
-            verify::evidence(
-                g,
-                "executed",
-                verdict,
-                None,
-                false,
-                format!("{} exit 0 on the applied fix", cmds.join(", ")),
-                summary.join("; "),
-                runs.iter().skip(1).map(|r| r.artifact.clone()).collect(),
-                runs.first().map(|r| r.artifact.clone()),
-                &change.hash,
-            )
-        }
-        other => verify::evidence(
-            g,
-            other,
-            Verdict::Unknown,
-            None,
-            false,
-            format!("approach `{other}` is not available in this version of andon"),
-            "unavailable: the wire stays unknown".into(),
-            vec![],
-            None,
-            &change.hash,
-        ),
+    // routing is verify's own (R89): the proposal's approach is only compared with it
+    let stages = vec![g.stage.clone()];
+    let has_checks = !prove::checks(cfg, &stages, inputs.command.as_deref()).is_empty();
+    let subject = prove::subject_of_gap(g, has_checks);
+    let route = match prove::decide(&subject, inputs.chosen) {
+        Ok(r) => r,
+        Err(m) => return refuse(m),
     };
+    let routing = prove::routing_record(&route, Some(approach.as_str()));
+    let target =
+        prove::Target { stages, wire: g.wire.clone(), path: g.location.path.clone(), summary: g.summary.clone() };
+    let proof = match route.approach {
+        None => prove::tie(&route),
+        Some(a) => prove::run(a, root, cfg, idx, &target, inputs, &change.hash).map_err(LedgerError::Io)?,
+    };
+    let mut ev = verify::evidence(
+        g,
+        route.approach.map_or("none", |a| a.id()),
+        proof.verdict,
+        proof.tier,
+        proof.hold,
+        proof.claim,
+        proof.detail,
+        proof.references,
+        proof.artifact,
+        &change.hash,
+    );
+    if let Some(d) = &routing.disagreement {
+        ev.evidence = format!("{}; {d}", ev.evidence);
+    }
     let outcome = verify::Outcome {
         gap: gap.into(),
         change,
@@ -1615,6 +1558,7 @@ pub fn verify(
         rerated,
         rerated_because: because,
         evidence: ev,
+        routing: Some(routing),
     };
     let file = verify::artifact_path(&out_dir, gap);
     if let Some(parent) = file.parent() {

@@ -39,6 +39,9 @@ pub struct Outcome {
     pub rerated: BlastRadius,
     pub rerated_because: String,
     pub evidence: Evidence,
+    /// How verify routed the attempt (R89–R91).
+    #[serde(default)]
+    pub routing: Option<super::prove::Routing>,
 }
 
 fn git(root: &Path, args: &[&str]) -> Result<String, String> {
@@ -185,14 +188,64 @@ pub fn rerate(change: &Change) -> (BlastRadius, String) {
 pub type Proof = (Verdict, Option<u8>, bool, String, Vec<String>);
 
 /// The relations structural proof reads.
-const GOALS: &[crate::facts::RelId] =
-    &[rel::BROKEN_IMPORT_AT, rel::STUB_HANDOFF, rel::WIRE_IMPORT, rel::IN_STAGE, rel::UNDECLARED_IMPORT];
+const GOALS: &[crate::facts::RelId] = &[
+    rel::BROKEN_IMPORT_AT,
+    rel::STUB_HANDOFF,
+    rel::WIRE_IMPORT,
+    rel::IN_STAGE,
+    rel::UNDECLARED_IMPORT,
+    rel::UNUSED_DEPENDENCY_AT,
+];
+
+/// Structural proof of a non-wire obligation at `path`: an undeclared import or an unused
+/// dependency that must be gone (the gap's summary says which), else no broken import and no
+/// stub left in the file.
+fn structural_file(store: &Store, path: &str, summary: &str) -> Proof {
+    let s = |v: u32| store.syms.str(v).to_string();
+    let rows = |r: crate::facts::RelId| store.rels[r.0 as usize].iter();
+    let named = summary.split('`').nth(1).unwrap_or("");
+    let (still, what): (Vec<String>, &str) = if summary.contains("the manifest does not declare it") {
+        let still = rows(rel::UNDECLARED_IMPORT)
+            .filter(|r| s(r[2]) == path && (named.is_empty() || s(r[1]) == named))
+            .map(|r| format!("{}:{}: `{}` is imported but not declared", s(r[2]), r[3], s(r[1])))
+            .collect();
+        (still, "undeclared import")
+    } else if summary.contains("but no code of the stage imports it") {
+        let still = rows(rel::UNUSED_DEPENDENCY_AT)
+            .filter(|r| s(r[3]) == path && s(r[1]) == named)
+            .map(|r| format!("{}: `{}` is declared ({}) and unused", s(r[3]), s(r[1]), s(r[2])))
+            .collect();
+        (still, "unused dependency")
+    } else {
+        let mut still: Vec<String> = rows(rel::BROKEN_IMPORT_AT)
+            .filter(|r| s(r[0]) == path)
+            .map(|r| format!("{}:{}: `{}` is not defined or exported by {}", s(r[0]), r[1], s(r[2]), s(r[4])))
+            .collect();
+        still.extend(
+            rows(rel::STUB_HANDOFF)
+                .filter(|r| s(r[3]) == path)
+                .map(|r| format!("{}:{}: `{}` crosses the wire as a stub ({})", s(r[3]), r[4], s(r[2]), s(r[5]))),
+        );
+        (still, "broken import or stub")
+    };
+    if still.is_empty() {
+        (Verdict::Proven, Some(2), false, format!("no {what} is left at {path}"), vec![])
+    } else {
+        let n = still.len();
+        (Verdict::Refuted, Some(2), false, format!("{n} {what}(s) still at {path}"), still)
+    }
+}
 
 /// Structural proof of a gap on the fresh index: contradictions on its wire (broken imports,
 /// stub handoffs) refute it, at tier 1 when they rest on exact resolution (a non-overridable
 /// hold), tier 2 otherwise; a wire with no contradiction and at least one exact import is proven
 /// at tier 1.
 pub fn structural(idx: &Index, gap: &GapState) -> Result<Proof, String> {
+    structural_of(idx, gap.wire.as_ref(), &gap.location.path, &gap.summary)
+}
+
+/// Structural proof of a wire, or of the file `path` a non-wire obligation is about.
+pub fn structural_of(idx: &Index, wire: Option<&Wire>, path: &str, summary: &str) -> Result<Proof, String> {
     let prog = datalog::builtin_program();
     let goals: Vec<usize> = GOALS.iter().map(|r| r.0 as usize).collect();
     let need = prog.needed(&goals);
@@ -200,30 +253,8 @@ pub fn structural(idx: &Index, gap: &GapState) -> Result<Proof, String> {
     datalog::run_runtime(&prog, &mut store, Some(&need));
     let s = |v: u32| store.syms.str(v).to_string();
     let rows = |r: crate::facts::RelId| store.rels[r.0 as usize].iter();
-    let Some(w) = &gap.wire else {
-        // not a wire gap: structural proof applies to an undeclared import that must be gone
-        if gap.summary.contains("the manifest does not declare it") {
-            let still = rows(rel::UNDECLARED_IMPORT)
-                .any(|r| store.syms.str(r[0]) == gap.stage && store.syms.str(r[2]) == gap.location.path);
-            return Ok(if still {
-                (
-                    Verdict::Refuted,
-                    Some(2),
-                    false,
-                    "the import is still undeclared".into(),
-                    vec![gap.location.path.clone()],
-                )
-            } else {
-                (Verdict::Proven, Some(2), false, "no undeclared import is left there".into(), vec![])
-            });
-        }
-        return Ok((
-            Verdict::Unknown,
-            None,
-            false,
-            "structural proof does not apply to this gap; use `executed`".into(),
-            vec![],
-        ));
+    let Some(w) = wire else {
+        return Ok(structural_file(&store, path, summary));
     };
     let on_wire = |producer: u32, path: u32| {
         store.syms.str(producer) == w.producer
@@ -269,6 +300,23 @@ pub fn structural(idx: &Index, gap: &GapState) -> Result<Proof, String> {
     ))
 }
 
+/// Tier-1 contradictions in `paths` (condition 3 of the andon rule): imports there that exact
+/// resolution shows the producer does not define or export.
+pub fn tier1_at(idx: &Index, paths: &[String]) -> Result<Vec<String>, String> {
+    let prog = datalog::builtin_program();
+    let need = prog.needed(&[rel::BROKEN_IMPORT_AT.0 as usize]);
+    let mut store: Store = datalog::load(&prog, idx, Some(&need))?;
+    datalog::run_runtime(&prog, &mut store, Some(&need));
+    let s = |v: u32| store.syms.str(v).to_string();
+    let mut out: Vec<String> = store.rels[rel::BROKEN_IMPORT_AT.0 as usize]
+        .iter()
+        .filter(|r| s(r[5]) == "exact" && paths.contains(&s(r[0])))
+        .map(|r| format!("{}:{}: `{}` is not defined or exported by {}", s(r[0]), r[1], s(r[2]), s(r[4])))
+        .collect();
+    out.sort();
+    Ok(out)
+}
+
 /// The evidence artifact of gap `gap`, for the loop to record.
 pub fn artifact_path(out_dir: &Path, gap: &str) -> PathBuf {
     out_dir.join("evidence").join(format!("{gap}.json"))
@@ -305,5 +353,6 @@ pub fn evidence(
         surface: None,
         radius: None,
         tree: None,
+        rung: crate::evidence::route::Approach::parse(approach).map(|a| a.rung().number()),
     }
 }

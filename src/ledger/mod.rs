@@ -123,6 +123,10 @@ pub struct Evidence {
     /// hold only on different code (R77).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tree: Option<String>,
+    /// The detection-ladder rung of the approach that produced it (R19): 1 type/schema,
+    /// 2 static-structural, 3 executed-and-inspected, 4 rendered/visual, 5 judged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rung: Option<u8>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -556,10 +556,11 @@ pub fn verify_report(
                             "verdict": { "outcome": token } });
         if let Ok(o) = result {
             v["evidence"] = json!({ "approach": o.evidence.approach, "verdict": format!("{:?}", o.evidence.verdict).to_lowercase(),
-                "tier": o.evidence.tier, "hold": o.evidence.hold, "claim": o.evidence.claim, "evidence": o.evidence.evidence,
+                "rung": o.evidence.rung, "tier": o.evidence.tier, "hold": o.evidence.hold, "claim": o.evidence.claim, "evidence": o.evidence.evidence,
                 "references": o.evidence.references, "artifact": o.evidence.artifact });
             v["diff"] = json!({ "base": o.change.base, "files": o.change.files, "hash": o.change.hash,
                 "rerated": o.rerated.name(), "because": o.rerated_because });
+            v["routing"] = serde_json::to_value(&o.routing).expect("json");
         }
         if let Err(VerifyStop::Scope(files)) = result {
             v["outside_write_set"] = json!(files);
@@ -568,6 +569,12 @@ pub fn verify_report(
     }
     writeln!(w, "{detail}")?;
     if let Ok(o) = result {
+        if let Some(r) = &o.routing {
+            writeln!(w, "route: {} ({})", r.approach.as_deref().unwrap_or("tie"), inline(&r.why.join("; ")))?;
+            if let Some(d) = &r.disagreement {
+                writeln!(w, "route: {}", inline(d))?;
+            }
+        }
         for r in &o.evidence.references {
             writeln!(w, "  {r}")?;
         }
@@ -582,6 +589,74 @@ pub fn verify_report(
     }
     writeln!(w, "next: {next}")?;
     verdict_line(w, &token, gap)
+}
+
+/// `andon verify --request`: the verdict a caller cannot mistake for cleared (R111), every
+/// obligation with its route and what its proof showed, and the diff checks.
+pub fn request_report(
+    w: &mut dyn Write,
+    result: &Result<crate::cycle::request::RequestOutcome, crate::cycle::request::Stop>,
+    json_out: bool,
+) -> io::Result<()> {
+    use crate::cycle::request::Stop;
+    let (token, detail) = match result {
+        Ok(o) => match o.condition {
+            None => ("proven".to_string(), format!("every obligation ({}) is proven", o.obligations.len())),
+            Some(c) => (c.token().to_string(), o.unmet.first().cloned().unwrap_or_default()),
+        },
+        Err(Stop::Scope(files, why)) => ("refused:scope".into(), format!("{why}: {}", files.join(", "))),
+        Err(Stop::Refused(m)) => ("refused".into(), m.clone()),
+    };
+    let cleared = token == "proven";
+    if json_out {
+        let mut v = json!({ "schema_version": SCHEMA_VERSION, "persisted": false, "cleared": cleared,
+                            "verdict": { "outcome": token, "proven": cleared, "detail": detail } });
+        match result {
+            Ok(o) => {
+                v["wire"] = serde_json::to_value(&o.wire).expect("json");
+                v["obligations"] = serde_json::to_value(&o.obligations).expect("json");
+                v["holds"] = json!(o.holds);
+                v["unmet"] = json!(o.unmet);
+                v["diff"] = json!({ "files": o.change.files, "hash": o.change.hash,
+                    "rerated": o.rerated.name(), "because": o.rerated_because });
+            }
+            Err(Stop::Scope(files, _)) => v["outside_scope"] = json!(files),
+            Err(Stop::Refused(_)) => {}
+        }
+        return writeln!(w, "{}", serde_json::to_string_pretty(&v).expect("json"));
+    }
+    if let Ok(o) = result {
+        for ob in &o.obligations {
+            let route = match (&ob.routing.approach, ob.routing.rung) {
+                (Some(a), Some(r)) => format!("{a}, rung {r}"),
+                _ => format!("tie: {}", ob.routing.candidates.join(" or ")),
+            };
+            let verdict =
+                serde_json::to_value(ob.verdict).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+            let tier = ob.tier.map(|t| format!(", tier {t}")).unwrap_or_default();
+            writeln!(w, "{} [{route}{tier}]: {verdict}: {}", inline(&ob.id), inline(&ob.claim))?;
+            for r in &ob.references {
+                writeln!(w, "  {}", inline(r))?;
+            }
+        }
+        for h in &o.holds {
+            writeln!(w, "tier-1 hold: {}", inline(h))?;
+        }
+        for u in &o.unmet {
+            writeln!(w, "not proven: {}", inline(u))?;
+        }
+        writeln!(
+            w,
+            "diff: {} file(s); blast radius {} ({})",
+            o.change.files.len(),
+            o.rerated.name(),
+            o.rerated_because
+        )?;
+        writeln!(w, "nothing was persisted (standalone request)")?;
+    } else {
+        writeln!(w, "{}", inline(&detail))?;
+    }
+    verdict_line(w, &token, if cleared { "" } else { "NOT PROVEN" })
 }
 
 /// `andon preflight`: every check with its readiness level and fix. The JSON sidecar and the

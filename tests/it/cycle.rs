@@ -684,11 +684,28 @@ fn a_tier_one_hold_outlasts_any_other_proof_until_the_code_changes() {
     std::fs::write(d.join("src/core/__init__.py"), "def parse(text):\n    return text.split()  # tidy\n").unwrap();
     assert_eq!(run(&["verify", "--gap", &gap, "-q"], d).status.code(), Some(12));
     loop_json(d);
-    // another approach whose check passes on a change that does not fix the wire
+    // another approach whose check passes on a change that does not fix the wire: verify routes
+    // by what crosses the wire, not by the proposal, says so, and the hold stands
     let o = propose_with(d, &gap, "executed", "src/core/__init__.py");
     assert_eq!(o.status.code(), Some(0));
     loop_json(d);
-    assert_eq!(run(&["verify", "--gap", &gap, "--command", "true", "-q"], d).status.code(), Some(0));
+    let o = run(&["verify", "--gap", &gap, "--command", "true", "--format", "json", "-q"], d);
+    assert_eq!(o.status.code(), Some(12));
+    let r = &json(&o)["routing"];
+    assert_eq!(
+        (r["approach"].as_str(), r["rung"].as_u64(), r["family"].as_str()),
+        (Some("structural"), Some(2), Some("e")),
+        "{r:#}"
+    );
+    assert!(r["disagreement"].as_str().unwrap().contains("recommended `executed`"), "{r:#}");
+    // a person may not overrule routing outside a tie
+    let o = run(&["verify", "--gap", &gap, "--approach", "executed", "--command", "true", "-q"], d);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("routing chose structural"),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
     let (code, v) = loop_json(d);
     assert_eq!(code, 12, "{v:#}");
     let status = json(&run(&["status", "--format", "json"], d));

@@ -60,6 +60,7 @@ fn evidence(id: &str, verdict: Verdict) -> Event {
             surface: None,
             radius: None,
             tree: None,
+            rung: None,
         },
     }
 }
@@ -425,6 +426,7 @@ fn status_board_holds_first_then_everything_and_one_next_step() {
             surface: None,
             radius: None,
             tree: None,
+            rung: None,
         },
     };
     ledger::append(
@@ -527,6 +529,7 @@ fn proof_on(id: &str, gap: &str, verdict: Verdict, tier: u8, hold: bool, tree: &
             surface: None,
             radius: None,
             tree: Some(tree.into()),
+            rung: None,
         },
     }
 }

@@ -1,0 +1,263 @@
+//! Running one routed approach on the applied change (R88–R105): the verify side shared by
+//! `andon verify --gap` (the loop's proposals) and `andon verify --request` (other tools' applied
+//! changes). Routing decides the approach (`evidence::route`); this module runs it and says what
+//! it showed. It never writes the ledger.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use super::commands::{self, CommandSpec, Lane};
+use super::verify;
+use crate::config::Config;
+use crate::evidence::route::{self, Approach, Object, Route, Subject};
+use crate::index::Index;
+use crate::ledger::{GapState, Verdict, Wire};
+
+/// What is being proven.
+#[derive(Clone, Debug)]
+pub struct Target {
+    /// The stage whose configured commands are its executed checks.
+    pub stages: Vec<String>,
+    pub wire: Option<Wire>,
+    pub path: String,
+    pub summary: String,
+}
+
+/// The records judged approaches need (R96, R97, R101–R105), each given by whoever drives verify.
+#[derive(Clone, Debug, Default)]
+pub struct Inputs {
+    /// `--command`: the check the executed approach runs instead of the configured ones.
+    pub command: Option<String>,
+    /// `--rubric FILE`: the claim rubric record (c).
+    pub rubric: Option<PathBuf>,
+    /// `--process FILE`: the agentic process record (d).
+    pub process: Option<PathBuf>,
+    /// `--panel DIR`: the adversarial panel's role outputs (a).
+    pub panel: Option<PathBuf>,
+    /// `--approach`: a person's choice between the candidates of a genuine routing tie.
+    pub chosen: Option<Approach>,
+    /// Where command outputs go (default: `output_dir`); a standalone request keeps none.
+    pub artifacts: Option<PathBuf>,
+}
+
+/// What one approach showed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Proof {
+    pub verdict: Verdict,
+    pub tier: Option<u8>,
+    pub hold: bool,
+    pub claim: String,
+    pub detail: String,
+    pub references: Vec<String>,
+    pub artifact: Option<String>,
+}
+
+impl Proof {
+    fn unknown(claim: String, detail: &str) -> Proof {
+        Proof {
+            verdict: Verdict::Unknown,
+            tier: None,
+            hold: false,
+            claim,
+            detail: detail.into(),
+            references: Vec::new(),
+            artifact: None,
+        }
+    }
+}
+
+/// The routing record kept with the evidence (R89, R91).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Routing {
+    /// The approach that ran (absent: a tie nobody has chosen between).
+    pub approach: Option<String>,
+    pub family: Option<char>,
+    pub rung: Option<u8>,
+    pub candidates: Vec<String>,
+    pub why: Vec<String>,
+    /// What the proposal recommended, when it differs from the route (R89).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disagreement: Option<String>,
+}
+
+/// The configured commands that speak for any of `stages`, both lanes (verifying is an explicit
+/// request), or the one `--command`.
+pub fn checks(cfg: &Config, stages: &[String], command: Option<&str>) -> Vec<CommandSpec> {
+    if let Some(c) = command {
+        return vec![CommandSpec {
+            name: "given".into(),
+            run: c.to_string(),
+            stages: Vec::new(),
+            lane: Lane::Fast,
+            timeout_secs: crate::config::DEFAULT_COMMAND_TIMEOUT_SECS,
+            line: 0,
+        }];
+    }
+    let mut out: Vec<CommandSpec> = Vec::new();
+    for s in stages {
+        for c in commands::applicable(&cfg.commands, s, true) {
+            if !out.iter().any(|o| o.name == c.name) {
+                out.push(c.clone());
+            }
+        }
+    }
+    out
+}
+
+/// What a ledger gap is about, for routing: its source fact, its wire, its file.
+pub fn subject_of_gap(g: &GapState, has_checks: bool) -> Subject {
+    let mut s = Subject { has_checks, ..Subject::default() };
+    let structural = matches!(
+        g.source.as_str(),
+        "BrokenImport" | "StubHandoff" | "UndeclaredImport" | "UnusedDependency" | "UnprovenWire"
+    );
+    if structural {
+        s = s.with(Object::Structure, format!("the gap comes from `{}`, a structural fact", g.source));
+    } else if g.wire.is_some() {
+        s = s.with(Object::Structure, format!("the gap is about the handoff {}", g.wire.as_ref().expect("wire")));
+    }
+    if let Some((o, why)) = route::object_of_path(&g.location.path) {
+        s = s.with(o, why);
+    }
+    if s.objects.is_empty() {
+        s = s.with(Object::Behavior, format!("the gap (`{}`) is about what the code does", g.source));
+    }
+    s
+}
+
+/// The route for a subject, with a person's choice applied when (and only when) the table tied
+/// and the choice is one of the candidates. `Err` refuses a choice routing does not allow.
+pub fn decide(subject: &Subject, chosen: Option<Approach>) -> Result<Route, String> {
+    let mut r = route::route(subject);
+    if let Some(c) = chosen {
+        if !r.needs_human() {
+            let routed = r.approach.map(Approach::id).unwrap_or_default();
+            if Some(c) == r.approach {
+                return Ok(r);
+            }
+            return Err(format!(
+                "--approach {} is refused: routing chose {routed} ({}); a person chooses only between the candidates of a tie",
+                c.id(),
+                r.why.join("; ")
+            ));
+        }
+        if !r.candidates.contains(&c) {
+            let names: Vec<&str> = r.candidates.iter().map(|a| a.id()).collect();
+            return Err(format!("--approach {} is not one of the tied candidates ({})", c.id(), names.join(", ")));
+        }
+        r.approach = Some(c);
+        r.why.push(format!("a person chose {} (--approach)", c.id()));
+    }
+    Ok(r)
+}
+
+pub fn routing_record(r: &Route, proposed: Option<&str>) -> Routing {
+    let disagreement = match (proposed, r.approach) {
+        (Some(p), Some(a)) if p != a.id() => {
+            Some(format!("the proposal recommended `{p}`; routing chose `{}` and ran it", a.id()))
+        }
+        _ => None,
+    };
+    Routing {
+        approach: r.approach.map(|a| a.id().to_string()),
+        family: r.approach.and_then(Approach::family),
+        rung: r.approach.map(|a| a.rung().number()),
+        candidates: r.candidates.iter().map(|a| a.id().to_string()).collect(),
+        why: r.why.clone(),
+        disagreement,
+    }
+}
+
+/// The proof of a tie: no verdict, the candidates listed (R91).
+pub fn tie(r: &Route) -> Proof {
+    let names: Vec<&str> = r.candidates.iter().map(|a| a.id()).collect();
+    Proof::unknown(
+        format!("routing is a genuine tie between {}: a person chooses (`--approach`)", names.join(" and ")),
+        "needs-human: no verdict is rendered on a tie",
+    )
+}
+
+/// Runs `approach` on the applied change.
+pub fn run(
+    approach: Approach,
+    root: &Path,
+    cfg: &Config,
+    idx: &Index,
+    target: &Target,
+    inputs: &Inputs,
+    nonce: &str,
+) -> Result<Proof, String> {
+    match approach {
+        Approach::Structural => {
+            let (verdict, tier, hold, claim, references) =
+                verify::structural_of(idx, target.wire.as_ref(), &target.path, &target.summary)?;
+            Ok(Proof {
+                verdict,
+                tier,
+                hold,
+                claim,
+                detail: "the fresh index after the fix".into(),
+                references,
+                artifact: None,
+            })
+        }
+        Approach::Executed => {
+            let specs = checks(cfg, &target.stages, inputs.command.as_deref());
+            if specs.is_empty() {
+                return Ok(Proof::unknown(
+                    format!(
+                        "no executed check covers stage {}: give --command '...' or add a [[command]] for it in andon.toml",
+                        target.stages.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", ")
+                    ),
+                    "unavailable: the wire stays unknown",
+                ));
+            }
+            let out = inputs.artifacts.clone().unwrap_or_else(|| cfg.settings.output_dir.value.clone());
+            Ok(executed(root, &out, &specs, nonce))
+        }
+        other => Ok(Proof::unknown(
+            format!("approach `{}` is not available in this version of andon", other.id()),
+            "unavailable: the wire stays unknown",
+        )),
+    }
+}
+
+/// Runs the checks (never from the cache: a verification runs them) and judges by exit codes:
+/// all pass → proven; any non-zero exit → refuted; timed out or never started → unproven.
+fn executed(root: &Path, out: &Path, specs: &[CommandSpec], nonce: &str) -> Proof {
+    let nonce = format!(
+        "{nonce}-{:x}",
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0)
+    );
+    let runs: Vec<commands::Run> = specs.iter().map(|c| commands::run(root, out, c, &nonce)).collect();
+    let verdict = if runs.iter().all(commands::Run::passed) {
+        Verdict::Proven
+    } else if runs.iter().any(|r| r.exit.is_some_and(|c| c != 0)) {
+        Verdict::Refuted
+    } else {
+        Verdict::Unproven
+    };
+    let summary: Vec<String> = runs
+        .iter()
+        .map(|r| {
+            let how = match (r.exit, r.timed_out) {
+                (_, true) => "timed out".to_string(),
+                (Some(c), _) => format!("exit {c}"),
+                (None, _) => format!("did not run ({})", r.error.clone().unwrap_or_default()),
+            };
+            format!("`{}`: {how} in {:.2} s", r.run, r.duration_ms as f64 / 1000.0)
+        })
+        .collect();
+    let cmds: Vec<String> = runs.iter().map(|r| format!("`{}`", r.run)).collect();
+    Proof {
+        verdict,
+        tier: None,
+        hold: false,
+        claim: format!("{} exit 0 on the applied fix", cmds.join(", ")),
+        detail: summary.join("; "),
+        references: runs.iter().skip(1).map(|r| r.artifact.clone()).collect(),
+        artifact: runs.first().map(|r| r.artifact.clone()),
+    }
+}
