@@ -54,6 +54,7 @@ fn events() -> Vec<Event> {
                     surface: None,
                     radius: None,
                     tree: None,
+                    rung: None,
                 },
             });
             out.push(Event::WireStatusChanged { wire: wire.clone(), status, evidence: id });

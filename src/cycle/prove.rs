@@ -250,6 +250,10 @@ fn executed(root: &Path, out: &Path, specs: &[CommandSpec], nonce: &str) -> Proo
             format!("`{}`: {how} in {:.2} s", r.run, r.duration_ms as f64 / 1000.0)
         })
         .collect();
+    let mut summary = summary;
+    for r in runs.iter().filter(|r| !r.passed() && !r.tail.trim().is_empty()) {
+        summary.push(format!("`{}` output ends: {}", r.run, r.tail.trim()));
+    }
     let cmds: Vec<String> = runs.iter().map(|r| format!("`{}`", r.run)).collect();
     Proof {
         verdict,

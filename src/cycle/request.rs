@@ -63,7 +63,7 @@ pub fn parse(text: &str) -> Result<Request, Vec<String>> {
     let mut errs = Vec::new();
     for k in top.keys() {
         if !matches!(k.as_str(), "wire" | "contract" | "fixDiff" | "fix_diff") {
-            let near = crate::config::nearest(k, ["wire", "contract", "fixDiff"].into_iter())
+            let near = crate::config::nearest(k, ["wire", "contract", "fixDiff"])
                 .map(|n| format!(" (did you mean `{n}`?)"))
                 .unwrap_or_default();
             errs.push(format!("`{k}`: unknown key{near}; a request has `wire`, `contract` and `fixDiff`"));
@@ -466,7 +466,14 @@ pub fn verify(root: &Path, cfg: &Config, idx: &Index, req: &Request, inputs: &In
             Some(a) => match ran.get(&a) {
                 Some(p) => p.clone(),
                 None => {
-                    let p = prove::run(a, root, cfg, idx, &target, inputs, &change.hash).map_err(Stop::Refused)?;
+                    let mut p = prove::run(a, root, cfg, idx, &target, inputs, &change.hash).map_err(Stop::Refused)?;
+                    if inputs.artifacts.is_some() {
+                        // a scratch directory, removed when the request ends: nothing to point at
+                        p.artifact = None;
+                        p.references.retain(|r| {
+                            !r.starts_with(&*inputs.artifacts.as_ref().expect("scratch").to_string_lossy())
+                        });
+                    }
                     ran.insert(a, p.clone());
                     p
                 }

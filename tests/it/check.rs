@@ -7,7 +7,7 @@ use std::process::Command;
 use proptest::prelude::*;
 use serde_json::Value;
 
-use crate::support::{andon, fixtures, json, run, scratch};
+use crate::support::{andon, fixtures, git, json, run, scratch};
 
 fn stdout(o: &std::process::Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
@@ -325,16 +325,6 @@ fn github_junit_and_output_file() {
     assert!(o.stdout.is_empty());
     let written: Value = serde_json::from_slice(&std::fs::read(t.path().join("report.sarif")).unwrap()).unwrap();
     assert_eq!(written["version"], "2.1.0");
-}
-
-fn git(dir: &Path, args: &[&str]) {
-    let o = Command::new("git")
-        .args(["-c", "user.name=andon", "-c", "user.email=andon@example.invalid", "-c", "commit.gpgsign=false"])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("git runs");
-    assert!(o.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&o.stderr));
 }
 
 #[test]

@@ -3,7 +3,7 @@
 
 use andon::ledger::{self, BlastRadius, Event};
 
-use crate::support::{json, run, scratch};
+use crate::support::{clean_three_stages, git, json, run, scratch, three_stages};
 
 fn ledger_bytes(dir: &std::path::Path) -> Vec<u8> {
     std::fs::read(dir.join("analysis/andon/ledger/ledger.jsonl")).unwrap()
@@ -220,44 +220,6 @@ fn proposals_are_checked_written_for_the_loop_and_recorded_by_it() {
     );
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stdout).contains("no evidence `E404` to override"));
-}
-
-fn git(dir: &std::path::Path, args: &[&str]) {
-    let o = std::process::Command::new("git")
-        .args(["-c", "user.name=andon", "-c", "user.email=andon@example.invalid", "-c", "commit.gpgsign=false"])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&o.stderr));
-}
-
-/// Three stages in one src-layout Python project: core <- api <- cli, with a broken import across
-/// core -> api (`missing_name` is not defined in core).
-fn three_stages() -> tempfile::TempDir {
-    let t = tempfile::tempdir().unwrap();
-    let d = t.path();
-    for (f, text) in [
-        ("pyproject.toml", "[project]\nname = \"shop\"\nversion = \"0.1.0\"\n"),
-        ("src/core/__init__.py", "def parse(text):\n    return text.split()\n"),
-        (
-            "src/api/__init__.py",
-            "from core import parse, missing_name\n\n\ndef run(text):\n    return parse(text), missing_name\n",
-        ),
-        ("src/cli/__init__.py", "from api import run\n\n\ndef main():\n    return run(\"a b\")\n"),
-        // every stage has a test, so no stage is missing tests
-        ("src/core/test_core.py", "from core import parse\n\n\ndef test_parse():\n    assert parse(\"a b\")\n"),
-        ("src/api/test_api.py", "import api\n\n\ndef test_api():\n    assert api\n"),
-        ("src/cli/test_cli.py", "import cli\n\n\ndef test_cli():\n    assert cli\n"),
-    ] {
-        std::fs::create_dir_all(d.join(f).parent().unwrap()).unwrap();
-        std::fs::write(d.join(f), text).unwrap();
-    }
-    std::fs::write(d.join(".gitignore"), "analysis/\n").unwrap();
-    git(d, &["init", "-q"]);
-    git(d, &["add", "-A"]);
-    git(d, &["commit", "-qm", "base"]);
-    t
 }
 
 fn loop_json(dir: &std::path::Path) -> (i32, serde_json::Value) {
@@ -834,21 +796,6 @@ fn an_executed_check_that_fails_refutes_the_fix() {
     assert_eq!(v["verdict"]["outcome"], "halt:refuted");
     let artifact = std::fs::read_to_string(d.join(v["evidence"]["artifact"].as_str().unwrap())).unwrap();
     assert!(artifact.contains("exit: 3\n") && artifact.contains("failing"), "{artifact}");
-}
-
-/// Three clean stages and `settings` as andon.toml, committed.
-fn clean_three_stages(settings: &str) -> tempfile::TempDir {
-    let t = three_stages();
-    let d = t.path();
-    std::fs::write(
-        d.join("src/api/__init__.py"),
-        "from core import parse\n\n\ndef run(text):\n    return parse(text)\n",
-    )
-    .unwrap();
-    std::fs::write(d.join("andon.toml"), settings).unwrap();
-    git(d, &["add", "-A"]);
-    git(d, &["commit", "-qm", "clean, with settings"]);
-    t
 }
 
 fn lines_in(path: &std::path::Path) -> usize {

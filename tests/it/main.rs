@@ -8,5 +8,6 @@ mod extract;
 mod incremental;
 mod ledger;
 mod preflight;
+mod request;
 mod settings;
 mod support;

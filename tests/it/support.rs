@@ -63,3 +63,56 @@ pub fn facts(dir: &Path, relation: &str) -> Vec<serde_json::Value> {
     assert!(out.status.success(), "facts failed: {}", String::from_utf8_lossy(&out.stderr));
     json(&out)["facts"].as_array().unwrap().clone()
 }
+
+pub fn git(dir: &std::path::Path, args: &[&str]) {
+    let o = std::process::Command::new("git")
+        .args(["-c", "user.name=andon", "-c", "user.email=andon@example.invalid", "-c", "commit.gpgsign=false"])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&o.stderr));
+}
+
+/// Three stages in one src-layout Python project: core <- api <- cli, with a broken import across
+/// core -> api (`missing_name` is not defined in core).
+pub fn three_stages() -> tempfile::TempDir {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    for (f, text) in [
+        ("pyproject.toml", "[project]\nname = \"shop\"\nversion = \"0.1.0\"\n"),
+        ("src/core/__init__.py", "def parse(text):\n    return text.split()\n"),
+        (
+            "src/api/__init__.py",
+            "from core import parse, missing_name\n\n\ndef run(text):\n    return parse(text), missing_name\n",
+        ),
+        ("src/cli/__init__.py", "from api import run\n\n\ndef main():\n    return run(\"a b\")\n"),
+        // every stage has a test, so no stage is missing tests
+        ("src/core/test_core.py", "from core import parse\n\n\ndef test_parse():\n    assert parse(\"a b\")\n"),
+        ("src/api/test_api.py", "import api\n\n\ndef test_api():\n    assert api\n"),
+        ("src/cli/test_cli.py", "import cli\n\n\ndef test_cli():\n    assert cli\n"),
+    ] {
+        std::fs::create_dir_all(d.join(f).parent().unwrap()).unwrap();
+        std::fs::write(d.join(f), text).unwrap();
+    }
+    std::fs::write(d.join(".gitignore"), "analysis/\n").unwrap();
+    git(d, &["init", "-q"]);
+    git(d, &["add", "-A"]);
+    git(d, &["commit", "-qm", "base"]);
+    t
+}
+
+/// Three clean stages and `settings` as andon.toml, committed.
+pub fn clean_three_stages(settings: &str) -> tempfile::TempDir {
+    let t = three_stages();
+    let d = t.path();
+    std::fs::write(
+        d.join("src/api/__init__.py"),
+        "from core import parse\n\n\ndef run(text):\n    return parse(text)\n",
+    )
+    .unwrap();
+    std::fs::write(d.join("andon.toml"), settings).unwrap();
+    git(d, &["add", "-A"]);
+    git(d, &["commit", "-qm", "clean, with settings"]);
+    t
+}

@@ -1,0 +1,213 @@
+//! `andon verify --request`: the `{wire, contract, fixDiff}` entry point (spec 000 §7.3). The
+//! change is applied in the tree; the request names the wire, the contract and the diff; andon
+//! routes every obligation, applies the andon rule and persists nothing.
+
+use std::io::Write;
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use crate::support::{andon, clean_three_stages, git, json};
+
+/// Clean three stages (core <- api <- cli) with a configured check over core and api that
+/// passes unless `src/core/broken` exists.
+fn repo() -> tempfile::TempDir {
+    clean_three_stages(
+        "[[command]]\nname = \"suite\"\nrun = \"test ! -f src/core/broken\"\nstages = [\"core\", \"api\"]\n",
+    )
+}
+
+/// Applies a body-only change to core and returns its diff.
+fn apply_body_change(d: &Path) -> String {
+    std::fs::write(d.join("src/core/__init__.py"), "def parse(text):\n    return list(text.split())\n").unwrap();
+    diff(d)
+}
+
+fn diff(d: &Path) -> String {
+    git(d, &["add", "-A", "--intent-to-add"]);
+    let o = std::process::Command::new("git").args(["diff"]).current_dir(d).output().unwrap();
+    String::from_utf8(o.stdout).unwrap()
+}
+
+fn verify(d: &Path, request: &Value, extra: &[&str]) -> (i32, Value) {
+    let file = d.join("../request.json");
+    std::fs::write(&file, serde_json::to_vec(request).unwrap()).unwrap();
+    let mut args = vec!["verify", "--request", file.to_str().unwrap(), "--format", "json", "-q"];
+    args.extend_from_slice(extra);
+    let o = andon().args(&args).arg(d).output().unwrap();
+    let _ = std::fs::remove_file(&file);
+    (o.status.code().unwrap(), json(&o))
+}
+
+fn request(wire: Value, contract: Value, files: &[&str], diff: &str) -> Value {
+    json!({ "wire": wire, "contract": contract, "fixDiff": { "files": files, "diff": diff } })
+}
+
+#[test]
+fn a_cross_stage_move_is_proven_structurally_and_nothing_is_persisted() {
+    let t = repo();
+    let d = t.path();
+    let diff = apply_body_change(d);
+    let r =
+        request(json!("core -> api"), json!("behavior is unchanged across the move"), &["src/core/__init__.py"], &diff);
+    let (code, v) = verify(d, &r, &[]);
+    assert_eq!(code, 0, "{v:#}");
+    assert_eq!(v["verdict"]["outcome"], "proven");
+    assert_eq!((v["cleared"].as_bool(), v["persisted"].as_bool()), (Some(true), Some(false)));
+    let ob = &v["obligations"][0];
+    assert_eq!((ob["routing"]["approach"].as_str(), ob["routing"]["family"].as_str()), (Some("structural"), Some("e")));
+    assert_eq!((ob["routing"]["rung"].as_u64(), ob["tier"].as_u64()), (Some(2), Some(1)), "{ob:#}");
+    // standalone: no ledger, no report, no command output in the repository
+    assert!(!d.join("analysis").exists(), "nothing persisted");
+}
+
+#[test]
+fn every_rule_is_routed_by_its_validation_and_a_refuted_rule_is_not_proven() {
+    let t = repo();
+    let d = t.path();
+    std::fs::write(d.join("src/core/broken"), "").unwrap();
+    let diff = apply_body_change(d);
+    let contract = json!({
+        "obligation": "the rewrite is behavior-preserving",
+        "rules": [{ "id": "BC-1", "rule": "parse splits on whitespace", "validation": "unit tests", "priority": "P1", "confidence": "High" }]
+    });
+    let r = request(
+        json!({ "path": "src/core/__init__.py", "line": 1, "crossing": "def parse(text)" }),
+        contract,
+        &[],
+        &diff,
+    );
+    let (code, v) = verify(d, &r, &[]);
+    assert_eq!(code, 10, "{v:#}");
+    assert_eq!(v["verdict"]["outcome"], "halt:refuted");
+    assert_eq!((v["cleared"].as_bool(), v["verdict"]["proven"].as_bool()), (Some(false), Some(false)));
+    let rule = v["obligations"].as_array().unwrap().iter().find(|o| o["id"] == "BC-1").unwrap().clone();
+    assert_eq!(rule["routing"]["approach"], "executed", "{rule:#}");
+    assert_eq!(rule["verdict"], "refuted");
+    assert!(
+        v["unmet"].as_array().unwrap().iter().any(|u| u.as_str().unwrap().contains("rule `BC-1` refuted")),
+        "{v:#}"
+    );
+    assert!(rule["evidence"].as_str().unwrap().contains("exit 1"), "{rule:#}");
+    assert_eq!(rule["artifact"], Value::Null, "standalone keeps no output file");
+    // the text report ends with a verdict line no caller can read as cleared
+    let file = d.join("../req.json");
+    std::fs::write(&file, serde_json::to_vec(&r).unwrap()).unwrap();
+    let o = andon().args(["verify", "--request", file.to_str().unwrap(), "-q"]).arg(d).output().unwrap();
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert_eq!(text.lines().last(), Some("andon: verdict halt:refuted (NOT PROVEN)"), "{text}");
+}
+
+#[test]
+fn a_tier_one_contradiction_is_a_hold_whatever_else_passes() {
+    let t = repo();
+    let d = t.path();
+    std::fs::write(
+        d.join("src/api/__init__.py"),
+        "from core import parse, gone\n\n\ndef run(text):\n    return parse(text), gone\n",
+    )
+    .unwrap();
+    let diff = diff(d);
+    let r =
+        request(json!("core -> api"), json!({ "obligation": "behavior is unchanged", "kind": "behavior" }), &[], &diff);
+    let (code, v) = verify(d, &r, &[]);
+    assert_eq!(code, 12, "{v:#}");
+    assert_eq!(v["verdict"]["outcome"], "halt:tier1-hold");
+    assert!(v["holds"].as_array().unwrap().iter().any(|h| h.as_str().unwrap().contains("`gone`")), "{v:#}");
+    // the executed check passed: the hold outranks it
+    assert_eq!(v["obligations"][0]["verdict"], "proven", "{v:#}");
+}
+
+#[test]
+fn p0_rules_gate_or_block_and_an_unavailable_approach_stays_unknown() {
+    let t = repo();
+    let d = t.path();
+    let diff = apply_body_change(d);
+    let gate = json!({ "rules": [{ "id": "G", "rule": "totals", "validation": "unit tests", "priority": "P0", "confidence": "Medium" }] });
+    let (code, v) = verify(d, &request(json!("src/core/__init__.py:1"), gate, &[], &diff), &[]);
+    assert_eq!((code, v["verdict"]["outcome"].as_str()), (17, Some("halt:entry-gate")), "{v:#}");
+    let unmet = json!({ "rules": [{ "id": "P", "rule": "order-independent", "validation": "property test over generated inputs", "priority": "P0", "confidence": "High" }] });
+    let (code, v) = verify(d, &request(json!("src/core/__init__.py:1"), unmet, &[], &diff), &[]);
+    assert_eq!(code, 14, "{v:#}");
+    let p = v["obligations"].as_array().unwrap().iter().find(|o| o["id"] == "P").unwrap().clone();
+    assert_eq!(
+        (p["routing"]["approach"].as_str(), p["verdict"].as_str()),
+        (Some("property"), Some("unknown")),
+        "{p:#}"
+    );
+    assert!(v["unmet"].as_array().unwrap().iter().any(|u| u.as_str().unwrap().contains("P0 blocking rule")), "{v:#}");
+}
+
+#[test]
+fn a_routing_tie_renders_no_verdict_until_a_person_chooses() {
+    let t = repo();
+    let d = t.path();
+    let diff = apply_body_change(d);
+    let r = request(json!("core -> api"), json!({ "obligation": "x", "kind": ["structure", "process"] }), &[], &diff);
+    let (code, v) = verify(d, &r, &[]);
+    assert_eq!((code, v["verdict"]["outcome"].as_str()), (14, Some("halt:needs-human")), "{v:#}");
+    let ob = &v["obligations"][0];
+    assert_eq!(ob["routing"]["approach"], Value::Null);
+    assert_eq!(ob["routing"]["candidates"], json!(["structural", "agentic"]));
+    let (code, v) = verify(d, &r, &["--approach", "structural"]);
+    assert_eq!(code, 0, "{v:#}");
+    assert!(v["obligations"][0]["routing"]["why"].to_string().contains("a person chose structural"));
+    let (code, _) = verify(d, &r, &["--approach", "numeric"]);
+    assert_eq!(code, 2, "only a tied candidate may be chosen");
+}
+
+#[test]
+fn scope_applied_diff_and_malformed_requests_are_refused() {
+    let t = repo();
+    let d = t.path();
+    let diff_text = apply_body_change(d);
+    std::fs::write(
+        d.join("src/api/__init__.py"),
+        "from core import parse\n\n\ndef run(text):\n    return parse(text)  # also\n",
+    )
+    .unwrap();
+    let both = diff(d);
+    // a file outside the declared scope is listed (R113)
+    let (code, v) = verify(d, &request(json!("core -> api"), json!("same"), &["src/core/__init__.py"], &both), &[]);
+    assert_eq!((code, v["verdict"]["outcome"].as_str()), (1, Some("refused:scope")), "{v:#}");
+    assert_eq!(v["outside_scope"], json!(["src/api/__init__.py"]));
+    // a stage outside the wire is outside its scope
+    let (code, v) = verify(d, &request(json!("api -> cli"), json!("same"), &[], &both), &[]);
+    assert_eq!(code, 1, "{v:#}");
+    assert!(v["outside_scope"][0].as_str().unwrap().contains("stage `core`"), "{v:#}");
+    // a diff that is not in the tree is a proposal, never proven (R110)
+    git(d, &["checkout", "--", "."]);
+    let (code, v) = verify(d, &request(json!("core -> api"), json!("same"), &[], &diff_text), &[]);
+    assert_eq!(code, 2, "{v:#}");
+    assert!(v["verdict"]["detail"].as_str().unwrap().contains("does not reverse-apply"), "{v:#}");
+    // no diff, unknown keys, a wire to a stage that does not exist
+    let (code, v) = verify(d, &json!({ "wire": "core -> api", "contract": "same" }), &[]);
+    assert_eq!(code, 2);
+    assert!(v["verdict"]["detail"].as_str().unwrap().contains("`fixDiff` is missing"), "{v:#}");
+    let (code, v) =
+        verify(d, &json!({ "wire": "core -> apx", "contract": "same", "fixDiff": diff_text, "extra": 1 }), &[]);
+    assert_eq!(code, 2);
+    assert!(v["verdict"]["detail"].as_str().unwrap().contains("`extra`: unknown key"), "{v:#}");
+    apply_body_change(d);
+    let (code, v) = verify(d, &json!({ "wire": "core -> apx", "contract": "same", "fixDiff": diff_text }), &[]);
+    assert_eq!(code, 2);
+    assert!(v["verdict"]["detail"].as_str().unwrap().contains("did you mean `api`?"), "{v:#}");
+}
+
+#[test]
+fn the_request_can_come_on_standard_input() {
+    let t = repo();
+    let d = t.path();
+    let diff = apply_body_change(d);
+    let r = request(json!("core -> api"), json!("behavior is unchanged across the move"), &[], &diff);
+    let mut child = andon()
+        .args(["verify", "--request", "-", "--format", "json", "-q"])
+        .arg(d)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(&serde_json::to_vec(&r).unwrap()).unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
+}
