@@ -153,9 +153,13 @@ struct VerifyArgs {
     /// The agent process record, for approach (d) `agentic`.
     #[arg(long, value_name = "FILE")]
     process: Option<PathBuf>,
-    /// The directory of the adversarial panel's role outputs, for approach (a) `adversarial`.
+    /// The adversarial panel's directory, for approach (a) `adversarial`: andon writes the role
+    /// packets there and reads the role outputs (`output-<role>.json`) from it.
     #[arg(long, value_name = "DIR")]
     panel: Option<PathBuf>,
+    /// Who proposed or built the fix (a provenance id): the panel refuses an against case they wrote.
+    #[arg(long)]
+    proposer: Option<String>,
     #[command(flatten)]
     common: Common,
     #[command(flatten)]
@@ -670,6 +674,7 @@ fn run_verify(a: VerifyArgs) -> Result<Exit, String> {
         rubric: a.rubric.clone(),
         process: a.process.clone(),
         panel: a.panel.clone(),
+        proposer: a.proposer.clone(),
         chosen,
         artifacts: None,
     };

@@ -1530,8 +1530,26 @@ pub fn verify(
         Err(m) => return refuse(m),
     };
     let routing = prove::routing_record(&route, Some(approach.as_str()));
-    let target =
-        prove::Target { stages, wire: g.wire.clone(), path: g.location.path.clone(), summary: g.summary.clone() };
+    let checks = prove::checks(cfg, &stages, inputs.command.as_deref());
+    let target = prove::Target {
+        stages,
+        wire: g.wire.clone(),
+        path: g.location.path.clone(),
+        summary: g.summary.clone(),
+        id: g.id.clone(),
+        claim: format!("the applied change fixes {}: {}", g.id, g.summary),
+        criteria: vec![prove::criterion(
+            "fix",
+            &format!("the applied change resolves the gap and changes no other behavior: {}", g.summary),
+            true,
+            &checks,
+        )],
+        diff: match diff_text {
+            Some(t) => t.to_string(),
+            None => verify::diff_text(root, &base).unwrap_or_default(),
+        },
+        proposer: inputs.proposer.clone().unwrap_or_default(),
+    };
     let proof = match route.approach {
         None => prove::tie(&route),
         Some(a) => prove::run(a, root, cfg, idx, &target, inputs, &change.hash).map_err(LedgerError::Io)?,

@@ -22,6 +22,13 @@ pub struct Target {
     pub wire: Option<Wire>,
     pub path: String,
     pub summary: String,
+    /// What the panel judges (approach a): an id (the gap, or `request`), the claim under proof,
+    /// its criteria, the applied diff, and who built the fix.
+    pub id: String,
+    pub claim: String,
+    pub criteria: Vec<crate::panel::Criterion>,
+    pub diff: String,
+    pub proposer: String,
 }
 
 /// The records judged approaches need (R96, R97, R101–R105), each given by whoever drives verify.
@@ -35,6 +42,9 @@ pub struct Inputs {
     pub process: Option<PathBuf>,
     /// `--panel DIR`: the adversarial panel's role outputs (a).
     pub panel: Option<PathBuf>,
+    /// `--proposer`: the provenance id of whoever proposed or built the fix (the panel refuses an
+    /// against case from them, R102).
+    pub proposer: Option<String>,
     /// `--approach`: a person's choice between the candidates of a genuine routing tie.
     pub chosen: Option<Approach>,
     /// Where command outputs go (default: `output_dir`); a standalone request keeps none.
@@ -217,6 +227,7 @@ pub fn run(
             let out = inputs.artifacts.clone().unwrap_or_else(|| cfg.settings.output_dir.value.clone());
             Ok(executed(root, &out, &specs, nonce))
         }
+        Approach::Adversarial => Ok(panel(root, cfg, idx, target, inputs, nonce)),
         other => Ok(Proof::unknown(
             format!("approach `{}` is not available in this version of andon", other.id()),
             "unavailable: the wire stays unknown",
@@ -263,5 +274,161 @@ fn executed(root: &Path, out: &Path, specs: &[CommandSpec], nonce: &str) -> Proo
         detail: summary.join("; "),
         references: runs.iter().skip(1).map(|r| r.artifact.clone()).collect(),
         artifact: runs.first().map(|r| r.artifact.clone()),
+    }
+}
+
+/// Approach (a), the adversarial panel (R101–R105; `docs/panel.md`). andon calls no model: it
+/// writes the role packets into `--panel DIR`, reads the role outputs from it
+/// (`output-for.json`, `output-against.json`, `output-evidence.json`, then
+/// `output-adjudicator.json`), re-runs every command the evidence role reports, and judges.
+fn panel(root: &Path, cfg: &Config, idx: &Index, target: &Target, inputs: &Inputs, nonce: &str) -> Proof {
+    use crate::panel::{self, Role};
+    let Some(dir) = &inputs.panel else {
+        return Proof::unknown(
+            "approach (a) needs the panel: give --panel DIR; andon writes the role packets there and reads the role outputs from it".into(),
+            "unavailable without role outputs: the wire stays unknown",
+        );
+    };
+    let input = panel::PanelInput {
+        wire: target.wire.clone().unwrap_or(Wire { producer: target.path.clone(), consumer: target.path.clone() }),
+        gap: target.id.clone(),
+        claim: target.claim.clone(),
+        criteria: target.criteria.clone(),
+        diff: target.diff.clone(),
+        proposer: inputs.proposer.clone().unwrap_or_default(),
+        for_case: None,
+        prior_verdicts: Vec::new(),
+        proposer_reasoning: None,
+        repo_text: Vec::new(),
+    };
+    let write = |name: &str, p: &panel::Packet| -> Result<(), String> {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let file = dir.join(format!("packet-{name}.json"));
+        let tmp = file.with_extension("json.tmp");
+        std::fs::write(&tmp, &p.body)
+            .and_then(|_| std::fs::rename(&tmp, &file))
+            .map_err(|e| format!("{}: {e}", file.display()))
+    };
+    let mut outputs = Vec::new();
+    let mut refused = Vec::new();
+    for r in Role::ALL {
+        let file = dir.join(format!("output-{}.json", r.name()));
+        match std::fs::read(&file) {
+            Ok(bytes) => match panel::parse_output(&bytes) {
+                Ok(o) if o.role == r => outputs.push(o),
+                Ok(o) => refused.push(format!("{}: holds a {} output", file.display(), o.role.name())),
+                Err(e) => refused.push(format!("{}: {e}", file.display())),
+            },
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => refused.push(format!("{}: {e}", file.display())),
+        }
+    }
+    let first_three = outputs.iter().filter(|o| o.role != Role::Adjudicator).count();
+    let hashes = |ps: &[panel::Packet]| ps.iter().map(|p| format!("{} {}", p.role.name(), p.hash)).collect::<Vec<_>>();
+    if first_three < 3 || !refused.is_empty() {
+        let ps = panel::packets(&input);
+        for p in &ps {
+            if let Err(e) = write(p.role.name(), p) {
+                return Proof::unknown(format!("the panel packets could not be written: {e}"), "unknown");
+            }
+        }
+        if let Err(e) = write_index(dir, &ps) {
+            return Proof::unknown(format!("the panel index could not be written: {e}"), "unknown");
+        }
+        let mut p = Proof::unknown(
+            format!(
+                "the panel awaits role outputs: packets for, against and evidence are in {}; each role writes output-<role>.json there",
+                dir.display()
+            ),
+            "no verdict until every role has answered",
+        );
+        p.references = hashes(&ps);
+        p.references.extend(refused);
+        return p;
+    }
+    let first: Vec<panel::RoleOutput> = outputs.iter().filter(|o| o.role != Role::Adjudicator).cloned().collect();
+    let packet = panel::adjudicator_packet(&input, &first);
+    // no adjudicator output yet, or one that answered an older packet (an output it read changed)
+    if !outputs.iter().any(|o| o.role == Role::Adjudicator && o.packet_hash == packet.hash) {
+        if let Err(e) = write("adjudicator", &packet).and_then(|_| {
+            let mut all = panel::packets(&input);
+            all.push(packet.clone());
+            write_index(dir, &all)
+        }) {
+            return Proof::unknown(format!("the adjudicator packet could not be written: {e}"), "unknown");
+        }
+        let mut p = Proof::unknown(
+            format!("the panel awaits the adjudicator: its packet is {}/packet-adjudicator.json", dir.display()),
+            "no verdict until the adjudicator has answered",
+        );
+        p.references = hashes(std::slice::from_ref(&packet));
+        return p;
+    }
+    let out = inputs.artifacts.clone().unwrap_or_else(|| cfg.settings.output_dir.value.clone());
+    let runner = |root: &Path, command: &str| -> Option<i32> {
+        let spec = CommandSpec {
+            name: format!("panel-{:08x}", xxhash_rust::xxh3::xxh3_64(command.as_bytes()) as u32),
+            run: command.to_string(),
+            stages: Vec::new(),
+            lane: Lane::Fast,
+            timeout_secs: crate::config::DEFAULT_COMMAND_TIMEOUT_SECS,
+            line: 0,
+        };
+        let r = commands::run(root, &out, &spec, &format!("{nonce}-panel"));
+        if r.timed_out { None } else { r.exit }
+    };
+    let checks: Vec<panel::Check> =
+        outputs.iter().filter(|o| o.role == Role::Evidence).flat_map(|o| o.checks.clone()).collect();
+    let reruns = panel::rerun(root, &checks, &runner);
+    // condition 3: the panel cannot adjudicate away a tier-1 hold on the wire
+    let hold = target
+        .wire
+        .as_ref()
+        .and_then(|w| verify::structural_of(idx, Some(w), "", "").ok())
+        .is_some_and(|(v, _, hold, _, _)| hold && v != Verdict::Proven);
+    let j = panel::judge(&input, &outputs, &reruns, hold);
+    let per: Vec<String> = j
+        .per_criterion
+        .iter()
+        .map(|(id, o, why)| format!("{}: {}: {why}", crate::ingest::escape_inline(id), format!("{o:?}").to_lowercase()))
+        .collect();
+    Proof {
+        verdict: j.verdict,
+        tier: None,
+        hold,
+        claim: format!("the adversarial panel judged {} criteria mechanically", input.criteria.len()),
+        detail: if j.reasons.is_empty() { "every criterion passed".into() } else { j.reasons.join("; ") },
+        references: per,
+        artifact: None,
+    }
+}
+
+/// `packets.json`: every packet written, with the hash its role output must quote.
+fn write_index(dir: &Path, packets: &[crate::panel::Packet]) -> Result<(), String> {
+    let rows: Vec<serde_json::Value> = packets
+        .iter()
+        .map(|p| {
+            serde_json::json!({ "role": p.role.name(), "file": format!("packet-{}.json", p.role.name()),
+                "packet_hash": p.hash, "output": format!("output-{}.json", p.role.name()), "access": p.access })
+        })
+        .collect();
+    let file = dir.join("packets.json");
+    let tmp = file.with_extension("json.tmp");
+    let text =
+        serde_json::to_string_pretty(&serde_json::json!({ "andon_panel_index": 1, "packets": rows })).expect("json");
+    std::fs::write(&tmp, text)
+        .and_then(|_| std::fs::rename(&tmp, &file))
+        .map_err(|e| format!("{}: {e}", file.display()))
+}
+
+/// The criteria a panel judges for one obligation: load-bearing, traced to a test result, with
+/// the checks that exercise it.
+pub fn criterion(id: &str, text: &str, load_bearing: bool, checks: &[CommandSpec]) -> crate::panel::Criterion {
+    crate::panel::Criterion {
+        id: id.to_string(),
+        text: text.to_string(),
+        load_bearing,
+        check: crate::panel::ObjectiveCheck::TestResult,
+        command: checks.first().map(|c| c.run.clone()),
     }
 }

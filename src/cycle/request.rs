@@ -415,7 +415,6 @@ pub fn verify(root: &Path, cfg: &Config, idx: &Index, req: &Request, inputs: &In
     };
     let (rerated, rerated_because) = verify::rerate(&change);
     let has_checks = !prove::checks(cfg, &target_stages, inputs.command.as_deref()).is_empty();
-    let target = Target { stages: target_stages, wire: target_wire.clone(), path, summary: String::new() };
     // every obligation routed on its own; each approach runs once for all that route to it
     let mut subjects: Vec<(String, String, Option<&Rule>, Subject)> = Vec::new();
     let mut main = Subject { has_checks, ..Subject::default() };
@@ -457,10 +456,35 @@ pub fn verify(root: &Path, cfg: &Config, idx: &Index, req: &Request, inputs: &In
         }
         subjects.push((r.id.clone(), r.rule.clone(), Some(r), s));
     }
+    let routes: Vec<route::Route> = subjects
+        .iter()
+        .map(|(_, _, _, s)| prove::decide(s, inputs.chosen))
+        .collect::<Result<_, _>>()
+        .map_err(Stop::Refused)?;
+    let checks = prove::checks(cfg, &target_stages, inputs.command.as_deref());
+    // the panel judges, as its criteria, every obligation routed to it
+    let criteria = subjects
+        .iter()
+        .zip(&routes)
+        .filter(|(_, r)| r.approach == Some(Approach::Adversarial))
+        .map(|((id, text, rule, _), _)| {
+            prove::criterion(id, text, rule.is_none_or(|r| r.priority <= Priority::P1), &checks)
+        })
+        .collect();
+    let target = Target {
+        stages: target_stages,
+        wire: target_wire.clone(),
+        path,
+        summary: String::new(),
+        id: "request".into(),
+        claim: req.obligation.clone(),
+        criteria,
+        diff: req.diff.clone(),
+        proposer: inputs.proposer.clone().unwrap_or_default(),
+    };
     let mut ran: BTreeMap<Approach, Proof> = BTreeMap::new();
     let mut obligations = Vec::new();
-    for (id, text, rule, subject) in subjects {
-        let route = prove::decide(&subject, inputs.chosen).map_err(Stop::Refused)?;
+    for ((id, text, rule, _), route) in subjects.into_iter().zip(routes) {
         let proof = match route.approach {
             None => prove::tie(&route),
             Some(a) => match ran.get(&a) {

@@ -87,6 +87,11 @@ pub fn change(root: &Path, base: &str, write_set: &[String], exclude: &[String])
     Ok(Change { base: base.into(), hash: super::diff::hash(root, Some(base), write_set, exclude), files })
 }
 
+/// The text of the working tree's diff against `base` (tracked files).
+pub fn diff_text(root: &Path, base: &str) -> Result<String, String> {
+    git(root, &["diff", "--no-renames", base, "--", "."])
+}
+
 /// The change a unified diff describes (`--diff FILE`): its files from the `---`/`+++` headers
 /// (added from /dev/null, deleted to /dev/null), its hash from its text.
 pub fn change_from_diff(text: &str, base: &str, exclude: &[String]) -> Result<Change, String> {

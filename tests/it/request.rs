@@ -30,12 +30,12 @@ fn diff(d: &Path) -> String {
 }
 
 fn verify(d: &Path, request: &Value, extra: &[&str]) -> (i32, Value) {
-    let file = d.join("../request.json");
+    let scratch = tempfile::tempdir().unwrap();
+    let file = scratch.path().join("request.json");
     std::fs::write(&file, serde_json::to_vec(request).unwrap()).unwrap();
     let mut args = vec!["verify", "--request", file.to_str().unwrap(), "--format", "json", "-q"];
     args.extend_from_slice(extra);
     let o = andon().args(&args).arg(d).output().unwrap();
-    let _ = std::fs::remove_file(&file);
     (o.status.code().unwrap(), json(&o))
 }
 
@@ -91,7 +91,8 @@ fn every_rule_is_routed_by_its_validation_and_a_refuted_rule_is_not_proven() {
     assert!(rule["evidence"].as_str().unwrap().contains("exit 1"), "{rule:#}");
     assert_eq!(rule["artifact"], Value::Null, "standalone keeps no output file");
     // the text report ends with a verdict line no caller can read as cleared
-    let file = d.join("../req.json");
+    let scratch = tempfile::tempdir().unwrap();
+    let file = scratch.path().join("req.json");
     std::fs::write(&file, serde_json::to_vec(&r).unwrap()).unwrap();
     let o = andon().args(["verify", "--request", file.to_str().unwrap(), "-q"]).arg(d).output().unwrap();
     let text = String::from_utf8_lossy(&o.stdout).into_owned();
@@ -210,4 +211,72 @@ fn the_request_can_come_on_standard_input() {
     child.stdin.take().unwrap().write_all(&serde_json::to_vec(&r).unwrap()).unwrap();
     let o = child.wait_with_output().unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
+}
+
+#[test]
+fn with_no_cheaper_check_the_panel_decides_and_its_independence_is_enforced() {
+    // no configured command: a behaviour obligation falls to the adversarial default
+    let t = clean_three_stages("");
+    let d = t.path();
+    let diff = apply_body_change(d);
+    let scratch = tempfile::tempdir().unwrap();
+    let panel = scratch.path().join("panel");
+    let r = request(json!("src/core/__init__.py:1"), json!("the rewrite is behavior-preserving"), &[], &diff);
+    let args = ["--panel", panel.to_str().unwrap(), "--proposer", "builder"];
+    let (code, v) = verify(d, &r, &args);
+    assert_eq!(code, 14, "{v:#}");
+    assert_eq!(v["obligations"][0]["routing"]["approach"], "adversarial", "{v:#}");
+    assert!(v["obligations"][0]["claim"].as_str().unwrap().contains("awaits role outputs"), "{v:#}");
+    let index: Value = serde_json::from_slice(&std::fs::read(panel.join("packets.json")).unwrap()).unwrap();
+    let hash = |role: &str| {
+        index["packets"].as_array().unwrap().iter().find(|p| p["role"] == role).unwrap()["packet_hash"].clone()
+    };
+    // the against packet never carries the for case, a prior verdict or the proposer's reasoning
+    let against = std::fs::read_to_string(panel.join("packet-against.json")).unwrap();
+    assert!(
+        !against.contains("for_case") && !against.contains("prior_verdicts") && !against.contains("proposer_reasoning")
+    );
+    let out = |role: &str, producer: &str, criteria: Value, checks: Value| {
+        let o = json!({ "role": role, "producer": { "id": producer, "kind": "agent" }, "packet_hash": hash(role),
+                        "criteria": criteria, "checks": checks });
+        std::fs::write(panel.join(format!("output-{role}.json")), serde_json::to_vec(&o).unwrap()).unwrap();
+    };
+    let stance = |s: &str| json!([{ "id": "contract", "stance": s, "cites": ["k1"], "reason": "the suite passes" }]);
+    out("for", "advocate-1", stance("pass"), json!([]));
+    out("against", "builder", stance("fail"), json!([]));
+    out(
+        "evidence",
+        "runner-1",
+        json!([]),
+        json!([{ "id": "k1", "criteria": ["contract"], "command": "true", "exit_code": 0, "output_hash": null, "status": "confirmed" }]),
+    );
+    let (code, v) = verify(d, &r, &args);
+    assert_eq!(code, 14, "{v:#}");
+    assert!(v["obligations"][0]["claim"].as_str().unwrap().contains("awaits the adjudicator"), "{v:#}");
+    let adjudicator = json!([{ "id": "contract", "stance": "pass", "cites": ["k1"], "reason": "k1 confirmed" }]);
+    let index: Value = serde_json::from_slice(&std::fs::read(panel.join("packets.json")).unwrap()).unwrap();
+    let adj_hash =
+        index["packets"].as_array().unwrap().iter().find(|p| p["role"] == "adjudicator").unwrap()["packet_hash"]
+            .clone();
+    let o = json!({ "role": "adjudicator", "producer": { "id": "judge-1", "kind": "agent" }, "packet_hash": adj_hash,
+                    "criteria": adjudicator, "checks": [] });
+    std::fs::write(panel.join("output-adjudicator.json"), serde_json::to_vec(&o).unwrap()).unwrap();
+    // the against case came from whoever built the fix: refused, nothing proven
+    let (code, v) = verify(d, &r, &args);
+    assert_ne!(code, 0, "{v:#}");
+    assert!(v["obligations"][0]["evidence"].as_str().unwrap().contains("who proposed or built the fix"), "{v:#}");
+    // an independent against case, a re-run that reproduces, every criterion passed: proven
+    out("against", "advocate-2", stance("fail"), json!([]));
+    let (code, _) = verify(d, &r, &args);
+    assert_eq!(code, 14, "a new against output changes the adjudicator packet: it must answer again");
+    let index: Value = serde_json::from_slice(&std::fs::read(panel.join("packets.json")).unwrap()).unwrap();
+    let adj_hash =
+        index["packets"].as_array().unwrap().iter().find(|p| p["role"] == "adjudicator").unwrap()["packet_hash"]
+            .clone();
+    let o = json!({ "role": "adjudicator", "producer": { "id": "judge-1", "kind": "agent" }, "packet_hash": adj_hash,
+                    "criteria": adjudicator, "checks": [] });
+    std::fs::write(panel.join("output-adjudicator.json"), serde_json::to_vec(&o).unwrap()).unwrap();
+    let (code, v) = verify(d, &r, &args);
+    assert_eq!(code, 0, "{v:#}");
+    assert_eq!(v["obligations"][0]["verdict"], "proven");
 }
