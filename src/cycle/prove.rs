@@ -228,6 +228,57 @@ pub fn run(
             Ok(executed(root, &out, &specs, nonce))
         }
         Approach::Adversarial => Ok(panel(root, cfg, idx, target, inputs, nonce)),
+        Approach::Rubric => {
+            let Some(file) = &inputs.rubric else {
+                return Ok(Proof::unknown(
+                    "approach (c) needs the claim's rubric record: give --rubric FILE (docs/approaches-rubric-agentic.md)".into(),
+                    "unavailable without a rubric record: the wire stays unknown",
+                ));
+            };
+            let bytes = std::fs::read(file).map_err(|e| format!("{}: {e}", file.display()))?;
+            let input =
+                crate::evidence::rubric::parse(&bytes).map_err(|e| format!("{}: {}", file.display(), e.join("; ")))?;
+            let run = runner(cfg, inputs, nonce);
+            let r = crate::evidence::rubric::score(&input, root, &run);
+            Ok(Proof {
+                verdict: r.verdict,
+                tier: None,
+                hold: false,
+                claim: r.claim,
+                detail: r.detail,
+                references: r
+                    .criteria
+                    .iter()
+                    .map(|c| {
+                        let lb = if c.load_bearing { " (load-bearing)" } else { "" };
+                        let outcome = serde_json::to_value(c.outcome).ok().and_then(|v| v.as_str().map(str::to_string));
+                        format!("{}{lb}: {}: {}", c.criterion.name(), outcome.unwrap_or_default(), c.reason)
+                    })
+                    .collect(),
+                artifact: Some(file.display().to_string()),
+            })
+        }
+        Approach::Agentic => {
+            let Some(file) = &inputs.process else {
+                return Ok(Proof::unknown(
+                    "approach (d) needs the agent's process record: give --process FILE (docs/approaches-rubric-agentic.md)".into(),
+                    "unavailable without a process record: the wire stays unknown",
+                ));
+            };
+            let bytes = std::fs::read(file).map_err(|e| format!("{}: {e}", file.display()))?;
+            let rec =
+                crate::evidence::agentic::parse(&bytes).map_err(|e| format!("{}: {}", file.display(), e.join("; ")))?;
+            let r = crate::evidence::agentic::assess(&rec);
+            Ok(Proof {
+                verdict: r.verdict,
+                tier: None,
+                hold: false,
+                claim: r.claim,
+                detail: r.detail,
+                references: r.findings.iter().map(|f| format!("{}: {}", f.check.name(), f.detail)).collect(),
+                artifact: Some(file.display().to_string()),
+            })
+        }
         other => Ok(Proof::unknown(
             format!("approach `{}` is not available in this version of andon", other.id()),
             "unavailable: the wire stays unknown",
@@ -364,19 +415,7 @@ fn panel(root: &Path, cfg: &Config, idx: &Index, target: &Target, inputs: &Input
         p.references = hashes(std::slice::from_ref(&packet));
         return p;
     }
-    let out = inputs.artifacts.clone().unwrap_or_else(|| cfg.settings.output_dir.value.clone());
-    let runner = |root: &Path, command: &str| -> Option<i32> {
-        let spec = CommandSpec {
-            name: format!("panel-{:08x}", xxhash_rust::xxh3::xxh3_64(command.as_bytes()) as u32),
-            run: command.to_string(),
-            stages: Vec::new(),
-            lane: Lane::Fast,
-            timeout_secs: crate::config::DEFAULT_COMMAND_TIMEOUT_SECS,
-            line: 0,
-        };
-        let r = commands::run(root, &out, &spec, &format!("{nonce}-panel"));
-        if r.timed_out { None } else { r.exit }
-    };
+    let runner = runner(cfg, inputs, nonce);
     let checks: Vec<panel::Check> =
         outputs.iter().filter(|o| o.role == Role::Evidence).flat_map(|o| o.checks.clone()).collect();
     let reruns = panel::rerun(root, &checks, &runner);
@@ -400,6 +439,25 @@ fn panel(root: &Path, cfg: &Config, idx: &Index, target: &Target, inputs: &Input
         detail: if j.reasons.is_empty() { "every criterion passed".into() } else { j.reasons.join("; ") },
         references: per,
         artifact: None,
+    }
+}
+
+/// Re-runs a command a role or scorer reports (never from the cache): its exit code, `None` when
+/// it could not run or timed out.
+fn runner<'a>(cfg: &'a Config, inputs: &'a Inputs, nonce: &'a str) -> impl Fn(&Path, &str) -> Option<i32> + 'a {
+    let out = inputs.artifacts.clone().unwrap_or_else(|| cfg.settings.output_dir.value.clone());
+    move |root: &Path, command: &str| {
+        let spec = CommandSpec {
+            name: format!("rerun-{:08x}", xxhash_rust::xxh3::xxh3_64(command.as_bytes()) as u32),
+            run: command.to_string(),
+            stages: Vec::new(),
+            lane: Lane::Fast,
+            timeout_secs: crate::config::DEFAULT_COMMAND_TIMEOUT_SECS,
+            line: 0,
+        };
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
+        let r = commands::run(root, &out, &spec, &format!("{nonce}-rerun-{now:x}"));
+        if r.timed_out { None } else { r.exit }
     }
 }
 

@@ -20,7 +20,7 @@ pub(crate) fn fixture_names() -> Vec<String> {
         .filter(|e| e.file_type().expect("file type").is_dir())
         .map(|e| e.file_name().into_string().expect("UTF-8 fixture name"))
         // Data fixtures, not repositories: the ingest briefs (`src/ingest` tests load them).
-        .filter(|n| n != "briefs" && n != "panel")
+        .filter(|n| !matches!(n.as_str(), "briefs" | "panel" | "evidence-input" | "evidence-output"))
         .collect();
     names.sort();
     names

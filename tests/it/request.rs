@@ -280,3 +280,60 @@ fn with_no_cheaper_check_the_panel_decides_and_its_independence_is_enforced() {
     assert_eq!(code, 0, "{v:#}");
     assert_eq!(v["obligations"][0]["verdict"], "proven");
 }
+
+#[test]
+fn a_prose_claim_is_scored_by_the_rubric_and_an_agent_process_by_its_reliability() {
+    let t = repo();
+    let d = t.path();
+    std::fs::create_dir_all(d.join("docs")).unwrap();
+    std::fs::write(d.join("docs/claim.md"), "parse keeps word order.\n").unwrap();
+    git(d, &["add", "-A"]);
+    git(d, &["commit", "-qm", "a claim"]);
+    std::fs::write(d.join("docs/claim.md"), "parse keeps word order; not measured on binary input.\n").unwrap();
+    let diff = diff(d);
+    let r = request(json!("docs/claim.md:1"), json!("the claim is grounded"), &[], &diff);
+    let (code, v) = verify(d, &r, &[]);
+    assert_eq!((code, v["obligations"][0]["routing"]["approach"].as_str()), (14, Some("rubric")), "{v:#}");
+    let scratch = tempfile::tempdir().unwrap();
+    let criterion = |name: &str, verdict: &str, command: &str| {
+        json!({ "criterion": name, "verdict": verdict, "basis": "checked",
+                "check": { "kind": "test-result", "command": command, "expect_exit": 0 } })
+    };
+    let rubric = |grounding: &str| {
+        json!({ "format": 1, "claim": "parse keeps word order", "producer": { "id": "scorer", "kind": "agent" },
+                "criteria": [criterion("falsifiability", "pass", "grep -q 'word order' docs/claim.md"),
+                             criterion("generalization", "pass", "true"),
+                             criterion("evidence-grounding", "pass", grounding),
+                             criterion("honesty-of-framing", "pass", "grep -q 'not measured' docs/claim.md"),
+                             criterion("accessibility", "pass", "true")] })
+    };
+    let file = scratch.path().join("rubric.json");
+    std::fs::write(&file, serde_json::to_vec(&rubric("true")).unwrap()).unwrap();
+    let (code, v) = verify(d, &r, &["--rubric", file.to_str().unwrap()]);
+    assert_eq!(code, 0, "{v:#}");
+    // a load-bearing criterion whose check does not reproduce fails the claim
+    std::fs::write(&file, serde_json::to_vec(&rubric("false")).unwrap()).unwrap();
+    let (code, v) = verify(d, &r, &["--rubric", file.to_str().unwrap()]);
+    assert_eq!(code, 10, "{v:#}");
+    // an agent's process: reliability, not correctness
+    let r = request(
+        json!("docs/claim.md:1"),
+        json!({ "obligation": "the fixer stayed bounded", "kind": "process" }),
+        &[],
+        &diff,
+    );
+    let file = scratch.path().join("process.json");
+    let process = |max: u32| {
+        json!({ "format": 1, "process": "fixer", "steps": [], "retry": { "max_attempts": max },
+                "escalation": { "to": "maintainers", "when": "tests still fail" },
+                "tools": { "granted": ["Read", "Edit"], "used": ["Read", "Edit"] } })
+    };
+    std::fs::write(&file, serde_json::to_vec(&process(3)).unwrap()).unwrap();
+    let (code, v) = verify(d, &r, &["--process", file.to_str().unwrap()]);
+    assert_eq!(code, 0, "{v:#}");
+    assert!(v["obligations"][0]["claim"].as_str().unwrap().contains("process reliability, not correctness"));
+    std::fs::write(&file, serde_json::to_vec(&process(0)).unwrap()).unwrap();
+    let (code, v) = verify(d, &r, &["--process", file.to_str().unwrap()]);
+    assert_eq!(code, 10, "{v:#}");
+    assert!(v["obligations"][0]["references"].to_string().contains("unbounded-retry"), "{v:#}");
+}
