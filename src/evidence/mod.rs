@@ -2,4 +2,6 @@
 //! and one module per approach family that turns what a check showed into a verdict. Every module
 //! here is pure: commands are run by the caller (`cycle`), outputs are handed in as text.
 
+pub mod numeric;
+pub mod property;
 pub mod route;
