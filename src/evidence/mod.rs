@@ -3,5 +3,7 @@
 //! here is pure: commands are run by the caller (`cycle`), outputs are handed in as text.
 
 pub mod agentic;
+pub mod numeric;
+pub mod property;
 pub mod route;
 pub mod rubric;
