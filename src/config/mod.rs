@@ -165,6 +165,8 @@ pub struct CommandSpec {
     pub lane: Lane,
     /// Seconds before the command (and everything it started) is killed; > 0.
     pub timeout_secs: u64,
+    /// For a numeric check (approach b): the technique it applies (R95).
+    pub technique: Option<crate::evidence::numeric::Technique>,
     /// Line of the command's `name` (as for [`ContractSpec::line`]).
     pub line: u32,
 }
@@ -187,7 +189,7 @@ fn top_keys() -> Vec<&'static str> {
 const INDEX_KEYS: &[&str] = &["exclude", "max_file_size", "hidden", "vendored", "follow_links", "no_ignore"];
 const COMMON_KEYS: &[&str] = &["name", "kind", "description", "exceptions"];
 const EXCEPTION_KEYS: &[&str] = &["from", "to", "reason"];
-const COMMAND_KEYS: &[&str] = &["name", "run", "stages", "lane", "timeout_secs"];
+const COMMAND_KEYS: &[&str] = &["name", "run", "stages", "lane", "timeout_secs", "technique"];
 
 /// A parsed TOML value with the line it starts on.
 struct Val {
@@ -562,6 +564,7 @@ impl Parser<'_> {
             stages: Vec::new(),
             lane: Lane::Fast,
             timeout_secs: DEFAULT_COMMAND_TIMEOUT_SECS,
+            technique: None,
             line,
         };
         for (k, kl, v) in t {
@@ -601,6 +604,15 @@ impl Parser<'_> {
                         };
                         self.err(kl, format!("{}{hint}", bad(&format!("`{s}`"))))
                     })?;
+                }
+                "technique" => {
+                    let V::Str(t) = &v.v else {
+                        return Err(self.err(kl, format!("command `{name}`: `technique` must be a string")));
+                    };
+                    c.technique = Some(
+                        crate::evidence::numeric::parse(t)
+                            .map_err(|e| self.err(kl, format!("command `{name}`: `technique`: {e}")))?,
+                    );
                 }
                 "timeout_secs" => match v.v {
                     V::Int(n) if n > 0 => c.timeout_secs = n as u64,
@@ -767,6 +779,7 @@ mod tests {
                     stages: vec![],
                     lane: Lane::Fast,
                     timeout_secs: 600,
+                    technique: None,
                     line: 2,
                 },
                 CommandSpec {
@@ -775,6 +788,7 @@ mod tests {
                     stages: vec!["core".into(), "api".into()],
                     lane: Lane::Slow,
                     timeout_secs: 30,
+                    technique: None,
                     line: 6,
                 },
             ]

@@ -314,7 +314,15 @@ mod tests {
     use super::*;
 
     fn spec(name: &str, run: &str) -> CommandSpec {
-        CommandSpec { name: name.into(), run: run.into(), stages: vec![], lane: Lane::Fast, timeout_secs: 60, line: 7 }
+        CommandSpec {
+            name: name.into(),
+            run: run.into(),
+            stages: vec![],
+            lane: Lane::Fast,
+            timeout_secs: 60,
+            technique: None,
+            line: 7,
+        }
     }
 
     fn read(root: &Path, rel: &str) -> String {

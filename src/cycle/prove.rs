@@ -102,6 +102,7 @@ pub fn checks(cfg: &Config, stages: &[String], command: Option<&str>) -> Vec<Com
             stages: Vec::new(),
             lane: Lane::Fast,
             timeout_secs: crate::config::DEFAULT_COMMAND_TIMEOUT_SECS,
+            technique: None,
             line: 0,
         }];
     }
@@ -228,6 +229,43 @@ pub fn run(
             Ok(executed(root, &out, &specs, nonce))
         }
         Approach::Adversarial => Ok(panel(root, cfg, idx, target, inputs, nonce)),
+        Approach::Property => Ok(property(root, cfg, target, inputs, nonce)),
+        Approach::Numeric => {
+            let out = inputs.artifacts.clone().unwrap_or_else(|| cfg.settings.output_dir.value.clone());
+            let specs: Vec<CommandSpec> =
+                checks(cfg, &target.stages, None).into_iter().filter(|c| c.technique.is_some()).collect();
+            if specs.is_empty() {
+                return Ok(Proof::unknown(
+                    format!(
+                        "approach (b) needs a numeric check: a [[command]] for stage {} with `technique = \"...\"` ({})",
+                        target.stages.join(", "),
+                        crate::evidence::numeric::Technique::ALL.map(|t| t.id()).join(", ")
+                    ),
+                    "unavailable: the wire stays unknown",
+                ));
+            }
+            let runs: Vec<commands::Run> = specs.iter().map(|c| commands::run(root, &out, c, &fresh(nonce))).collect();
+            let numeric: Vec<crate::evidence::numeric::NumericRun> = specs
+                .iter()
+                .zip(&runs)
+                .map(|(c, r)| crate::evidence::numeric::NumericRun {
+                    technique: c.technique.expect("filtered"),
+                    command: c.run.clone(),
+                    exit: r.exit,
+                    timed_out: r.timed_out,
+                })
+                .collect();
+            let r = crate::evidence::numeric::judge(&numeric);
+            Ok(Proof {
+                verdict: r.verdict,
+                tier: None,
+                hold: false,
+                claim: r.claim,
+                detail: r.detail,
+                references: runs.iter().skip(1).map(|r| r.artifact.clone()).collect(),
+                artifact: runs.first().map(|r| r.artifact.clone()),
+            })
+        }
         Approach::Rubric => {
             let Some(file) = &inputs.rubric else {
                 return Ok(Proof::unknown(
@@ -283,6 +321,82 @@ pub fn run(
             format!("approach `{}` is not available in this version of andon", other.id()),
             "unavailable: the wire stays unknown",
         )),
+    }
+}
+
+/// A fingerprint no cached run has: a verification runs its checks.
+fn fresh(nonce: &str) -> String {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
+    format!("{nonce}-{now:x}")
+}
+
+/// Approach (f): the stage's checks run through the property-testing tool the repository itself
+/// declares (R98); a failure is refuted with the tool's minimized counterexample.
+fn property(root: &Path, cfg: &Config, target: &Target, inputs: &Inputs, nonce: &str) -> Proof {
+    use crate::evidence::property::{self, PropertyTool};
+    let tools = property::detect(root);
+    if tools.is_empty() {
+        return Proof::unknown(
+            format!(
+                "approach (f) is unavailable: the repository declares no property-testing tool ({}); a hand-rolled loop is not a property test (R98)",
+                PropertyTool::ALL.map(|t| t.name()).join(", ")
+            ),
+            "unavailable: the wire stays unknown",
+        );
+    }
+    let specs = checks(cfg, &target.stages, inputs.command.as_deref());
+    if specs.is_empty() {
+        return Proof::unknown(
+            format!(
+                "approach (f) needs the command that runs the property tests ({} declared in {}): --command '...' or a [[command]] for stage {}",
+                tools[0].tool.name(),
+                tools[0].manifest,
+                target.stages.join(", ")
+            ),
+            "unavailable: the wire stays unknown",
+        );
+    }
+    let out = inputs.artifacts.clone().unwrap_or_else(|| cfg.settings.output_dir.value.clone());
+    let mut verdicts = Vec::new();
+    let mut lines = Vec::new();
+    let mut artifacts = Vec::new();
+    let mut counterexamples = Vec::new();
+    for spec in &specs {
+        let r = commands::run(root, &out, spec, &fresh(nonce));
+        let output = std::fs::read_to_string(root.join(&r.artifact)).unwrap_or_else(|_| r.tail.clone());
+        // the tool whose counterexample the output carries, else the first one declared
+        let tool = tools
+            .iter()
+            .map(|d| d.tool)
+            .find(|t| property::counterexample(*t, &output).is_some())
+            .unwrap_or(tools[0].tool);
+        let j = property::judge(tool, r.exit, r.timed_out, &output);
+        lines.push(format!("`{}` ({}): {}", r.run, tool.name(), j.summary));
+        if let Some(c) = &j.counterexample {
+            counterexamples.push(format!("minimized counterexample ({}): {c}", tool.name()));
+        }
+        verdicts.push(j.verdict);
+        artifacts.push(r.artifact);
+    }
+    let verdict = if verdicts.iter().all(|v| *v == Verdict::Proven) {
+        Verdict::Proven
+    } else if verdicts.contains(&Verdict::Refuted) {
+        Verdict::Refuted
+    } else {
+        Verdict::Unproven
+    };
+    let declared: Vec<String> =
+        tools.iter().map(|d| format!("{} ({}:{})", d.tool.name(), d.manifest, d.line)).collect();
+    let mut references = counterexamples;
+    references.extend(artifacts.iter().skip(1).cloned());
+    Proof {
+        verdict,
+        tier: None,
+        hold: false,
+        claim: format!("the property checks hold over generated inputs, through {}", declared.join(", ")),
+        detail: lines.join("; "),
+        references,
+        artifact: artifacts.first().cloned(),
     }
 }
 
@@ -453,6 +567,7 @@ fn runner<'a>(cfg: &'a Config, inputs: &'a Inputs, nonce: &'a str) -> impl Fn(&P
             stages: Vec::new(),
             lane: Lane::Fast,
             timeout_secs: crate::config::DEFAULT_COMMAND_TIMEOUT_SECS,
+            technique: None,
             line: 0,
         };
         let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);

@@ -337,3 +337,45 @@ fn a_prose_claim_is_scored_by_the_rubric_and_an_agent_process_by_its_reliability
     assert_eq!(code, 10, "{v:#}");
     assert!(v["obligations"][0]["references"].to_string().contains("unbounded-retry"), "{v:#}");
 }
+
+#[test]
+fn property_checks_run_through_the_declared_tool_and_numeric_checks_name_their_technique() {
+    let t = clean_three_stages(
+        "[[command]]\nname = \"scaling\"\nrun = \"true\"\nstages = [\"core\"]\ntechnique = \"metamorphic-scaling\"\n",
+    );
+    let d = t.path();
+    let diff = apply_body_change(d);
+    // numeric (b): the configured check with its technique
+    let r = request(
+        json!("src/core/__init__.py:1"),
+        json!({ "obligation": "sums scale linearly", "kind": "number" }),
+        &[],
+        &diff,
+    );
+    let (code, v) = verify(d, &r, &[]);
+    assert_eq!(code, 0, "{v:#}");
+    assert_eq!(v["obligations"][0]["routing"]["approach"], "numeric");
+    assert!(v["obligations"][0]["claim"].as_str().unwrap().contains("metamorphic-scaling"), "{v:#}");
+    // property (f): refused as unavailable until the repository declares its tool
+    let r = request(
+        json!("src/core/__init__.py:1"),
+        json!({ "obligation": "parse is total", "kind": "invariant" }),
+        &[],
+        &diff,
+    );
+    let fixture = crate::support::fixtures().join("evidence-output/hypothesis-fail.txt");
+    let command = format!("cat '{}'; exit 1", fixture.display());
+    let (code, v) = verify(d, &r, &["--command", &command]);
+    assert_eq!(code, 14, "{v:#}");
+    assert!(v["obligations"][0]["claim"].as_str().unwrap().contains("declares no property-testing tool"), "{v:#}");
+    std::fs::write(
+        d.join("pyproject.toml"),
+        "[project]\nname = \"shop\"\nversion = \"0.1.0\"\n\n[project.optional-dependencies]\ntest = [\"hypothesis>=6\"]\n",
+    )
+    .unwrap();
+    let (code, v) = verify(d, &r, &["--command", &command]);
+    assert_eq!(code, 10, "{v:#}");
+    let ob = &v["obligations"][0];
+    assert_eq!(ob["routing"]["approach"], "property");
+    assert!(ob["references"][0].as_str().unwrap().starts_with("minimized counterexample (hypothesis)"), "{ob:#}");
+}
