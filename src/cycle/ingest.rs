@@ -95,12 +95,7 @@ pub fn context_events(brief: &Brief, state: &State) -> Vec<Event> {
 /// The gaps of one phase: one per work item, of the kind its tag gives (R55). A wire gap is
 /// about the wire into the phase (or out of the first one).
 pub fn candidates(brief: &Brief, phase: &Phase) -> Vec<Candidate> {
-    let at = brief.phases.iter().position(|p| p.id == phase.id).unwrap_or(0);
-    let wire = match (at.checked_sub(1).and_then(|i| brief.phases.get(i)), brief.phases.get(at + 1)) {
-        (Some(prev), _) => Wire { producer: prev.id.clone(), consumer: phase.id.clone() },
-        (None, Some(next)) => Wire { producer: phase.id.clone(), consumer: next.id.clone() },
-        (None, None) => Wire { producer: phase.id.clone(), consumer: phase.id.clone() },
-    };
+    let wire = phase_wire(brief, phase);
     let mut out: Vec<Candidate> = phase
         .work_items
         .iter()
@@ -120,6 +115,39 @@ pub fn candidates(brief: &Brief, phase: &Phase) -> Vec<Candidate> {
         .collect();
     out.sort_by(|a, b| a.id.cmp(&b.id));
     out
+}
+
+/// The wire a phase's contract is on: the one entering it (out of it, for the first phase).
+pub fn phase_wire(brief: &Brief, phase: &Phase) -> Wire {
+    let at = brief.phases.iter().position(|p| p.id == phase.id).unwrap_or(0);
+    match (at.checked_sub(1).and_then(|i| brief.phases.get(i)), brief.phases.get(at + 1)) {
+        (Some(prev), _) => Wire { producer: prev.id.clone(), consumer: phase.id.clone() },
+        (None, Some(next)) => Wire { producer: phase.id.clone(), consumer: next.id.clone() },
+        (None, None) => Wire { producer: phase.id.clone(), consumer: phase.id.clone() },
+    }
+}
+
+/// The gap of a phase's contract (R54, R56): its exit criteria and Behavior Contract rules are the
+/// obligations verify proves once the phase's work is done; `brief_md` is the brief's Markdown
+/// path relative to the repository, where the phase heading is.
+pub fn contract_candidate(brief: &Brief, phase: &Phase, brief_md: &str) -> Option<Candidate> {
+    if phase.exit_criteria.is_empty() && phase.contract.is_empty() {
+        return None;
+    }
+    let wire = phase_wire(brief, phase);
+    Some(Candidate {
+        id: format!("W-{}", super::short_hash(&["PhaseContract", &phase.id])),
+        kind: crate::ledger::GapKind::Wire,
+        stage: phase.id.clone(),
+        summary: format!(
+            "the contract of {wire} ({} exit criteria, {} Behavior Contract rules) has no proof",
+            phase.exit_criteria.len(),
+            phase.contract.len()
+        ),
+        wire: Some(wire),
+        location: Location { path: brief_md.to_string(), line: Some(phase.line) },
+        source: "PhaseContract",
+    })
 }
 
 #[cfg(test)]

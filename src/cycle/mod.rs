@@ -602,7 +602,22 @@ pub fn step(
         // Record what the scan finds in `stage` (a closed gap found again is a new generation).
         let mut record_scan = |stage: &str, state: &State| -> Result<Vec<Candidate>, LedgerError> {
             let mut cands = match brief.as_ref().and_then(|b| Some((b, b.phases.iter().find(|p| p.id == stage)?))) {
-                Some((b, phase)) => ingest::candidates(b, phase),
+                Some((b, phase)) => {
+                    let mut c = ingest::candidates(b, phase);
+                    // the phase's contract, once its work items are all done
+                    let done = c.iter().all(|c| {
+                        state.gaps.get(&c.id).is_some_and(|g| {
+                            matches!(g.status, GapStatus::Closed | GapStatus::Deferred | GapStatus::Skipped)
+                        })
+                    });
+                    let md = cfg.settings.self_assess_output_dir.value.join(crate::ingest::BRIEF_FILE);
+                    if done
+                        && let Some(k) = ingest::contract_candidate(b, phase, &md.to_string_lossy().replace('\\', "/"))
+                    {
+                        c.push(k);
+                    }
+                    c
+                }
                 None if brief.is_some() => Vec::new(),
                 None => scan(&store, &stream, state, stage),
             };
@@ -633,6 +648,14 @@ pub fn step(
                             .is_some_and(|e| state.overrides.get(&g.id).is_some_and(|o| o.contains(e)))
                 })
             });
+            // A brief is a plan, not a scan: a work item (or phase contract) once closed is done,
+            // not found again.
+            if brief.is_some() {
+                cands.retain(|c| {
+                    !(matches!(c.source, "WorkItem" | "PhaseContract")
+                        && state.gaps.get(&c.id).is_some_and(|g| g.status == GapStatus::Closed))
+                });
+            }
             for c in &mut cands {
                 let mut n = 1;
                 let base = c.id.clone();
@@ -1550,9 +1573,21 @@ pub fn verify(
         },
         proposer: inputs.proposer.clone().unwrap_or_default(),
     };
-    let proof = match route.approach {
-        None => prove::tie(&route),
-        Some(a) => prove::run(a, root, cfg, idx, &target, inputs, &change.hash).map_err(LedgerError::Io)?,
+    let mut label: Option<(String, Option<u8>)> = None;
+    let proof = if g.source == "PhaseContract" {
+        // ingest mode: the phase's exit criteria and Behavior Contract rules, each routed on its own
+        let Some(ctx) = state.context.get(&g.stage) else {
+            return refuse(format!("stage `{}` has no recorded contract", g.stage));
+        };
+        let (proof, approaches, rung) =
+            phase_contract(root, cfg, idx, g, ctx, target, &checks, inputs, &change.hash).map_err(LedgerError::Io)?;
+        label = Some((approaches, rung));
+        proof
+    } else {
+        match route.approach {
+            None => prove::tie(&route),
+            Some(a) => prove::run(a, root, cfg, idx, &target, inputs, &change.hash).map_err(LedgerError::Io)?,
+        }
     };
     let mut ev = verify::evidence(
         g,
@@ -1566,7 +1601,11 @@ pub fn verify(
         proof.artifact,
         &change.hash,
     );
-    if let Some(d) = &routing.disagreement {
+    let phase = label.is_some();
+    if let Some((approaches, rung)) = label {
+        ev.approach = approaches;
+        ev.rung = rung;
+    } else if let Some(d) = &routing.disagreement {
         ev.evidence = format!("{}; {d}", ev.evidence);
     }
     let outcome = verify::Outcome {
@@ -1576,7 +1615,8 @@ pub fn verify(
         rerated,
         rerated_because: because,
         evidence: ev,
-        routing: Some(routing),
+        // a phase contract routes each of its obligations; the evidence lists them
+        routing: (!phase).then_some(routing),
     };
     let file = verify::artifact_path(&out_dir, gap);
     if let Some(parent) = file.parent() {
@@ -1587,6 +1627,94 @@ pub fn verify(
         .and_then(|_| std::fs::rename(&tmp, &file))
         .map_err(|e| LedgerError::Io(format!("{}: {e}", file.display())))?;
     Ok(Ok(outcome))
+}
+
+/// Proves the contract of a phase (ingest mode, R54–R57): every exit criterion and Behavior
+/// Contract rule routed and run on its own; the andon rule over all of them is the verdict.
+#[allow(clippy::too_many_arguments)]
+fn phase_contract(
+    root: &Path,
+    cfg: &Config,
+    idx: &Index,
+    g: &ledger::GapState,
+    ctx: &ledger::StageContextState,
+    target: prove::Target,
+    checks: &[commands::CommandSpec],
+    inputs: &prove::Inputs,
+    hash: &str,
+) -> Result<(prove::Proof, String, Option<u8>), String> {
+    use crate::evidence::route::{self, Object, Subject};
+    use crate::ingest::{Confidence, Priority};
+    let has_checks = !checks.is_empty();
+    let mut subjects: Vec<request::Obligation> = Vec::new();
+    for (i, text) in ctx.exit_criteria.iter().enumerate() {
+        let mut s = Subject { has_checks, ..Subject::default() };
+        for o in route::objects_in(text) {
+            s = s.with(o.0, format!("the exit criterion: {}", o.1));
+        }
+        if s.objects.is_empty() {
+            s = s.with(Object::Behavior, "the exit criterion is about what the code does");
+        }
+        subjects.push((format!("exit-{}", i + 1), text.clone(), None, s));
+    }
+    for o in &ctx.obligations {
+        let rule = request::Rule {
+            id: o.id.clone(),
+            rule: o.rule.clone(),
+            validation: o.validation.clone(),
+            priority: Priority::parse(&o.priority)?,
+            confidence: Confidence::parse(&o.confidence)?,
+        };
+        let s = request::rule_subject(&rule, has_checks);
+        subjects.push((o.id.clone(), o.rule.clone(), Some(rule), s));
+    }
+    let mut results = request::prove_all(root, cfg, idx, subjects, target, checks, inputs, hash)?;
+    for r in results.iter_mut() {
+        // a confirmed entry gate is an ordinary obligation (R57)
+        if ctx.confirmed.contains(&r.id) {
+            r.entry_gate = false;
+        }
+    }
+    let (unmet, condition) = request::judge(&results, &[]);
+    use crate::ledger::gate::Condition;
+    let (verdict, tier, hold) = match condition {
+        None => (Verdict::Proven, None, false),
+        Some(Condition::Tier1Hold) => (Verdict::Refuted, Some(1), true),
+        Some(Condition::Tier2Hold) => (Verdict::Refuted, Some(2), false),
+        Some(Condition::Refuted) => (Verdict::Refuted, None, false),
+        Some(Condition::Unproven) => (Verdict::Unproven, None, false),
+        Some(_) => (Verdict::Unknown, None, false),
+    };
+    let references = results
+        .iter()
+        .map(|r| {
+            let how = match (&r.routing.approach, r.routing.rung) {
+                (Some(a), Some(n)) => format!("{a}, rung {n}"),
+                _ => format!("tie: {}", r.routing.candidates.join(" or ")),
+            };
+            let v =
+                serde_json::to_value(r.verdict).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+            format!("{} [{how}]: {v}: {}", crate::ingest::escape_inline(&r.id), crate::ingest::escape_inline(&r.claim))
+        })
+        .collect();
+    let mut approaches: Vec<&str> = results.iter().filter_map(|r| r.routing.approach.as_deref()).collect();
+    approaches.sort();
+    approaches.dedup();
+    let rung = results.iter().filter_map(|r| r.routing.rung).max();
+    let proof = prove::Proof {
+        verdict,
+        tier,
+        hold,
+        claim: format!(
+            "the {} obligation(s) of the contract of {} hold on the applied change",
+            results.len(),
+            g.wire.as_ref().map(|w| w.to_string()).unwrap_or_default()
+        ),
+        detail: if unmet.is_empty() { "every obligation is proven".into() } else { unmet.join("; ") },
+        references,
+        artifact: None,
+    };
+    Ok((proof, approaches.join("+"), rung))
 }
 
 /// Records pending evidence artifacts (the loop's half of verify): the evidence, the wire's

@@ -416,7 +416,7 @@ pub fn verify(root: &Path, cfg: &Config, idx: &Index, req: &Request, inputs: &In
     let (rerated, rerated_because) = verify::rerate(&change);
     let has_checks = !prove::checks(cfg, &target_stages, inputs.command.as_deref()).is_empty();
     // every obligation routed on its own; each approach runs once for all that route to it
-    let mut subjects: Vec<(String, String, Option<&Rule>, Subject)> = Vec::new();
+    let mut subjects: Vec<Obligation> = Vec::new();
     let mut main = Subject { has_checks, ..Subject::default() };
     for k in &req.kinds {
         main = main.with(*k, "the request's `kind`");
@@ -442,35 +442,9 @@ pub fn verify(root: &Path, cfg: &Config, idx: &Index, req: &Request, inputs: &In
     }
     subjects.push(("contract".into(), req.obligation.clone(), None, main));
     for r in &req.rules {
-        let mut s = Subject { has_checks, ..Subject::default() };
-        for o in route::objects_in(&r.validation) {
-            s = s.with(o.0, format!("its validation: {}", o.1));
-        }
-        if s.objects.is_empty() {
-            for o in route::objects_in(&r.rule) {
-                s = s.with(o.0, format!("the rule: {}", o.1));
-            }
-        }
-        if s.objects.is_empty() {
-            s = s.with(Object::Behavior, "the rule is about what the code does");
-        }
-        subjects.push((r.id.clone(), r.rule.clone(), Some(r), s));
+        subjects.push((r.id.clone(), r.rule.clone(), Some(r.clone()), rule_subject(r, has_checks)));
     }
-    let routes: Vec<route::Route> = subjects
-        .iter()
-        .map(|(_, _, _, s)| prove::decide(s, inputs.chosen))
-        .collect::<Result<_, _>>()
-        .map_err(Stop::Refused)?;
     let checks = prove::checks(cfg, &target_stages, inputs.command.as_deref());
-    // the panel judges, as its criteria, every obligation routed to it
-    let criteria = subjects
-        .iter()
-        .zip(&routes)
-        .filter(|(_, r)| r.approach == Some(Approach::Adversarial))
-        .map(|((id, text, rule, _), _)| {
-            prove::criterion(id, text, rule.is_none_or(|r| r.priority <= Priority::P1), &checks)
-        })
-        .collect();
     let target = Target {
         stages: target_stages,
         wire: target_wire.clone(),
@@ -478,48 +452,12 @@ pub fn verify(root: &Path, cfg: &Config, idx: &Index, req: &Request, inputs: &In
         summary: String::new(),
         id: "request".into(),
         claim: req.obligation.clone(),
-        criteria,
+        criteria: Vec::new(),
         diff: req.diff.clone(),
         proposer: inputs.proposer.clone().unwrap_or_default(),
     };
-    let mut ran: BTreeMap<Approach, Proof> = BTreeMap::new();
-    let mut obligations = Vec::new();
-    for ((id, text, rule, _), route) in subjects.into_iter().zip(routes) {
-        let proof = match route.approach {
-            None => prove::tie(&route),
-            Some(a) => match ran.get(&a) {
-                Some(p) => p.clone(),
-                None => {
-                    let mut p = prove::run(a, root, cfg, idx, &target, inputs, &change.hash).map_err(Stop::Refused)?;
-                    if inputs.artifacts.is_some() {
-                        // a scratch directory, removed when the request ends: nothing to point at
-                        p.artifact = None;
-                        p.references.retain(|r| {
-                            !r.starts_with(&*inputs.artifacts.as_ref().expect("scratch").to_string_lossy())
-                        });
-                    }
-                    ran.insert(a, p.clone());
-                    p
-                }
-            },
-        };
-        obligations.push(ObligationResult {
-            id,
-            text,
-            validation: rule.map(|r| r.validation.clone()),
-            priority: rule.map(|r| r.priority.name().to_string()),
-            confidence: rule.map(|r| r.confidence.name().to_string()),
-            entry_gate: rule.is_some_and(|r| r.priority == Priority::P0 && r.confidence < Confidence::High),
-            routing: prove::routing_record(&route, None),
-            verdict: proof.verdict,
-            tier: proof.tier,
-            hold: proof.hold,
-            claim: proof.claim,
-            evidence: proof.detail,
-            references: proof.references,
-            artifact: proof.artifact,
-        });
-    }
+    let obligations =
+        prove_all(root, cfg, idx, subjects, target, &checks, inputs, &change.hash).map_err(Stop::Refused)?;
     // condition 3, whatever the routes: a tier-1 contradiction on the wire or in a changed file
     let mut holds: Vec<String> = Vec::new();
     if let Some(w) = &target_wire {
@@ -544,6 +482,90 @@ pub fn verify(root: &Path, cfg: &Config, idx: &Index, req: &Request, inputs: &In
         unmet,
         condition,
     })
+}
+
+/// One obligation to prove: its id (`contract` for the main one), text, rule (for an imported
+/// Behavior Contract rule) and what routing knows of it.
+pub type Obligation = (String, String, Option<Rule>, Subject);
+
+/// What routing knows of a Behavior Contract rule: its validation strategy names the object, else
+/// its text, else it is about behaviour.
+pub fn rule_subject(r: &Rule, has_checks: bool) -> Subject {
+    let mut s = Subject { has_checks, ..Subject::default() };
+    for o in route::objects_in(&r.validation) {
+        s = s.with(o.0, format!("its validation: {}", o.1));
+    }
+    if s.objects.is_empty() {
+        for o in route::objects_in(&r.rule) {
+            s = s.with(o.0, format!("the rule: {}", o.1));
+        }
+    }
+    if s.objects.is_empty() {
+        s = s.with(Object::Behavior, "the rule is about what the code does");
+    }
+    s
+}
+
+/// Routes every obligation on its own and runs each approach once for all that route to it; the
+/// panel judges, as its criteria, every obligation routed to it.
+#[allow(clippy::too_many_arguments)]
+pub fn prove_all(
+    root: &Path,
+    cfg: &Config,
+    idx: &Index,
+    subjects: Vec<Obligation>,
+    mut target: Target,
+    checks: &[crate::cycle::commands::CommandSpec],
+    inputs: &Inputs,
+    hash: &str,
+) -> Result<Vec<ObligationResult>, String> {
+    let routes: Vec<route::Route> =
+        subjects.iter().map(|(_, _, _, s)| prove::decide(s, inputs.chosen)).collect::<Result<_, _>>()?;
+    target.criteria = subjects
+        .iter()
+        .zip(&routes)
+        .filter(|(_, r)| r.approach == Some(Approach::Adversarial))
+        .map(|((id, text, rule, _), _)| {
+            prove::criterion(id, text, rule.as_ref().is_none_or(|r| r.priority <= Priority::P1), checks)
+        })
+        .collect();
+    let mut ran: BTreeMap<Approach, Proof> = BTreeMap::new();
+    let mut obligations = Vec::new();
+    for ((id, text, rule, _), route) in subjects.into_iter().zip(routes) {
+        let proof = match route.approach {
+            None => prove::tie(&route),
+            Some(a) => match ran.get(&a) {
+                Some(p) => p.clone(),
+                None => {
+                    let mut p = prove::run(a, root, cfg, idx, &target, inputs, hash)?;
+                    if let Some(scratch) = &inputs.artifacts {
+                        // a scratch directory, removed when the request ends: nothing to point at
+                        p.artifact = None;
+                        p.references.retain(|r| !r.starts_with(&*scratch.to_string_lossy()));
+                    }
+                    ran.insert(a, p.clone());
+                    p
+                }
+            },
+        };
+        obligations.push(ObligationResult {
+            id,
+            text,
+            validation: rule.as_ref().map(|r| r.validation.clone()),
+            priority: rule.as_ref().map(|r| r.priority.name().to_string()),
+            confidence: rule.as_ref().map(|r| r.confidence.name().to_string()),
+            entry_gate: rule.as_ref().is_some_and(|r| r.priority == Priority::P0 && r.confidence < Confidence::High),
+            routing: prove::routing_record(&route, None),
+            verdict: proof.verdict,
+            tier: proof.tier,
+            hold: proof.hold,
+            claim: proof.claim,
+            evidence: proof.detail,
+            references: proof.references,
+            artifact: proof.artifact,
+        });
+    }
+    Ok(obligations)
 }
 
 /// The andon rule over a request's obligations: the condition it halts on (None: proven) and

@@ -1142,11 +1142,25 @@ fn ingest_mode_takes_phases_work_items_and_entry_gates_from_the_brief() {
     assert!(gaps.iter().all(|g| g["source"] == "WorkItem" && g["kind"] == "bug"), "{v:#}");
     assert!(gaps.iter().any(|g| g["path"] == "shared/types.py"), "{v:#}");
     assert_eq!(v["next"]["action"], "propose");
-    // P1's work is set aside: P2 is next, and its P0 rule below High confidence gates it
+    // P1's work is set aside: its contract is the last of its work; set aside too, P2 is next,
+    // and its P0 rule below High confidence gates it
     for g in gaps {
         let id = g["id"].as_str().unwrap();
         assert_eq!(run(&["defer", id, "--by", "lead", "--reason", "later"], d).status.code(), Some(0));
     }
+    let (_, v) = loop_json(d);
+    assert_eq!(
+        (v["cursor"].as_str(), v["picked"]["gap"].as_str().map(|g| g.starts_with("W-"))),
+        (Some("P1"), Some(true))
+    );
+    let contract = v["gaps"].as_array().unwrap().iter().find(|g| g["source"] == "PhaseContract").unwrap().clone();
+    assert_eq!(
+        (contract["path"].as_str(), contract["line"].as_u64()),
+        (Some("analysis/self-assess/MODERNIZATION_BRIEF.md"), Some(6)),
+        "{contract:#}"
+    );
+    let id = contract["id"].as_str().unwrap();
+    assert_eq!(run(&["defer", id, "--by", "lead", "--reason", "later"], d).status.code(), Some(0));
     let (code, v) = loop_json(d);
     assert_eq!((code, v["cursor"].as_str()), (17, Some("P2")), "{v:#}");
     assert_eq!(
@@ -1178,4 +1192,79 @@ fn ingest_mode_takes_phases_work_items_and_entry_gates_from_the_brief() {
     let status = json(&run(&["status", "--format", "json"], d));
     assert!(status["decisions"].as_array().unwrap().iter().any(|x| x["action"] == "confirm"), "{status:#}");
     assert_eq!(run(&["ledger", "check"], d).status.code(), Some(0));
+}
+
+#[test]
+fn an_ingest_phase_contract_is_proven_obligation_by_obligation_and_the_phase_advances() {
+    let t = ingest_repo(true);
+    let d = t.path();
+    std::fs::write(d.join("andon.toml"), "gap_source = \"ingest\"\n\n[[command]]\nname = \"suite\"\nrun = \"true\"\n")
+        .unwrap();
+    std::fs::write(d.join(".gitignore"), "analysis/andon/\n").unwrap();
+    git(d, &["init", "-q"]);
+    git(d, &["add", "-A"]);
+    git(d, &["commit", "-qm", "base"]);
+    let (_, v) = loop_json(d);
+    // W1 fixed, verified by the repository's own check; W2 set aside
+    let gaps = v["gaps"].as_array().unwrap().clone();
+    let w1 = gaps.iter().find(|g| g["path"] == "shared/types.py").unwrap()["id"].as_str().unwrap().to_string();
+    let w2 = gaps.iter().find(|g| g["path"] == "shared/money.py").unwrap()["id"].as_str().unwrap().to_string();
+    assert_eq!(propose_with(d, &w1, "executed", "shared/types.py").status.code(), Some(0));
+    loop_json(d);
+    std::fs::write(d.join("shared/types.py"), "X: int = 1\n").unwrap();
+    let o = run(&["verify", "--gap", &w1, "--format", "json", "-q"], d);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
+    git(d, &["commit", "-qam", "W1"]);
+    assert_eq!(run(&["defer", &w2, "--by", "lead", "--reason", "later"], d).status.code(), Some(0));
+    let (_, v) = loop_json(d);
+    let contract = v["picked"]["gap"].as_str().unwrap().to_string();
+    assert!(
+        v["gaps"].as_array().unwrap().iter().any(|g| g["id"] == contract.as_str() && g["source"] == "PhaseContract"),
+        "{v:#}"
+    );
+    let o = run(
+        &[
+            "propose",
+            "--gap",
+            &contract,
+            "--blast-radius",
+            "local+reversible",
+            "--approach",
+            "executed",
+            "--reason",
+            "r",
+            "--description",
+            "d",
+            "--write-set",
+            "shared/money.py",
+            "--write-set",
+            "requirements.txt",
+        ],
+        d,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
+    loop_json(d);
+    std::fs::write(d.join("shared/money.py"), "Y: int = 2\n").unwrap();
+    // every exit criterion and rule is routed on its own; the P0 property rule cannot be proven
+    // until the repository declares its property-testing tool
+    let o = run(&["verify", "--gap", &contract, "--format", "json", "-q"], d);
+    assert_eq!(o.status.code(), Some(14), "{}", String::from_utf8_lossy(&o.stdout));
+    let e = &json(&o)["evidence"];
+    let refs = e["references"].to_string();
+    assert!(
+        refs.contains("exit-1 [executed, rung 3]: proven") && refs.contains("BC-1 [property, rung 3]: unknown"),
+        "{e:#}"
+    );
+    assert!(e["evidence"].as_str().unwrap().contains("rule `BC-1` (P0 blocking rule)"), "{e:#}");
+    std::fs::write(d.join("requirements.txt"), "hypothesis==6.100.0\n").unwrap();
+    let o = run(&["verify", "--gap", &contract, "--format", "json", "-q"], d);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
+    assert_eq!(json(&o)["evidence"]["approach"], "executed+property");
+    // the loop records it: P1's wire is proven and the stream moves on to the gated P2
+    let (code, v) = loop_json(d);
+    assert_eq!((code, v["cursor"].as_str()), (17, Some("P2")), "{v:#}");
+    let wires = run(&["status", "--format", "json"], d);
+    let status = json(&wires);
+    let p1 = status["stages"].as_array().unwrap().iter().find(|s| s["name"] == "P1").unwrap().clone();
+    assert_eq!(p1["wires"][0]["status"], "proven", "{p1:#}");
 }
