@@ -131,10 +131,12 @@ struct VerifyArgs {
     #[arg(default_value = ".")]
     path: PathBuf,
     /// The gap whose fix was applied (the loop's proposals).
-    #[arg(long, required_unless_present = "request", conflicts_with = "request")]
+    #[arg(long, required_unless_present = "request")]
     gap: Option<String>,
     /// A `{wire, contract, fixDiff}` request (a JSON file, or - for standard input): another
-    /// tool's applied change to prove. Standalone: nothing is persisted.
+    /// tool's applied change to prove. Standalone: nothing is persisted. With `--gap` (a fix
+    /// applied for the loop's gap, e.g. in ingest mode) its fixDiff is that gap's fix and the
+    /// evidence is written for the loop to record.
     #[arg(long, value_name = "FILE")]
     request: Option<String>,
     /// For the `executed` approach: the check to run (its exit code decides; its output is kept).
@@ -678,6 +680,35 @@ fn run_verify(a: VerifyArgs) -> Result<Exit, String> {
         chosen,
         artifacts: None,
     };
+    let mut request = request;
+    let mut diff_text = match &a.diff {
+        None => None,
+        Some(src) => Some(read_input(src)?),
+    };
+    if let (Some(req), Some(gap)) = (&request, &a.gap) {
+        // reached from the loop: the request's diff is the gap's applied fix, proven and persisted
+        // the loop's way (R112); its wire must be the gap's
+        let cfg_dir = crate::ledger::dir_of(&a.path, &cfg.settings);
+        let gap_wire = crate::ledger::load(&cfg_dir)
+            .map_err(|e| e.to_string())?
+            .and_then(|(_, state, _)| state.gaps.get(gap).and_then(|g| g.wire.clone()));
+        let asked = match &req.wire {
+            crate::cycle::request::WireRef::Stages { from, to } => {
+                Some(crate::ledger::Wire { producer: from.clone(), consumer: to.clone() })
+            }
+            crate::cycle::request::WireRef::Site { .. } => None,
+        };
+        if asked.is_some() && asked != gap_wire {
+            let m = format!(
+                "the request's wire is not gap `{gap}`'s ({}): a request reached from the loop proves that gap's fix",
+                gap_wire.map(|w| w.to_string()).unwrap_or_else(|| "no wire".into())
+            );
+            emit(|w| output::request_report(w, &Err(crate::cycle::request::Stop::Refused(m.clone())), json_out))?;
+            return Ok(Exit::Error);
+        }
+        diff_text = Some(req.diff.clone());
+        request = None;
+    }
     if let Some(req) = request {
         // standalone: nothing of the run is kept in the repository (R112)
         let nanos =
@@ -695,10 +726,6 @@ fn run_verify(a: VerifyArgs) -> Result<Exit, String> {
         return Ok(code);
     }
     let gap = a.gap.clone().unwrap_or_default();
-    let diff_text = match &a.diff {
-        None => None,
-        Some(src) => Some(read_input(src)?),
-    };
     let result =
         crate::cycle::verify(&a.path, &cfg, &idx, &gap, &inputs, diff_text.as_deref()).map_err(|e| e.to_string())?;
     let code = match &result {

@@ -1257,7 +1257,19 @@ fn an_ingest_phase_contract_is_proven_obligation_by_obligation_and_the_phase_adv
     );
     assert!(e["evidence"].as_str().unwrap().contains("rule `BC-1` (P0 blocking rule)"), "{e:#}");
     std::fs::write(d.join("requirements.txt"), "hypothesis==6.100.0\n").unwrap();
-    let o = run(&["verify", "--gap", &contract, "--format", "json", "-q"], d);
+    // the fix-applier hands its change in as a request for the loop's gap: proven the loop's way
+    // and persisted by it (R112)
+    git(d, &["add", "-N", "requirements.txt"]);
+    let diff = String::from_utf8(std::process::Command::new("git").arg("diff").current_dir(d).output().unwrap().stdout).unwrap();
+    let request = serde_json::json!({ "wire": "P1 -> P3", "contract": "phase 1 is done", "fixDiff": diff });
+    let scratch = tempfile::tempdir().unwrap();
+    let req = scratch.path().join("request.json");
+    std::fs::write(&req, serde_json::to_vec(&request).unwrap()).unwrap();
+    let o = run(&["verify", "--gap", &contract, "--request", req.to_str().unwrap(), "-q"], d);
+    assert_eq!(o.status.code(), Some(2), "not this gap's wire: {}", String::from_utf8_lossy(&o.stdout));
+    let request = serde_json::json!({ "wire": "P1 -> P2", "contract": "phase 1 is done", "fixDiff": diff });
+    std::fs::write(&req, serde_json::to_vec(&request).unwrap()).unwrap();
+    let o = run(&["verify", "--gap", &contract, "--request", req.to_str().unwrap(), "--format", "json", "-q"], d);
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
     assert_eq!(json(&o)["evidence"]["approach"], "executed+property");
     // the loop records it: P1's wire is proven and the stream moves on to the gated P2
