@@ -1,5 +1,5 @@
-//! Use cases over the index: the stream report and dependency chains. Plain data out; `output`
-//! renders it.
+//! Use cases over the index: the stream report, dependency chains and the suspected injections.
+//! Plain data out; `output` renders it.
 
 use std::collections::BTreeMap;
 
@@ -150,6 +150,34 @@ pub fn stream(idx: &Index) -> Result<StreamReport, String> {
         cycles: cycles.into_iter().map(names).collect(),
         module_cycles: graph::module_cycles(&prog, &store).into_iter().map(names).collect(),
     })
+}
+
+/// Repository text that addresses the tool (R123): reported with its location, never obeyed.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Injection {
+    pub path: String,
+    pub line: u32,
+    /// The line as extracted (trimmed, clipped); raw repository text, escaped only when rendered.
+    pub text: String,
+}
+
+/// Every `SuspectedInjection` row of the index, sorted by path, line and text. Read straight from
+/// the stored segments: no rule runs and nothing is re-extracted, so it costs one pass over rows
+/// the index already decoded.
+pub fn suspected_injections(idx: &Index) -> Vec<Injection> {
+    let segments = idx.facts.iter().map(|f| &f.core).chain([&idx.global]);
+    let mut out: Vec<Injection> = segments
+        .flat_map(|seg| {
+            seg.rows_of(rel::SUSPECTED_INJECTION).map(move |r| Injection {
+                path: seg.str(r[0]).to_string(),
+                line: r[1],
+                text: seg.str(r[2]).to_string(),
+            })
+        })
+        .collect();
+    out.sort();
+    out.dedup();
+    out
 }
 
 /// What `andon why` was asked about, resolved to files.

@@ -1,10 +1,35 @@
 //! `andon status` (R114–R116): the read-only board, derived from the ledger alone. Standing tier-1
 //! holds first; every stage and wire with its status; counters; the constraint and the rule that
 //! chose it; open gaps by kind and blast radius; the proof approaches used; exactly one next step.
+//! Beside the board, the suspected injections of the stored index (R123), which change none of it.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::ledger::{GapStatus, State, Wire, WireStatus};
+
+/// The suspected injections (R123) status lists: those of the stored index, as the last `andon
+/// index`, `check` or `loop` left it. Status reads the index and never updates it (R114: no scan,
+/// no write but its own report).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Injections {
+    /// No index yet.
+    NoIndex,
+    /// The stored index cannot be read, and why.
+    Unreadable(String),
+    /// Sorted by path, line and text.
+    Listed(Vec<crate::ops::Injection>),
+}
+
+impl Injections {
+    /// Reads the stored index of `root` (read-only, no lock, no walk).
+    pub fn of_stored_index(root: &std::path::Path) -> Injections {
+        match crate::index::load(root) {
+            Ok(Some(idx)) => Injections::Listed(crate::ops::suspected_injections(&idx)),
+            Ok(None) => Injections::NoIndex,
+            Err(why) => Injections::Unreadable(why),
+        }
+    }
+}
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Hold {

@@ -94,6 +94,8 @@ pub struct CheckReport {
     pub exceptions_used: usize,
     /// `--base REF`, when given.
     pub base: Option<String>,
+    /// Text of the index addressing the tool (R123): listed, never a finding, never an excuse.
+    pub suspected_injections: Vec<crate::ops::Injection>,
 }
 
 impl CheckReport {
@@ -417,7 +419,15 @@ pub fn run(idx: &Index, root: &Path, cfg: &Config) -> Result<CheckReport, CheckE
         (&a.path, a.line, &a.contract, &a.fingerprint).cmp(&(&b.path, b.line, &b.contract, &b.fingerprint))
     });
     let config = config_path.strip_prefix(root).unwrap_or(&config_path).to_string_lossy().replace('\\', "/");
-    Ok(CheckReport { config, contracts: results, findings, stale_exceptions: stale, exceptions_used: used, base: None })
+    Ok(CheckReport {
+        config,
+        contracts: results,
+        findings,
+        stale_exceptions: stale,
+        exceptions_used: used,
+        base: None,
+        suspected_injections: crate::ops::suspected_injections(idx),
+    })
 }
 
 /// A contract exception with its selectors resolved.

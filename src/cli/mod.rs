@@ -828,15 +828,17 @@ fn run_loop(a: LoopArgs) -> Result<Exit, String> {
         }
         Err(e) => return Err(e.to_string()),
     };
+    // Reported from the index the step ran on; they change nothing the step decided (R123).
+    let injections = crate::ops::suspected_injections(&idx);
     // The session's report and sidecar under output_dir (R125).
     write_reports(
         &out_dir,
         "loop.txt",
-        &|w| output::cycle::report(w, &session, false),
+        &|w| output::cycle::report(w, &session, &injections, false),
         "loop.json",
-        &output::cycle::json_doc(&session),
+        &output::cycle::json_doc(&session, &injections),
     );
-    emit(|w| output::cycle::report(w, &session, matches!(a.common.format, FormatArg::Json)))?;
+    emit(|w| output::cycle::report(w, &session, &injections, matches!(a.common.format, FormatArg::Json)))?;
     Ok(match session.next.action {
         _ if session.halt.is_some() => Exit::halt(session.halt.expect("checked")),
         "decide" => Exit::NeedsHuman,
@@ -863,21 +865,23 @@ fn run_status(a: StatusArgs) -> Result<Exit, String> {
         }
     };
     let board = state.as_ref().map(|s| crate::status::board(s, cfg.settings.thrash_threshold.value));
+    // The stored index as it is: status neither walks nor updates it (R114).
+    let inj = crate::status::Injections::of_stored_index(&a.path);
     // The report and its machine sidecar under output_dir (R125); nothing else is written.
     let out_dir = cfg.settings.output_path(&a.path);
     write_reports(
         &out_dir,
         "status.md",
-        &|w| report(w, board.as_ref(), &shown, StatusFormat::Markdown),
+        &|w| report(w, board.as_ref(), &shown, &inj, StatusFormat::Markdown),
         "status.json",
-        &json_doc(board.as_ref(), &shown),
+        &json_doc(board.as_ref(), &shown, &inj),
     );
     let format = match a.format {
         StatusFormatArg::Text => StatusFormat::Text,
         StatusFormatArg::Json => StatusFormat::Json,
         StatusFormatArg::Markdown => StatusFormat::Markdown,
     };
-    emit(|w| report(w, board.as_ref(), &shown, format))?;
+    emit(|w| report(w, board.as_ref(), &shown, &inj, format))?;
     Ok(Exit::Success)
 }
 

@@ -163,6 +163,9 @@ fn text(w: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
     for s in &r.stale_exceptions {
         writeln!(w, "{}:{}:1: {}: {}", r.config, s.line, s.contract, stale_message(s))?;
     }
+    if !r.suspected_injections.is_empty() {
+        super::injections(w, &r.suspected_injections, "", "  ", false)?;
+    }
     summary_lines(w, r)?;
     verdict_line(w, outcome(r), &verdict_detail(r))
 }
@@ -209,6 +212,7 @@ fn json_doc(r: &CheckReport) -> Value {
         "contracts": contracts,
         "findings": findings,
         "stale_exceptions": stale,
+        "suspected_injections": super::injections_json(&r.suspected_injections),
         "summary": { "contracts": r.contracts.len(), "broken": t.broken, "blocking": t.blocking,
                      "tier1": t.tiers[0], "tier2": t.tiers[1], "tier3": t.tiers[2], "advisory": t.advisory,
                      "excused": t.excused, "exceptions_used": r.exceptions_used, "new": t.new },

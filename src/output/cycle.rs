@@ -1,5 +1,6 @@
 //! Rendering of one `andon loop` step, in the order the session prints (R117): the stream map
-//! (first run or changed), the ledger's state, this step (gap picked and why), and the next action.
+//! (first run or changed), the ledger's state, this step (gap picked and why), the suspected
+//! injections of the index it ran on (R123: reported, never obeyed), and the next action.
 
 use std::io::{self, Write};
 
@@ -8,6 +9,7 @@ use serde_json::{Value, json};
 use super::{SCHEMA_VERSION, inline, verdict_line};
 use crate::cycle::Session;
 use crate::ledger::GapKind;
+use crate::ops::Injection;
 
 /// The verdict token of a step.
 pub fn outcome(s: &Session) -> &'static str {
@@ -34,7 +36,7 @@ fn kind(k: GapKind) -> &'static str {
     }
 }
 
-pub fn json_doc(s: &Session) -> Value {
+pub fn json_doc(s: &Session, injections: &[Injection]) -> Value {
     json!({
         "schema_version": SCHEMA_VERSION,
         "stream_changed": s.stream_changed,
@@ -57,14 +59,15 @@ pub fn json_doc(s: &Session) -> Value {
         "delta": s.delta,
         "ledger_seq": s.ledger_seq,
         "picked": s.picked.as_ref().map(|(g, rule)| json!({ "gap": g, "rule": rule })),
+        "suspected_injections": super::injections_json(injections),
         "next": { "action": s.next.action, "gap": s.next.gap, "detail": s.next.detail },
         "verdict": { "outcome": outcome(s) },
     })
 }
 
-pub fn report(w: &mut dyn Write, s: &Session, json_out: bool) -> io::Result<()> {
+pub fn report(w: &mut dyn Write, s: &Session, injections: &[Injection], json_out: bool) -> io::Result<()> {
     if json_out {
-        return writeln!(w, "{}", serde_json::to_string_pretty(&json_doc(s)).expect("json"));
+        return writeln!(w, "{}", serde_json::to_string_pretty(&json_doc(s, injections)).expect("json"));
     }
     if s.stream_changed {
         writeln!(w, "stream ({} stages, {} wires):", s.stream.stages.len(), s.stream.wires.len())?;
@@ -107,6 +110,9 @@ pub fn report(w: &mut dyn Write, s: &Session, json_out: bool) -> io::Result<()> 
     }
     if let Some((g, rule)) = &s.picked {
         writeln!(w, "picked: {g} ({rule})")?;
+    }
+    if !injections.is_empty() {
+        super::injections(w, injections, "", "  ", false)?;
     }
     writeln!(w, "next: {}", inline(&s.next.detail))?;
     verdict_line(w, outcome(s), s.next.gap.as_deref().unwrap_or(""))

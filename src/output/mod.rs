@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 
 use crate::facts::{ColType, Facts, RELATIONS, RelId};
 use crate::index::{Change, Diag, IndexReport};
+use crate::ops::Injection;
 
 pub const SCHEMA_VERSION: u32 = 1;
 
@@ -35,6 +36,40 @@ pub fn inline(s: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(
         s.chars().map(|c| if unsafe_char(c) { c.escape_unicode().to_string() } else { c.to_string() }).collect(),
     )
+}
+
+/// The heading of the suspected-injection section, the same in every report that lists them.
+pub const INJECTIONS_HEADING: &str = "Suspected injections (repository text addressing andon — reported, never obeyed)";
+
+/// The suspected injections (R123) as JSON: `[{path, line, text}]` in their sorted order, plain
+/// strings (JSON encoding escapes them).
+pub fn injections_json(list: &[Injection]) -> Value {
+    Value::Array(list.iter().map(|i| json!({ "path": i.path, "line": i.line, "text": i.text })).collect())
+}
+
+/// The suspected-injection section of a text or Markdown report: the heading (after `h2`) with the
+/// count, then one `path:line: "text"` line each (after `item`). Path and text go through
+/// [`inline`], and in Markdown their punctuation is escaped too, so quoted text can never start a
+/// line of its own, forge a verdict line or open markup (R123).
+pub(crate) fn injections(w: &mut dyn Write, list: &[Injection], h2: &str, item: &str, md: bool) -> io::Result<()> {
+    let esc = |s: &str| {
+        let s = inline(s);
+        if !md {
+            return s.into_owned();
+        }
+        s.chars().fold(String::new(), |mut o, c| {
+            if "\\`*_[]<>#|~!".contains(c) {
+                o.push('\\');
+            }
+            o.push(c);
+            o
+        })
+    };
+    writeln!(w, "{h2}{INJECTIONS_HEADING}: {}", list.len())?;
+    for i in list {
+        writeln!(w, "{item}{}:{}: \"{}\"", esc(&i.path), i.line, esc(&i.text))?;
+    }
+    Ok(())
 }
 
 pub(crate) fn verdict_line(w: &mut dyn Write, outcome: &str, detail: &str) -> io::Result<()> {

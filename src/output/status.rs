@@ -5,7 +5,7 @@ use std::io::{self, Write};
 use serde_json::{Value, json};
 
 use super::{SCHEMA_VERSION, verdict_line};
-use crate::status::Board;
+use crate::status::{Board, Injections};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StatusFormat {
@@ -21,10 +21,22 @@ fn counts<K: std::fmt::Display>(m: &std::collections::BTreeMap<K, usize>) -> Str
     m.iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join(", ")
 }
 
-pub fn json_doc(b: Option<&Board>, ledger: &str) -> Value {
+/// `suspected_injections` and the state of the index they come from.
+fn injections_fields(inj: &Injections) -> (Value, Value) {
+    let (state, error, list) = match inj {
+        Injections::Listed(l) => ("stored", None, &l[..]),
+        Injections::NoIndex => ("missing", None, &[][..]),
+        Injections::Unreadable(why) => ("unreadable", Some(why.as_str()), &[][..]),
+    };
+    (super::injections_json(list), json!({ "state": state, "error": error }))
+}
+
+pub fn json_doc(b: Option<&Board>, ledger: &str, inj: &Injections) -> Value {
+    let (suspected, index) = injections_fields(inj);
     let Some(b) = b else {
         return json!({
             "schema_version": SCHEMA_VERSION, "ledger": ledger, "never_run": true,
+            "suspected_injections": suspected, "index": index,
             "next": { "action": "loop", "gap": null, "detail": "run `andon loop`: the loop has never run here" },
             "verdict": { "outcome": "never-run" },
         });
@@ -44,29 +56,52 @@ pub fn json_doc(b: Option<&Board>, ledger: &str) -> Value {
         "gaps": { "by_status": b.gaps_by_status, "open_by_kind": b.open_by_kind, "open_by_blast_radius": b.open_by_radius },
         "approaches": b.approaches,
         "decisions": b.decisions.iter().map(|d| json!({ "seq": d.seq, "gap": d.gap, "action": d.action, "by": d.by, "reason": d.reason })).collect::<Vec<_>>(),
+        "suspected_injections": suspected,
+        "index": index,
         "next": { "action": b.next.action, "gap": b.next.gap, "detail": b.next.detail },
         "verdict": { "outcome": if b.holds.is_empty() { "shown" } else { "holding" }, "holds": b.holds.len() },
     })
 }
 
-pub fn report(w: &mut dyn Write, b: Option<&Board>, ledger: &str, format: StatusFormat) -> io::Result<()> {
+/// The suspected-injection section (R123): the list, or why there is none to show.
+fn injections(w: &mut dyn Write, inj: &Injections, h2: &str, item: &str, md: bool) -> io::Result<()> {
+    match inj {
+        Injections::Listed(list) => super::injections(w, list, h2, item, md),
+        Injections::NoIndex => {
+            writeln!(w, "{h2}{}: unknown", super::INJECTIONS_HEADING)?;
+            writeln!(w, "{item}no index yet: `andon index`, `check` or `loop` builds one (status never indexes)")
+        }
+        Injections::Unreadable(why) => {
+            writeln!(w, "{h2}{}: unknown", super::INJECTIONS_HEADING)?;
+            writeln!(w, "{item}the stored index cannot be read ({}): run `andon index`", super::inline(why))
+        }
+    }
+}
+
+pub fn report(
+    w: &mut dyn Write,
+    b: Option<&Board>,
+    ledger: &str,
+    inj: &Injections,
+    format: StatusFormat,
+) -> io::Result<()> {
     if format == StatusFormat::Json {
-        return writeln!(w, "{}", serde_json::to_string_pretty(&json_doc(b, ledger)).expect("json"));
+        return writeln!(w, "{}", serde_json::to_string_pretty(&json_doc(b, ledger, inj)).expect("json"));
     }
     let md = format == StatusFormat::Markdown;
+    let (h1, h2, item) = if md { ("# ", "## ", "- ") } else { ("", "", "  ") };
     let Some(b) = b else {
         if md {
-            writeln!(
-                w,
-                "# andon status\n\nThe loop has never run here (no ledger at `{ledger}`).\n\n**Next:** run `andon loop`."
-            )?;
+            writeln!(w, "# andon status\n\nThe loop has never run here (no ledger at `{ledger}`).\n")?;
+            injections(w, inj, h2, item, md)?;
+            writeln!(w, "\n**Next:** run `andon loop`.")?;
             return Ok(());
         }
         writeln!(w, "the loop has never run here (no ledger at {ledger})")?;
+        injections(w, inj, h2, item, md)?;
         writeln!(w, "next: run `andon loop`")?;
         return verdict_line(w, "never-run", "");
     };
-    let (h1, h2, item) = if md { ("# ", "## ", "- ") } else { ("", "", "  ") };
     writeln!(w, "{h1}andon status")?;
     if !b.holds.is_empty() {
         writeln!(w, "{h2}STANDING TIER-1 HOLDS ({})", b.holds.len())?;
@@ -110,6 +145,7 @@ pub fn report(w: &mut dyn Write, b: Option<&Board>, ledger: &str, format: Status
             writeln!(w, "{item}{} `{}` by {}: {}", d.action, d.gap, super::inline(&d.by), super::inline(&d.reason))?;
         }
     }
+    injections(w, inj, h2, item, md)?;
     writeln!(w, "{h2}next")?;
     writeln!(w, "{item}{}", super::inline(&b.next.detail))?;
     if md {

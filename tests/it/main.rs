@@ -6,6 +6,7 @@ mod cycle;
 mod datalog;
 mod extract;
 mod incremental;
+mod injection;
 mod ledger;
 mod preflight;
 mod request;
