@@ -82,6 +82,8 @@ pub struct Board {
     pub approaches: BTreeMap<String, usize>,
     /// Every person's decision, in record order.
     pub decisions: Vec<crate::ledger::HumanDecision>,
+    /// Proof-strength audits: (evidence, tool, strength, detail).
+    pub audits: Vec<(String, String, String, String)>,
     pub next: NextStep,
 }
 
@@ -276,6 +278,11 @@ pub fn board(state: &State, threshold: u32) -> Board {
         open_by_radius,
         approaches,
         decisions: state.decisions.clone(),
+        audits: state
+            .audits
+            .iter()
+            .flat_map(|(e, v)| v.iter().map(move |(t, s, d)| (e.clone(), t.clone(), s.clone(), d.clone())))
+            .collect(),
         next,
     }
 }

@@ -131,8 +131,12 @@ struct VerifyArgs {
     #[arg(default_value = ".")]
     path: PathBuf,
     /// The gap whose fix was applied (the loop's proposals).
-    #[arg(long, required_unless_present = "request")]
+    #[arg(long, required_unless_present_any = ["request", "audit"])]
     gap: Option<String>,
+    /// Approach (g): audit the strength of recorded evidence E with the language's mutation
+    /// tool; the result is added to that record by the loop, never substituted for it.
+    #[arg(long, value_name = "EVIDENCE", conflicts_with_all = ["gap", "request"])]
+    audit: Option<String>,
     /// A `{wire, contract, fixDiff}` request (a JSON file, or - for standard input): another
     /// tool's applied change to prove. Standalone: nothing is persisted. With `--gap` (a fix
     /// applied for the loop's gap, e.g. in ingest mode) its fixDiff is that gap's fix and the
@@ -654,6 +658,18 @@ fn run_verify(a: VerifyArgs) -> Result<Exit, String> {
         })?),
     };
     let json_out = matches!(a.common.format, FormatArg::Json);
+    if let Some(id) = &a.audit {
+        let path_var = std::env::var_os("PATH");
+        let result = crate::cycle::audit::audit(&a.path, &cfg, id, path_var.as_deref());
+        let code = match &result {
+            Ok(o) if o.strength == "strong" => Exit::Success,
+            Ok(o) if o.strength == "weak" => Exit::Findings,
+            Ok(_) => Exit::halt(Condition::NeedsHuman),
+            Err(_) => Exit::Error,
+        };
+        emit(|w| output::audit_report(w, &result, json_out))?;
+        return Ok(code);
+    }
     let request = match &a.request {
         // a bad request is refused before any work
         Some(src) => match crate::cycle::request::parse(&read_input(src)?) {

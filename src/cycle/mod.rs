@@ -13,6 +13,7 @@ use crate::index::Index;
 use crate::ledger::{self, Event, GapKind, GapStatus, Header, LedgerError, Location, State, Verdict, Wire, WireStatus};
 use crate::ops::StreamReport;
 
+pub mod audit;
 pub mod commands;
 pub mod diff;
 pub mod ingest;
@@ -404,6 +405,7 @@ fn delta(records: &[ledger::Record], since: u64) -> Vec<String> {
             Event::StageContext { .. } => "stage context",
             Event::GateConfirmed { .. } => "entry gate confirmed",
             Event::EvidenceRecorded { .. } => "evidence recorded",
+            Event::EvidenceAudited { .. } => "evidence audited",
             Event::WireStatusChanged { wire, status, .. } => {
                 let st = match status {
                     WireStatus::Proven => "proven",
@@ -583,6 +585,7 @@ pub fn step(
     let surfaces = surface::surfaces(root, idx, &store, &wires);
     let tree = tree_fingerprint(idx);
     record_evidence(root, cfg, idx, &dir, &header, now, &stream, &surfaces, &tree, &mut notes)?;
+    record_audits(root, cfg, &dir, &header, now, &mut notes)?;
     // proofs whose surface changed since (edits made outside the loop) are stale
     {
         let (_, state, _) = ledger::load(&dir)?.ok_or_else(|| LedgerError::Io("no ledger".into()))?;
@@ -1627,6 +1630,43 @@ pub fn verify(
         .and_then(|_| std::fs::rename(&tmp, &file))
         .map_err(|e| LedgerError::Io(format!("{}: {e}", file.display())))?;
     Ok(Ok(outcome))
+}
+
+/// Records pending proof-strength audits, each added to the evidence it audits (R99).
+fn record_audits(
+    root: &Path,
+    cfg: &Config,
+    dir: &Path,
+    header: &Header,
+    now: u64,
+    notes: &mut Vec<String>,
+) -> Result<(), LedgerError> {
+    for (file, outcome) in audit::pending(&cfg.settings.output_path(root)) {
+        match outcome {
+            Err(e) => notes.push(format!("{}: not recorded: {e}", file.display())),
+            Ok(a) => {
+                let (_, state, _) = ledger::load(dir)?.ok_or_else(|| LedgerError::Io("no ledger".into()))?;
+                if !state.evidence.contains_key(&a.evidence) {
+                    notes.push(format!("{}: not recorded: no evidence `{}`", file.display(), a.evidence));
+                } else {
+                    let event = Event::EvidenceAudited {
+                        evidence: a.evidence.clone(),
+                        tool: a.tool.clone(),
+                        strength: a.strength.clone(),
+                        detail: a.detail.clone(),
+                        artifact: a.artifact.clone(),
+                    };
+                    ledger::append(dir, header, &[event], now)?;
+                    notes.push(format!(
+                        "evidence `{}` audited by {}: {} ({})",
+                        a.evidence, a.tool, a.strength, a.detail
+                    ));
+                }
+                let _ = std::fs::remove_file(&file);
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Proves the contract of a phase (ingest mode, R54–R57): every exit criterion and Behavior

@@ -212,6 +212,17 @@ pub enum Event {
     EvidenceRecorded {
         evidence: Evidence,
     },
+    /// A proof-strength audit (approach g, R99) of a recorded evidence record: added to it, never
+    /// a substitute for it (the evidence, its wire and its gap are unchanged).
+    EvidenceAudited {
+        evidence: String,
+        /// The external tool that ran, or the one that was not available.
+        tool: String,
+        /// `strong` (no mutant survived), `weak` (some did), `inconclusive`, `unavailable`.
+        strength: String,
+        detail: String,
+        artifact: Option<String>,
+    },
     WireStatusChanged {
         wire: Wire,
         status: WireStatus,
@@ -409,6 +420,8 @@ pub struct State {
     pub decisions: Vec<HumanDecision>,
     /// Ingest mode: what the brief says about each stage.
     pub context: BTreeMap<String, StageContextState>,
+    /// Proof-strength audits per evidence id: (tool, strength, detail), in record order.
+    pub audits: BTreeMap<String, Vec<(String, String, String)>>,
     pub passes: u32,
     /// `passes` when the last cycle converged.
     pub passes_at_convergence: u32,
@@ -719,6 +732,15 @@ pub fn apply(state: &mut State, seq: u64, e: &Event) -> Result<(), String> {
             }
             g.status = GapStatus::Closed;
             g.resolved_by = Some(evidence.clone());
+        }
+        Event::EvidenceAudited { evidence, tool, strength, detail, .. } => {
+            if !state.evidence.contains_key(evidence) {
+                return Err(format!("an audit of evidence `{evidence}`, which is not recorded"));
+            }
+            if !matches!(strength.as_str(), "strong" | "weak" | "inconclusive" | "unavailable") {
+                return Err(format!("an audit of `{evidence}` with strength `{strength}`"));
+            }
+            state.audits.entry(evidence.clone()).or_default().push((tool.clone(), strength.clone(), detail.clone()));
         }
         Event::StageContext { stage, exit_criteria, obligations, advisory } => {
             let c = state.context.entry(stage.clone()).or_default();

@@ -131,6 +131,9 @@ pub fn render(h: &Header, state: &State, records: &[Record]) -> String {
                 format!("entry gate `{}` of `{}` confirmed by {}", cell(rule), cell(stage), cell(by))
             }
             Event::EvidenceRecorded { evidence } => format!("evidence `{}` recorded", cell(&evidence.id)),
+            Event::EvidenceAudited { evidence, tool, strength, .. } => {
+                format!("evidence `{}` audited by {}: {}", cell(evidence), cell(tool), cell(strength))
+            }
             Event::WireStatusChanged { wire, evidence, .. } => {
                 format!("wire {} changed on `{}`", cell(&wire.to_string()), cell(evidence))
             }

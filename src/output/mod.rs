@@ -694,6 +694,41 @@ pub fn request_report(
     verdict_line(w, &token, if cleared { "" } else { "NOT PROVEN" })
 }
 
+/// `andon verify --audit`: the strength of the audited proof, added to its record by the loop.
+pub fn audit_report(
+    w: &mut dyn Write,
+    result: &Result<crate::cycle::audit::AuditOutcome, String>,
+    json_out: bool,
+) -> io::Result<()> {
+    let token = match result {
+        Ok(o) => format!("audit:{}", o.strength),
+        Err(_) => "refused".to_string(),
+    };
+    if json_out {
+        let mut v = json!({ "schema_version": SCHEMA_VERSION, "verdict": { "outcome": token } });
+        match result {
+            Ok(o) => v["audit"] = serde_json::to_value(o).expect("json"),
+            Err(e) => v["verdict"]["detail"] = json!(e),
+        }
+        return writeln!(w, "{}", serde_json::to_string_pretty(&v).expect("json"));
+    }
+    match result {
+        Ok(o) => {
+            writeln!(
+                w,
+                "audit of `{}` by {}: {}: {}",
+                inline(&o.evidence),
+                inline(&o.tool),
+                o.strength,
+                inline(&o.detail)
+            )?;
+            writeln!(w, "next: run `andon loop`: it adds the audit to the evidence record")?;
+        }
+        Err(e) => writeln!(w, "{}", inline(e))?,
+    }
+    verdict_line(w, &token, "")
+}
+
 /// `andon preflight`: every check with its readiness level and fix. The JSON sidecar and the
 /// human report list the same checks with the same levels.
 pub fn preflight_json(items: &[crate::preflight::Item]) -> Value {

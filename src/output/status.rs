@@ -56,6 +56,7 @@ pub fn json_doc(b: Option<&Board>, ledger: &str, inj: &Injections) -> Value {
         "gaps": { "by_status": b.gaps_by_status, "open_by_kind": b.open_by_kind, "open_by_blast_radius": b.open_by_radius },
         "approaches": b.approaches,
         "decisions": b.decisions.iter().map(|d| json!({ "seq": d.seq, "gap": d.gap, "action": d.action, "by": d.by, "reason": d.reason })).collect::<Vec<_>>(),
+        "audits": b.audits.iter().map(|(e, t, s, d)| json!({ "evidence": e, "tool": t, "strength": s, "detail": d })).collect::<Vec<_>>(),
         "suspected_injections": suspected,
         "index": index,
         "next": { "action": b.next.action, "gap": b.next.gap, "detail": b.next.detail },
@@ -143,6 +144,12 @@ pub fn report(
         writeln!(w, "{h2}decisions")?;
         for d in &b.decisions {
             writeln!(w, "{item}{} `{}` by {}: {}", d.action, d.gap, super::inline(&d.by), super::inline(&d.reason))?;
+        }
+    }
+    if !b.audits.is_empty() {
+        writeln!(w, "{h2}proof-strength audits")?;
+        for (e, t, s, d) in &b.audits {
+            writeln!(w, "{item}`{}` by {}: {s}: {}", super::inline(e), super::inline(t), super::inline(d))?;
         }
     }
     injections(w, inj, h2, item, md)?;

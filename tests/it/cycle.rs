@@ -1260,7 +1260,8 @@ fn an_ingest_phase_contract_is_proven_obligation_by_obligation_and_the_phase_adv
     // the fix-applier hands its change in as a request for the loop's gap: proven the loop's way
     // and persisted by it (R112)
     git(d, &["add", "-N", "requirements.txt"]);
-    let diff = String::from_utf8(std::process::Command::new("git").arg("diff").current_dir(d).output().unwrap().stdout).unwrap();
+    let diff = String::from_utf8(std::process::Command::new("git").arg("diff").current_dir(d).output().unwrap().stdout)
+        .unwrap();
     let request = serde_json::json!({ "wire": "P1 -> P3", "contract": "phase 1 is done", "fixDiff": diff });
     let scratch = tempfile::tempdir().unwrap();
     let req = scratch.path().join("request.json");
@@ -1279,4 +1280,54 @@ fn an_ingest_phase_contract_is_proven_obligation_by_obligation_and_the_phase_adv
     let status = json(&wires);
     let p1 = status["stages"].as_array().unwrap().iter().find(|s| s["name"] == "P1").unwrap().clone();
     assert_eq!(p1["wires"][0]["status"], "proven", "{p1:#}");
+}
+
+#[test]
+fn a_proof_strength_audit_is_added_to_the_evidence_it_audits() {
+    let t = clean_three_stages("");
+    let d = t.path();
+    loop_json(d);
+    let (_, state, _) = ledger::load(&d.join("analysis/andon/ledger")).unwrap().unwrap();
+    let (id, ev) = state.evidence.iter().find(|(_, e)| e.gap.is_some()).map(|(i, e)| (i.clone(), e.clone())).unwrap();
+    let audit = |path: &[&std::path::Path]| {
+        let o = crate::support::andon()
+            .args(["verify", "--audit", &id, "--format", "json", "-q"])
+            .arg(d)
+            .env("PATH", std::env::join_paths(path).unwrap())
+            .output()
+            .unwrap();
+        (o.status.code().unwrap(), json(&o))
+    };
+    // no mutation tool for Python on PATH: unavailable, named, and the run goes on
+    let empty = tempfile::tempdir().unwrap();
+    let (code, v) = audit(&[empty.path()]);
+    assert_eq!((code, v["audit"]["strength"].as_str()), (14, Some("unavailable")), "{v:#}");
+    assert!(v["audit"]["detail"].as_str().unwrap().contains("`mutmut` (install mutmut from PyPI)"), "{v:#}");
+    // a mutation run where mutants survive: the audited proof is weak
+    let bin = tempfile::tempdir().unwrap();
+    let fake = bin.path().join("mutmut");
+    std::fs::write(&fake, "#!/bin/sh\necho 'Killed: 4'\necho '2 survived'\n").unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let (code, v) = audit(&[bin.path(), std::path::Path::new("/usr/bin"), std::path::Path::new("/bin")]);
+    assert_eq!((code, v["audit"]["strength"].as_str()), (1, Some("weak")), "{v:#}");
+    assert!(v["audit"]["command"].as_str().unwrap().starts_with("mutmut run --paths-to-mutate"), "{v:#}");
+    // an audit of an audit, or of nothing, is refused
+    let o = crate::support::run(&["verify", "--audit", "E-nothing", "-q"], d);
+    assert_eq!(o.status.code(), Some(2));
+    // the loop adds it to the record; the evidence itself and its wire are unchanged
+    let (_, v) = loop_json(d);
+    assert!(notes(&v).iter().any(|n| n.contains(&format!("evidence `{id}` audited by mutmut: weak"))), "{v:#}");
+    let (_, after, _) = ledger::load(&d.join("analysis/andon/ledger")).unwrap().unwrap();
+    assert_eq!(after.evidence[&id], ev);
+    assert_eq!(after.audits[&id].last().unwrap().1, "weak");
+    let status = json(&run(&["status", "--format", "json"], d));
+    assert!(
+        status["audits"].as_array().unwrap().iter().any(|a| a["evidence"] == id.as_str() && a["strength"] == "weak"),
+        "{status:#}"
+    );
+    assert_eq!(run(&["ledger", "check"], d).status.code(), Some(0));
 }

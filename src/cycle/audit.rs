@@ -1,0 +1,213 @@
+//! Approach (g), the proof-strength audit (R99, R118–R121): did an existing proof prove anything?
+//! It never runs on its own: it takes the id of a recorded evidence record, mutates the code that
+//! proof is about with the language's mutation-testing tool (by exact name, from
+//! [`crate::capabilities`]) and counts the mutants the checks did not catch. The result is added
+//! to the evidence record (`EvidenceAudited`), never substituted for it. An absent tool is
+//! reported `unavailable` with what to install; the run goes on.
+
+use std::ffi::OsStr;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use super::commands::{self, CommandSpec, Lane};
+use crate::config::Config;
+use crate::ledger;
+
+/// What one audit found, written for the loop to record.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AuditOutcome {
+    pub evidence: String,
+    pub tool: String,
+    /// `strong`, `weak`, `inconclusive` or `unavailable`.
+    pub strength: String,
+    pub detail: String,
+    pub command: Option<String>,
+    pub artifact: Option<String>,
+}
+
+/// The audit artifact of evidence `id`.
+pub fn artifact_path(out_dir: &Path, id: &str) -> std::path::PathBuf {
+    out_dir.join("audits").join(format!("{id}.json"))
+}
+
+fn language_of(path: &str) -> Option<&'static str> {
+    match path.rsplit_once('.').map(|(_, e)| e) {
+        Some("rs") => Some("rust"),
+        Some("py") => Some("python"),
+        Some("ts" | "tsx" | "mts" | "cts") => Some("typescript"),
+        Some("js" | "jsx" | "mjs" | "cjs") => Some("javascript"),
+        _ => None,
+    }
+}
+
+/// The tool's command line for mutating `path` only.
+fn command_for(tool: &str, path: &str) -> String {
+    let quoted = format!("'{}'", path.replace('\'', "'\\''"));
+    match tool {
+        "cargo-mutants" => format!("cargo-mutants mutants --file {quoted} --no-shuffle --colors never"),
+        "mutmut" => format!("mutmut run --paths-to-mutate {quoted}; mutmut results"),
+        _ => format!("{tool} run --mutate {quoted}"),
+    }
+}
+
+/// The number written just before `word` ("3 missed", "12 survived"), summed over the output.
+fn count_before(output: &str, word: &str) -> Option<u64> {
+    let lower = output.to_lowercase();
+    let mut total = None;
+    let mut rest = lower.as_str();
+    while let Some(i) = rest.find(word) {
+        let before = rest[..i].trim_end();
+        let digits: String = before.chars().rev().take_while(char::is_ascii_digit).collect();
+        if !digits.is_empty() {
+            let n: u64 = digits.chars().rev().collect::<String>().parse().unwrap_or(0);
+            total = Some(total.unwrap_or(0) + n);
+        }
+        rest = &rest[i + word.len()..];
+    }
+    total
+}
+
+/// Judges a mutation run by its output: mutants that survived (`missed` in cargo-mutants,
+/// `survived` in mutmut and Stryker) make the audited proof weak; none surviving of some tested,
+/// strong; anything else inconclusive.
+pub fn strength(exit: Option<i32>, timed_out: bool, output: &str) -> (&'static str, String) {
+    if timed_out {
+        return ("inconclusive", "the mutation run timed out".into());
+    }
+    let survived = count_before(output, "missed").or_else(|| count_before(output, "survived"));
+    let caught = count_before(output, "caught").or_else(|| count_before(output, "killed"));
+    match (survived, caught) {
+        (Some(s), _) if s > 0 => ("weak", format!("{s} mutant(s) survived: the checks did not notice those changes")),
+        (Some(0), Some(c)) if c > 0 => ("strong", format!("every mutant tested was caught ({c})")),
+        (None, Some(c)) if c > 0 && exit == Some(0) => ("strong", format!("every mutant tested was caught ({c})")),
+        _ => (
+            "inconclusive",
+            format!(
+                "no mutant counts in the tool's output (exit {})",
+                exit.map(|c| c.to_string()).unwrap_or_else(|| "none".into())
+            ),
+        ),
+    }
+}
+
+/// Audits evidence `id` of the ledger at `root`: writes the outcome for the loop to record.
+pub fn audit(root: &Path, cfg: &Config, id: &str, path_var: Option<&OsStr>) -> Result<AuditOutcome, String> {
+    let dir = ledger::dir_of(root, &cfg.settings);
+    let (_, state, _) =
+        ledger::load(&dir).map_err(|e| e.to_string())?.ok_or("the loop has never run here: no ledger to audit")?;
+    let ev = state.evidence.get(id).ok_or_else(|| format!("no evidence `{id}` in the ledger"))?;
+    if ev.approach == "proof-strength" {
+        return Err(format!("`{id}` is itself an audit; an audit audits a proof"));
+    }
+    let path = ev
+        .gap
+        .as_ref()
+        .and_then(|g| state.gaps.get(g))
+        .map(|g| g.location.path.clone())
+        .ok_or_else(|| format!("evidence `{id}` is not about a gap's file: there is nothing to mutate"))?;
+    let lang = language_of(&path).ok_or_else(|| format!("`{path}` is in no language a mutation tool serves"))?;
+    let out_dir = cfg.settings.output_path(root);
+    let outcome = match crate::capabilities::available("proof-strength", lang, path_var) {
+        Err(why) => AuditOutcome {
+            evidence: id.into(),
+            tool: crate::capabilities::REGISTRY
+                .iter()
+                .filter(|t| t.approach == "proof-strength" && t.language == lang)
+                .map(|t| t.name)
+                .collect::<Vec<_>>()
+                .join(" or "),
+            strength: "unavailable".into(),
+            detail: why,
+            command: None,
+            artifact: None,
+        },
+        Ok(tool) => {
+            let spec = CommandSpec {
+                name: format!("audit-{id}"),
+                run: command_for(tool.name, &path),
+                stages: Vec::new(),
+                lane: Lane::Slow,
+                timeout_secs: 3600,
+                technique: None,
+                line: 0,
+            };
+            let now =
+                std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
+            let r = commands::run(root, &cfg.settings.output_dir.value, &spec, &format!("{id}-{now:x}"));
+            let output = std::fs::read_to_string(root.join(&r.artifact)).unwrap_or_else(|_| r.tail.clone());
+            let (strength, detail) = strength(r.exit, r.timed_out, &output);
+            AuditOutcome {
+                evidence: id.into(),
+                tool: tool.name.into(),
+                strength: strength.into(),
+                detail: format!("{detail} (mutating `{path}`)"),
+                command: Some(spec.run),
+                artifact: Some(r.artifact),
+            }
+        }
+    };
+    let file = artifact_path(&out_dir, id);
+    std::fs::create_dir_all(file.parent().expect("parent")).map_err(|e| format!("{}: {e}", out_dir.display()))?;
+    let tmp = file.with_extension("json.tmp");
+    std::fs::write(&tmp, serde_json::to_vec_pretty(&outcome).expect("json"))
+        .and_then(|_| std::fs::rename(&tmp, &file))
+        .map_err(|e| format!("{}: {e}", file.display()))?;
+    Ok(outcome)
+}
+
+/// The loop's half: records pending audits (each added to its evidence record).
+pub fn pending(out_dir: &Path) -> Vec<(std::path::PathBuf, Result<AuditOutcome, String>)> {
+    let Ok(entries) = std::fs::read_dir(out_dir.join("audits")) else { return Vec::new() };
+    let mut files: Vec<std::path::PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort();
+    files
+        .into_iter()
+        .map(|f| {
+            let r = std::fs::read_to_string(&f)
+                .map_err(|e| e.to_string())
+                .and_then(|t| serde_json::from_str(&t).map_err(|e| e.to_string()));
+            (f, r)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mutation_outputs_rate_the_audited_proof() {
+        let cm = "Found 12 mutants to test\n12 mutants tested in 1m 3s: 2 missed, 9 caught, 1 unviable\n";
+        assert_eq!(strength(Some(2), false, cm).0, "weak");
+        let cm = "5 mutants tested in 20s: 5 caught\n";
+        assert_eq!(strength(Some(0), false, cm).0, "strong");
+        assert_eq!(strength(Some(0), false, "0 missed, 4 caught").0, "strong");
+        assert_eq!(strength(None, true, "").0, "inconclusive");
+        assert_eq!(strength(Some(1), false, "error: could not compile").0, "inconclusive");
+        // Stryker and mutmut speak of survivors
+        assert_eq!(strength(Some(0), false, "Killed: 7\n3 survived\n").0, "weak");
+    }
+
+    #[test]
+    fn only_a_number_right_before_the_word_counts() {
+        assert_eq!(count_before("2 missed, 3 missed", "missed"), Some(5));
+        assert_eq!(count_before("nothing missed", "missed"), None);
+        assert_eq!(count_before("x12 missed", "missed"), Some(12));
+    }
+
+    #[test]
+    fn each_tool_mutates_only_the_file() {
+        assert_eq!(
+            command_for("cargo-mutants", "src/a b.rs"),
+            "cargo-mutants mutants --file 'src/a b.rs' --no-shuffle --colors never"
+        );
+        assert!(command_for("stryker", "src/x.ts").starts_with("stryker run --mutate 'src/x.ts'"));
+        assert_eq!(language_of("a/b.py"), Some("python"));
+        assert_eq!(language_of("README.md"), None);
+    }
+}
