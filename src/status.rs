@@ -189,7 +189,24 @@ pub fn board(state: &State, threshold: u32) -> Board {
         .iter()
         .filter(|(_, s)| s.reopened.len() >= threshold)
         .max_by(|a, b| a.1.reopened.len().cmp(&b.1.reopened.len()).then_with(|| key(b.0).cmp(&key(a.0))));
-    let constraint = if let Some((w, s)) = thrash {
+    // In ingest mode the constraint is the brief's own: the earliest phase with open work (R59).
+    let ingest = !state.stages.is_empty() && state.stages.values().all(|s| s.source == "brief");
+    let open = |stage: &str| {
+        state.gaps.values().any(|g| {
+            g.stage == stage && !matches!(g.status, GapStatus::Closed | GapStatus::Deferred | GapStatus::Skipped)
+        })
+    };
+    let constraint = if ingest {
+        order.iter().find(|s| open(s)).map(|stage| Constraint {
+            wire: wires
+                .iter()
+                .find(|w| &w.consumer == stage)
+                .cloned()
+                .unwrap_or(Wire { producer: stage.clone(), consumer: stage.clone() }),
+            rule: "brief-order",
+            detail: format!("`{stage}` is the earliest phase of the brief with open work"),
+        })
+    } else if let Some((w, s)) = thrash {
         Some(Constraint {
             wire: w.clone(),
             rule: "thrash",

@@ -1205,6 +1205,10 @@ fn an_ingest_phase_contract_is_proven_obligation_by_obligation_and_the_phase_adv
     git(d, &["add", "-A"]);
     git(d, &["commit", "-qm", "base"]);
     let (_, v) = loop_json(d);
+    // status agrees with the loop: the constraint is the brief's earliest phase with open work
+    let status = json(&run(&["status", "--format", "json"], d));
+    assert_eq!(status["constraint"]["rule"], "brief-order", "{status:#}");
+    assert!(status["constraint"]["detail"].as_str().unwrap().contains("`P1`"), "{status:#}");
     // W1 fixed, verified by the repository's own check; W2 set aside
     let gaps = v["gaps"].as_array().unwrap().clone();
     let w1 = gaps.iter().find(|g| g["path"] == "shared/types.py").unwrap()["id"].as_str().unwrap().to_string();
