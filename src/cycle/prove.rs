@@ -464,7 +464,12 @@ fn panel(root: &Path, cfg: &Config, idx: &Index, target: &Target, inputs: &Input
         for_case: None,
         prior_verdicts: Vec::new(),
         proposer_reasoning: None,
-        repo_text: Vec::new(),
+        // text in the changed files that addresses the tool: quoted to the roles as data (R123)
+        repo_text: crate::ops::suspected_injections(idx)
+            .into_iter()
+            .filter(|i| i.path == target.path || target.diff.contains(&format!("+++ b/{}", i.path)))
+            .map(|i| (format!("{}:{}", i.path, i.line), i.text))
+            .collect(),
     };
     let write = |name: &str, p: &panel::Packet| -> Result<(), String> {
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
