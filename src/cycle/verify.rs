@@ -281,7 +281,18 @@ pub fn structural_of(idx: &Index, wire: Option<&Wire>, path: &str, summary: &str
     }
     if !refs.is_empty() {
         refs.sort();
-        return Ok((Verdict::Refuted, Some(tier), tier == 1, format!("{} contradiction(s) on {w}", refs.len()), refs));
+        let why = if tier == 1 {
+            String::new()
+        } else {
+            " (tier 2, not 1: the contradictions rest on heuristic resolution or a stub, not an exact fact)".to_string()
+        };
+        return Ok((
+            Verdict::Refuted,
+            Some(tier),
+            tier == 1,
+            format!("{} contradiction(s) on {w}{why}", refs.len()),
+            refs,
+        ));
     }
     let imports: Vec<String> = rows(rel::WIRE_IMPORT)
         .filter(|r| store.syms.str(r[0]) == w.producer && store.syms.str(r[1]) == w.consumer)
@@ -300,7 +311,10 @@ pub fn structural_of(idx: &Index, wire: Option<&Wire>, path: &str, summary: &str
         Verdict::Proven,
         Some(if exact { 1 } else { 2 }),
         false,
-        format!("every import across {w} resolves to what the producer defines; no stub crosses it"),
+        format!(
+            "every import across {w} resolves to what the producer defines; no stub crosses it{}",
+            if exact { "" } else { " (tier 2, not 1: no import across it resolves exactly)" }
+        ),
         imports,
     ))
 }
