@@ -179,6 +179,23 @@ pub fn run(root: &Path, cfg: &Config, stream: Option<&StreamReport>, path_var: O
         found: if stream.is_some() { "the index answers structural proofs".into() } else { "no index".into() },
         fix: stream.is_none().then(|| "run `andon index`".into()),
     });
+    // Property checks (approach f) run only through a tool the repository itself declares (R98).
+    let declared = crate::evidence::property::detect(root);
+    items.push(if declared.is_empty() {
+        Item {
+            capability: "verify: property",
+            level: Readiness::ReadyWithGaps,
+            found: "no property-testing tool is declared (proptest, quickcheck, hypothesis, fast-check)".into(),
+            fix: Some("declare one as a (dev-)dependency to prove invariants over generated inputs; until then those obligations stay unknown".into()),
+        }
+    } else {
+        Item {
+            capability: "verify: property",
+            level: Readiness::Ready,
+            found: declared.iter().map(|d| format!("{} ({}:{})", d.tool.name(), d.manifest, d.line)).collect::<Vec<_>>().join(", "),
+            fix: None,
+        }
+    });
     // Optional external capabilities (R118-R121): absent means unavailable, never a failure.
     let mut seen = std::collections::BTreeSet::new();
     for t in crate::capabilities::REGISTRY.iter().filter(|t| seen.insert(t.name)) {
