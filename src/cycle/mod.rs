@@ -1551,7 +1551,9 @@ pub fn verify(
     let stages = vec![g.stage.clone()];
     let has_checks = !prove::checks(cfg, &stages, inputs.command.as_deref()).is_empty();
     let subject = prove::subject_of_gap(g, has_checks);
-    let route = match prove::decide(&subject, inputs.chosen) {
+    // a phase contract routes each obligation itself (a choice applies to its ties)
+    let chosen = if g.source == "PhaseContract" { None } else { inputs.chosen };
+    let route = match prove::decide(&subject, chosen) {
         Ok(r) => r,
         Err(m) => return refuse(m),
     };
@@ -1583,7 +1585,7 @@ pub fn verify(
             return refuse(format!("stage `{}` has no recorded contract", g.stage));
         };
         let (proof, approaches, rung) =
-            phase_contract(root, cfg, idx, g, ctx, target, &checks, inputs, &change.hash).map_err(LedgerError::Io)?;
+            phase_contract(root, cfg, idx, g, ctx, target, &checks, inputs, &change).map_err(LedgerError::Io)?;
         label = Some((approaches, rung));
         proof
     } else {
@@ -1681,8 +1683,9 @@ fn phase_contract(
     target: prove::Target,
     checks: &[commands::CommandSpec],
     inputs: &prove::Inputs,
-    hash: &str,
+    change: &verify::Change,
 ) -> Result<(prove::Proof, String, Option<u8>), String> {
+    let hash = change.hash.as_str();
     use crate::evidence::route::{self, Object, Subject};
     use crate::ingest::{Confidence, Priority};
     let has_checks = !checks.is_empty();
@@ -1715,7 +1718,10 @@ fn phase_contract(
             r.entry_gate = false;
         }
     }
-    let (unmet, condition) = request::judge(&results, &[]);
+    // condition 3 over the changed files, whatever the obligations showed
+    let changed: Vec<String> = change.files.iter().map(|(_, p)| p.clone()).collect();
+    let holds = verify::tier1_at(idx, &changed)?;
+    let (unmet, condition) = request::judge(&results, &holds);
     use crate::ledger::gate::Condition;
     let (verdict, tier, hold) = match condition {
         None => (Verdict::Proven, None, false),

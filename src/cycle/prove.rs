@@ -164,6 +164,34 @@ pub fn decide(subject: &Subject, chosen: Option<Approach>) -> Result<Route, Stri
     Ok(r)
 }
 
+/// Routes several obligations with one person's choice: applied to each tie it is a candidate
+/// of, ignored elsewhere; refused when it settles no tie.
+pub fn decide_all(subjects: &[&Subject], chosen: Option<Approach>) -> Result<Vec<Route>, String> {
+    let mut used = false;
+    let routes = subjects
+        .iter()
+        .map(|s| {
+            let mut r = route::route(s);
+            if let Some(c) = chosen
+                && r.needs_human()
+                && r.candidates.contains(&c)
+            {
+                r.approach = Some(c);
+                r.why.push(format!("a person chose {} (--approach)", c.id()));
+                used = true;
+            }
+            r
+        })
+        .collect();
+    match chosen {
+        Some(c) if !used => Err(format!(
+            "--approach {} is refused: it settles no routing tie (a person chooses only between the candidates of a tie)",
+            c.id()
+        )),
+        _ => Ok(routes),
+    }
+}
+
 pub fn routing_record(r: &Route, proposed: Option<&str>) -> Routing {
     let disagreement = match (proposed, r.approach) {
         (Some(p), Some(a)) if p != a.id() => {

@@ -214,6 +214,9 @@ fn parse_contract(v: &Value) -> Result<Contract, Vec<String>> {
                 Some(_) => errs.push(".rules: an array of rules".into()),
             }
             let mut seen = BTreeSet::new();
+            for r in rules.iter().filter(|r| matches!(r.id.as_str(), "contract" | "wire")) {
+                errs.push(format!(".rules: the id `{}` is reserved for the request's own obligations", r.id));
+            }
             for r in &rules {
                 if !seen.insert(r.id.clone()) {
                     errs.push(format!(".rules: the id `{}` is given twice", crate::output::inline(&r.id)));
@@ -353,8 +356,35 @@ pub enum Stop {
 /// Verifies a parsed request on the fresh index of `root`.
 pub fn verify(root: &Path, cfg: &Config, idx: &Index, req: &Request, inputs: &Inputs) -> Result<RequestOutcome, Stop> {
     let own = super::own_paths(cfg);
-    let change = verify::change_from_diff(&req.diff, "request", &own).map_err(Stop::Refused)?;
+    let change = verify::change_from_diff(&req.diff, "request", &[]).map_err(Stop::Refused)?;
+    // andon's own state and settings decide how a change is proven: no change proves itself by
+    // rewriting them
+    let own_state: Vec<String> = change
+        .files
+        .iter()
+        .map(|(_, p)| p.clone())
+        .filter(|p| p == "andon.toml" || p.starts_with(".andon/") || own.iter().any(|o| p.starts_with(o.as_str())))
+        .collect();
+    if !own_state.is_empty() {
+        return Err(Stop::Scope(own_state, "the diff writes andon's own settings or state".into()));
+    }
     applied(root, &req.diff)?;
+    // the whole change: with git, nothing else may differ in the tree the checks run on
+    if let Ok(tree) = verify::change(root, "HEAD", &[], &own) {
+        let given: BTreeSet<&str> = change.files.iter().map(|(_, p)| p.as_str()).collect();
+        let missing: Vec<String> = tree
+            .files
+            .iter()
+            .map(|(_, p)| p.clone())
+            .filter(|p| !given.contains(p.as_str()) && !p.starts_with(".andon/") && p != "andon.toml")
+            .collect();
+        if !missing.is_empty() {
+            return Err(Stop::Refused(format!(
+                "the fixDiff is not the whole change in the tree: it leaves out {}; verification would run on more than the diff",
+                missing.iter().map(|m| crate::output::inline(m)).collect::<Vec<_>>().join(", ")
+            )));
+        }
+    }
     // the declared scope (R113): the request's files, and for a cross-stage move its two stages
     let declared: Vec<String> = if req.files.is_empty() { Vec::new() } else { req.files.clone() };
     let outside: Vec<String> =
@@ -368,8 +398,24 @@ pub fn verify(root: &Path, cfg: &Config, idx: &Index, req: &Request, inputs: &In
         .iter()
         .map(|r| (store.syms.str(r[0]).to_string(), store.syms.str(r[1]).to_string()))
         .collect();
+    let mut stage_of = stage_of;
     let stages: BTreeSet<String> =
         store.rels[rel::STAGE.0 as usize].iter().map(|r| store.syms.str(r[0]).to_string()).collect();
+    // a file the index does not hold (deleted, not indexed) belongs to the stage whose root holds it
+    let roots: Vec<(String, String)> = crate::ops::stream(idx)
+        .map_err(Stop::Refused)?
+        .stages
+        .into_iter()
+        .filter(|s| !s.root.is_empty() && s.root != ".")
+        .map(|s| (format!("{}/", s.root.trim_end_matches('/')), s.name))
+        .collect();
+    for (_, p) in &change.files {
+        if !stage_of.contains_key(p)
+            && let Some((_, st)) = roots.iter().filter(|(r, _)| p.starts_with(r.as_str())).max_by_key(|(r, _)| r.len())
+        {
+            stage_of.insert(p.clone(), st.clone());
+        }
+    }
     let (target_wire, target_stages, path) = match &req.wire {
         WireRef::Stages { from, to } => {
             for s in [from, to] {
@@ -423,7 +469,7 @@ pub fn verify(root: &Path, cfg: &Config, idx: &Index, req: &Request, inputs: &In
     }
     if req.kinds.is_empty() {
         match &req.wire {
-            WireRef::Stages { .. } => main = main.with(Object::Structure, "the change moves code across stages"),
+            WireRef::Stages { .. } => {}
             WireRef::Site { path, crossing, .. } => {
                 if let Some(o) = route::object_of_path(path) {
                     main = main.with(o.0, o.1);
@@ -439,6 +485,15 @@ pub fn verify(root: &Path, cfg: &Config, idx: &Index, req: &Request, inputs: &In
         if main.objects.is_empty() {
             main = main.with(Object::Behavior, "the obligation is about what the code does");
         }
+    }
+    // a cross-stage move also owes the wire itself: every import across it still resolves
+    if let WireRef::Stages { from, to } = &req.wire {
+        subjects.push((
+            "wire".into(),
+            format!("every import across {from} -> {to} resolves to what the producer defines; no stub crosses it"),
+            None,
+            Subject { has_checks, ..Subject::default() }.with(Object::Structure, "the change moves code across stages"),
+        ));
     }
     subjects.push(("contract".into(), req.obligation.clone(), None, main));
     for r in &req.rules {
@@ -471,7 +526,26 @@ pub fn verify(root: &Path, cfg: &Config, idx: &Index, req: &Request, inputs: &In
     holds.extend(verify::tier1_at(idx, &changed).map_err(Stop::Refused)?);
     holds.sort();
     holds.dedup();
-    let (unmet, condition) = judge(&obligations, &holds);
+    let (mut unmet, mut condition) = judge(&obligations, &holds);
+    // condition 2: the actual diff against the authorization ceiling; standalone, no authority
+    // can be raised for it, so it is a halt a person resolves by raising the ceiling or splitting
+    // the change
+    let ceiling = cfg.settings.authorization_level.value;
+    if rerated > ceiling {
+        unmet.insert(
+            0,
+            format!(
+                "the diff rates {} ({rerated_because}), above the authorization ceiling {}",
+                rerated.name(),
+                ceiling.name()
+            ),
+        );
+        // after a hold and a refutation, before everything a person or a later proof settles
+        use crate::ledger::gate::Condition;
+        if !matches!(condition, Some(Condition::Tier1Hold | Condition::Refuted | Condition::Tier2Hold)) {
+            condition = Some(Condition::Authorization);
+        }
+    }
     Ok(RequestOutcome {
         wire: req.wire.clone(),
         change,
@@ -519,8 +593,7 @@ pub fn prove_all(
     inputs: &Inputs,
     hash: &str,
 ) -> Result<Vec<ObligationResult>, String> {
-    let routes: Vec<route::Route> =
-        subjects.iter().map(|(_, _, _, s)| prove::decide(s, inputs.chosen)).collect::<Result<_, _>>()?;
+    let routes = prove::decide_all(&subjects.iter().map(|(_, _, _, s)| s).collect::<Vec<_>>(), inputs.chosen)?;
     target.criteria = subjects
         .iter()
         .zip(&routes)
@@ -588,7 +661,11 @@ pub fn judge(
     }
     for o in obligations {
         let p0 = if o.priority.as_deref() == Some("P0") { " (P0 blocking rule)" } else { "" };
-        let name = if o.id == "contract" { "the contract".to_string() } else { format!("rule `{}`{p0}", o.id) };
+        let name = match o.id.as_str() {
+            "contract" => "the contract".to_string(),
+            "wire" if o.priority.is_none() => "the wire".to_string(),
+            id => format!("rule `{id}`{p0}"),
+        };
         if o.entry_gate {
             note(
                 3,
@@ -603,12 +680,16 @@ pub fn judge(
             Verdict::Refuted if o.tier == Some(2) => {
                 note(2, Condition::Tier2Hold, format!("{name} refuted (tier 2): {}", o.claim), &mut unmet)
             }
-            Verdict::Refuted => note(1, Condition::Refuted, format!("{name} refuted: {}", o.claim), &mut unmet),
+            Verdict::Refuted if o.tier.is_some() => {
+                note(1, Condition::Refuted, format!("{name} refuted: {}", o.claim), &mut unmet)
+            }
+            // what the check showed, not what it was to show
+            Verdict::Refuted => note(1, Condition::Refuted, format!("{name} refuted: {}", o.evidence), &mut unmet),
             Verdict::Unknown if o.routing.approach.is_none() => {
                 note(4, Condition::NeedsHuman, format!("{name}: {}", o.claim), &mut unmet)
             }
             Verdict::Unknown => note(5, Condition::NeedsHuman, format!("{name} unknown: {}", o.claim), &mut unmet),
-            Verdict::Unproven => note(6, Condition::Unproven, format!("{name} unproven: {}", o.claim), &mut unmet),
+            Verdict::Unproven => note(6, Condition::Unproven, format!("{name} unproven: {}", o.evidence), &mut unmet),
         }
     }
     (unmet, worst.map(|(_, c)| c))
@@ -635,7 +716,8 @@ fn applied(root: &Path, diff: &str) -> Result<(), Stop> {
         let _ = child.stdin.take().expect("stdin").write_all(text.as_bytes());
         Ok(child.wait().map_err(|e| Stop::Refused(format!("git apply: {e}")))?.success())
     };
-    if attempt("-p1")? || attempt("-p0")? {
+    // git-style `a/` `b/` prefixes only: the paths read from the diff are the paths it writes
+    if attempt("-p1")? {
         return Ok(());
     }
     Err(Stop::Refused(

@@ -92,22 +92,92 @@ pub fn diff_text(root: &Path, base: &str) -> Result<String, String> {
     git(root, &["diff", "--no-renames", base, "--", "."])
 }
 
-/// The change a unified diff describes (`--diff FILE`): its files from the `---`/`+++` headers
-/// (added from /dev/null, deleted to /dev/null), its hash from its text.
+/// A path as git writes it in a diff: C-quoted (`"a/caf\303\251.py"`) when it has special or
+/// non-ASCII characters, plain otherwise.
+fn unquote(p: &str) -> String {
+    let Some(inner) = p.strip_prefix('"').and_then(|p| p.strip_suffix('"')) else { return p.to_string() };
+    let mut bytes = Vec::new();
+    let mut it = inner.bytes().peekable();
+    while let Some(b) = it.next() {
+        if b != b'\\' {
+            bytes.push(b);
+            continue;
+        }
+        match it.next() {
+            Some(b'n') => bytes.push(b'\n'),
+            Some(b't') => bytes.push(b'\t'),
+            Some(b'a') => bytes.push(7),
+            Some(b'b') => bytes.push(8),
+            Some(b'f') => bytes.push(12),
+            Some(b'r') => bytes.push(b'\r'),
+            Some(b'v') => bytes.push(11),
+            Some(d @ b'0'..=b'7') => {
+                let mut v = u32::from(d - b'0');
+                for _ in 0..2 {
+                    if let Some(&n @ b'0'..=b'7') = it.peek() {
+                        v = v * 8 + u32::from(n - b'0');
+                        it.next();
+                    }
+                }
+                bytes.push(v as u8);
+            }
+            Some(other) => bytes.push(other),
+            None => {}
+        }
+    }
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// The two paths of a `diff --git a/X b/Y` header (quoted or plain).
+fn git_header_paths(rest: &str) -> Option<(String, String)> {
+    if rest.starts_with('"') {
+        // quoted old path, then a space, then the new path (quoted or not)
+        let end = rest[1..].find("\" ").map(|i| i + 2)?;
+        let (a, b) = (rest[..end].to_string(), rest[end..].trim_start().to_string());
+        return Some((unquote(&a), unquote(&b)));
+    }
+    if rest.ends_with('"') {
+        let start = rest.rfind(" \"")?;
+        return Some((rest[..start].to_string(), unquote(&rest[start + 1..])));
+    }
+    // plain: the old and new paths are the same length in the common case; else split at " b/"
+    let i = rest.rfind(" b/")?;
+    Some((rest[..i].to_string(), rest[i + 1..].to_string()))
+}
+
+/// The change a unified diff describes (`--diff FILE`): its files from the `diff --git` headers
+/// (renames, copies, mode changes and binary patches included) and the `---`/`+++` headers (added
+/// from /dev/null, deleted to /dev/null), its hash from its text. Paths must be plain relative
+/// paths inside the repository.
 pub fn change_from_diff(text: &str, base: &str, exclude: &[String]) -> Result<Change, String> {
     let strip = |p: &str| -> Option<String> {
         let p = p.split('\t').next().unwrap_or(p).trim();
         if p == "/dev/null" {
             return None;
         }
-        Some(p.strip_prefix("a/").or_else(|| p.strip_prefix("b/")).unwrap_or(p).to_string())
+        let p = unquote(p);
+        Some(p.strip_prefix("a/").or_else(|| p.strip_prefix("b/")).unwrap_or(&p).to_string())
     };
     let mut files: Vec<(String, String)> = Vec::new();
-    // `diff --git a/x b/x` headers: a new or deleted empty file has no `---`/`+++` lines
+    // `diff --git a/x b/y` sections: every file git touches has one, even with no `---`/`+++`
+    // lines (a new or deleted empty file, a rename, a mode change, a binary patch)
     let mut header: Option<String> = None;
     for l in text.lines() {
         if let Some(rest) = l.strip_prefix("diff --git ") {
-            header = rest.split(' ').next_back().map(|b| b.strip_prefix("b/").unwrap_or(b).to_string());
+            if let Some((a, b)) = git_header_paths(rest) {
+                let (a, b) = (strip(&a).unwrap_or_default(), strip(&b).unwrap_or_default());
+                files.push(("M".into(), b.clone()));
+                if a != b {
+                    files.push(("M".into(), a));
+                }
+                header = Some(b);
+            } else {
+                return Err(format!("cannot read the diff header `{}`", crate::output::inline(l)));
+            }
+        } else if let Some(from) = l.strip_prefix("rename from ") {
+            files.push(("D".into(), unquote(from)));
+        } else if let Some(to) = l.strip_prefix("rename to ").or_else(|| l.strip_prefix("copy to ")) {
+            files.push(("A".into(), unquote(to)));
         } else if l.starts_with("deleted file mode") {
             if let Some(h) = &header {
                 files.push(("D".into(), h.clone()));
@@ -136,7 +206,13 @@ pub fn change_from_diff(text: &str, base: &str, exclude: &[String]) -> Result<Ch
     }
     for (_, p) in &files {
         if p.starts_with('/') || p.split('/').any(|c| c == "..") {
-            return Err(format!("the diff writes `{p}`, outside the repository"));
+            return Err(format!("the diff writes `{}`, outside the repository", crate::output::inline(p)));
+        }
+        if p.is_empty() || p.contains('\\') || p.split('/').any(|c| c.is_empty() || c == ".") {
+            return Err(format!(
+                "the diff writes `{}`: not a plain relative path (no empty or `.` components)",
+                crate::output::inline(p)
+            ));
         }
     }
     files.retain(|(_, p)| !exclude.iter().any(|e| p.starts_with(e.as_str())));
@@ -319,8 +395,8 @@ pub fn structural_of(idx: &Index, wire: Option<&Wire>, path: &str, summary: &str
     ))
 }
 
-/// Tier-1 contradictions in `paths` (condition 3 of the andon rule): imports there that exact
-/// resolution shows the producer does not define or export.
+/// Tier-1 contradictions touching `paths` (condition 3 of the andon rule): imports in them, or of
+/// them, that exact resolution shows the producer does not define or export.
 pub fn tier1_at(idx: &Index, paths: &[String]) -> Result<Vec<String>, String> {
     let prog = datalog::builtin_program();
     let need = prog.needed(&[rel::BROKEN_IMPORT_AT.0 as usize]);
@@ -329,7 +405,9 @@ pub fn tier1_at(idx: &Index, paths: &[String]) -> Result<Vec<String>, String> {
     let s = |v: u32| store.syms.str(v).to_string();
     let mut out: Vec<String> = store.rels[rel::BROKEN_IMPORT_AT.0 as usize]
         .iter()
-        .filter(|r| s(r[5]) == "exact" && paths.contains(&s(r[0])))
+        // an import in a changed file, or an import of a changed file (the change broke a consumer
+        // it did not touch)
+        .filter(|r| s(r[5]) == "exact" && (paths.contains(&s(r[0])) || paths.contains(&s(r[4]))))
         .map(|r| format!("{}:{}: `{}` is not defined or exported by {}", s(r[0]), r[1], s(r[2]), s(r[4])))
         .collect();
     out.sort();

@@ -17,8 +17,10 @@
 //! The table, in order:
 //! 1. A proof-strength audit (g) is never routed to on its own: it is asked for with the id of a
 //!    prior evidence record, and its result is added to that record (R99).
-//! 2. Every specific object (all but behaviour) proposes its approach. Among numerical approaches
-//!    the more domain-specific one wins: `numeric` over `property` (R90).
+//! 2. Every specific object (all but behaviour) proposes its approach — except structure next to
+//!    behaviour: an obligation about behaviour is not a structural claim, whatever scope its words
+//!    name. Among numerical approaches the more domain-specific one wins: `numeric` over
+//!    `property` (R90).
 //! 3. The cheapest rung among the candidates wins (the cost model: deterministic checks are
 //!    exhausted before judged ones; a structural claim is never escalated, R19).
 //! 4. Two or more candidates left on the same rung is a genuine tie: no verdict, a needs-human
@@ -213,7 +215,14 @@ impl Route {
 /// always gives the same route.
 pub fn route(subject: &Subject) -> Route {
     let mut why: Vec<String> = subject.objects.iter().map(|(o, w)| format!("{}: {w}", o.id())).collect();
-    let mut specific: BTreeSet<Approach> = subject.kinds().into_iter().filter_map(Object::specific).collect();
+    let kinds = subject.kinds();
+    let mut specific: BTreeSet<Approach> = kinds.iter().copied().filter_map(Object::specific).collect();
+    // A behaviour obligation that also names structure ("unit tests of every caller", "behaviour
+    // is unchanged across the move") is about behaviour: the structural words name its scope, and
+    // a structural check cannot show behaviour unchanged.
+    if kinds.contains(&Object::Behavior) && specific.remove(&Approach::Structural) {
+        why.push("behaviour and structure both named: a structural check cannot prove behaviour, so the behaviour row decides".into());
+    }
     if specific.contains(&Approach::Numeric) && specific.remove(&Approach::Property) {
         why.push("numeric and property both apply: the more domain-specific numeric approach wins".into());
     }
@@ -278,6 +287,7 @@ const WORDS: &[(Object, &[&str])] = &[
             "forall",
             "for all",
             "generated inputs",
+            "property-based",
             "proptest",
             "quickcheck",
             "hypothesis",
@@ -345,7 +355,10 @@ const WORDS: &[(Object, &[&str])] = &[
             "regression",
             "behavior",
             "behaviour",
+            "behavior-preserving",
+            "behaviour-preserving",
             "equivalence",
+            "equivalent",
         ],
     ),
 ];
@@ -404,9 +417,15 @@ mod tests {
             for checks in [false, true] {
                 let r = route(&subject(&[o], checks));
                 assert_eq!(r.approach, Some(a), "{o:?} checks={checks}");
-                // a specific approach beats the behaviour default even next to behaviour
+                // a specific approach beats the behaviour default even next to behaviour, except
+                // structure: a behaviour obligation is not a structural claim
                 let r = route(&subject(&[o, Object::Behavior], checks));
-                assert_eq!(r.approach, Some(a), "{o:?}+behavior checks={checks}");
+                if o == Object::Structure {
+                    let default = if checks { Approach::Executed } else { Approach::Adversarial };
+                    assert_eq!(r.approach, Some(default), "structure+behavior checks={checks}");
+                } else {
+                    assert_eq!(r.approach, Some(a), "{o:?}+behavior checks={checks}");
+                }
             }
         }
     }
@@ -427,7 +446,7 @@ mod tests {
 
     #[test]
     fn a_structural_claim_is_never_escalated() {
-        for other in [Object::Claim, Object::Invariant, Object::Number, Object::Behavior] {
+        for other in [Object::Claim, Object::Invariant, Object::Number] {
             let r = route(&subject(&[Object::Structure, other], false));
             assert_eq!(r.approach, Some(Approach::Structural), "{other:?}");
         }
@@ -452,7 +471,8 @@ mod tests {
                 let s = subject(&objects, checks);
                 let r = route(&s);
                 assert_eq!(r, route(&s));
-                let specific = objects.iter().any(|o| o.specific().is_some());
+                let behavior = objects.contains(&Object::Behavior);
+                let specific = objects.iter().any(|o| o.specific().is_some() && !(behavior && *o == Object::Structure));
                 if r.approach == Some(Approach::Adversarial) {
                     assert!(!specific && !checks, "{objects:?}");
                 }

@@ -602,7 +602,7 @@ pub fn verify_report(
         }
         return writeln!(w, "{}", serde_json::to_string_pretty(&v).expect("json"));
     }
-    writeln!(w, "{detail}")?;
+    writeln!(w, "{}", inline(&detail))?;
     if let Ok(o) = result {
         if let Some(r) = &o.routing {
             writeln!(w, "route: {} ({})", r.approach.as_deref().unwrap_or("tie"), inline(&r.why.join("; ")))?;
@@ -611,18 +611,18 @@ pub fn verify_report(
             }
         }
         for r in &o.evidence.references {
-            writeln!(w, "  {r}")?;
+            writeln!(w, "  {}", inline(r))?;
         }
         writeln!(
             w,
             "diff: {} file(s) against {}; blast radius {} ({})",
             o.change.files.len(),
-            o.change.base,
+            inline(&o.change.base),
             o.rerated.name(),
-            o.rerated_because
+            inline(&o.rerated_because)
         )?;
     }
-    writeln!(w, "next: {next}")?;
+    writeln!(w, "next: {}", inline(&next))?;
     verdict_line(w, &token, gap)
 }
 
@@ -685,7 +685,7 @@ pub fn request_report(
             "diff: {} file(s); blast radius {} ({})",
             o.change.files.len(),
             o.rerated.name(),
-            o.rerated_because
+            inline(&o.rerated_because)
         )?;
         writeln!(w, "nothing was persisted (standalone request)")?;
     } else {

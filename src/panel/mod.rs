@@ -577,8 +577,11 @@ pub fn judge(input: &PanelInput, outputs: &[RoleOutput], rerun: &[CheckResult], 
     }
     let checks: &[Check] = by_role.get(&Role::Evidence).map_or(&[], |o| &o.checks);
     // andon's re-run outranks the evidence role's report when andon could run the command.
-    let status = |k: &Check| match rerun.iter().find(|r| r.id == k.id && r.observed.is_some()) {
-        Some(r) => (r.status, r.why.clone()),
+    // A check andon tried and could not re-run (it timed out, was killed, could not start) backs
+    // nothing: it is unverifiable whatever the evidence role reported (R103).
+    let status = |k: &Check| match rerun.iter().find(|r| r.id == k.id) {
+        Some(r) if r.observed.is_some() => (r.status, r.why.clone()),
+        Some(r) => (CheckStatus::Unverifiable, r.why.clone()),
         None => (k.status, "not re-run by andon; as the evidence role reported".into()),
     };
     let mut per = Vec::new();
@@ -915,8 +918,9 @@ mod tests {
     fn proven_when_every_criterion_passes_on_confirmed_evidence() {
         rule(|_| {}, &zero, false, (Verdict::Proven, "c1", Outcome::Pass, "backed by check `chk-1`"));
         rule(|_| {}, &zero, false, (Verdict::Proven, "c2", Outcome::Pass, "; the for advocate conceded it"));
-        // andon could not re-run it: the evidence role's confirmation stands, and says so.
-        rule(|_| {}, &|_, _| None, false, (Verdict::Proven, "c1", Outcome::Pass, "not re-run by andon"));
+        // andon could not re-run it (timed out, killed, could not start): unverifiable, whatever
+        // the evidence role reported; it backs nothing (R103)
+        rule(|_| {}, &|_, _| None, false, (Verdict::Unproven, "c1", Outcome::Unbacked, "no confirmed check backs it"));
     }
 
     #[test]

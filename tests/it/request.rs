@@ -39,6 +39,10 @@ fn verify(d: &Path, request: &Value, extra: &[&str]) -> (i32, Value) {
     (o.status.code().unwrap(), json(&o))
 }
 
+fn by_id(v: &Value, id: &str) -> Value {
+    v["obligations"].as_array().unwrap().iter().find(|o| o["id"] == id).cloned().unwrap_or(Value::Null)
+}
+
 fn request(wire: Value, contract: Value, files: &[&str], diff: &str) -> Value {
     json!({ "wire": wire, "contract": contract, "fixDiff": { "files": files, "diff": diff } })
 }
@@ -54,9 +58,11 @@ fn a_cross_stage_move_is_proven_structurally_and_nothing_is_persisted() {
     assert_eq!(code, 0, "{v:#}");
     assert_eq!(v["verdict"]["outcome"], "proven");
     assert_eq!((v["cleared"].as_bool(), v["persisted"].as_bool()), (Some(true), Some(false)));
-    let ob = &v["obligations"][0];
+    // the move owes its wire (structural) and its behaviour (the repository's own checks)
+    let ob = by_id(&v, "wire");
     assert_eq!((ob["routing"]["approach"].as_str(), ob["routing"]["family"].as_str()), (Some("structural"), Some("e")));
     assert_eq!((ob["routing"]["rung"].as_u64(), ob["tier"].as_u64()), (Some(2), Some(1)), "{ob:#}");
+    assert_eq!(by_id(&v, "contract")["routing"]["approach"], "executed", "{v:#}");
     // standalone: no ledger, no report, no command output in the repository
     assert!(!d.join("analysis").exists(), "nothing persisted");
 }
@@ -116,7 +122,7 @@ fn a_tier_one_contradiction_is_a_hold_whatever_else_passes() {
     assert_eq!(v["verdict"]["outcome"], "halt:tier1-hold");
     assert!(v["holds"].as_array().unwrap().iter().any(|h| h.as_str().unwrap().contains("`gone`")), "{v:#}");
     // the executed check passed: the hold outranks it
-    assert_eq!(v["obligations"][0]["verdict"], "proven", "{v:#}");
+    assert_eq!(by_id(&v, "contract")["verdict"], "proven", "{v:#}");
 }
 
 #[test]
@@ -147,12 +153,12 @@ fn a_routing_tie_renders_no_verdict_until_a_person_chooses() {
     let r = request(json!("core -> api"), json!({ "obligation": "x", "kind": ["structure", "process"] }), &[], &diff);
     let (code, v) = verify(d, &r, &[]);
     assert_eq!((code, v["verdict"]["outcome"].as_str()), (14, Some("halt:needs-human")), "{v:#}");
-    let ob = &v["obligations"][0];
+    let ob = by_id(&v, "contract");
     assert_eq!(ob["routing"]["approach"], Value::Null);
     assert_eq!(ob["routing"]["candidates"], json!(["structural", "agentic"]));
     let (code, v) = verify(d, &r, &["--approach", "structural"]);
     assert_eq!(code, 0, "{v:#}");
-    assert!(v["obligations"][0]["routing"]["why"].to_string().contains("a person chose structural"));
+    assert!(by_id(&v, "contract")["routing"]["why"].to_string().contains("a person chose structural"));
     let (code, _) = verify(d, &r, &["--approach", "numeric"]);
     assert_eq!(code, 2, "only a tied candidate may be chosen");
 }
@@ -382,9 +388,77 @@ fn property_checks_run_through_the_declared_tool_and_numeric_checks_name_their_t
         "[project]\nname = \"shop\"\nversion = \"0.1.0\"\n\n[project.optional-dependencies]\ntest = [\"hypothesis>=6\"]\n",
     )
     .unwrap();
+    git(d, &["commit", "-qm", "declare hypothesis", "--", "pyproject.toml"]);
     let (code, v) = verify(d, &r, &["--command", &command]);
     assert_eq!(code, 10, "{v:#}");
     let ob = &v["obligations"][0];
     assert_eq!(ob["routing"]["approach"], "property");
     assert!(ob["references"][0].as_str().unwrap().starts_with("minimized counterexample (hypothesis)"), "{ob:#}");
+}
+
+#[test]
+fn what_the_change_really_does_decides_not_what_the_request_says() {
+    // a move whose behaviour check fails is not proven by its wire alone
+    let t = repo();
+    let d = t.path();
+    std::fs::write(d.join("src/core/__init__.py"), "def parse(text):\n    return []\n").unwrap();
+    std::fs::write(d.join("src/core/broken"), "").unwrap();
+    let (code, v) =
+        verify(d, &request(json!("core -> api"), json!("behavior is unchanged across the move"), &[], &diff(d)), &[]);
+    assert_eq!((code, by_id(&v, "contract")["verdict"].as_str()), (10, Some("refuted")), "{v:#}");
+    // a change that breaks a consumer it did not touch is a tier-1 hold, whatever the wire says
+    let t = repo();
+    let d = t.path();
+    std::fs::write(d.join("src/core/__init__.py"), "def parse2(text):\n    return text.split()\n").unwrap();
+    let (code, v) = verify(d, &request(json!("src/core/__init__.py:1"), json!("same"), &[], &diff(d)), &[]);
+    assert_eq!(code, 12, "{v:#}");
+    assert!(v["holds"][0].as_str().unwrap().starts_with("src/api/__init__.py:1"), "{v:#}");
+    // a change above the authorization ceiling halts
+    let t = repo();
+    let d = t.path();
+    apply_body_change(d);
+    std::fs::create_dir_all(d.join(".github/workflows")).unwrap();
+    std::fs::write(d.join(".github/workflows/release.yml"), "on: push\n").unwrap();
+    let (code, v) = verify(d, &request(json!("src/core/__init__.py:1"), json!("same"), &[], &diff(d)), &[]);
+    assert_eq!((code, v["verdict"]["outcome"].as_str()), (11, Some("halt:authorization")), "{v:#}");
+}
+
+#[test]
+fn renames_deletions_own_state_and_partial_diffs_cannot_slip_past_the_scope() {
+    let t = repo();
+    let d = t.path();
+    apply_body_change(d);
+    git(d, &["mv", "src/cli/test_cli.py", "src/cli/test_main.py"]);
+    let diff_text = String::from_utf8(
+        std::process::Command::new("git").args(["diff", "-M", "HEAD"]).current_dir(d).output().unwrap().stdout,
+    )
+    .unwrap();
+    assert!(diff_text.contains("rename from"), "{diff_text}");
+    let (code, v) =
+        verify(d, &request(json!("core -> api"), json!("same"), &["src/core/__init__.py"], &diff_text), &[]);
+    assert_eq!(code, 1, "{v:#}");
+    assert_eq!(v["outside_scope"], json!(["src/cli/test_main.py", "src/cli/test_cli.py"]));
+    let (code, v) = verify(d, &request(json!("core -> api"), json!("same"), &[], &diff_text), &[]);
+    assert_eq!(code, 1, "a deleted file of another stage is outside the wire: {v:#}");
+    // andon's own state is never part of a fix
+    let t = repo();
+    let d = t.path();
+    std::fs::write(d.join("andon.toml"), "[[command]]\nname = \"suite\"\nrun = \"true\"\n").unwrap();
+    let (code, v) = verify(d, &request(json!("src/core/__init__.py:1"), json!("same"), &[], &diff(d)), &[]);
+    assert_eq!((code, v["outside_scope"][0].as_str()), (1, Some("andon.toml")), "{v:#}");
+    // a diff that leaves part of the tree's change out, or writes odd paths, is refused
+    let t = repo();
+    let d = t.path();
+    let core = apply_body_change(d);
+    std::fs::write(
+        d.join("src/api/__init__.py"),
+        "from core import parse\n\n\ndef run(text):\n    return parse(text)  # x\n",
+    )
+    .unwrap();
+    let (code, v) = verify(d, &request(json!("src/core/__init__.py:1"), json!("same"), &[], &core), &[]);
+    assert_eq!(code, 2, "{v:#}");
+    assert!(v["verdict"]["detail"].as_str().unwrap().contains("leaves out src/api/__init__.py"), "{v:#}");
+    let odd = core.replace("b/src/core/__init__.py", "b/src//core/__init__.py");
+    let (code, v) = verify(d, &request(json!("src/core/__init__.py:1"), json!("same"), &[], &odd), &[]);
+    assert_eq!(code, 2, "{v:#}");
 }
