@@ -130,9 +130,9 @@ fn unquote(p: &str) -> String {
 
 /// The two paths of a `diff --git a/X b/Y` header (quoted or plain).
 fn git_header_paths(rest: &str) -> Option<(String, String)> {
-    if rest.starts_with('"') {
+    if let Some(tail) = rest.strip_prefix('"') {
         // quoted old path, then a space, then the new path (quoted or not)
-        let end = rest[1..].find("\" ").map(|i| i + 2)?;
+        let end = tail.find("\" ").map(|i| i + 2)?;
         let (a, b) = (rest[..end].to_string(), rest[end..].trim_start().to_string());
         return Some((unquote(&a), unquote(&b)));
     }
