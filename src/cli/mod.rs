@@ -695,6 +695,8 @@ fn run_verify(a: VerifyArgs) -> Result<Exit, String> {
         proposer: a.proposer.clone(),
         chosen,
         artifacts: None,
+        rules: Vec::new(),
+        declared: Vec::new(),
     };
     let mut request = request;
     let mut diff_text = match &a.diff {
@@ -723,6 +725,14 @@ fn run_verify(a: VerifyArgs) -> Result<Exit, String> {
             return Ok(Exit::Error);
         }
         diff_text = Some(req.diff.clone());
+        inputs.rules = req.rules.clone();
+        inputs.declared = req.files.clone();
+        if !req.kinds.is_empty() {
+            let m =
+                "a request for a loop gap is routed by the gap; give `kind` only to a standalone request".to_string();
+            emit(|w| output::request_report(w, &Err(crate::cycle::request::Stop::Refused(m.clone())), json_out))?;
+            return Ok(Exit::Error);
+        }
         request = None;
     }
     if let Some(req) = request {

@@ -53,7 +53,7 @@ fn command_for(tool: &str, path: &str) -> String {
 }
 
 /// The number written just before `word` ("3 missed", "12 survived"), summed over the output.
-fn count_before(output: &str, word: &str) -> Option<u64> {
+pub(crate) fn count_before(output: &str, word: &str) -> Option<u64> {
     let lower = output.to_lowercase();
     let mut total = None;
     let mut rest = lower.as_str();

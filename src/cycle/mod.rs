@@ -1578,6 +1578,15 @@ pub fn verify(
         },
         proposer: inputs.proposer.clone().unwrap_or_default(),
     };
+    // a request handed in for this gap: its declared files bound the change (R113)
+    if !inputs.declared.is_empty() {
+        let outside: Vec<String> =
+            change.files.iter().map(|(_, p)| p.clone()).filter(|p| !inputs.declared.contains(p)).collect();
+        if !outside.is_empty() {
+            return Ok(Err(VerifyStop::Scope(outside)));
+        }
+    }
+    let extra_target = target.clone();
     let mut label: Option<(String, Option<u8>)> = None;
     let proof = if g.source == "PhaseContract" {
         // ingest mode: the phase's exit criteria and Behavior Contract rules, each routed on its own
@@ -1594,6 +1603,43 @@ pub fn verify(
             Some(a) => prove::run(a, root, cfg, idx, &target, inputs, &change.hash).map_err(LedgerError::Io)?,
         }
     };
+    // ...and its Behavior Contract rules are obligations too: the andon rule over them and the
+    // gap's own proof
+    let mut proof = proof;
+    if !inputs.rules.is_empty() {
+        let subjects: Vec<request::Obligation> = inputs
+            .rules
+            .iter()
+            .map(|r| (r.id.clone(), r.rule.clone(), Some(r.clone()), request::rule_subject(r, !checks.is_empty())))
+            .collect();
+        let results = request::prove_all(root, cfg, idx, subjects, extra_target, &checks, inputs, &change.hash)
+            .map_err(LedgerError::Io)?;
+        let (unmet, condition) = request::judge(&results, &[]);
+        use crate::ledger::gate::Condition;
+        let worse = match condition {
+            None => None,
+            Some(Condition::Tier1Hold) => Some((Verdict::Refuted, true)),
+            Some(Condition::Refuted | Condition::Tier2Hold) => Some((Verdict::Refuted, false)),
+            Some(Condition::Unproven) => Some((Verdict::Unproven, false)),
+            Some(_) => Some((Verdict::Unknown, false)),
+        };
+        if let Some((v, hold)) = worse {
+            if proof.verdict == Verdict::Proven || v == Verdict::Refuted {
+                proof.verdict = v;
+                proof.hold |= hold;
+            }
+            proof.detail = format!("{}; {}", proof.detail, unmet.join("; "));
+        }
+        for r in &results {
+            let v =
+                serde_json::to_value(r.verdict).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+            proof.references.push(format!(
+                "rule {}: {v}: {}",
+                crate::ingest::escape_inline(&r.id),
+                crate::ingest::escape_inline(&r.claim)
+            ));
+        }
+    }
     let mut ev = verify::evidence(
         g,
         route.approach.map_or("none", |a| a.id()),

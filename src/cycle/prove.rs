@@ -49,6 +49,10 @@ pub struct Inputs {
     pub chosen: Option<Approach>,
     /// Where command outputs go (default: `output_dir`); a standalone request keeps none.
     pub artifacts: Option<PathBuf>,
+    /// A request handed in for a loop gap: its Behavior Contract rules (more obligations) and
+    /// its declared files (the scope).
+    pub rules: Vec<super::request::Rule>,
+    pub declared: Vec<String>,
 }
 
 /// What one approach showed.
@@ -398,7 +402,17 @@ fn property(root: &Path, cfg: &Config, target: &Target, inputs: &Inputs, nonce: 
             .map(|d| d.tool)
             .find(|t| property::counterexample(*t, &output).is_some())
             .unwrap_or(tools[0].tool);
-        let j = property::judge(tool, r.exit, r.timed_out, &output);
+        let mut j = property::judge(tool, r.exit, r.timed_out, &output);
+        // a pass counts only when the output shows tests ran: an exit 0 alone is not a property
+        // test (R98)
+        let ran =
+            super::audit::count_before(&output, "passed").or_else(|| super::audit::count_before(&output, "passing"));
+        if j.verdict == Verdict::Proven && ran.is_none_or(|n| n == 0) {
+            j.verdict = Verdict::Unproven;
+            j.summary =
+                "exit 0, but the output shows no test run (no `N passed`): nothing was shown over generated inputs"
+                    .into();
+        }
         lines.push(format!("`{}` ({}): {}", r.run, tool.name(), j.summary));
         if let Some(c) = &j.counterexample {
             counterexamples.push(format!("minimized counterexample ({}): {c}", tool.name()));

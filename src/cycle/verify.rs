@@ -453,3 +453,24 @@ pub fn evidence(
         rung: crate::evidence::route::Approach::parse(approach).map(|a| a.rung().number()),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn git_diff_headers_name_every_file_git_writes() {
+        let rename =
+            "diff --git a/src/a.py b/src/b.py\nsimilarity index 100%\nrename from src/a.py\nrename to src/b.py\n";
+        let c = change_from_diff(rename, "x", &[]).unwrap();
+        assert_eq!(c.files, vec![("A".to_string(), "src/b.py".to_string()), ("D".to_string(), "src/a.py".to_string())]);
+        let mode = "diff --git a/run.sh b/run.sh\nold mode 100644\nnew mode 100755\n";
+        assert_eq!(change_from_diff(mode, "x", &[]).unwrap().files, vec![("M".to_string(), "run.sh".to_string())]);
+        let quoted = "diff --git \"a/caf\\303\\251.py\" \"b/caf\\303\\251.py\"\n--- \"a/caf\\303\\251.py\"\n+++ \"b/caf\\303\\251.py\"\n";
+        assert_eq!(change_from_diff(quoted, "x", &[]).unwrap().files, vec![("M".to_string(), "café.py".to_string())]);
+        let odd = "--- a/src//x.py\n+++ b/src//x.py\n";
+        assert!(change_from_diff(odd, "x", &[]).unwrap_err().contains("not a plain relative path"));
+        let dot = "--- a/./x.py\n+++ b/./x.py\n";
+        assert!(change_from_diff(dot, "x", &[]).is_err());
+    }
+}

@@ -1198,8 +1198,11 @@ fn ingest_mode_takes_phases_work_items_and_entry_gates_from_the_brief() {
 fn an_ingest_phase_contract_is_proven_obligation_by_obligation_and_the_phase_advances() {
     let t = ingest_repo(true);
     let d = t.path();
-    std::fs::write(d.join("andon.toml"), "gap_source = \"ingest\"\n\n[[command]]\nname = \"suite\"\nrun = \"true\"\n")
-        .unwrap();
+    std::fs::write(
+        d.join("andon.toml"),
+        "gap_source = \"ingest\"\n\n[[command]]\nname = \"suite\"\nrun = \"echo 1 passed\"\n",
+    )
+    .unwrap();
     std::fs::write(d.join(".gitignore"), "analysis/andon/\n").unwrap();
     git(d, &["init", "-q"]);
     git(d, &["add", "-A"]);
@@ -1272,6 +1275,13 @@ fn an_ingest_phase_contract_is_proven_obligation_by_obligation_and_the_phase_adv
     std::fs::write(&req, serde_json::to_vec(&request).unwrap()).unwrap();
     let o = run(&["verify", "--gap", &contract, "--request", req.to_str().unwrap(), "-q"], d);
     assert_eq!(o.status.code(), Some(2), "not this gap's wire: {}", String::from_utf8_lossy(&o.stdout));
+    // the request's own Behavior Contract rules are obligations too: an unmet P0 rule blocks
+    let with_rule = serde_json::json!({ "wire": "P1 -> P2", "fixDiff": diff, "contract": { "obligation": "phase 1 is done",
+        "rules": [{ "id": "X-1", "rule": "rounding", "validation": "numeric tolerance check", "priority": "P0", "confidence": "High" }] } });
+    std::fs::write(&req, serde_json::to_vec(&with_rule).unwrap()).unwrap();
+    let o = run(&["verify", "--gap", &contract, "--request", req.to_str().unwrap(), "--format", "json", "-q"], d);
+    assert_eq!(o.status.code(), Some(14), "{}", String::from_utf8_lossy(&o.stdout));
+    assert!(json(&o)["evidence"]["evidence"].as_str().unwrap().contains("rule `X-1` (P0 blocking rule)"));
     let request = serde_json::json!({ "wire": "P1 -> P2", "contract": "phase 1 is done", "fixDiff": diff });
     std::fs::write(&req, serde_json::to_vec(&request).unwrap()).unwrap();
     let o = run(&["verify", "--gap", &contract, "--request", req.to_str().unwrap(), "--format", "json", "-q"], d);

@@ -394,6 +394,11 @@ fn property_checks_run_through_the_declared_tool_and_numeric_checks_name_their_t
     let ob = &v["obligations"][0];
     assert_eq!(ob["routing"]["approach"], "property");
     assert!(ob["references"][0].as_str().unwrap().starts_with("minimized counterexample (hypothesis)"), "{ob:#}");
+    // an exit 0 that shows no test run is not a property test
+    let (code, v) = verify(d, &r, &["--command", "echo no property test here"]);
+    assert_eq!(code, 15, "{v:#}");
+    let (code, _) = verify(d, &r, &["--command", "echo '3 passed in 0.2s'"]);
+    assert_eq!(code, 0);
 }
 
 #[test]
