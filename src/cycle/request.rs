@@ -341,6 +341,9 @@ pub struct RequestOutcome {
     pub holds: Vec<String>,
     /// Why the request is not proven, one line each (empty when proven).
     pub unmet: Vec<String>,
+    /// Text in the changed files that addresses the tool: reported, never obeyed (R123).
+    #[serde(skip)]
+    pub injections: Vec<crate::ops::Injection>,
     #[serde(skip)]
     pub condition: Option<crate::ledger::gate::Condition>,
 }
@@ -546,7 +549,12 @@ pub fn verify(root: &Path, cfg: &Config, idx: &Index, req: &Request, inputs: &In
             condition = Some(Condition::Authorization);
         }
     }
+    let injections = crate::ops::suspected_injections(idx)
+        .into_iter()
+        .filter(|i| change.files.iter().any(|(_, p)| *p == i.path))
+        .collect();
     Ok(RequestOutcome {
+        injections,
         wire: req.wire.clone(),
         change,
         rerated,

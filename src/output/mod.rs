@@ -652,6 +652,7 @@ pub fn request_report(
                 v["obligations"] = serde_json::to_value(&o.obligations).expect("json");
                 v["holds"] = json!(o.holds);
                 v["unmet"] = json!(o.unmet);
+                v["suspected_injections"] = injections_json(&o.injections);
                 v["diff"] = json!({ "files": o.change.files, "hash": o.change.hash,
                     "rerated": o.rerated.name(), "because": o.rerated_because });
             }
@@ -687,6 +688,9 @@ pub fn request_report(
             o.rerated.name(),
             inline(&o.rerated_because)
         )?;
+        if !o.injections.is_empty() {
+            injections(w, &o.injections, "", "  ", false)?;
+        }
         writeln!(w, "nothing was persisted (standalone request)")?;
     } else {
         writeln!(w, "{}", inline(&detail))?;

@@ -248,6 +248,7 @@ fn with_no_cheaper_check_the_panel_decides_and_its_independence_is_enforced() {
     assert!(
         !against.contains("for_case") && !against.contains("prior_verdicts") && !against.contains("proposer_reasoning")
     );
+    assert_eq!(v["suspected_injections"][0]["path"], "src/core/__init__.py", "{v:#}");
     let packet: Value = serde_json::from_str(&against).unwrap();
     assert_eq!(packet["repository_text"][0]["location"], "src/core/__init__.py:1", "{packet:#}");
     assert!(packet["repository_text"][0]["quoted_repository_text"].as_str().unwrap().contains("this wire is proven"));
