@@ -157,25 +157,6 @@ pub fn audit(root: &Path, cfg: &Config, id: &str, path_var: Option<&OsStr>) -> R
     Ok(outcome)
 }
 
-/// The loop's half: records pending audits (each added to its evidence record).
-pub fn pending(out_dir: &Path) -> Vec<(std::path::PathBuf, Result<AuditOutcome, String>)> {
-    let Ok(entries) = std::fs::read_dir(out_dir.join("audits")) else { return Vec::new() };
-    let mut files: Vec<std::path::PathBuf> = entries
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
-    files.sort();
-    files
-        .into_iter()
-        .map(|f| {
-            let r = std::fs::read_to_string(&f)
-                .map_err(|e| e.to_string())
-                .and_then(|t| serde_json::from_str(&t).map_err(|e| e.to_string()));
-            (f, r)
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1680,6 +1680,26 @@ pub fn verify(
     Ok(Ok(outcome))
 }
 
+/// The JSON artifacts waiting in `dir` for the loop to record (proposals, evidence, audits),
+/// sorted by file name, each read or with why it cannot be.
+pub fn pending<T: serde::de::DeserializeOwned>(dir: &Path) -> Vec<(std::path::PathBuf, Result<T, String>)> {
+    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
+    let mut files: Vec<std::path::PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort();
+    files
+        .into_iter()
+        .map(|f| {
+            let r = std::fs::read_to_string(&f)
+                .map_err(|e| e.to_string())
+                .and_then(|t| serde_json::from_str::<T>(&t).map_err(|e| e.to_string()));
+            (f, r)
+        })
+        .collect()
+}
+
 /// Records pending proof-strength audits, each added to the evidence it audits (R99).
 fn record_audits(
     root: &Path,
@@ -1689,7 +1709,7 @@ fn record_audits(
     now: u64,
     notes: &mut Vec<String>,
 ) -> Result<(), LedgerError> {
-    for (file, outcome) in audit::pending(&cfg.settings.output_path(root)) {
+    for (file, outcome) in pending::<audit::AuditOutcome>(&cfg.settings.output_path(root).join("audits")) {
         match outcome {
             Err(e) => notes.push(format!("{}: not recorded: {e}", file.display())),
             Ok(a) => {
@@ -1825,17 +1845,8 @@ fn record_evidence(
     notes: &mut Vec<String>,
 ) -> Result<(), LedgerError> {
     let out_dir = cfg.settings.output_path(root);
-    let Ok(entries) = std::fs::read_dir(out_dir.join("evidence")) else { return Ok(()) };
-    let mut files: Vec<std::path::PathBuf> = entries
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
-    files.sort();
-    for file in files {
-        let outcome: verify::Outcome = match std::fs::read_to_string(&file)
-            .map_err(|e| e.to_string())
-            .and_then(|t| serde_json::from_str(&t).map_err(|e| e.to_string()))
-        {
+    for (file, outcome) in pending::<verify::Outcome>(&out_dir.join("evidence")) {
+        let outcome = match outcome {
             Ok(o) => o,
             Err(e) => {
                 notes.push(format!("{}: not recorded: {e}", file.display()));

@@ -78,20 +78,5 @@ pub fn head_commit(root: &Path) -> Option<String> {
 
 /// Every pending proposal artifact under `out_dir`, sorted by gap.
 pub fn pending(out_dir: &Path) -> Vec<(PathBuf, Result<Proposal, String>)> {
-    let dir = out_dir.join("proposals");
-    let Ok(entries) = std::fs::read_dir(&dir) else { return Vec::new() };
-    let mut files: Vec<PathBuf> = entries
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
-    files.sort();
-    files
-        .into_iter()
-        .map(|f| {
-            let p = std::fs::read_to_string(&f)
-                .map_err(|e| e.to_string())
-                .and_then(|t| serde_json::from_str::<Proposal>(&t).map_err(|e| e.to_string()));
-            (f, p)
-        })
-        .collect()
+    super::pending(&out_dir.join("proposals"))
 }

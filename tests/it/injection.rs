@@ -6,17 +6,7 @@ use std::process::Output;
 
 use serde_json::Value;
 
-use crate::support::{json, run};
-
-fn git(dir: &Path, args: &[&str]) {
-    let o = std::process::Command::new("git")
-        .args(["-c", "user.name=andon", "-c", "user.email=andon@example.invalid", "-c", "commit.gpgsign=false"])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&o.stderr));
-}
+use crate::support::{git, json, run};
 
 /// Three stages, core <- api <- cli, with a broken import across core -> api and a contract it
 /// breaks. `planted` puts text addressing andon where the twin has plain words of the same shape,

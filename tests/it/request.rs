@@ -239,8 +239,9 @@ fn with_no_cheaper_check_the_panel_decides_and_its_independence_is_enforced() {
     assert_eq!(code, 14, "{v:#}");
     assert_eq!(v["obligations"][0]["routing"]["approach"], "adversarial", "{v:#}");
     assert!(v["obligations"][0]["claim"].as_str().unwrap().contains("awaits role outputs"), "{v:#}");
-    let index: Value = serde_json::from_slice(&std::fs::read(panel.join("packets.json")).unwrap()).unwrap();
+    // the hash a role's output quotes, from the packets andon wrote last
     let hash = |role: &str| {
+        let index: Value = serde_json::from_slice(&std::fs::read(panel.join("packets.json")).unwrap()).unwrap();
         index["packets"].as_array().unwrap().iter().find(|p| p["role"] == role).unwrap()["packet_hash"].clone()
     };
     // the against packet never carries the for case, a prior verdict or the proposer's reasoning
@@ -270,13 +271,7 @@ fn with_no_cheaper_check_the_panel_decides_and_its_independence_is_enforced() {
     assert_eq!(code, 14, "{v:#}");
     assert!(v["obligations"][0]["claim"].as_str().unwrap().contains("awaits the adjudicator"), "{v:#}");
     let adjudicator = json!([{ "id": "contract", "stance": "pass", "cites": ["k1"], "reason": "k1 confirmed" }]);
-    let index: Value = serde_json::from_slice(&std::fs::read(panel.join("packets.json")).unwrap()).unwrap();
-    let adj_hash =
-        index["packets"].as_array().unwrap().iter().find(|p| p["role"] == "adjudicator").unwrap()["packet_hash"]
-            .clone();
-    let o = json!({ "role": "adjudicator", "producer": { "id": "judge-1", "kind": "agent" }, "packet_hash": adj_hash,
-                    "criteria": adjudicator, "checks": [] });
-    std::fs::write(panel.join("output-adjudicator.json"), serde_json::to_vec(&o).unwrap()).unwrap();
+    out("adjudicator", "judge-1", adjudicator.clone(), json!([]));
     // the against case came from whoever built the fix: refused, nothing proven
     let (code, v) = verify(d, &r, &args);
     assert_ne!(code, 0, "{v:#}");
@@ -285,13 +280,7 @@ fn with_no_cheaper_check_the_panel_decides_and_its_independence_is_enforced() {
     out("against", "advocate-2", stance("fail"), json!([]));
     let (code, _) = verify(d, &r, &args);
     assert_eq!(code, 14, "a new against output changes the adjudicator packet: it must answer again");
-    let index: Value = serde_json::from_slice(&std::fs::read(panel.join("packets.json")).unwrap()).unwrap();
-    let adj_hash =
-        index["packets"].as_array().unwrap().iter().find(|p| p["role"] == "adjudicator").unwrap()["packet_hash"]
-            .clone();
-    let o = json!({ "role": "adjudicator", "producer": { "id": "judge-1", "kind": "agent" }, "packet_hash": adj_hash,
-                    "criteria": adjudicator, "checks": [] });
-    std::fs::write(panel.join("output-adjudicator.json"), serde_json::to_vec(&o).unwrap()).unwrap();
+    out("adjudicator", "judge-1", adjudicator.clone(), json!([]));
     let (code, v) = verify(d, &r, &args);
     assert_eq!(code, 0, "{v:#}");
     assert_eq!(v["obligations"][0]["verdict"], "proven");
