@@ -47,9 +47,42 @@ fn command_for(tool: &str, path: &str) -> String {
     let quoted = format!("'{}'", path.replace('\'', "'\\''"));
     match tool {
         "cargo-mutants" => format!("cargo-mutants mutants --file {quoted} --no-shuffle --colors never"),
-        "mutmut" => format!("mutmut run --paths-to-mutate {quoted}; mutmut results"),
+        // mutmut 3 takes mutant names, not paths: `<module>.x…` are the functions of one module
+        // (`src/` is not part of the module name); `results --all true` lists every mutant's status.
+        "mutmut" => {
+            let module = mutmut_module(path);
+            let glob = format!("'{}.x*'", module.replace('\'', "'\\''"));
+            format!("mutmut run {glob}; mutmut results --all true")
+        }
         _ => format!("{tool} run --mutate {quoted}"),
     }
+}
+
+/// The module mutmut 3 names the mutants of a Python file by: the path without `.py`, the `src/`
+/// layout prefix and `__init__`, dotted.
+fn mutmut_module(path: &str) -> String {
+    let stem = path.strip_suffix(".py").unwrap_or(path);
+    let stem = stem.strip_prefix("src/").unwrap_or(stem);
+    let stem = stem.strip_suffix("/__init__").unwrap_or(stem);
+    stem.replace('/', ".")
+}
+
+/// The mutants a `name: status` listing (mutmut 3's `results`) gives `status`, if it lists any.
+fn listed(output: &str, status: &str) -> Option<u64> {
+    let n = output
+        .lines()
+        .filter(|l| l.trim().rsplit_once(": ").is_some_and(|(name, s)| !name.contains(' ') && s == status))
+        .count() as u64;
+    (n > 0).then_some(n)
+}
+
+/// Stryker's clear-text table: the `All files` row's count under `column` (`# survived`, …).
+fn table_count(output: &str, column: &str) -> Option<u64> {
+    let cells = |l: &str| l.split('|').map(str::trim).map(str::to_lowercase).collect::<Vec<_>>();
+    let header = output.lines().map(cells).find(|c| c.iter().any(|h| h == "# killed"))?;
+    let at = header.iter().position(|h| h == column)?;
+    let row = output.lines().map(cells).find(|c| c.first().is_some_and(|f| f == "all files"))?;
+    row.get(at)?.parse().ok()
 }
 
 /// The number written just before `word` ("3 missed", "12 survived"), summed over the output.
@@ -76,8 +109,14 @@ pub fn strength(exit: Option<i32>, timed_out: bool, output: &str) -> (&'static s
     if timed_out {
         return ("inconclusive", "the mutation run timed out".into());
     }
-    let survived = count_before(output, "missed").or_else(|| count_before(output, "survived"));
-    let caught = count_before(output, "caught").or_else(|| count_before(output, "killed"));
+    let survived = count_before(output, "missed")
+        .or_else(|| count_before(output, "survived"))
+        .or_else(|| listed(output, "survived"))
+        .or_else(|| Some(table_count(output, "# survived")? + table_count(output, "# no cov").unwrap_or(0)));
+    let caught = count_before(output, "caught")
+        .or_else(|| count_before(output, "killed"))
+        .or_else(|| listed(output, "killed"))
+        .or_else(|| table_count(output, "# killed"));
     match (survived, caught) {
         (Some(s), _) if s > 0 => ("weak", format!("{s} mutant(s) survived: the checks did not notice those changes")),
         (Some(0), Some(c)) if c > 0 => ("strong", format!("every mutant tested was caught ({c})")),
@@ -172,6 +211,24 @@ mod tests {
         assert_eq!(strength(Some(1), false, "error: could not compile").0, "inconclusive");
         // Stryker and mutmut speak of survivors
         assert_eq!(strength(Some(0), false, "Killed: 7\n3 survived\n").0, "weak");
+        // mutmut 3.8.1's `results --all true` on a module whose clamp() is under-tested (real output)
+        let mm = "    calc.ops.x_add__mutmut_1: killed\n    calc.ops.x_clamp__mutmut_1: survived\n    calc.ops.x_clamp__mutmut_2: survived\n";
+        assert_eq!(
+            strength(Some(0), false, mm),
+            ("weak", "2 mutant(s) survived: the checks did not notice those changes".into())
+        );
+        assert_eq!(strength(Some(0), false, "    calc.ops.x_add__mutmut_1: killed\n").0, "strong");
+        // Stryker 9's clear-text table (real output; uncovered mutants survive too)
+        let st = "[Survived] ConditionalExpression\nsrc/ops.js:1:33\n\
+----------|------------------|----------|-----------|------------|----------|----------|\n\
+          | % Mutation score |          |           |            |          |          |\n\
+File      |  total | covered | # killed | # timeout | # survived | # no cov | # errors |\n\
+----------|--------|---------|----------|-----------|------------|----------|----------|\n\
+All files |  66.67 |   66.67 |        8 |         0 |          3 |        1 |        0 |\n\
+ ops.js   |  66.67 |   66.67 |        8 |         0 |          3 |        1 |        0 |\n";
+        assert_eq!(strength(Some(0), false, st).1, "4 mutant(s) survived: the checks did not notice those changes");
+        let st = st.replace("|          3 |        1 |", "|          0 |        0 |");
+        assert_eq!(strength(Some(0), false, &st), ("strong", "every mutant tested was caught (8)".into()));
     }
 
     #[test]
@@ -188,6 +245,9 @@ mod tests {
             "cargo-mutants mutants --file 'src/a b.rs' --no-shuffle --colors never"
         );
         assert!(command_for("stryker", "src/x.ts").starts_with("stryker run --mutate 'src/x.ts'"));
+        assert_eq!(command_for("mutmut", "src/calc/ops.py"), "mutmut run 'calc.ops.x*'; mutmut results --all true");
+        assert_eq!(mutmut_module("pkg/__init__.py"), "pkg");
+        assert_eq!(mutmut_module("lib/a.py"), "lib.a");
         assert_eq!(language_of("a/b.py"), Some("python"));
         assert_eq!(language_of("README.md"), None);
     }
