@@ -39,11 +39,7 @@ fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);
     let _ = settings::front_matter(&text);
     let d = dirs();
-    for (dir, file) in [
-        (&d.andon, "andon.toml"),
-        (&d.py, "pyproject.toml"),
-        (&d.legacy, settings::LEGACY_FILE),
-    ] {
+    for (dir, file) in [(&d.andon, "andon.toml"), (&d.py, "pyproject.toml"), (&d.legacy, settings::LEGACY_FILE)] {
         std::fs::write(dir.join(file), text.as_bytes()).expect("write scratch settings");
         if let Ok(cfg) = Config::load(dir) {
             let _ = cfg.settings.rows();
