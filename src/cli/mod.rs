@@ -834,6 +834,12 @@ fn run_propose(a: ProposeArgs) -> Result<Exit, String> {
 
 fn run_loop(a: LoopArgs) -> Result<Exit, String> {
     let cfg = Config::load(&a.path).map_err(|e| config_error(&e))?;
+    // In ingest mode an absent or invalid brief stops the loop before anything is indexed or
+    // written (R52: never a scan); the step reads it again under its lock.
+    if cfg.settings.gap_source.value == crate::config::GapSource::Ingest {
+        crate::cycle::ingest::load(&a.path, &cfg.settings.self_assess_output_dir.value)
+            .map_err(|e| crate::ledger::LedgerError::Refused(e).to_string())?;
+    }
     let idx = match fresh_index(&a.path, &a.walk, a.common.quiet, false)? {
         Ok(i) => i,
         Err(code) => return Ok(code),

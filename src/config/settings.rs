@@ -190,9 +190,13 @@ impl Settings {
             "gap_source" => {
                 let value = match v {
                     Scalar::Str(s) if s.trim() == "self-scan" => GapSource::SelfScan,
-                    Scalar::Str(s) if matches!(s.trim(), "ingest" | "self-assess-brief") => GapSource::Ingest,
+                    Scalar::Str(s)
+                        if matches!(s.trim(), "ingest" | "ingest-from-external-brief" | "self-assess-brief") =>
+                    {
+                        GapSource::Ingest
+                    }
                     _ => {
-                        return Err("`gap_source` must be `self-scan` or `ingest` (legacy: `self-assess-brief`)".into());
+                        return Err("`gap_source` must be `self-scan` or `ingest` (also spelled `ingest-from-external-brief`; legacy: `self-assess-brief`)".into());
                     }
                 };
                 self.gap_source = Setting { value, origin };

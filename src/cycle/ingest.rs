@@ -93,7 +93,7 @@ pub fn context_events(brief: &Brief, state: &State) -> Vec<Event> {
 }
 
 /// The gaps of one phase: one per work item, of the kind its tag gives (R55). A wire gap is
-/// about the wire into the phase (or out of the first one).
+/// about the phase's wire; its proof does not prove the wire (only the phase contract does).
 pub fn candidates(brief: &Brief, phase: &Phase) -> Vec<Candidate> {
     let wire = phase_wire(brief, phase);
     let mut out: Vec<Candidate> = phase
@@ -117,14 +117,14 @@ pub fn candidates(brief: &Brief, phase: &Phase) -> Vec<Candidate> {
     out
 }
 
-/// The wire a phase's contract is on: the one entering it (out of it, for the first phase).
+/// The wire a phase's contract is on: the handoff out of the phase into the next one (a wire of
+/// the phase to itself for the last phase). Its exit criteria can only be checked once its work is
+/// done, and proving them is what moves the stream into the next stage; so each phase has a wire
+/// of its own and one phase's proof never stands for another's (R54).
 pub fn phase_wire(brief: &Brief, phase: &Phase) -> Wire {
     let at = brief.phases.iter().position(|p| p.id == phase.id).unwrap_or(0);
-    match (at.checked_sub(1).and_then(|i| brief.phases.get(i)), brief.phases.get(at + 1)) {
-        (Some(prev), _) => Wire { producer: prev.id.clone(), consumer: phase.id.clone() },
-        (None, Some(next)) => Wire { producer: phase.id.clone(), consumer: next.id.clone() },
-        (None, None) => Wire { producer: phase.id.clone(), consumer: phase.id.clone() },
-    }
+    let next = brief.phases.get(at + 1).unwrap_or(phase);
+    Wire { producer: phase.id.clone(), consumer: next.id.clone() }
 }
 
 /// The gap of a phase's contract (R54, R56): its exit criteria and Behavior Contract rules are the
@@ -156,6 +156,13 @@ mod tests {
 
     fn brief() -> Brief {
         load(Path::new(env!("CARGO_MANIFEST_DIR")), Path::new("tests/fixtures/briefs/valid")).unwrap()
+    }
+
+    #[test]
+    fn each_phase_contract_is_on_a_wire_of_its_own() {
+        let b = brief();
+        let wires: Vec<String> = b.phases.iter().map(|p| phase_wire(&b, p).to_string()).collect();
+        assert_eq!(wires, ["P1 -> P2", "P2 -> P3", "P3 -> P3"]);
     }
 
     #[test]

@@ -697,8 +697,9 @@ pub fn step(
             for g in state.gaps.values().filter(|g| g.stage == stage && g.status == GapStatus::Open) {
                 let base = g.id.split('.').next().unwrap_or(&g.id);
                 let judged = match g.source.as_str() {
-                    // a brief's work item closes through a proof, not by leaving the brief
-                    "WorkItem" => false,
+                    // a brief's work item or phase contract closes through a proof, never by
+                    // leaving the brief (nothing was proven about it)
+                    "WorkItem" | "PhaseContract" => false,
                     "UnprovenWire" => g
                         .wire
                         .as_ref()
@@ -1916,7 +1917,8 @@ fn record_evidence(
             ev.surface = g.wire.as_ref().and_then(|w| surfaces.get(w)).map(|s| s.fingerprint.clone());
         }
         let mut events = vec![Event::EvidenceRecorded { evidence: ev.clone() }];
-        if let Some(w) = &g.wire {
+        // a brief's work item is about its phase's wire, but only the phase contract proves it
+        if let Some(w) = g.wire.as_ref().filter(|_| g.source != "WorkItem") {
             let status = match ev.verdict {
                 ledger::Verdict::Proven => WireStatus::Proven,
                 ledger::Verdict::Unknown => WireStatus::Unknown,

@@ -1124,6 +1124,46 @@ fn ingest_mode_without_a_brief_stops_and_never_scans() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("self-assess-transform-brief") && err.contains("does not fall back to scanning"), "{err}");
     assert!(!t.path().join("analysis/andon/ledger/ledger.jsonl").exists(), "no gap records");
+    // it stops before anything is indexed or written: no index, no lock, no ledger directory
+    assert!(!t.path().join(".andon").exists() && !t.path().join("analysis/andon").exists());
+}
+
+#[test]
+fn a_phase_contract_closes_only_by_proof_never_by_a_regenerated_brief() {
+    let t = ingest_repo(true);
+    let d = t.path();
+    // the spec's own spelling of the ingest value
+    std::fs::write(d.join("andon.toml"), "gap_source = \"ingest-from-external-brief\"\n").unwrap();
+    let (code, v) = loop_json(d);
+    assert_eq!((code, v["cursor"].as_str()), (0, Some("P1")), "{v:#}");
+    for g in v["gaps"].as_array().unwrap() {
+        assert_eq!(
+            run(&["defer", g["id"].as_str().unwrap(), "--by", "lead", "--reason", "later"], d).status.code(),
+            Some(0)
+        );
+    }
+    let (_, v) = loop_json(d);
+    let contract = v["gaps"].as_array().unwrap().iter().find(|g| g["source"] == "PhaseContract").unwrap().clone();
+    // P1's contract is on P1's own wire, out of it into P2
+    assert_eq!(contract["wire"], serde_json::json!({ "producer": "P1", "consumer": "P2" }), "{contract:#}");
+    // the brief is regenerated with more work in P1: the contract is not "gone", nothing proved it
+    let sidecar = d.join("analysis/self-assess/transform_brief_summary.json");
+    let mut brief: serde_json::Value = serde_json::from_slice(&std::fs::read(&sidecar).unwrap()).unwrap();
+    brief["phases"][0]["work_items"].as_array_mut().unwrap().push(serde_json::json!({
+        "id": "W9", "title": "Another finding", "path": "shared/types.py", "line": 1, "tag": "lint",
+        "owner": "self-assess-idiom-fix"
+    }));
+    std::fs::write(&sidecar, serde_json::to_vec_pretty(&brief).unwrap()).unwrap();
+    let (_, v) = loop_json(d);
+    assert!(!notes(&v).iter().any(|n| n.contains("gone")), "{v:#}");
+    let (_, state, _) = ledger::load(&d.join("analysis/andon/ledger")).unwrap().unwrap();
+    let id = contract["id"].as_str().unwrap();
+    assert_eq!(state.gaps[id].status, andon::ledger::GapStatus::Open);
+    assert!(state.gap_evidence.get(id).is_none_or(Vec::is_empty), "no evidence was made up for it");
+    assert_ne!(
+        state.wires.get(&andon::ledger::Wire { producer: "P1".into(), consumer: "P2".into() }).map(|w| w.status),
+        Some(andon::ledger::WireStatus::Proven)
+    );
 }
 
 #[test]
