@@ -745,6 +745,9 @@ pub fn apply(state: &mut State, seq: u64, e: &Event) -> Result<(), String> {
         Event::StageContext { stage, exit_criteria, obligations, advisory } => {
             let c = state.context.entry(stage.clone()).or_default();
             c.exit_criteria = exit_criteria.clone();
+            // a confirmation was of a rule as worded then: a rewritten rule is a new gate (R57)
+            let rule = |list: &[Obligation], id: &str| list.iter().find(|o| o.id == id).cloned();
+            c.confirmed.retain(|id| rule(&c.obligations, id).is_some_and(|o| Some(o) == rule(obligations, id)));
             c.obligations = obligations.clone();
             c.advisory = advisory.clone();
         }
@@ -1116,4 +1119,44 @@ pub fn facts(state: &State) -> Vec<(&'static str, Vec<String>)> {
 pub fn dir_of(root: &Path, settings: &crate::config::Settings) -> PathBuf {
     let d = &settings.ledger_dir.value;
     if d.is_absolute() { d.clone() } else { root.join(d) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn context(confidence: &str, rule: &str) -> Event {
+        Event::StageContext {
+            stage: "P2".into(),
+            exit_criteria: Vec::new(),
+            obligations: vec![Obligation {
+                id: "BC-1".into(),
+                rule: rule.into(),
+                validation: "v".into(),
+                confidence: confidence.into(),
+                priority: "P0".into(),
+            }],
+            advisory: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_confirmation_stands_for_the_rule_as_worded_when_it_was_given() {
+        let mut state = State::default();
+        let confirm =
+            Event::GateConfirmed { stage: "P2".into(), rule: "BC-1".into(), by: "lead".into(), reason: "ok".into() };
+        apply(&mut state, 1, &context("Medium", "writes commit first")).unwrap();
+        assert_eq!(state.context["P2"].open_gates().len(), 1);
+        apply(&mut state, 2, &confirm).unwrap();
+        assert!(state.context["P2"].open_gates().is_empty());
+        // the same rule again (an unrelated change elsewhere in the brief): still confirmed
+        apply(&mut state, 3, &context("Medium", "writes commit first")).unwrap();
+        assert!(state.context["P2"].open_gates().is_empty());
+        // rewritten, or its confidence changed: the gate is open again
+        apply(&mut state, 4, &context("Low", "writes commit first")).unwrap();
+        assert_eq!(state.context["P2"].open_gates().len(), 1);
+        apply(&mut state, 5, &confirm).unwrap();
+        apply(&mut state, 6, &context("Low", "every write is durable")).unwrap();
+        assert_eq!(state.context["P2"].open_gates().len(), 1);
+    }
 }
