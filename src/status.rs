@@ -106,7 +106,9 @@ fn status_name(s: WireStatus) -> &'static str {
 
 /// The board; a wire reopened `thrash` times or more is thrashing and becomes the constraint
 /// (design §3).
-pub fn board(state: &State, threshold: u32) -> Board {
+/// `ingest`: the configuration takes the stream from a brief (its constraint is the brief's, over
+/// the brief's stages only, whatever else an earlier self-scan left in the ledger).
+pub fn board(state: &State, threshold: u32, ingest: bool) -> Board {
     let threshold = threshold as usize;
     // Stream order over the recorded stages: producers before their consumers.
     let names: Vec<&String> = state.stages.keys().collect();
@@ -190,17 +192,18 @@ pub fn board(state: &State, threshold: u32) -> Board {
         .filter(|(_, s)| s.reopened.len() >= threshold)
         .max_by(|a, b| a.1.reopened.len().cmp(&b.1.reopened.len()).then_with(|| key(b.0).cmp(&key(a.0))));
     // In ingest mode the constraint is the brief's own: the earliest phase with open work (R59).
-    let ingest = !state.stages.is_empty() && state.stages.values().all(|s| s.source == "brief");
     let open = |stage: &str| {
-        state.gaps.values().any(|g| {
-            g.stage == stage && !matches!(g.status, GapStatus::Closed | GapStatus::Deferred | GapStatus::Skipped)
-        })
+        state.stages.get(stage).is_some_and(|s| s.source == "brief")
+            && state.gaps.values().any(|g| {
+                g.stage == stage && !matches!(g.status, GapStatus::Closed | GapStatus::Deferred | GapStatus::Skipped)
+            })
     };
     let constraint = if ingest {
         order.iter().find(|s| open(s)).map(|stage| Constraint {
+            // the phase's own wire, out of it (its contract's, `cycle::ingest::phase_wire`)
             wire: wires
                 .iter()
-                .find(|w| &w.consumer == stage)
+                .find(|w| &w.producer == stage && state.stages.get(&w.consumer).is_some_and(|s| s.source == "brief"))
                 .cloned()
                 .unwrap_or(Wire { producer: stage.clone(), consumer: stage.clone() }),
             rule: "brief-order",
@@ -264,6 +267,23 @@ pub fn board(state: &State, threshold: u32) -> Board {
             format!(
                 "resolve the tier-1 hold on {}: change the code (or the contract) and re-run `andon loop`; no command or override clears it",
                 h.wire
+            ),
+        )
+    } else if let Some((stage, gates)) = constraint
+        .as_ref()
+        .filter(|_| ingest)
+        .and_then(|c| Some((&c.wire.producer, state.context.get(&c.wire.producer)?.open_gates())))
+        .filter(|(_, g)| !g.is_empty())
+    {
+        let ids: Vec<String> =
+            gates.iter().map(|o| format!("`{}` ({}, {} confidence)", o.id, o.priority, o.confidence)).collect();
+        step(
+            "confirm",
+            None,
+            format!(
+                "a person confirms the entry gate(s) of `{stage}` before any work there: {}; `andon confirm {stage} --rule {} --by NAME --reason WHY`",
+                ids.join(", "),
+                gates[0].id
             ),
         )
     } else if let Some(g) = first(GapStatus::HaltedAwaitingAuthorization) {

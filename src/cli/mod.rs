@@ -807,6 +807,7 @@ fn run_propose(a: ProposeArgs) -> Result<Exit, String> {
         }
     };
     let mut problems = proposal::validate(&p).err().unwrap_or_default();
+    let mut gated = false;
     let dir = crate::ledger::dir_of(&a.path, &cfg.settings);
     match crate::ledger::load(&dir) {
         Ok(Some((_, state, _))) => match state.gaps.get(&p.gap) {
@@ -814,14 +815,25 @@ fn run_propose(a: ProposeArgs) -> Result<Exit, String> {
             Some(g) if !g.status.takes_proposal() => {
                 problems.push(format!("gap `{}` is {}; it takes no proposal", p.gap, g.status.name()))
             }
-            _ => {}
+            Some(g) => {
+                // no work in a stage behind an entry gate nobody confirmed (R57)
+                if let Some(c) = state.context.get(&g.stage).filter(|c| !c.open_gates().is_empty()) {
+                    gated = true;
+                    for o in c.open_gates() {
+                        problems.push(format!(
+                            "stage `{}` is behind entry gate `{}` ({}, {} confidence): a person confirms it first: `andon confirm {} --rule {} --by NAME --reason WHY`",
+                            g.stage, o.id, o.priority, o.confidence, g.stage, o.id
+                        ));
+                    }
+                }
+            }
         },
         Ok(None) => problems.push("the loop has never run here: run `andon loop` first".into()),
         Err(e) => problems.push(e.to_string()),
     }
     if !problems.is_empty() {
         emit(|w| output::proposal_refused(w, &problems, matches!(a.common.format, FormatArg::Json)))?;
-        return Ok(Exit::Findings);
+        return Ok(if gated { Exit::halt(crate::ledger::gate::Condition::EntryGate) } else { Exit::Findings });
     }
     p.base_commit = proposal::head_commit(&a.path);
     let file = proposal::artifact_path(&cfg.settings.output_path(&a.path), &p.gap);
@@ -896,7 +908,13 @@ fn run_status(a: StatusArgs) -> Result<Exit, String> {
             return Ok(Exit::Findings);
         }
     };
-    let board = state.as_ref().map(|s| crate::status::board(s, cfg.settings.thrash_threshold.value));
+    let board = state.as_ref().map(|s| {
+        crate::status::board(
+            s,
+            cfg.settings.thrash_threshold.value,
+            cfg.settings.gap_source.value == crate::config::GapSource::Ingest,
+        )
+    });
     // The stored index as it is: status neither walks nor updates it (R114).
     let inj = crate::status::Injections::of_stored_index(&a.path);
     // The report and its machine sidecar under output_dir (R125); nothing else is written.

@@ -601,7 +601,7 @@ pub fn step(
     let (cursor, picked, next, state, constraint) = loop {
         let (_, state, records) =
             ledger::load(&dir)?.ok_or_else(|| LedgerError::Io("the ledger was not written".into()))?;
-        let board = crate::status::board(&state, cfg.settings.thrash_threshold.value);
+        let board = crate::status::board(&state, cfg.settings.thrash_threshold.value, brief.is_some());
         // Record what the scan finds in `stage` (a closed gap found again is a new generation).
         let mut record_scan = |stage: &str, state: &State| -> Result<Vec<Candidate>, LedgerError> {
             let mut cands = match brief.as_ref().and_then(|b| Some((b, b.phases.iter().find(|p| p.id == stage)?))) {

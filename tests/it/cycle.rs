@@ -1218,6 +1218,12 @@ fn ingest_mode_takes_phases_work_items_and_entry_gates_from_the_brief() {
         andon::ledger::gate::Decision::Halt(andon::ledger::gate::Condition::EntryGate, _)
     ));
     assert_eq!(state.context["P2"].advisory.len(), 1);
+    // status says what a person must do; a proposal in the gated stage is refused
+    let status = json(&run(&["status", "--format", "json"], d));
+    assert_eq!(status["next"]["action"], "confirm", "{status:#}");
+    assert!(status["next"]["detail"].as_str().unwrap().contains("andon confirm P2 --rule BC-1"), "{status:#}");
+    assert_eq!(status["constraint"]["producer"], "P2", "{status:#}");
+    assert_eq!(propose(d, &p2_gap, "local+reversible", "storage/db.py"), 17);
     // a confirmation unattended is refused; a person's is recorded and the work starts
     let o = run(&["confirm", "P2", "--rule", "BC-1", "--by", "lead", "--reason", "checked", "--unattended"], d);
     assert_eq!(o.status.code(), Some(1));
