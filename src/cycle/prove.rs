@@ -403,6 +403,14 @@ fn property(root: &Path, cfg: &Config, target: &Target, inputs: &Inputs, nonce: 
             .find(|t| property::counterexample(*t, &output).is_some())
             .unwrap_or(tools[0].tool);
         let mut j = property::judge(tool, r.exit, r.timed_out, &output);
+        if missing_tool(r.exit) {
+            j.verdict = Verdict::Unknown;
+            j.counterexample = None;
+            j.summary = format!(
+                "could not run here (exit {}: the command or its tool is not available); nothing is known",
+                r.exit.unwrap_or_default()
+            );
+        }
         // a pass counts only when the output shows tests ran: an exit 0 alone is not a property
         // test (R98)
         let ran =
@@ -424,6 +432,8 @@ fn property(root: &Path, cfg: &Config, target: &Target, inputs: &Inputs, nonce: 
         Verdict::Proven
     } else if verdicts.contains(&Verdict::Refuted) {
         Verdict::Refuted
+    } else if verdicts.contains(&Verdict::Unknown) {
+        Verdict::Unknown
     } else {
         Verdict::Unproven
     };
@@ -442,6 +452,12 @@ fn property(root: &Path, cfg: &Config, target: &Target, inputs: &Inputs, nonce: 
     }
 }
 
+/// The shell's exits for a command it could not execute (126) or find (127): the check's tool is
+/// not available here, which says nothing about the fix.
+fn missing_tool(exit: Option<i32>) -> bool {
+    matches!(exit, Some(126 | 127))
+}
+
 /// Runs the checks (never from the cache: a verification runs them) and judges by exit codes:
 /// all pass → proven; any non-zero exit → refuted; timed out or never started → unproven.
 fn executed(root: &Path, out: &Path, specs: &[CommandSpec], nonce: &str) -> Proof {
@@ -452,8 +468,11 @@ fn executed(root: &Path, out: &Path, specs: &[CommandSpec], nonce: &str) -> Proo
     let runs: Vec<commands::Run> = specs.iter().map(|c| commands::run(root, out, c, &nonce)).collect();
     let verdict = if runs.iter().all(commands::Run::passed) {
         Verdict::Proven
-    } else if runs.iter().any(|r| r.exit.is_some_and(|c| c != 0)) {
+    } else if runs.iter().any(|r| r.exit.is_some_and(|c| c != 0 && !missing_tool(Some(c)))) {
         Verdict::Refuted
+    } else if runs.iter().any(|r| missing_tool(r.exit)) {
+        // the check could not run here: nothing is known about the fix, it is not refuted (R119)
+        Verdict::Unknown
     } else {
         Verdict::Unproven
     };
@@ -462,6 +481,9 @@ fn executed(root: &Path, out: &Path, specs: &[CommandSpec], nonce: &str) -> Proo
         .map(|r| {
             let how = match (r.exit, r.timed_out) {
                 (_, true) => "timed out".to_string(),
+                (Some(c), _) if missing_tool(Some(c)) => {
+                    format!("could not run here (exit {c}: the command or its tool is not available)")
+                }
                 (Some(c), _) => format!("exit {c}"),
                 (None, _) => format!("did not run ({})", r.error.clone().unwrap_or_default()),
             };

@@ -548,12 +548,22 @@ pub fn rerun(root: &Path, checks: &[Check], run: &dyn Fn(&Path, &str) -> Option<
             let observed = run(root, &k.command);
             let (status, why) = match (k.exit_code, observed) {
                 (_, None) => (CheckStatus::Unverifiable, "andon could not run it".to_string()),
+                // the shell's "cannot execute" and "not found": the check's tool is not here
+                (_, Some(o @ (126 | 127))) => (
+                    CheckStatus::Unverifiable,
+                    format!("andon could not run it here (exit {o}: the command or its tool is not available)"),
+                ),
                 (None, Some(_)) => (CheckStatus::Unverifiable, "no exit code was reported to compare".into()),
                 (Some(r), Some(o)) if r != o => {
                     (CheckStatus::Refuted, format!("reported exit {r}, andon observed {o}"))
                 }
+                // a failing check confirms nothing, whatever the evidence role called it
+                (Some(r), Some(_)) if r != 0 && k.status == CheckStatus::Confirmed => {
+                    (CheckStatus::Refuted, format!("reproduced exit {r}: a failing check is no confirmation"))
+                }
                 (Some(r), Some(_)) => (k.status, format!("reproduced (exit {r})")),
             };
+            let observed = observed.filter(|o| !matches!(o, 126 | 127));
             CheckResult { id: k.id.clone(), command: k.command.clone(), reported: k.exit_code, observed, status, why }
         })
         .collect()
@@ -882,12 +892,17 @@ mod tests {
     fn rerun_compares_exit_codes() {
         let mut checks = parse_output(&fixture("evidence.json")).unwrap().checks;
         checks.push(Check { id: "chk-4".into(), command: "make bench".into(), ..checks[0].clone() });
+        // a failing check the evidence role called a confirmation; a tool that is not installed
+        checks.push(Check { id: "chk-5".into(), command: "false".into(), exit_code: Some(1), ..checks[0].clone() });
+        checks.push(Check { id: "chk-6".into(), command: "pytest -q".into(), exit_code: Some(0), ..checks[0].clone() });
         let run = |root: &Path, cmd: &str| {
             assert_eq!(root, Path::new("/repo"));
             let codes = [
                 ("cargo test wire_roundtrip", 0),
                 ("cargo test prop_order", 101),
                 ("cargo test trailing_empty_record", 0),
+                ("false", 1),
+                ("pytest -q", 127),
             ];
             codes.iter().find(|(c, _)| *c == cmd).map(|(_, code)| *code)
         };
@@ -897,6 +912,12 @@ mod tests {
         assert_eq!(got[1], (CheckStatus::Refuted, Some(101), "reported exit 0, andon observed 101".into()));
         assert_eq!(got[2], (CheckStatus::Unverifiable, Some(0), "no exit code was reported to compare".into()));
         assert_eq!(got[3], (CheckStatus::Unverifiable, None, "andon could not run it".into()));
+        assert_eq!(
+            got[4],
+            (CheckStatus::Refuted, Some(1), "reproduced exit 1: a failing check is no confirmation".into())
+        );
+        assert_eq!(got[5].0, CheckStatus::Unverifiable, "{:?}", got[5]);
+        assert!(got[5].2.contains("exit 127"), "{:?}", got[5]);
     }
 
     /// Judges the fixture panel after `edit`: the verdict, then `id`'s outcome and a fragment of its why.

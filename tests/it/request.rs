@@ -457,3 +457,22 @@ fn renames_deletions_own_state_and_partial_diffs_cannot_slip_past_the_scope() {
     let (code, v) = verify(d, &request(json!("src/core/__init__.py:1"), json!("same"), &[], &odd), &[]);
     assert_eq!(code, 2, "{v:#}");
 }
+
+#[test]
+fn a_check_whose_tool_is_not_installed_proves_and_refutes_nothing() {
+    let t = clean_three_stages(
+        "[[command]]\nname = \"suite\"\nrun = \"andon-no-such-test-runner -q\"\nstages = [\"core\", \"api\"]\n",
+    );
+    let d = t.path();
+    let diff = apply_body_change(d);
+    let r = request(
+        json!({ "path": "src/core/__init__.py", "line": 1, "crossing": "def parse(text)" }),
+        json!("the rewrite is behavior-preserving"),
+        &[],
+        &diff,
+    );
+    let (code, v) = verify(d, &r, &[]);
+    let contract = by_id(&v, "contract");
+    assert_eq!((code, contract["verdict"].as_str()), (14, Some("unknown")), "{v:#}");
+    assert!(contract["evidence"].as_str().unwrap().contains("could not run here (exit 127"), "{contract:#}");
+}
