@@ -414,6 +414,16 @@ pub fn parse_output(bytes: &[u8]) -> Result<RoleOutput, String> {
         let msg = msg.strip_suffix(&format!(" at line {} column {}", e.line(), e.column())).unwrap_or(&msg);
         format!("line {} column {}: {}", e.line(), e.column(), escape_inline(msg))
     })?;
+    // serde reads a struct from an array too; the format is closed JSON objects only
+    let v: serde_json::Value =
+        serde_json::from_str(text.strip_prefix('\u{feff}').unwrap_or(text)).map_err(|e| e.to_string())?;
+    let objects = |list: &serde_json::Value| list.as_array().is_none_or(|a| a.iter().all(serde_json::Value::is_object));
+    if !v.is_object() || !v["producer"].is_object() || !objects(&v["criteria"]) || !objects(&v["checks"]) {
+        return Err(
+            "a role output is one JSON object, its producer and every criterion and check objects too (docs/panel.md)"
+                .into(),
+        );
+    }
     let role = o.role.name();
     if o.producer.id.trim().is_empty() {
         return Err(format!("{role}: empty producer id"));
@@ -817,6 +827,14 @@ mod tests {
         assert!(e.contains("duplicate field `role`"), "{e}");
         let e = parse_output(br#"{"role": "judge"}"#).unwrap_err();
         assert!(e.starts_with("line 1 column 16: unknown variant `judge`"), "{e}");
+        // the same fields as an array are no role output
+        let e = parse_output(br#"["against", ["adv", "agent"], "h", [["c1", "fail", ["x"], "r"]], []]"#).unwrap_err();
+        assert!(e.contains("one JSON object"), "{e}");
+        let e = parse_output(
+            br#"{"role": "for", "producer": ["adv", "agent"], "packet_hash": "h", "criteria": [], "checks": []}"#,
+        )
+        .unwrap_err();
+        assert!(e.contains("one JSON object"), "{e}");
         let k = r#"{"id": "k", "criteria": ["c1"], "command": "true", "exit_code": 0, "output_hash": null, "status": "confirmed"}"#;
         let c = r#"{"id": "c1", "stance": "pass", "cites": ["x"], "reason": "r"}"#;
         for (role, from, to, want) in [
