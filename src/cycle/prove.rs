@@ -545,7 +545,10 @@ fn panel(root: &Path, cfg: &Config, idx: &Index, target: &Target, inputs: &Input
     };
     let mut outputs = Vec::new();
     let mut refused = Vec::new();
+    // a refused adjudicator output is asked again, with its packet (never lost with it)
+    let mut refused_adjudicator = Vec::new();
     for r in Role::ALL {
+        let refused = if r == Role::Adjudicator { &mut refused_adjudicator } else { &mut refused };
         let file = dir.join(format!("output-{}.json", r.name()));
         match std::fs::read(&file) {
             Ok(bytes) => match panel::parse_output(&bytes) {
@@ -560,6 +563,7 @@ fn panel(root: &Path, cfg: &Config, idx: &Index, target: &Target, inputs: &Input
     let first_three = outputs.iter().filter(|o| o.role != Role::Adjudicator).count();
     let hashes = |ps: &[panel::Packet]| ps.iter().map(|p| format!("{} {}", p.role.name(), p.hash)).collect::<Vec<_>>();
     if first_three < 3 || !refused.is_empty() {
+        refused.append(&mut refused_adjudicator);
         let ps = panel::packets(&input);
         for p in &ps {
             if let Err(e) = write(p.role.name(), p) {
@@ -596,6 +600,7 @@ fn panel(root: &Path, cfg: &Config, idx: &Index, target: &Target, inputs: &Input
             "no verdict until the adjudicator has answered",
         );
         p.references = hashes(std::slice::from_ref(&packet));
+        p.references.extend(refused_adjudicator);
         return p;
     }
     let runner = runner(cfg, inputs, nonce);

@@ -280,6 +280,13 @@ fn with_no_cheaper_check_the_panel_decides_and_its_independence_is_enforced() {
     out("against", "advocate-2", stance("fail"), json!([]));
     let (code, _) = verify(d, &r, &args);
     assert_eq!(code, 14, "a new against output changes the adjudicator packet: it must answer again");
+    // a torn adjudicator output is refused and asked again: its packet stays listed to answer
+    std::fs::write(panel.join("output-adjudicator.json"), b"{\"role\": \"adjudicator\", \"prod").unwrap();
+    let (code, v) = verify(d, &r, &args);
+    assert_eq!(code, 14, "{v:#}");
+    assert!(v["obligations"][0]["claim"].as_str().unwrap().contains("awaits the adjudicator"), "{v:#}");
+    assert!(v["obligations"][0]["references"].to_string().contains("output-adjudicator.json"), "{v:#}");
+    assert!(hash("adjudicator").is_string());
     out("adjudicator", "judge-1", adjudicator.clone(), json!([]));
     let (code, v) = verify(d, &r, &args);
     assert_eq!(code, 0, "{v:#}");
