@@ -1575,7 +1575,7 @@ pub fn verify(
         )],
         diff: match diff_text {
             Some(t) => t.to_string(),
-            None => verify::diff_text(root, &base).unwrap_or_default(),
+            None => verify::diff_text(root, &base, &own_paths(cfg)).unwrap_or_default(),
         },
         proposer: inputs.proposer.clone().unwrap_or_default(),
     };

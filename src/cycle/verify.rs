@@ -87,9 +87,14 @@ pub fn change(root: &Path, base: &str, write_set: &[String], exclude: &[String])
     Ok(Change { base: base.into(), hash: super::diff::hash(root, Some(base), write_set, exclude), files })
 }
 
-/// The text of the working tree's diff against `base` (tracked files).
-pub fn diff_text(root: &Path, base: &str) -> Result<String, String> {
-    git(root, &["diff", "--no-renames", base, "--", "."])
+/// The text of the working tree's diff against `base` (tracked files), without the `exclude`d
+/// directories (andon's own ledger and reports: a proposer's reasoning and earlier verdicts live
+/// there, and the panel's roles must not read them as part of the change, R102).
+pub fn diff_text(root: &Path, base: &str, exclude: &[String]) -> Result<String, String> {
+    let pathspecs: Vec<String> = exclude.iter().map(|d| format!(":(exclude){d}")).collect();
+    let mut args = vec!["diff", "--no-renames", base, "--", "."];
+    args.extend(pathspecs.iter().map(String::as_str));
+    git(root, &args)
 }
 
 /// A path as git writes it in a diff: C-quoted (`"a/caf\303\251.py"`) when it has special or

@@ -1392,3 +1392,28 @@ fn a_proof_strength_audit_is_added_to_the_evidence_it_audits() {
     );
     assert_eq!(run(&["ledger", "check"], d).status.code(), Some(0));
 }
+
+#[test]
+fn the_panel_reads_the_change_never_the_ledger_beside_it() {
+    let t = clean_three_stages("");
+    let d = t.path();
+    // the ledger is committed with the code: a proposal's reasoning lands in the tracked tree
+    std::fs::write(d.join(".gitignore"), "").unwrap();
+    let gap = todo_in_api(d, "");
+    git(d, &["add", "-A"]);
+    git(d, &["commit", "-qm", "the ledger, tracked"]);
+    std::fs::write(
+        d.join("src/api/__init__.py"),
+        "from core import parse\n\n\ndef run(text):\n    return parse(text or \"\")\n",
+    )
+    .unwrap();
+    loop_json(d);
+    let scratch = tempfile::tempdir().unwrap();
+    let panel = scratch.path().join("panel");
+    let o = run(&["verify", "--gap", &gap, "--panel", panel.to_str().unwrap(), "--proposer", "builder", "-q"], d);
+    assert_eq!(o.status.code(), Some(14), "{}", String::from_utf8_lossy(&o.stdout));
+    let against = std::fs::read_to_string(panel.join("packet-against.json")).unwrap();
+    assert!(against.contains("parse(text or"), "the change is in the packet: {against}");
+    assert!(!against.contains("the check exercises run()"), "the proposer's reasoning is not: {against}");
+    assert!(!against.contains("proposal_recorded") && !against.contains("\"verdict\""), "{against}");
+}
