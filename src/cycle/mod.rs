@@ -1826,6 +1826,7 @@ fn phase_contract(
         detail: if unmet.is_empty() { "every obligation is proven".into() } else { unmet.join("; ") },
         references,
         artifact: None,
+        per_criterion: Vec::new(),
     };
     Ok((proof, approaches.join("+"), rung))
 }

@@ -65,6 +65,9 @@ pub struct Proof {
     pub detail: String,
     pub references: Vec<String>,
     pub artifact: Option<String>,
+    /// The panel's verdict on each criterion it judged (criterion id, verdict, why): an
+    /// obligation the panel proves takes its own criterion's, never the blend (approach a).
+    pub per_criterion: Vec<(String, Verdict, String)>,
 }
 
 impl Proof {
@@ -77,6 +80,7 @@ impl Proof {
             detail: detail.into(),
             references: Vec::new(),
             artifact: None,
+            per_criterion: Vec::new(),
         }
     }
 }
@@ -244,6 +248,7 @@ pub fn run(
                 detail: "the fresh index after the fix".into(),
                 references,
                 artifact: None,
+                per_criterion: Vec::new(),
             })
         }
         Approach::Executed => {
@@ -296,6 +301,7 @@ pub fn run(
                 detail: r.detail,
                 references: runs.iter().skip(1).map(|r| r.artifact.clone()).collect(),
                 artifact: runs.first().map(|r| r.artifact.clone()),
+                per_criterion: Vec::new(),
             })
         }
         Approach::Rubric => {
@@ -326,6 +332,7 @@ pub fn run(
                     })
                     .collect(),
                 artifact: Some(file.display().to_string()),
+                per_criterion: Vec::new(),
             })
         }
         Approach::Agentic => {
@@ -347,6 +354,7 @@ pub fn run(
                 detail: r.detail,
                 references: r.findings.iter().map(|f| format!("{}: {}", f.check.name(), f.detail)).collect(),
                 artifact: Some(file.display().to_string()),
+                per_criterion: Vec::new(),
             })
         }
         other => Ok(Proof::unknown(
@@ -449,6 +457,7 @@ fn property(root: &Path, cfg: &Config, target: &Target, inputs: &Inputs, nonce: 
         detail: lines.join("; "),
         references,
         artifact: artifacts.first().cloned(),
+        per_criterion: Vec::new(),
     }
 }
 
@@ -503,6 +512,7 @@ fn executed(root: &Path, out: &Path, specs: &[CommandSpec], nonce: &str) -> Proo
         detail: summary.join("; "),
         references: runs.iter().skip(1).map(|r| r.artifact.clone()).collect(),
         artifact: runs.first().map(|r| r.artifact.clone()),
+        per_criterion: Vec::new(),
     }
 }
 
@@ -627,6 +637,28 @@ fn panel(root: &Path, cfg: &Config, idx: &Index, target: &Target, inputs: &Input
         detail: if j.reasons.is_empty() { "every criterion passed".into() } else { j.reasons.join("; ") },
         references: per,
         artifact: None,
+        // each criterion's own verdict, once the panel rendered one at all (an incomplete panel
+        // or a standing hold leaves every obligation with the panel's verdict)
+        per_criterion: if j.verdict == Verdict::Unknown || hold {
+            Vec::new()
+        } else {
+            j.per_criterion
+                .iter()
+                .map(|(id, o, why)| {
+                    let lb = input.criteria.iter().any(|c| &c.id == id && c.load_bearing);
+                    let v = match o {
+                        panel::Outcome::Pass => Verdict::Proven,
+                        panel::Outcome::Fail => Verdict::Refuted,
+                        panel::Outcome::Neither if lb => Verdict::Unproven,
+                        // not load-bearing: neither side carrying it does not block (R104)
+                        panel::Outcome::Neither => Verdict::Proven,
+                        panel::Outcome::Unbacked => Verdict::Unproven,
+                        panel::Outcome::Unknown => Verdict::Unknown,
+                    };
+                    (id.clone(), v, why.clone())
+                })
+                .collect()
+        },
     }
 }
 

@@ -629,6 +629,12 @@ pub fn prove_all(
                 }
             },
         };
+        // the panel judged each obligation as a criterion of its own: its verdict is that one's
+        let mut proof = proof;
+        if let Some((_, v, why)) = proof.per_criterion.iter().find(|(c, _, _)| *c == id).cloned() {
+            proof.verdict = v;
+            proof.detail = format!("{}: {why} (the panel: {})", id, proof.detail);
+        }
         obligations.push(ObligationResult {
             id,
             text,

@@ -483,3 +483,57 @@ fn a_check_whose_tool_is_not_installed_proves_and_refutes_nothing() {
     assert_eq!((code, contract["verdict"].as_str()), (14, Some("unknown")), "{v:#}");
     assert!(contract["evidence"].as_str().unwrap().contains("could not run here (exit 127"), "{contract:#}");
 }
+
+#[test]
+fn the_panel_decides_each_obligation_on_its_own_criterion() {
+    let t = clean_three_stages("");
+    let d = t.path();
+    let diff = apply_body_change(d);
+    let scratch = tempfile::tempdir().unwrap();
+    let panel = scratch.path().join("panel");
+    let contract = json!({
+        "obligation": "the rewrite is behavior-preserving",
+        "rules": [{ "id": "BC-2", "rule": "parse keeps the order of words", "validation": "review of the behaviour", "priority": "P3", "confidence": "High" }]
+    });
+    let r = request(json!("src/core/__init__.py:1"), contract, &[], &diff);
+    let args = ["--panel", panel.to_str().unwrap(), "--proposer", "builder"];
+    let (code, v) = verify(d, &r, &args);
+    assert_eq!(code, 14, "{v:#}");
+    assert_eq!(
+        (by_id(&v, "contract")["routing"]["approach"].as_str(), by_id(&v, "BC-2")["routing"]["approach"].as_str()),
+        (Some("adversarial"), Some("adversarial")),
+        "{v:#}"
+    );
+    let hash = |role: &str| {
+        let index: Value = serde_json::from_slice(&std::fs::read(panel.join("packets.json")).unwrap()).unwrap();
+        index["packets"].as_array().unwrap().iter().find(|p| p["role"] == role).unwrap()["packet_hash"].clone()
+    };
+    let out = |role: &str, producer: &str, criteria: Value, checks: Value| {
+        let o = json!({ "role": role, "producer": { "id": producer, "kind": "agent" }, "packet_hash": hash(role),
+                        "criteria": criteria, "checks": checks });
+        std::fs::write(panel.join(format!("output-{role}.json")), serde_json::to_vec(&o).unwrap()).unwrap();
+    };
+    let stances = |a: &str, b: &str| {
+        json!([{ "id": "contract", "stance": a, "cites": ["k1"], "reason": "r" },
+               { "id": "BC-2", "stance": b, "cites": ["k1"], "reason": "r" }])
+    };
+    out("for", "advocate-1", stances("pass", "pass"), json!([]));
+    out("against", "advocate-2", stances("fail", "fail"), json!([]));
+    out(
+        "evidence",
+        "runner-1",
+        json!([]),
+        json!([{ "id": "k1", "criteria": ["contract", "BC-2"], "command": "true", "exit_code": 0, "output_hash": null, "status": "confirmed" }]),
+    );
+    verify(d, &r, &args);
+    out("adjudicator", "judge-1", stances("pass", "fail"), json!([]));
+    let (code, v) = verify(d, &r, &args);
+    assert_eq!(code, 10, "{v:#}");
+    assert_eq!(
+        (by_id(&v, "contract")["verdict"].as_str(), by_id(&v, "BC-2")["verdict"].as_str()),
+        (Some("proven"), Some("refuted")),
+        "the contract passed, the rule failed: {v:#}"
+    );
+    let unmet = v["unmet"].to_string();
+    assert!(unmet.contains("rule `BC-2`") && !unmet.contains("the contract"), "{v:#}");
+}
