@@ -104,16 +104,23 @@ pub enum ItemKind {
 }
 
 /// The accepted work-item tags and the kind each maps to (R55), in documentation order.
-pub const TAGS: [(&str, ItemKind); 9] = [
+pub const TAGS: [(&str, ItemKind); 16] = [
     ("code-idiom", ItemKind::Bug),
     ("lint", ItemKind::Bug),
+    ("lint-audit", ItemKind::Bug),
     ("ui-audit", ItemKind::Bug),
     ("confab:dependency-audit", ItemKind::Bug),
     ("confab:contract-drift", ItemKind::Bug),
+    ("confab:assertion-audit", ItemKind::Bug),
+    ("arch-health", ItemKind::Wire),
     ("arch-health:merge", ItemKind::Wire),
     ("arch-health:split", ItemKind::Wire),
     ("arch-health:layering", ItemKind::Wire),
+    ("arch-health:layering-fix", ItemKind::Wire),
     ("documented-absent", ItemKind::Feature),
+    ("documented-but-absent", ItemKind::Feature),
+    ("docs-drift", ItemKind::Feature),
+    ("docs-drift:absent", ItemKind::Feature),
 ];
 
 impl Confidence {
@@ -182,10 +189,10 @@ impl ItemKind {
 
     /// The kind `tag` maps to (R55); an unknown tag is an error listing the accepted ones.
     pub fn from_tag(tag: &str) -> Result<ItemKind, String> {
-        if let Some((_, kind)) = TAGS.iter().find(|(t, _)| *t == tag) {
+        let lower = tag.trim().to_lowercase();
+        if let Some((_, kind)) = TAGS.iter().find(|(t, _)| *t == lower) {
             return Ok(*kind);
         }
-        let lower = tag.trim().to_lowercase();
         let nearest = TAGS
             .iter()
             .map(|(t, _)| (edit_distance(&lower, t), *t))
@@ -452,11 +459,16 @@ struct RootJson {
 struct PhaseJson {
     id: String,
     name: String,
+    // the lists may be left out when empty (a planner omits an empty section)
+    #[serde(default)]
     exit_criteria: Vec<String>,
     #[allow(dead_code)]
+    #[serde(default)]
     contract: Vec<IgnoredAny>,
     #[allow(dead_code)]
+    #[serde(default)]
     work_items: Vec<IgnoredAny>,
+    #[serde(default)]
     advisory: Vec<String>,
 }
 
@@ -774,7 +786,7 @@ fn check_markdown(md: &str, phases: &[Option<Phase>], errs: &mut Errors) -> Vec<
         first.insert(id, line);
         matched.push((i, line));
         lines[i] = line;
-        if name != want[i].1 {
+        if name != want[i].1.trim() {
             errs.push(
                 line,
                 format!(
@@ -842,15 +854,38 @@ fn headings<'a>(md: &'a str, errs: &mut Errors) -> Vec<(u32, &'a str, &'a str)> 
             fence = Some((c, len));
             continue;
         }
-        let Some(rest) = line.strip_prefix("## Phase ") else { continue };
-        match rest.split_once(": ") {
-            Some((id, name)) if !id.is_empty() => out.push((line_no, id, name.trim_end())),
+        // `## Phase <id>: <name>`, also at levels 3 and 4, with `—`, `–` or `-` for the colon,
+        // any run of spaces, and an optional closing `#` sequence
+        if line.len() - indented.len() > 3 {
+            continue;
+        }
+        let level = indented.chars().take_while(|&c| c == '#').count();
+        let Some(text) = indented[level..].strip_prefix([' ', '\t']).filter(|_| (2..=4).contains(&level)) else {
+            continue;
+        };
+        let text = text.trim();
+        let text = match text.trim_end_matches('#') {
+            t if t.len() < text.len() && (t.is_empty() || t.ends_with([' ', '\t'])) => t.trim_end(),
+            _ => text,
+        };
+        let Some(rest) = text.strip_prefix("Phase").filter(|r| r.starts_with([' ', '\t'])).map(str::trim_start) else {
+            continue;
+        };
+        let end = rest.find(|c: char| c == ':' || c.is_whitespace()).unwrap_or(rest.len());
+        let (id, after) = (&rest[..end], rest[end..].trim_start());
+        let name = ["：", ":", "—", "–", "-"].iter().find_map(|sep| after.strip_prefix(sep)).map(str::trim);
+        match name {
+            Some(name) if !id.is_empty() && !name.is_empty() => out.push((level, line_no, id, name)),
+            // a level-3 or -4 heading that only starts with the word is prose
+            _ if level > 2 => {}
             _ => {
                 errs.push(line_no, format!("malformed phase heading {}: expected `## Phase <id>: <name>`", quote(line)))
             }
         }
     }
-    out
+    // the phases are the headings of the shallowest level that has any; deeper ones are prose
+    let top = out.iter().map(|h| h.0).min();
+    out.into_iter().filter(|h| Some(h.0) == top).map(|(_, line, id, name)| (line, id, name)).collect()
 }
 
 #[cfg(test)]
@@ -1058,7 +1093,7 @@ mod tests {
                 (SUMMARY_FILE, 23, "unknown tag `security`; accepted tags: code-idiom,"),
             ],
         );
-        assert!(errors[1].message.ends_with("documented-absent"), "{}", errors[1]);
+        assert!(errors[1].message.ends_with("docs-drift:absent"), "{}", errors[1]);
     }
 
     #[test]
@@ -1185,7 +1220,19 @@ mod tests {
             assert_eq!(kind(t), Ok(ItemKind::Wire), "{t}");
         }
         assert_eq!(kind("documented-absent"), Ok(ItemKind::Feature));
-        assert!(kind("LINT").unwrap_err().contains("did you mean `lint`?"));
+        // the producer's own spellings, in any case
+        for (t, k) in [
+            ("LINT", ItemKind::Bug),
+            ("lint-audit", ItemKind::Bug),
+            ("confab:assertion-audit", ItemKind::Bug),
+            (" arch-health ", ItemKind::Wire),
+            ("arch-health:layering-fix", ItemKind::Wire),
+            ("documented-but-absent", ItemKind::Feature),
+            ("docs-drift", ItemKind::Feature),
+        ] {
+            assert_eq!(kind(t), Ok(k), "{t}");
+        }
+        assert!(kind("lnt").unwrap_err().contains("did you mean `lint`?"));
         assert!(kind("arch-health:splt").unwrap_err().contains("did you mean `arch-health:split`?"));
         assert!(!kind("").unwrap_err().contains("did you mean"));
         assert_eq!(ItemKind::Wire.gap_kind(), crate::ledger::GapKind::Wire);
@@ -1299,8 +1346,13 @@ mod tests {
         );
         // Headings inside fenced code blocks are prose; an unclosed fence hides the rest.
         assert_invalid("## Phase P1: One\n~~~~\n## Phase P2: Two\n~~~\n", s, &[(MD, 4, "no heading for phase `P2`")]);
-        // "### Phase" and "## Phases" are prose.
+        // "## Phases" is prose, and so is a deeper "### Phase" when the phases are level 2.
         assert!(parse_str("## Phases\n### Phase P9: x\n## Phase P1: One\n## Phase P2: Two\n", s).is_ok());
+        // The phases may be level-3 or -4 headings under a section of their own, with a dash for
+        // the colon, extra spaces, a closing `#` run and CRLF line ends.
+        let md = "# Brief\r\n## 3. Phased sequence\r\n### Phase P1 — One ###\r\ntext\r\n###  Phase  P2:   Two\r\n";
+        let b = parse_str(md, s).unwrap();
+        assert_eq!(b.phases.iter().map(|p| p.line).collect::<Vec<_>>(), [3, 5]);
     }
 
     #[test]
