@@ -8,7 +8,9 @@ use super::{Event, Header, Record, State};
 /// Escapes text for one markdown table cell or list line: no line breaks, no pipes, no leading
 /// markup that could open a heading or a fence.
 fn cell(s: &str) -> String {
+    // one line, and no bidirectional control that could reorder what a reader sees (R123)
     let one_line: String = s.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
+    let one_line = crate::output::inline(&one_line);
     one_line.replace('\\', "\\\\").replace('|', "\\|").replace('`', "\\`").replace('#', "\\#")
 }
 
@@ -159,4 +161,15 @@ pub fn render(h: &Header, state: &State, records: &[Record]) -> String {
         let _ = writeln!(o, "{}. {line}", r.seq);
     }
     o
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_cell_is_one_line_of_inert_text() {
+        assert_eq!(super::cell("a\nb|c"), "a b\\|c");
+        // a right-to-left override shows escaped, never reordering what a reader sees
+        let c = super::cell("gap \u{202e}detavorp");
+        assert!(!c.contains('\u{202e}') && c.contains("202e"), "{c}");
+    }
 }
