@@ -742,6 +742,17 @@ pub fn step(
             if !gone.is_empty() {
                 ledger::append(&dir, &header, &gone, now)?;
             }
+            // in ingest mode the constraint is the earliest phase with open work, counting what
+            // this scan is about to open (R59)
+            let brief_constraint = brief.as_ref().and_then(|b| {
+                b.phases.iter().map(|p| p.id.as_str()).find(|p| {
+                    (*p == stage && !cands.is_empty())
+                        || state.gaps.values().any(|g| {
+                            g.stage == *p
+                                && !matches!(g.status, GapStatus::Closed | GapStatus::Deferred | GapStatus::Skipped)
+                        })
+                })
+            });
             let new: Vec<Event> = cands
                 .iter()
                 .filter(|c| !state.gaps.contains_key(&c.id))
@@ -751,7 +762,10 @@ pub fn step(
                     stage: c.stage.clone(),
                     wire: c.wire.clone(),
                     location: c.location.clone(),
-                    on_constraint: on_constraint(board.constraint.as_ref(), c),
+                    on_constraint: match brief_constraint {
+                        Some(p) => p == c.stage,
+                        None => on_constraint(board.constraint.as_ref(), c),
+                    },
                     summary: c.summary.clone(),
                     source: c.source.into(),
                 })

@@ -1182,6 +1182,9 @@ fn ingest_mode_takes_phases_work_items_and_entry_gates_from_the_brief() {
     assert!(gaps.iter().all(|g| g["source"] == "WorkItem" && g["kind"] == "bug"), "{v:#}");
     assert!(gaps.iter().any(|g| g["path"] == "shared/types.py"), "{v:#}");
     assert_eq!(v["next"]["action"], "propose");
+    // they were opened on the constraint, the brief's earliest phase with open work
+    let (_, state, _) = ledger::load(&d.join("analysis/andon/ledger")).unwrap().unwrap();
+    assert!(state.gaps.values().all(|g| g.on_constraint == (g.stage == "P1")), "{:#?}", state.gaps);
     // P1's work is set aside: its contract is the last of its work; set aside too, P2 is next,
     // and its P0 rule below High confidence gates it
     for g in gaps {
