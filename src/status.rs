@@ -55,6 +55,10 @@ pub struct StageLine {
     pub confidence: String,
     pub source: String,
     pub wires: Vec<WireLine>,
+    /// Ingest mode: the brief's advisory notes for the stage (context, never gaps, R58).
+    pub advisory: Vec<String>,
+    /// Ingest mode: entry gates of the stage no person confirmed yet (R57).
+    pub open_gates: Vec<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -151,6 +155,12 @@ pub fn board(state: &State, threshold: u32, ingest: bool) -> Board {
                 confidence: s.confidence.clone(),
                 source: s.source.clone(),
                 wires: wires.iter().filter(|w| &w.producer == name).map(line).collect(),
+                advisory: state.context.get(name).map(|c| c.advisory.clone()).unwrap_or_default(),
+                open_gates: state
+                    .context
+                    .get(name)
+                    .map(|c| c.open_gates().iter().map(|o| o.id.clone()).collect())
+                    .unwrap_or_default(),
             }
         })
         .collect();

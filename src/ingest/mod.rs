@@ -383,7 +383,9 @@ pub fn escape_inline(s: &str) -> String {
     out
 }
 
-fn needs_escape(c: char) -> bool {
+/// A character that must never reach a report raw: controls, line and paragraph separators, and
+/// the bidirectional controls that could reorder what a reader sees (R123).
+pub(crate) fn needs_escape(c: char) -> bool {
     c.is_control()
         || matches!(
             c,

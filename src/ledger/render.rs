@@ -9,8 +9,14 @@ use super::{Event, Header, Record, State};
 /// markup that could open a heading or a fence.
 fn cell(s: &str) -> String {
     // one line, and no bidirectional control that could reorder what a reader sees (R123)
-    let one_line: String = s.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
-    let one_line = crate::output::inline(&one_line);
+    let one_line: String = s
+        .chars()
+        .map(|c| match c {
+            c if c.is_control() => " ".to_string(),
+            c if crate::ingest::needs_escape(c) => c.escape_unicode().to_string(),
+            c => c.to_string(),
+        })
+        .collect();
     one_line.replace('\\', "\\\\").replace('|', "\\|").replace('`', "\\`").replace('#', "\\#")
 }
 

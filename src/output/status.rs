@@ -49,7 +49,8 @@ pub fn json_doc(b: Option<&Board>, ledger: &str, inj: &Injections) -> Value {
             "evidence": h.evidence, "claim": h.claim, "references": h.references })).collect::<Vec<_>>(),
         "stages": b.stages.iter().map(|s| json!({ "name": s.name, "confidence": s.confidence, "source": s.source,
             "wires": s.wires.iter().map(|w| json!({ "producer": w.wire.producer, "consumer": w.wire.consumer,
-                "status": w.status, "evidence": w.evidence, "reopened": w.reopened })).collect::<Vec<_>>() })).collect::<Vec<_>>(),
+                "status": w.status, "evidence": w.evidence, "reopened": w.reopened })).collect::<Vec<_>>(),
+            "advisory": s.advisory, "open_entry_gates": s.open_gates })).collect::<Vec<_>>(),
         "counters": { "passes": b.passes, "cycles": b.cycles, "sub_cycles": b.sub_cycles },
         "constraint": b.constraint.as_ref().map(|c| json!({ "producer": c.wire.producer, "consumer": c.wire.consumer,
             "rule": c.rule, "detail": c.detail })),
@@ -125,6 +126,16 @@ pub fn report(
                 wl.evidence.as_deref().map(|e| format!(" (evidence {e})")).unwrap_or_else(|| " (no evidence)".into());
             let reopened = if wl.reopened > 0 { format!(", reopened {}", wl.reopened) } else { String::new() };
             writeln!(w, "{item}  {} : {}{ev}{reopened}", wl.wire, wl.status)?;
+        }
+        if !s.open_gates.is_empty() {
+            writeln!(
+                w,
+                "{item}  entry gate(s) awaiting a person's `andon confirm`: {}",
+                super::inline(&s.open_gates.join(", "))
+            )?;
+        }
+        for note in &s.advisory {
+            writeln!(w, "{item}  advisory (context, never a gap): \"{}\"", super::inline(note))?;
         }
     }
     writeln!(w, "{h2}counters")?;

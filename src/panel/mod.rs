@@ -567,10 +567,6 @@ pub fn rerun(root: &Path, checks: &[Check], run: &dyn Fn(&Path, &str) -> Option<
                 (Some(r), Some(o)) if r != o => {
                     (CheckStatus::Refuted, format!("reported exit {r}, andon observed {o}"))
                 }
-                // a failing check confirms nothing, whatever the evidence role called it
-                (Some(r), Some(_)) if r != 0 && k.status == CheckStatus::Confirmed => {
-                    (CheckStatus::Refuted, format!("reproduced exit {r}: a failing check is no confirmation"))
-                }
                 (Some(r), Some(_)) => (k.status, format!("reproduced (exit {r})")),
             };
             let observed = observed.filter(|o| !matches!(o, 126 | 127));
@@ -600,6 +596,11 @@ pub fn judge(input: &PanelInput, outputs: &[RoleOutput], rerun: &[CheckResult], 
     // A check andon tried and could not re-run (it timed out, was killed, could not start) backs
     // nothing: it is unverifiable whatever the evidence role reported (R103).
     let status = |k: &Check| match rerun.iter().find(|r| r.id == k.id) {
+        // a criterion traces to a test result: a failing check confirms nothing, whatever the
+        // evidence role called it
+        Some(r) if r.status == CheckStatus::Confirmed && r.observed.is_some_and(|o| o != 0) => {
+            (CheckStatus::Refuted, format!("{}: a failing check is no confirmation", r.why))
+        }
         Some(r) if r.observed.is_some() => (r.status, r.why.clone()),
         Some(r) => (CheckStatus::Unverifiable, r.why.clone()),
         None => (k.status, "not re-run by andon; as the evidence role reported".into()),
@@ -930,10 +931,7 @@ mod tests {
         assert_eq!(got[1], (CheckStatus::Refuted, Some(101), "reported exit 0, andon observed 101".into()));
         assert_eq!(got[2], (CheckStatus::Unverifiable, Some(0), "no exit code was reported to compare".into()));
         assert_eq!(got[3], (CheckStatus::Unverifiable, None, "andon could not run it".into()));
-        assert_eq!(
-            got[4],
-            (CheckStatus::Refuted, Some(1), "reproduced exit 1: a failing check is no confirmation".into())
-        );
+        assert_eq!(got[4], (CheckStatus::Confirmed, Some(1), "reproduced (exit 1)".into()));
         assert_eq!(got[5].0, CheckStatus::Unverifiable, "{:?}", got[5]);
         assert!(got[5].2.contains("exit 127"), "{:?}", got[5]);
     }
@@ -982,6 +980,9 @@ mod tests {
         let fails = |word: &'static str| move |_: &Path, c: &str| Some(i32::from(c.contains(word)));
         let (roundtrip, prop) = (fails("roundtrip"), fails("prop"));
         rule(refuted, &roundtrip, false, (Verdict::Refuted, "c1", Outcome::Fail, "evidence refutes it: check `chk-1`"));
+        // A failing check the evidence role calls a confirmation refutes, never backs a pass.
+        let failing = |o: &mut Vec<RoleOutput>| o[2].checks[0].exit_code = Some(1);
+        rule(failing, &roundtrip, false, (Verdict::Refuted, "c1", Outcome::Fail, "a failing check is no confirmation"));
         // A report andon cannot reproduce is refuted too.
         rule(|_| {}, &prop, false, (Verdict::Refuted, "c2", Outcome::Fail, "reported exit 0, andon observed 1"));
     }

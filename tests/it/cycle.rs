@@ -1226,6 +1226,11 @@ fn ingest_mode_takes_phases_work_items_and_entry_gates_from_the_brief() {
     assert_eq!(status["next"]["action"], "confirm", "{status:#}");
     assert!(status["next"]["detail"].as_str().unwrap().contains("andon confirm P2 --rule BC-1"), "{status:#}");
     assert_eq!(status["constraint"]["producer"], "P2", "{status:#}");
+    let p2 = status["stages"].as_array().unwrap().iter().find(|s| s["name"] == "P2").unwrap().clone();
+    assert_eq!(
+        (p2["advisory"].as_array().map(Vec::len), p2["open_entry_gates"].clone()),
+        (Some(1), serde_json::json!(["BC-1"]))
+    );
     assert_eq!(propose(d, &p2_gap, "local+reversible", "storage/db.py"), 17);
     // a confirmation unattended is refused; a person's is recorded and the work starts
     let o = run(&["confirm", "P2", "--rule", "BC-1", "--by", "lead", "--reason", "checked", "--unattended"], d);
