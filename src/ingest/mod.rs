@@ -344,6 +344,16 @@ pub fn parse(md: &[u8], summary: &[u8], md_file: &Path, summary_file: &Path) -> 
 /// result is at most [`INLINE_MAX`] chars; a longer one is cut and ends in `…`. It does not escape
 /// Markdown syntax.
 pub fn escape_inline(s: &str) -> String {
+    escape_within(s, INLINE_MAX)
+}
+
+/// [`escape_inline`] without the length cap: for text a reader must see whole (a diff line
+/// shown to the panel's roles, where a change past the cap would be hidden).
+pub fn escape_whole(s: &str) -> String {
+    escape_within(s, usize::MAX)
+}
+
+fn escape_within(s: &str, max: usize) -> String {
     fn piece(c: char, out: &mut String) {
         match c {
             '\n' => out.push_str("\\n"),
@@ -360,11 +370,11 @@ pub fn escape_inline(s: &str) -> String {
         buf.clear();
         piece(c, &mut buf);
         total += buf.chars().count();
-        if total > INLINE_MAX {
+        if total > max {
             break;
         }
     }
-    let budget = if total > INLINE_MAX { INLINE_MAX - 1 } else { INLINE_MAX };
+    let budget = if total > max { max - 1 } else { max };
     let mut out = String::new();
     let mut used = 0;
     for c in s.chars() {
@@ -377,7 +387,7 @@ pub fn escape_inline(s: &str) -> String {
         used += n;
         out.push_str(&buf);
     }
-    if total > INLINE_MAX {
+    if total > max {
         out.push('…');
     }
     out

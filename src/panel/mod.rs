@@ -275,7 +275,8 @@ struct Body {
 
 /// Multi-line untrusted text, one escaped line each.
 fn lines(s: &str) -> Vec<String> {
-    s.lines().map(escape_inline).collect()
+    // whole lines: a change past the inline cap must not be hidden from the roles
+    s.lines().map(crate::ingest::escape_whole).collect()
 }
 
 /// An output with every string escaped, as the adjudicator is shown it (its hash is of the original).
@@ -761,6 +762,16 @@ mod tests {
             for p in [&ps[1], &ps[2], &adj] {
                 assert!(!p.body.contains(marker), "the {:?} packet leaks {marker}", p.role);
             }
+        }
+    }
+
+    #[test]
+    fn the_roles_see_every_line_of_the_diff_whole() {
+        let mut inp = input();
+        let long = format!("+    let table = [{}HIDDEN_AT_THE_END];", "0, ".repeat(400));
+        inp.diff = format!("--- a/src/codec.rs\n+++ b/src/codec.rs\n{long}");
+        for p in packets(&inp) {
+            assert!(p.body.contains("HIDDEN_AT_THE_END"), "{:?}", p.role);
         }
     }
 
