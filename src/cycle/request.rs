@@ -588,6 +588,13 @@ pub fn rule_subject(r: &Rule, has_checks: bool) -> Subject {
     s
 }
 
+/// The appeal to a person's authority in an obligation's text or its rule, if any (R105).
+fn appeal(text: &str, rule: &Option<Rule>) -> Option<String> {
+    std::iter::once(text)
+        .chain(rule.iter().flat_map(|r| [r.rule.as_str(), r.validation.as_str()]))
+        .find_map(crate::panel::appeals_to_authority)
+}
+
 /// Routes every obligation on its own and runs each approach once for all that route to it; the
 /// panel judges, as its criteria, every obligation routed to it.
 #[allow(clippy::too_many_arguments)]
@@ -605,7 +612,7 @@ pub fn prove_all(
     target.criteria = subjects
         .iter()
         .zip(&routes)
-        .filter(|(_, r)| r.approach == Some(Approach::Adversarial))
+        .filter(|((_, text, rule, _), r)| r.approach == Some(Approach::Adversarial) && appeal(text, rule).is_none())
         .map(|((id, text, rule, _), _)| {
             prove::criterion(id, text, rule.as_ref().is_none_or(|r| r.priority <= Priority::P1), checks)
         })
@@ -613,9 +620,23 @@ pub fn prove_all(
     let mut ran: BTreeMap<Approach, Proof> = BTreeMap::new();
     let mut obligations = Vec::new();
     for ((id, text, rule, _), route) in subjects.into_iter().zip(routes) {
-        let proof = match route.approach {
-            None => prove::tie(&route),
-            Some(a) => match ran.get(&a) {
+        // a criterion resting on a person's say-so is rejected whatever approach it routes to (R105)
+        let proof = match (appeal(&text, &rule), route.approach) {
+            (Some(p), _) => prove::Proof {
+                verdict: Verdict::Unknown,
+                tier: None,
+                hold: false,
+                claim: format!(
+                    "rejected: it appeals to a person's authority (`{}`), which proves nothing; restate it as an objective check (R105)",
+                    crate::ingest::escape_inline(&p)
+                ),
+                detail: "not run: a person's say-so is no evidence".into(),
+                references: Vec::new(),
+                artifact: None,
+                per_criterion: Vec::new(),
+            },
+            (None, None) => prove::tie(&route),
+            (None, Some(a)) => match ran.get(&a) {
                 Some(p) => p.clone(),
                 None => {
                     let mut p = prove::run(a, root, cfg, idx, &target, inputs, hash)?;

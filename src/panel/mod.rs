@@ -382,6 +382,79 @@ pub const AUTHORITY_PHRASES: &[&str] = &[
     "would agree",
     "vouched for",
     "vouches for",
+    "endorsed by",
+    "blessed by",
+    "on the authority of",
+    "on their word",
+    "on his word",
+    "on her word",
+];
+
+/// People whose say-so a criterion might lean on: `the architect says`, `per the tech lead`.
+const AUTHORITY_ROLES: &[&str] = &[
+    "lead",
+    "architect",
+    "manager",
+    "owner",
+    "owners",
+    "maintainer",
+    "maintainers",
+    "reviewer",
+    "reviewers",
+    "cto",
+    "boss",
+    "expert",
+    "experts",
+    "senior",
+    "team",
+    "director",
+    "qa",
+];
+
+/// What a person does when a criterion rests on their say-so.
+const AUTHORITY_VERBS: &[&str] = &[
+    "says",
+    "said",
+    "agrees",
+    "agreed",
+    "approved",
+    "approves",
+    "endorsed",
+    "endorses",
+    "confirmed",
+    "confirms",
+    "reviewed",
+    "signed",
+    "okayed",
+    "blessed",
+    "decided",
+];
+
+/// Sentence-opening words that are no one's name (`This says`, `It confirms`).
+const NOT_A_NAME: &[&str] = &[
+    "the",
+    "this",
+    "that",
+    "it",
+    "which",
+    "what",
+    "everything",
+    "nothing",
+    "output",
+    "test",
+    "tests",
+    "check",
+    "spec",
+    "log",
+    "code",
+    "run",
+    "result",
+    "results",
+    "benchmark",
+    "profile",
+    "cargo",
+    "pytest",
+    "ci",
 ];
 
 /// The appeal to authority in `s`, if any.
@@ -389,6 +462,33 @@ pub fn appeals_to_authority(s: &str) -> Option<String> {
     let lower = s.to_lowercase();
     if let Some(p) = AUTHORITY_PHRASES.iter().find(|p| lower.contains(*p)) {
         return Some((*p).to_string());
+    }
+    // `<a role> <verb>` within three words (`the tech lead confirmed`), `per the <role>`, and a
+    // capitalised name right before a verb (`Alice agrees`)
+    let bare = |w: &str| w.trim_matches(|c: char| !c.is_alphanumeric()).to_lowercase();
+    let original: Vec<&str> = s.split_whitespace().collect();
+    for (i, w) in original.iter().enumerate() {
+        let word = bare(w);
+        let verb_within = |n: usize| {
+            original[i + 1..(i + 1 + n).min(original.len())]
+                .iter()
+                .find(|v| AUTHORITY_VERBS.contains(&bare(v).as_str()))
+        };
+        if AUTHORITY_ROLES.contains(&word.as_str()) {
+            if let Some(v) = verb_within(3) {
+                return Some(format!("{word} … {}", bare(v)));
+            }
+            if original[i.saturating_sub(3)..i].iter().any(|w| bare(w) == "per") {
+                return Some(format!("per the {word}"));
+            }
+        }
+        let capitalised =
+            w.chars().next().is_some_and(char::is_uppercase) && w.chars().skip(1).all(char::is_alphabetic);
+        if capitalised && w.len() > 1 && !NOT_A_NAME.contains(&word.as_str()) {
+            if let Some(v) = verb_within(1) {
+                return Some(format!("{w} {}", bare(v)));
+            }
+        }
     }
     // `as <one to three words> agreed`, within one clause.
     let words: Vec<&str> = lower.split_whitespace().collect();
@@ -500,8 +600,23 @@ pub fn input_problems(input: &PanelInput) -> Vec<String> {
     out
 }
 
+/// Producer ids compared as a reader would see them: case, surrounding space, invisible format
+/// characters (zero-width spaces and joiners, bidirectional marks) and full-width forms of ASCII
+/// do not make a different producer.
 fn same_producer(a: &str, b: &str) -> bool {
-    a.trim().eq_ignore_ascii_case(b.trim())
+    fn seen(s: &str) -> String {
+        s.chars()
+            .filter(|c| !matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2069}' | '\u{feff}' | '\u{00ad}'))
+            .map(|c| match c {
+                '\u{ff01}'..='\u{ff5e}' => char::from_u32(c as u32 - 0xfee0).unwrap_or(c),
+                '\u{3000}' => ' ',
+                c => c,
+            })
+            .collect::<String>()
+            .trim()
+            .to_lowercase()
+    }
+    seen(a) == seen(b)
 }
 
 /// Checks each output against the input and its packet: `Ok` for an accepted output, `Err(why)`
@@ -882,18 +997,46 @@ mod tests {
     }
 
     #[test]
+    fn a_producer_id_is_compared_as_a_reader_sees_it() {
+        for (a, b) in [("builder", " Builder "), ("builder", "bui\u{200b}lder"), ("builder", "\u{ff42}\u{ff55}ilder")] {
+            assert!(same_producer(a, b), "{b:?}");
+        }
+        assert!(!same_producer("builder", "builder-2"));
+    }
+
+    #[test]
     fn appeals_to_authority_are_refused() {
         let e = parse_output(&fixture("authority.json")).unwrap_err();
         assert!(e.contains("criterion `c1` appeals to a person's authority (`approved by`)"), "{e}");
         for s in ["Signed off by QA", "the lead says so", "as Alice agreed", "As the whole team agreed.", "trust me"] {
             assert!(appeals_to_authority(s).is_some(), "{s}");
         }
-        for s in ["as expected, it passes", "the agreed-upon schema field", "as defined, it agreed", "as measured"] {
+        for s in [
+            "the architect has reviewed it and says it is fine",
+            "per the tech lead, ordering holds",
+            "Alice agrees",
+            "Bob says it works",
+            "endorsed by the platform group",
+            "the maintainers approved the change",
+        ] {
+            assert!(appeals_to_authority(s).is_some(), "{s}");
+        }
+        for s in [
+            "as expected, it passes",
+            "the agreed-upon schema field",
+            "as defined, it agreed",
+            "as measured",
+            "This confirms the round trip",
+            "The test says nothing about order",
+            "per the spec, keys keep their order",
+            "Parse returns the words in order",
+            "the owner field is kept",
+        ] {
             assert_eq!(appeals_to_authority(s), None, "{s}");
         }
         let mut inp = input();
         inp.criteria[1].text = "Ordering is fine as the architect agreed".into();
-        assert!(input_problems(&inp)[0].contains("`c2` appeals to a person's authority (`as the architect agreed`)"));
+        assert!(input_problems(&inp)[0].contains("`c2` appeals to a person's authority (`architect … agreed`)"));
         assert_eq!(judged(&inp, &panel(&inp, |_| {}), &zero, false).verdict, Verdict::Unknown);
     }
 

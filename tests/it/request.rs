@@ -537,3 +537,27 @@ fn the_panel_decides_each_obligation_on_its_own_criterion() {
     let unmet = v["unmet"].to_string();
     assert!(unmet.contains("rule `BC-2`") && !unmet.contains("the contract"), "{v:#}");
 }
+
+#[test]
+fn a_criterion_resting_on_a_persons_say_so_is_rejected_whatever_it_routes_to() {
+    let t = repo();
+    let d = t.path();
+    let diff = apply_body_change(d);
+    let contract = json!({
+        "obligation": "the rewrite is behavior-preserving",
+        "rules": [{ "id": "BC-1", "rule": "parse keeps its results", "validation": "unit tests, signed off by the tech lead", "priority": "P1", "confidence": "High" }]
+    });
+    let r = request(
+        json!({ "path": "src/core/__init__.py", "line": 1, "crossing": "def parse(text)" }),
+        contract,
+        &[],
+        &diff,
+    );
+    let (code, v) = verify(d, &r, &[]);
+    assert_eq!(code, 14, "{v:#}");
+    assert_eq!(by_id(&v, "contract")["verdict"], "proven", "the objective obligation is proven by the suite: {v:#}");
+    let rule = by_id(&v, "BC-1");
+    assert_eq!(rule["verdict"], "unknown", "{rule:#}");
+    assert!(rule["claim"].as_str().unwrap().contains("appeals to a person's authority"), "{rule:#}");
+    assert_eq!(v["cleared"], false);
+}
