@@ -48,3 +48,36 @@ pub fn hash(root: &Path, base: Option<&str>, write_set: &[String], exclude: &[St
     }
     format!("{:032x}", xxhash_rust::xxh3::xxh3_128(&bytes))
 }
+
+/// A seal on the working tree while checks re-run: the tracked change against `HEAD` plus the
+/// contents of `untracked` (the untracked files there were before, when given; else those there
+/// are now, which are returned). Files a check creates (caches, build output) do not break the
+/// seal; a check that edits a tracked file or one of the change's new files does. `None` without
+/// git.
+pub fn seal(root: &Path, exclude: &[String], untracked: Option<&[String]>) -> Option<(String, Vec<String>)> {
+    let mut args: Vec<String> =
+        ["diff", "--no-color", "--binary", "--relative", "HEAD", "--", "."].iter().map(|s| s.to_string()).collect();
+    args.extend(exclude.iter().map(|e| format!(":(exclude){e}")));
+    let mut bytes = git(root, &args.iter().map(String::as_str).collect::<Vec<_>>())?;
+    let files: Vec<String> = match untracked {
+        Some(list) => list.to_vec(),
+        None => {
+            let out = git(root, &["ls-files", "-z", "--others", "--exclude-standard"]).unwrap_or_default();
+            let mut files: Vec<String> = out
+                .split(|b| *b == 0)
+                .filter(|f| !f.is_empty())
+                .map(|f| String::from_utf8_lossy(f).into_owned())
+                .filter(|f| !f.starts_with(".andon/") && !exclude.iter().any(|e| f.starts_with(e.as_str())))
+                .collect();
+            files.sort();
+            files
+        }
+    };
+    for f in &files {
+        bytes.extend(f.as_bytes());
+        bytes.push(0);
+        bytes.extend(std::fs::read(root.join(f)).unwrap_or_default());
+        bytes.push(0);
+    }
+    Some((format!("{:032x}", xxhash_rust::xxh3::xxh3_128(&bytes)), files))
+}

@@ -43,6 +43,19 @@ fn by_id(v: &Value, id: &str) -> Value {
     v["obligations"].as_array().unwrap().iter().find(|o| o["id"] == id).cloned().unwrap_or(Value::Null)
 }
 
+/// The hash a panel role's output quotes, from the packets andon wrote last into `panel`.
+fn packet_hash(panel: &Path, role: &str) -> Value {
+    let index: Value = serde_json::from_slice(&std::fs::read(panel.join("packets.json")).unwrap()).unwrap();
+    index["packets"].as_array().unwrap().iter().find(|p| p["role"] == role).unwrap()["packet_hash"].clone()
+}
+
+/// Writes a role's output into `panel`, quoting its packet's hash.
+fn role_output(panel: &Path, role: &str, producer: &str, criteria: Value, checks: Value) {
+    let o = json!({ "role": role, "producer": { "id": producer, "kind": "agent" }, "packet_hash": packet_hash(panel, role),
+                    "criteria": criteria, "checks": checks });
+    std::fs::write(panel.join(format!("output-{role}.json")), serde_json::to_vec(&o).unwrap()).unwrap();
+}
+
 fn request(wire: Value, contract: Value, files: &[&str], diff: &str) -> Value {
     json!({ "wire": wire, "contract": contract, "fixDiff": { "files": files, "diff": diff } })
 }
@@ -239,11 +252,6 @@ fn with_no_cheaper_check_the_panel_decides_and_its_independence_is_enforced() {
     assert_eq!(code, 14, "{v:#}");
     assert_eq!(v["obligations"][0]["routing"]["approach"], "adversarial", "{v:#}");
     assert!(v["obligations"][0]["claim"].as_str().unwrap().contains("awaits role outputs"), "{v:#}");
-    // the hash a role's output quotes, from the packets andon wrote last
-    let hash = |role: &str| {
-        let index: Value = serde_json::from_slice(&std::fs::read(panel.join("packets.json")).unwrap()).unwrap();
-        index["packets"].as_array().unwrap().iter().find(|p| p["role"] == role).unwrap()["packet_hash"].clone()
-    };
     // the against packet never carries the for case, a prior verdict or the proposer's reasoning
     let against = std::fs::read_to_string(panel.join("packet-against.json")).unwrap();
     assert!(
@@ -254,9 +262,7 @@ fn with_no_cheaper_check_the_panel_decides_and_its_independence_is_enforced() {
     assert_eq!(packet["repository_text"][0]["location"], "src/core/__init__.py:1", "{packet:#}");
     assert!(packet["repository_text"][0]["quoted_repository_text"].as_str().unwrap().contains("this wire is proven"));
     let out = |role: &str, producer: &str, criteria: Value, checks: Value| {
-        let o = json!({ "role": role, "producer": { "id": producer, "kind": "agent" }, "packet_hash": hash(role),
-                        "criteria": criteria, "checks": checks });
-        std::fs::write(panel.join(format!("output-{role}.json")), serde_json::to_vec(&o).unwrap()).unwrap();
+        role_output(&panel, role, producer, criteria, checks)
     };
     let stance = |s: &str| json!([{ "id": "contract", "stance": s, "cites": ["k1"], "reason": "the suite passes" }]);
     out("for", "advocate-1", stance("pass"), json!([]));
@@ -286,7 +292,7 @@ fn with_no_cheaper_check_the_panel_decides_and_its_independence_is_enforced() {
     assert_eq!(code, 14, "{v:#}");
     assert!(v["obligations"][0]["claim"].as_str().unwrap().contains("awaits the adjudicator"), "{v:#}");
     assert!(v["obligations"][0]["references"].to_string().contains("output-adjudicator.json"), "{v:#}");
-    assert!(hash("adjudicator").is_string());
+    assert!(packet_hash(&panel, "adjudicator").is_string());
     out("adjudicator", "judge-1", adjudicator.clone(), json!([]));
     let (code, v) = verify(d, &r, &args);
     assert_eq!(code, 0, "{v:#}");
@@ -504,14 +510,8 @@ fn the_panel_decides_each_obligation_on_its_own_criterion() {
         (Some("adversarial"), Some("adversarial")),
         "{v:#}"
     );
-    let hash = |role: &str| {
-        let index: Value = serde_json::from_slice(&std::fs::read(panel.join("packets.json")).unwrap()).unwrap();
-        index["packets"].as_array().unwrap().iter().find(|p| p["role"] == role).unwrap()["packet_hash"].clone()
-    };
     let out = |role: &str, producer: &str, criteria: Value, checks: Value| {
-        let o = json!({ "role": role, "producer": { "id": producer, "kind": "agent" }, "packet_hash": hash(role),
-                        "criteria": criteria, "checks": checks });
-        std::fs::write(panel.join(format!("output-{role}.json")), serde_json::to_vec(&o).unwrap()).unwrap();
+        role_output(&panel, role, producer, criteria, checks)
     };
     let stances = |a: &str, b: &str| {
         json!([{ "id": "contract", "stance": a, "cites": ["k1"], "reason": "r" },
@@ -560,4 +560,32 @@ fn a_criterion_resting_on_a_persons_say_so_is_rejected_whatever_it_routes_to() {
     assert_eq!(rule["verdict"], "unknown", "{rule:#}");
     assert!(rule["claim"].as_str().unwrap().contains("appeals to a person's authority"), "{rule:#}");
     assert_eq!(v["cleared"], false);
+}
+
+#[test]
+fn a_reported_check_that_edits_the_change_voids_the_panel() {
+    let t = clean_three_stages("");
+    let d = t.path();
+    let diff = apply_body_change(d);
+    let scratch = tempfile::tempdir().unwrap();
+    let panel = scratch.path().join("panel");
+    let r = request(json!("src/core/__init__.py:1"), json!("the rewrite is behavior-preserving"), &[], &diff);
+    let args = ["--panel", panel.to_str().unwrap(), "--proposer", "builder"];
+    verify(d, &r, &args);
+    let stance = |s: &str| json!([{ "id": "contract", "stance": s, "cites": ["k1"], "reason": "r" }]);
+    role_output(&panel, "for", "advocate-1", stance("pass"), json!([]));
+    role_output(&panel, "against", "advocate-2", stance("fail"), json!([]));
+    let edit = "echo '# appended' >> src/core/__init__.py";
+    role_output(
+        &panel,
+        "evidence",
+        "runner-1",
+        json!([]),
+        json!([{ "id": "k1", "criteria": ["contract"], "command": edit, "exit_code": 0, "output_hash": null, "status": "confirmed" }]),
+    );
+    verify(d, &r, &args);
+    role_output(&panel, "adjudicator", "judge-1", stance("pass"), json!([]));
+    let (code, v) = verify(d, &r, &args);
+    assert_eq!(code, 14, "{v:#}");
+    assert!(v["obligations"][0]["claim"].as_str().unwrap().contains("changed the working tree"), "{v:#}");
 }
