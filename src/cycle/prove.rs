@@ -317,7 +317,7 @@ pub fn run(
             let run = runner(cfg, inputs, nonce);
             let r = match sealed(root, cfg, || crate::evidence::rubric::score(&input, root, &run)) {
                 Ok(r) => r,
-                Err(p) => return Ok(p),
+                Err(p) => return Ok(*p),
             };
             Ok(Proof {
                 verdict: r.verdict,
@@ -621,7 +621,7 @@ fn panel(root: &Path, cfg: &Config, idx: &Index, target: &Target, inputs: &Input
         outputs.iter().filter(|o| o.role == Role::Evidence).flat_map(|o| o.checks.clone()).collect();
     let reruns = match sealed(root, cfg, || panel::rerun(root, &checks, &runner)) {
         Ok(r) => r,
-        Err(p) => return p,
+        Err(p) => return *p,
     };
     // condition 3: the panel cannot adjudicate away a tier-1 hold on the wire
     let hold = target
@@ -670,16 +670,16 @@ fn panel(root: &Path, cfg: &Config, idx: &Index, target: &Target, inputs: &Input
 
 /// Runs `f` (which re-runs commands a role or scorer reported) under a seal on the working tree:
 /// a command that edits the change under review voids the proof (R93: verify never edits it).
-fn sealed<T>(root: &Path, cfg: &Config, f: impl FnOnce() -> T) -> Result<T, Proof> {
+fn sealed<T>(root: &Path, cfg: &Config, f: impl FnOnce() -> T) -> Result<T, Box<Proof>> {
     let own = super::own_paths(cfg);
     let before = super::diff::seal(root, &own, None);
     let out = f();
     match &before {
         Some((seal, untracked)) if super::diff::seal(root, &own, Some(untracked)).map(|(s, _)| s).as_ref() != Some(seal) => {
-            Err(Proof::unknown(
+            Err(Box::new(Proof::unknown(
                 "a command reported to andon changed the working tree while andon re-ran it: a verdict would not be about the change under review".into(),
                 "no verdict: restore the change and verify again (a reported check must not edit the tree)",
-            ))
+            )))
         }
         _ => Ok(out),
     }
