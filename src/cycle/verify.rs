@@ -314,11 +314,14 @@ fn structural_file(store: &Store, path: &str, summary: &str) -> Proof {
         );
         (still, "broken import or stub")
     };
+    // tier 2, and why (R100): the gap is about a site, not a wire; absence at one site is a fact of
+    // the index but says nothing of the handoff an exact import across a wire would show
+    let why = "tier 2: a site-level check with no wire to hold it to (tier 1 needs an exact import across a wire)";
     if still.is_empty() {
-        (Verdict::Proven, Some(2), false, format!("no {what} is left at {path}"), vec![])
+        (Verdict::Proven, Some(2), false, format!("no {what} is left at {path} ({why})"), vec![])
     } else {
         let n = still.len();
-        (Verdict::Refuted, Some(2), false, format!("{n} {what}(s) still at {path}"), still)
+        (Verdict::Refuted, Some(2), false, format!("{n} {what}(s) still at {path} ({why})"), still)
     }
 }
 
