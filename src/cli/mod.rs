@@ -110,6 +110,10 @@ struct ProposeArgs {
     /// A file the fix will write (repeatable; every one must be declared).
     #[arg(long = "write-set", value_name = "PATH")]
     write_set: Vec<String>,
+    /// Who proposes and builds the fix (a provenance id): recorded with the proposal, so the
+    /// adversarial panel refuses an against case from them.
+    #[arg(long, value_name = "ID")]
+    proposer: Option<String>,
     #[command(flatten)]
     common: Common,
 }
@@ -803,6 +807,7 @@ fn run_propose(a: ProposeArgs) -> Result<Exit, String> {
                 description: need(&a.description, "description")?,
                 write_set: a.write_set.clone(),
                 base_commit: None,
+                proposer: a.proposer.clone(),
             }
         }
     };

@@ -554,6 +554,7 @@ pub fn step(
             description: p.description.clone(),
             write_set: p.write_set.clone(),
             base_commit: p.base_commit.clone().unwrap_or_else(|| "none".into()),
+            proposer: p.proposer.clone(),
         }];
         if p.blast_radius > ceiling {
             events.push(Event::Halted {
@@ -1510,6 +1511,14 @@ fn recorded_proposal(records: &[ledger::Record], gap: &str) -> Option<(String, V
     })
 }
 
+/// Who the proposal recorded for `gap` names as its proposer, if anyone.
+fn recorded_proposer(records: &[ledger::Record], gap: &str) -> Option<String> {
+    records.iter().rev().find_map(|r| match &r.event {
+        Event::ProposalRecorded { gap: g, proposer, .. } if g == gap => Some(proposer.clone()),
+        _ => None,
+    })?
+}
+
 /// Why `andon verify` stopped before or after proving.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum VerifyStop {
@@ -1542,6 +1551,24 @@ pub fn verify(
     }
     let Some((base, write_set, approach, radius)) = recorded_proposal(&records, gap) else {
         return refuse(format!("gap `{gap}` has no recorded proposal"));
+    };
+    // the proposer is the one the ledger recorded; a flag naming someone else is refused
+    let proposer = match (&inputs.proposer, recorded_proposer(&records, gap)) {
+        (Some(given), Some(rec)) if !crate::panel::same_producer(given, &rec) => {
+            return refuse(format!(
+                "gap `{gap}` was proposed by `{}` (recorded with the proposal); --proposer `{}` names someone else",
+                crate::ingest::escape_inline(&rec),
+                crate::ingest::escape_inline(given)
+            ));
+        }
+        (given, rec) => given.clone().or(rec),
+    };
+    let with_proposer;
+    let inputs = if proposer != inputs.proposer {
+        with_proposer = prove::Inputs { proposer, ..inputs.clone() };
+        &with_proposer
+    } else {
+        inputs
     };
     let (change, mut rerated, mut because) = match checked_change(root, cfg, &base, &write_set, diff_text) {
         Ok(Ok(c)) => c,

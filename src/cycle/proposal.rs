@@ -29,6 +29,10 @@ pub struct Proposal {
     /// The commit the fix is applied on (recorded by `andon propose`).
     #[serde(default)]
     pub base_commit: Option<String>,
+    /// Who proposes and builds the fix (a provenance id; optional): recorded, so the adversarial
+    /// panel can refuse an against case from them without trusting a flag given at verify time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proposer: Option<String>,
 }
 
 /// Checks a proposal's fields; Err names every problem.

@@ -159,6 +159,10 @@ pub enum Event {
         description: String,
         write_set: Vec<String>,
         base_commit: String,
+        /// Who proposes and builds the fix (its provenance id): the panel refuses an against case
+        /// from them (R102).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        proposer: Option<String>,
     },
     Halted {
         gap: String,

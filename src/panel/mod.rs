@@ -603,7 +603,7 @@ pub fn input_problems(input: &PanelInput) -> Vec<String> {
 /// Producer ids compared as a reader would see them: case, surrounding space, invisible format
 /// characters (zero-width spaces and joiners, bidirectional marks) and full-width forms of ASCII
 /// do not make a different producer.
-fn same_producer(a: &str, b: &str) -> bool {
+pub fn same_producer(a: &str, b: &str) -> bool {
     fn seen(s: &str) -> String {
         s.chars()
             .filter(|c| !matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2069}' | '\u{feff}' | '\u{00ad}'))

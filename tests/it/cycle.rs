@@ -75,6 +75,7 @@ fn a_gap_in_progress_is_finished_first_and_a_halt_needs_a_person() {
                 description: "re-export the model".into(),
                 write_set: vec!["src/billing/__init__.py".into()],
                 base_commit: "0".into(),
+                proposer: None,
             },
             Event::Halted { gap: gap.clone(), condition: "authorization".into(), reason: "over the ceiling".into() },
         ],
@@ -1424,4 +1425,61 @@ fn the_panel_reads_the_change_never_the_ledger_beside_it() {
     assert!(against.contains("parse(text or"), "the change is in the packet: {against}");
     assert!(!against.contains("the check exercises run()"), "the proposer's reasoning is not: {against}");
     assert!(!against.contains("proposal_recorded") && !against.contains("\"verdict\""), "{against}");
+}
+
+#[test]
+fn the_proposer_is_recorded_with_the_proposal_and_verify_holds_to_it() {
+    let t = clean_three_stages("");
+    let d = t.path();
+    std::fs::write(
+        d.join("src/api/__init__.py"),
+        "from core import parse\n\n\n# TODO: validate the input\ndef run(text):\n    return parse(text)\n",
+    )
+    .unwrap();
+    git(d, &["add", "-A"]);
+    git(d, &["commit", "-qm", "a TODO in api"]);
+    let (_, v) = loop_json(d);
+    let gap = v["picked"]["gap"].as_str().unwrap().to_string();
+    let o = run(
+        &[
+            "propose",
+            "--gap",
+            &gap,
+            "--blast-radius",
+            "local+reversible",
+            "--approach",
+            "adversarial",
+            "--reason",
+            "r",
+            "--description",
+            "d",
+            "--write-set",
+            "src/api/__init__.py",
+            "--proposer",
+            "builder-7",
+        ],
+        d,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
+    loop_json(d);
+    std::fs::write(
+        d.join("src/api/__init__.py"),
+        "from core import parse\n\n\ndef run(text):\n    return parse(text or \"\")\n",
+    )
+    .unwrap();
+    let scratch = tempfile::tempdir().unwrap();
+    let panel = scratch.path().join("panel");
+    // a flag naming someone else cannot stand in for the recorded proposer
+    let o = run(&["verify", "--gap", &gap, "--panel", panel.to_str().unwrap(), "--proposer", "someone-else", "-q"], d);
+    assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stdout));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("proposed by `builder-7`"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    // without the flag the recorded one is used: the panel knows whose against case to refuse
+    let o = run(&["verify", "--gap", &gap, "--panel", panel.to_str().unwrap(), "--format", "json", "-q"], d);
+    assert_eq!(o.status.code(), Some(14), "{}", String::from_utf8_lossy(&o.stdout));
+    assert!(!json(&o).to_string().contains("no proposer provenance"), "{}", String::from_utf8_lossy(&o.stdout));
+    assert!(panel.join("packet-against.json").exists());
 }

@@ -39,6 +39,7 @@ fn proposal(id: &str) -> Event {
         description: "import model from its module".into(),
         write_set: vec!["src/acme/api/routes.py".into()],
         base_commit: "0000000".into(),
+        proposer: None,
     }
 }
 
@@ -173,6 +174,7 @@ fn refused_events_write_nothing() {
                     description: "d".into(),
                     write_set: vec![],
                     base_commit: "0".into(),
+                    proposer: None,
                 },
             ],
             "write-set",
@@ -537,7 +539,16 @@ fn proof_on(id: &str, gap: &str, verdict: Verdict, tier: u8, hold: bool, tree: &
 fn radius_proposal(id: &str, radius: BlastRadius) -> Event {
     match proposal(id) {
         Event::ProposalRecorded { gap, approach, reason, description, write_set, base_commit, .. } => {
-            Event::ProposalRecorded { gap, blast_radius: radius, approach, reason, description, write_set, base_commit }
+            Event::ProposalRecorded {
+                gap,
+                blast_radius: radius,
+                approach,
+                reason,
+                description,
+                write_set,
+                base_commit,
+                proposer: None,
+            }
         }
         _ => unreachable!(),
     }
