@@ -59,10 +59,12 @@ fn runner(_: &Path, cmd: &str) -> Option<i32> {
 
 /// Binds every output to the hash of its real packet, as a well-behaved role would.
 fn bind(inp: &PanelInput, outs: &mut [RoleOutput]) {
-    let first = panel::packets(inp);
-    for o in outs.iter_mut().filter(|o| o.role != Role::Adjudicator) {
+    let first = panel::packets(inp, &[]);
+    for o in outs.iter_mut().filter(|o| matches!(o.role, Role::For | Role::Against)) {
         o.packet_hash = first[o.role as usize].hash.clone();
     }
+    let evidence = panel::packets(inp, outs)[2].hash.clone();
+    outs.iter_mut().filter(|o| o.role == Role::Evidence).for_each(|o| o.packet_hash = evidence.clone());
     let adj = panel::adjudicator_packet(inp, outs).hash;
     outs.iter_mut().filter(|o| o.role == Role::Adjudicator).for_each(|o| o.packet_hash = adj.clone());
 }

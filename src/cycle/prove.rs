@@ -558,10 +558,7 @@ fn panel(root: &Path, cfg: &Config, idx: &Index, target: &Target, inputs: &Input
     };
     let mut outputs = Vec::new();
     let mut refused = Vec::new();
-    // a refused adjudicator output is asked again, with its packet (never lost with it)
-    let mut refused_adjudicator = Vec::new();
     for r in Role::ALL {
-        let refused = if r == Role::Adjudicator { &mut refused_adjudicator } else { &mut refused };
         let file = dir.join(format!("output-{}.json", r.name()));
         match std::fs::read(&file) {
             Ok(bytes) => match panel::parse_output(&bytes) {
@@ -573,47 +570,47 @@ fn panel(root: &Path, cfg: &Config, idx: &Index, target: &Target, inputs: &Input
             Err(e) => refused.push(format!("{}: {e}", file.display())),
         }
     }
-    let first_three = outputs.iter().filter(|o| o.role != Role::Adjudicator).count();
+    // An output counts once andon accepts it against the packet it answers; a refused one (and
+    // one that answered an older packet: an output its packet quotes changed) is asked again.
+    let checked = panel::validate(&input, &outputs);
+    let accepted = |r: Role| outputs.iter().zip(&checked).any(|(o, ok)| o.role == r && ok.is_ok());
+    refused.extend(checked.iter().filter_map(|c| c.as_ref().err()).map(|e| format!("refused: {e}")));
     let hashes = |ps: &[panel::Packet]| ps.iter().map(|p| format!("{} {}", p.role.name(), p.hash)).collect::<Vec<_>>();
-    if first_three < 3 || !refused.is_empty() {
-        refused.append(&mut refused_adjudicator);
-        let ps = panel::packets(&input);
-        for p in &ps {
-            if let Err(e) = write(p.role.name(), p) {
-                return Proof::unknown(format!("the panel packets could not be written: {e}"), "unknown");
-            }
+    // The panel answers in three rounds: the two advocates; the evidence role, shown both
+    // advocates' claims to turn into checked facts; the adjudicator, shown all three.
+    let advocates: Vec<panel::RoleOutput> =
+        outputs.iter().filter(|o| matches!(o.role, Role::For | Role::Against)).cloned().collect();
+    let mut listed = panel::packets(&input, &advocates);
+    let evidence = listed.pop().expect("three packets");
+    let mut rounds = vec![(listed.clone(), "the advocates (for, against)")];
+    listed.push(evidence.clone());
+    rounds.push((vec![evidence], "the evidence role"));
+    let first: Vec<panel::RoleOutput> = outputs.iter().filter(|o| o.role != Role::Adjudicator).cloned().collect();
+    let adjudicator = panel::adjudicator_packet(&input, &first);
+    rounds.push((vec![adjudicator.clone()], "the adjudicator"));
+    for (i, (round, who)) in rounds.iter().enumerate() {
+        if round.iter().all(|p| accepted(p.role)) {
+            continue;
         }
-        if let Err(e) = write_index(dir, &ps) {
-            return Proof::unknown(format!("the panel index could not be written: {e}"), "unknown");
+        let mut index: Vec<panel::Packet> = listed.iter().take(2 + i.min(1)).cloned().collect();
+        if i == 2 {
+            index.push(adjudicator.clone());
         }
+        let written = round.iter().try_for_each(|p| write(p.role.name(), p)).and_then(|_| write_index(dir, &index));
+        if let Err(e) = written {
+            return Proof::unknown(format!("the panel packets could not be written: {e}"), "unknown");
+        }
+        let files: Vec<String> = round.iter().map(|p| format!("packet-{}.json", p.role.name())).collect();
         let mut p = Proof::unknown(
             format!(
-                "the panel awaits role outputs: packets for, against and evidence are in {}; each role writes output-<role>.json there",
+                "the panel awaits {who}: {} in {}; each role writes output-<role>.json there",
+                files.join(", "),
                 dir.display()
             ),
             "no verdict until every role has answered",
         );
-        p.references = hashes(&ps);
+        p.references = hashes(round);
         p.references.extend(refused);
-        return p;
-    }
-    let first: Vec<panel::RoleOutput> = outputs.iter().filter(|o| o.role != Role::Adjudicator).cloned().collect();
-    let packet = panel::adjudicator_packet(&input, &first);
-    // no adjudicator output yet, or one that answered an older packet (an output it read changed)
-    if !outputs.iter().any(|o| o.role == Role::Adjudicator && o.packet_hash == packet.hash) {
-        if let Err(e) = write("adjudicator", &packet).and_then(|_| {
-            let mut all = panel::packets(&input);
-            all.push(packet.clone());
-            write_index(dir, &all)
-        }) {
-            return Proof::unknown(format!("the adjudicator packet could not be written: {e}"), "unknown");
-        }
-        let mut p = Proof::unknown(
-            format!("the panel awaits the adjudicator: its packet is {}/packet-adjudicator.json", dir.display()),
-            "no verdict until the adjudicator has answered",
-        );
-        p.references = hashes(std::slice::from_ref(&packet));
-        p.references.extend(refused_adjudicator);
         return p;
     }
     let runner = runner(cfg, inputs, nonce);

@@ -294,6 +294,17 @@ fn escaped(o: &RoleOutput) -> RoleOutput {
     o
 }
 
+/// The outputs of `roles` as a packet quotes them: escaped, each with the hash of the original,
+/// in a stable order.
+fn quoted(outputs: &[RoleOutput], roles: &[Role]) -> Vec<OutputRef> {
+    let mut refs: Vec<OutputRef> = (outputs.iter())
+        .filter(|o| roles.contains(&o.role))
+        .map(|o| OutputRef { role: o.role, output_hash: output_hash(o), output: escaped(o) })
+        .collect();
+    refs.sort_by(|a, b| (a.role, &a.output_hash).cmp(&(b.role, &b.output_hash)));
+    refs
+}
+
 fn build(input: &PanelInput, role: Role, outputs: &[RoleOutput]) -> Packet {
     let mut body = Body {
         andon_panel_packet: FORMAT,
@@ -338,14 +349,10 @@ fn build(input: &PanelInput, role: Role, outputs: &[RoleOutput]) -> Packet {
                 command: c.command.clone(),
             });
             body.checks_to_reproduce = Some(to_reproduce.collect());
+            body.role_outputs = Some(quoted(outputs, &[Role::For, Role::Against]));
         }
         Role::Adjudicator => {
-            let mut refs: Vec<OutputRef> = (outputs.iter())
-                .filter(|o| o.role != Role::Adjudicator)
-                .map(|o| OutputRef { role: o.role, output_hash: output_hash(o), output: escaped(o) })
-                .collect();
-            refs.sort_by(|a, b| (a.role, &a.output_hash).cmp(&(b.role, &b.output_hash)));
-            body.role_outputs = Some(refs);
+            body.role_outputs = Some(quoted(outputs, &[Role::For, Role::Against, Role::Evidence]));
         }
     }
     // `access` is read off the body itself, so it cannot disagree with what the packet holds.
@@ -358,9 +365,11 @@ fn build(input: &PanelInput, role: Role, outputs: &[RoleOutput]) -> Packet {
     Packet { role, access: body.access.clone(), hash: hash(&text), body: text }
 }
 
-/// The for, against and evidence packets, in that order.
-pub fn packets(input: &PanelInput) -> Vec<Packet> {
-    [Role::For, Role::Against, Role::Evidence].into_iter().map(|r| build(input, r, &[])).collect()
+/// The for, against and evidence packets, in that order. The evidence packet quotes the two
+/// advocates' outputs among `outputs`, each with its hash: their claims are what the evidence role
+/// turns into checked facts (spec 000 §6), so it changes when they do.
+pub fn packets(input: &PanelInput, outputs: &[RoleOutput]) -> Vec<Packet> {
+    [Role::For, Role::Against, Role::Evidence].into_iter().map(|r| build(input, r, outputs)).collect()
 }
 
 /// The adjudicator's packet: the input and every non-adjudicator output, each with its hash.
@@ -622,7 +631,7 @@ pub fn same_producer(a: &str, b: &str) -> bool {
 /// Checks each output against the input and its packet: `Ok` for an accepted output, `Err(why)`
 /// for a refused one, in `outputs` order.
 pub fn validate(input: &PanelInput, outputs: &[RoleOutput]) -> Vec<Result<(), String>> {
-    let first = packets(input);
+    let first = packets(input, outputs);
     let adjudicator = adjudicator_packet(input, outputs);
     let producer = |r: Role| outputs.iter().find(|o| o.role == r).map(|o| o.producer.id.as_str());
     let known = |id: &str| input.criteria.iter().any(|c| c.id == id);
@@ -821,10 +830,14 @@ mod tests {
         let names = ["for", "against", "evidence", "adjudicator"];
         let mut outs: Vec<_> = names.iter().map(|n| parse_output(&fixture(&format!("{n}.json"))).unwrap()).collect();
         edit(&mut outs);
-        let first = packets(input);
-        for o in outs.iter_mut().filter(|o| o.role != Role::Adjudicator) {
+        // each round answers the packet it was given: the advocates', then the evidence packet
+        // quoting them, then the adjudicator's quoting all three
+        let first = packets(input, &[]);
+        for o in outs.iter_mut().filter(|o| matches!(o.role, Role::For | Role::Against)) {
             o.packet_hash = first[o.role as usize].hash.clone();
         }
+        let ev = packets(input, &outs)[2].hash.clone();
+        outs.iter_mut().filter(|o| o.role == Role::Evidence).for_each(|o| o.packet_hash = ev.clone());
         let adj = adjudicator_packet(input, &outs).hash;
         outs.iter_mut().filter(|o| o.role == Role::Adjudicator).for_each(|o| o.packet_hash = adj.clone());
         outs
@@ -853,8 +866,8 @@ mod tests {
     #[test]
     fn packets_are_hashed_and_list_exactly_their_fields() {
         let inp = input();
-        let ps = packets(&inp);
-        assert_eq!(ps, packets(&inp));
+        let ps = packets(&inp, &[]);
+        assert_eq!(ps, packets(&inp, &[]));
         assert_eq!(ps.iter().map(|p| p.role).collect::<Vec<_>>(), [Role::For, Role::Against, Role::Evidence]);
         for p in ps.iter().chain([&adjudicator_packet(&inp, &panel(&inp, |_| {}))]) {
             assert_eq!(p.hash, hash(&p.body));
@@ -870,8 +883,9 @@ mod tests {
     #[test]
     fn against_packet_never_holds_the_for_case_prior_verdicts_or_reasoning() {
         let inp = input();
-        let ps = packets(&inp);
-        let adj = adjudicator_packet(&inp, &panel(&inp, |_| {}));
+        let outs = panel(&inp, |_| {});
+        let ps = packets(&inp, &outs);
+        let adj = adjudicator_packet(&inp, &outs);
         for marker in ["FORCASE-7f3a", "PRIORVERDICT-91c2", "REASONING-5d0e"] {
             assert!(ps[0].body.contains(marker), "the for packet has {marker}");
             for p in [&ps[1], &ps[2], &adj] {
@@ -885,7 +899,7 @@ mod tests {
         let mut inp = input();
         let long = format!("+    let table = [{}HIDDEN_AT_THE_END];", "0, ".repeat(400));
         inp.diff = format!("--- a/src/codec.rs\n+++ b/src/codec.rs\n{long}");
-        for p in packets(&inp) {
+        for p in packets(&inp, &[]) {
             assert!(p.body.contains("HIDDEN_AT_THE_END"), "{:?}", p.role);
         }
     }
@@ -893,7 +907,15 @@ mod tests {
     #[test]
     fn evidence_and_adjudicator_packets() {
         let inp = input();
-        let ev = json(&packets(&inp)[2]);
+        // the evidence role is shown both advocates' claims (and only theirs), with their hashes
+        let outs = panel(&inp, |_| {});
+        let quoted = json(&packets(&inp, &outs)[2]);
+        let roles: Vec<&str> =
+            quoted["role_outputs"].as_array().unwrap().iter().map(|r| r["role"].as_str().unwrap()).collect();
+        assert_eq!(roles, ["for", "against"]);
+        assert_ne!(packets(&inp, &outs)[2].hash, packets(&inp, &outs[..1])[2].hash);
+        assert_eq!(packets(&inp, &outs)[..2], packets(&inp, &[])[..2], "the advocates' packets quote no output");
+        let ev = json(&packets(&inp, &[])[2]);
         assert_eq!(ev["checks_to_reproduce"][0]["command"], "cargo test wire_roundtrip");
         assert_eq!(ev["checks_to_reproduce"][1]["check"], "invariant");
         let outs = panel(&inp, |_| {});
@@ -925,7 +947,10 @@ mod tests {
         planted.diff.push_str(&format!("\n+// {plant}"));
         benign.repo_text.push(("src/codec.rs:41".into(), "// ok".into()));
         benign.diff.push_str("\n+// ok");
-        let all = |i: &PanelInput| packets(i).into_iter().chain([adjudicator_packet(i, &panel(i, |_| {}))]);
+        let all = |i: &PanelInput| {
+            let outs = panel(i, |_| {});
+            packets(i, &outs).into_iter().chain([adjudicator_packet(i, &outs)])
+        };
         for (p, b) in all(&planted).zip(all(&benign)) {
             let (mut pv, mut bv, mut found) = (json(&p), json(&b), Vec::new());
             holders(&mut pv, "", plant, &mut found);

@@ -251,7 +251,7 @@ fn with_no_cheaper_check_the_panel_decides_and_its_independence_is_enforced() {
     let (code, v) = verify(d, &r, &args);
     assert_eq!(code, 14, "{v:#}");
     assert_eq!(v["obligations"][0]["routing"]["approach"], "adversarial", "{v:#}");
-    assert!(v["obligations"][0]["claim"].as_str().unwrap().contains("awaits role outputs"), "{v:#}");
+    assert!(v["obligations"][0]["claim"].as_str().unwrap().contains("awaits the advocates"), "{v:#}");
     // the against packet never carries the for case, a prior verdict or the proposer's reasoning
     let against = std::fs::read_to_string(panel.join("packet-against.json")).unwrap();
     assert!(
@@ -266,7 +266,25 @@ fn with_no_cheaper_check_the_panel_decides_and_its_independence_is_enforced() {
     };
     let stance = |s: &str| json!([{ "id": "contract", "stance": s, "cites": ["k1"], "reason": "the suite passes" }]);
     out("for", "advocate-1", stance("pass"), json!([]));
+    // the against case came from whoever built the fix: refused at once, and asked again
     out("against", "builder", stance("fail"), json!([]));
+    let (code, v) = verify(d, &r, &args);
+    assert_eq!(code, 14, "{v:#}");
+    assert!(v["obligations"][0]["claim"].as_str().unwrap().contains("awaits the advocates"), "{v:#}");
+    assert!(v["obligations"][0]["references"].to_string().contains("who proposed or built the fix"), "{v:#}");
+    // an independent against case: the evidence role is shown both advocates' claims
+    out("against", "advocate-2", stance("fail"), json!([]));
+    let (code, v) = verify(d, &r, &args);
+    assert_eq!(code, 14, "{v:#}");
+    assert!(v["obligations"][0]["claim"].as_str().unwrap().contains("awaits the evidence role"), "{v:#}");
+    let evidence: Value = serde_json::from_slice(&std::fs::read(panel.join("packet-evidence.json")).unwrap()).unwrap();
+    let quoted: Vec<&str> = evidence["role_outputs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["output"]["producer"]["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(quoted, ["advocate-1", "advocate-2"], "{evidence:#}");
     out(
         "evidence",
         "runner-1",
@@ -276,27 +294,28 @@ fn with_no_cheaper_check_the_panel_decides_and_its_independence_is_enforced() {
     let (code, v) = verify(d, &r, &args);
     assert_eq!(code, 14, "{v:#}");
     assert!(v["obligations"][0]["claim"].as_str().unwrap().contains("awaits the adjudicator"), "{v:#}");
-    let adjudicator = json!([{ "id": "contract", "stance": "pass", "cites": ["k1"], "reason": "k1 confirmed" }]);
-    out("adjudicator", "judge-1", adjudicator.clone(), json!([]));
-    // the against case came from whoever built the fix: refused, nothing proven
-    let (code, v) = verify(d, &r, &args);
-    assert_ne!(code, 0, "{v:#}");
-    assert!(v["obligations"][0]["evidence"].as_str().unwrap().contains("who proposed or built the fix"), "{v:#}");
-    // an independent against case, a re-run that reproduces, every criterion passed: proven
-    out("against", "advocate-2", stance("fail"), json!([]));
-    let (code, _) = verify(d, &r, &args);
-    assert_eq!(code, 14, "a new against output changes the adjudicator packet: it must answer again");
     // a torn adjudicator output is refused and asked again: its packet stays listed to answer
     std::fs::write(panel.join("output-adjudicator.json"), b"{\"role\": \"adjudicator\", \"prod").unwrap();
     let (code, v) = verify(d, &r, &args);
     assert_eq!(code, 14, "{v:#}");
     assert!(v["obligations"][0]["claim"].as_str().unwrap().contains("awaits the adjudicator"), "{v:#}");
     assert!(v["obligations"][0]["references"].to_string().contains("output-adjudicator.json"), "{v:#}");
-    assert!(packet_hash(&panel, "adjudicator").is_string());
+    let adjudicator = json!([{ "id": "contract", "stance": "pass", "cites": ["k1"], "reason": "k1 confirmed" }]);
     out("adjudicator", "judge-1", adjudicator.clone(), json!([]));
+    // a re-run that reproduces, every criterion passed: proven
     let (code, v) = verify(d, &r, &args);
     assert_eq!(code, 0, "{v:#}");
     assert_eq!(v["obligations"][0]["verdict"], "proven");
+    // an advocate changes its case: the evidence role (and after it the adjudicator) answer again
+    out(
+        "against",
+        "advocate-2",
+        json!([{ "id": "contract", "stance": "fail", "cites": ["x"], "reason": "new" }]),
+        json!([]),
+    );
+    let (code, v) = verify(d, &r, &args);
+    assert_eq!(code, 14, "{v:#}");
+    assert!(v["obligations"][0]["claim"].as_str().unwrap().contains("awaits the evidence role"), "{v:#}");
 }
 
 #[test]
@@ -519,6 +538,7 @@ fn the_panel_decides_each_obligation_on_its_own_criterion() {
     };
     out("for", "advocate-1", stances("pass", "pass"), json!([]));
     out("against", "advocate-2", stances("fail", "fail"), json!([]));
+    verify(d, &r, &args);
     out(
         "evidence",
         "runner-1",
@@ -575,6 +595,7 @@ fn a_reported_check_that_edits_the_change_voids_the_panel() {
     let stance = |s: &str| json!([{ "id": "contract", "stance": s, "cites": ["k1"], "reason": "r" }]);
     role_output(&panel, "for", "advocate-1", stance("pass"), json!([]));
     role_output(&panel, "against", "advocate-2", stance("fail"), json!([]));
+    verify(d, &r, &args);
     let edit = "echo '# appended' >> src/core/__init__.py";
     role_output(
         &panel,
