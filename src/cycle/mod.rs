@@ -1180,13 +1180,14 @@ pub fn step(
             (wire, st)
         })
         .collect();
-    // In ingest mode the constraint is the brief's: the earliest phase with open work (R59).
+    // In ingest mode the constraint is the brief's: the earliest phase with open work (R59), on
+    // the phase's own wire (the one its contract proves, `ingest::phase_wire`), as status shows it.
     let constraint = match (&brief, &cursor) {
         (Some(_), Some(stage)) => Some(crate::status::Constraint {
             wire: stream
                 .wires
                 .iter()
-                .find(|w| &w.consumer == stage)
+                .find(|w| &w.producer == stage)
                 .map(|w| Wire { producer: w.producer.clone(), consumer: w.consumer.clone() })
                 .unwrap_or(Wire { producer: stage.clone(), consumer: stage.clone() }),
             rule: "brief-order",

@@ -1178,6 +1178,11 @@ fn ingest_mode_takes_phases_work_items_and_entry_gates_from_the_brief() {
     // the earliest phase with open work is the cursor and the constraint; its two work items are its gaps
     assert_eq!(v["cursor"], "P1");
     assert_eq!(v["constraint"]["rule"], "brief-order", "{v:#}");
+    // on the phase's own wire, the one its contract proves; status says the same
+    let status = json(&run(&["status", "--format", "json"], d));
+    for c in [&v["constraint"], &status["constraint"]] {
+        assert_eq!((c["producer"].as_str(), c["consumer"].as_str()), (Some("P1"), Some("P2")), "{c:#}");
+    }
     let gaps = v["gaps"].as_array().unwrap();
     assert_eq!(gaps.len(), 2, "{v:#}");
     assert!(gaps.iter().all(|g| g["source"] == "WorkItem" && g["kind"] == "bug"), "{v:#}");
