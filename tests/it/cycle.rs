@@ -466,6 +466,11 @@ fn a_clean_stream_is_proven_by_the_loop_converges_and_then_reports_hardened() {
 
 /// Three stages with every wire clean and a TODO in api; the loop proves both wires and picks it.
 fn todo_in_api(d: &std::path::Path, settings: &str) -> String {
+    todo_in_api_proposed_with(d, settings, &[])
+}
+
+/// [`todo_in_api`], with `extra` flags for `andon propose`.
+fn todo_in_api_proposed_with(d: &std::path::Path, settings: &str, extra: &[&str]) -> String {
     std::fs::write(
         d.join("src/api/__init__.py"),
         "from core import parse\n\n\n# TODO: validate the input\ndef run(text):\n    return parse(text)\n",
@@ -477,26 +482,25 @@ fn todo_in_api(d: &std::path::Path, settings: &str) -> String {
     let (_, v) = loop_json(d);
     assert_eq!((v["cursor"].as_str(), v["next"]["action"].as_str()), (Some("api"), Some("propose")), "{v:#}");
     let gap = v["picked"]["gap"].as_str().unwrap().to_string();
-    let o = run(
-        &[
-            "propose",
-            "--gap",
-            &gap,
-            "--blast-radius",
-            "local+reversible",
-            "--approach",
-            "executed",
-            "--reason",
-            "the check exercises run()",
-            "--description",
-            "validate the input",
-            "--write-set",
-            "src/api/__init__.py",
-            "--write-set",
-            "src/core/__init__.py",
-        ],
-        d,
-    );
+    let mut args = vec![
+        "propose",
+        "--gap",
+        &gap,
+        "--blast-radius",
+        "local+reversible",
+        "--approach",
+        "executed",
+        "--reason",
+        "the check exercises run()",
+        "--description",
+        "validate the input",
+        "--write-set",
+        "src/api/__init__.py",
+        "--write-set",
+        "src/core/__init__.py",
+    ];
+    args.extend_from_slice(extra);
+    let o = run(&args, d);
     assert_eq!(o.status.code(), Some(0));
     loop_json(d);
     gap
@@ -1436,37 +1440,7 @@ fn the_panel_reads_the_change_never_the_ledger_beside_it() {
 fn the_proposer_is_recorded_with_the_proposal_and_verify_holds_to_it() {
     let t = clean_three_stages("");
     let d = t.path();
-    std::fs::write(
-        d.join("src/api/__init__.py"),
-        "from core import parse\n\n\n# TODO: validate the input\ndef run(text):\n    return parse(text)\n",
-    )
-    .unwrap();
-    git(d, &["add", "-A"]);
-    git(d, &["commit", "-qm", "a TODO in api"]);
-    let (_, v) = loop_json(d);
-    let gap = v["picked"]["gap"].as_str().unwrap().to_string();
-    let o = run(
-        &[
-            "propose",
-            "--gap",
-            &gap,
-            "--blast-radius",
-            "local+reversible",
-            "--approach",
-            "adversarial",
-            "--reason",
-            "r",
-            "--description",
-            "d",
-            "--write-set",
-            "src/api/__init__.py",
-            "--proposer",
-            "builder-7",
-        ],
-        d,
-    );
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
-    loop_json(d);
+    let gap = todo_in_api_proposed_with(d, "", &["--proposer", "builder-7"]);
     std::fs::write(
         d.join("src/api/__init__.py"),
         "from core import parse\n\n\ndef run(text):\n    return parse(text or \"\")\n",

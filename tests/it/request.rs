@@ -56,6 +56,11 @@ fn role_output(panel: &Path, role: &str, producer: &str, criteria: Value, checks
     std::fs::write(panel.join(format!("output-{role}.json")), serde_json::to_vec(&o).unwrap()).unwrap();
 }
 
+/// A request for a narrow fix at `parse` in core (a site wire: file, line and what crosses it).
+fn at_parse(contract: Value, diff: &str) -> Value {
+    request(json!({ "path": "src/core/__init__.py", "line": 1, "crossing": "def parse(text)" }), contract, &[], diff)
+}
+
 fn request(wire: Value, contract: Value, files: &[&str], diff: &str) -> Value {
     json!({ "wire": wire, "contract": contract, "fixDiff": { "files": files, "diff": diff } })
 }
@@ -90,12 +95,7 @@ fn every_rule_is_routed_by_its_validation_and_a_refuted_rule_is_not_proven() {
         "obligation": "the rewrite is behavior-preserving",
         "rules": [{ "id": "BC-1", "rule": "parse splits on whitespace", "validation": "unit tests", "priority": "P1", "confidence": "High" }]
     });
-    let r = request(
-        json!({ "path": "src/core/__init__.py", "line": 1, "crossing": "def parse(text)" }),
-        contract,
-        &[],
-        &diff,
-    );
+    let r = at_parse(contract, &diff);
     let (code, v) = verify(d, &r, &[]);
     assert_eq!(code, 10, "{v:#}");
     assert_eq!(v["verdict"]["outcome"], "halt:refuted");
@@ -497,12 +497,7 @@ fn a_check_whose_tool_is_not_installed_proves_and_refutes_nothing() {
     );
     let d = t.path();
     let diff = apply_body_change(d);
-    let r = request(
-        json!({ "path": "src/core/__init__.py", "line": 1, "crossing": "def parse(text)" }),
-        json!("the rewrite is behavior-preserving"),
-        &[],
-        &diff,
-    );
+    let r = at_parse(json!("the rewrite is behavior-preserving"), &diff);
     let (code, v) = verify(d, &r, &[]);
     let contract = by_id(&v, "contract");
     assert_eq!((code, contract["verdict"].as_str()), (14, Some("unknown")), "{v:#}");
@@ -567,12 +562,7 @@ fn a_criterion_resting_on_a_persons_say_so_is_rejected_whatever_it_routes_to() {
         "obligation": "the rewrite is behavior-preserving",
         "rules": [{ "id": "BC-1", "rule": "parse keeps its results", "validation": "unit tests, signed off by the tech lead", "priority": "P1", "confidence": "High" }]
     });
-    let r = request(
-        json!({ "path": "src/core/__init__.py", "line": 1, "crossing": "def parse(text)" }),
-        contract,
-        &[],
-        &diff,
-    );
+    let r = at_parse(contract, &diff);
     let (code, v) = verify(d, &r, &[]);
     assert_eq!(code, 14, "{v:#}");
     assert_eq!(by_id(&v, "contract")["verdict"], "proven", "the objective obligation is proven by the suite: {v:#}");
