@@ -204,9 +204,7 @@ pub fn board(state: &State, threshold: u32, ingest: bool) -> Board {
     // In ingest mode the constraint is the brief's own: the earliest phase with open work (R59).
     let open = |stage: &str| {
         state.stages.get(stage).is_some_and(|s| s.source == "brief")
-            && state.gaps.values().any(|g| {
-                g.stage == stage && !matches!(g.status, GapStatus::Closed | GapStatus::Deferred | GapStatus::Skipped)
-            })
+            && state.gaps.values().any(|g| g.stage == stage && !g.status.set_aside())
     };
     let constraint = if ingest {
         order.iter().find(|s| open(s)).map(|stage| Constraint {

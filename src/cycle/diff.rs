@@ -10,41 +10,48 @@ fn git(root: &Path, args: &[&str]) -> Option<Vec<u8>> {
     out.status.success().then_some(out.stdout)
 }
 
+/// The tracked change against `base` without the `exclude`d directories, as a binary diff.
+fn tracked(root: &Path, base: &str, exclude: &[String]) -> Option<Vec<u8>> {
+    let mut args: Vec<String> =
+        ["diff", "--no-color", "--binary", "--relative", base, "--", "."].iter().map(|s| s.to_string()).collect();
+    args.extend(exclude.iter().map(|e| format!(":(exclude){e}")));
+    git(root, &args.iter().map(String::as_str).collect::<Vec<_>>())
+}
+
+/// The untracked, unignored files at `root`, sorted, without andon's cache and the `exclude`d
+/// directories.
+fn untracked(root: &Path, exclude: &[String]) -> Vec<String> {
+    let out = git(root, &["ls-files", "-z", "--others", "--exclude-standard"]).unwrap_or_default();
+    let mut files: Vec<String> = out
+        .split(|b| *b == 0)
+        .filter(|f| !f.is_empty())
+        .map(|f| String::from_utf8_lossy(f).into_owned())
+        .filter(|f| !f.starts_with(".andon/") && !exclude.iter().any(|e| f.starts_with(e.as_str())))
+        .collect();
+    files.sort();
+    files
+}
+
+/// Appends each file's name and contents to `bytes`.
+fn add_files(bytes: &mut Vec<u8>, root: &Path, files: &[String]) {
+    for f in files {
+        bytes.extend(f.as_bytes());
+        bytes.push(0);
+        bytes.extend(std::fs::read(root.join(f)).unwrap_or_default());
+        bytes.push(0);
+    }
+}
+
 /// A stable hash of the change at `root` relative to `base` (or of `write_set` without git).
 /// Paths under `exclude` (andon's own reports and ledger, as `dir/` prefixes) are not the change.
 pub fn hash(root: &Path, base: Option<&str>, write_set: &[String], exclude: &[String]) -> String {
     let mut bytes: Vec<u8> = Vec::new();
-    let tracked = base.filter(|b| *b != "none").and_then(|b| {
-        let mut args: Vec<String> =
-            ["diff", "--no-color", "--binary", "--relative", b, "--", "."].iter().map(|s| s.to_string()).collect();
-        args.extend(exclude.iter().map(|e| format!(":(exclude){e}")));
-        git(root, &args.iter().map(String::as_str).collect::<Vec<_>>())
-    });
-    match tracked {
+    match base.filter(|b| *b != "none").and_then(|b| tracked(root, b, exclude)) {
         Some(diff) => {
             bytes.extend(diff);
-            let untracked = git(root, &["ls-files", "-z", "--others", "--exclude-standard"]).unwrap_or_default();
-            let mut files: Vec<&[u8]> = untracked.split(|b| *b == 0).filter(|f| !f.is_empty()).collect();
-            files.sort();
-            for f in files {
-                let name = String::from_utf8_lossy(f).into_owned();
-                if name.starts_with(".andon/") || exclude.iter().any(|e| name.starts_with(e.as_str())) {
-                    continue;
-                }
-                bytes.extend(f);
-                bytes.push(0);
-                bytes.extend(std::fs::read(root.join(&name)).unwrap_or_default());
-                bytes.push(0);
-            }
+            add_files(&mut bytes, root, &untracked(root, exclude));
         }
-        None => {
-            for f in write_set {
-                bytes.extend(f.as_bytes());
-                bytes.push(0);
-                bytes.extend(std::fs::read(root.join(f)).unwrap_or_default());
-                bytes.push(0);
-            }
-        }
+        None => add_files(&mut bytes, root, write_set),
     }
     format!("{:032x}", xxhash_rust::xxh3::xxh3_128(&bytes))
 }
@@ -54,30 +61,9 @@ pub fn hash(root: &Path, base: Option<&str>, write_set: &[String], exclude: &[St
 /// are now, which are returned). Files a check creates (caches, build output) do not break the
 /// seal; a check that edits a tracked file or one of the change's new files does. `None` without
 /// git.
-pub fn seal(root: &Path, exclude: &[String], untracked: Option<&[String]>) -> Option<(String, Vec<String>)> {
-    let mut args: Vec<String> =
-        ["diff", "--no-color", "--binary", "--relative", "HEAD", "--", "."].iter().map(|s| s.to_string()).collect();
-    args.extend(exclude.iter().map(|e| format!(":(exclude){e}")));
-    let mut bytes = git(root, &args.iter().map(String::as_str).collect::<Vec<_>>())?;
-    let files: Vec<String> = match untracked {
-        Some(list) => list.to_vec(),
-        None => {
-            let out = git(root, &["ls-files", "-z", "--others", "--exclude-standard"]).unwrap_or_default();
-            let mut files: Vec<String> = out
-                .split(|b| *b == 0)
-                .filter(|f| !f.is_empty())
-                .map(|f| String::from_utf8_lossy(f).into_owned())
-                .filter(|f| !f.starts_with(".andon/") && !exclude.iter().any(|e| f.starts_with(e.as_str())))
-                .collect();
-            files.sort();
-            files
-        }
-    };
-    for f in &files {
-        bytes.extend(f.as_bytes());
-        bytes.push(0);
-        bytes.extend(std::fs::read(root.join(f)).unwrap_or_default());
-        bytes.push(0);
-    }
+pub fn seal(root: &Path, exclude: &[String], before: Option<&[String]>) -> Option<(String, Vec<String>)> {
+    let mut bytes = tracked(root, "HEAD", exclude)?;
+    let files = before.map_or_else(|| untracked(root, exclude), <[String]>::to_vec);
+    add_files(&mut bytes, root, &files);
     Some((format!("{:032x}", xxhash_rust::xxh3::xxh3_128(&bytes)), files))
 }

@@ -609,11 +609,7 @@ pub fn step(
                 Some((b, phase)) => {
                     let mut c = ingest::candidates(b, phase);
                     // the phase's contract, once its work items are all done
-                    let done = c.iter().all(|c| {
-                        state.gaps.get(&c.id).is_some_and(|g| {
-                            matches!(g.status, GapStatus::Closed | GapStatus::Deferred | GapStatus::Skipped)
-                        })
-                    });
+                    let done = c.iter().all(|c| state.gaps.get(&c.id).is_some_and(|g| g.status.set_aside()));
                     let md = cfg.settings.self_assess_output_dir.value.join(crate::ingest::BRIEF_FILE);
                     if done
                         && let Some(k) = ingest::contract_candidate(b, phase, &md.to_string_lossy().replace('\\', "/"))
@@ -748,10 +744,7 @@ pub fn step(
             let brief_constraint = brief.as_ref().and_then(|b| {
                 b.phases.iter().map(|p| p.id.as_str()).find(|p| {
                     (*p == stage && !cands.is_empty())
-                        || state.gaps.values().any(|g| {
-                            g.stage == *p
-                                && !matches!(g.status, GapStatus::Closed | GapStatus::Deferred | GapStatus::Skipped)
-                        })
+                        || state.gaps.values().any(|g| g.stage == *p && !g.status.set_aside())
                 })
             });
             let new: Vec<Event> = cands

@@ -580,22 +580,20 @@ fn panel(root: &Path, cfg: &Config, idx: &Index, target: &Target, inputs: &Input
     // advocates' claims to turn into checked facts; the adjudicator, shown all three.
     let advocates: Vec<panel::RoleOutput> =
         outputs.iter().filter(|o| matches!(o.role, Role::For | Role::Against)).cloned().collect();
-    let mut listed = panel::packets(&input, &advocates);
-    let evidence = listed.pop().expect("three packets");
-    let mut rounds = vec![(listed.clone(), "the advocates (for, against)")];
-    listed.push(evidence.clone());
-    rounds.push((vec![evidence], "the evidence role"));
-    let first: Vec<panel::RoleOutput> = outputs.iter().filter(|o| o.role != Role::Adjudicator).cloned().collect();
-    let adjudicator = panel::adjudicator_packet(&input, &first);
-    rounds.push((vec![adjudicator.clone()], "the adjudicator"));
+    let mut first = panel::packets(&input, &advocates);
+    let evidence = first.split_off(2);
+    let quoted: Vec<panel::RoleOutput> = outputs.iter().filter(|o| o.role != Role::Adjudicator).cloned().collect();
+    let rounds = [
+        (first, "the advocates (for, against)"),
+        (evidence, "the evidence role"),
+        (vec![panel::adjudicator_packet(&input, &quoted)], "the adjudicator"),
+    ];
     for (i, (round, who)) in rounds.iter().enumerate() {
         if round.iter().all(|p| accepted(p.role)) {
             continue;
         }
-        let mut index: Vec<panel::Packet> = listed.iter().take(2 + i.min(1)).cloned().collect();
-        if i == 2 {
-            index.push(adjudicator.clone());
-        }
+        // `packets.json` lists every packet handed out so far: this round's and the earlier ones
+        let index: Vec<panel::Packet> = rounds[..=i].iter().flat_map(|(r, _)| r.iter().cloned()).collect();
         let written = round.iter().try_for_each(|p| write(p.role.name(), p)).and_then(|_| write_index(dir, &index));
         if let Err(e) = written {
             return Proof::unknown(format!("the panel packets could not be written: {e}"), "unknown");

@@ -352,6 +352,12 @@ pub enum GapStatus {
 }
 
 impl GapStatus {
+    /// Set aside: closed, or deferred or skipped by a person. Anything else is open work (the
+    /// brief's constraint, a phase's contract waiting for its work items).
+    pub fn set_aside(self) -> bool {
+        matches!(self, GapStatus::Closed | GapStatus::Deferred | GapStatus::Skipped)
+    }
+
     /// A proposal may be recorded: the gap is open, in progress, or halted (a new fix for a hold).
     pub fn takes_proposal(self) -> bool {
         matches!(

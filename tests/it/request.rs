@@ -289,7 +289,8 @@ fn with_no_cheaper_check_the_panel_decides_and_its_independence_is_enforced() {
         "evidence",
         "runner-1",
         json!([]),
-        json!([{ "id": "k1", "criteria": ["contract"], "command": "true", "exit_code": 0, "output_hash": null, "status": "confirmed" }]),
+        // the check leaves a file of its own behind (a cache, a log): that does not break the seal
+        json!([{ "id": "k1", "criteria": ["contract"], "command": "touch check-run.log", "exit_code": 0, "output_hash": null, "status": "confirmed" }]),
     );
     let (code, v) = verify(d, &r, &args);
     assert_eq!(code, 14, "{v:#}");
@@ -306,6 +307,8 @@ fn with_no_cheaper_check_the_panel_decides_and_its_independence_is_enforced() {
     let (code, v) = verify(d, &r, &args);
     assert_eq!(code, 0, "{v:#}");
     assert_eq!(v["obligations"][0]["verdict"], "proven");
+    // (the file the check left is part of the tree now: a request must cover it, so it goes)
+    std::fs::remove_file(d.join("check-run.log")).unwrap();
     // an advocate changes its case: the evidence role (and after it the adjudicator) answer again
     out(
         "against",
