@@ -7,8 +7,11 @@
 //! A mistake in a `.dl` file fails the build with `rules/<file>.dl:LINE:COL: message`.
 
 #[allow(dead_code)]
-#[path = "src/datalog/lang.rs"]
+#[path = "src/dialect.rs"]
 mod lang;
+#[allow(dead_code)]
+#[path = "src/text.rs"]
+mod text;
 
 use std::{env, fmt::Write as _, fs, path::Path};
 
@@ -17,7 +20,8 @@ use lang::{Arg, Builder, CmpOp, Lit, Program, RelKind, Ty, Value};
 fn main() {
     println!("cargo::rerun-if-changed=rules");
     println!("cargo::rerun-if-changed=grammars");
-    println!("cargo::rerun-if-changed=src/datalog/lang.rs");
+    println!("cargo::rerun-if-changed=src/dialect.rs");
+    println!("cargo::rerun-if-changed=src/text.rs");
     let mut files: Vec<String> = fs::read_dir("rules")
         .expect("rules/ is readable")
         .filter_map(|e| e.ok())

@@ -12,8 +12,8 @@
 use std::hint::black_box;
 use std::path::PathBuf;
 
-use andon::datalog::lang::{Program, RelKind};
 use andon::datalog::{self, Store};
+use andon::dialect::{Program, RelKind};
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 
 const TWO_JOIN: &str = "Resolves(path, line, target, \"exact\"), InStage(target, stage)";

@@ -21,16 +21,16 @@
 //! (everything is sorted before it is rendered); repository text is data and never changes what
 //! andon does.
 
+pub mod andon_loop;
 pub mod capabilities;
 pub mod check;
 pub mod cli;
 pub mod config;
-pub mod cycle;
 pub mod datalog;
+pub mod dialect;
 pub mod evidence;
 pub mod extract;
 pub mod facts;
-pub mod graph;
 pub mod index;
 pub mod ingest;
 pub mod ledger;
@@ -40,3 +40,4 @@ pub mod panel;
 pub mod preflight;
 pub mod resolve;
 pub mod status;
+pub mod text;

@@ -3,10 +3,10 @@
 
 use std::collections::BTreeMap;
 
-use crate::datalog::lang::Program;
+use crate::datalog::graph::{self, Hop};
 use crate::datalog::{self, Store};
+use crate::dialect::Program;
 use crate::facts::rel;
-use crate::graph::{self, Hop};
 use crate::index::Index;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -239,7 +239,7 @@ fn endpoint(store: &Store, name: &str) -> Result<Endpoint, String> {
     cands.extend(rows(rel::MODULE).map(|r| s(r[1])));
     cands.extend(rows(rel::FILE).map(|r| s(r[0])));
     let lower = name.to_lowercase();
-    let near = cands.iter().min_by_key(|c| (crate::datalog::lang::edit_distance(&lower, &c.to_lowercase()), c.len()));
+    let near = cands.iter().min_by_key(|c| (crate::text::edit_distance(&lower, &c.to_lowercase()), c.len()));
     let hint = near.map(|n| format!("; did you mean `{n}`?")).unwrap_or_default();
     Err(format!("`{name}` is not a stage, module, file or directory of the index{hint}"))
 }

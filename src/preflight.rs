@@ -242,7 +242,7 @@ pub fn run(root: &Path, cfg: &Config, stream: Option<&StreamReport>, path_var: O
             Err(e) => Item {
                 capability: "ingest: brief",
                 level: Readiness::NotReady,
-                found: crate::ingest::escape_inline(&e.to_string()),
+                found: crate::text::short(&e.to_string()),
                 fix: Some("correct the brief (see docs/brief-format.md)".into()),
             },
         });

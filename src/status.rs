@@ -130,7 +130,7 @@ pub fn board(state: &State, threshold: u32, ingest: bool) -> Board {
         }
     }
     let nodes: Vec<u32> = (0..names.len() as u32).collect();
-    let order: Vec<String> = crate::graph::condensed_order(&nodes, &edges, |n| names[n as usize].clone())
+    let order: Vec<String> = crate::datalog::graph::condensed_order(&nodes, &edges, |n| names[n as usize].clone())
         .into_iter()
         .flatten()
         .map(|n| names[n as usize].clone())

@@ -2,7 +2,7 @@
 //! `andon query`) and `lang::parse_program` (the `--rules FILE.dl` files and `rules/*.dl`).
 #![no_main]
 
-use andon::datalog::lang;
+use andon::dialect;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use andon::cycle::proposal::{self, Proposal};
+use andon::andon_loop::proposal::{self, Proposal};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -4,7 +4,7 @@
 //! diff, and every error names what is wrong.
 #![no_main]
 
-use andon::cycle::{request, verify};
+use andon::andon_loop::{request, verify};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

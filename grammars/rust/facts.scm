@@ -6,6 +6,7 @@
 (extern_crate_declaration name: (identifier) @name) @import.extern_crate
 (scoped_identifier path: (_)) @import.qualified
 (scoped_type_identifier path: (_)) @import.qualified
+(macro_invocation (token_tree) @import.macro_tokens)
 (mod_item name: (identifier) @name) @mod
 
 (function_item name: (identifier) @name) @def.function

@@ -662,7 +662,7 @@ fn acyclic(
         });
         let nodes: Vec<u32> = (0..sets.len() as u32).collect();
         let edges: Vec<(u32, u32)> = chains.keys().map(|&(a, b)| (a as u32, b as u32)).collect();
-        for comp in crate::graph::condensed_order(&nodes, &edges, |n| names[n as usize].clone()) {
+        for comp in crate::datalog::graph::condensed_order(&nodes, &edges, |n| names[n as usize].clone()) {
             if comp.len() < 2 {
                 continue;
             }

@@ -51,8 +51,8 @@ impl Exit {
     ];
 
     /// The exit code of a halt condition of the andon rule.
-    pub fn halt(c: crate::ledger::gate::Condition) -> Exit {
-        use crate::ledger::gate::Condition;
+    pub fn halt(c: crate::ledger::andon_rule::Condition) -> Exit {
+        use crate::ledger::andon_rule::Condition;
         match c {
             Condition::Refuted => Exit::Refuted,
             Condition::Authorization => Exit::Authorization,

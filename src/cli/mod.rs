@@ -502,28 +502,28 @@ pub fn main() -> ExitCode {
             &a.gap,
             a.unattended,
             &a.common,
-            crate::cycle::Decision::Authorize { by: a.by.clone(), reason: a.reason.clone() },
+            crate::andon_loop::Decision::Authorize { by: a.by.clone(), reason: a.reason.clone() },
         ),
         Command::Defer(a) => run_decision(
             &a.path,
             &a.gap,
             a.unattended,
             &a.common,
-            crate::cycle::Decision::Defer { by: a.by.clone(), reason: a.reason.clone() },
+            crate::andon_loop::Decision::Defer { by: a.by.clone(), reason: a.reason.clone() },
         ),
         Command::Skip(a) => run_decision(
             &a.path,
             &a.gap,
             a.unattended,
             &a.common,
-            crate::cycle::Decision::Skip { by: a.by.clone(), reason: a.reason.clone() },
+            crate::andon_loop::Decision::Skip { by: a.by.clone(), reason: a.reason.clone() },
         ),
         Command::Confirm(a) => run_decision(
             &a.decision.path,
             &a.decision.gap,
             a.decision.unattended,
             &a.decision.common,
-            crate::cycle::Decision::Confirm {
+            crate::andon_loop::Decision::Confirm {
                 rule: a.rule.clone(),
                 by: a.decision.by.clone(),
                 reason: a.decision.reason.clone(),
@@ -534,7 +534,7 @@ pub fn main() -> ExitCode {
             &a.decision.gap,
             a.decision.unattended,
             &a.decision.common,
-            crate::cycle::Decision::Override {
+            crate::andon_loop::Decision::Override {
                 evidence: a.evidence.clone(),
                 basis: match a.basis {
                     BasisArg::StaleLiveView => crate::ledger::OverrideBasis::StaleLiveView,
@@ -598,7 +598,7 @@ fn run_decision(
     gap: &str,
     unattended: bool,
     common: &Common,
-    d: crate::cycle::Decision,
+    d: crate::andon_loop::Decision,
 ) -> Result<Exit, String> {
     let json_out = matches!(common.format, FormatArg::Json);
     if unattended {
@@ -607,7 +607,7 @@ fn run_decision(
     }
     let cfg = Config::load(path).map_err(|e| config_error(&e))?;
     let now = now();
-    match crate::cycle::decide(path, &cfg, gap, &d, now) {
+    match crate::andon_loop::decide(path, &cfg, gap, &d, now) {
         Ok(done) => {
             emit(|w| output::decision(w, Ok(&done), json_out))?;
             Ok(Exit::Success)
@@ -652,8 +652,8 @@ fn read_input(src: &str) -> Result<String, String> {
 }
 
 fn run_verify(a: VerifyArgs) -> Result<Exit, String> {
-    use crate::cycle::VerifyStop;
-    use crate::ledger::gate::Condition;
+    use crate::andon_loop::VerifyStop;
+    use crate::ledger::andon_rule::Condition;
     let cfg = Config::load(&a.path).map_err(|e| config_error(&e))?;
     let chosen = match a.approach.as_deref() {
         None => None,
@@ -664,7 +664,7 @@ fn run_verify(a: VerifyArgs) -> Result<Exit, String> {
     let json_out = matches!(a.common.format, FormatArg::Json);
     if let Some(id) = &a.audit {
         let path_var = std::env::var_os("PATH");
-        let result = crate::cycle::audit::audit(&a.path, &cfg, id, path_var.as_deref());
+        let result = crate::andon_loop::audit::audit(&a.path, &cfg, id, path_var.as_deref());
         let code = match &result {
             Ok(o) if o.strength == "strong" => Exit::Success,
             Ok(o) if o.strength == "weak" => Exit::Findings,
@@ -676,11 +676,11 @@ fn run_verify(a: VerifyArgs) -> Result<Exit, String> {
     }
     let request = match &a.request {
         // a bad request is refused before any work
-        Some(src) => match crate::cycle::request::parse(&read_input(src)?) {
+        Some(src) => match crate::andon_loop::request::parse(&read_input(src)?) {
             Ok(r) => Some(r),
             Err(errs) => {
                 let stop =
-                    crate::cycle::request::Stop::Refused(format!("the request is malformed: {}", errs.join("; ")));
+                    crate::andon_loop::request::Stop::Refused(format!("the request is malformed: {}", errs.join("; ")));
                 emit(|w| output::request_report(w, &Err(stop.clone()), json_out))?;
                 return Ok(Exit::Error);
             }
@@ -691,7 +691,7 @@ fn run_verify(a: VerifyArgs) -> Result<Exit, String> {
         Ok(i) => i,
         Err(code) => return Ok(code),
     };
-    let mut inputs = crate::cycle::prove::Inputs {
+    let mut inputs = crate::andon_loop::prove::Inputs {
         command: a.command.clone(),
         rubric: a.rubric.clone(),
         process: a.process.clone(),
@@ -715,17 +715,17 @@ fn run_verify(a: VerifyArgs) -> Result<Exit, String> {
             .map_err(|e| e.to_string())?
             .and_then(|(_, state, _)| state.gaps.get(gap).and_then(|g| g.wire.clone()));
         let asked = match &req.wire {
-            crate::cycle::request::WireRef::Stages { from, to } => {
+            crate::andon_loop::request::WireRef::Stages { from, to } => {
                 Some(crate::ledger::Wire { producer: from.clone(), consumer: to.clone() })
             }
-            crate::cycle::request::WireRef::Site { .. } => None,
+            crate::andon_loop::request::WireRef::Site { .. } => None,
         };
         if asked.is_some() && asked != gap_wire {
             let m = format!(
                 "the request's wire is not gap `{gap}`'s ({}): a request reached from the loop proves that gap's fix",
                 gap_wire.map(|w| w.to_string()).unwrap_or_else(|| "no wire".into())
             );
-            emit(|w| output::request_report(w, &Err(crate::cycle::request::Stop::Refused(m.clone())), json_out))?;
+            emit(|w| output::request_report(w, &Err(crate::andon_loop::request::Stop::Refused(m.clone())), json_out))?;
             return Ok(Exit::Error);
         }
         diff_text = Some(req.diff.clone());
@@ -734,7 +734,7 @@ fn run_verify(a: VerifyArgs) -> Result<Exit, String> {
         if !req.kinds.is_empty() {
             let m =
                 "a request for a loop gap is routed by the gap; give `kind` only to a standalone request".to_string();
-            emit(|w| output::request_report(w, &Err(crate::cycle::request::Stop::Refused(m.clone())), json_out))?;
+            emit(|w| output::request_report(w, &Err(crate::andon_loop::request::Stop::Refused(m.clone())), json_out))?;
             return Ok(Exit::Error);
         }
         request = None;
@@ -745,19 +745,19 @@ fn run_verify(a: VerifyArgs) -> Result<Exit, String> {
             std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
         let scratch = std::env::temp_dir().join(format!("andon-request-{}-{nanos:x}", std::process::id()));
         inputs.artifacts = Some(scratch.clone());
-        let result = crate::cycle::request::verify(&a.path, &cfg, &idx, &req, &inputs);
+        let result = crate::andon_loop::request::verify(&a.path, &cfg, &idx, &req, &inputs);
         let _ = std::fs::remove_dir_all(&scratch);
         let code = match &result {
             Ok(o) => o.condition.map_or(Exit::Success, Exit::halt),
-            Err(crate::cycle::request::Stop::Scope(..)) => Exit::Findings,
-            Err(crate::cycle::request::Stop::Refused(_)) => Exit::Error,
+            Err(crate::andon_loop::request::Stop::Scope(..)) => Exit::Findings,
+            Err(crate::andon_loop::request::Stop::Refused(_)) => Exit::Error,
         };
         emit(|w| output::request_report(w, &result, json_out))?;
         return Ok(code);
     }
     let gap = a.gap.clone().unwrap_or_default();
-    let result =
-        crate::cycle::verify(&a.path, &cfg, &idx, &gap, &inputs, diff_text.as_deref()).map_err(|e| e.to_string())?;
+    let result = crate::andon_loop::verify(&a.path, &cfg, &idx, &gap, &inputs, diff_text.as_deref())
+        .map_err(|e| e.to_string())?;
     let code = match &result {
         Ok(o) => {
             let e = &o.evidence;
@@ -779,7 +779,7 @@ fn run_verify(a: VerifyArgs) -> Result<Exit, String> {
 }
 
 fn run_propose(a: ProposeArgs) -> Result<Exit, String> {
-    use crate::cycle::proposal::{self, Proposal};
+    use crate::andon_loop::proposal::{self, Proposal};
     let cfg = Config::load(&a.path).map_err(|e| config_error(&e))?;
     let mut p: Proposal = match &a.json {
         Some(src) => {
@@ -838,7 +838,7 @@ fn run_propose(a: ProposeArgs) -> Result<Exit, String> {
     }
     if !problems.is_empty() {
         emit(|w| output::proposal_refused(w, &problems, matches!(a.common.format, FormatArg::Json)))?;
-        return Ok(if gated { Exit::halt(crate::ledger::gate::Condition::EntryGate) } else { Exit::Findings });
+        return Ok(if gated { Exit::halt(crate::ledger::andon_rule::Condition::EntryGate) } else { Exit::Findings });
     }
     p.base_commit = proposal::head_commit(&a.path);
     let file = proposal::artifact_path(&cfg.settings.output_path(&a.path), &p.gap);
@@ -854,7 +854,7 @@ fn run_loop(a: LoopArgs) -> Result<Exit, String> {
     // In ingest mode an absent or invalid brief stops the loop before anything is indexed or
     // written (R52: never a scan); the step reads it again under its lock.
     if cfg.settings.gap_source.value == crate::config::GapSource::Ingest {
-        crate::cycle::ingest::load(&a.path, &cfg.settings.self_assess_output_dir.value)
+        crate::andon_loop::ingest::load(&a.path, &cfg.settings.self_assess_output_dir.value)
             .map_err(|e| crate::ledger::LedgerError::Refused(e).to_string())?;
     }
     let idx = match fresh_index(&a.path, &a.walk, a.common.quiet, false)? {
@@ -868,7 +868,7 @@ fn run_loop(a: LoopArgs) -> Result<Exit, String> {
         .ok()
         .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
         .and_then(|v| v["ledger_seq"].as_u64());
-    let session = match crate::cycle::step(&a.path, &cfg, &idx, now, a.max_passes, a.slow, since) {
+    let session = match crate::andon_loop::step(&a.path, &cfg, &idx, now, a.max_passes, a.slow, since) {
         Ok(s) => s,
         Err(e @ crate::ledger::LedgerError::Invalid(_)) => {
             eprintln!("error: {e}");
@@ -883,11 +883,11 @@ fn run_loop(a: LoopArgs) -> Result<Exit, String> {
     write_reports(
         &out_dir,
         "loop.txt",
-        &|w| output::cycle::report(w, &session, &injections, false),
+        &|w| output::loop_report::report(w, &session, &injections, false),
         "loop.json",
-        &output::cycle::json_doc(&session, &injections),
+        &output::loop_report::json_doc(&session, &injections),
     );
-    emit(|w| output::cycle::report(w, &session, &injections, matches!(a.common.format, FormatArg::Json)))?;
+    emit(|w| output::loop_report::report(w, &session, &injections, matches!(a.common.format, FormatArg::Json)))?;
     Ok(match session.next.action {
         _ if session.halt.is_some() => Exit::halt(session.halt.expect("checked")),
         "decide" => Exit::NeedsHuman,
@@ -1055,7 +1055,7 @@ fn run_facts(a: FactsArgs) -> Result<Exit, String> {
         Some(name) => Some(RelId::by_name(name).ok_or_else(|| {
             let near = RELATIONS
                 .iter()
-                .min_by_key(|r| crate::config::edit_distance(&name.to_lowercase(), &r.name.to_lowercase()))
+                .min_by_key(|r| crate::text::edit_distance(&name.to_lowercase(), &r.name.to_lowercase()))
                 .map(|r| r.name)
                 .unwrap_or("File");
             format!("unknown relation `{name}`; did you mean `{near}`? (`andon facts --schema` lists them)")
@@ -1105,7 +1105,7 @@ fn fresh_index(
 }
 
 /// A Datalog error with the offending source line and a caret under the column.
-fn datalog_error(e: &crate::datalog::lang::Error, text: &str) -> String {
+fn datalog_error(e: &crate::dialect::Error, text: &str) -> String {
     let line = text.lines().nth(e.span.line.saturating_sub(1) as usize).unwrap_or("");
     let caret = format!("{}^", " ".repeat(e.span.col.saturating_sub(1) as usize));
     format!("{e}\n  | {line}\n  | {caret}")
@@ -1239,14 +1239,9 @@ fn write_reports(
     }
 }
 
-/// Writes `bytes` to `path` through a temporary file and a rename, so readers never see half a report.
+/// Writes `bytes` to `path` whole ([`crate::text::write_atomic`]).
 fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), String> {
-    let name = path.file_name().ok_or_else(|| format!("{}: not a file name", path.display()))?;
-    let tmp = path.with_file_name(format!(".{}.{}.tmp", name.to_string_lossy(), std::process::id()));
-    std::fs::write(&tmp, bytes).and_then(|_| std::fs::rename(&tmp, path)).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        format!("{}: cannot write the report: {e}", path.display())
-    })
+    crate::text::write_atomic(path, bytes).map_err(|e| format!("{}: cannot write the report: {e}", path.display()))
 }
 
 fn run_check(a: CheckArgs) -> Result<Exit, String> {

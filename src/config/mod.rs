@@ -8,6 +8,7 @@
 use std::path::{Path, PathBuf};
 
 pub mod settings;
+pub mod technique;
 
 use toml::de::{DeTable, DeValue};
 
@@ -166,7 +167,7 @@ pub struct CommandSpec {
     /// Seconds before the command (and everything it started) is killed; > 0.
     pub timeout_secs: u64,
     /// For a numeric check (approach b): the technique it applies (R95).
-    pub technique: Option<crate::evidence::numeric::Technique>,
+    pub technique: Option<technique::Technique>,
     /// Line of the command's `name` (as for [`ContractSpec::line`]).
     pub line: u32,
 }
@@ -610,8 +611,7 @@ impl Parser<'_> {
                         return Err(self.err(kl, format!("command `{name}`: `technique` must be a string")));
                     };
                     c.technique = Some(
-                        crate::evidence::numeric::parse(t)
-                            .map_err(|e| self.err(kl, format!("command `{name}`: `technique`: {e}")))?,
+                        technique::parse(t).map_err(|e| self.err(kl, format!("command `{name}`: `technique`: {e}")))?,
                     );
                 }
                 "timeout_secs" => match v.v {
@@ -697,19 +697,7 @@ fn suggest(s: &str, valid: &[&str], list_intro: &str) -> String {
     }
 }
 
-/// The candidate nearest to `s` by edit distance (case-insensitive), if it is near enough to be a
-/// plausible typo: at most a third of the longer name, and at least 1 edit allowed.
-pub fn nearest<'a>(s: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
-    let lower = s.to_lowercase();
-    candidates
-        .into_iter()
-        .map(|c| (edit_distance(&lower, &c.to_lowercase()), c.len(), c))
-        .min()
-        .filter(|(d, len, _)| *d <= 3.max(len / 3) && *d < lower.len().max(*len))
-        .map(|(_, _, c)| c)
-}
-
-pub use crate::datalog::lang::edit_distance;
+pub use crate::text::nearest;
 
 #[cfg(test)]
 mod tests {

@@ -4,12 +4,13 @@
 //! - The run-time engine ([`eval`]) evaluates ad hoc queries, user rule files and, on demand, the
 //!   same built-in rules; tests hold both engines to the same answers.
 //!
-//! Computed relations (stream order, cycles) are filled by [`crate::graph`] after the relations
+//! Computed relations (stream order, cycles) are filled by [`crate::datalog::graph`] after the relations
 //! they read are complete.
 
 pub mod eval;
 pub mod explain;
-pub mod lang;
+pub mod graph;
+pub use crate::dialect as lang;
 
 include!(concat!(env!("OUT_DIR"), "/compiled.rs"));
 
@@ -125,7 +126,7 @@ pub fn run_compiled(prog: &Program, store: &mut Store, need: Option<&[bool]>) {
     }
     for (i, r) in prog.rels.iter().enumerate() {
         if r.kind == RelKind::Computed && need.is_none_or(|n| n[i]) {
-            let data = crate::graph::compute(prog, store, i);
+            let data = crate::datalog::graph::compute(prog, store, i);
             let mut rows = Rows { arity: r.columns.len(), data };
             rows.normalize();
             store.rels[i] = rows;
@@ -137,7 +138,7 @@ pub fn run_compiled(prog: &Program, store: &mut Store, need: Option<&[bool]>) {
 /// (all when `None`).
 pub fn run_runtime(prog: &Program, store: &mut Store, need: Option<&[bool]>) {
     eval::intern_constants(prog, store);
-    eval::evaluate(prog, store, need, &crate::graph::compute);
+    eval::evaluate(prog, store, need, &crate::datalog::graph::compute);
 }
 
 /// A query's answer: its variables and every binding, sorted by rendered value.

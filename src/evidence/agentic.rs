@@ -8,8 +8,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::rubric::strict_json;
-use crate::ingest::escape_inline;
 use crate::ledger::Verdict;
+use crate::text::short as escape_inline;
 
 /// The input format this andon reads (`"format": 1`).
 pub const FORMAT: u32 = 1;

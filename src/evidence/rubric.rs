@@ -14,9 +14,9 @@ use serde::de::{DeserializeOwned, Error as _};
 use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::config::nearest;
-use crate::ingest::escape_inline;
 use crate::ledger::Verdict;
 use crate::panel::{self, CheckStatus, ObjectiveCheck, Producer};
+use crate::text::short as escape_inline;
 
 /// The input format this andon reads (`"format": 1`).
 pub const FORMAT: u32 = 1;

@@ -442,6 +442,7 @@ mod tests {
             "import.use",
             "import.extern_crate",
             "import.qualified",
+            "import.macro_tokens",
             "import.import",
             "import.from",
             "import.dynamic",

@@ -9,6 +9,7 @@ pub(super) fn on_capture<'a>(x: &mut Extractor<'a, '_>, cap: &str, node: Node<'a
     match cap {
         "import.use" => use_decl(x, node),
         "import.qualified" => qualified(x, node),
+        "import.macro_tokens" => macro_paths(x, node),
         "import.extern_crate" => {
             if let Some(n) = name {
                 let crate_name = x.text(n);
@@ -99,6 +100,56 @@ fn qualified<'a>(x: &mut Extractor<'a, '_>, node: Node<'a>) {
     let mut kinds = context_kinds(x, node);
     kinds.push("qualified");
     x.import(l, &segs.join("::"), &kinds);
+}
+
+/// The paths into this crate's own modules inside a macro's token tree (`format!("{}",
+/// crate::text::line(s))`, `vec![super::T::new()]`): tree-sitter keeps a token tree as flat tokens,
+/// so each `crate`/`self`/`super` token followed by `::name` segments is read as one qualified
+/// import, as [`qualified`] reads a path outside a macro.
+fn macro_paths<'a>(x: &mut Extractor<'a, '_>, node: Node<'a>) {
+    let mut tokens = Vec::new();
+    leaves(node, &mut tokens);
+    let mut i = 0;
+    while i < tokens.len() {
+        let start = tokens[i];
+        let after_path = i > 0 && matches!(tokens[i - 1].kind(), "::" | "$");
+        if after_path || !matches!(start.kind(), "crate" | "self" | "super") {
+            i += 1;
+            continue;
+        }
+        let mut segs = vec![x.text(start).to_string()];
+        let mut j = i + 1;
+        while j + 1 < tokens.len()
+            && tokens[j].kind() == "::"
+            && matches!(tokens[j + 1].kind(), "identifier" | "super" | "self")
+        {
+            segs.push(x.text(tokens[j + 1]).to_string());
+            j += 2;
+        }
+        if segs.len() >= 2 {
+            let l = line(start);
+            let within = inline_mods(x, node);
+            if !within.is_empty() {
+                x.push(rel::IMPORT_WITHIN, &[x.path.into(), l.into(), within.as_str().into()]);
+            }
+            let mut kinds = context_kinds(x, node);
+            kinds.push("qualified");
+            x.import(l, &segs.join("::"), &kinds);
+        }
+        i = j.max(i + 1);
+    }
+}
+
+/// The leaf tokens under `node`, in source order.
+fn leaves<'a>(node: Node<'a>, out: &mut Vec<Node<'a>>) {
+    if node.child_count() == 0 {
+        out.push(node);
+        return;
+    }
+    let mut c = node.walk();
+    for child in node.children(&mut c) {
+        leaves(child, out);
+    }
 }
 
 /// One `use` declaration → one import per leaf of its use tree.

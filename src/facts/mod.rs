@@ -25,7 +25,24 @@ pub struct Column {
     pub ty: ColType,
 }
 
-pub use crate::datalog::lang::RelKind;
+pub use crate::dialect::RelKind;
+
+/// One file as the index saw it: its path, kind, language, stamp and content hash, and why it
+/// was not parsed, if it was not. Persisted in the index header; resolution reads it.
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct FileMeta {
+    pub path: String,
+    /// 0 source, 1 manifest, 2 both
+    pub kind: u8,
+    pub lang: String,
+    pub size: u64,
+    pub mtime_ns: u64,
+    pub hash: u128,
+    /// Why the file was not parsed, if it was not.
+    pub skipped: Option<String>,
+    /// How many facts the file produced.
+    pub facts: u64,
+}
 
 #[derive(Debug)]
 pub struct RelationInfo {

@@ -68,20 +68,7 @@ pub mod wire {
         pub files: u64,
     }
 
-    #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
-    pub struct FileMeta {
-        pub path: String,
-        /// 0 source, 1 manifest, 2 both
-        pub kind: u8,
-        pub lang: String,
-        pub size: u64,
-        pub mtime_ns: u64,
-        pub hash: u128,
-        /// Why the file was not parsed, if it was not.
-        pub skipped: Option<String>,
-        /// How many facts the file produced.
-        pub facts: u64,
-    }
+    pub use crate::facts::FileMeta;
 
     #[derive(Serialize, Deserialize, Clone, Debug)]
     pub struct SegmentWire {

@@ -11,11 +11,11 @@
 //! - Current state is a fold of the events ([`fold`]); [`check`] validates everything and the
 //!   agreement of `ledger.md` with the log; [`facts`] exports the state as relations for queries.
 
-pub mod gate;
+pub mod andon_rule;
 mod render;
 
 use std::collections::BTreeMap;
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -789,7 +789,9 @@ pub fn apply(state: &mut State, seq: u64, e: &Event) -> Result<(), String> {
                 return Err(format!("pass {pass} closes after pass {}", state.passes));
             }
             // Every advance goes through the andon rule.
-            if *advanced && let gate::Decision::Halt(c, why) = gate::decide(state, gap, *ceiling, diff_hash.as_deref())
+            if *advanced
+                && let andon_rule::Decision::Halt(c, why) =
+                    andon_rule::decide(state, gap, *ceiling, diff_hash.as_deref())
             {
                 return Err(format!("pass {pass} claims an advance the andon rule forbids ({}: {why})", c.token()));
             }
@@ -976,17 +978,9 @@ pub fn append(dir: &Path, header: &Header, events: &[Event], now: u64) -> Result
     Ok(written)
 }
 
-/// Writes `path` whole: a temporary file in `dir`, fsynced, renamed over it, and the directory fsynced.
-fn write_atomic(dir: &Path, path: &Path, bytes: &[u8]) -> Result<(), LedgerError> {
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    let mut f = File::create(&tmp).map_err(io_err(&tmp))?;
-    f.write_all(bytes).and_then(|_| f.sync_all()).map_err(io_err(&tmp))?;
-    fs::rename(&tmp, path).map_err(io_err(path))?;
-    if let Ok(d) = File::open(dir) {
-        let _ = d.sync_all();
-    }
-    Ok(())
+/// Writes `path` whole ([`crate::text::write_atomic`]).
+fn write_atomic(_dir: &Path, path: &Path, bytes: &[u8]) -> Result<(), LedgerError> {
+    crate::text::write_atomic(path, bytes).map_err(io_err(path))
 }
 
 /// What `repair` did.

@@ -5,19 +5,9 @@ use std::fmt::Write;
 
 use super::{Event, Header, Record, State};
 
-/// Escapes text for one markdown table cell or list line: no line breaks, no pipes, no leading
-/// markup that could open a heading or a fence.
+/// Text for one Markdown table cell or list line: the one Markdown escaping (R123).
 fn cell(s: &str) -> String {
-    // one line, and no bidirectional control that could reorder what a reader sees (R123)
-    let one_line: String = s
-        .chars()
-        .map(|c| match c {
-            c if c.is_control() => " ".to_string(),
-            c if crate::ingest::needs_escape(c) => c.escape_unicode().to_string(),
-            c => c.to_string(),
-        })
-        .collect();
-    one_line.replace('\\', "\\\\").replace('|', "\\|").replace('`', "\\`").replace('#', "\\#")
+    crate::text::markdown(s)
 }
 
 pub fn render(h: &Header, state: &State, records: &[Record]) -> String {
@@ -173,7 +163,7 @@ pub fn render(h: &Header, state: &State, records: &[Record]) -> String {
 mod tests {
     #[test]
     fn a_cell_is_one_line_of_inert_text() {
-        assert_eq!(super::cell("a\nb|c"), "a b\\|c");
+        assert_eq!(super::cell("a\nb|c"), "a\\\\u{a}b\\|c");
         // a right-to-left override shows escaped, never reordering what a reader sees
         let c = super::cell("gap \u{202e}detavorp");
         assert!(!c.contains('\u{202e}') && c.contains("202e"), "{c}");

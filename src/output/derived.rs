@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use super::{SCHEMA_VERSION, verdict_line};
 use crate::datalog::Answer;
 use crate::datalog::explain::Derivation;
-use crate::datalog::lang::{Program, RelKind, Ty};
+use crate::dialect::{Program, RelKind, Ty};
 use crate::ops::{StreamReport, WhyReport};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -132,7 +132,7 @@ fn derivation_json(d: &Derivation) -> Value {
 
 /// Every relation of a program (schema, built-in rules, user rules) with columns and doc line.
 pub fn schema(w: &mut dyn Write, prog: &Program, json_out: bool) -> io::Result<()> {
-    let rels: Vec<_> = prog.rels.iter().filter(|r| r.name != crate::datalog::lang::QUERY_REL).collect();
+    let rels: Vec<_> = prog.rels.iter().filter(|r| r.name != crate::dialect::QUERY_REL).collect();
     let kind = |k: RelKind| match k {
         RelKind::Base => "base",
         RelKind::Derived => "derived",

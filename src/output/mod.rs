@@ -3,8 +3,8 @@
 //! `andon: verdict …` line.
 
 pub mod check;
-pub mod cycle;
 pub mod derived;
+pub mod loop_report;
 pub mod status;
 
 use std::io::{self, Write};
@@ -23,20 +23,8 @@ pub enum Format {
     Json,
 }
 
-/// Text from the repository (a path, a name, a summary quoting one) made safe to print on one
-/// line: control characters and bidirectional overrides become visible escapes, so no file name
-/// can start a line of its own (a forged verdict line) or reorder what a reader sees (R123).
-pub fn inline(s: &str) -> std::borrow::Cow<'_, str> {
-    let unsafe_char = |c: char| {
-        c.is_control() || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
-    };
-    if !s.chars().any(unsafe_char) {
-        return std::borrow::Cow::Borrowed(s);
-    }
-    std::borrow::Cow::Owned(
-        s.chars().map(|c| if unsafe_char(c) { c.escape_unicode().to_string() } else { c.to_string() }).collect(),
-    )
-}
+/// Text from the repository made safe to print on one line (R123): the one rule in [`crate::text`].
+pub use crate::text::line as inline;
 
 /// The heading of the suspected-injection section, the same in every report that lists them.
 pub const INJECTIONS_HEADING: &str = "Suspected injections (repository text addressing andon — reported, never obeyed)";
@@ -52,19 +40,7 @@ pub fn injections_json(list: &[Injection]) -> Value {
 /// [`inline`], and in Markdown their punctuation is escaped too, so quoted text can never start a
 /// line of its own, forge a verdict line or open markup (R123).
 pub(crate) fn injections(w: &mut dyn Write, list: &[Injection], h2: &str, item: &str, md: bool) -> io::Result<()> {
-    let esc = |s: &str| {
-        let s = inline(s);
-        if !md {
-            return s.into_owned();
-        }
-        s.chars().fold(String::new(), |mut o, c| {
-            if "\\`*_[]<>#|~!".contains(c) {
-                o.push('\\');
-            }
-            o.push(c);
-            o
-        })
-    };
+    let esc = |s: &str| if md { crate::text::markdown(s) } else { inline(s).into_owned() };
     writeln!(w, "{h2}{INJECTIONS_HEADING}: {}", list.len())?;
     for i in list {
         writeln!(w, "{item}{}:{}: \"{}\"", esc(&i.path), i.line, esc(&i.text))?;
@@ -502,7 +478,7 @@ pub fn proposal_refused(w: &mut dyn Write, problems: &[String], json_out: bool) 
 /// `andon propose` accepted: where the proposal is, and what happens next.
 pub fn proposal_written(
     w: &mut dyn Write,
-    p: &crate::cycle::proposal::Proposal,
+    p: &crate::andon_loop::proposal::Proposal,
     file: &std::path::Path,
     over_ceiling: bool,
     json_out: bool,
@@ -548,10 +524,10 @@ pub fn decision(w: &mut dyn Write, result: Result<&str, &str>, json_out: bool) -
 pub fn verify_report(
     w: &mut dyn Write,
     gap: &str,
-    result: &Result<crate::cycle::verify::Outcome, crate::cycle::VerifyStop>,
+    result: &Result<crate::andon_loop::fix::Outcome, crate::andon_loop::VerifyStop>,
     json_out: bool,
 ) -> io::Result<()> {
-    use crate::cycle::VerifyStop;
+    use crate::andon_loop::VerifyStop;
     use crate::ledger::Verdict;
     let (token, detail, next): (String, String, String) = match result {
         Ok(o) => {
@@ -630,10 +606,10 @@ pub fn verify_report(
 /// obligation with its route and what its proof showed, and the diff checks.
 pub fn request_report(
     w: &mut dyn Write,
-    result: &Result<crate::cycle::request::RequestOutcome, crate::cycle::request::Stop>,
+    result: &Result<crate::andon_loop::request::RequestOutcome, crate::andon_loop::request::Stop>,
     json_out: bool,
 ) -> io::Result<()> {
-    use crate::cycle::request::Stop;
+    use crate::andon_loop::request::Stop;
     let (token, detail) = match result {
         Ok(o) => match o.condition {
             None => ("proven".to_string(), format!("every obligation ({}) is proven", o.obligations.len())),
@@ -701,7 +677,7 @@ pub fn request_report(
 /// `andon verify --audit`: the strength of the audited proof, added to its record by the loop.
 pub fn audit_report(
     w: &mut dyn Write,
-    result: &Result<crate::cycle::audit::AuditOutcome, String>,
+    result: &Result<crate::andon_loop::audit::AuditOutcome, String>,
     json_out: bool,
 ) -> io::Result<()> {
     let token = match result {

@@ -15,8 +15,8 @@ use std::collections::{BTreeMap, BTreeSet};
 pub(crate) type HashSet<T> = std::collections::HashSet<T, foldhash::fast::FixedState>;
 pub(crate) type HashMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::FixedState>;
 
+use crate::facts::FileMeta;
 use crate::facts::{RelId, Segment, SegmentBuilder, rel};
-use crate::index::wire::FileMeta;
 
 /// One import statement edge, as the resolvers see it.
 #[derive(Clone, Debug)]

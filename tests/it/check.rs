@@ -547,11 +547,12 @@ fn andon_gates_itself_and_the_gate_fires() {
     }
     let o = run(&["check", "-q"], t.path());
     assert_eq!(o.status.code(), Some(0), "andon's own contracts hold:\n{}{}", stdout(&o), stderr(&o));
-    // extraction reaching for the command line's parser and for rendering breaks three contracts
+    // extraction reaching for the command line's parser, and for rendering through a path that
+    // appears only inside a macro's arguments, breaks four contracts
     let text = t.path().join("src/extract/text.rs");
     let src = std::fs::read_to_string(&text).unwrap();
-    std::fs::write(&text, format!("use clap::Parser as _;\nfn _x() -> u32 {{ crate::output::SCHEMA_VERSION }}\n{src}"))
-        .unwrap();
+    let plant = "use clap::Parser as _;\nfn _x() -> String { format!(\"{}\", crate::output::SCHEMA_VERSION) }\n";
+    std::fs::write(&text, format!("{plant}{src}")).unwrap();
     let (code, doc) = check_json(t.path());
     assert_eq!(code, 1);
     let broken: Vec<&str> = doc["contracts"]
@@ -565,7 +566,8 @@ fn andon_gates_itself_and_the_gate_fires() {
         broken,
         vec![
             "the core knows nothing of presentation",
-            "layers, command line on top",
+            "layers, command line on top; every top-level module has its place",
+            "no circles among the top-level modules",
             "only the command line knows clap"
         ]
     );

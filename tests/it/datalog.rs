@@ -5,8 +5,8 @@
 use std::fs;
 use std::path::Path;
 
-use andon::datalog::lang::{Program, RelKind};
 use andon::datalog::{self, Store, explain};
+use andon::dialect::{Program, RelKind};
 use proptest::prelude::*;
 
 use crate::support::{json, run, run_ok, scratch};
@@ -134,7 +134,7 @@ fn generated(prog: &Program, rows: &[(usize, Vec<u8>)]) -> Store {
             .enumerate()
             .map(|(k, (_, t))| {
                 let v = vals.get(k).copied().unwrap_or(0) as usize;
-                if *t == andon::datalog::lang::Ty::Int { (v % 4) as u32 } else { pool[v % pool.len()] }
+                if *t == andon::dialect::Ty::Int { (v % 4) as u32 } else { pool[v % pool.len()] }
             })
             .collect();
         store.rels[rel].data.extend(row);

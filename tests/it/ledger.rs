@@ -556,7 +556,7 @@ fn radius_proposal(id: &str, radius: BlastRadius) -> Event {
 
 #[test]
 fn the_andon_rule_decides_every_advance() {
-    use andon::ledger::gate::{Condition, Decision, decide};
+    use andon::ledger::andon_rule::{Condition, Decision, decide};
     let t = tempfile::tempdir().unwrap();
     let dir = t.path().join("ledger");
     let ceiling = BlastRadius::LocalReversible;

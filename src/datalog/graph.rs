@@ -9,7 +9,7 @@ use petgraph::algo::tarjan_scc;
 use petgraph::graph::{DiGraph, NodeIndex};
 
 use crate::datalog::Store;
-use crate::datalog::lang::Program;
+use crate::dialect::Program;
 
 /// Rows of relation `name` (which must exist).
 fn rows<'s>(prog: &Program, store: &'s Store, name: &str) -> impl Iterator<Item = &'s [u32]> {

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::commands::{self, CommandSpec, Lane};
-use super::verify;
+use super::fix;
 use crate::config::Config;
 use crate::evidence::route::{self, Approach, Object, Route, Subject};
 use crate::index::Index;
@@ -239,7 +239,7 @@ pub fn run(
     match approach {
         Approach::Structural => {
             let (verdict, tier, hold, claim, references) =
-                verify::structural_of(idx, target.wire.as_ref(), &target.path, &target.summary)?;
+                fix::structural_of(idx, target.wire.as_ref(), &target.path, &target.summary)?;
             Ok(Proof {
                 verdict,
                 tier,
@@ -622,13 +622,13 @@ fn panel(root: &Path, cfg: &Config, idx: &Index, target: &Target, inputs: &Input
     let hold = target
         .wire
         .as_ref()
-        .and_then(|w| verify::structural_of(idx, Some(w), "", "").ok())
+        .and_then(|w| fix::structural_of(idx, Some(w), "", "").ok())
         .is_some_and(|(v, _, hold, _, _)| hold && v != Verdict::Proven);
     let j = panel::judge(&input, &outputs, &reruns, hold);
     let per: Vec<String> = j
         .per_criterion
         .iter()
-        .map(|(id, o, why)| format!("{}: {}: {why}", crate::ingest::escape_inline(id), format!("{o:?}").to_lowercase()))
+        .map(|(id, o, why)| format!("{}: {}: {why}", crate::text::short(id), format!("{o:?}").to_lowercase()))
         .collect();
     Proof {
         verdict: j.verdict,

@@ -11,8 +11,8 @@ use std::path::Path;
 use serde::Serialize;
 use serde_json::Value;
 
+use super::fix::{self, Change};
 use super::prove::{self, Inputs, Proof, Routing, Target};
-use super::verify::{self, Change};
 use crate::config::{BlastRadius, Config};
 use crate::evidence::route::{self, Approach, Object, Subject};
 use crate::facts::rel;
@@ -120,7 +120,7 @@ fn parse_wire(v: &Value) -> Result<WireRef, String> {
             return Err("the file is empty".into());
         }
         if path.starts_with('/') || path.contains('\\') || path.split('/').any(|c| c == ".." || c.is_empty()) {
-            return Err(format!("`{}` must be a relative path inside the repository", crate::output::inline(path)));
+            return Err(format!("`{}` must be a relative path inside the repository", crate::text::line(path)));
         }
         if line == Some(0) {
             return Err("lines count from 1".into());
@@ -195,7 +195,7 @@ fn parse_contract(v: &Value) -> Result<Contract, Vec<String>> {
                     Some(obj) => kinds.push(obj),
                     None => errs.push(format!(
                         ".kind: `{}` is not one of {}",
-                        crate::output::inline(&k.to_string()),
+                        crate::text::line(&k.to_string()),
                         Object::ALL.map(Object::id).join(", ")
                     )),
                 }
@@ -219,7 +219,7 @@ fn parse_contract(v: &Value) -> Result<Contract, Vec<String>> {
             }
             for r in &rules {
                 if !seen.insert(r.id.clone()) {
-                    errs.push(format!(".rules: the id `{}` is given twice", crate::output::inline(&r.id)));
+                    errs.push(format!(".rules: the id `{}` is given twice", crate::text::line(&r.id)));
                 }
             }
             if errs.is_empty() { Ok((obligation, kinds, rules)) } else { Err(errs) }
@@ -345,7 +345,7 @@ pub struct RequestOutcome {
     #[serde(skip)]
     pub injections: Vec<crate::ops::Injection>,
     #[serde(skip)]
-    pub condition: Option<crate::ledger::gate::Condition>,
+    pub condition: Option<crate::ledger::andon_rule::Condition>,
 }
 
 /// Why a request was stopped before anything was proven.
@@ -359,7 +359,7 @@ pub enum Stop {
 /// Verifies a parsed request on the fresh index of `root`.
 pub fn verify(root: &Path, cfg: &Config, idx: &Index, req: &Request, inputs: &Inputs) -> Result<RequestOutcome, Stop> {
     let own = super::own_paths(cfg);
-    let change = verify::change_from_diff(&req.diff, "request", &[]).map_err(Stop::Refused)?;
+    let change = fix::change_from_diff(&req.diff, "request", &[]).map_err(Stop::Refused)?;
     // andon's own state and settings decide how a change is proven: no change proves itself by
     // rewriting them
     let own_state: Vec<String> = change
@@ -373,7 +373,7 @@ pub fn verify(root: &Path, cfg: &Config, idx: &Index, req: &Request, inputs: &In
     }
     applied(root, &req.diff)?;
     // the whole change: with git, nothing else may differ in the tree the checks run on
-    if let Ok(tree) = verify::change(root, "HEAD", &[], &own) {
+    if let Ok(tree) = fix::change(root, "HEAD", &[], &own) {
         let given: BTreeSet<&str> = change.files.iter().map(|(_, p)| p.as_str()).collect();
         let missing: Vec<String> = tree
             .files
@@ -384,7 +384,7 @@ pub fn verify(root: &Path, cfg: &Config, idx: &Index, req: &Request, inputs: &In
         if !missing.is_empty() {
             return Err(Stop::Refused(format!(
                 "the fixDiff is not the whole change in the tree: it leaves out {}; verification would run on more than the diff",
-                missing.iter().map(|m| crate::output::inline(m)).collect::<Vec<_>>().join(", ")
+                missing.iter().map(|m| crate::text::line(m)).collect::<Vec<_>>().join(", ")
             )));
         }
     }
@@ -428,7 +428,7 @@ pub fn verify(root: &Path, cfg: &Config, idx: &Index, req: &Request, inputs: &In
                         .unwrap_or_default();
                     return Err(Stop::Refused(format!(
                         "the wire names stage `{}`, which the index does not have{near}; stages: {}",
-                        crate::output::inline(s),
+                        crate::text::line(s),
                         stages.iter().cloned().collect::<Vec<_>>().join(", ")
                     )));
                 }
@@ -452,7 +452,7 @@ pub fn verify(root: &Path, cfg: &Config, idx: &Index, req: &Request, inputs: &In
             if !root.join(path).exists() && !change.files.iter().any(|(s, p)| p == path && s == "D") {
                 return Err(Stop::Refused(format!(
                     "the wire's file `{}` does not exist in the repository",
-                    crate::output::inline(path)
+                    crate::text::line(path)
                 )));
             }
             let mut st: Vec<String> = change.files.iter().filter_map(|(_, p)| stage_of.get(p).cloned()).collect();
@@ -462,7 +462,7 @@ pub fn verify(root: &Path, cfg: &Config, idx: &Index, req: &Request, inputs: &In
             (None, st, path.clone())
         }
     };
-    let (rerated, rerated_because) = verify::rerate(&change);
+    let (rerated, rerated_because) = fix::rerate(&change);
     let has_checks = !prove::checks(cfg, &target_stages, inputs.command.as_deref()).is_empty();
     // every obligation routed on its own; each approach runs once for all that route to it
     let mut subjects: Vec<Obligation> = Vec::new();
@@ -519,14 +519,14 @@ pub fn verify(root: &Path, cfg: &Config, idx: &Index, req: &Request, inputs: &In
     // condition 3, whatever the routes: a tier-1 contradiction on the wire or in a changed file
     let mut holds: Vec<String> = Vec::new();
     if let Some(w) = &target_wire {
-        let (v, _, hold, claim, refs) = verify::structural_of(idx, Some(w), "", "").map_err(Stop::Refused)?;
+        let (v, _, hold, claim, refs) = fix::structural_of(idx, Some(w), "", "").map_err(Stop::Refused)?;
         if hold && v != Verdict::Proven {
             holds.push(claim);
             holds.extend(refs);
         }
     }
     let changed: Vec<String> = change.files.iter().map(|(_, p)| p.clone()).collect();
-    holds.extend(verify::tier1_at(idx, &changed).map_err(Stop::Refused)?);
+    holds.extend(fix::tier1_at(idx, &changed).map_err(Stop::Refused)?);
     holds.sort();
     holds.dedup();
     let (mut unmet, mut condition) = judge(&obligations, &holds);
@@ -544,7 +544,7 @@ pub fn verify(root: &Path, cfg: &Config, idx: &Index, req: &Request, inputs: &In
             ),
         );
         // after a hold and a refutation, before everything a person or a later proof settles
-        use crate::ledger::gate::Condition;
+        use crate::ledger::andon_rule::Condition;
         if !matches!(condition, Some(Condition::Tier1Hold | Condition::Refuted | Condition::Tier2Hold)) {
             condition = Some(Condition::Authorization);
         }
@@ -604,7 +604,7 @@ pub fn prove_all(
     idx: &Index,
     subjects: Vec<Obligation>,
     mut target: Target,
-    checks: &[crate::cycle::commands::CommandSpec],
+    checks: &[crate::andon_loop::commands::CommandSpec],
     inputs: &Inputs,
     hash: &str,
 ) -> Result<Vec<ObligationResult>, String> {
@@ -628,7 +628,7 @@ pub fn prove_all(
                 hold: false,
                 claim: format!(
                     "rejected: it appeals to a person's authority (`{}`), which proves nothing; restate it as an objective check (R105)",
-                    crate::ingest::escape_inline(&p)
+                    crate::text::short(&p)
                 ),
                 detail: "not run: a person's say-so is no evidence".into(),
                 references: Vec::new(),
@@ -681,8 +681,8 @@ pub fn prove_all(
 pub fn judge(
     obligations: &[ObligationResult],
     holds: &[String],
-) -> (Vec<String>, Option<crate::ledger::gate::Condition>) {
-    use crate::ledger::gate::Condition;
+) -> (Vec<String>, Option<crate::ledger::andon_rule::Condition>) {
+    use crate::ledger::andon_rule::Condition;
     let mut unmet = Vec::new();
     let mut worst: Option<(u8, Condition)> = None;
     let mut note = |rank: u8, c: Condition, why: String, unmet: &mut Vec<String>| {
@@ -827,7 +827,7 @@ mod tests {
 
     #[test]
     fn the_andon_rule_decides_the_request() {
-        use crate::ledger::gate::Condition;
+        use crate::ledger::andon_rule::Condition;
         let proven = ob("contract", Verdict::Proven, None, false);
         assert_eq!(judge(std::slice::from_ref(&proven), &[]).1, None);
         // a refutation anywhere, a tier-1 hold, an unmet P0 rule, an entry gate: never proven

@@ -7,7 +7,7 @@ use std::io::{self, Write};
 use serde_json::{Value, json};
 
 use super::{SCHEMA_VERSION, inline, verdict_line};
-use crate::cycle::Session;
+use crate::andon_loop::Session;
 use crate::ledger::GapKind;
 use crate::ops::Injection;
 

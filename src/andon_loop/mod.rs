@@ -16,12 +16,12 @@ use crate::ops::StreamReport;
 pub mod audit;
 pub mod commands;
 pub mod diff;
+pub mod fix;
 pub mod ingest;
 pub mod proposal;
 pub mod prove;
 pub mod request;
 pub mod surface;
-pub mod verify;
 
 /// A gap the scan found, before it is recorded.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -68,7 +68,7 @@ pub struct Session {
     /// The last record of the ledger after this step.
     pub ledger_seq: u64,
     /// The condition the picked gap is halted on, if it is (its verdict token and exit code).
-    pub halt: Option<ledger::gate::Condition>,
+    pub halt: Option<ledger::andon_rule::Condition>,
 }
 
 fn short_hash(parts: &[&str]) -> String {
@@ -787,8 +787,8 @@ pub fn step(
                 _ => None,
             });
             let latest = state.gap_evidence.get(&g.id).and_then(|v| v.last()).cloned();
-            if let (ledger::gate::Decision::Advance, Some(ev)) =
-                (ledger::gate::decide(&state, &g.id, ceiling, diff_hash.as_deref()), latest)
+            if let (ledger::andon_rule::Decision::Advance, Some(ev)) =
+                (ledger::andon_rule::decide(&state, &g.id, ceiling, diff_hash.as_deref()), latest)
             {
                 let verdict = state.evidence[&ev].verdict;
                 let mut events = vec![Event::GapClosed { gap: g.id.clone(), evidence: ev.clone() }];
@@ -1010,8 +1010,8 @@ pub fn step(
                 };
                 break (cursor, Some((id, rule)), next, state, board.constraint.clone());
             }
-            let (verdict, tier, hold, claim, refs) = verify::structural(idx, &g).map_err(LedgerError::Io)?;
-            let mut ev = verify::evidence(
+            let (verdict, tier, hold, claim, refs) = fix::structural(idx, &g).map_err(LedgerError::Io)?;
+            let mut ev = fix::evidence(
                 &g,
                 "structural",
                 verdict,
@@ -1042,8 +1042,8 @@ pub fn step(
             for e in &events {
                 ledger::apply(&mut after, u64::MAX - 4, e).map_err(LedgerError::Refused)?;
             }
-            let decision = ledger::gate::decide(&after, &g.id, ceiling, None);
-            let advanced = decision == ledger::gate::Decision::Advance;
+            let decision = ledger::andon_rule::decide(&after, &g.id, ceiling, None);
+            let advanced = decision == ledger::andon_rule::Decision::Advance;
             if advanced {
                 // the proof of the wire settles every open gap on it
                 for other in state.gaps.values().filter(|o| {
@@ -1053,7 +1053,7 @@ pub fn step(
                         events.push(Event::GapClosed { gap: other.id.clone(), evidence: ev.id.clone() });
                     }
                 }
-            } else if let ledger::gate::Decision::Halt(c, why) = &decision {
+            } else if let ledger::andon_rule::Decision::Halt(c, why) = &decision {
                 events.push(Event::Halted { gap: g.id.clone(), condition: c.token().into(), reason: why.clone() });
             }
             events.push(Event::PassClosed {
@@ -1070,12 +1070,12 @@ pub fn step(
             ledger::append(&dir, &header, &events, now)?;
             self_passes += 1;
             notes.push(match &decision {
-                ledger::gate::Decision::Advance => format!(
+                ledger::andon_rule::Decision::Advance => format!(
                     "pass {}: {wire} proven structurally (tier {}); the cursor advances",
                     state.passes + 1,
                     tier.unwrap_or(0)
                 ),
-                ledger::gate::Decision::Halt(c, why) => {
+                ledger::andon_rule::Decision::Halt(c, why) => {
                     format!("pass {}: {wire}: {} ({why})", state.passes + 1, c.token())
                 }
             });
@@ -1110,7 +1110,7 @@ pub fn step(
                 detail: format!("a person decides `{id}`: raise the authority for this fix, or defer or skip it"),
             },
             GapStatus::Halted => {
-                use ledger::gate::Condition;
+                use ledger::andon_rule::Condition;
                 let cond = records.iter().rev().find_map(|r| match &r.event {
                     Event::Halted { gap, condition, reason } if gap == &id => {
                         Some((Condition::from_recorded(condition), reason.clone()))
@@ -1152,9 +1152,11 @@ pub fn step(
     let halt = picked.as_ref().filter(|_| !gated).and_then(|(id, _)| {
         let g = state.gaps.get(id)?;
         match g.status {
-            GapStatus::HaltedAwaitingAuthorization => Some(ledger::gate::Condition::Authorization),
+            GapStatus::HaltedAwaitingAuthorization => Some(ledger::andon_rule::Condition::Authorization),
             GapStatus::Halted => records_after.iter().rev().find_map(|r| match &r.event {
-                Event::Halted { gap, condition, .. } if gap == id => ledger::gate::Condition::from_recorded(condition),
+                Event::Halted { gap, condition, .. } if gap == id => {
+                    ledger::andon_rule::Condition::from_recorded(condition)
+                }
                 _ => None,
             }),
             _ => None,
@@ -1204,7 +1206,7 @@ pub fn step(
         notes,
         delta: delta(&records_after, since.unwrap_or(0)),
         ledger_seq: records_after.last().map_or(0, |r| r.seq),
-        halt: if gated { Some(ledger::gate::Condition::EntryGate) } else { halt },
+        halt: if gated { Some(ledger::andon_rule::Condition::EntryGate) } else { halt },
     })
 }
 
@@ -1357,8 +1359,8 @@ pub fn decide(root: &Path, cfg: &Config, gap: &str, d: &Decision, now: u64) -> R
                 .ok_or_else(|| LedgerError::Refused(format!("gap `{gap}` has no proposal")))?;
             // bound to the diff as it is now, at the radius that diff rates (never below the proposal's)
             let own = own_paths(cfg);
-            let (hash, mut level) = match verify::change(root, &base, &write_set, &own) {
-                Ok(c) => (c.hash.clone(), radius.max(verify::rerate(&c).0)),
+            let (hash, mut level) = match fix::change(root, &base, &write_set, &own) {
+                Ok(c) => (c.hash.clone(), radius.max(fix::rerate(&c).0)),
                 Err(_) => (diff::hash(root, Some(&base), &write_set, &own), radius),
             };
             // a changed public surface rates the diff hard to reverse (as verify rated it)
@@ -1431,20 +1433,20 @@ fn checked_change(
     base: &str,
     write_set: &[String],
     diff_text: Option<&str>,
-) -> Result<Result<(verify::Change, BlastRadius, String), VerifyStop>, String> {
+) -> Result<Result<(fix::Change, BlastRadius, String), VerifyStop>, String> {
     let own = own_paths(cfg);
-    let tree = if base != "none" { Some(verify::change(root, base, write_set, &own)) } else { None };
+    let tree = if base != "none" { Some(fix::change(root, base, write_set, &own)) } else { None };
     let change = match (diff_text, &tree) {
-        (Some(text), _) => verify::change_from_diff(text, base, &own)?,
+        (Some(text), _) => fix::change_from_diff(text, base, &own)?,
         (None, Some(t)) => t.clone()?,
-        (None, None) => verify::change(root, base, write_set, &own)?,
+        (None, None) => fix::change(root, base, write_set, &own)?,
     };
     if change.files.is_empty() {
         return Err(
             "the applied change touches no file: apply the fix first (a hold is cleared only by changed code)".into()
         );
     }
-    let (mut rerated, mut because) = verify::rerate(&change);
+    let (mut rerated, mut because) = fix::rerate(&change);
     let mut change = change;
     if diff_text.is_some()
         && let Some(Ok(tree)) = tree
@@ -1455,11 +1457,11 @@ fn checked_change(
         if !missing.is_empty() {
             return Err(format!("the diff does not describe the working tree: it leaves out {}", missing.join(", ")));
         }
-        let (r, b) = verify::rerate(&tree);
+        let (r, b) = fix::rerate(&tree);
         if r > rerated {
             (rerated, because) = (r, format!("{b} (in the working tree)"));
         }
-        change = verify::Change { files: change.files, ..tree };
+        change = fix::Change { files: change.files, ..tree };
     }
     let outside: Vec<String> = change.files.iter().map(|(_, p)| p.clone()).filter(|p| !write_set.contains(p)).collect();
     if !outside.is_empty() {
@@ -1533,7 +1535,7 @@ pub fn verify(
     gap: &str,
     inputs: &prove::Inputs,
     diff_text: Option<&str>,
-) -> Result<Result<verify::Outcome, VerifyStop>, LedgerError> {
+) -> Result<Result<fix::Outcome, VerifyStop>, LedgerError> {
     let dir = ledger::dir_of(root, &cfg.settings);
     let refuse = |m: String| Ok(Err(VerifyStop::Refused(m)));
     let Some((_, state, records)) = ledger::load(&dir)? else {
@@ -1551,8 +1553,8 @@ pub fn verify(
         (Some(given), Some(rec)) if !crate::panel::same_producer(given, &rec) => {
             return refuse(format!(
                 "gap `{gap}` was proposed by `{}` (recorded with the proposal); --proposer `{}` names someone else",
-                crate::ingest::escape_inline(&rec),
-                crate::ingest::escape_inline(given)
+                crate::text::short(&rec),
+                crate::text::short(given)
             ));
         }
         (given, rec) => given.clone().or(rec),
@@ -1610,7 +1612,7 @@ pub fn verify(
         )],
         diff: match diff_text {
             Some(t) => t.to_string(),
-            None => verify::diff_text(root, &base, &own_paths(cfg)).unwrap_or_default(),
+            None => fix::diff_text(root, &base, &own_paths(cfg)).unwrap_or_default(),
         },
         proposer: inputs.proposer.clone().unwrap_or_default(),
     };
@@ -1651,7 +1653,7 @@ pub fn verify(
         let results = request::prove_all(root, cfg, idx, subjects, extra_target, &checks, inputs, &change.hash)
             .map_err(LedgerError::Io)?;
         let (unmet, condition) = request::judge(&results, &[]);
-        use crate::ledger::gate::Condition;
+        use crate::ledger::andon_rule::Condition;
         let worse = match condition {
             None => None,
             Some(Condition::Tier1Hold) => Some((Verdict::Refuted, true)),
@@ -1669,14 +1671,10 @@ pub fn verify(
         for r in &results {
             let v =
                 serde_json::to_value(r.verdict).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
-            proof.references.push(format!(
-                "rule {}: {v}: {}",
-                crate::ingest::escape_inline(&r.id),
-                crate::ingest::escape_inline(&r.claim)
-            ));
+            proof.references.push(format!("rule {}: {v}: {}", crate::text::short(&r.id), crate::text::short(&r.claim)));
         }
     }
-    let mut ev = verify::evidence(
+    let mut ev = fix::evidence(
         g,
         route.approach.map_or("none", |a| a.id()),
         proof.verdict,
@@ -1695,7 +1693,7 @@ pub fn verify(
     } else if let Some(d) = &routing.disagreement {
         ev.evidence = format!("{}; {d}", ev.evidence);
     }
-    let outcome = verify::Outcome {
+    let outcome = fix::Outcome {
         gap: gap.into(),
         change,
         outside_write_set: Vec::new(),
@@ -1705,7 +1703,7 @@ pub fn verify(
         // a phase contract routes each of its obligations; the evidence lists them
         routing: (!phase).then_some(routing),
     };
-    let file = verify::artifact_path(&out_dir, gap);
+    let file = fix::artifact_path(&out_dir, gap);
     if let Some(parent) = file.parent() {
         std::fs::create_dir_all(parent).map_err(|e| LedgerError::Io(format!("{}: {e}", parent.display())))?;
     }
@@ -1785,7 +1783,7 @@ fn phase_contract(
     target: prove::Target,
     checks: &[commands::CommandSpec],
     inputs: &prove::Inputs,
-    change: &verify::Change,
+    change: &fix::Change,
 ) -> Result<(prove::Proof, String, Option<u8>), String> {
     let hash = change.hash.as_str();
     use crate::evidence::route::{self, Object, Subject};
@@ -1822,9 +1820,9 @@ fn phase_contract(
     }
     // condition 3 over the changed files, whatever the obligations showed
     let changed: Vec<String> = change.files.iter().map(|(_, p)| p.clone()).collect();
-    let holds = verify::tier1_at(idx, &changed)?;
+    let holds = fix::tier1_at(idx, &changed)?;
     let (unmet, condition) = request::judge(&results, &holds);
-    use crate::ledger::gate::Condition;
+    use crate::ledger::andon_rule::Condition;
     let (verdict, tier, hold) = match condition {
         None => (Verdict::Proven, None, false),
         Some(Condition::Tier1Hold) => (Verdict::Refuted, Some(1), true),
@@ -1842,7 +1840,7 @@ fn phase_contract(
             };
             let v =
                 serde_json::to_value(r.verdict).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
-            format!("{} [{how}]: {v}: {}", crate::ingest::escape_inline(&r.id), crate::ingest::escape_inline(&r.claim))
+            format!("{} [{how}]: {v}: {}", crate::text::short(&r.id), crate::text::short(&r.claim))
         })
         .collect();
     let mut approaches: Vec<&str> = results.iter().filter_map(|r| r.routing.approach.as_deref()).collect();
@@ -1882,7 +1880,7 @@ fn record_evidence(
     notes: &mut Vec<String>,
 ) -> Result<(), LedgerError> {
     let out_dir = cfg.settings.output_path(root);
-    for (file, outcome) in pending::<verify::Outcome>(&out_dir.join("evidence")) {
+    for (file, outcome) in pending::<fix::Outcome>(&out_dir.join("evidence")) {
         let outcome = match outcome {
             Ok(o) => o,
             Err(e) => {
@@ -1930,9 +1928,9 @@ fn record_evidence(
         // across the wire (a tier-1 hold, or a tier-2 refutation only an override clears) outranks
         // any other proof.
         if g.wire.is_some() {
-            let (verdict, tier, hold, claim, refs) = verify::structural(idx, g).map_err(LedgerError::Io)?;
+            let (verdict, tier, hold, claim, refs) = fix::structural(idx, g).map_err(LedgerError::Io)?;
             if verdict != ledger::Verdict::Proven {
-                ev = verify::evidence(
+                ev = fix::evidence(
                     g,
                     "structural",
                     verdict,
@@ -1981,13 +1979,13 @@ fn record_evidence(
             continue;
         }
         let ceiling = cfg.settings.authorization_level.value;
-        let decision = ledger::gate::decide(&after, &g.id, ceiling, Some(&outcome.change.hash));
-        let advanced = decision == ledger::gate::Decision::Advance;
+        let decision = ledger::andon_rule::decide(&after, &g.id, ceiling, Some(&outcome.change.hash));
+        let advanced = decision == ledger::andon_rule::Decision::Advance;
         if advanced && ev.verdict == ledger::Verdict::Proven {
             events.push(Event::GapClosed { gap: g.id.clone(), evidence: ev.id.clone() });
         }
-        if let ledger::gate::Decision::Halt(c, why) = &decision {
-            let condition = if *c == ledger::gate::Condition::Authorization {
+        if let ledger::andon_rule::Decision::Halt(c, why) = &decision {
+            let condition = if *c == ledger::andon_rule::Condition::Authorization {
                 "authorization".to_string()
             } else {
                 c.token().to_string()

@@ -16,9 +16,8 @@
 use std::fs::{self, File};
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
@@ -104,7 +103,7 @@ pub fn run(root: &Path, out_dir: &Path, spec: &CommandSpec, fingerprint: &str) -
     };
     // Both streams go to one file, so their interleaving is kept and nothing can block on a pipe.
     let captured = fs::create_dir_all(&dir).and_then(|_| {
-        let path = temp(&artifact, "out");
+        let path = crate::text::sibling(&artifact, "out");
         let file = File::options().read(true).write(true).create_new(true).open(&path)?;
         Ok((path, file))
     });
@@ -140,7 +139,9 @@ pub fn run(root: &Path, out_dir: &Path, spec: &CommandSpec, fingerprint: &str) -
     // a command that never started says nothing about the content: nothing to cache
     if started.is_ok() {
         let json = serde_json::to_vec_pretty(&r).expect("a run serializes");
-        if let Err(e) = fs::create_dir_all(out_dir.join("commands")).and_then(|_| write_atomic(&cache, &json)) {
+        if let Err(e) =
+            fs::create_dir_all(out_dir.join("commands")).and_then(|_| crate::text::write_atomic(&cache, &json))
+        {
             note(&mut r, format!("cannot write {}: {e}", cache.display()));
         }
     }
@@ -234,7 +235,7 @@ fn header(spec: &CommandSpec, r: &Run) -> String {
 
 /// Writes `header` then the captured output to `path` through a temporary file and a rename.
 fn write_artifact(path: &Path, header: &str, output: &mut File) -> io::Result<()> {
-    let tmp = temp(path, "tmp");
+    let tmp = crate::text::sibling(path, "tmp");
     let written = (|| {
         let mut f = File::create(&tmp)?;
         f.write_all(header.as_bytes())?;
@@ -247,24 +248,6 @@ fn write_artifact(path: &Path, header: &str, output: &mut File) -> io::Result<()
         let _ = fs::remove_file(&tmp);
     }
     written
-}
-
-fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let tmp = temp(path, "tmp");
-    let written = fs::write(&tmp, bytes).and_then(|_| fs::rename(&tmp, path));
-    if written.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    written
-}
-
-/// A sibling of `path` no other writer (process or thread) uses.
-fn temp(path: &Path, ext: &str) -> PathBuf {
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    let n = NEXT.fetch_add(1, Ordering::Relaxed);
-    let mut name = path.file_name().unwrap_or_default().to_os_string();
-    name.push(format!(".{}.{n}.{ext}", std::process::id()));
-    path.with_file_name(name)
 }
 
 /// The last [`TAIL_LINES`] lines of the output, made printable.

@@ -177,7 +177,7 @@ pub fn change_from_diff(text: &str, base: &str, exclude: &[String]) -> Result<Ch
                 }
                 header = Some(b);
             } else {
-                return Err(format!("cannot read the diff header `{}`", crate::output::inline(l)));
+                return Err(format!("cannot read the diff header `{}`", crate::text::line(l)));
             }
         } else if let Some(from) = l.strip_prefix("rename from ") {
             files.push(("D".into(), unquote(from)));
@@ -211,12 +211,12 @@ pub fn change_from_diff(text: &str, base: &str, exclude: &[String]) -> Result<Ch
     }
     for (_, p) in &files {
         if p.starts_with('/') || p.split('/').any(|c| c == "..") {
-            return Err(format!("the diff writes `{}`, outside the repository", crate::output::inline(p)));
+            return Err(format!("the diff writes `{}`, outside the repository", crate::text::line(p)));
         }
         if p.is_empty() || p.contains('\\') || p.split('/').any(|c| c.is_empty() || c == ".") {
             return Err(format!(
                 "the diff writes `{}`: not a plain relative path (no empty or `.` components)",
-                crate::output::inline(p)
+                crate::text::line(p)
             ));
         }
     }

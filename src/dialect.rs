@@ -752,7 +752,7 @@ impl Builder {
             .prog
             .rels
             .iter()
-            .map(|r| (edit_distance(&lower, &r.name.to_lowercase()), &r.name))
+            .map(|r| (crate::text::edit_distance(&lower, &r.name.to_lowercase()), &r.name))
             .filter(|(d, n)| *d <= (n.len() / 2).max(2))
             .min();
         match best {
@@ -1230,20 +1230,6 @@ pub fn tarjan(succ: &[Vec<usize>]) -> Vec<Vec<usize>> {
         }
     }
     s.out
-}
-
-/// Levenshtein distance, for "did you mean" suggestions.
-pub fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1];
-        for (j, cb) in b.iter().enumerate() {
-            cur.push((prev[j] + usize::from(ca != *cb)).min(prev[j + 1] + 1).min(cur[j] + 1));
-        }
-        prev = cur;
-    }
-    prev[b.len()]
 }
 
 impl Program {

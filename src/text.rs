@@ -1,0 +1,263 @@
+//! Repository text, made safe to show: the one rule for which characters never reach a reader
+//! raw, and one escaping for each place text is shown (a terminal line, a Markdown cell, HTML).
+//! JSON needs nothing beyond serde's encoding. Also the small text helpers every layer shares:
+//! the nearest name for "did you mean", and writing a file whole.
+//!
+//! This module is a leaf: it depends on nothing else in the crate (R123).
+
+use std::borrow::Cow;
+use std::fs::{self, File};
+use std::io::{self, Write as _};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// A character that must never reach a reader raw: C0 and C1 controls and DEL (line breaks and
+/// tabs among them), zero-width characters and the left-to-right and right-to-left marks
+/// (U+200B–U+200F), the line and paragraph separators (U+2028, U+2029), the Arabic letter mark
+/// (U+061C), the byte-order mark (U+FEFF), and the bidirectional embeddings, overrides and isolates
+/// (U+202A–U+202E, U+2066–U+2069), which could start a line of its own (a forged verdict line)
+/// or reorder what a reader sees.
+pub fn is_hidden(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{200b}'..='\u{200f}'
+                | '\u{2028}'
+                | '\u{2029}'
+                | '\u{061c}'
+                | '\u{feff}'
+                | '\u{202a}'..='\u{202e}'
+                | '\u{2066}'..='\u{2069}'
+        )
+}
+
+/// Whether `s` holds a character of [`is_hidden`]'s class.
+pub fn has_hidden(s: &str) -> bool {
+    s.chars().any(is_hidden)
+}
+
+/// Text for one terminal line: every hidden character becomes its visible escape (`\u{202e}`),
+/// so no repository string can break the line, forge one, or reorder what a reader sees; a
+/// backslash becomes `\\`, so an escape cannot be forged and the text reads back unambiguously.
+pub fn line(s: &str) -> Cow<'_, str> {
+    if !s.chars().any(|c| c == '\\' || is_hidden(c)) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        push_escaped(c, &mut out);
+    }
+    Cow::Owned(out)
+}
+
+fn push_escaped(c: char, out: &mut String) {
+    if c == '\\' {
+        out.push_str("\\\\");
+    } else if is_hidden(c) {
+        out.extend(c.escape_unicode());
+    } else {
+        out.push(c);
+    }
+}
+
+/// [`line`] cut to at most `max` characters; a longer result ends in `…`. An escape is never cut
+/// in half.
+pub fn line_within(s: &str, max: usize) -> String {
+    let mut out = String::new();
+    let mut used = 0;
+    let mut buf = String::new();
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        buf.clear();
+        push_escaped(c, &mut buf);
+        let n = buf.chars().count();
+        let room = if chars.peek().is_some() { max.saturating_sub(1) } else { max };
+        if used + n > room {
+            out.push('…');
+            return out;
+        }
+        used += n;
+        out.push_str(&buf);
+    }
+    out
+}
+
+/// The longest [`short`] text, in characters.
+pub const SHORT_MAX: usize = 500;
+
+/// [`line_within`] [`SHORT_MAX`] characters: repository text quoted inside a message.
+pub fn short(s: &str) -> String {
+    line_within(s, SHORT_MAX)
+}
+
+/// The Markdown punctuation escaped in a cell or list line, so quoted text can never open markup,
+/// a heading, a code span, a link or a new table cell.
+const MARKDOWN_PUNCTUATION: &str = "\\`*_[]<>#|~!";
+
+/// Text for one Markdown table cell or list line: [`line`], then every Markdown punctuation
+/// character behind a backslash.
+pub fn markdown(s: &str) -> String {
+    let one = line(s);
+    let mut out = String::with_capacity(one.len() + 4);
+    for c in one.chars() {
+        if MARKDOWN_PUNCTUATION.contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Text for HTML, in an element or a quoted attribute: [`line`], then `&`, `<`, `>`, `"` and `'`
+/// as character references.
+pub fn html(s: &str) -> String {
+    let one = line(s);
+    let mut out = String::with_capacity(one.len() + 8);
+    for c in one.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Levenshtein distance over chars, for "did you mean" suggestions.
+pub fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    let mut cur = vec![0; b.len() + 1];
+    for (i, ca) in a.chars().enumerate() {
+        cur[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != cb);
+            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        std::mem::swap(&mut prev, &mut cur);
+    }
+    prev[b.len()]
+}
+
+/// The candidate nearest to `s` by edit distance (case-insensitive), if it is near enough to be a
+/// plausible typo: at most a third of the longer name, and at least 1 edit allowed.
+pub fn nearest<'a>(s: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let lower = s.to_lowercase();
+    candidates
+        .into_iter()
+        .map(|c| (edit_distance(&lower, &c.to_lowercase()), c.len(), c))
+        .min()
+        .filter(|(d, len, _)| *d <= 3.max(len / 3) && *d < lower.len().max(*len))
+        .map(|(_, _, c)| c)
+}
+
+/// Writes `path` whole: a temporary sibling no other writer (process or thread) uses, fsynced,
+/// renamed over `path`, then the directory fsynced. A reader sees the old file or the new one,
+/// never half of either; on failure the temporary file is removed.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let tmp = sibling(path, "tmp");
+    let written = File::create(&tmp)
+        .and_then(|mut f| f.write_all(bytes).and_then(|_| f.sync_all()))
+        .and_then(|_| fs::rename(&tmp, path));
+    if written.is_err() {
+        let _ = fs::remove_file(&tmp);
+        return written;
+    }
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
+        && let Ok(d) = File::open(dir)
+    {
+        let _ = d.sync_all();
+    }
+    Ok(())
+}
+
+/// A sibling of `path` no other writer (process or thread) uses: `.<name>.<pid>.<n>.<ext>`.
+pub fn sibling(path: &Path, ext: &str) -> PathBuf {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    let mut name = std::ffi::OsString::from(".");
+    name.push(path.file_name().unwrap_or_default());
+    name.push(format!(".{}.{n}.{ext}", std::process::id()));
+    path.with_file_name(name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CLASS: &[char] = &[
+        '\u{0}', '\n', '\r', '\t', '\u{1b}', '\u{7f}', '\u{85}', '\u{9f}', '\u{200b}', '\u{200c}', '\u{200d}',
+        '\u{200e}', '\u{200f}', '\u{2028}', '\u{2029}', '\u{061c}', '\u{feff}', '\u{202a}', '\u{202e}', '\u{2066}',
+        '\u{2069}',
+    ];
+
+    #[test]
+    fn every_character_of_the_class_is_hidden_and_escaped_everywhere() {
+        for &c in CLASS {
+            let s = format!("a{c}b");
+            assert!(is_hidden(c), "{:?}", c);
+            for shown in [line(&s).into_owned(), markdown(&s), html(&s), line_within(&s, 100)] {
+                assert!(!has_hidden(&shown), "{c:?} reached {shown:?}");
+                assert!(shown.contains(&format!("{:x}", c as u32)), "{c:?} is shown as an escape: {shown:?}");
+            }
+        }
+        for c in ['a', 'é', '→', '\u{2030}', '\u{2065}', '\u{206a}', '\u{200a}', ' '] {
+            assert!(!is_hidden(c), "{c:?}");
+        }
+    }
+
+    #[test]
+    fn markdown_and_html_escape_their_syntax() {
+        assert_eq!(markdown("a|b `c` #d"), "a\\|b \\`c\\` \\#d");
+        assert_eq!(html("<script>\"'&"), "&lt;script&gt;&quot;&#39;&amp;");
+        assert_eq!(line("plain"), Cow::Borrowed("plain"));
+    }
+
+    #[test]
+    fn a_cut_line_ends_in_an_ellipsis_and_never_halves_an_escape() {
+        assert_eq!(line_within("abcdef", 6), "abcdef");
+        assert_eq!(line_within("abcdefg", 6), "abcde…");
+        let cut = line_within("ab\u{202e}cdef", 6);
+        assert_eq!(cut, "ab…");
+        assert!(cut.chars().count() <= 6);
+    }
+
+    #[test]
+    fn a_literal_backslash_cannot_forge_an_escape() {
+        assert_eq!(line("\\u{202e}"), "\\\\u{202e}");
+        assert_eq!(line("a\nb"), "a\\u{a}b");
+    }
+
+    #[test]
+    fn short_caps_at_its_length() {
+        let exact = "a".repeat(SHORT_MAX);
+        assert_eq!(short(&exact), exact);
+        let long = short(&"a".repeat(SHORT_MAX + 1));
+        assert_eq!(long.chars().count(), SHORT_MAX);
+        assert!(long.ends_with("a…"));
+        let huge = short(&"\n".repeat(100_000));
+        assert!(huge.chars().count() <= SHORT_MAX && huge.ends_with('…'));
+        assert!(!has_hidden(&huge));
+    }
+
+    #[test]
+    fn nearest_suggests_plausible_typos_only() {
+        assert_eq!(nearest("Wyre", ["Wire", "Stage"]), Some("Wire"));
+        assert_eq!(nearest("zzzzzz", ["Wire", "Stage"]), None);
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+    }
+
+    #[test]
+    fn write_atomic_replaces_whole_and_leaves_no_temporary() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("r.json");
+        write_atomic(&p, b"one").unwrap();
+        write_atomic(&p, b"two").unwrap();
+        assert_eq!(fs::read(&p).unwrap(), b"two");
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+        assert!(write_atomic(&dir.path().join("missing/x"), b"x").is_err());
+    }
+}
