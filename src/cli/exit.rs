@@ -64,6 +64,22 @@ impl Exit {
         }
     }
 
+    /// The exit code of a loop step's verdict.
+    pub fn of_step(v: crate::andon_loop::StepVerdict) -> Exit {
+        use crate::andon_loop::StepVerdict;
+        match v {
+            StepVerdict::Halted(c) => Exit::halt(c),
+            StepVerdict::NeedsHuman => Exit::NeedsHuman,
+            StepVerdict::FixTheCode => Exit::Findings,
+            StepVerdict::Budget => Exit::Budget,
+            StepVerdict::AwaitingProposal
+            | StepVerdict::AwaitingVerification
+            | StepVerdict::Hardened
+            | StepVerdict::Converged
+            | StepVerdict::Clear => Exit::Success,
+        }
+    }
+
     pub fn code(self) -> ExitCode {
         ExitCode::from(self as u8)
     }

@@ -868,7 +868,12 @@ fn run_loop(a: LoopArgs) -> Result<Exit, String> {
         .ok()
         .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
         .and_then(|v| v["ledger_seq"].as_u64());
-    let session = match crate::andon_loop::step(&a.path, &cfg, &idx, now, a.max_passes, a.slow, since) {
+    let session = match crate::andon_loop::step(
+        &a.path,
+        &cfg,
+        &idx,
+        crate::andon_loop::StepOptions { now, max_passes: a.max_passes, slow: a.slow, since },
+    ) {
         Ok(s) => s,
         Err(e @ crate::ledger::LedgerError::Invalid(_)) => {
             eprintln!("error: {e}");
@@ -888,13 +893,7 @@ fn run_loop(a: LoopArgs) -> Result<Exit, String> {
         &output::loop_report::json_doc(&session, &injections),
     );
     emit(|w| output::loop_report::report(w, &session, &injections, matches!(a.common.format, FormatArg::Json)))?;
-    Ok(match session.next.action {
-        _ if session.halt.is_some() => Exit::halt(session.halt.expect("checked")),
-        "decide" => Exit::NeedsHuman,
-        "fix-the-code" => Exit::Findings,
-        "budget" => Exit::Budget,
-        _ => Exit::Success,
-    })
+    Ok(Exit::of_step(session.verdict()))
 }
 
 fn run_status(a: StatusArgs) -> Result<Exit, String> {

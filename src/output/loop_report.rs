@@ -13,19 +13,7 @@ use crate::ops::Injection;
 
 /// The verdict token of a step.
 pub fn outcome(s: &Session) -> &'static str {
-    if let Some(c) = s.halt {
-        return c.token();
-    }
-    match s.next.action {
-        "propose" => "awaiting-proposal",
-        "apply-and-verify" => "awaiting-verification",
-        "decide" => "needs-human",
-        "fix-the-code" => "halted",
-        "budget" => "budget",
-        "hardened" => "hardened",
-        "converged" => "converged",
-        _ => "clear",
-    }
+    s.verdict().token()
 }
 
 fn kind(k: GapKind) -> &'static str {
@@ -60,7 +48,7 @@ pub fn json_doc(s: &Session, injections: &[Injection]) -> Value {
         "ledger_seq": s.ledger_seq,
         "picked": s.picked.as_ref().map(|(g, rule)| json!({ "gap": g, "rule": rule })),
         "suspected_injections": super::injections_json(injections),
-        "next": { "action": s.next.action, "gap": s.next.gap, "detail": s.next.detail },
+        "next": { "action": s.next.action.token(), "gap": s.next.gap, "detail": s.next.detail },
         "verdict": { "outcome": outcome(s) },
     })
 }

@@ -35,6 +35,41 @@ fn first_run_records_the_stream_and_the_cursor_stages_gaps() {
     assert!(t.path().join("analysis/andon/loop.json").exists(), "the session's sidecar");
 }
 
+/// The `more` counts of the records in `log` after line `skip`: one write is one group whose
+/// counts fall to 0 on its last record.
+fn groups(log: &[u8], skip: usize) -> Vec<Vec<u64>> {
+    let mut out: Vec<Vec<u64>> = Vec::new();
+    let mut open = false;
+    for line in String::from_utf8_lossy(log).lines().skip(1 + skip) {
+        let more = serde_json::from_str::<serde_json::Value>(line).unwrap()["more"].as_u64().unwrap_or(0);
+        if !open {
+            out.push(Vec::new());
+        }
+        out.last_mut().unwrap().push(more);
+        open = more > 0;
+    }
+    out
+}
+
+#[test]
+fn a_step_is_recorded_in_one_write() {
+    let t = scratch("py-gaps");
+    let v = json(&run(&["loop", "--format", "json", "-q"], t.path()));
+    // stages, a proof the loop made itself and the gaps it opened: every record in one group
+    let first = groups(&ledger_bytes(t.path()), 0);
+    assert_eq!(first.len(), 1, "{first:?}");
+    let n = first[0].len() as u64;
+    assert!(n > 3, "{first:?}");
+    assert_eq!(first[0], (0..n).rev().collect::<Vec<_>>());
+    assert_eq!(v["ledger_seq"].as_u64(), Some(n));
+    // a new stage: the next step records its stage and whatever the scan opens, again in one write
+    std::fs::create_dir_all(t.path().join("src/shipping")).unwrap();
+    std::fs::write(t.path().join("src/shipping/__init__.py"), "from billing import invoice\n").unwrap();
+    run(&["loop", "-q"], t.path());
+    let second = groups(&ledger_bytes(t.path()), n as usize);
+    assert_eq!(second.len(), 1, "{second:?}");
+}
+
 #[test]
 fn a_second_run_resumes_from_the_log_and_writes_nothing_new() {
     let t = scratch("py-gaps");

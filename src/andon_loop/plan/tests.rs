@@ -1,0 +1,229 @@
+//! The plan without a file system: a repository answered from memory, a ledger in a [`Book`].
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use super::*;
+use crate::config::settings::Settings;
+use crate::index::walk::WalkOptions;
+use crate::ledger::{GapKind, Location};
+use crate::ops::{StageRow, WireRow};
+
+/// A repository answered from memory: the gaps the scan shows per stage, the structural proof
+/// every wire gets, and which commands pass.
+#[derive(Default)]
+struct Memory {
+    gaps: BTreeMap<String, Vec<Candidate>>,
+    proof: Option<fix::Proof>,
+    ran: Vec<String>,
+}
+
+impl Repo for Memory {
+    /// As the index's scan does: a wire with a proof in the ledger is no gap.
+    fn scan(&self, state: &State, stage: &str) -> Vec<Candidate> {
+        let proven = |c: &Candidate| {
+            c.wire.as_ref().and_then(|w| state.wires.get(w)).is_some_and(|ws| ws.status == WireStatus::Proven)
+        };
+        self.gaps.get(stage).into_iter().flatten().filter(|c| !proven(c)).cloned().collect()
+    }
+    fn structural(&self, _gap: &GapState) -> Result<fix::Proof, String> {
+        self.proof.clone().ok_or_else(|| "no proof".to_string())
+    }
+    fn run_command(&mut self, spec: &CommandSpec, fingerprint: &str) -> commands::Run {
+        self.ran.push(spec.name.clone());
+        panic!("no command is configured in these tests: {fingerprint}")
+    }
+    fn last_run(&self, _name: &str) -> Option<commands::Run> {
+        None
+    }
+    fn applied_change(
+        &self,
+        _base: &str,
+        _write_set: &[String],
+    ) -> Result<Result<(fix::Change, BlastRadius, String), VerifyStop>, String> {
+        Err("no working tree".into())
+    }
+    fn surface_changed(&self, _state: &State) -> Result<bool, String> {
+        Ok(false)
+    }
+}
+
+fn config() -> Config {
+    Config {
+        source: None,
+        walk: WalkOptions::standard(),
+        max_file_size: 0,
+        contracts: Vec::new(),
+        commands: Vec::new(),
+        settings: Settings::default(),
+    }
+}
+
+/// Two stages, `core` feeding `api`.
+fn stream() -> StreamReport {
+    let stage = |name: &str| StageRow {
+        name: name.into(),
+        root: format!("src/{name}"),
+        ecosystem: "python".into(),
+        confidence: "exact".into(),
+        source: "python-package".into(),
+        files: 1,
+    };
+    StreamReport {
+        stages: vec![stage("core"), stage("api")],
+        wires: vec![WireRow {
+            producer: "core".into(),
+            consumer: "api".into(),
+            imports: 1,
+            symbols: vec!["parse".into()],
+            confidence: "exact".into(),
+            kinds: vec!["static".into()],
+        }],
+        order: vec!["core".into(), "api".into()],
+        cycles: Vec::new(),
+        module_cycles: Vec::new(),
+    }
+}
+
+fn wire() -> Wire {
+    Wire { producer: "core".into(), consumer: "api".into() }
+}
+
+/// The scan's view of the unproven wire out of `core`.
+fn unproven_wire() -> Candidate {
+    Candidate {
+        id: "W-0000beef".into(),
+        kind: GapKind::Wire,
+        stage: "core".into(),
+        wire: Some(wire()),
+        location: Location { path: "src/core".into(), line: None },
+        summary: "the wire core → api has no proof".into(),
+        source: "UnprovenWire",
+    }
+}
+
+/// Plans one step on `book` with `repo`, as `andon loop --max-passes max_passes` would.
+fn plan_step(book: &mut Book, repo: &mut Memory, max_passes: u32, pending: Pending) -> Plan {
+    let (cfg, stream, surfaces) = (config(), stream(), BTreeMap::new());
+    let setup = Setup {
+        cfg: &cfg,
+        stream: &stream,
+        brief: None,
+        surfaces: &surfaces,
+        tree: "0123456789abcdef",
+        config_path: "andon.toml".into(),
+        brief_md: String::new(),
+        max_passes,
+        slow: false,
+        had_ledger: !book.records.is_empty(),
+    };
+    plan(&setup, pending, book, repo).expect("the plan")
+}
+
+fn kinds(book: &Book) -> Vec<&'static str> {
+    book.planned()
+        .iter()
+        .map(|e| match e {
+            Event::StageRecorded { .. } => "stage",
+            Event::GapOpened { .. } => "opened",
+            Event::EvidenceRecorded { .. } => "evidence",
+            Event::WireStatusChanged { .. } => "wire",
+            Event::GapClosed { .. } => "closed",
+            Event::PassClosed { .. } => "pass",
+            Event::Halted { .. } => "halted",
+            Event::CycleConverged { .. } => "converged",
+            Event::ProposalRecorded { .. } => "proposal",
+            _ => "other",
+        })
+        .collect()
+}
+
+#[test]
+fn a_first_step_records_the_stream_proves_the_wire_itself_and_converges_in_one_write() {
+    let mut book = Book::new(State::default(), Vec::new(), 7);
+    let mut repo =
+        Memory { proof: Some((Verdict::Proven, Some(1), false, "it holds".into(), Vec::new())), ..Memory::default() };
+    repo.gaps.insert("core".into(), vec![unproven_wire()]);
+    let plan = plan_step(&mut book, &mut repo, 100, Pending::default());
+    assert_eq!(
+        kinds(&book),
+        ["stage", "stage", "opened", "evidence", "wire", "closed", "pass", "converged"],
+        "every event of the step, planned in order"
+    );
+    assert!(plan.stream_changed);
+    assert_eq!(plan.next.action, Action::Converged);
+    assert_eq!(plan.halt, None);
+    assert_eq!(book.state.passes, 1);
+    assert!(book.records.iter().all(|r| r.at == 7));
+    assert!(plan.notes.iter().any(|n| n.contains("proven structurally (tier 1)")), "{:?}", plan.notes);
+}
+
+#[test]
+fn a_tier_one_contradiction_halts_the_step_and_asks_for_changed_code() {
+    let mut book = Book::new(State::default(), Vec::new(), 1);
+    let proof =
+        (Verdict::Refuted, Some(1), true, "api imports a name core lacks".into(), vec!["src/api/a.py:3".into()]);
+    let mut repo = Memory { proof: Some(proof), ..Memory::default() };
+    repo.gaps.insert("core".into(), vec![unproven_wire()]);
+    let plan = plan_step(&mut book, &mut repo, 100, Pending::default());
+    assert_eq!(kinds(&book), ["stage", "stage", "opened", "evidence", "wire", "halted", "pass"]);
+    assert_eq!(plan.next.action, Action::FixTheCode);
+    assert_eq!(plan.halt, Some(Condition::Tier1Hold));
+    assert_eq!(plan.picked.as_ref().map(|p| p.0.as_str()), Some("W-0000beef"));
+}
+
+#[test]
+fn the_pass_budget_stops_the_loop_before_it_proves_anything() {
+    let mut book = Book::new(State::default(), Vec::new(), 1);
+    let mut repo =
+        Memory { proof: Some((Verdict::Proven, Some(1), false, String::new(), Vec::new())), ..Memory::default() };
+    repo.gaps.insert("core".into(), vec![unproven_wire()]);
+    let plan = plan_step(&mut book, &mut repo, 0, Pending::default());
+    assert_eq!(plan.next.action, Action::Budget);
+    assert_eq!(kinds(&book), ["stage", "stage", "opened"]);
+    assert_eq!(plan.recorded, 1);
+}
+
+#[test]
+fn a_second_step_on_an_unchanged_stream_records_nothing_new() {
+    let mut book = Book::new(State::default(), Vec::new(), 1);
+    let mut repo =
+        Memory { proof: Some((Verdict::Proven, Some(1), false, String::new(), Vec::new())), ..Memory::default() };
+    repo.gaps.insert("core".into(), vec![unproven_wire()]);
+    plan_step(&mut book, &mut repo, 100, Pending::default());
+    let mut again = Book::new(book.state.clone(), book.records.clone(), 2);
+    let plan = plan_step(&mut again, &mut repo, 100, Pending::default());
+    assert!(again.planned().is_empty(), "{:?}", kinds(&again));
+    assert!(!plan.stream_changed);
+    assert_eq!(plan.next.action, Action::Hardened, "a cycle that converged is confirmed hardened");
+}
+
+#[test]
+fn a_proposal_for_a_gap_that_is_not_open_is_refused_and_left_in_place() {
+    let mut book = Book::new(State::default(), Vec::new(), 1);
+    let mut repo = Memory::default();
+    let file = PathBuf::from("proposals/W-nope.json");
+    let p = proposal::Proposal {
+        gap: "W-nope".into(),
+        blast_radius: BlastRadius::LocalReversible,
+        approach: "structural".into(),
+        reason: "r".into(),
+        description: "d".into(),
+        write_set: vec!["a.py".into()],
+        base_commit: None,
+        proposer: None,
+    };
+    let pending = Pending { proposals: vec![(file.clone(), Ok(p))], ..Pending::default() };
+    let plan = plan_step(&mut book, &mut repo, 100, pending);
+    assert!(plan.notes.iter().any(|n| n.contains("refused: gap `W-nope` is not open")), "{:?}", plan.notes);
+    assert!(!plan.consumed.contains(&file));
+    assert!(!kinds(&book).contains(&"proposal"));
+}
+
+#[test]
+fn a_refused_transition_plans_nothing_more() {
+    let mut book = Book::new(State::default(), Vec::new(), 1);
+    let bad = Event::GapClosed { gap: "W-none".into(), evidence: "E-none".into() };
+    assert!(matches!(book.record(&[bad]), Err(LedgerError::Refused(m)) if m.starts_with("refused, nothing written")));
+    assert!(book.planned().is_empty());
+}

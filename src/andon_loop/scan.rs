@@ -1,0 +1,279 @@
+//! The scan (R49): the gaps of a stage and its outgoing wires as the fresh index shows them,
+//! failing configured commands as gaps, and the pick order among open gaps (R61–R65).
+
+use std::collections::BTreeMap;
+
+use crate::config::BlastRadius;
+use crate::datalog::Store;
+use crate::facts::rel;
+use crate::ledger::{Event, GapKind, Location, State, Wire, WireStatus};
+use crate::ops::StreamReport;
+
+use super::commands;
+
+/// A gap the scan found, before it is recorded.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Candidate {
+    pub id: String,
+    pub kind: GapKind,
+    pub stage: String,
+    pub wire: Option<Wire>,
+    pub location: Location,
+    pub summary: String,
+    /// The fact that produced it (`BrokenImport`, `StageMarker`, ...).
+    pub source: &'static str,
+}
+
+pub(super) fn short_hash(parts: &[&str]) -> String {
+    format!("{:08x}", xxhash_rust::xxh3::xxh3_64(parts.join("\0").as_bytes()) as u32)
+}
+
+pub(super) fn kind_letter(k: GapKind) -> &'static str {
+    match k {
+        GapKind::Bug => "B",
+        GapKind::Feature => "F",
+        GapKind::Wire => "W",
+    }
+}
+
+/// The relations the scan reads.
+pub(super) const GOALS: &[crate::facts::RelId] = &[
+    rel::BROKEN_IMPORT,
+    rel::STUB_HANDOFF,
+    rel::STAGE_MARKER,
+    rel::UNDECLARED_IMPORT,
+    rel::UNUSED_DEPENDENCY_AT,
+    rel::UNTESTED_STAGE,
+    rel::WIRE_IMPORT,
+    rel::IN_STAGE,
+];
+
+/// The gaps of `stage` and of its outgoing wires (`stage` is their producer), from the derived
+/// relations; wires without proof in the ledger are gaps too.
+pub fn scan(store: &Store, stream: &StreamReport, state: &State, stage: &str) -> Vec<Candidate> {
+    let s = |v: u32| store.syms.str(v).to_string();
+    let rows = |r: crate::facts::RelId| store.rels[r.0 as usize].iter();
+    let mut out: Vec<Candidate> = Vec::new();
+    let mut push = |kind: GapKind,
+                    stage: &str,
+                    wire: Option<Wire>,
+                    path: String,
+                    line: Option<u32>,
+                    summary: String,
+                    source: &'static str| {
+        let id = format!(
+            "{}-{}",
+            kind_letter(kind),
+            short_hash(&[source, stage, &path, &line.map(|l| l.to_string()).unwrap_or_default(), &summary])
+        );
+        out.push(Candidate {
+            id,
+            kind,
+            stage: stage.to_string(),
+            wire,
+            location: Location { path, line },
+            summary,
+            source,
+        });
+    };
+    for r in rows(rel::BROKEN_IMPORT) {
+        if store.syms.str(r[3]) == stage {
+            let consumer = rows(rel::IN_STAGE).find(|x| x[0] == r[0]).map(|x| s(x[1])).unwrap_or_default();
+            push(
+                GapKind::Wire,
+                stage,
+                Some(Wire { producer: stage.into(), consumer }),
+                s(r[0]),
+                Some(r[1]),
+                format!("`{}` is imported from stage `{stage}` but not defined or exported there", s(r[2])),
+                "BrokenImport",
+            );
+        }
+    }
+    for r in rows(rel::STUB_HANDOFF) {
+        if store.syms.str(r[0]) == stage {
+            push(
+                GapKind::Wire,
+                stage,
+                Some(Wire { producer: stage.into(), consumer: s(r[1]) }),
+                s(r[3]),
+                Some(r[4]),
+                format!("`{}` crosses to `{}` but its body is a stub ({})", s(r[2]), s(r[1]), s(r[5])),
+                "StubHandoff",
+            );
+        }
+    }
+    for r in rows(rel::STAGE_MARKER) {
+        if store.syms.str(r[0]) == stage {
+            let kind = if s(r[3]) == "FIXME" { GapKind::Bug } else { GapKind::Feature };
+            push(kind, stage, None, s(r[1]), Some(r[2]), format!("{} marker", s(r[3])), "StageMarker");
+        }
+    }
+    let mut undeclared: BTreeMap<String, (String, u32)> = BTreeMap::new();
+    for r in rows(rel::UNDECLARED_IMPORT) {
+        if store.syms.str(r[0]) == stage {
+            let site = (s(r[2]), r[3]);
+            let e = undeclared.entry(s(r[1])).or_insert(site.clone());
+            if site < *e {
+                *e = site;
+            }
+        }
+    }
+    for (pkg, (path, line)) in undeclared {
+        push(
+            GapKind::Bug,
+            stage,
+            None,
+            path,
+            Some(line),
+            format!("`{pkg}` is imported but the manifest does not declare it"),
+            "UndeclaredImport",
+        );
+    }
+    for r in rows(rel::UNUSED_DEPENDENCY_AT) {
+        if store.syms.str(r[0]) == stage {
+            let (dep, kind) = (s(r[1]), s(r[2]));
+            push(
+                GapKind::Bug,
+                stage,
+                None,
+                s(r[3]),
+                None,
+                format!("`{dep}` is declared ({kind}) but no code of the stage imports it"),
+                "UnusedDependency",
+            );
+        }
+    }
+    // Missing tests (R49): no test file or test reaches the stage; the gap sits at its first file.
+    if let Some(first) = rows(rel::UNTESTED_STAGE).filter(|r| store.syms.str(r[0]) == stage).map(|r| s(r[1])).min() {
+        push(
+            GapKind::Feature,
+            stage,
+            None,
+            first,
+            None,
+            format!("stage `{stage}` has no tests: no test file or test reaches it"),
+            "MissingTests",
+        );
+    }
+    // Outgoing wires without a proof (R49: no evidence, or refuted/unknown).
+    for w in stream.wires.iter().filter(|w| w.producer == stage) {
+        let wire = Wire { producer: w.producer.clone(), consumer: w.consumer.clone() };
+        if state.wires.get(&wire).is_some_and(|ws| ws.status == WireStatus::Proven) {
+            continue;
+        }
+        let site = rows(rel::WIRE_IMPORT)
+            .filter(|x| store.syms.str(x[0]) == stage && store.syms.str(x[1]) == w.consumer)
+            .map(|x| (s(x[2]), x[3]))
+            .min();
+        let (path, line) = site.map(|(p, l)| (p, Some(l))).unwrap_or_else(|| (w.consumer.clone(), None));
+        push(
+            GapKind::Wire,
+            stage,
+            Some(wire.clone()),
+            path,
+            line,
+            format!("the handoff {wire} has no proof"),
+            "UnprovenWire",
+        );
+    }
+    out.sort_by(|a, b| a.id.cmp(&b.id));
+    out.dedup_by(|a, b| a.id == b.id);
+    out
+}
+
+/// A hash of a command's own settings, so changing them re-runs it.
+pub(super) fn command_key(spec: &commands::CommandSpec) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(format!("{}\0{}\0{:?}", spec.run, spec.timeout_secs, spec.stages).as_bytes())
+}
+
+/// The gap id of configured command `name`: one gap per command, wherever the scan first meets it.
+pub(super) fn command_id(name: &str) -> String {
+    format!("B-{}", short_hash(&["FailingCommand", name]))
+}
+
+/// The gap of a configured command that does not pass, located at its `[[command]]` entry.
+pub(super) fn command_gap(config: &str, stage: &str, r: &commands::Run) -> Candidate {
+    let how = match (r.exit, r.timed_out, &r.error) {
+        (_, true, _) => "times out".to_string(),
+        (Some(code), _, _) => format!("exits {code}"),
+        (None, _, Some(e)) => format!("does not run ({e})"),
+        (None, _, None) => "does not finish".to_string(),
+    };
+    let id = command_id(&r.name);
+    Candidate {
+        id,
+        kind: GapKind::Bug,
+        stage: stage.to_string(),
+        wire: None,
+        location: Location { path: config.to_string(), line: Some(r.line) },
+        summary: format!("command `{}` ({} lane) {how}; its output is in {}", r.name, r.lane.name(), r.artifact),
+        source: "FailingCommand",
+    }
+}
+
+/// A gap is on the constraint when it is about the constraint's wire or lies in its producer stage.
+pub(super) fn on_constraint(constraint: Option<&crate::status::Constraint>, c: &Candidate) -> bool {
+    constraint.is_some_and(|k| Some(&k.wire) == c.wire.as_ref() || k.wire.producer == c.stage)
+}
+
+/// The estimated blast radius of fixing a gap, from where it is (design §7 decision 5).
+pub fn estimated_radius(c: &Candidate) -> BlastRadius {
+    let p = c.location.path.as_str();
+    let name = p.rsplit('/').next().unwrap_or(p);
+    if p.starts_with(".github/") || p.starts_with(".gitlab") || name == ".gitlab-ci.yml" || p.starts_with(".ci/") {
+        BlastRadius::SharedStateVisible
+    } else if matches!(name, "Cargo.toml" | "pyproject.toml" | "package.json" | "setup.py" | "setup.cfg")
+        || c.kind == GapKind::Wire && c.source == "UnprovenWire"
+    {
+        BlastRadius::HardToReverse
+    } else {
+        BlastRadius::LocalReversible
+    }
+}
+
+/// The pick order (R61–R65): on the constraint, then wire before bug before feature, then the
+/// smallest estimated blast radius, then the id. Returns the pick and the rule that decided.
+pub fn pick<'c>(open: &[&'c Candidate], on_constraint: &dyn Fn(&Candidate) -> bool) -> Option<(&'c Candidate, String)> {
+    let kind_rank = |k: GapKind| match k {
+        GapKind::Wire => 0,
+        GapKind::Bug => 1,
+        GapKind::Feature => 2,
+    };
+    let key = |c: &Candidate| (!on_constraint(c), kind_rank(c.kind), estimated_radius(c), c.id.clone());
+    let mut v: Vec<&Candidate> = open.to_vec();
+    v.sort_by_key(|c| key(c));
+    let first = *v.first()?;
+    let rule = match v.get(1) {
+        None => "the only open gap".to_string(),
+        Some(second) => {
+            let (a, b) = (key(first), key(second));
+            if a.0 != b.0 {
+                "rule 1: it is on the constraint".into()
+            } else if a.1 != b.1 {
+                format!("rule 2: a {:?} gap comes before a {:?} gap", first.kind, second.kind).to_lowercase()
+            } else if a.2 != b.2 {
+                format!("rule 3: smallest estimated blast radius ({})", a.2.name())
+            } else {
+                "rule 4: stable tie-break by id".into()
+            }
+        }
+    };
+    Some((first, rule))
+}
+
+/// The stream's stages as ledger records.
+pub(super) fn stage_events(stream: &StreamReport) -> Vec<Event> {
+    stream
+        .stages
+        .iter()
+        .map(|s| Event::StageRecorded {
+            stage: s.name.clone(),
+            root: s.root.clone(),
+            confidence: s.confidence.clone(),
+            source: s.source.clone(),
+            incoming: stream.wires.iter().filter(|w| w.consumer == s.name).map(|w| w.producer.clone()).collect(),
+            outgoing: stream.wires.iter().filter(|w| w.producer == s.name).map(|w| w.consumer.clone()).collect(),
+        })
+        .collect()
+}
