@@ -22,6 +22,7 @@
 //! andon does.
 
 pub mod andon_loop;
+pub mod api;
 pub mod capabilities;
 pub mod check;
 pub mod cli;

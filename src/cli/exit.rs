@@ -80,6 +80,38 @@ impl Exit {
         }
     }
 
+    /// The exit code of `andon verify --gap`: the halt condition its evidence stands on.
+    pub fn of_verified(v: &crate::api::work::Verified) -> Exit {
+        use crate::andon_loop::VerifyStop;
+        use crate::ledger::andon_rule::Condition;
+        match &v.result {
+            Ok(o) => crate::api::work::condition_of(&o.evidence).map_or(Exit::Success, Exit::halt),
+            Err(VerifyStop::Scope(_)) => Exit::Findings,
+            Err(VerifyStop::Authorization(..)) => Exit::halt(Condition::Authorization),
+            Err(VerifyStop::Refused(_)) => Exit::Error,
+        }
+    }
+
+    /// The exit code of `andon verify --request`.
+    pub fn of_request(r: &crate::api::work::RequestVerified) -> Exit {
+        use crate::andon_loop::request::Stop;
+        match &r.result {
+            Ok(o) => o.condition.map_or(Exit::Success, Exit::halt),
+            Err(Stop::Scope(..)) => Exit::Findings,
+            Err(Stop::Refused(_)) => Exit::Error,
+        }
+    }
+
+    /// The exit code of `andon verify --audit`: strong 0, weak 1, inconclusive needs a person.
+    pub fn of_audit(a: &crate::api::work::Audited) -> Exit {
+        match &a.result {
+            Ok(o) if o.strength == "strong" => Exit::Success,
+            Ok(o) if o.strength == "weak" => Exit::Findings,
+            Ok(_) => Exit::halt(crate::ledger::andon_rule::Condition::NeedsHuman),
+            Err(_) => Exit::Error,
+        }
+    }
+
     pub fn code(self) -> ExitCode {
         ExitCode::from(self as u8)
     }

@@ -12,9 +12,8 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 pub use exit::Exit;
 
 use crate::config::Config;
-use crate::facts::{RELATIONS, RelId};
 use crate::index::{self, IndexOptions};
-use crate::output::{self, FactFilter, Format};
+use crate::output::{self, Format};
 
 #[derive(Parser)]
 #[command(
@@ -477,9 +476,9 @@ pub fn main() -> ExitCode {
     };
     // `enabled = false` stops every command before any other check or write (R1).
     if let Some((path, json)) = repo_of(&cli.command)
-        && let Some(origin) = crate::config::settings::disabled(&path)
+        && let Some(d) = crate::api::Disabled::of(&path)
     {
-        let _ = emit(|w| output::disabled(w, &origin.to_string(), json));
+        let _ = emit(|w| output::disabled(w, &d, json));
         return Exit::Disabled.code();
     }
     let result = match cli.command {
@@ -585,10 +584,7 @@ fn repo_of(c: &Command) -> Option<(PathBuf, bool)> {
 }
 
 fn run_config_show(a: ConfigShowArgs) -> Result<Exit, String> {
-    if !a.path.exists() {
-        return Err(format!("{}: no such directory", a.path.display()));
-    }
-    let cfg = Config::load(&a.path).map_err(|e| config_error(&e))?;
+    let cfg = crate::api::structure::config_show(&a.path).map_err(|e| e.to_string())?;
     emit(|w| output::settings_report(w, &cfg, format_of(&a.common)))?;
     Ok(Exit::Success)
 }
@@ -600,44 +596,26 @@ fn run_decision(
     common: &Common,
     d: crate::andon_loop::Decision,
 ) -> Result<Exit, String> {
-    let json_out = matches!(common.format, FormatArg::Json);
-    if unattended {
-        emit(|w| output::decision(w, Err("human decisions are not taken under --unattended"), json_out))?;
-        return Ok(Exit::Findings);
-    }
-    let cfg = Config::load(path).map_err(|e| config_error(&e))?;
-    let now = now();
-    match crate::andon_loop::decide(path, &cfg, gap, &d, now) {
-        Ok(done) => {
-            emit(|w| output::decision(w, Ok(&done), json_out))?;
-            Ok(Exit::Success)
-        }
-        Err(e) => {
-            emit(|w| output::decision(w, Err(&e.to_string()), json_out))?;
-            Ok(Exit::Findings)
-        }
-    }
+    let decided = crate::api::work::decide(path, gap, &d, unattended).map_err(|e| e.to_string())?;
+    emit(|w| output::decision(w, &decided, matches!(common.format, FormatArg::Json)))?;
+    Ok(if decided.result.is_ok() { Exit::Success } else { Exit::Findings })
 }
 
 fn run_preflight(a: PreflightArgs) -> Result<Exit, String> {
     let cfg = Config::load(&a.path).map_err(|e| config_error(&e))?;
-    let stream = match fresh_index(&a.path, &a.walk, a.common.quiet, false) {
-        Ok(Ok(idx)) => crate::ops::stream(&idx).ok(),
-        _ => None,
-    };
+    let idx = fresh_index(&a.path, &a.walk, a.common.quiet, false).ok().and_then(Result::ok);
     let path_var = std::env::var_os("PATH");
-    let items = crate::preflight::run(&a.path, &cfg, stream.as_ref(), path_var.as_deref());
+    let p = crate::api::work::preflight(&a.path, &cfg, idx.as_ref(), path_var.as_deref());
     let out_dir = cfg.settings.output_path(&a.path);
     write_reports(
         &out_dir,
         "preflight.md",
-        &|w| output::preflight(w, &items, Format::Text, true),
+        &|w| output::preflight(w, &p, Format::Text, true),
         "preflight.json",
-        &output::preflight_json(&items),
+        &serde_json::to_value(&p).expect("a document serializes"),
     );
-    emit(|w| output::preflight(w, &items, format_of(&a.common), false))?;
-    let not_ready = items.iter().any(|i| i.level == crate::preflight::Readiness::NotReady);
-    Ok(if not_ready { Exit::Findings } else { Exit::Success })
+    emit(|w| output::preflight(w, &p, format_of(&a.common), false))?;
+    Ok(if p.worst() == crate::preflight::Readiness::NotReady { Exit::Findings } else { Exit::Success })
 }
 
 /// `-` for standard input, else a file.
@@ -652,146 +630,62 @@ fn read_input(src: &str) -> Result<String, String> {
 }
 
 fn run_verify(a: VerifyArgs) -> Result<Exit, String> {
-    use crate::andon_loop::VerifyStop;
-    use crate::ledger::andon_rule::Condition;
+    use crate::api::work::{self, VerifyResult};
     let cfg = Config::load(&a.path).map_err(|e| config_error(&e))?;
-    let chosen = match a.approach.as_deref() {
-        None => None,
-        Some(s) => Some(crate::evidence::route::Approach::parse(s).ok_or_else(|| {
+    if let Some(s) = &a.approach {
+        crate::evidence::route::Approach::parse(s).ok_or_else(|| {
             format!("unknown approach `{s}` (one of: {})", crate::evidence::route::Approach::ids().join(", "))
-        })?),
-    };
+        })?;
+    }
     let json_out = matches!(a.common.format, FormatArg::Json);
     if let Some(id) = &a.audit {
         let path_var = std::env::var_os("PATH");
-        let result = crate::andon_loop::audit::audit(&a.path, &cfg, id, path_var.as_deref());
-        let code = match &result {
-            Ok(o) if o.strength == "strong" => Exit::Success,
-            Ok(o) if o.strength == "weak" => Exit::Findings,
-            Ok(_) => Exit::halt(Condition::NeedsHuman),
-            Err(_) => Exit::Error,
-        };
-        emit(|w| output::audit_report(w, &result, json_out))?;
-        return Ok(code);
+        let audited = work::audit(&a.path, &cfg, id, path_var.as_deref());
+        emit(|w| output::audit_report(w, &audited, json_out))?;
+        return Ok(Exit::of_audit(&audited));
     }
     let request = match &a.request {
         // a bad request is refused before any work
-        Some(src) => match crate::andon_loop::request::parse(&read_input(src)?) {
+        Some(src) => match work::parse_request(&read_input(src)?) {
             Ok(r) => Some(r),
-            Err(errs) => {
-                let stop =
-                    crate::andon_loop::request::Stop::Refused(format!("the request is malformed: {}", errs.join("; ")));
-                emit(|w| output::request_report(w, &Err(stop.clone()), json_out))?;
-                return Ok(Exit::Error);
+            Err(refused) => {
+                emit(|w| output::request_report(w, &refused, json_out))?;
+                return Ok(Exit::of_request(&refused));
             }
         },
         None => None,
     };
-    let idx = match fresh_index(&a.path, &a.walk, a.common.quiet, false)? {
-        Ok(i) => i,
-        Err(code) => return Ok(code),
-    };
-    let mut inputs = crate::andon_loop::prove::Inputs {
+    let ask = work::VerifyAsk {
+        gap: a.gap.clone(),
+        diff: a.diff.as_deref().map(read_input).transpose()?,
         command: a.command.clone(),
         rubric: a.rubric.clone(),
         process: a.process.clone(),
         panel: a.panel.clone(),
         proposer: a.proposer.clone(),
-        chosen,
-        artifacts: None,
-        rules: Vec::new(),
-        declared: Vec::new(),
+        approach: a.approach.clone(),
     };
-    let mut request = request;
-    let mut diff_text = match &a.diff {
-        None => None,
-        Some(src) => Some(read_input(src)?),
+    let idx = match fresh_index(&a.path, &a.walk, a.common.quiet, false)? {
+        Ok(i) => i,
+        Err(code) => return Ok(code),
     };
-    if let (Some(req), Some(gap)) = (&request, &a.gap) {
-        // reached from the loop: the request's diff is the gap's applied fix, proven and persisted
-        // the loop's way (R112); its wire must be the gap's
-        let cfg_dir = crate::ledger::dir_of(&a.path, &cfg.settings);
-        let gap_wire = crate::ledger::load(&cfg_dir)
-            .map_err(|e| e.to_string())?
-            .and_then(|(_, state, _)| state.gaps.get(gap).and_then(|g| g.wire.clone()));
-        let asked = match &req.wire {
-            crate::andon_loop::request::WireRef::Stages { from, to } => {
-                Some(crate::ledger::Wire { producer: from.clone(), consumer: to.clone() })
-            }
-            crate::andon_loop::request::WireRef::Site { .. } => None,
-        };
-        if asked.is_some() && asked != gap_wire {
-            let m = format!(
-                "the request's wire is not gap `{gap}`'s ({}): a request reached from the loop proves that gap's fix",
-                gap_wire.map(|w| w.to_string()).unwrap_or_else(|| "no wire".into())
-            );
-            emit(|w| output::request_report(w, &Err(crate::andon_loop::request::Stop::Refused(m.clone())), json_out))?;
-            return Ok(Exit::Error);
+    match work::verify(&a.path, &cfg, &idx, &ask, request).map_err(|e| e.to_string())? {
+        VerifyResult::Request(r) => {
+            emit(|w| output::request_report(w, &r, json_out))?;
+            Ok(Exit::of_request(&r))
         }
-        diff_text = Some(req.diff.clone());
-        inputs.rules = req.rules.clone();
-        inputs.declared = req.files.clone();
-        if !req.kinds.is_empty() {
-            let m =
-                "a request for a loop gap is routed by the gap; give `kind` only to a standalone request".to_string();
-            emit(|w| output::request_report(w, &Err(crate::andon_loop::request::Stop::Refused(m.clone())), json_out))?;
-            return Ok(Exit::Error);
+        VerifyResult::Gap(v) => {
+            emit(|w| output::verify_report(w, &v, json_out))?;
+            Ok(Exit::of_verified(&v))
         }
-        request = None;
     }
-    if let Some(req) = request {
-        // standalone: nothing of the run is kept in the repository (R112)
-        let nanos =
-            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
-        let scratch = std::env::temp_dir().join(format!("andon-request-{}-{nanos:x}", std::process::id()));
-        inputs.artifacts = Some(scratch.clone());
-        let result = crate::andon_loop::request::verify(&a.path, &cfg, &idx, &req, &inputs);
-        let _ = std::fs::remove_dir_all(&scratch);
-        let code = match &result {
-            Ok(o) => o.condition.map_or(Exit::Success, Exit::halt),
-            Err(crate::andon_loop::request::Stop::Scope(..)) => Exit::Findings,
-            Err(crate::andon_loop::request::Stop::Refused(_)) => Exit::Error,
-        };
-        emit(|w| output::request_report(w, &result, json_out))?;
-        return Ok(code);
-    }
-    let gap = a.gap.clone().unwrap_or_default();
-    let result = crate::andon_loop::verify(&a.path, &cfg, &idx, &gap, &inputs, diff_text.as_deref())
-        .map_err(|e| e.to_string())?;
-    let code = match &result {
-        Ok(o) => {
-            let e = &o.evidence;
-            match e.verdict {
-                crate::ledger::Verdict::Proven => Exit::Success,
-                _ if e.hold => Exit::halt(Condition::Tier1Hold),
-                crate::ledger::Verdict::Refuted if e.tier == Some(2) => Exit::halt(Condition::Tier2Hold),
-                crate::ledger::Verdict::Refuted => Exit::halt(Condition::Refuted),
-                crate::ledger::Verdict::Unproven => Exit::halt(Condition::Unproven),
-                crate::ledger::Verdict::Unknown => Exit::halt(Condition::NeedsHuman),
-            }
-        }
-        Err(VerifyStop::Scope(_)) => Exit::Findings,
-        Err(VerifyStop::Authorization(..)) => Exit::halt(Condition::Authorization),
-        Err(VerifyStop::Refused(_)) => Exit::Error,
-    };
-    emit(|w| output::verify_report(w, &gap, &result, json_out))?;
-    Ok(code)
 }
 
 fn run_propose(a: ProposeArgs) -> Result<Exit, String> {
-    use crate::andon_loop::proposal::{self, Proposal};
+    use crate::andon_loop::proposal::Proposal;
     let cfg = Config::load(&a.path).map_err(|e| config_error(&e))?;
-    let mut p: Proposal = match &a.json {
-        Some(src) => {
-            let text = if src == "-" {
-                let mut t = String::new();
-                std::io::Read::read_to_string(&mut std::io::stdin(), &mut t).map_err(|e| format!("stdin: {e}"))?;
-                t
-            } else {
-                std::fs::read_to_string(src).map_err(|e| format!("{src}: {e}"))?
-            };
-            serde_json::from_str(&text).map_err(|e| format!("{src}: not a proposal: {e}"))?
-        }
+    let p: Proposal = match &a.json {
+        Some(src) => serde_json::from_str(&read_input(src)?).map_err(|e| format!("{src}: not a proposal: {e}"))?,
         None => {
             let need =
                 |v: &Option<String>, flag: &str| v.clone().ok_or_else(|| format!("missing --{flag} (or give --json)"));
@@ -811,89 +705,44 @@ fn run_propose(a: ProposeArgs) -> Result<Exit, String> {
             }
         }
     };
-    let mut problems = proposal::validate(&p).err().unwrap_or_default();
-    let mut gated = false;
-    let dir = crate::ledger::dir_of(&a.path, &cfg.settings);
-    match crate::ledger::load(&dir) {
-        Ok(Some((_, state, _))) => match state.gaps.get(&p.gap) {
-            None => problems.push(format!("no gap `{}` in the ledger; `andon loop` lists the open gaps", p.gap)),
-            Some(g) if !g.status.takes_proposal() => {
-                problems.push(format!("gap `{}` is {}; it takes no proposal", p.gap, g.status.name()))
-            }
-            Some(g) => {
-                // no work in a stage behind an entry gate nobody confirmed (R57)
-                if let Some(c) = state.context.get(&g.stage).filter(|c| !c.open_gates().is_empty()) {
-                    gated = true;
-                    for o in c.open_gates() {
-                        problems.push(format!(
-                            "stage `{}` is behind entry gate `{}` ({}, {} confidence): a person confirms it first: `andon confirm {} --rule {} --by NAME --reason WHY`",
-                            g.stage, o.id, o.priority, o.confidence, g.stage, o.id
-                        ));
-                    }
-                }
-            }
-        },
-        Ok(None) => problems.push("the loop has never run here: run `andon loop` first".into()),
-        Err(e) => problems.push(e.to_string()),
-    }
-    if !problems.is_empty() {
-        emit(|w| output::proposal_refused(w, &problems, matches!(a.common.format, FormatArg::Json)))?;
-        return Ok(if gated { Exit::halt(crate::ledger::andon_rule::Condition::EntryGate) } else { Exit::Findings });
-    }
-    p.base_commit = proposal::head_commit(&a.path);
-    let file = proposal::artifact_path(&cfg.settings.output_path(&a.path), &p.gap);
-    std::fs::create_dir_all(file.parent().expect("proposals dir")).map_err(|e| format!("{}: {e}", file.display()))?;
-    write_atomic(&file, &serde_json::to_vec_pretty(&p).expect("json"))?;
-    let over = p.blast_radius > cfg.settings.authorization_level.value;
-    emit(|w| output::proposal_written(w, &p, &file, over, matches!(a.common.format, FormatArg::Json)))?;
-    Ok(Exit::Success)
+    let proposed = crate::api::work::propose(&a.path, &cfg, p).map_err(|e| e.to_string())?;
+    emit(|w| output::proposal(w, &proposed, matches!(a.common.format, FormatArg::Json)))?;
+    Ok(match proposed {
+        crate::api::work::Proposed::Refused { gated: true, .. } => {
+            Exit::halt(crate::ledger::andon_rule::Condition::EntryGate)
+        }
+        crate::api::work::Proposed::Refused { .. } => Exit::Findings,
+        crate::api::work::Proposed::Written { .. } => Exit::Success,
+    })
 }
 
 fn run_loop(a: LoopArgs) -> Result<Exit, String> {
     let cfg = Config::load(&a.path).map_err(|e| config_error(&e))?;
-    // In ingest mode an absent or invalid brief stops the loop before anything is indexed or
-    // written (R52: never a scan); the step reads it again under its lock.
-    if cfg.settings.gap_source.value == crate::config::GapSource::Ingest {
-        crate::andon_loop::ingest::load(&a.path, &cfg.settings.self_assess_output_dir.value)
-            .map_err(|e| crate::ledger::LedgerError::Refused(e).to_string())?;
-    }
+    crate::api::work::loop_preconditions(&a.path, &cfg).map_err(|e| e.to_string())?;
     let idx = match fresh_index(&a.path, &a.walk, a.common.quiet, false)? {
         Ok(i) => i,
         Err(code) => return Ok(code),
     };
-    let now = now();
-    // the ledger's last record at the end of the previous run, from that run's sidecar
-    let out_dir = cfg.settings.output_path(&a.path);
-    let since = std::fs::read(out_dir.join("loop.json"))
-        .ok()
-        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
-        .and_then(|v| v["ledger_seq"].as_u64());
-    let session = match crate::andon_loop::step(
-        &a.path,
-        &cfg,
-        &idx,
-        crate::andon_loop::StepOptions { now, max_passes: a.max_passes, slow: a.slow, since },
-    ) {
+    let json_out = matches!(a.common.format, FormatArg::Json);
+    let step = match crate::api::work::loop_step(&a.path, &cfg, &idx, a.max_passes, a.slow) {
         Ok(s) => s,
-        Err(e @ crate::ledger::LedgerError::Invalid(_)) => {
+        Err(crate::api::Error::InvalidLedger(e)) => {
             eprintln!("error: {e}");
-            emit(|w| output::invalid_ledger(w, &e.to_string(), matches!(a.common.format, FormatArg::Json)))?;
+            emit(|w| output::invalid_ledger(w, &e, json_out))?;
             return Ok(Exit::Findings);
         }
         Err(e) => return Err(e.to_string()),
     };
-    // Reported from the index the step ran on; they change nothing the step decided (R123).
-    let injections = crate::ops::suspected_injections(&idx);
     // The session's report and sidecar under output_dir (R125).
     write_reports(
-        &out_dir,
+        &cfg.settings.output_path(&a.path),
         "loop.txt",
-        &|w| output::loop_report::report(w, &session, &injections, false),
+        &|w| output::loop_report::report(w, &step, false),
         "loop.json",
-        &output::loop_report::json_doc(&session, &injections),
+        &serde_json::to_value(&step).expect("a document serializes"),
     );
-    emit(|w| output::loop_report::report(w, &session, &injections, matches!(a.common.format, FormatArg::Json)))?;
-    Ok(Exit::of_step(session.verdict()))
+    emit(|w| output::loop_report::report(w, &step, json_out))?;
+    Ok(Exit::of_step(step.session.verdict()))
 }
 
 fn run_status(a: StatusArgs) -> Result<Exit, String> {
@@ -940,37 +789,15 @@ fn run_status(a: StatusArgs) -> Result<Exit, String> {
 }
 
 fn run_ledger_check(a: ConfigShowArgs) -> Result<Exit, String> {
-    if !a.path.exists() {
-        return Err(format!("{}: no such directory", a.path.display()));
-    }
-    let cfg = Config::load(&a.path).map_err(|e| config_error(&e))?;
-    let dir = crate::ledger::dir_of(&a.path, &cfg.settings);
-    let result = if dir.join(crate::ledger::LOG_FILE).exists() {
-        Some(crate::ledger::check(&dir).map_err(|e| e.to_string())?)
-    } else {
-        None
-    };
-    emit(|w| output::ledger_check(w, &dir, result.as_ref(), format_of(&a.common)))?;
-    Ok(match result {
-        Some((issues, _)) if !issues.is_empty() => Exit::Findings,
-        _ => Exit::Success,
-    })
-}
-
-/// Seconds since the Unix epoch (0 before it).
-fn now() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+    let check = crate::api::work::ledger_check(&a.path).map_err(|e| e.to_string())?;
+    emit(|w| output::ledger_check(w, &check, format_of(&a.common)))?;
+    Ok(if check.outcome() == "invalid" { Exit::Findings } else { Exit::Success })
 }
 
 fn run_ledger_repair(a: ConfigShowArgs) -> Result<Exit, String> {
-    let cfg = Config::load(&a.path).map_err(|e| config_error(&e))?;
-    let dir = crate::ledger::dir_of(&a.path, &cfg.settings);
-    if !dir.join(crate::ledger::LOG_FILE).exists() {
-        return Err(format!("no ledger in {}: nothing to repair", dir.display()));
-    }
-    let result = crate::ledger::repair(&dir, now());
-    emit(|w| output::ledger_repair(w, &dir, &result, format_of(&a.common)))?;
-    Ok(if result.is_ok() { Exit::Success } else { Exit::Findings })
+    let repair = crate::api::work::ledger_repair(&a.path).map_err(|e| e.to_string())?;
+    emit(|w| output::ledger_repair(w, &repair, format_of(&a.common)))?;
+    Ok(if repair.result.is_ok() { Exit::Success } else { Exit::Findings })
 }
 
 fn format_of(c: &Common) -> Format {
@@ -981,20 +808,16 @@ fn format_of(c: &Common) -> Format {
 }
 
 fn options(path: &Path, w: &WalkArgs, rebuild: bool) -> Result<IndexOptions, String> {
-    if !path.exists() {
-        return Err(format!("{}: no such directory; pass the repository to index", path.display()));
-    }
-    let cfg = Config::load(path).map_err(|e| e.to_string())?;
-    let mut walk = cfg.walk;
-    walk.hidden |= w.hidden;
-    walk.no_ignore |= w.no_ignore;
-    walk.vendored |= w.vendored;
-    walk.follow_links |= w.follow;
-    walk.exclude.extend(w.exclude.iter().cloned());
-    if w.threads == Some(0) {
-        return Err("--threads must be at least 1".into());
-    }
-    Ok(IndexOptions { walk, max_file_size: w.max_filesize.unwrap_or(cfg.max_file_size), threads: w.threads, rebuild })
+    let o = crate::api::WalkOverrides {
+        hidden: w.hidden,
+        no_ignore: w.no_ignore,
+        vendored: w.vendored,
+        follow: w.follow,
+        exclude: w.exclude.clone(),
+        max_filesize: w.max_filesize,
+        threads: w.threads,
+    };
+    crate::api::index_options(path, &o, rebuild).map_err(|e| e.to_string())
 }
 
 fn emit(f: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Result<(), String> {
@@ -1007,8 +830,9 @@ fn emit(f: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Result<(), Str
     }
 }
 
-/// Runs the incremental index with a progress bar on stderr when it is a terminal.
-fn update_index(path: &Path, opts: &IndexOptions, quiet: bool) -> Result<index::IndexReport, String> {
+/// A progress bar on stderr for a parse, when stderr is a terminal and `quiet` is off: it
+/// shows once 50 files or more are parsed.
+fn progress_bar(quiet: bool) -> (indicatif::ProgressBar, impl Fn(u64, u64) + Sync) {
     let show = !quiet && std::io::stderr().is_terminal();
     let bar = indicatif::ProgressBar::hidden();
     if show {
@@ -1018,27 +842,28 @@ fn update_index(path: &Path, opts: &IndexOptions, quiet: bool) -> Result<index::
                 .expect("valid template"),
         );
     }
-    let progress = |done: u64, total: u64| {
+    let b = bar.clone();
+    let progress = move |done: u64, total: u64| {
         if show && total >= 50 {
-            bar.set_length(total);
-            bar.set_position(done);
+            b.set_length(total);
+            b.set_position(done);
         }
     };
-    let r = index::update(path, opts, &progress).map_err(|e| e.to_string());
-    bar.finish_and_clear();
-    r
+    (bar, progress)
 }
 
 fn run_index(a: IndexArgs) -> Result<Exit, String> {
     let format = format_of(&a.common);
     let opts = options(&a.path, &a.walk, a.rebuild)?;
     if a.check {
-        let changes = index::check(&a.path, &opts).map_err(|e| e.to_string())?;
-        let fresh = matches!(&changes, Ok(c) if c.is_empty());
-        emit(|w| output::check_report(w, &changes, format))?;
-        return Ok(if fresh { Exit::Success } else { Exit::StaleIndex });
+        let check = crate::api::structure::index_check(&a.path, &opts).map_err(|e| e.to_string())?;
+        emit(|w| output::check_report(w, &check, format))?;
+        return Ok(if check.fresh() { Exit::Success } else { Exit::StaleIndex });
     }
-    let report = update_index(&a.path, &opts, a.common.quiet)?;
+    let (bar, progress) = progress_bar(a.common.quiet);
+    let report = crate::api::structure::index(&a.path, &opts, &progress);
+    bar.finish_and_clear();
+    let report = report.map_err(|e| e.to_string())?;
     emit(|w| output::index_report(w, &report, format))?;
     Ok(Exit::Success)
 }
@@ -1049,28 +874,22 @@ fn run_facts(a: FactsArgs) -> Result<Exit, String> {
         emit(|w| output::schema_report(w, format))?;
         return Ok(Exit::Success);
     }
-    let relation = match &a.relation {
-        None => None,
-        Some(name) => Some(RelId::by_name(name).ok_or_else(|| {
-            let near = RELATIONS
-                .iter()
-                .min_by_key(|r| crate::text::edit_distance(&name.to_lowercase(), &r.name.to_lowercase()))
-                .map(|r| r.name)
-                .unwrap_or("File");
-            format!("unknown relation `{name}`; did you mean `{near}`? (`andon facts --schema` lists them)")
-        })?),
-    };
-    let idx = match fresh_index(&a.path, &a.walk, a.common.quiet, false)? {
-        Ok(i) => i,
-        Err(code) => return Ok(code),
-    };
-    let facts = idx.facts().map_err(|e| format!("the index cannot be read: {e}"))?;
-    let file = a.file.as_deref().map(|f| f.trim_start_matches("./"));
-    emit(|w| output::facts_report(w, &facts, &FactFilter { relation, file }, format))?;
-    Ok(Exit::Success)
+    if let Some(r) = &a.relation {
+        crate::api::structure::relation(r).map_err(|e| e.to_string())?;
+    }
+    let opts = options(&a.path, &a.walk, false)?;
+    let (bar, progress) = progress_bar(a.common.quiet);
+    let how = crate::api::Freshness::Update(&progress);
+    let list = crate::api::structure::facts(&a.path, &opts, how, a.relation.as_deref(), a.file.as_deref());
+    bar.finish_and_clear();
+    match list {
+        Ok(list) => emit(|w| output::facts_report(w, &list, format)).map(|_| Exit::Success),
+        Err(e) => api_error(e),
+    }
 }
 
-/// Brings the index of `path` up to date (or, with `no_index`, insists it already is) and loads it.
+/// Brings the index of `path` up to date (or, with `no_index`, insists it already is) and loads
+/// it; a stale index is reported on stderr with its exit code.
 fn fresh_index(
     path: &Path,
     walk: &WalkArgs,
@@ -1078,29 +897,30 @@ fn fresh_index(
     no_index: bool,
 ) -> Result<Result<index::Index, Exit>, String> {
     let opts = options(path, walk, false)?;
-    if no_index {
-        let changes = index::check(path, &opts).map_err(|e| e.to_string())?;
-        match changes {
-            Ok(c) if c.is_empty() => {}
-            Ok(c) => {
-                let first = c.first().map(|x| format!("{} {}", x.change, x.path)).unwrap_or_default();
-                eprintln!(
-                    "error: the index is stale ({} changes, first: {first}); run `andon index` or drop --no-index",
-                    c.len()
-                );
-                return Ok(Err(Exit::StaleIndex));
-            }
-            Err(why) => {
-                eprintln!("error: no usable index ({why}); run `andon index` or drop --no-index");
-                return Ok(Err(Exit::StaleIndex));
-            }
+    let (bar, progress) = progress_bar(quiet);
+    let how = if no_index { crate::api::Freshness::Require } else { crate::api::Freshness::Update(&progress) };
+    let idx = crate::api::fresh_index(path, &opts, how);
+    bar.finish_and_clear();
+    match idx {
+        Ok(i) => Ok(Ok(i)),
+        Err(crate::api::Error::StaleIndex(m)) => {
+            eprintln!("error: {m}");
+            Ok(Err(Exit::StaleIndex))
         }
-    } else {
-        update_index(path, &opts, quiet)?;
+        Err(e) => Err(e.to_string()),
     }
-    let idx =
-        index::load(path).map_err(|e| format!("the index cannot be read: {e}"))?.ok_or("the index was not written")?;
-    Ok(Ok(idx))
+}
+
+/// A command's error as the command line reports it: a stale index on stderr with its exit code,
+/// anything else as an error (exit 2).
+fn api_error(e: crate::api::Error) -> Result<Exit, String> {
+    match e {
+        crate::api::Error::StaleIndex(m) => {
+            eprintln!("error: {m}");
+            Ok(Exit::StaleIndex)
+        }
+        e => Err(e.to_string()),
+    }
 }
 
 /// A Datalog error with the offending source line and a caret under the column.
@@ -1211,11 +1031,7 @@ fn run_why(a: WhyArgs) -> Result<Exit, String> {
 
 /// A configuration error with the offending line of the file.
 fn config_error(e: &crate::config::ConfigError) -> String {
-    let text = std::fs::read_to_string(&e.path).unwrap_or_default();
-    match text.lines().nth(e.line.saturating_sub(1) as usize) {
-        Some(l) if !l.trim().is_empty() => format!("{e}\n  | {l}"),
-        _ => e.to_string(),
-    }
+    crate::api::config_error(e)
 }
 
 /// A command's human report and its machine sidecar under `output_dir` (R125), each written

@@ -1,0 +1,647 @@
+//! The loop and its ledger: `loop`, `preflight`, `propose`, `verify` (a gap's fix, a request,
+//! an audit), a person's decisions, `ledger check` and `ledger repair`, each a typed result
+//! serialized as its JSON document.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use super::{Error, SCHEMA_VERSION, json_document, next};
+use crate::andon_loop::audit::AuditOutcome;
+use crate::andon_loop::proposal::{self, Proposal};
+use crate::andon_loop::request::{RequestOutcome, Stop};
+use crate::andon_loop::{self, Session, StepOptions, VerifyStop, fix};
+use crate::config::Config;
+use crate::index::Index;
+use crate::ledger::andon_rule::Condition;
+use crate::ledger::{self, LedgerError, Verdict};
+use crate::ops::Injection;
+
+/// The suspected injections (R123) as JSON: `[{path, line, text}]` in their sorted order, plain
+/// strings (JSON encoding escapes them).
+pub fn injections_json(list: &[Injection]) -> Value {
+    Value::Array(list.iter().map(|i| json!({ "path": i.path, "line": i.line, "text": i.text })).collect())
+}
+
+/// A gap kind's name in reports: `bug`, `feature` or `wire`.
+pub fn gap_kind_name(k: ledger::GapKind) -> &'static str {
+    match k {
+        ledger::GapKind::Bug => "bug",
+        ledger::GapKind::Feature => "feature",
+        ledger::GapKind::Wire => "wire",
+    }
+}
+
+/// A ledger error as the API reports it: an invalid ledger is its own kind.
+fn ledger_error(e: LedgerError) -> Error {
+    match e {
+        e @ LedgerError::Invalid(_) => Error::InvalidLedger(e.to_string()),
+        e => Error::Failed(e.to_string()),
+    }
+}
+
+/// One step of `andon loop`, with the suspected injections of the index it ran on.
+pub struct LoopStep {
+    pub session: Session,
+    /// Reported from the index the step ran on; they change nothing the step decided (R123).
+    pub injections: Vec<Injection>,
+}
+
+/// In ingest mode an absent or invalid brief stops the loop before anything is indexed or
+/// written (R52: never a scan); the step reads it again under its lock.
+pub fn loop_preconditions(root: &Path, cfg: &Config) -> Result<(), Error> {
+    if cfg.settings.gap_source.value == crate::config::GapSource::Ingest {
+        andon_loop::ingest::load(root, &cfg.settings.self_assess_output_dir.value)
+            .map_err(|e| LedgerError::Refused(e).to_string())?;
+    }
+    Ok(())
+}
+
+/// `andon loop`: one step on the fresh index `idx` (see [`andon_loop::step`]). The delta starts
+/// after the ledger's last record at the end of the previous run, from that run's sidecar.
+pub fn loop_step(root: &Path, cfg: &Config, idx: &Index, max_passes: u32, slow: bool) -> Result<LoopStep, Error> {
+    let since = std::fs::read(cfg.settings.output_path(root).join("loop.json"))
+        .ok()
+        .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+        .and_then(|v| v["ledger_seq"].as_u64());
+    let opts = StepOptions { now: super::now(), max_passes, slow, since };
+    let session = andon_loop::step(root, cfg, idx, opts).map_err(ledger_error)?;
+    Ok(LoopStep { session, injections: crate::ops::suspected_injections(idx) })
+}
+
+impl LoopStep {
+    fn document(&self) -> Value {
+        let (s, kind) = (&self.session, gap_kind_name);
+        json!({
+            "schema_version": SCHEMA_VERSION,
+            "stream_changed": s.stream_changed,
+            "stream": {
+                "stages": s.stream.stages.iter().map(|x| json!({ "name": x.name, "root": x.root,
+                    "confidence": x.confidence, "source": x.source })).collect::<Vec<_>>(),
+                "wires": s.stream.wires.iter().map(|w| json!({ "producer": w.producer, "consumer": w.consumer,
+                    "confidence": w.confidence })).collect::<Vec<_>>(),
+                "order": s.stream.order,
+            },
+            "ledger": { "passes": s.passes, "cycles": s.cycles,
+                "wires": s.wires.iter().map(|(w, st)| json!({ "producer": w.producer, "consumer": w.consumer, "status": st })).collect::<Vec<_>>() },
+            "constraint": s.constraint.as_ref().map(|c| json!({ "producer": c.wire.producer, "consumer": c.wire.consumer, "rule": c.rule, "detail": c.detail })),
+            "cursor": s.cursor,
+            "gaps": s.found.iter().map(|c| json!({ "id": c.id, "kind": kind(c.kind), "stage": c.stage,
+                "wire": c.wire.as_ref().map(|w| json!({ "producer": w.producer, "consumer": w.consumer })),
+                "path": c.location.path, "line": c.location.line, "summary": c.summary, "source": c.source })).collect::<Vec<_>>(),
+            "recorded": s.recorded,
+            "notes": s.notes,
+            "delta": s.delta,
+            "ledger_seq": s.ledger_seq,
+            "picked": s.picked.as_ref().map(|(g, rule)| json!({ "gap": g, "rule": rule })),
+            "suspected_injections": injections_json(&self.injections),
+            "next": { "action": s.next.action.token(), "gap": s.next.gap, "detail": s.next.detail },
+            "verdict": { "outcome": s.verdict().token() },
+        })
+    }
+}
+
+/// `andon preflight`: every check with its readiness level and fix.
+pub struct Preflight {
+    pub items: Vec<crate::preflight::Item>,
+}
+
+/// `andon preflight` on the repository at `root`, with the stream when the index could be built
+/// and the executable search path `path_var` for the external tools.
+pub fn preflight(root: &Path, cfg: &Config, idx: Option<&Index>, path_var: Option<&std::ffi::OsStr>) -> Preflight {
+    let stream = idx.and_then(|i| crate::ops::stream(i).ok());
+    Preflight { items: crate::preflight::run(root, cfg, stream.as_ref(), path_var) }
+}
+
+impl Preflight {
+    /// The lowest readiness of any check.
+    pub fn worst(&self) -> crate::preflight::Readiness {
+        self.items.iter().map(|i| i.level).max().unwrap_or(crate::preflight::Readiness::Ready)
+    }
+
+    fn document(&self) -> Value {
+        json!({
+            "schema_version": SCHEMA_VERSION,
+            "checks": self.items.iter().map(|i| json!({ "capability": i.capability, "level": i.level.name(),
+                "found": i.found, "fix": i.fix })).collect::<Vec<_>>(),
+            "next": match self.items.iter().find(|i| i.level == crate::preflight::Readiness::NotReady) {
+                Some(i) => next("fix-setup", None, &format!("{}: {}", i.capability, i.fix.clone().unwrap_or_default())),
+                None => next("loop", None, "run `andon loop`"),
+            },
+            "verdict": { "outcome": self.worst().name() },
+        })
+    }
+}
+
+/// `andon propose`: the proposal written for the loop to record, or every problem with it.
+pub enum Proposed {
+    /// Nothing written; `gated` when a stage's entry gate nobody confirmed refused it.
+    Refused {
+        problems: Vec<String>,
+        gated: bool,
+    },
+    Written {
+        proposal: Proposal,
+        file: PathBuf,
+        over_ceiling: bool,
+    },
+}
+
+/// `andon propose`: checks a proposed fix (its fields, the gap's status, the stage's entry
+/// gates) and writes it under `output_dir/proposals/` with the base commit; never the ledger.
+pub fn propose(root: &Path, cfg: &Config, mut p: Proposal) -> Result<Proposed, Error> {
+    let mut problems = proposal::validate(&p).err().unwrap_or_default();
+    let gated = gap_problems(root, cfg, &p.gap, &mut problems);
+    if !problems.is_empty() {
+        return Ok(Proposed::Refused { problems, gated });
+    }
+    p.base_commit = proposal::head_commit(root);
+    let file = proposal::artifact_path(&cfg.settings.output_path(root), &p.gap);
+    std::fs::create_dir_all(file.parent().expect("proposals dir")).map_err(|e| format!("{}: {e}", file.display()))?;
+    crate::text::write_atomic(&file, &serde_json::to_vec_pretty(&p).expect("json"))
+        .map_err(|e| format!("{}: cannot write the proposal: {e}", file.display()))?;
+    let over_ceiling = p.blast_radius > cfg.settings.authorization_level.value;
+    Ok(Proposed::Written { proposal: p, file, over_ceiling })
+}
+
+/// What stands against a proposal for `gap` in the ledger: no such gap, a gap that takes no
+/// proposal, or a stage behind an entry gate nobody confirmed (R57). Returns whether a gate did.
+fn gap_problems(root: &Path, cfg: &Config, gap: &str, problems: &mut Vec<String>) -> bool {
+    let dir = ledger::dir_of(root, &cfg.settings);
+    let state = match ledger::load(&dir) {
+        Ok(Some((_, state, _))) => state,
+        Ok(None) => {
+            problems.push("the loop has never run here: run `andon loop` first".into());
+            return false;
+        }
+        Err(e) => {
+            problems.push(e.to_string());
+            return false;
+        }
+    };
+    let Some(g) = state.gaps.get(gap) else {
+        problems.push(format!("no gap `{gap}` in the ledger; `andon loop` lists the open gaps"));
+        return false;
+    };
+    if !g.status.takes_proposal() {
+        problems.push(format!("gap `{gap}` is {}; it takes no proposal", g.status.name()));
+        return false;
+    }
+    let Some(c) = state.context.get(&g.stage).filter(|c| !c.open_gates().is_empty()) else { return false };
+    for o in c.open_gates() {
+        problems.push(format!(
+            "stage `{}` is behind entry gate `{}` ({}, {} confidence): a person confirms it first: `andon confirm {} --rule {} --by NAME --reason WHY`",
+            g.stage, o.id, o.priority, o.confidence, g.stage, o.id
+        ));
+    }
+    true
+}
+
+impl Proposed {
+    /// What happens next, in words.
+    pub fn next_detail(&self) -> String {
+        match self {
+            Proposed::Refused { .. } => "fix the proposal and propose again".into(),
+            Proposed::Written { proposal: p, over_ceiling: true, .. } => format!(
+                "run `andon loop`: it records the proposal and halts, because {} exceeds the authorization ceiling",
+                p.blast_radius.name()
+            ),
+            Proposed::Written { proposal: p, .. } => format!(
+                "run `andon loop` to record it, apply the fix to {} yourself, then verify it",
+                p.write_set.join(", ")
+            ),
+        }
+    }
+
+    fn document(&self) -> Value {
+        match self {
+            Proposed::Refused { problems, .. } => json!({ "schema_version": SCHEMA_VERSION, "problems": problems,
+                "next": { "action": "propose", "detail": self.next_detail() },
+                "verdict": { "outcome": "refused" } }),
+            Proposed::Written { proposal: p, file, over_ceiling } => json!({ "schema_version": SCHEMA_VERSION,
+                "gap": p.gap, "artifact": file.to_string_lossy(),
+                "blast_radius": p.blast_radius.name(), "over_ceiling": over_ceiling, "base_commit": p.base_commit,
+                "next": next("loop", Some(&p.gap), &self.next_detail()),
+                "verdict": { "outcome": "proposed" } }),
+        }
+    }
+}
+
+/// A person's decision, recorded (the message says what), or refused with why (nothing written).
+pub struct Decided {
+    pub result: Result<String, String>,
+}
+
+/// A person's decision on `gap` (authorize, defer, skip, override, confirm), recorded by the
+/// loop's writer; refused under `unattended`.
+pub fn decide(root: &Path, gap: &str, d: &andon_loop::Decision, unattended: bool) -> Result<Decided, Error> {
+    if unattended {
+        return Ok(Decided { result: Err("human decisions are not taken under --unattended".into()) });
+    }
+    let cfg = super::config(root)?;
+    Ok(Decided { result: andon_loop::decide(root, &cfg, gap, d, super::now()).map_err(|e| e.to_string()) })
+}
+
+impl Decided {
+    fn document(&self) -> Value {
+        let (outcome, text) = match &self.result {
+            Ok(t) => ("recorded", t),
+            Err(t) => ("refused", t),
+        };
+        json!({ "schema_version": SCHEMA_VERSION, "message": text,
+                "next": { "action": "loop", "detail": "run `andon loop`" },
+                "verdict": { "outcome": outcome } })
+    }
+}
+
+/// The halt condition an evidence record stands on, if it does not prove (the one mapping from a
+/// proof's verdict to the andon rule's conditions).
+pub fn condition_of(e: &ledger::Evidence) -> Option<Condition> {
+    match e.verdict {
+        Verdict::Proven => None,
+        _ if e.hold => Some(Condition::Tier1Hold),
+        Verdict::Refuted if e.tier == Some(2) => Some(Condition::Tier2Hold),
+        Verdict::Refuted => Some(Condition::Refuted),
+        Verdict::Unproven => Some(Condition::Unproven),
+        Verdict::Unknown => Some(Condition::NeedsHuman),
+    }
+}
+
+/// What `andon verify` is asked: the gap whose applied fix it proves (or a `{wire, contract,
+/// fixDiff}` request), the fix as a unified diff instead of the working tree, and the inputs of
+/// the approaches.
+#[derive(Clone, Debug, Default)]
+pub struct VerifyAsk {
+    pub gap: Option<String>,
+    /// The unified diff of the fix (`--diff`).
+    pub diff: Option<String>,
+    pub command: Option<String>,
+    pub rubric: Option<PathBuf>,
+    pub process: Option<PathBuf>,
+    pub panel: Option<PathBuf>,
+    pub proposer: Option<String>,
+    /// The approach a person picked to settle a routing tie.
+    pub approach: Option<String>,
+}
+
+/// What `andon verify` answered.
+pub enum VerifyResult {
+    Gap(Verified),
+    Request(RequestVerified),
+}
+
+/// A request as `andon verify --request` reads it; a malformed one is refused before any work.
+pub fn parse_request(text: &str) -> Result<crate::andon_loop::request::Request, RequestVerified> {
+    crate::andon_loop::request::parse(text).map_err(|errs| RequestVerified {
+        result: Err(Stop::Refused(format!("the request is malformed: {}", errs.join("; ")))),
+    })
+}
+
+/// `andon verify --audit`: the proof-strength audit of a recorded evidence record.
+pub fn audit(root: &Path, cfg: &Config, evidence: &str, path_var: Option<&std::ffi::OsStr>) -> Audited {
+    Audited { result: andon_loop::audit::audit(root, cfg, evidence, path_var) }
+}
+
+/// `andon verify`: proves the applied fix of `ask.gap` on the fresh index `idx` (the working
+/// tree against the proposal's base, or `ask.diff`), or, given `request`, the request's
+/// obligations. A request that names a gap is that gap's fix, proven and persisted the loop's
+/// way (R112), and its wire must be the gap's; a standalone request persists nothing.
+pub fn verify(
+    root: &Path,
+    cfg: &Config,
+    idx: &Index,
+    ask: &VerifyAsk,
+    request: Option<crate::andon_loop::request::Request>,
+) -> Result<VerifyResult, Error> {
+    let chosen = match ask.approach.as_deref() {
+        None => None,
+        Some(s) => Some(crate::evidence::route::Approach::parse(s).ok_or_else(|| {
+            format!("unknown approach `{s}` (one of: {})", crate::evidence::route::Approach::ids().join(", "))
+        })?),
+    };
+    let mut inputs = crate::andon_loop::prove::Inputs {
+        command: ask.command.clone(),
+        rubric: ask.rubric.clone(),
+        process: ask.process.clone(),
+        panel: ask.panel.clone(),
+        proposer: ask.proposer.clone(),
+        chosen,
+        artifacts: None,
+        rules: Vec::new(),
+        declared: Vec::new(),
+    };
+    let mut diff = ask.diff.clone();
+    match (request, &ask.gap) {
+        (Some(req), Some(gap)) => {
+            if let Err(m) = request_for_gap(root, cfg, &req, gap) {
+                return Ok(VerifyResult::Request(RequestVerified { result: Err(Stop::Refused(m)) }));
+            }
+            diff = Some(req.diff.clone());
+            inputs.rules = req.rules.clone();
+            inputs.declared = req.files.clone();
+        }
+        (Some(req), None) => return Ok(VerifyResult::Request(standalone(root, cfg, idx, &req, inputs))),
+        (None, _) => {}
+    }
+    let gap = ask.gap.clone().unwrap_or_default();
+    let result = andon_loop::verify(root, cfg, idx, &gap, &inputs, diff.as_deref()).map_err(|e| e.to_string())?;
+    Ok(VerifyResult::Gap(Verified { gap, result }))
+}
+
+/// A request reached from the loop: its wire must be the gap's, and the gap routes it (no `kind`).
+fn request_for_gap(
+    root: &Path,
+    cfg: &Config,
+    req: &crate::andon_loop::request::Request,
+    gap: &str,
+) -> Result<(), String> {
+    let dir = ledger::dir_of(root, &cfg.settings);
+    let gap_wire = ledger::load(&dir)
+        .map_err(|e| e.to_string())?
+        .and_then(|(_, state, _)| state.gaps.get(gap).and_then(|g| g.wire.clone()));
+    let asked = match &req.wire {
+        crate::andon_loop::request::WireRef::Stages { from, to } => {
+            Some(ledger::Wire { producer: from.clone(), consumer: to.clone() })
+        }
+        crate::andon_loop::request::WireRef::Site { .. } => None,
+    };
+    if asked.is_some() && asked != gap_wire {
+        return Err(format!(
+            "the request's wire is not gap `{gap}`'s ({}): a request reached from the loop proves that gap's fix",
+            gap_wire.map(|w| w.to_string()).unwrap_or_else(|| "no wire".into())
+        ));
+    }
+    if !req.kinds.is_empty() {
+        return Err("a request for a loop gap is routed by the gap; give `kind` only to a standalone request".into());
+    }
+    Ok(())
+}
+
+/// A standalone request: proven in a scratch directory; nothing of the run is kept in the
+/// repository (R112).
+fn standalone(
+    root: &Path,
+    cfg: &Config,
+    idx: &Index,
+    req: &crate::andon_loop::request::Request,
+    mut inputs: crate::andon_loop::prove::Inputs,
+) -> RequestVerified {
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
+    let scratch = std::env::temp_dir().join(format!("andon-request-{}-{nanos:x}", std::process::id()));
+    inputs.artifacts = Some(scratch.clone());
+    let result = crate::andon_loop::request::verify(root, cfg, idx, req, &inputs);
+    let _ = std::fs::remove_dir_all(&scratch);
+    RequestVerified { result }
+}
+
+/// `andon verify --gap`: the proof of a gap's applied fix, or why verify stopped.
+pub struct Verified {
+    pub gap: String,
+    pub result: Result<fix::Outcome, VerifyStop>,
+}
+
+impl Verified {
+    /// The verdict token, never mistaken for cleared unless `proven`.
+    pub fn token(&self) -> String {
+        match &self.result {
+            Ok(o) => condition_of(&o.evidence).map_or("proven", Condition::token).to_string(),
+            Err(VerifyStop::Scope(_)) => "refused:scope".into(),
+            Err(VerifyStop::Authorization(..)) => Condition::Authorization.token().into(),
+            Err(VerifyStop::Refused(_)) => "refused".into(),
+        }
+    }
+
+    /// What the proof showed, or why verify stopped, and what to do next.
+    pub fn detail_and_next(&self) -> (String, String) {
+        let gap = &self.gap;
+        match &self.result {
+            Ok(o) => {
+                let e = &o.evidence;
+                let next = if e.verdict == Verdict::Proven {
+                    "run `andon loop`: it records the evidence and advances".to_string()
+                } else if e.hold {
+                    "change the code: a tier-1 hold is cleared only by a re-index showing the contradiction gone".into()
+                } else {
+                    "run `andon loop` to record the evidence, then fix and verify again".into()
+                };
+                (e.claim.clone(), next)
+            }
+            Err(VerifyStop::Scope(files)) => (
+                format!("the diff writes files the proposal did not declare: {}", files.join(", ")),
+                "undo those changes, or propose again with them in the write-set".into(),
+            ),
+            Err(VerifyStop::Authorization(level, because)) => (
+                format!("the applied diff rates {} ({because}), above the ceiling", level.name()),
+                format!("a person raises the authority for this diff: `andon authorize {gap} --by WHO --reason ...`"),
+            ),
+            Err(VerifyStop::Refused(m)) => (m.clone(), "fix the request".into()),
+        }
+    }
+
+    fn document(&self) -> Value {
+        let (token, gap) = (self.token(), &self.gap);
+        let (detail, next) = self.detail_and_next();
+        let mut v = json!({ "schema_version": SCHEMA_VERSION, "gap": gap, "detail": detail,
+                            "next": { "action": if token == "proven" { "loop" } else { "fix" }, "gap": gap, "detail": next },
+                            "verdict": { "outcome": token } });
+        if let Ok(o) = &self.result {
+            v["evidence"] = json!({ "approach": o.evidence.approach, "verdict": format!("{:?}", o.evidence.verdict).to_lowercase(),
+                "rung": o.evidence.rung, "tier": o.evidence.tier, "hold": o.evidence.hold, "claim": o.evidence.claim, "evidence": o.evidence.evidence,
+                "references": o.evidence.references, "artifact": o.evidence.artifact });
+            v["diff"] = json!({ "base": o.change.base, "files": o.change.files, "hash": o.change.hash,
+                "rerated": o.rerated.name(), "because": o.rerated_because });
+            v["routing"] = serde_json::to_value(&o.routing).expect("json");
+        }
+        if let Err(VerifyStop::Scope(files)) = &self.result {
+            v["outside_write_set"] = json!(files);
+        }
+        v
+    }
+}
+
+/// `andon verify --request`: the verdict a caller cannot mistake for cleared (R111).
+pub struct RequestVerified {
+    pub result: Result<RequestOutcome, Stop>,
+}
+
+impl RequestVerified {
+    /// The verdict token and its detail.
+    pub fn token_and_detail(&self) -> (String, String) {
+        match &self.result {
+            Ok(o) => match o.condition {
+                None => ("proven".to_string(), format!("every obligation ({}) is proven", o.obligations.len())),
+                Some(c) => (c.token().to_string(), o.unmet.first().cloned().unwrap_or_default()),
+            },
+            Err(Stop::Scope(files, why)) => ("refused:scope".into(), format!("{why}: {}", files.join(", "))),
+            Err(Stop::Refused(m)) => ("refused".into(), m.clone()),
+        }
+    }
+
+    fn document(&self) -> Value {
+        let (token, detail) = self.token_and_detail();
+        let cleared = token == "proven";
+        let mut v = json!({ "schema_version": SCHEMA_VERSION, "persisted": false, "cleared": cleared,
+                            "verdict": { "outcome": token, "proven": cleared, "detail": detail } });
+        match &self.result {
+            Ok(o) => {
+                v["wire"] = serde_json::to_value(&o.wire).expect("json");
+                v["obligations"] = serde_json::to_value(&o.obligations).expect("json");
+                v["holds"] = json!(o.holds);
+                v["unmet"] = json!(o.unmet);
+                v["suspected_injections"] = injections_json(&o.injections);
+                v["diff"] = json!({ "files": o.change.files, "hash": o.change.hash,
+                    "rerated": o.rerated.name(), "because": o.rerated_because });
+            }
+            Err(Stop::Scope(files, _)) => v["outside_scope"] = json!(files),
+            Err(Stop::Refused(_)) => {}
+        }
+        v
+    }
+}
+
+/// `andon verify --audit`: the strength of an audited proof, or why it was refused.
+pub struct Audited {
+    pub result: Result<AuditOutcome, String>,
+}
+
+impl Audited {
+    /// The verdict token: `audit:<strength>` or `refused`.
+    pub fn token(&self) -> String {
+        match &self.result {
+            Ok(o) => format!("audit:{}", o.strength),
+            Err(_) => "refused".to_string(),
+        }
+    }
+
+    fn document(&self) -> Value {
+        let mut v = json!({ "schema_version": SCHEMA_VERSION, "verdict": { "outcome": self.token() } });
+        match &self.result {
+            Ok(o) => v["audit"] = serde_json::to_value(o).expect("json"),
+            Err(e) => v["verdict"]["detail"] = json!(e),
+        }
+        v
+    }
+}
+
+/// `andon ledger check` or `andon ledger repair`: the ledger's log file, `/`-separated.
+fn log_shown(dir: &Path) -> String {
+    dir.join(ledger::LOG_FILE).to_string_lossy().replace('\\', "/")
+}
+
+/// `andon ledger check`: every problem with its line, or the state's counts; `None` when there
+/// is no ledger.
+pub struct LedgerCheck {
+    pub dir: PathBuf,
+    pub result: Option<(Vec<ledger::Issue>, Option<ledger::State>)>,
+}
+
+/// `andon ledger check` on the repository at `root`.
+pub fn ledger_check(root: &Path) -> Result<LedgerCheck, Error> {
+    if !root.exists() {
+        return Err(format!("{}: no such directory", root.display()).into());
+    }
+    let cfg = super::config(root)?;
+    let dir = ledger::dir_of(root, &cfg.settings);
+    let result =
+        if dir.join(ledger::LOG_FILE).exists() { Some(ledger::check(&dir).map_err(|e| e.to_string())?) } else { None };
+    Ok(LedgerCheck { dir, result })
+}
+
+impl LedgerCheck {
+    /// `absent`, `valid` or `invalid`.
+    pub fn outcome(&self) -> &'static str {
+        match &self.result {
+            None => "absent",
+            Some((issues, _)) if issues.is_empty() => "valid",
+            Some(_) => "invalid",
+        }
+    }
+
+    /// Each problem: where (`ledger.jsonl:LINE`, or `ledger.md`) and what.
+    pub fn issues(&self) -> Vec<(String, String)> {
+        let (log, human) =
+            (log_shown(&self.dir), self.dir.join(ledger::HUMAN_FILE).to_string_lossy().replace('\\', "/"));
+        self.result
+            .as_ref()
+            .map(|(i, _)| {
+                i.iter()
+                    .map(|x| (if x.line == 0 { human.clone() } else { format!("{log}:{}", x.line) }, x.message.clone()))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    fn document(&self) -> Value {
+        let issues = self.issues();
+        let state = self.result.as_ref().and_then(|(_, s)| s.as_ref());
+        json!({
+            "schema_version": SCHEMA_VERSION,
+            "ledger": log_shown(&self.dir),
+            "issues": issues.iter().map(|(at, m)| json!({ "at": at, "message": m })).collect::<Vec<_>>(),
+            "state": state.map(|s| json!({ "stages": s.stages.len(), "gaps": s.gaps.len(),
+                "evidence": s.evidence.len(), "wires": s.wires.len(), "passes": s.passes, "cycles": s.cycles })),
+            "next": match self.outcome() {
+                "invalid" => next("repair-ledger", None,
+                    "an interrupted last write: `andon ledger repair`; any other problem: restore the ledger from a copy or version control"),
+                _ => next("loop", None, "run `andon loop`"),
+            },
+            "verdict": { "outcome": self.outcome(), "issues": issues.len() },
+        })
+    }
+}
+
+/// `andon ledger repair`: what was set aside, or why nothing was.
+pub struct LedgerRepair {
+    pub dir: PathBuf,
+    pub result: Result<Option<ledger::Repaired>, LedgerError>,
+}
+
+/// `andon ledger repair` on the repository at `root`.
+pub fn ledger_repair(root: &Path) -> Result<LedgerRepair, Error> {
+    let cfg = super::config(root)?;
+    let dir = ledger::dir_of(root, &cfg.settings);
+    if !dir.join(ledger::LOG_FILE).exists() {
+        return Err(format!("no ledger in {}: nothing to repair", dir.display()).into());
+    }
+    let result = ledger::repair(&dir, super::now());
+    Ok(LedgerRepair { dir, result })
+}
+
+impl LedgerRepair {
+    /// `repaired`, `unchanged` or `refused`, and what happened.
+    pub fn outcome(&self) -> (&'static str, String) {
+        let log = log_shown(&self.dir);
+        match &self.result {
+            Ok(Some(r)) => (
+                "repaired",
+                format!(
+                    "lines {}-{} of {log} were an interrupted write; they are kept in {}",
+                    r.lines.0,
+                    r.lines.1,
+                    r.kept_in.to_string_lossy().replace('\\', "/")
+                ),
+            ),
+            Ok(None) => ("unchanged", format!("{log} has no interrupted write")),
+            Err(e) => ("refused", e.to_string()),
+        }
+    }
+
+    fn document(&self) -> Value {
+        let (outcome, detail) = self.outcome();
+        let r = self.result.as_ref().ok().and_then(|r| r.as_ref());
+        json!({
+            "schema_version": SCHEMA_VERSION,
+            "ledger": log_shown(&self.dir),
+            "set_aside": r.map(|r| json!({ "first_line": r.lines.0, "last_line": r.lines.1,
+                "kept_in": r.kept_in.to_string_lossy().replace('\\', "/") })),
+            "next": if outcome == "refused" {
+                next("restore-ledger", None, "restore the ledger from a copy or version control; `andon ledger check` lists each problem")
+            } else {
+                next("loop", None, "run `andon loop`")
+            },
+            "verdict": { "outcome": outcome, "detail": detail },
+        })
+    }
+}
+
+json_document!(LoopStep, Preflight, Proposed, Decided, Verified, RequestVerified, Audited, LedgerCheck, LedgerRepair);
