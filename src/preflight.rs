@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::config::{Config, GapSource};
+use crate::config::{Config, GapSource, Settings};
 use crate::ops::StreamReport;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -53,10 +53,28 @@ fn resolve(root: &Path, p: &Path) -> PathBuf {
 /// Runs every check. `stream` is the detected stream (None when the index could not be built);
 /// `path_var` is the PATH to look for external tools on.
 pub fn run(root: &Path, cfg: &Config, stream: Option<&StreamReport>, path_var: Option<&std::ffi::OsStr>) -> Vec<Item> {
-    let mut items = Vec::new();
     let s = &cfg.settings;
-    // The stream.
-    items.push(match stream {
+    let mut items = vec![stream_item(stream)];
+    // Persistence: the ledger and the reports.
+    items.push(ledger_item(root, s));
+    items.push(reports_item(root, s));
+    // Propose: the repository's conventions.
+    items.push(house_rules_item(root, s));
+    // Verify: the diff needs git; structural proofs need the index.
+    items.push(applied_diff_item(root, path_var));
+    items.push(structural_item(stream));
+    items.push(property_item(root));
+    items.extend(audit_items(path_var));
+    // Ingest mode reads the brief, only when selected (R11).
+    if s.gap_source.value == GapSource::Ingest {
+        items.push(brief_item(root, s));
+    }
+    items
+}
+
+/// The stream: whether it was detected, and how exactly.
+fn stream_item(stream: Option<&StreamReport>) -> Item {
+    match stream {
         None => Item {
             capability: "stream detection",
             level: Readiness::NotReady,
@@ -88,13 +106,16 @@ pub fn run(root: &Path, cfg: &Config, stream: Option<&StreamReport>, path_var: O
                 Item { capability: "stream detection", level: Readiness::Ready, found, fix: None }
             }
         }
-    });
-    // Persistence: the ledger and the reports.
+    }
+}
+
+/// Whether the ledger directory is writable, or can be created (without creating it).
+fn ledger_item(root: &Path, s: &Settings) -> Item {
     let ledger = resolve(root, &s.ledger_dir.value);
     let parent = ledger.parent().map(Path::to_path_buf).unwrap_or_else(|| ledger.clone());
     let exists = ledger.exists();
     let ledger_ok = if exists { writable(&ledger) } else { check_creatable(&parent) };
-    items.push(match ledger_ok {
+    match ledger_ok {
         Ok(()) => Item {
             capability: "ledger persistence",
             level: Readiness::Ready,
@@ -107,9 +128,13 @@ pub fn run(root: &Path, cfg: &Config, stream: Option<&StreamReport>, path_var: O
             found: format!("{}: {e}", ledger.display()),
             fix: Some("set `ledger_dir` to a writable directory".into()),
         },
-    });
+    }
+}
+
+/// Whether the reports directory is writable (it is created by the probe).
+fn reports_item(root: &Path, s: &Settings) -> Item {
     let out = resolve(root, &s.output_dir.value);
-    items.push(match writable(&out) {
+    match writable(&out) {
         Ok(()) => Item {
             capability: "reports",
             level: Readiness::Ready,
@@ -122,10 +147,13 @@ pub fn run(root: &Path, cfg: &Config, stream: Option<&StreamReport>, path_var: O
             found: format!("{}: {e}", out.display()),
             fix: Some("set `output_dir` to a writable directory".into()),
         },
-    });
-    // Propose: the repository's conventions.
+    }
+}
+
+/// Whether the repository's house rules are written down for proposals.
+fn house_rules_item(root: &Path, s: &Settings) -> Item {
     let rules = resolve(root, &s.house_rules_path.value);
-    items.push(if rules.is_file() {
+    if rules.is_file() {
         Item {
             capability: "propose: house rules",
             level: Readiness::Ready,
@@ -145,8 +173,11 @@ pub fn run(root: &Path, cfg: &Config, stream: Option<&StreamReport>, path_var: O
                 s.house_rules_path.value.display()
             )),
         }
-    });
-    // Verify: the diff needs git.
+    }
+}
+
+/// Whether git is on PATH and the repository is a work tree with a HEAD commit to diff against.
+fn applied_diff_item(root: &Path, path_var: Option<&std::ffi::OsStr>) -> Item {
     let git = on_path("git", path_var);
     let work_tree = git
         && std::process::Command::new("git")
@@ -155,7 +186,7 @@ pub fn run(root: &Path, cfg: &Config, stream: Option<&StreamReport>, path_var: O
             .args(["rev-parse", "--verify", "--quiet", "HEAD"])
             .output()
             .is_ok_and(|o| o.status.success());
-    items.push(if work_tree {
+    if work_tree {
         Item {
             capability: "verify: applied diff",
             level: Readiness::Ready,
@@ -172,16 +203,23 @@ pub fn run(root: &Path, cfg: &Config, stream: Option<&StreamReport>, path_var: O
                     .into(),
             ),
         }
-    });
-    items.push(Item {
+    }
+}
+
+/// Whether the index is there to answer structural proofs.
+fn structural_item(stream: Option<&StreamReport>) -> Item {
+    Item {
         capability: "verify: structural",
         level: if stream.is_some() { Readiness::Ready } else { Readiness::NotReady },
         found: if stream.is_some() { "the index answers structural proofs".into() } else { "no index".into() },
         fix: stream.is_none().then(|| "run `andon index`".into()),
-    });
-    // Property checks (approach f) run only through a tool the repository itself declares (R98).
+    }
+}
+
+/// Property checks (approach f) run only through a tool the repository itself declares (R98).
+fn property_item(root: &Path) -> Item {
     let declared = crate::evidence::property::detect(root);
-    items.push(if declared.is_empty() {
+    if declared.is_empty() {
         Item {
             capability: "verify: property",
             level: Readiness::ReadyWithGaps,
@@ -192,11 +230,20 @@ pub fn run(root: &Path, cfg: &Config, stream: Option<&StreamReport>, path_var: O
         Item {
             capability: "verify: property",
             level: Readiness::Ready,
-            found: declared.iter().map(|d| format!("{} ({}:{})", d.tool.name(), d.manifest, d.line)).collect::<Vec<_>>().join(", "),
+            found: declared
+                .iter()
+                .map(|d| format!("{} ({}:{})", d.tool.name(), d.manifest, d.line))
+                .collect::<Vec<_>>()
+                .join(", "),
             fix: None,
         }
-    });
-    // Optional external capabilities (R118-R121): absent means unavailable, never a failure.
+    }
+}
+
+/// Optional external capabilities (R118-R121), one item per tool: absent means unavailable, never
+/// a failure.
+fn audit_items(path_var: Option<&std::ffi::OsStr>) -> Vec<Item> {
+    let mut items = Vec::new();
     let mut seen = std::collections::BTreeSet::new();
     for t in crate::capabilities::REGISTRY.iter().filter(|t| seen.insert(t.name)) {
         let (tool, lang) = (t.name, t.language);
@@ -219,35 +266,35 @@ pub fn run(root: &Path, cfg: &Config, stream: Option<&StreamReport>, path_var: O
             }
         });
     }
-    // Ingest mode reads the brief, only when selected (R11).
-    if s.gap_source.value == GapSource::Ingest {
-        let dir = resolve(root, &s.self_assess_output_dir.value);
-        // both files, parsed and validated as the loop will read them
-        items.push(match crate::ingest::load(&dir) {
-            Ok(b) => Item {
-                capability: "ingest: brief",
-                level: Readiness::Ready,
-                found: format!("{} valid: {} phase(s)", dir.join(crate::ingest::BRIEF_FILE).display(), b.phases.len()),
-                fix: None,
-            },
-            Err(crate::ingest::LoadError::Absent { missing, .. }) => Item {
-                capability: "ingest: brief",
-                level: Readiness::NotReady,
-                found: format!("missing in {}: {}", dir.display(), missing.join(", ")),
-                fix: Some(format!(
-                    "run {} to produce the brief first, or set `gap_source = \"self-scan\"`",
-                    crate::ingest::PRODUCER
-                )),
-            },
-            Err(e) => Item {
-                capability: "ingest: brief",
-                level: Readiness::NotReady,
-                found: crate::text::short(&e.to_string()),
-                fix: Some("correct the brief (see docs/brief-format.md)".into()),
-            },
-        });
-    }
     items
+}
+
+/// Ingest mode: both files of the brief, parsed and validated as the loop will read them.
+fn brief_item(root: &Path, s: &Settings) -> Item {
+    let dir = resolve(root, &s.self_assess_output_dir.value);
+    match crate::ingest::load(&dir) {
+        Ok(b) => Item {
+            capability: "ingest: brief",
+            level: Readiness::Ready,
+            found: format!("{} valid: {} phase(s)", dir.join(crate::ingest::BRIEF_FILE).display(), b.phases.len()),
+            fix: None,
+        },
+        Err(crate::ingest::LoadError::Absent { missing, .. }) => Item {
+            capability: "ingest: brief",
+            level: Readiness::NotReady,
+            found: format!("missing in {}: {}", dir.display(), missing.join(", ")),
+            fix: Some(format!(
+                "run {} to produce the brief first, or set `gap_source = \"self-scan\"`",
+                crate::ingest::PRODUCER
+            )),
+        },
+        Err(e) => Item {
+            capability: "ingest: brief",
+            level: Readiness::NotReady,
+            found: crate::text::short(&e.to_string()),
+            fix: Some("correct the brief (see docs/brief-format.md)".into()),
+        },
+    }
 }
 
 /// Whether `dir` exists and is writable, or could be created (without creating it).

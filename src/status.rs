@@ -113,30 +113,102 @@ fn status_name(s: WireStatus) -> &'static str {
 /// `ingest`: the configuration takes the stream from a brief (its constraint is the brief's, over
 /// the brief's stages only, whatever else an earlier self-scan left in the ledger).
 pub fn board(state: &State, threshold: u32, ingest: bool) -> Board {
-    let threshold = threshold as usize;
-    // Stream order over the recorded stages: producers before their consumers.
-    let names: Vec<&String> = state.stages.keys().collect();
-    let id = |n: &str| names.iter().position(|x| x.as_str() == n);
-    let mut edges: Vec<(u32, u32)> = Vec::new();
-    let mut wires: BTreeSet<Wire> = state.wires.keys().cloned().collect();
-    for (p, s) in &state.stages {
-        for c in &s.outgoing {
-            wires.insert(Wire { producer: p.clone(), consumer: c.clone() });
-        }
+    let stream = Stream::of(state);
+    let stages = stage_lines(state, &stream);
+    let holds = holds(state);
+    let constraint = if ingest {
+        brief_constraint(state, &stream)
+    } else {
+        thrash_constraint(state, &stream, threshold as usize).or_else(|| most_blocked_constraint(state, &stream))
+    };
+    let gaps = GapCounts::of(state);
+    let mut approaches = BTreeMap::new();
+    for e in state.evidence.values() {
+        *approaches.entry(e.approach.clone()).or_default() += 1;
     }
-    for w in &wires {
-        if let (Some(a), Some(b)) = (id(&w.producer), id(&w.consumer)) {
-            edges.push((a as u32, b as u32));
-        }
+    let next = next_step(state, &holds, constraint.as_ref(), ingest);
+    Board {
+        holds,
+        stages,
+        passes: state.passes,
+        cycles: state.cycles,
+        sub_cycles: state.backtracks,
+        constraint,
+        gaps_by_status: gaps.by_status,
+        open_by_kind: gaps.open_by_kind,
+        open_by_radius: gaps.open_by_radius,
+        approaches,
+        decisions: state.decisions.clone(),
+        audits: state
+            .audits
+            .iter()
+            .flat_map(|(e, v)| v.iter().map(move |(t, s, d)| (e.clone(), t.clone(), s.clone(), d.clone())))
+            .collect(),
+        next,
     }
-    let nodes: Vec<u32> = (0..names.len() as u32).collect();
-    let order: Vec<String> = crate::datalog::graph::condensed_order(&nodes, &edges, |n| names[n as usize].clone())
-        .into_iter()
-        .flatten()
-        .map(|n| names[n as usize].clone())
-        .collect();
-    let position = |s: &str| order.iter().position(|x| x == s).unwrap_or(usize::MAX);
+}
 
+/// The recorded stages and their wires, in stream order.
+struct Stream {
+    /// Every wire with a status, and every stage's outgoing wire.
+    wires: BTreeSet<Wire>,
+    /// Stream order over the recorded stages: producers before their consumers.
+    order: Vec<String>,
+}
+
+impl Stream {
+    /// Collects the wires and orders the stages by them.
+    fn of(state: &State) -> Stream {
+        let names: Vec<&String> = state.stages.keys().collect();
+        let id = |n: &str| names.iter().position(|x| x.as_str() == n);
+        let mut edges: Vec<(u32, u32)> = Vec::new();
+        let mut wires: BTreeSet<Wire> = state.wires.keys().cloned().collect();
+        for (p, s) in &state.stages {
+            for c in &s.outgoing {
+                wires.insert(Wire { producer: p.clone(), consumer: c.clone() });
+            }
+        }
+        for w in &wires {
+            if let (Some(a), Some(b)) = (id(&w.producer), id(&w.consumer)) {
+                edges.push((a as u32, b as u32));
+            }
+        }
+        let nodes: Vec<u32> = (0..names.len() as u32).collect();
+        let order: Vec<String> = crate::datalog::graph::condensed_order(&nodes, &edges, |n| names[n as usize].clone())
+            .into_iter()
+            .flatten()
+            .map(|n| names[n as usize].clone())
+            .collect();
+        Stream { wires, order }
+    }
+
+    /// A stage's place in stream order (unrecorded stages last).
+    fn position(&self, s: &str) -> usize {
+        self.order.iter().position(|x| x == s).unwrap_or(usize::MAX)
+    }
+
+    /// How many stages a wire into `stage` holds up downstream of it (itself not counted).
+    fn downstream(&self, stage: &str) -> usize {
+        let mut seen: BTreeSet<&str> = BTreeSet::from([stage]);
+        let mut stack = vec![stage];
+        while let Some(s) = stack.pop() {
+            for w in self.wires.iter().filter(|w| w.producer == s) {
+                if seen.insert(w.consumer.as_str()) {
+                    stack.push(w.consumer.as_str());
+                }
+            }
+        }
+        seen.len() - 1
+    }
+
+    /// The sort key of a wire in stream order.
+    fn key(&self, w: &Wire) -> (usize, usize, Wire) {
+        (self.position(&w.producer), self.position(&w.consumer), w.clone())
+    }
+}
+
+/// Every stage in stream order, with its outgoing wires and its brief context.
+fn stage_lines(state: &State, stream: &Stream) -> Vec<StageLine> {
     let line = |w: &Wire| {
         let st = state.wires.get(w);
         WireLine {
@@ -146,7 +218,8 @@ pub fn board(state: &State, threshold: u32, ingest: bool) -> Board {
             reopened: st.map(|s| s.reopened.len()).unwrap_or(0),
         }
     };
-    let stages: Vec<StageLine> = order
+    stream
+        .order
         .iter()
         .map(|name| {
             let s = &state.stages[name];
@@ -154,7 +227,7 @@ pub fn board(state: &State, threshold: u32, ingest: bool) -> Board {
                 name: name.clone(),
                 confidence: s.confidence.clone(),
                 source: s.source.clone(),
-                wires: wires.iter().filter(|w| &w.producer == name).map(line).collect(),
+                wires: stream.wires.iter().filter(|w| &w.producer == name).map(line).collect(),
                 advisory: state.context.get(name).map(|c| c.advisory.clone()).unwrap_or_default(),
                 open_gates: state
                     .context
@@ -163,10 +236,12 @@ pub fn board(state: &State, threshold: u32, ingest: bool) -> Board {
                     .unwrap_or_default(),
             }
         })
-        .collect();
+        .collect()
+}
 
-    // Standing holds: wires whose current evidence is a non-overridable hold.
-    let holds: Vec<Hold> = state
+/// Standing holds: wires whose current evidence is a non-overridable hold.
+fn holds(state: &State) -> Vec<Hold> {
+    state
         .wires
         .iter()
         .filter_map(|(w, s)| {
@@ -178,97 +253,99 @@ pub fn board(state: &State, threshold: u32, ingest: bool) -> Board {
                 references: e.references.clone(),
             })
         })
-        .collect();
+        .collect()
+}
 
-    // The constraint: a thrashing wire first, then the unproven wire blocking the most stages
-    // downstream, then stream order.
-    // The stages a wire's consumer holds up: itself and everything downstream of it.
-    let downstream = |stage: &str| {
-        let mut seen: BTreeSet<&str> = BTreeSet::from([stage]);
-        let mut stack = vec![stage];
-        while let Some(s) = stack.pop() {
-            for w in wires.iter().filter(|w| w.producer == s) {
-                if seen.insert(w.consumer.as_str()) {
-                    stack.push(w.consumer.as_str());
-                }
-            }
-        }
-        seen.len() - 1
-    };
-    let key = |w: &Wire| (position(&w.producer), position(&w.consumer), w.clone());
-    let thrash = state
-        .wires
-        .iter()
-        .filter(|(_, s)| s.reopened.len() >= threshold)
-        .max_by(|a, b| a.1.reopened.len().cmp(&b.1.reopened.len()).then_with(|| key(b.0).cmp(&key(a.0))));
-    // In ingest mode the constraint is the brief's own: the earliest phase with open work (R59).
+/// In ingest mode the constraint is the brief's own: the earliest phase with open work (R59).
+fn brief_constraint(state: &State, stream: &Stream) -> Option<Constraint> {
     let open = |stage: &str| {
         state.stages.get(stage).is_some_and(|s| s.source == "brief")
             && state.gaps.values().any(|g| g.stage == stage && !g.status.set_aside())
     };
-    let constraint = if ingest {
-        order.iter().find(|s| open(s)).map(|stage| Constraint {
-            // the phase's own wire, out of it (its contract's, `cycle::ingest::phase_wire`)
-            wire: wires
-                .iter()
-                .find(|w| &w.producer == stage && state.stages.get(&w.consumer).is_some_and(|s| s.source == "brief"))
-                .cloned()
-                .unwrap_or(Wire { producer: stage.clone(), consumer: stage.clone() }),
-            rule: "brief-order",
-            detail: format!("`{stage}` is the earliest phase of the brief with open work"),
-        })
-    } else if let Some((w, s)) = thrash {
-        Some(Constraint {
-            wire: w.clone(),
-            rule: "thrash",
-            detail: format!("reopened {} times (threshold {threshold})", s.reopened.len()),
-        })
-    } else {
-        let unproven: Vec<&Wire> =
-            wires.iter().filter(|w| state.wires.get(*w).is_none_or(|s| s.status != WireStatus::Proven)).collect();
-        let most = unproven.iter().map(|w| 1 + downstream(&w.consumer)).max();
-        let tied: Vec<&&Wire> = unproven.iter().filter(|w| Some(1 + downstream(&w.consumer)) == most).collect();
-        tied.into_iter().min_by_key(|w| key(w)).map(|w| {
-            let n = 1 + downstream(&w.consumer);
-            Constraint {
-                wire: (*w).clone(),
-                rule: if unproven.iter().filter(|x| 1 + downstream(&x.consumer) == n).count() > 1 {
-                    "stream-order"
-                } else {
-                    "most-blocked"
-                },
-                detail: format!("unproven; blocks {n} stage{} downstream", if n == 1 { "" } else { "s" }),
-            }
-        })
-    };
+    stream.order.iter().find(|s| open(s)).map(|stage| Constraint {
+        // the phase's own wire, out of it (its contract's, `cycle::ingest::phase_wire`)
+        wire: stream
+            .wires
+            .iter()
+            .find(|w| &w.producer == stage && state.stages.get(&w.consumer).is_some_and(|s| s.source == "brief"))
+            .cloned()
+            .unwrap_or(Wire { producer: stage.clone(), consumer: stage.clone() }),
+        rule: "brief-order",
+        detail: format!("`{stage}` is the earliest phase of the brief with open work"),
+    })
+}
 
-    let mut gaps_by_status = BTreeMap::new();
-    let mut open_by_kind = BTreeMap::new();
-    let mut open_by_radius = BTreeMap::new();
-    for g in state.gaps.values() {
-        *gaps_by_status.entry(g.status.name()).or_default() += 1;
-        if g.status != GapStatus::Closed {
-            let kind = match g.kind {
-                crate::ledger::GapKind::Bug => "bug",
-                crate::ledger::GapKind::Feature => "feature",
-                crate::ledger::GapKind::Wire => "wire",
-            };
-            *open_by_kind.entry(kind).or_default() += 1;
-            *open_by_radius.entry(g.blast_radius.map(|b| b.name()).unwrap_or("unproposed")).or_default() += 1;
+/// A thrashing wire (reopened `threshold` times or more): the most reopened, then stream order.
+fn thrash_constraint(state: &State, stream: &Stream, threshold: usize) -> Option<Constraint> {
+    let (w, s) = state.wires.iter().filter(|(_, s)| s.reopened.len() >= threshold).max_by(|a, b| {
+        a.1.reopened.len().cmp(&b.1.reopened.len()).then_with(|| stream.key(b.0).cmp(&stream.key(a.0)))
+    })?;
+    Some(Constraint {
+        wire: w.clone(),
+        rule: "thrash",
+        detail: format!("reopened {} times (threshold {threshold})", s.reopened.len()),
+    })
+}
+
+/// The unproven wire blocking the most stages downstream, stream order breaking a tie.
+fn most_blocked_constraint(state: &State, stream: &Stream) -> Option<Constraint> {
+    let downstream = |stage: &str| stream.downstream(stage);
+    let unproven: Vec<&Wire> =
+        stream.wires.iter().filter(|w| state.wires.get(*w).is_none_or(|s| s.status != WireStatus::Proven)).collect();
+    let most = unproven.iter().map(|w| 1 + downstream(&w.consumer)).max();
+    let tied: Vec<&&Wire> = unproven.iter().filter(|w| Some(1 + downstream(&w.consumer)) == most).collect();
+    tied.into_iter().min_by_key(|w| stream.key(w)).map(|w| {
+        let n = 1 + downstream(&w.consumer);
+        Constraint {
+            wire: (*w).clone(),
+            rule: if unproven.iter().filter(|x| 1 + downstream(&x.consumer) == n).count() > 1 {
+                "stream-order"
+            } else {
+                "most-blocked"
+            },
+            detail: format!("unproven; blocks {n} stage{} downstream", if n == 1 { "" } else { "s" }),
         }
-    }
-    let mut approaches = BTreeMap::new();
-    for e in state.evidence.values() {
-        *approaches.entry(e.approach.clone()).or_default() += 1;
-    }
+    })
+}
 
+/// Gaps counted by lifecycle status, and those not closed by kind and by blast radius.
+struct GapCounts {
+    by_status: BTreeMap<&'static str, usize>,
+    open_by_kind: BTreeMap<&'static str, usize>,
+    open_by_radius: BTreeMap<&'static str, usize>,
+}
+
+impl GapCounts {
+    /// Counts every gap of the state.
+    fn of(state: &State) -> GapCounts {
+        let mut c =
+            GapCounts { by_status: BTreeMap::new(), open_by_kind: BTreeMap::new(), open_by_radius: BTreeMap::new() };
+        for g in state.gaps.values() {
+            *c.by_status.entry(g.status.name()).or_default() += 1;
+            if g.status != GapStatus::Closed {
+                let kind = match g.kind {
+                    crate::ledger::GapKind::Bug => "bug",
+                    crate::ledger::GapKind::Feature => "feature",
+                    crate::ledger::GapKind::Wire => "wire",
+                };
+                *c.open_by_kind.entry(kind).or_default() += 1;
+                *c.open_by_radius.entry(g.blast_radius.map(|b| b.name()).unwrap_or("unproposed")).or_default() += 1;
+            }
+        }
+        c
+    }
+}
+
+/// A next step about `gap`, if any.
+fn step(action: &'static str, gap: Option<&str>, detail: String) -> NextStep {
+    NextStep { action, gap: gap.map(str::to_string), detail }
+}
+
+/// The one next step: clear a standing hold, confirm the constraint's entry gates, decide a halted
+/// gap, apply a proposal, or loop.
+fn next_step(state: &State, holds: &[Hold], constraint: Option<&Constraint>, ingest: bool) -> NextStep {
     let first = |st: GapStatus| state.gaps.values().find(|g| g.status == st);
-    let step = |action: &'static str, gap: Option<&str>, detail: String| NextStep {
-        action,
-        gap: gap.map(str::to_string),
-        detail,
-    };
-    let next = if let Some(h) = holds.first() {
+    if let Some(h) = holds.first() {
         step(
             "fix-the-code",
             None,
@@ -277,23 +354,8 @@ pub fn board(state: &State, threshold: u32, ingest: bool) -> Board {
                 h.wire
             ),
         )
-    } else if let Some((stage, gates)) = constraint
-        .as_ref()
-        .filter(|_| ingest)
-        .and_then(|c| Some((&c.wire.producer, state.context.get(&c.wire.producer)?.open_gates())))
-        .filter(|(_, g)| !g.is_empty())
-    {
-        let ids: Vec<String> =
-            gates.iter().map(|o| format!("`{}` ({}, {} confidence)", o.id, o.priority, o.confidence)).collect();
-        step(
-            "confirm",
-            None,
-            format!(
-                "a person confirms the entry gate(s) of `{stage}` before any work there: {}; `andon confirm {stage} --rule {} --by NAME --reason WHY`",
-                ids.join(", "),
-                gates[0].id
-            ),
-        )
+    } else if let Some(s) = constraint.filter(|_| ingest).and_then(|c| gate_step(state, c)) {
+        s
     } else if let Some(g) = first(GapStatus::HaltedAwaitingAuthorization) {
         step(
             "decide",
@@ -306,28 +368,29 @@ pub fn board(state: &State, threshold: u32, ingest: bool) -> Board {
             Some(&g.id),
             format!("apply the proposal for gap `{}` with your own tools, then verify it", g.id),
         )
-    } else if let Some(c) = &constraint {
+    } else if let Some(c) = constraint {
         step("loop", None, format!("run `andon loop`: it works on the constraint {} ({})", c.wire, c.detail))
     } else {
         step("loop", None, "every wire is proven: run `andon loop` to start a new cycle".to_string())
-    };
-    Board {
-        holds,
-        stages,
-        passes: state.passes,
-        cycles: state.cycles,
-        sub_cycles: state.backtracks,
-        constraint,
-        gaps_by_status,
-        open_by_kind,
-        open_by_radius,
-        approaches,
-        decisions: state.decisions.clone(),
-        audits: state
-            .audits
-            .iter()
-            .flat_map(|(e, v)| v.iter().map(move |(t, s, d)| (e.clone(), t.clone(), s.clone(), d.clone())))
-            .collect(),
-        next,
     }
+}
+
+/// The step that confirms the entry gates of the constraint's stage, when any is open.
+fn gate_step(state: &State, c: &Constraint) -> Option<NextStep> {
+    let stage = &c.wire.producer;
+    let gates = state.context.get(stage)?.open_gates();
+    if gates.is_empty() {
+        return None;
+    }
+    let ids: Vec<String> =
+        gates.iter().map(|o| format!("`{}` ({}, {} confidence)", o.id, o.priority, o.confidence)).collect();
+    Some(step(
+        "confirm",
+        None,
+        format!(
+            "a person confirms the entry gate(s) of `{stage}` before any work there: {}; `andon confirm {stage} --rule {} --by NAME --reason WHY`",
+            ids.join(", "),
+            gates[0].id
+        ),
+    ))
 }

@@ -505,312 +505,417 @@ fn gap_of<'s>(state: &'s mut State, id: &str) -> Result<&'s mut GapState, String
 /// Applies one event to the state, or says why the state does not allow it.
 pub fn apply(state: &mut State, seq: u64, e: &Event) -> Result<(), String> {
     match e {
+        // The stream and what a brief says about its stages.
         Event::StageRecorded { stage, root, confidence, source, incoming, outgoing } => {
-            state.stages.insert(
-                stage.clone(),
-                StageState {
-                    root: root.clone(),
-                    confidence: confidence.clone(),
-                    source: source.clone(),
-                    incoming: incoming.clone(),
-                    outgoing: outgoing.clone(),
-                },
-            );
-        }
-        Event::GapOpened { gap, gap_kind, stage, wire, location, on_constraint, summary, source } => {
-            if state.gaps.contains_key(gap) {
-                return Err(format!("gap `{gap}` is already open"));
-            }
-            if location.path.trim().is_empty() {
-                return Err(format!("gap `{gap}` has no location; a gap needs a concrete file (and line)"));
-            }
-            if summary.trim().is_empty() {
-                return Err(format!("gap `{gap}` has no summary"));
-            }
-            if *gap_kind == GapKind::Wire && wire.is_none() {
-                return Err(format!("wire gap `{gap}` names no wire"));
-            }
-            state.gaps.insert(
-                gap.clone(),
-                GapState {
-                    id: gap.clone(),
-                    kind: *gap_kind,
-                    stage: stage.clone(),
-                    wire: wire.clone(),
-                    location: location.clone(),
-                    on_constraint: *on_constraint,
-                    summary: summary.clone(),
-                    source: source.clone(),
-                    status: GapStatus::Open,
-                    blast_radius: None,
-                    resolved_by: None,
-                    opened_seq: seq,
-                },
-            );
-        }
-        Event::ProposalRecorded { gap, blast_radius, write_set, description, .. } => {
-            let g = gap_of(state, gap)?;
-            if !g.status.takes_proposal() {
-                return Err(format!("gap `{gap}` is {} and takes no proposal", g.status.name()));
-            }
-            if write_set.is_empty() || description.trim().is_empty() {
-                return Err(format!("the proposal for `{gap}` needs a description and a declared write-set"));
-            }
-            g.status = GapStatus::Proposed;
-            g.blast_radius = Some(*blast_radius);
-        }
-        Event::Halted { gap, condition, .. } => {
-            let g = gap_of(state, gap)?;
-            if g.status == GapStatus::Closed {
-                return Err(format!("gap `{gap}` is closed"));
-            }
-            g.status = if condition == "authorization" {
-                if g.blast_radius.is_none() {
-                    return Err(format!("gap `{gap}` halts on authorization without a proposal's blast radius"));
-                }
-                GapStatus::HaltedAwaitingAuthorization
-            } else {
-                GapStatus::Halted
+            let s = StageState {
+                root: root.clone(),
+                confidence: confidence.clone(),
+                source: source.clone(),
+                incoming: incoming.clone(),
+                outgoing: outgoing.clone(),
             };
-        }
-        Event::AuthorizationRaised { gap, diff_hash, level, by, reason } => {
-            if by.trim().is_empty() {
-                return Err(format!("authority for `{gap}` names who approved it"));
-            }
-            let g = gap_of(state, gap)?;
-            if !matches!(g.status, GapStatus::HaltedAwaitingAuthorization | GapStatus::Proposed) {
-                return Err(format!("gap `{gap}` is not halted awaiting authorization, nor proposed"));
-            }
-            if diff_hash.trim().is_empty() || reason.trim().is_empty() {
-                return Err(format!("authority for `{gap}` binds to one diff (its hash) and needs a reason"));
-            }
-            g.status = GapStatus::Proposed;
-            state.authority.entry(gap.clone()).or_default().push((diff_hash.clone(), *level));
-            state.decisions.push(HumanDecision {
-                seq,
-                gap: gap.clone(),
-                action: "authorize",
-                by: by.clone(),
-                reason: reason.clone(),
-            });
-        }
-        Event::Overridden { gap, evidence, by, reason, .. } => {
-            gap_of(state, gap)?;
-            let e = state.evidence.get(evidence).ok_or_else(|| format!("no evidence `{evidence}` to override"))?;
-            if e.hold || e.tier == Some(1) {
-                return Err(format!("evidence `{evidence}` is a tier-1 hold: no override or adjudication clears it"));
-            }
-            if e.tier != Some(2) || e.verdict != Verdict::Refuted {
-                return Err(format!("only a tier-2 contradiction can be overridden; `{evidence}` is not one"));
-            }
-            if e.gap.as_deref() != Some(gap.as_str()) {
-                return Err(format!("evidence `{evidence}` is not about gap `{gap}`"));
-            }
-            if by.trim().is_empty() || reason.trim().is_empty() {
-                return Err(format!("an override of `{evidence}` names who decided and why"));
-            }
-            state.overrides.entry(gap.clone()).or_default().push(evidence.clone());
-            state.decisions.push(HumanDecision {
-                seq,
-                gap: gap.clone(),
-                action: "override",
-                by: by.clone(),
-                reason: reason.clone(),
-            });
-        }
-        Event::GapDeferred { gap, by, reason } | Event::GapSkipped { gap, by, reason } => {
-            if by.trim().is_empty() {
-                return Err(format!("deferring or skipping `{gap}` names who decided"));
-            }
-            let g = gap_of(state, gap)?;
-            if g.status == GapStatus::Closed {
-                return Err(format!("gap `{gap}` is closed"));
-            }
-            if reason.trim().is_empty() {
-                return Err(format!("deferring or skipping `{gap}` needs a reason"));
-            }
-            let deferred = matches!(e, Event::GapDeferred { .. });
-            g.status = if deferred { GapStatus::Deferred } else { GapStatus::Skipped };
-            state.decisions.push(HumanDecision {
-                seq,
-                gap: gap.clone(),
-                action: if deferred { "defer" } else { "skip" },
-                by: by.clone(),
-                reason: reason.clone(),
-            });
-        }
-        Event::EvidenceRecorded { evidence } => {
-            if state.evidence.contains_key(&evidence.id) {
-                return Err(format!("evidence `{}` is already recorded", evidence.id));
-            }
-            if let Some(g) = &evidence.gap
-                && !state.gaps.contains_key(g)
-            {
-                return Err(format!("evidence `{}` names gap `{g}`, which was never opened", evidence.id));
-            }
-            if evidence.tier.is_some_and(|t| !(1..=3).contains(&t)) {
-                return Err(format!("evidence `{}` has tier {:?}; tiers are 1, 2, 3", evidence.id, evidence.tier));
-            }
-            if evidence.hold && evidence.verdict == Verdict::Proven {
-                return Err(format!("evidence `{}` both holds and proves", evidence.id));
-            }
-            if let Some(g) = &evidence.gap {
-                state.gap_evidence.entry(g.clone()).or_default().push(evidence.id.clone());
-            }
-            state.evidence.insert(evidence.id.clone(), evidence.clone());
-        }
-        Event::WireStatusChanged { wire, status, evidence } => {
-            // R14: a wire's status changes only through a recorded evidence record.
-            let ev = state.evidence.get(evidence).ok_or_else(|| {
-                format!("wire {wire} changes status on evidence `{evidence}`, which was never recorded")
-            })?;
-            if &ev.wire != wire {
-                return Err(format!("evidence `{evidence}` is about {}, not {wire}", ev.wire));
-            }
-            let overridden = ev.verdict == Verdict::Refuted
-                && ev.tier == Some(2)
-                && state.overrides.values().any(|ids| ids.contains(evidence));
-            let backed = match status {
-                WireStatus::Proven => ev.verdict == Verdict::Proven || overridden,
-                WireStatus::BrokenOrUnproven => matches!(ev.verdict, Verdict::Refuted | Verdict::Unproven),
-                WireStatus::Unknown => ev.verdict == Verdict::Unknown,
-            };
-            if !backed {
-                return Err(format!(
-                    "evidence `{evidence}` ({:?}) does not back status {status:?} of {wire}",
-                    ev.verdict
-                ));
-            }
-            if let Some(ws) = state.wires.get(wire)
-                && let Some(h) = state.evidence.get(&ws.evidence).filter(|h| h.hold)
-            {
-                let on_changed_code = *status == WireStatus::Proven && ev.tree.is_some() && ev.tree != h.tree;
-                if !ev.hold && !on_changed_code {
-                    return Err(format!(
-                        "wire {wire} stands on tier-1 hold `{}`; only a proof on changed code replaces it",
-                        ws.evidence
-                    ));
-                }
-            }
-            let entry = state.wires.entry(wire.clone()).or_insert(WireState {
-                status: *status,
-                evidence: evidence.clone(),
-                reopened: Vec::new(),
-            });
-            if entry.status == WireStatus::Proven && *status == WireStatus::BrokenOrUnproven {
-                entry.reopened.push(seq);
-            }
-            entry.status = *status;
-            entry.evidence = evidence.clone();
-        }
-        Event::GapClosed { gap, evidence } => {
-            let ev = state.evidence.get(evidence).cloned();
-            let was_overridden = state.overrides.get(gap.as_str()).is_some_and(|o| o.contains(evidence));
-            // a gap whose last evidence is a tier-1 hold closes only on evidence about changed code
-            let held = state
-                .gap_evidence
-                .get(gap.as_str())
-                .and_then(|ids| ids.iter().rev().find(|id| *id != evidence))
-                .and_then(|id| state.evidence.get(id))
-                .filter(|h| h.hold)
-                .map(|h| h.tree.clone());
-            if let Some(hold_tree) = held
-                && (ev.as_ref().is_none_or(|e| e.tree.is_none() || e.tree == hold_tree))
-            {
-                return Err(format!(
-                    "gap `{gap}` stands on a tier-1 hold; evidence `{evidence}` is not about changed code"
-                ));
-            }
-            let g = gap_of(state, gap)?;
-            let ev =
-                ev.ok_or_else(|| format!("gap `{gap}` closes on evidence `{evidence}`, which was never recorded"))?;
-            let overridden = ev.verdict == Verdict::Refuted && ev.tier == Some(2) && was_overridden;
-            if ev.verdict != Verdict::Proven && !overridden {
-                return Err(format!("gap `{gap}` closes on evidence `{evidence}`, which does not prove it"));
-            }
-            // A proof of the wire itself closes its wire gaps (nothing was changed); anything
-            // else closes only after a proposal.
-            let wire_proof = g.kind == GapKind::Wire && g.wire.as_ref() == Some(&ev.wire);
-            // An open gap the scan no longer finds closes on evidence about it: nothing was changed
-            // by the loop.
-            let gone = g.status == GapStatus::Open && ev.gap.as_deref() == Some(gap.as_str());
-            if g.blast_radius.is_none() && !wire_proof && !gone {
-                return Err(format!("gap `{gap}` closes without a proposal's blast radius"));
-            }
-            if g.status == GapStatus::Closed {
-                return Err(format!("gap `{gap}` is already closed"));
-            }
-            g.status = GapStatus::Closed;
-            g.resolved_by = Some(evidence.clone());
-        }
-        Event::EvidenceAudited { evidence, tool, strength, detail, .. } => {
-            if !state.evidence.contains_key(evidence) {
-                return Err(format!("an audit of evidence `{evidence}`, which is not recorded"));
-            }
-            if !matches!(strength.as_str(), "strong" | "weak" | "inconclusive" | "unavailable") {
-                return Err(format!("an audit of `{evidence}` with strength `{strength}`"));
-            }
-            state.audits.entry(evidence.clone()).or_default().push((tool.clone(), strength.clone(), detail.clone()));
+            state.stages.insert(stage.clone(), s);
+            Ok(())
         }
         Event::StageContext { stage, exit_criteria, obligations, advisory } => {
-            let c = state.context.entry(stage.clone()).or_default();
-            c.exit_criteria = exit_criteria.clone();
-            // a confirmation was of a rule as worded then: a rewritten rule is a new gate (R57)
-            let rule = |list: &[Obligation], id: &str| list.iter().find(|o| o.id == id).cloned();
-            c.confirmed.retain(|id| rule(&c.obligations, id).is_some_and(|o| Some(o) == rule(obligations, id)));
-            c.obligations = obligations.clone();
-            c.advisory = advisory.clone();
+            record_context(state, stage, exit_criteria, obligations, advisory);
+            Ok(())
+        }
+        // A gap's lifecycle.
+        Event::GapOpened { gap, gap_kind, stage, wire, location, on_constraint, summary, source } => {
+            let g = GapState {
+                id: gap.clone(),
+                kind: *gap_kind,
+                stage: stage.clone(),
+                wire: wire.clone(),
+                location: location.clone(),
+                on_constraint: *on_constraint,
+                summary: summary.clone(),
+                source: source.clone(),
+                status: GapStatus::Open,
+                blast_radius: None,
+                resolved_by: None,
+                opened_seq: seq,
+            };
+            open_gap(state, g)
+        }
+        Event::ProposalRecorded { gap, blast_radius, write_set, description, .. } => {
+            record_proposal(state, gap, *blast_radius, write_set, description)
+        }
+        Event::Halted { gap, condition, .. } => halt_gap(state, gap, condition),
+        Event::GapClosed { gap, evidence } => close_gap(state, gap, evidence),
+        // A person's decisions.
+        Event::AuthorizationRaised { gap, diff_hash, level, by, reason } => {
+            raise_authority(state, decision(seq, gap, "authorize", by, reason), diff_hash, *level)
+        }
+        Event::Overridden { gap, evidence, by, reason, .. } => {
+            override_evidence(state, decision(seq, gap, "override", by, reason), evidence)
+        }
+        Event::GapDeferred { gap, by, reason } => {
+            set_gap_aside(state, decision(seq, gap, "defer", by, reason), GapStatus::Deferred)
+        }
+        Event::GapSkipped { gap, by, reason } => {
+            set_gap_aside(state, decision(seq, gap, "skip", by, reason), GapStatus::Skipped)
         }
         Event::GateConfirmed { stage, rule, by, reason } => {
-            if by.trim().is_empty() || reason.trim().is_empty() {
-                return Err(format!("confirming `{rule}` of stage `{stage}` names who decided and why"));
-            }
-            let c = state.context.get_mut(stage).ok_or_else(|| format!("stage `{stage}` has no brief context"))?;
-            if !c.obligations.iter().any(|o| &o.id == rule && o.is_entry_gate()) {
-                return Err(format!("`{rule}` is not an entry gate of stage `{stage}`"));
-            }
-            if !c.confirmed.contains(rule) {
-                c.confirmed.push(rule.clone());
-            }
-            state.decisions.push(HumanDecision {
-                seq,
-                gap: format!("{stage}:{rule}"),
-                action: "confirm",
-                by: by.clone(),
-                reason: reason.clone(),
-            });
+            confirm_gate(state, stage, rule, decision(seq, &format!("{stage}:{rule}"), "confirm", by, reason))
         }
-        Event::SubCycle { .. } => state.backtracks += 1,
+        // Evidence and the wires it backs.
+        Event::EvidenceRecorded { evidence } => record_evidence(state, evidence),
+        Event::EvidenceAudited { evidence, tool, strength, detail, .. } => {
+            audit_evidence(state, evidence, tool, strength, detail)
+        }
+        Event::WireStatusChanged { wire, status, evidence } => change_wire_status(state, seq, wire, *status, evidence),
+        // The loop's progress.
+        Event::SubCycle { .. } => {
+            state.backtracks += 1;
+            Ok(())
+        }
         Event::PassClosed { pass, gap, advanced, ceiling, diff_hash, .. } => {
-            if !state.gaps.contains_key(gap) {
-                return Err(format!("pass {pass} closes on gap `{gap}`, which was never opened"));
-            }
-            if *pass != state.passes + 1 {
-                return Err(format!("pass {pass} closes after pass {}", state.passes));
-            }
-            // Every advance goes through the andon rule.
-            if *advanced
-                && let andon_rule::Decision::Halt(c, why) =
-                    andon_rule::decide(state, gap, *ceiling, diff_hash.as_deref())
-            {
-                return Err(format!("pass {pass} claims an advance the andon rule forbids ({}: {why})", c.token()));
-            }
-            state.passes = *pass;
+            close_pass(state, *pass, gap, *advanced, *ceiling, diff_hash.as_deref())
         }
-        Event::CycleConverged { cycle, passes, intent, .. } => {
-            if intent.as_ref().is_some_and(|i| !matches!(i.next.as_str(), "harden" | "feature" | "split")) {
-                return Err(format!("cycle {cycle}: intent must be harden, feature or split"));
-            }
-            if *cycle != state.cycles + 1 {
-                return Err(format!("cycle {cycle} converges after cycle {}", state.cycles));
-            }
-            if *passes > state.passes {
-                return Err(format!("cycle {cycle} claims {passes} passes; the history has {}", state.passes));
-            }
-            state.cycles = *cycle;
-            state.passes_at_convergence = state.passes;
+        Event::CycleConverged { cycle, passes, intent, .. } => converge_cycle(state, *cycle, *passes, intent.as_ref()),
+    }
+}
+
+/// Replaces a stage's brief context; a confirmation stands only for a rule still worded as it was.
+fn record_context(
+    state: &mut State,
+    stage: &str,
+    exit_criteria: &[String],
+    obligations: &[Obligation],
+    advisory: &[String],
+) {
+    let c = state.context.entry(stage.to_string()).or_default();
+    c.exit_criteria = exit_criteria.to_vec();
+    // a confirmation was of a rule as worded then: a rewritten rule is a new gate (R57)
+    let rule = |list: &[Obligation], id: &str| list.iter().find(|o| o.id == id).cloned();
+    c.confirmed.retain(|id| rule(&c.obligations, id).is_some_and(|o| Some(o) == rule(obligations, id)));
+    c.obligations = obligations.to_vec();
+    c.advisory = advisory.to_vec();
+}
+
+/// Opens gap `g`: a new id, with a location, a summary, and a wire when it is a wire gap.
+fn open_gap(state: &mut State, g: GapState) -> Result<(), String> {
+    let gap = &g.id;
+    if state.gaps.contains_key(gap) {
+        return Err(format!("gap `{gap}` is already open"));
+    }
+    if g.location.path.trim().is_empty() {
+        return Err(format!("gap `{gap}` has no location; a gap needs a concrete file (and line)"));
+    }
+    if g.summary.trim().is_empty() {
+        return Err(format!("gap `{gap}` has no summary"));
+    }
+    if g.kind == GapKind::Wire && g.wire.is_none() {
+        return Err(format!("wire gap `{gap}` names no wire"));
+    }
+    state.gaps.insert(g.id.clone(), g);
+    Ok(())
+}
+
+/// Records a proposal for a gap that takes one: it is proposed, at the proposal's blast radius.
+fn record_proposal(
+    state: &mut State,
+    gap: &str,
+    blast_radius: BlastRadius,
+    write_set: &[String],
+    description: &str,
+) -> Result<(), String> {
+    let g = gap_of(state, gap)?;
+    if !g.status.takes_proposal() {
+        return Err(format!("gap `{gap}` is {} and takes no proposal", g.status.name()));
+    }
+    if write_set.is_empty() || description.trim().is_empty() {
+        return Err(format!("the proposal for `{gap}` needs a description and a declared write-set"));
+    }
+    g.status = GapStatus::Proposed;
+    g.blast_radius = Some(blast_radius);
+    Ok(())
+}
+
+/// Halts a gap not closed: awaiting authorization (which needs a proposal), or on any other condition.
+fn halt_gap(state: &mut State, gap: &str, condition: &str) -> Result<(), String> {
+    let g = gap_of(state, gap)?;
+    if g.status == GapStatus::Closed {
+        return Err(format!("gap `{gap}` is closed"));
+    }
+    g.status = if condition == "authorization" {
+        if g.blast_radius.is_none() {
+            return Err(format!("gap `{gap}` halts on authorization without a proposal's blast radius"));
+        }
+        GapStatus::HaltedAwaitingAuthorization
+    } else {
+        GapStatus::Halted
+    };
+    Ok(())
+}
+
+/// Refuses to close a gap whose last other evidence is a tier-1 hold, unless `evidence` is about
+/// changed code.
+fn check_gap_hold(state: &State, gap: &str, evidence: &str) -> Result<(), String> {
+    let ev = state.evidence.get(evidence);
+    let held = state
+        .gap_evidence
+        .get(gap)
+        .and_then(|ids| ids.iter().rev().find(|id| *id != evidence))
+        .and_then(|id| state.evidence.get(id))
+        .filter(|h| h.hold)
+        .map(|h| h.tree.clone());
+    if let Some(hold_tree) = held
+        && (ev.is_none_or(|e| e.tree.is_none() || e.tree == hold_tree))
+    {
+        return Err(format!("gap `{gap}` stands on a tier-1 hold; evidence `{evidence}` is not about changed code"));
+    }
+    Ok(())
+}
+
+/// Closes a gap on recorded evidence that proves it (or an overridden tier-2 contradiction).
+fn close_gap(state: &mut State, gap: &str, evidence: &str) -> Result<(), String> {
+    let ev = state.evidence.get(evidence).cloned();
+    let was_overridden = state.overrides.get(gap).is_some_and(|o| o.iter().any(|id| id == evidence));
+    // a gap whose last evidence is a tier-1 hold closes only on evidence about changed code
+    check_gap_hold(state, gap, evidence)?;
+    let g = gap_of(state, gap)?;
+    let ev = ev.ok_or_else(|| format!("gap `{gap}` closes on evidence `{evidence}`, which was never recorded"))?;
+    let overridden = ev.verdict == Verdict::Refuted && ev.tier == Some(2) && was_overridden;
+    if ev.verdict != Verdict::Proven && !overridden {
+        return Err(format!("gap `{gap}` closes on evidence `{evidence}`, which does not prove it"));
+    }
+    // A proof of the wire itself closes its wire gaps (nothing was changed); anything
+    // else closes only after a proposal.
+    let wire_proof = g.kind == GapKind::Wire && g.wire.as_ref() == Some(&ev.wire);
+    // An open gap the scan no longer finds closes on evidence about it: nothing was changed
+    // by the loop.
+    let gone = g.status == GapStatus::Open && ev.gap.as_deref() == Some(gap);
+    if g.blast_radius.is_none() && !wire_proof && !gone {
+        return Err(format!("gap `{gap}` closes without a proposal's blast radius"));
+    }
+    if g.status == GapStatus::Closed {
+        return Err(format!("gap `{gap}` is already closed"));
+    }
+    g.status = GapStatus::Closed;
+    g.resolved_by = Some(evidence.to_string());
+    Ok(())
+}
+
+/// A person's decision `action` on `gap`, as the state records it.
+fn decision(seq: u64, gap: &str, action: &'static str, by: &str, reason: &str) -> HumanDecision {
+    HumanDecision { seq, gap: gap.to_string(), action, by: by.to_string(), reason: reason.to_string() }
+}
+
+/// Raises the authority for a halted or proposed gap's fix, bound to one diff (`d` names who and why).
+fn raise_authority(state: &mut State, d: HumanDecision, diff_hash: &str, level: BlastRadius) -> Result<(), String> {
+    let gap = &d.gap;
+    if d.by.trim().is_empty() {
+        return Err(format!("authority for `{gap}` names who approved it"));
+    }
+    let g = gap_of(state, gap)?;
+    if !matches!(g.status, GapStatus::HaltedAwaitingAuthorization | GapStatus::Proposed) {
+        return Err(format!("gap `{gap}` is not halted awaiting authorization, nor proposed"));
+    }
+    if diff_hash.trim().is_empty() || d.reason.trim().is_empty() {
+        return Err(format!("authority for `{gap}` binds to one diff (its hash) and needs a reason"));
+    }
+    g.status = GapStatus::Proposed;
+    state.authority.entry(gap.clone()).or_default().push((diff_hash.to_string(), level));
+    state.decisions.push(d);
+    Ok(())
+}
+
+/// Overrides a tier-2 contradiction about the gap (never a tier-1 hold); `d` names who and why.
+fn override_evidence(state: &mut State, d: HumanDecision, evidence: &str) -> Result<(), String> {
+    let gap = &d.gap;
+    gap_of(state, gap)?;
+    let e = state.evidence.get(evidence).ok_or_else(|| format!("no evidence `{evidence}` to override"))?;
+    if e.hold || e.tier == Some(1) {
+        return Err(format!("evidence `{evidence}` is a tier-1 hold: no override or adjudication clears it"));
+    }
+    if e.tier != Some(2) || e.verdict != Verdict::Refuted {
+        return Err(format!("only a tier-2 contradiction can be overridden; `{evidence}` is not one"));
+    }
+    if e.gap.as_deref() != Some(gap.as_str()) {
+        return Err(format!("evidence `{evidence}` is not about gap `{gap}`"));
+    }
+    if d.by.trim().is_empty() || d.reason.trim().is_empty() {
+        return Err(format!("an override of `{evidence}` names who decided and why"));
+    }
+    state.overrides.entry(gap.clone()).or_default().push(evidence.to_string());
+    state.decisions.push(d);
+    Ok(())
+}
+
+/// Defers or skips (`status`) a gap not closed; `d` names who and why.
+fn set_gap_aside(state: &mut State, d: HumanDecision, status: GapStatus) -> Result<(), String> {
+    let gap = &d.gap;
+    if d.by.trim().is_empty() {
+        return Err(format!("deferring or skipping `{gap}` names who decided"));
+    }
+    let g = gap_of(state, gap)?;
+    if g.status == GapStatus::Closed {
+        return Err(format!("gap `{gap}` is closed"));
+    }
+    if d.reason.trim().is_empty() {
+        return Err(format!("deferring or skipping `{gap}` needs a reason"));
+    }
+    g.status = status;
+    state.decisions.push(d);
+    Ok(())
+}
+
+/// Confirms an entry gate `rule` of a stage with brief context; `d` names who and why.
+fn confirm_gate(state: &mut State, stage: &str, rule: &str, d: HumanDecision) -> Result<(), String> {
+    if d.by.trim().is_empty() || d.reason.trim().is_empty() {
+        return Err(format!("confirming `{rule}` of stage `{stage}` names who decided and why"));
+    }
+    let c = state.context.get_mut(stage).ok_or_else(|| format!("stage `{stage}` has no brief context"))?;
+    if !c.obligations.iter().any(|o| o.id == rule && o.is_entry_gate()) {
+        return Err(format!("`{rule}` is not an entry gate of stage `{stage}`"));
+    }
+    if !c.confirmed.iter().any(|id| id == rule) {
+        c.confirmed.push(rule.to_string());
+    }
+    state.decisions.push(d);
+    Ok(())
+}
+
+/// Records new evidence: a new id, about an opened gap if any, a valid tier, never both hold and proof.
+fn record_evidence(state: &mut State, evidence: &Evidence) -> Result<(), String> {
+    if state.evidence.contains_key(&evidence.id) {
+        return Err(format!("evidence `{}` is already recorded", evidence.id));
+    }
+    if let Some(g) = &evidence.gap
+        && !state.gaps.contains_key(g)
+    {
+        return Err(format!("evidence `{}` names gap `{g}`, which was never opened", evidence.id));
+    }
+    if evidence.tier.is_some_and(|t| !(1..=3).contains(&t)) {
+        return Err(format!("evidence `{}` has tier {:?}; tiers are 1, 2, 3", evidence.id, evidence.tier));
+    }
+    if evidence.hold && evidence.verdict == Verdict::Proven {
+        return Err(format!("evidence `{}` both holds and proves", evidence.id));
+    }
+    if let Some(g) = &evidence.gap {
+        state.gap_evidence.entry(g.clone()).or_default().push(evidence.id.clone());
+    }
+    state.evidence.insert(evidence.id.clone(), evidence.clone());
+    Ok(())
+}
+
+/// Adds a proof-strength audit to recorded evidence.
+fn audit_evidence(state: &mut State, evidence: &str, tool: &str, strength: &str, detail: &str) -> Result<(), String> {
+    if !state.evidence.contains_key(evidence) {
+        return Err(format!("an audit of evidence `{evidence}`, which is not recorded"));
+    }
+    if !matches!(strength, "strong" | "weak" | "inconclusive" | "unavailable") {
+        return Err(format!("an audit of `{evidence}` with strength `{strength}`"));
+    }
+    state.audits.entry(evidence.to_string()).or_default().push((
+        tool.to_string(),
+        strength.to_string(),
+        detail.to_string(),
+    ));
+    Ok(())
+}
+
+/// Whether `ev` (recorded as `evidence`) backs wire status `status`: a proof (or an overridden
+/// tier-2 contradiction) backs proven, a refutation or no proof broken/unproven.
+fn backs(state: &State, ev: &Evidence, evidence: &str, status: WireStatus) -> bool {
+    let overridden = ev.verdict == Verdict::Refuted
+        && ev.tier == Some(2)
+        && state.overrides.values().any(|ids| ids.iter().any(|id| id == evidence));
+    match status {
+        WireStatus::Proven => ev.verdict == Verdict::Proven || overridden,
+        WireStatus::BrokenOrUnproven => matches!(ev.verdict, Verdict::Refuted | Verdict::Unproven),
+        WireStatus::Unknown => ev.verdict == Verdict::Unknown,
+    }
+}
+
+/// Refuses to move a wire off a tier-1 hold, except to another hold or to a proof on changed code.
+fn check_wire_hold(state: &State, wire: &Wire, status: WireStatus, ev: &Evidence) -> Result<(), String> {
+    if let Some(ws) = state.wires.get(wire)
+        && let Some(h) = state.evidence.get(&ws.evidence).filter(|h| h.hold)
+    {
+        let on_changed_code = status == WireStatus::Proven && ev.tree.is_some() && ev.tree != h.tree;
+        if !ev.hold && !on_changed_code {
+            return Err(format!(
+                "wire {wire} stands on tier-1 hold `{}`; only a proof on changed code replaces it",
+                ws.evidence
+            ));
         }
     }
+    Ok(())
+}
+
+/// Changes a wire's status on recorded evidence about it that backs the status, counting reopenings.
+fn change_wire_status(
+    state: &mut State,
+    seq: u64,
+    wire: &Wire,
+    status: WireStatus,
+    evidence: &str,
+) -> Result<(), String> {
+    // R14: a wire's status changes only through a recorded evidence record.
+    let ev = state
+        .evidence
+        .get(evidence)
+        .ok_or_else(|| format!("wire {wire} changes status on evidence `{evidence}`, which was never recorded"))?;
+    if &ev.wire != wire {
+        return Err(format!("evidence `{evidence}` is about {}, not {wire}", ev.wire));
+    }
+    if !backs(state, ev, evidence, status) {
+        return Err(format!("evidence `{evidence}` ({:?}) does not back status {status:?} of {wire}", ev.verdict));
+    }
+    check_wire_hold(state, wire, status, ev)?;
+    let entry = state.wires.entry(wire.clone()).or_insert(WireState {
+        status,
+        evidence: evidence.to_string(),
+        reopened: Vec::new(),
+    });
+    if entry.status == WireStatus::Proven && status == WireStatus::BrokenOrUnproven {
+        entry.reopened.push(seq);
+    }
+    entry.status = status;
+    entry.evidence = evidence.to_string();
+    Ok(())
+}
+
+/// Closes the next pass on an opened gap; an advance must be one the andon rule allows.
+fn close_pass(
+    state: &mut State,
+    pass: u32,
+    gap: &str,
+    advanced: bool,
+    ceiling: BlastRadius,
+    diff_hash: Option<&str>,
+) -> Result<(), String> {
+    if !state.gaps.contains_key(gap) {
+        return Err(format!("pass {pass} closes on gap `{gap}`, which was never opened"));
+    }
+    if pass != state.passes + 1 {
+        return Err(format!("pass {pass} closes after pass {}", state.passes));
+    }
+    // Every advance goes through the andon rule.
+    if advanced && let andon_rule::Decision::Halt(c, why) = andon_rule::decide(state, gap, ceiling, diff_hash) {
+        return Err(format!("pass {pass} claims an advance the andon rule forbids ({}: {why})", c.token()));
+    }
+    state.passes = pass;
+    Ok(())
+}
+
+/// Converges the next cycle, with no more passes than the history has and a known intent.
+fn converge_cycle(state: &mut State, cycle: u32, passes: u32, intent: Option<&Intent>) -> Result<(), String> {
+    if intent.is_some_and(|i| !matches!(i.next.as_str(), "harden" | "feature" | "split")) {
+        return Err(format!("cycle {cycle}: intent must be harden, feature or split"));
+    }
+    if cycle != state.cycles + 1 {
+        return Err(format!("cycle {cycle} converges after cycle {}", state.cycles));
+    }
+    if passes > state.passes {
+        return Err(format!("cycle {cycle} claims {passes} passes; the history has {}", state.passes));
+    }
+    state.cycles = cycle;
+    state.passes_at_convergence = state.passes;
     Ok(())
 }
 

@@ -10,8 +10,20 @@ fn cell(s: &str) -> String {
     crate::text::markdown(s)
 }
 
+/// The whole `ledger.md`: heading and counters, then stages, wires, gaps, evidence and history.
 pub fn render(h: &Header, state: &State, records: &[Record]) -> String {
     let mut o = String::new();
+    heading(&mut o, h, state);
+    stages(&mut o, state);
+    wires(&mut o, state);
+    gaps(&mut o, state);
+    evidence(&mut o, state);
+    history(&mut o, records);
+    o
+}
+
+/// The title, where the text comes from, and the pass, cycle and sub-cycle counters.
+fn heading(o: &mut String, h: &Header, state: &State) {
     let _ = writeln!(o, "# andon ledger: {}", cell(&h.repo));
     let _ = writeln!(o);
     let _ = writeln!(
@@ -23,6 +35,10 @@ pub fn render(h: &Header, state: &State, records: &[Record]) -> String {
     let _ = writeln!(o);
     let _ = writeln!(o, "passes: {} · cycles: {} · sub-cycles: {}", state.passes, state.cycles, state.backtracks);
     let _ = writeln!(o);
+}
+
+/// The stages table.
+fn stages(o: &mut String, state: &State) {
     let _ = writeln!(o, "## Stages");
     let _ = writeln!(o);
     let _ = writeln!(o, "| stage | root | confidence | source | incoming | outgoing |");
@@ -40,6 +56,10 @@ pub fn render(h: &Header, state: &State, records: &[Record]) -> String {
         );
     }
     let _ = writeln!(o);
+}
+
+/// The wires table: status, the evidence behind it, and how often each was reopened.
+fn wires(o: &mut String, state: &State) {
     let _ = writeln!(o, "## Wires");
     let _ = writeln!(o);
     let _ = writeln!(o, "| wire | status | evidence | reopened |");
@@ -50,6 +70,10 @@ pub fn render(h: &Header, state: &State, records: &[Record]) -> String {
         let _ = writeln!(o, "| {} | {status} | {} | {} |", cell(&w.to_string()), cell(&s.evidence), s.reopened.len());
     }
     let _ = writeln!(o);
+}
+
+/// The gaps table.
+fn gaps(o: &mut String, state: &State) {
     let _ = writeln!(o, "## Gaps");
     let _ = writeln!(o);
     let _ = writeln!(o, "| gap | kind | stage | location | status | blast radius | resolved by | summary |");
@@ -73,6 +97,10 @@ pub fn render(h: &Header, state: &State, records: &[Record]) -> String {
         );
     }
     let _ = writeln!(o);
+}
+
+/// The evidence list: each record with its claim, evidence, fix and references.
+fn evidence(o: &mut String, state: &State) {
     let _ = writeln!(o, "## Evidence");
     let _ = writeln!(o);
     for e in state.evidence.values() {
@@ -96,67 +124,75 @@ pub fn render(h: &Header, state: &State, records: &[Record]) -> String {
         }
     }
     let _ = writeln!(o);
+}
+
+/// The history: one numbered line per record.
+fn history(o: &mut String, records: &[Record]) {
     let _ = writeln!(o, "## History");
     let _ = writeln!(o);
     let mut cycle = 1;
     for r in records {
-        let line = match &r.event {
-            Event::StageRecorded { stage, .. } => format!("stage `{}` recorded", cell(stage)),
-            Event::GapOpened { gap, .. } => format!("gap `{}` opened", cell(gap)),
-            Event::ProposalRecorded { gap, blast_radius, .. } => {
-                format!("proposal for `{}` ({})", cell(gap), blast_radius.name())
-            }
-            Event::Halted { gap, condition, .. } => format!("halted on `{}`: {}", cell(gap), cell(condition)),
-            Event::AuthorizationRaised { gap, level, by, .. } => {
-                format!("authority raised to {} for `{}` by {}", level.name(), cell(gap), cell(by))
-            }
-            Event::Overridden { gap, evidence, basis, by, .. } => format!(
-                "tier-2 evidence `{}` on `{}` overridden by {} ({})",
-                cell(evidence),
-                cell(gap),
-                cell(by),
-                basis.name()
-            ),
-            Event::GapDeferred { gap, by, .. } => format!("gap `{}` deferred by {}", cell(gap), cell(by)),
-            Event::GapSkipped { gap, by, .. } => format!("gap `{}` skipped by {}", cell(gap), cell(by)),
-            Event::StageContext { stage, obligations, advisory, .. } => format!(
-                "stage `{}` context: {} obligation(s), {} advisory note(s)",
-                cell(stage),
-                obligations.len(),
-                advisory.len()
-            ),
-            Event::GateConfirmed { stage, rule, by, .. } => {
-                format!("entry gate `{}` of `{}` confirmed by {}", cell(rule), cell(stage), cell(by))
-            }
-            Event::EvidenceRecorded { evidence } => format!("evidence `{}` recorded", cell(&evidence.id)),
-            Event::EvidenceAudited { evidence, tool, strength, .. } => {
-                format!("evidence `{}` audited by {}: {}", cell(evidence), cell(tool), cell(strength))
-            }
-            Event::WireStatusChanged { wire, evidence, .. } => {
-                format!("wire {} changed on `{}`", cell(&wire.to_string()), cell(evidence))
-            }
-            Event::GapClosed { gap, evidence } => format!("gap `{}` closed by `{}`", cell(gap), cell(evidence)),
-            Event::SubCycle { from_stage, to_stage, .. } => {
-                format!("sub-cycle from `{}` back to `{}`", cell(from_stage), cell(to_stage))
-            }
-            Event::PassClosed { pass, gap, verdict, advanced, .. } => {
-                format!("Pass {pass} (cycle {cycle}) closed on `{}`: {verdict:?}, advanced: {advanced}", cell(gap))
-            }
-            Event::CycleConverged { cycle: c, passes, backtracks, constraint, intent, .. } => {
-                cycle = c + 1;
-                let mut line = format!("Cycle {c} converged after {passes} passes, {backtracks} sub-cycles");
-                if let Some(k) = constraint {
-                    line.push_str(&format!("; constraint: {}", cell(k)));
-                }
-                if let Some(i) = intent {
-                    line.push_str(&format!("; next cycle: {} ({})", cell(&i.next), cell(&i.because)));
-                }
-                line
-            }
-        };
+        let line = history_line(&r.event, &mut cycle);
         let _ = writeln!(o, "{}. {line}", r.seq);
     }
-    o
+}
+
+/// One event in words; `cycle` is the cycle in progress, advanced when a cycle converges.
+fn history_line(e: &Event, cycle: &mut u32) -> String {
+    match e {
+        Event::StageRecorded { stage, .. } => format!("stage `{}` recorded", cell(stage)),
+        Event::GapOpened { gap, .. } => format!("gap `{}` opened", cell(gap)),
+        Event::ProposalRecorded { gap, blast_radius, .. } => {
+            format!("proposal for `{}` ({})", cell(gap), blast_radius.name())
+        }
+        Event::Halted { gap, condition, .. } => format!("halted on `{}`: {}", cell(gap), cell(condition)),
+        Event::AuthorizationRaised { gap, level, by, .. } => {
+            format!("authority raised to {} for `{}` by {}", level.name(), cell(gap), cell(by))
+        }
+        Event::Overridden { gap, evidence, basis, by, .. } => format!(
+            "tier-2 evidence `{}` on `{}` overridden by {} ({})",
+            cell(evidence),
+            cell(gap),
+            cell(by),
+            basis.name()
+        ),
+        Event::GapDeferred { gap, by, .. } => format!("gap `{}` deferred by {}", cell(gap), cell(by)),
+        Event::GapSkipped { gap, by, .. } => format!("gap `{}` skipped by {}", cell(gap), cell(by)),
+        Event::StageContext { stage, obligations, advisory, .. } => format!(
+            "stage `{}` context: {} obligation(s), {} advisory note(s)",
+            cell(stage),
+            obligations.len(),
+            advisory.len()
+        ),
+        Event::GateConfirmed { stage, rule, by, .. } => {
+            format!("entry gate `{}` of `{}` confirmed by {}", cell(rule), cell(stage), cell(by))
+        }
+        Event::EvidenceRecorded { evidence } => format!("evidence `{}` recorded", cell(&evidence.id)),
+        Event::EvidenceAudited { evidence, tool, strength, .. } => {
+            format!("evidence `{}` audited by {}: {}", cell(evidence), cell(tool), cell(strength))
+        }
+        Event::WireStatusChanged { wire, evidence, .. } => {
+            format!("wire {} changed on `{}`", cell(&wire.to_string()), cell(evidence))
+        }
+        Event::GapClosed { gap, evidence } => format!("gap `{}` closed by `{}`", cell(gap), cell(evidence)),
+        Event::SubCycle { from_stage, to_stage, .. } => {
+            format!("sub-cycle from `{}` back to `{}`", cell(from_stage), cell(to_stage))
+        }
+        Event::PassClosed { pass, gap, verdict, advanced, .. } => {
+            format!("Pass {pass} (cycle {cycle}) closed on `{}`: {verdict:?}, advanced: {advanced}", cell(gap))
+        }
+        Event::CycleConverged { cycle: c, passes, backtracks, constraint, intent, .. } => {
+            *cycle = c + 1;
+            let mut line = format!("Cycle {c} converged after {passes} passes, {backtracks} sub-cycles");
+            if let Some(k) = constraint {
+                line.push_str(&format!("; constraint: {}", cell(k)));
+            }
+            if let Some(i) = intent {
+                line.push_str(&format!("; next cycle: {} ({})", cell(&i.next), cell(&i.because)));
+            }
+            line
+        }
+    }
 }
 
 #[cfg(test)]

@@ -255,18 +255,10 @@ fn uri_path(p: &str) -> String {
     out
 }
 
+/// The SARIF 2.1.0 log: one rule per contract and one for stale exceptions, one result per
+/// finding and per stale exception.
 fn sarif(r: &CheckReport, version: &str, root_uri: &str) -> Value {
-    let mut ids: Vec<String> = Vec::new();
-    for c in &r.contracts {
-        let base = format!("andon/{}", slug(&c.name));
-        let mut id = base.clone();
-        let mut n = 2;
-        while ids.contains(&id) {
-            id = format!("{base}-{n}");
-            n += 1;
-        }
-        ids.push(id);
-    }
+    let ids = rule_ids(r);
     let mut rules: Vec<Value> = r
         .contracts
         .iter()
@@ -284,41 +276,7 @@ fn sarif(r: &CheckReport, version: &str, root_uri: &str) -> Value {
         "shortDescription": { "text": "An exception that excuses nothing" },
         "fullDescription": { "text": "A contract exception that matches no finding any more must be removed, so exceptions cannot outlive their reason." },
         "defaultConfiguration": { "level": "error" } }));
-    let mut results: Vec<Value> = r
-        .findings
-        .iter()
-        .map(|f| {
-            let ci = r.contracts.iter().position(|c| c.name == f.contract).unwrap_or(0);
-            let mut v = json!({
-                "ruleId": ids[ci], "ruleIndex": ci,
-                "level": if f.tier <= 2 { "error" } else { "warning" },
-                "message": { "text": format!("{}: {} (tier {})", f.contract, f.message, f.tier) },
-                "locations": [location(&f.path, f.line, f.col)],
-                "partialFingerprints": { "andonFinding/v1": f.fingerprint },
-                "properties": { "tier": f.tier, "blocking": f.blocking(), "contract": f.contract },
-            });
-            if !f.witness.is_empty() {
-                let steps: Vec<Value> = f
-                    .witness
-                    .iter()
-                    .map(|h| {
-                        let mut loc = location(&h.path, h.line, h.col);
-                        loc["message"] = json!({ "text": format!("imports `{}` -> {} ({}, tier {})", h.spec, h.target, h.confidence, h.tier) });
-                        json!({ "location": loc })
-                    })
-                    .collect();
-                v["codeFlows"] = json!([{ "threadFlows": [{ "locations": steps }] }]);
-            }
-            if let Some(e) = &f.excused {
-                v["suppressions"] = json!([{ "kind": "external", "status": "accepted",
-                    "justification": e.reason, "location": location(&r.config, e.line, 1) }]);
-            }
-            if let Some(n) = f.new {
-                v["baselineState"] = json!(if n { "new" } else { "unchanged" });
-            }
-            v
-        })
-        .collect();
+    let mut results: Vec<Value> = r.findings.iter().map(|f| sarif_result(r, f, &ids)).collect();
     for s in &r.stale_exceptions {
         results.push(json!({
             "ruleId": STALE_RULE, "ruleIndex": stale_index, "level": "error",
@@ -339,6 +297,55 @@ fn sarif(r: &CheckReport, version: &str, root_uri: &str) -> Value {
             "properties": { "verdict": outcome(r), "blocking": r.blocking(), "exceptions_used": r.exceptions_used },
         }],
     })
+}
+
+/// One SARIF rule id per contract, in order: `andon/<slug>`, numbered when slugs collide.
+fn rule_ids(r: &CheckReport) -> Vec<String> {
+    let mut ids: Vec<String> = Vec::new();
+    for c in &r.contracts {
+        let base = format!("andon/{}", slug(&c.name));
+        let mut id = base.clone();
+        let mut n = 2;
+        while ids.contains(&id) {
+            id = format!("{base}-{n}");
+            n += 1;
+        }
+        ids.push(id);
+    }
+    ids
+}
+
+/// One finding as a SARIF result: its witness as a code flow, its exception as a suppression.
+fn sarif_result(r: &CheckReport, f: &Finding, ids: &[String]) -> Value {
+    let ci = r.contracts.iter().position(|c| c.name == f.contract).unwrap_or(0);
+    let mut v = json!({
+        "ruleId": ids[ci], "ruleIndex": ci,
+        "level": if f.tier <= 2 { "error" } else { "warning" },
+        "message": { "text": format!("{}: {} (tier {})", f.contract, f.message, f.tier) },
+        "locations": [location(&f.path, f.line, f.col)],
+        "partialFingerprints": { "andonFinding/v1": f.fingerprint },
+        "properties": { "tier": f.tier, "blocking": f.blocking(), "contract": f.contract },
+    });
+    if !f.witness.is_empty() {
+        let steps: Vec<Value> = f
+            .witness
+            .iter()
+            .map(|h| {
+                let mut loc = location(&h.path, h.line, h.col);
+                loc["message"] = json!({ "text": format!("imports `{}` -> {} ({}, tier {})", h.spec, h.target, h.confidence, h.tier) });
+                json!({ "location": loc })
+            })
+            .collect();
+        v["codeFlows"] = json!([{ "threadFlows": [{ "locations": steps }] }]);
+    }
+    if let Some(e) = &f.excused {
+        v["suppressions"] = json!([{ "kind": "external", "status": "accepted",
+            "justification": e.reason, "location": location(&r.config, e.line, 1) }]);
+    }
+    if let Some(n) = f.new {
+        v["baselineState"] = json!(if n { "new" } else { "unchanged" });
+    }
+    v
 }
 
 /// Escapes workflow-command data (`%`, CR, LF) and, with `property`, also `:` and `,`.

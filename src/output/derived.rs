@@ -170,104 +170,106 @@ fn mermaid_label(s: &str) -> String {
     s.replace('"', "#quot;")
 }
 
+/// Writes the stream map in `format`.
 pub fn stream(w: &mut dyn Write, r: &StreamReport, format: GraphFormat) -> io::Result<()> {
     match format {
-        GraphFormat::Json => {
-            let v = json!({
-                "schema_version": SCHEMA_VERSION,
-                "stages": r.stages.iter().map(|s| json!({
-                    "name": s.name, "root": s.root, "ecosystem": s.ecosystem,
-                    "confidence": s.confidence, "source": s.source, "files": s.files,
-                })).collect::<Vec<_>>(),
-                "wires": r.wires.iter().map(|x| json!({
-                    "producer": x.producer, "consumer": x.consumer, "imports": x.imports,
-                    "symbols": x.symbols, "confidence": x.confidence, "kinds": x.kinds,
-                })).collect::<Vec<_>>(),
-                "order": r.order,
-                "cycles": r.cycles,
-                "module_cycles": r.module_cycles,
-                "verdict": { "outcome": "mapped", "stages": r.stages.len(), "wires": r.wires.len(), "cycles": r.cycles.len() },
-            });
-            writeln!(w, "{}", serde_json::to_string_pretty(&v).expect("json"))
-        }
-        GraphFormat::Dot => {
-            writeln!(w, "digraph stream {{\n  rankdir=LR;\n  node [shape=box];")?;
-            let cyclic: std::collections::BTreeSet<&str> = r.cycles.iter().flatten().map(String::as_str).collect();
-            for s in &r.stages {
-                let color = if cyclic.contains(s.name.as_str()) { ", color=red" } else { "" };
-                writeln!(
-                    w,
-                    "  {} [label={}{color}];",
-                    quote_dot(&s.name),
-                    quote_dot(&format!("{}\n{}", s.name, s.root))
-                )?;
-            }
-            for x in &r.wires {
-                let style = if x.confidence == "exact" { "" } else { ", style=dashed" };
-                writeln!(
-                    w,
-                    "  {} -> {} [label=\"{}\"{style}];",
-                    quote_dot(&x.producer),
-                    quote_dot(&x.consumer),
-                    x.imports
-                )?;
-            }
-            writeln!(w, "}}")
-        }
-        GraphFormat::Mermaid => {
-            writeln!(w, "flowchart LR")?;
-            let id: std::collections::BTreeMap<&str, usize> =
-                r.order.iter().enumerate().map(|(i, s)| (s.as_str(), i)).collect();
-            for s in &r.order {
-                writeln!(w, "  s{}[\"{}\"]", id[s.as_str()], mermaid_label(s))?;
-            }
-            for x in &r.wires {
-                let (Some(a), Some(b)) = (id.get(x.producer.as_str()), id.get(x.consumer.as_str())) else { continue };
-                let arrow = if x.confidence == "exact" { "-->" } else { "-.->" };
-                writeln!(w, "  s{a} {arrow}|{}| s{b}", x.imports)?;
-            }
-            Ok(())
-        }
-        GraphFormat::Text => {
-            writeln!(w, "stages ({}):", r.stages.len())?;
-            for s in &r.stages {
-                writeln!(
-                    w,
-                    "  {}  {}  {} files  [{}, {} from {}]",
-                    s.name, s.root, s.files, s.ecosystem, s.confidence, s.source
-                )?;
-            }
-            writeln!(w, "wires ({}):", r.wires.len())?;
-            for x in &r.wires {
-                let shown: Vec<&str> = x.symbols.iter().take(8).map(String::as_str).collect();
-                let more = if x.symbols.len() > 8 { format!(", +{}", x.symbols.len() - 8) } else { String::new() };
-                writeln!(
-                    w,
-                    "  {} -> {}  {} imports, {}  [{}]{}",
-                    x.producer,
-                    x.consumer,
-                    x.imports,
-                    x.confidence,
-                    x.kinds.join(","),
-                    if shown.is_empty() { String::new() } else { format!("  symbols: {}{more}", shown.join(", ")) }
-                )?;
-            }
-            writeln!(w, "order: {}", r.order.join(" -> "))?;
-            for c in &r.cycles {
-                writeln!(w, "cycle: {}", c.join(" <-> "))?;
-            }
-            if !r.module_cycles.is_empty() {
-                writeln!(w, "module cycles ({}):", r.module_cycles.len())?;
-                for c in &r.module_cycles {
-                    let shown: Vec<&str> = c.iter().take(6).map(String::as_str).collect();
-                    let more = if c.len() > 6 { format!(" (+{} more)", c.len() - 6) } else { String::new() };
-                    writeln!(w, "  {}{more}", shown.join(" <-> "))?;
-                }
-            }
-            let detail = format!("{} stages, {} wires, {} cycles", r.stages.len(), r.wires.len(), r.cycles.len());
-            verdict_line(w, "mapped", &detail)
+        GraphFormat::Json => stream_json(w, r),
+        GraphFormat::Dot => stream_dot(w, r),
+        GraphFormat::Mermaid => stream_mermaid(w, r),
+        GraphFormat::Text => stream_text(w, r),
+    }
+}
+
+/// The stream map as a JSON document.
+fn stream_json(w: &mut dyn Write, r: &StreamReport) -> io::Result<()> {
+    let v = json!({
+        "schema_version": SCHEMA_VERSION,
+        "stages": r.stages.iter().map(|s| json!({
+            "name": s.name, "root": s.root, "ecosystem": s.ecosystem,
+            "confidence": s.confidence, "source": s.source, "files": s.files,
+        })).collect::<Vec<_>>(),
+        "wires": r.wires.iter().map(|x| json!({
+            "producer": x.producer, "consumer": x.consumer, "imports": x.imports,
+            "symbols": x.symbols, "confidence": x.confidence, "kinds": x.kinds,
+        })).collect::<Vec<_>>(),
+        "order": r.order,
+        "cycles": r.cycles,
+        "module_cycles": r.module_cycles,
+        "verdict": { "outcome": "mapped", "stages": r.stages.len(), "wires": r.wires.len(), "cycles": r.cycles.len() },
+    });
+    writeln!(w, "{}", serde_json::to_string_pretty(&v).expect("json"))
+}
+
+/// The stream map as a Graphviz digraph: stages in a cycle red, heuristic wires dashed.
+fn stream_dot(w: &mut dyn Write, r: &StreamReport) -> io::Result<()> {
+    writeln!(w, "digraph stream {{\n  rankdir=LR;\n  node [shape=box];")?;
+    let cyclic: std::collections::BTreeSet<&str> = r.cycles.iter().flatten().map(String::as_str).collect();
+    for s in &r.stages {
+        let color = if cyclic.contains(s.name.as_str()) { ", color=red" } else { "" };
+        writeln!(w, "  {} [label={}{color}];", quote_dot(&s.name), quote_dot(&format!("{}\n{}", s.name, s.root)))?;
+    }
+    for x in &r.wires {
+        let style = if x.confidence == "exact" { "" } else { ", style=dashed" };
+        writeln!(w, "  {} -> {} [label=\"{}\"{style}];", quote_dot(&x.producer), quote_dot(&x.consumer), x.imports)?;
+    }
+    writeln!(w, "}}")
+}
+
+/// The stream map as a Mermaid flowchart, stages numbered in stream order.
+fn stream_mermaid(w: &mut dyn Write, r: &StreamReport) -> io::Result<()> {
+    writeln!(w, "flowchart LR")?;
+    let id: std::collections::BTreeMap<&str, usize> =
+        r.order.iter().enumerate().map(|(i, s)| (s.as_str(), i)).collect();
+    for s in &r.order {
+        writeln!(w, "  s{}[\"{}\"]", id[s.as_str()], mermaid_label(s))?;
+    }
+    for x in &r.wires {
+        let (Some(a), Some(b)) = (id.get(x.producer.as_str()), id.get(x.consumer.as_str())) else { continue };
+        let arrow = if x.confidence == "exact" { "-->" } else { "-.->" };
+        writeln!(w, "  s{a} {arrow}|{}| s{b}", x.imports)?;
+    }
+    Ok(())
+}
+
+/// The stream map as text: stages, wires, order, cycles, module cycles, then the verdict.
+fn stream_text(w: &mut dyn Write, r: &StreamReport) -> io::Result<()> {
+    writeln!(w, "stages ({}):", r.stages.len())?;
+    for s in &r.stages {
+        writeln!(
+            w,
+            "  {}  {}  {} files  [{}, {} from {}]",
+            s.name, s.root, s.files, s.ecosystem, s.confidence, s.source
+        )?;
+    }
+    writeln!(w, "wires ({}):", r.wires.len())?;
+    for x in &r.wires {
+        let shown: Vec<&str> = x.symbols.iter().take(8).map(String::as_str).collect();
+        let more = if x.symbols.len() > 8 { format!(", +{}", x.symbols.len() - 8) } else { String::new() };
+        writeln!(
+            w,
+            "  {} -> {}  {} imports, {}  [{}]{}",
+            x.producer,
+            x.consumer,
+            x.imports,
+            x.confidence,
+            x.kinds.join(","),
+            if shown.is_empty() { String::new() } else { format!("  symbols: {}{more}", shown.join(", ")) }
+        )?;
+    }
+    writeln!(w, "order: {}", r.order.join(" -> "))?;
+    for c in &r.cycles {
+        writeln!(w, "cycle: {}", c.join(" <-> "))?;
+    }
+    if !r.module_cycles.is_empty() {
+        writeln!(w, "module cycles ({}):", r.module_cycles.len())?;
+        for c in &r.module_cycles {
+            let shown: Vec<&str> = c.iter().take(6).map(String::as_str).collect();
+            let more = if c.len() > 6 { format!(" (+{} more)", c.len() - 6) } else { String::new() };
+            writeln!(w, "  {}{more}", shown.join(" <-> "))?;
         }
     }
+    let detail = format!("{} stages, {} wires, {} cycles", r.stages.len(), r.wires.len(), r.cycles.len());
+    verdict_line(w, "mapped", &detail)
 }
 
 pub fn why(w: &mut dyn Write, r: &WhyReport, json_out: bool) -> io::Result<()> {

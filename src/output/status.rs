@@ -80,6 +80,7 @@ fn injections(w: &mut dyn Write, inj: &Injections, h2: &str, item: &str, md: boo
     }
 }
 
+/// Writes the board (or that the loop never ran) as text, JSON or Markdown.
 pub fn report(
     w: &mut dyn Write,
     b: Option<&Board>,
@@ -93,31 +94,59 @@ pub fn report(
     let md = format == StatusFormat::Markdown;
     let (h1, h2, item) = if md { ("# ", "## ", "- ") } else { ("", "", "  ") };
     let Some(b) = b else {
-        if md {
-            writeln!(w, "# andon status\n\nThe loop has never run here (no ledger at `{ledger}`).\n")?;
-            injections(w, inj, h2, item, md)?;
-            writeln!(w, "\n**Next:** run `andon loop`.")?;
-            return Ok(());
-        }
-        writeln!(w, "the loop has never run here (no ledger at {ledger})")?;
-        injections(w, inj, h2, item, md)?;
-        writeln!(w, "next: run `andon loop`")?;
-        return verdict_line(w, "never-run", "");
+        return never_run(w, ledger, inj, md);
     };
     writeln!(w, "{h1}andon status")?;
-    if !b.holds.is_empty() {
-        writeln!(w, "{h2}STANDING TIER-1 HOLDS ({})", b.holds.len())?;
-        for h in &b.holds {
-            writeln!(
-                w,
-                "{item}{}: {} (evidence {}; {})",
-                h.wire,
-                super::inline(&h.claim),
-                h.evidence,
-                super::inline(&h.references.join(", "))
-            )?;
-        }
+    holds(w, b, h2, item)?;
+    stages(w, b, h2, item)?;
+    summary(w, b, h2, item)?;
+    decisions(w, b, h2, item)?;
+    injections(w, inj, h2, item, md)?;
+    writeln!(w, "{h2}next")?;
+    writeln!(w, "{item}{}", super::inline(&b.next.detail))?;
+    if md {
+        return Ok(());
     }
+    let outcome = if b.holds.is_empty() { "shown" } else { "holding" };
+    verdict_line(w, outcome, &format!("{} tier-1 hold(s)", b.holds.len()))
+}
+
+/// The report when there is no ledger: the loop never ran here.
+fn never_run(w: &mut dyn Write, ledger: &str, inj: &Injections, md: bool) -> io::Result<()> {
+    let (h2, item) = if md { ("## ", "- ") } else { ("", "  ") };
+    if md {
+        writeln!(w, "# andon status\n\nThe loop has never run here (no ledger at `{ledger}`).\n")?;
+        injections(w, inj, h2, item, md)?;
+        writeln!(w, "\n**Next:** run `andon loop`.")?;
+        return Ok(());
+    }
+    writeln!(w, "the loop has never run here (no ledger at {ledger})")?;
+    injections(w, inj, h2, item, md)?;
+    writeln!(w, "next: run `andon loop`")?;
+    verdict_line(w, "never-run", "")
+}
+
+/// The standing tier-1 holds, when there are any.
+fn holds(w: &mut dyn Write, b: &Board, h2: &str, item: &str) -> io::Result<()> {
+    if b.holds.is_empty() {
+        return Ok(());
+    }
+    writeln!(w, "{h2}STANDING TIER-1 HOLDS ({})", b.holds.len())?;
+    for h in &b.holds {
+        writeln!(
+            w,
+            "{item}{}: {} (evidence {}; {})",
+            h.wire,
+            super::inline(&h.claim),
+            h.evidence,
+            super::inline(&h.references.join(", "))
+        )?;
+    }
+    Ok(())
+}
+
+/// Every stage with its wires, open entry gates and advisory notes.
+fn stages(w: &mut dyn Write, b: &Board, h2: &str, item: &str) -> io::Result<()> {
     writeln!(w, "{h2}stages and wires")?;
     for s in &b.stages {
         writeln!(w, "{item}{} [{}, {}]", s.name, s.confidence, s.source)?;
@@ -138,6 +167,11 @@ pub fn report(
             writeln!(w, "{item}  advisory (context, never a gap): \"{}\"", super::inline(note))?;
         }
     }
+    Ok(())
+}
+
+/// The counters, the constraint, the gap counts and the proof approaches.
+fn summary(w: &mut dyn Write, b: &Board, h2: &str, item: &str) -> io::Result<()> {
     writeln!(w, "{h2}counters")?;
     writeln!(w, "{item}passes {}, cycles {}, sub-cycles {}", b.passes, b.cycles, b.sub_cycles)?;
     writeln!(w, "{h2}constraint")?;
@@ -150,7 +184,11 @@ pub fn report(
     writeln!(w, "{item}open by kind: {}", counts(&b.open_by_kind))?;
     writeln!(w, "{item}open by blast radius: {}", counts(&b.open_by_radius))?;
     writeln!(w, "{h2}proof approaches")?;
-    writeln!(w, "{item}{}", counts(&b.approaches))?;
+    writeln!(w, "{item}{}", counts(&b.approaches))
+}
+
+/// People's decisions and proof-strength audits, each section when it has entries.
+fn decisions(w: &mut dyn Write, b: &Board, h2: &str, item: &str) -> io::Result<()> {
     if !b.decisions.is_empty() {
         writeln!(w, "{h2}decisions")?;
         for d in &b.decisions {
@@ -163,12 +201,5 @@ pub fn report(
             writeln!(w, "{item}`{}` by {}: {s}: {}", super::inline(e), super::inline(t), super::inline(d))?;
         }
     }
-    injections(w, inj, h2, item, md)?;
-    writeln!(w, "{h2}next")?;
-    writeln!(w, "{item}{}", super::inline(&b.next.detail))?;
-    if md {
-        return Ok(());
-    }
-    let outcome = if b.holds.is_empty() { "shown" } else { "holding" };
-    verdict_line(w, outcome, &format!("{} tier-1 hold(s)", b.holds.len()))
+    Ok(())
 }
