@@ -155,22 +155,37 @@ fn git_header_paths(rest: &str) -> Option<(String, String)> {
 /// from /dev/null, deleted to /dev/null), its hash from its text. Paths must be plain relative
 /// paths inside the repository.
 pub fn change_from_diff(text: &str, base: &str, exclude: &[String]) -> Result<Change, String> {
-    let strip = |p: &str| -> Option<String> {
-        let p = p.split('\t').next().unwrap_or(p).trim();
-        if p == "/dev/null" {
-            return None;
-        }
-        let p = unquote(p);
-        Some(p.strip_prefix("a/").or_else(|| p.strip_prefix("b/")).unwrap_or(&p).to_string())
-    };
+    let mut files = git_section_files(text)?;
+    files.extend(unified_header_files(text));
+    if files.is_empty() {
+        return Err("the diff names no file (expected unified diff headers `--- a/...` / `+++ b/...`)".into());
+    }
+    plain_relative_paths(&files)?;
+    files.retain(|(_, p)| !exclude.iter().any(|e| p.starts_with(e.as_str())));
+    let files = one_status_per_path(files);
+    Ok(Change { base: base.into(), files, hash: format!("{:032x}", xxhash_rust::xxh3::xxh3_128(text.as_bytes())) })
+}
+
+/// A path as a diff header gives it, without its tab-separated suffix, quotes and `a/`/`b/`
+/// prefix; `None` for `/dev/null`.
+fn diff_path(p: &str) -> Option<String> {
+    let p = p.split('\t').next().unwrap_or(p).trim();
+    if p == "/dev/null" {
+        return None;
+    }
+    let p = unquote(p);
+    Some(p.strip_prefix("a/").or_else(|| p.strip_prefix("b/")).unwrap_or(&p).to_string())
+}
+
+/// The files of the `diff --git a/x b/y` sections: every file git touches has one, even with no
+/// `---`/`+++` lines (a new or deleted empty file, a rename, a mode change, a binary patch).
+fn git_section_files(text: &str) -> Result<Vec<(String, String)>, String> {
     let mut files: Vec<(String, String)> = Vec::new();
-    // `diff --git a/x b/y` sections: every file git touches has one, even with no `---`/`+++`
-    // lines (a new or deleted empty file, a rename, a mode change, a binary patch)
     let mut header: Option<String> = None;
     for l in text.lines() {
         if let Some(rest) = l.strip_prefix("diff --git ") {
             if let Some((a, b)) = git_header_paths(rest) {
-                let (a, b) = (strip(&a).unwrap_or_default(), strip(&b).unwrap_or_default());
+                let (a, b) = (diff_path(&a).unwrap_or_default(), diff_path(&b).unwrap_or_default());
                 files.push(("M".into(), b.clone()));
                 if a != b {
                     files.push(("M".into(), a));
@@ -193,11 +208,18 @@ pub fn change_from_diff(text: &str, base: &str, exclude: &[String]) -> Result<Ch
             }
         }
     }
+    Ok(files)
+}
+
+/// The files of the `---`/`+++` header pairs: added from /dev/null, deleted to /dev/null, else
+/// modified.
+fn unified_header_files(text: &str) -> Vec<(String, String)> {
+    let mut files = Vec::new();
     let mut lines = text.lines().peekable();
     while let Some(l) = lines.next() {
         let Some(old) = l.strip_prefix("--- ") else { continue };
         let Some(new) = lines.peek().and_then(|n| n.strip_prefix("+++ ")) else { continue };
-        let (old, new) = (strip(old), strip(new));
+        let (old, new) = (diff_path(old), diff_path(new));
         lines.next();
         match (old, new) {
             (None, Some(n)) => files.push(("A".into(), n)),
@@ -206,10 +228,12 @@ pub fn change_from_diff(text: &str, base: &str, exclude: &[String]) -> Result<Ch
             (None, None) => {}
         }
     }
-    if files.is_empty() {
-        return Err("the diff names no file (expected unified diff headers `--- a/...` / `+++ b/...`)".into());
-    }
-    for (_, p) in &files {
+    files
+}
+
+/// Refuses a path outside the repository or one that is not a plain relative path.
+fn plain_relative_paths(files: &[(String, String)]) -> Result<(), String> {
+    for (_, p) in files {
         if p.starts_with('/') || p.split('/').any(|c| c == "..") {
             return Err(format!("the diff writes `{}`, outside the repository", crate::text::line(p)));
         }
@@ -220,7 +244,11 @@ pub fn change_from_diff(text: &str, base: &str, exclude: &[String]) -> Result<Ch
             ));
         }
     }
-    files.retain(|(_, p)| !exclude.iter().any(|e| p.starts_with(e.as_str())));
+    Ok(())
+}
+
+/// One (status, path) per path, sorted: a deletion or addition wins over a modification.
+fn one_status_per_path(mut files: Vec<(String, String)>) -> Vec<(String, String)> {
     files.sort_by(|a, b| (&a.1, &a.0).cmp(&(&b.1, &b.0)));
     files.dedup_by(|b, a| {
         // the same path twice: a deletion or addition wins over a modification
@@ -234,7 +262,7 @@ pub fn change_from_diff(text: &str, base: &str, exclude: &[String]) -> Result<Ch
         }
     });
     files.sort();
-    Ok(Change { base: base.into(), files, hash: format!("{:032x}", xxhash_rust::xxh3::xxh3_128(text.as_bytes())) })
+    files
 }
 
 /// Re-rates the blast radius from the diff (design decision 5): CI, release or publish

@@ -237,134 +237,156 @@ pub fn run(
     nonce: &str,
 ) -> Result<Proof, String> {
     match approach {
-        Approach::Structural => {
-            let (verdict, tier, hold, claim, references) =
-                fix::structural_of(idx, target.wire.as_ref(), &target.path, &target.summary)?;
-            Ok(Proof {
-                verdict,
-                tier,
-                hold,
-                claim,
-                detail: "the fresh index after the fix".into(),
-                references,
-                artifact: None,
-                per_criterion: Vec::new(),
-            })
-        }
-        Approach::Executed => {
-            let specs = checks(cfg, &target.stages, inputs.command.as_deref());
-            if specs.is_empty() {
-                return Ok(Proof::unknown(
-                    format!(
-                        "no executed check covers stage {}: give --command '...' or add a [[command]] for it in andon.toml",
-                        target.stages.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", ")
-                    ),
-                    "unavailable: the wire stays unknown",
-                ));
-            }
-            let out = inputs.artifacts.clone().unwrap_or_else(|| cfg.settings.output_dir.value.clone());
-            Ok(executed(root, &out, &specs, nonce))
-        }
+        Approach::Structural => structural(idx, target),
+        Approach::Executed => Ok(configured_checks(root, cfg, target, inputs, nonce)),
         Approach::Adversarial => Ok(panel(root, cfg, idx, target, inputs, nonce)),
         Approach::Property => Ok(property(root, cfg, target, inputs, nonce)),
-        Approach::Numeric => {
-            let out = inputs.artifacts.clone().unwrap_or_else(|| cfg.settings.output_dir.value.clone());
-            let specs: Vec<CommandSpec> =
-                checks(cfg, &target.stages, None).into_iter().filter(|c| c.technique.is_some()).collect();
-            if specs.is_empty() {
-                return Ok(Proof::unknown(
-                    format!(
-                        "approach (b) needs a numeric check: a [[command]] for stage {} with `technique = \"...\"` ({})",
-                        target.stages.join(", "),
-                        crate::evidence::numeric::Technique::ALL.map(|t| t.id()).join(", ")
-                    ),
-                    "unavailable: the wire stays unknown",
-                ));
-            }
-            let runs: Vec<commands::Run> = specs.iter().map(|c| commands::run(root, &out, c, &fresh(nonce))).collect();
-            let numeric: Vec<crate::evidence::numeric::NumericRun> = specs
-                .iter()
-                .zip(&runs)
-                .map(|(c, r)| crate::evidence::numeric::NumericRun {
-                    technique: c.technique.expect("filtered"),
-                    command: c.run.clone(),
-                    exit: r.exit,
-                    timed_out: r.timed_out,
-                })
-                .collect();
-            let r = crate::evidence::numeric::judge(&numeric);
-            Ok(Proof {
-                verdict: r.verdict,
-                tier: None,
-                hold: false,
-                claim: r.claim,
-                detail: r.detail,
-                references: runs.iter().skip(1).map(|r| r.artifact.clone()).collect(),
-                artifact: runs.first().map(|r| r.artifact.clone()),
-                per_criterion: Vec::new(),
-            })
-        }
-        Approach::Rubric => {
-            let Some(file) = &inputs.rubric else {
-                return Ok(Proof::unknown(
-                    "approach (c) needs the claim's rubric record: give --rubric FILE (docs/approaches-rubric-agentic.md)".into(),
-                    "unavailable without a rubric record: the wire stays unknown",
-                ));
-            };
-            let bytes = std::fs::read(file).map_err(|e| format!("{}: {e}", file.display()))?;
-            let input =
-                crate::evidence::rubric::parse(&bytes).map_err(|e| format!("{}: {}", file.display(), e.join("; ")))?;
-            let run = runner(cfg, inputs, nonce);
-            let r = match sealed(root, cfg, || crate::evidence::rubric::score(&input, root, &run)) {
-                Ok(r) => r,
-                Err(p) => return Ok(*p),
-            };
-            Ok(Proof {
-                verdict: r.verdict,
-                tier: None,
-                hold: false,
-                claim: r.claim,
-                detail: r.detail,
-                references: r
-                    .criteria
-                    .iter()
-                    .map(|c| {
-                        let lb = if c.load_bearing { " (load-bearing)" } else { "" };
-                        let outcome = serde_json::to_value(c.outcome).ok().and_then(|v| v.as_str().map(str::to_string));
-                        format!("{}{lb}: {}: {}", c.criterion.name(), outcome.unwrap_or_default(), c.reason)
-                    })
-                    .collect(),
-                artifact: Some(file.display().to_string()),
-                per_criterion: Vec::new(),
-            })
-        }
-        Approach::Agentic => {
-            let Some(file) = &inputs.process else {
-                return Ok(Proof::unknown(
-                    "approach (d) needs the agent's process record: give --process FILE (docs/approaches-rubric-agentic.md)".into(),
-                    "unavailable without a process record: the wire stays unknown",
-                ));
-            };
-            let bytes = std::fs::read(file).map_err(|e| format!("{}: {e}", file.display()))?;
-            let rec =
-                crate::evidence::agentic::parse(&bytes).map_err(|e| format!("{}: {}", file.display(), e.join("; ")))?;
-            let r = crate::evidence::agentic::assess(&rec);
-            Ok(Proof {
-                verdict: r.verdict,
-                tier: None,
-                hold: false,
-                claim: r.claim,
-                detail: r.detail,
-                references: r.findings.iter().map(|f| format!("{}: {}", f.check.name(), f.detail)).collect(),
-                artifact: Some(file.display().to_string()),
-                per_criterion: Vec::new(),
-            })
-        }
+        Approach::Numeric => Ok(numeric(root, cfg, target, inputs, nonce)),
+        Approach::Rubric => rubric(root, cfg, inputs, nonce),
+        Approach::Agentic => agentic(inputs),
         other => Ok(Proof::unknown(
             format!("approach `{}` is not available in this version of andon", other.id()),
             "unavailable: the wire stays unknown",
         )),
     }
+}
+
+/// Where command outputs go: the caller's artifacts directory, else the configured `output_dir`.
+fn output_dir(cfg: &Config, inputs: &Inputs) -> PathBuf {
+    inputs.artifacts.clone().unwrap_or_else(|| cfg.settings.output_dir.value.clone())
+}
+
+/// The structural approach: the fresh index after the fix, read on the target's wire or site.
+fn structural(idx: &Index, target: &Target) -> Result<Proof, String> {
+    let (verdict, tier, hold, claim, references) =
+        fix::structural_of(idx, target.wire.as_ref(), &target.path, &target.summary)?;
+    Ok(Proof {
+        verdict,
+        tier,
+        hold,
+        claim,
+        detail: "the fresh index after the fix".into(),
+        references,
+        artifact: None,
+        per_criterion: Vec::new(),
+    })
+}
+
+/// The executed approach: the target stages' checks (or `--command`) run on the applied fix;
+/// with none, the wire stays unknown.
+fn configured_checks(root: &Path, cfg: &Config, target: &Target, inputs: &Inputs, nonce: &str) -> Proof {
+    let specs = checks(cfg, &target.stages, inputs.command.as_deref());
+    if specs.is_empty() {
+        return Proof::unknown(
+            format!(
+                "no executed check covers stage {}: give --command '...' or add a [[command]] for it in andon.toml",
+                target.stages.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", ")
+            ),
+            "unavailable: the wire stays unknown",
+        );
+    }
+    executed(root, &output_dir(cfg, inputs), &specs, nonce)
+}
+
+/// Approach (b): the target stages' checks that declare a numeric `technique` run, and the
+/// numeric judge reads their exits.
+fn numeric(root: &Path, cfg: &Config, target: &Target, inputs: &Inputs, nonce: &str) -> Proof {
+    let out = output_dir(cfg, inputs);
+    let specs: Vec<CommandSpec> =
+        checks(cfg, &target.stages, None).into_iter().filter(|c| c.technique.is_some()).collect();
+    if specs.is_empty() {
+        return Proof::unknown(
+            format!(
+                "approach (b) needs a numeric check: a [[command]] for stage {} with `technique = \"...\"` ({})",
+                target.stages.join(", "),
+                crate::evidence::numeric::Technique::ALL.map(|t| t.id()).join(", ")
+            ),
+            "unavailable: the wire stays unknown",
+        );
+    }
+    let runs: Vec<commands::Run> = specs.iter().map(|c| commands::run(root, &out, c, &fresh(nonce))).collect();
+    let numeric: Vec<crate::evidence::numeric::NumericRun> = specs
+        .iter()
+        .zip(&runs)
+        .map(|(c, r)| crate::evidence::numeric::NumericRun {
+            technique: c.technique.expect("filtered"),
+            command: c.run.clone(),
+            exit: r.exit,
+            timed_out: r.timed_out,
+        })
+        .collect();
+    let r = crate::evidence::numeric::judge(&numeric);
+    Proof {
+        verdict: r.verdict,
+        tier: None,
+        hold: false,
+        claim: r.claim,
+        detail: r.detail,
+        references: runs.iter().skip(1).map(|r| r.artifact.clone()).collect(),
+        artifact: runs.first().map(|r| r.artifact.clone()),
+        per_criterion: Vec::new(),
+    }
+}
+
+/// Approach (c): the claim's rubric record (`--rubric`) scored, its reported commands re-run
+/// under a seal on the tree.
+fn rubric(root: &Path, cfg: &Config, inputs: &Inputs, nonce: &str) -> Result<Proof, String> {
+    let Some(file) = &inputs.rubric else {
+        return Ok(Proof::unknown(
+            "approach (c) needs the claim's rubric record: give --rubric FILE (docs/approaches-rubric-agentic.md)"
+                .into(),
+            "unavailable without a rubric record: the wire stays unknown",
+        ));
+    };
+    let bytes = std::fs::read(file).map_err(|e| format!("{}: {e}", file.display()))?;
+    let input = crate::evidence::rubric::parse(&bytes).map_err(|e| format!("{}: {}", file.display(), e.join("; ")))?;
+    let run = runner(cfg, inputs, nonce);
+    let r = match sealed(root, cfg, || crate::evidence::rubric::score(&input, root, &run)) {
+        Ok(r) => r,
+        Err(p) => return Ok(*p),
+    };
+    Ok(Proof {
+        verdict: r.verdict,
+        tier: None,
+        hold: false,
+        claim: r.claim,
+        detail: r.detail,
+        references: r
+            .criteria
+            .iter()
+            .map(|c| {
+                let lb = if c.load_bearing { " (load-bearing)" } else { "" };
+                let outcome = serde_json::to_value(c.outcome).ok().and_then(|v| v.as_str().map(str::to_string));
+                format!("{}{lb}: {}: {}", c.criterion.name(), outcome.unwrap_or_default(), c.reason)
+            })
+            .collect(),
+        artifact: Some(file.display().to_string()),
+        per_criterion: Vec::new(),
+    })
+}
+
+/// Approach (d): the agent's process record (`--process`) assessed.
+fn agentic(inputs: &Inputs) -> Result<Proof, String> {
+    let Some(file) = &inputs.process else {
+        return Ok(Proof::unknown(
+            "approach (d) needs the agent's process record: give --process FILE (docs/approaches-rubric-agentic.md)"
+                .into(),
+            "unavailable without a process record: the wire stays unknown",
+        ));
+    };
+    let bytes = std::fs::read(file).map_err(|e| format!("{}: {e}", file.display()))?;
+    let rec = crate::evidence::agentic::parse(&bytes).map_err(|e| format!("{}: {}", file.display(), e.join("; ")))?;
+    let r = crate::evidence::agentic::assess(&rec);
+    Ok(Proof {
+        verdict: r.verdict,
+        tier: None,
+        hold: false,
+        claim: r.claim,
+        detail: r.detail,
+        references: r.findings.iter().map(|f| format!("{}: {}", f.check.name(), f.detail)).collect(),
+        artifact: Some(file.display().to_string()),
+        per_criterion: Vec::new(),
+    })
 }
 
 /// A fingerprint no cached run has: a verification runs its checks.
@@ -399,39 +421,14 @@ fn property(root: &Path, cfg: &Config, target: &Target, inputs: &Inputs, nonce: 
             "unavailable: the wire stays unknown",
         );
     }
-    let out = inputs.artifacts.clone().unwrap_or_else(|| cfg.settings.output_dir.value.clone());
+    let out = output_dir(cfg, inputs);
     let mut verdicts = Vec::new();
     let mut lines = Vec::new();
     let mut artifacts = Vec::new();
     let mut counterexamples = Vec::new();
     for spec in &specs {
         let r = commands::run(root, &out, spec, &fresh(nonce));
-        let output = std::fs::read_to_string(root.join(&r.artifact)).unwrap_or_else(|_| r.tail.clone());
-        // the tool whose counterexample the output carries, else the first one declared
-        let tool = tools
-            .iter()
-            .map(|d| d.tool)
-            .find(|t| property::counterexample(*t, &output).is_some())
-            .unwrap_or(tools[0].tool);
-        let mut j = property::judge(tool, r.exit, r.timed_out, &output);
-        if missing_tool(r.exit) {
-            j.verdict = Verdict::Unknown;
-            j.counterexample = None;
-            j.summary = format!(
-                "could not run here (exit {}: the command or its tool is not available); nothing is known",
-                r.exit.unwrap_or_default()
-            );
-        }
-        // a pass counts only when the output shows tests ran: an exit 0 alone is not a property
-        // test (R98)
-        let ran =
-            super::audit::count_before(&output, "passed").or_else(|| super::audit::count_before(&output, "passing"));
-        if j.verdict == Verdict::Proven && ran.is_none_or(|n| n == 0) {
-            j.verdict = Verdict::Unproven;
-            j.summary =
-                "exit 0, but the output shows no test run (no `N passed`): nothing was shown over generated inputs"
-                    .into();
-        }
+        let (tool, j) = property_judgment(root, &r, &tools);
         lines.push(format!("`{}` ({}): {}", r.run, tool.name(), j.summary));
         if let Some(c) = &j.counterexample {
             counterexamples.push(format!("minimized counterexample ({}): {c}", tool.name()));
@@ -439,21 +436,12 @@ fn property(root: &Path, cfg: &Config, target: &Target, inputs: &Inputs, nonce: 
         verdicts.push(j.verdict);
         artifacts.push(r.artifact);
     }
-    let verdict = if verdicts.iter().all(|v| *v == Verdict::Proven) {
-        Verdict::Proven
-    } else if verdicts.contains(&Verdict::Refuted) {
-        Verdict::Refuted
-    } else if verdicts.contains(&Verdict::Unknown) {
-        Verdict::Unknown
-    } else {
-        Verdict::Unproven
-    };
     let declared: Vec<String> =
         tools.iter().map(|d| format!("{} ({}:{})", d.tool.name(), d.manifest, d.line)).collect();
     let mut references = counterexamples;
     references.extend(artifacts.iter().skip(1).cloned());
     Proof {
-        verdict,
+        verdict: property_verdict(&verdicts),
         tier: None,
         hold: false,
         claim: format!("the property checks hold over generated inputs, through {}", declared.join(", ")),
@@ -461,6 +449,53 @@ fn property(root: &Path, cfg: &Config, target: &Target, inputs: &Inputs, nonce: 
         references,
         artifact: artifacts.first().cloned(),
         per_criterion: Vec::new(),
+    }
+}
+
+/// Judges one property run: the tool whose counterexample its output carries (else the first
+/// declared) reads it; a missing tool knows nothing, and a pass counts only when the output shows
+/// tests ran.
+fn property_judgment(
+    root: &Path,
+    r: &commands::Run,
+    tools: &[crate::evidence::property::Detected],
+) -> (crate::evidence::property::PropertyTool, crate::evidence::property::PropertyResult) {
+    use crate::evidence::property;
+    let output = std::fs::read_to_string(root.join(&r.artifact)).unwrap_or_else(|_| r.tail.clone());
+    // the tool whose counterexample the output carries, else the first one declared
+    let tool =
+        tools.iter().map(|d| d.tool).find(|t| property::counterexample(*t, &output).is_some()).unwrap_or(tools[0].tool);
+    let mut j = property::judge(tool, r.exit, r.timed_out, &output);
+    if missing_tool(r.exit) {
+        j.verdict = Verdict::Unknown;
+        j.counterexample = None;
+        j.summary = format!(
+            "could not run here (exit {}: the command or its tool is not available); nothing is known",
+            r.exit.unwrap_or_default()
+        );
+    }
+    // a pass counts only when the output shows tests ran: an exit 0 alone is not a property
+    // test (R98)
+    let ran = super::audit::count_before(&output, "passed").or_else(|| super::audit::count_before(&output, "passing"));
+    if j.verdict == Verdict::Proven && ran.is_none_or(|n| n == 0) {
+        j.verdict = Verdict::Unproven;
+        j.summary =
+            "exit 0, but the output shows no test run (no `N passed`): nothing was shown over generated inputs".into();
+    }
+    (tool, j)
+}
+
+/// The verdict of all property runs: proven when every run is; else refuted when any run is,
+/// then unknown, then unproven.
+fn property_verdict(verdicts: &[Verdict]) -> Verdict {
+    if verdicts.iter().all(|v| *v == Verdict::Proven) {
+        Verdict::Proven
+    } else if verdicts.contains(&Verdict::Refuted) {
+        Verdict::Refuted
+    } else if verdicts.contains(&Verdict::Unknown) {
+        Verdict::Unknown
+    } else {
+        Verdict::Unproven
     }
 }
 
@@ -531,85 +566,10 @@ fn panel(root: &Path, cfg: &Config, idx: &Index, target: &Target, inputs: &Input
             "unavailable without role outputs: the wire stays unknown",
         );
     };
-    let input = panel::PanelInput {
-        wire: target.wire.clone().unwrap_or(Wire { producer: target.path.clone(), consumer: target.path.clone() }),
-        gap: target.id.clone(),
-        claim: target.claim.clone(),
-        criteria: target.criteria.clone(),
-        diff: target.diff.clone(),
-        proposer: inputs.proposer.clone().unwrap_or_default(),
-        for_case: None,
-        prior_verdicts: Vec::new(),
-        proposer_reasoning: None,
-        // text in the changed files that addresses the tool: quoted to the roles as data (R123)
-        repo_text: crate::ops::suspected_injections(idx)
-            .into_iter()
-            .filter(|i| i.path == target.path || target.diff.contains(&format!("+++ b/{}", i.path)))
-            .map(|i| (format!("{}:{}", i.path, i.line), i.text))
-            .collect(),
-    };
-    let write = |name: &str, p: &panel::Packet| -> Result<(), String> {
-        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-        let file = dir.join(format!("packet-{name}.json"));
-        let tmp = file.with_extension("json.tmp");
-        std::fs::write(&tmp, &p.body)
-            .and_then(|_| std::fs::rename(&tmp, &file))
-            .map_err(|e| format!("{}: {e}", file.display()))
-    };
-    let mut outputs = Vec::new();
-    let mut refused = Vec::new();
-    for r in Role::ALL {
-        let file = dir.join(format!("output-{}.json", r.name()));
-        match std::fs::read(&file) {
-            Ok(bytes) => match panel::parse_output(&bytes) {
-                Ok(o) if o.role == r => outputs.push(o),
-                Ok(o) => refused.push(format!("{}: holds a {} output", file.display(), o.role.name())),
-                Err(e) => refused.push(format!("{}: {e}", file.display())),
-            },
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => refused.push(format!("{}: {e}", file.display())),
-        }
-    }
-    // An output counts once andon accepts it against the packet it answers; a refused one (and
-    // one that answered an older packet: an output its packet quotes changed) is asked again.
-    let checked = panel::validate(&input, &outputs);
-    let accepted = |r: Role| outputs.iter().zip(&checked).any(|(o, ok)| o.role == r && ok.is_ok());
-    refused.extend(checked.iter().filter_map(|c| c.as_ref().err()).map(|e| format!("refused: {e}")));
-    let hashes = |ps: &[panel::Packet]| ps.iter().map(|p| format!("{} {}", p.role.name(), p.hash)).collect::<Vec<_>>();
-    // The panel answers in three rounds: the two advocates; the evidence role, shown both
-    // advocates' claims to turn into checked facts; the adjudicator, shown all three.
-    let advocates: Vec<panel::RoleOutput> =
-        outputs.iter().filter(|o| matches!(o.role, Role::For | Role::Against)).cloned().collect();
-    let mut first = panel::packets(&input, &advocates);
-    let evidence = first.split_off(2);
-    let quoted: Vec<panel::RoleOutput> = outputs.iter().filter(|o| o.role != Role::Adjudicator).cloned().collect();
-    let rounds = [
-        (first, "the advocates (for, against)"),
-        (evidence, "the evidence role"),
-        (vec![panel::adjudicator_packet(&input, &quoted)], "the adjudicator"),
-    ];
-    for (i, (round, who)) in rounds.iter().enumerate() {
-        if round.iter().all(|p| accepted(p.role)) {
-            continue;
-        }
-        // `packets.json` lists every packet handed out so far: this round's and the earlier ones
-        let index: Vec<panel::Packet> = rounds[..=i].iter().flat_map(|(r, _)| r.iter().cloned()).collect();
-        let written = round.iter().try_for_each(|p| write(p.role.name(), p)).and_then(|_| write_index(dir, &index));
-        if let Err(e) = written {
-            return Proof::unknown(format!("the panel packets could not be written: {e}"), "unknown");
-        }
-        let files: Vec<String> = round.iter().map(|p| format!("packet-{}.json", p.role.name())).collect();
-        let mut p = Proof::unknown(
-            format!(
-                "the panel awaits {who}: {} in {}; each role writes output-<role>.json there",
-                files.join(", "),
-                dir.display()
-            ),
-            "no verdict until every role has answered",
-        );
-        p.references = hashes(round);
-        p.references.extend(refused);
-        return p;
+    let input = panel_input(idx, target, inputs);
+    let (outputs, refused) = read_role_outputs(dir);
+    if let Some(waiting) = await_round(dir, &input, &outputs, refused) {
+        return waiting;
     }
     let runner = runner(cfg, inputs, nonce);
     let checks: Vec<panel::Check> =
@@ -625,6 +585,126 @@ fn panel(root: &Path, cfg: &Config, idx: &Index, target: &Target, inputs: &Input
         .and_then(|w| fix::structural_of(idx, Some(w), "", "").ok())
         .is_some_and(|(v, _, hold, _, _)| hold && v != Verdict::Proven);
     let j = panel::judge(&input, &outputs, &reruns, hold);
+    panel_proof(&input, &j, hold)
+}
+
+/// What the panel is told about the fix under review: the target's wire (else its site), claim,
+/// criteria and diff, who built it, and the repository text that addresses the tool.
+fn panel_input(idx: &Index, target: &Target, inputs: &Inputs) -> crate::panel::PanelInput {
+    crate::panel::PanelInput {
+        wire: target.wire.clone().unwrap_or(Wire { producer: target.path.clone(), consumer: target.path.clone() }),
+        gap: target.id.clone(),
+        claim: target.claim.clone(),
+        criteria: target.criteria.clone(),
+        diff: target.diff.clone(),
+        proposer: inputs.proposer.clone().unwrap_or_default(),
+        for_case: None,
+        prior_verdicts: Vec::new(),
+        proposer_reasoning: None,
+        // text in the changed files that addresses the tool: quoted to the roles as data (R123)
+        repo_text: crate::ops::suspected_injections(idx)
+            .into_iter()
+            .filter(|i| i.path == target.path || target.diff.contains(&format!("+++ b/{}", i.path)))
+            .map(|i| (format!("{}:{}", i.path, i.line), i.text))
+            .collect(),
+    }
+}
+
+/// Reads every role's output from `dir`: the outputs that parse as their role's, and why each
+/// other one was refused (a missing output is simply not there yet).
+fn read_role_outputs(dir: &Path) -> (Vec<crate::panel::RoleOutput>, Vec<String>) {
+    use crate::panel::{self, Role};
+    let mut outputs = Vec::new();
+    let mut refused = Vec::new();
+    for r in Role::ALL {
+        let file = dir.join(format!("output-{}.json", r.name()));
+        match std::fs::read(&file) {
+            Ok(bytes) => match panel::parse_output(&bytes) {
+                Ok(o) if o.role == r => outputs.push(o),
+                Ok(o) => refused.push(format!("{}: holds a {} output", file.display(), o.role.name())),
+                Err(e) => refused.push(format!("{}: {e}", file.display())),
+            },
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => refused.push(format!("{}: {e}", file.display())),
+        }
+    }
+    (outputs, refused)
+}
+
+/// The panel's three rounds, each with who answers it: the two advocates; the evidence role,
+/// shown both advocates' claims to turn into checked facts; the adjudicator, shown all three.
+fn panel_rounds(
+    input: &crate::panel::PanelInput,
+    outputs: &[crate::panel::RoleOutput],
+) -> [(Vec<crate::panel::Packet>, &'static str); 3] {
+    use crate::panel::{self, Role};
+    let advocates: Vec<panel::RoleOutput> =
+        outputs.iter().filter(|o| matches!(o.role, Role::For | Role::Against)).cloned().collect();
+    let mut first = panel::packets(input, &advocates);
+    let evidence = first.split_off(2);
+    let quoted: Vec<panel::RoleOutput> = outputs.iter().filter(|o| o.role != Role::Adjudicator).cloned().collect();
+    [
+        (first, "the advocates (for, against)"),
+        (evidence, "the evidence role"),
+        (vec![panel::adjudicator_packet(input, &quoted)], "the adjudicator"),
+    ]
+}
+
+/// The first round not every role of which has an accepted output: its packets (and the index
+/// of all packets so far) are written to `dir`, and the proof says the panel awaits it. `None`:
+/// every role has answered.
+fn await_round(
+    dir: &Path,
+    input: &crate::panel::PanelInput,
+    outputs: &[crate::panel::RoleOutput],
+    mut refused: Vec<String>,
+) -> Option<Proof> {
+    use crate::panel::{self, Role};
+    // An output counts once andon accepts it against the packet it answers; a refused one (and
+    // one that answered an older packet: an output its packet quotes changed) is asked again.
+    let checked = panel::validate(input, outputs);
+    let accepted = |r: Role| outputs.iter().zip(&checked).any(|(o, ok)| o.role == r && ok.is_ok());
+    refused.extend(checked.iter().filter_map(|c| c.as_ref().err()).map(|e| format!("refused: {e}")));
+    let rounds = panel_rounds(input, outputs);
+    for (i, (round, who)) in rounds.iter().enumerate() {
+        if round.iter().all(|p| accepted(p.role)) {
+            continue;
+        }
+        // `packets.json` lists every packet handed out so far: this round's and the earlier ones
+        let index: Vec<panel::Packet> = rounds[..=i].iter().flat_map(|(r, _)| r.iter().cloned()).collect();
+        let written =
+            round.iter().try_for_each(|p| write_packet(dir, p.role.name(), p)).and_then(|_| write_index(dir, &index));
+        if let Err(e) = written {
+            return Some(Proof::unknown(format!("the panel packets could not be written: {e}"), "unknown"));
+        }
+        let files: Vec<String> = round.iter().map(|p| format!("packet-{}.json", p.role.name())).collect();
+        let mut p = Proof::unknown(
+            format!(
+                "the panel awaits {who}: {} in {}; each role writes output-<role>.json there",
+                files.join(", "),
+                dir.display()
+            ),
+            "no verdict until every role has answered",
+        );
+        p.references = round.iter().map(|p| format!("{} {}", p.role.name(), p.hash)).collect();
+        p.references.extend(refused);
+        return Some(p);
+    }
+    None
+}
+
+/// Writes one role packet to `dir` as `packet-<name>.json`, atomically.
+fn write_packet(dir: &Path, name: &str, p: &crate::panel::Packet) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let file = dir.join(format!("packet-{name}.json"));
+    let tmp = file.with_extension("json.tmp");
+    std::fs::write(&tmp, &p.body)
+        .and_then(|_| std::fs::rename(&tmp, &file))
+        .map_err(|e| format!("{}: {e}", file.display()))
+}
+
+/// The proof of a panel that rendered its judgment.
+fn panel_proof(input: &crate::panel::PanelInput, j: &crate::panel::Judgment, hold: bool) -> Proof {
     let per: Vec<String> = j
         .per_criterion
         .iter()
@@ -640,27 +720,29 @@ fn panel(root: &Path, cfg: &Config, idx: &Index, target: &Target, inputs: &Input
         artifact: None,
         // each criterion's own verdict, once the panel rendered one at all (an incomplete panel
         // or a standing hold leaves every obligation with the panel's verdict)
-        per_criterion: if j.verdict == Verdict::Unknown || hold {
-            Vec::new()
-        } else {
-            j.per_criterion
-                .iter()
-                .map(|(id, o, why)| {
-                    let lb = input.criteria.iter().any(|c| &c.id == id && c.load_bearing);
-                    let v = match o {
-                        panel::Outcome::Pass => Verdict::Proven,
-                        panel::Outcome::Fail => Verdict::Refuted,
-                        panel::Outcome::Neither if lb => Verdict::Unproven,
-                        // not load-bearing: neither side carrying it does not block (R104)
-                        panel::Outcome::Neither => Verdict::Proven,
-                        panel::Outcome::Unbacked => Verdict::Unproven,
-                        panel::Outcome::Unknown => Verdict::Unknown,
-                    };
-                    (id.clone(), v, why.clone())
-                })
-                .collect()
-        },
+        per_criterion: if j.verdict == Verdict::Unknown || hold { Vec::new() } else { criterion_verdicts(input, j) },
     }
+}
+
+/// Each criterion's own verdict from the panel's outcome for it.
+fn criterion_verdicts(input: &crate::panel::PanelInput, j: &crate::panel::Judgment) -> Vec<(String, Verdict, String)> {
+    use crate::panel::Outcome;
+    j.per_criterion
+        .iter()
+        .map(|(id, o, why)| {
+            let lb = input.criteria.iter().any(|c| &c.id == id && c.load_bearing);
+            let v = match o {
+                Outcome::Pass => Verdict::Proven,
+                Outcome::Fail => Verdict::Refuted,
+                Outcome::Neither if lb => Verdict::Unproven,
+                // not load-bearing: neither side carrying it does not block (R104)
+                Outcome::Neither => Verdict::Proven,
+                Outcome::Unbacked => Verdict::Unproven,
+                Outcome::Unknown => Verdict::Unknown,
+            };
+            (id.clone(), v, why.clone())
+        })
+        .collect()
 }
 
 /// Runs `f` (which re-runs commands a role or scorer reported) under a seal on the working tree:
@@ -683,7 +765,7 @@ fn sealed<T>(root: &Path, cfg: &Config, f: impl FnOnce() -> T) -> Result<T, Box<
 /// Re-runs a command a role or scorer reports (never from the cache): its exit code, `None` when
 /// it could not run or timed out.
 fn runner<'a>(cfg: &'a Config, inputs: &'a Inputs, nonce: &'a str) -> impl Fn(&Path, &str) -> Option<i32> + 'a {
-    let out = inputs.artifacts.clone().unwrap_or_else(|| cfg.settings.output_dir.value.clone());
+    let out = output_dir(cfg, inputs);
     move |root: &Path, command: &str| {
         let spec = CommandSpec {
             name: format!("rerun-{:08x}", xxhash_rust::xxh3::xxh3_64(command.as_bytes()) as u32),

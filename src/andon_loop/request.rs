@@ -358,155 +358,18 @@ pub enum Stop {
 
 /// Verifies a parsed request on the fresh index of `root`.
 pub fn verify(root: &Path, cfg: &Config, idx: &Index, req: &Request, inputs: &Inputs) -> Result<RequestOutcome, Stop> {
-    let own = super::own_paths(cfg);
-    let change = fix::change_from_diff(&req.diff, "request", &[]).map_err(Stop::Refused)?;
-    // andon's own state and settings decide how a change is proven: no change proves itself by
-    // rewriting them
-    let own_state: Vec<String> = change
-        .files
-        .iter()
-        .map(|(_, p)| p.clone())
-        .filter(|p| p == "andon.toml" || p.starts_with(".andon/") || own.iter().any(|o| p.starts_with(o.as_str())))
-        .collect();
-    if !own_state.is_empty() {
-        return Err(Stop::Scope(own_state, "the diff writes andon's own settings or state".into()));
-    }
-    applied(root, &req.diff)?;
-    // the whole change: with git, nothing else may differ in the tree the checks run on
-    if let Ok(tree) = fix::change(root, "HEAD", &[], &own) {
-        let given: BTreeSet<&str> = change.files.iter().map(|(_, p)| p.as_str()).collect();
-        let missing: Vec<String> = tree
-            .files
-            .iter()
-            .map(|(_, p)| p.clone())
-            .filter(|p| !given.contains(p.as_str()) && !p.starts_with(".andon/") && p != "andon.toml")
-            .collect();
-        if !missing.is_empty() {
-            return Err(Stop::Refused(format!(
-                "the fixDiff is not the whole change in the tree: it leaves out {}; verification would run on more than the diff",
-                missing.iter().map(|m| crate::text::line(m)).collect::<Vec<_>>().join(", ")
-            )));
-        }
-    }
-    // the declared scope (R113): the request's files, and for a cross-stage move its two stages
-    let declared: Vec<String> = if req.files.is_empty() { Vec::new() } else { req.files.clone() };
-    let outside: Vec<String> =
-        change.files.iter().map(|(_, p)| p.clone()).filter(|p| !declared.is_empty() && !declared.contains(p)).collect();
-    if !outside.is_empty() {
-        return Err(Stop::Scope(outside, "the diff writes files its `files` do not declare".into()));
-    }
-    let store = crate::ops::derive(&crate::datalog::builtin_program(), idx, &[rel::IN_STAGE, rel::STAGE])
-        .map_err(Stop::Refused)?;
-    let stage_of: BTreeMap<String, String> = store.rels[rel::IN_STAGE.0 as usize]
-        .iter()
-        .map(|r| (store.syms.str(r[0]).to_string(), store.syms.str(r[1]).to_string()))
-        .collect();
-    let mut stage_of = stage_of;
-    let stages: BTreeSet<String> =
-        store.rels[rel::STAGE.0 as usize].iter().map(|r| store.syms.str(r[0]).to_string()).collect();
-    // a file the index does not hold (deleted, not indexed) belongs to the stage whose root holds it
-    let roots: Vec<(String, String)> = crate::ops::stream(idx)
-        .map_err(Stop::Refused)?
-        .stages
-        .into_iter()
-        .filter(|s| !s.root.is_empty() && s.root != ".")
-        .map(|s| (format!("{}/", s.root.trim_end_matches('/')), s.name))
-        .collect();
-    for (_, p) in &change.files {
-        if !stage_of.contains_key(p)
-            && let Some((_, st)) = roots.iter().filter(|(r, _)| p.starts_with(r.as_str())).max_by_key(|(r, _)| r.len())
-        {
-            stage_of.insert(p.clone(), st.clone());
-        }
-    }
-    let (target_wire, target_stages, path) = match &req.wire {
-        WireRef::Stages { from, to } => {
-            for s in [from, to] {
-                if !stages.contains(s) {
-                    let near = crate::config::nearest(s, stages.iter().map(String::as_str))
-                        .map(|n| format!(" (did you mean `{n}`?)"))
-                        .unwrap_or_default();
-                    return Err(Stop::Refused(format!(
-                        "the wire names stage `{}`, which the index does not have{near}; stages: {}",
-                        crate::text::line(s),
-                        stages.iter().cloned().collect::<Vec<_>>().join(", ")
-                    )));
-                }
-            }
-            let other: Vec<String> = change
-                .files
-                .iter()
-                .filter(|(_, p)| stage_of.get(p).is_some_and(|s| s != from && s != to))
-                .map(|(_, p)| format!("{p} (stage `{}`)", stage_of[p]))
-                .collect();
-            if !other.is_empty() {
-                return Err(Stop::Scope(
-                    other,
-                    format!("the diff writes stages other than the wire's `{from}` and `{to}`"),
-                ));
-            }
-            let w = Wire { producer: from.clone(), consumer: to.clone() };
-            (Some(w), vec![from.clone(), to.clone()], String::new())
-        }
-        WireRef::Site { path, .. } => {
-            if !root.join(path).exists() && !change.files.iter().any(|(s, p)| p == path && s == "D") {
-                return Err(Stop::Refused(format!(
-                    "the wire's file `{}` does not exist in the repository",
-                    crate::text::line(path)
-                )));
-            }
-            let mut st: Vec<String> = change.files.iter().filter_map(|(_, p)| stage_of.get(p).cloned()).collect();
-            st.extend(stage_of.get(path).cloned());
-            st.sort();
-            st.dedup();
-            (None, st, path.clone())
-        }
-    };
+    let change = scoped_change(root, cfg, req)?;
+    let stages = StageMap::of(idx, &change)?;
+    let site = resolve_wire(root, &req.wire, &change, &stages)?;
     let (rerated, rerated_because) = fix::rerate(&change);
-    let has_checks = !prove::checks(cfg, &target_stages, inputs.command.as_deref()).is_empty();
-    // every obligation routed on its own; each approach runs once for all that route to it
-    let mut subjects: Vec<Obligation> = Vec::new();
-    let mut main = Subject { has_checks, ..Subject::default() };
-    for k in &req.kinds {
-        main = main.with(*k, "the request's `kind`");
-    }
-    if req.kinds.is_empty() {
-        match &req.wire {
-            WireRef::Stages { .. } => {}
-            WireRef::Site { path, crossing, .. } => {
-                if let Some(o) = route::object_of_path(path) {
-                    main = main.with(o.0, o.1);
-                }
-                for o in route::objects_in(crossing.as_deref().unwrap_or("")) {
-                    main = main.with(o.0, format!("the crossing contract: {}", o.1));
-                }
-            }
-        }
-        for o in route::objects_in(&req.obligation) {
-            main = main.with(o.0, format!("the obligation: {}", o.1));
-        }
-        if main.objects.is_empty() {
-            main = main.with(Object::Behavior, "the obligation is about what the code does");
-        }
-    }
-    // a cross-stage move also owes the wire itself: every import across it still resolves
-    if let WireRef::Stages { from, to } = &req.wire {
-        subjects.push((
-            "wire".into(),
-            format!("every import across {from} -> {to} resolves to what the producer defines; no stub crosses it"),
-            None,
-            Subject { has_checks, ..Subject::default() }.with(Object::Structure, "the change moves code across stages"),
-        ));
-    }
-    subjects.push(("contract".into(), req.obligation.clone(), None, main));
-    for r in &req.rules {
-        subjects.push((r.id.clone(), r.rule.clone(), Some(r.clone()), rule_subject(r, has_checks)));
-    }
-    let checks = prove::checks(cfg, &target_stages, inputs.command.as_deref());
+    let has_checks = !prove::checks(cfg, &site.stages, inputs.command.as_deref()).is_empty();
+    let subjects = obligations_of(req, has_checks);
+    let checks = prove::checks(cfg, &site.stages, inputs.command.as_deref());
+    let target_wire = site.wire.clone();
     let target = Target {
-        stages: target_stages,
-        wire: target_wire.clone(),
-        path,
+        stages: site.stages,
+        wire: site.wire,
+        path: site.path,
         summary: String::new(),
         id: "request".into(),
         claim: req.obligation.clone(),
@@ -516,39 +379,9 @@ pub fn verify(root: &Path, cfg: &Config, idx: &Index, req: &Request, inputs: &In
     };
     let obligations =
         prove_all(root, cfg, idx, subjects, target, &checks, inputs, &change.hash).map_err(Stop::Refused)?;
-    // condition 3, whatever the routes: a tier-1 contradiction on the wire or in a changed file
-    let mut holds: Vec<String> = Vec::new();
-    if let Some(w) = &target_wire {
-        let (v, _, hold, claim, refs) = fix::structural_of(idx, Some(w), "", "").map_err(Stop::Refused)?;
-        if hold && v != Verdict::Proven {
-            holds.push(claim);
-            holds.extend(refs);
-        }
-    }
-    let changed: Vec<String> = change.files.iter().map(|(_, p)| p.clone()).collect();
-    holds.extend(fix::tier1_at(idx, &changed).map_err(Stop::Refused)?);
-    holds.sort();
-    holds.dedup();
+    let holds = tier1_holds(idx, target_wire.as_ref(), &change)?;
     let (mut unmet, mut condition) = judge(&obligations, &holds);
-    // condition 2: the actual diff against the authorization ceiling; standalone, no authority
-    // can be raised for it, so it is a halt a person resolves by raising the ceiling or splitting
-    // the change
-    let ceiling = cfg.settings.authorization_level.value;
-    if rerated > ceiling {
-        unmet.insert(
-            0,
-            format!(
-                "the diff rates {} ({rerated_because}), above the authorization ceiling {}",
-                rerated.name(),
-                ceiling.name()
-            ),
-        );
-        // after a hold and a refutation, before everything a person or a later proof settles
-        use crate::ledger::andon_rule::Condition;
-        if !matches!(condition, Some(Condition::Tier1Hold | Condition::Refuted | Condition::Tier2Hold)) {
-            condition = Some(Condition::Authorization);
-        }
-    }
+    over_ceiling(cfg, rerated, &rerated_because, &mut unmet, &mut condition);
     let injections = crate::ops::suspected_injections(idx)
         .into_iter()
         .filter(|i| change.files.iter().any(|(_, p)| *p == i.path))
@@ -564,6 +397,255 @@ pub fn verify(root: &Path, cfg: &Config, idx: &Index, req: &Request, inputs: &In
         unmet,
         condition,
     })
+}
+
+/// The request's change, refused unless it is the whole change applied to the tree, leaves
+/// andon's own settings and state alone and stays inside its declared scope (R110, R113).
+fn scoped_change(root: &Path, cfg: &Config, req: &Request) -> Result<Change, Stop> {
+    let own = super::own_paths(cfg);
+    let change = fix::change_from_diff(&req.diff, "request", &[]).map_err(Stop::Refused)?;
+    refuse_own_state(&change, &own)?;
+    applied(root, &req.diff)?;
+    refuse_partial(root, &change, &own)?;
+    refuse_undeclared(&change, &req.files)?;
+    Ok(change)
+}
+
+/// Refuses a diff that writes andon's own state or settings: they decide how a change is
+/// proven, so no change proves itself by rewriting them.
+fn refuse_own_state(change: &Change, own: &[String]) -> Result<(), Stop> {
+    let own_state: Vec<String> = change
+        .files
+        .iter()
+        .map(|(_, p)| p.clone())
+        .filter(|p| p == "andon.toml" || p.starts_with(".andon/") || own.iter().any(|o| p.starts_with(o.as_str())))
+        .collect();
+    if !own_state.is_empty() {
+        return Err(Stop::Scope(own_state, "the diff writes andon's own settings or state".into()));
+    }
+    Ok(())
+}
+
+/// Refuses a diff that is not the whole change: with git, nothing else may differ in the tree
+/// the checks run on.
+fn refuse_partial(root: &Path, change: &Change, own: &[String]) -> Result<(), Stop> {
+    let Ok(tree) = fix::change(root, "HEAD", &[], own) else { return Ok(()) };
+    let given: BTreeSet<&str> = change.files.iter().map(|(_, p)| p.as_str()).collect();
+    let missing: Vec<String> = tree
+        .files
+        .iter()
+        .map(|(_, p)| p.clone())
+        .filter(|p| !given.contains(p.as_str()) && !p.starts_with(".andon/") && p != "andon.toml")
+        .collect();
+    if !missing.is_empty() {
+        return Err(Stop::Refused(format!(
+            "the fixDiff is not the whole change in the tree: it leaves out {}; verification would run on more than the diff",
+            missing.iter().map(|m| crate::text::line(m)).collect::<Vec<_>>().join(", ")
+        )));
+    }
+    Ok(())
+}
+
+/// Refuses a diff that writes files outside the request's declared `files` (R113); when none are
+/// declared, the scope is the diff's own files.
+fn refuse_undeclared(change: &Change, declared: &[String]) -> Result<(), Stop> {
+    let outside: Vec<String> =
+        change.files.iter().map(|(_, p)| p.clone()).filter(|p| !declared.is_empty() && !declared.contains(p)).collect();
+    if !outside.is_empty() {
+        return Err(Stop::Scope(outside, "the diff writes files its `files` do not declare".into()));
+    }
+    Ok(())
+}
+
+/// The stages the index knows, and the stage of each file (indexed or changed).
+struct StageMap {
+    stage_of: BTreeMap<String, String>,
+    stages: BTreeSet<String>,
+}
+
+impl StageMap {
+    /// Reads the stages from `idx`; a changed file the index does not hold (deleted, not
+    /// indexed) belongs to the stage whose root holds it.
+    fn of(idx: &Index, change: &Change) -> Result<StageMap, Stop> {
+        let store = crate::ops::derive(&crate::datalog::builtin_program(), idx, &[rel::IN_STAGE, rel::STAGE])
+            .map_err(Stop::Refused)?;
+        let mut stage_of: BTreeMap<String, String> = store.rels[rel::IN_STAGE.0 as usize]
+            .iter()
+            .map(|r| (store.syms.str(r[0]).to_string(), store.syms.str(r[1]).to_string()))
+            .collect();
+        let stages: BTreeSet<String> =
+            store.rels[rel::STAGE.0 as usize].iter().map(|r| store.syms.str(r[0]).to_string()).collect();
+        let roots: Vec<(String, String)> = crate::ops::stream(idx)
+            .map_err(Stop::Refused)?
+            .stages
+            .into_iter()
+            .filter(|s| !s.root.is_empty() && s.root != ".")
+            .map(|s| (format!("{}/", s.root.trim_end_matches('/')), s.name))
+            .collect();
+        for (_, p) in &change.files {
+            if !stage_of.contains_key(p)
+                && let Some((_, st)) =
+                    roots.iter().filter(|(r, _)| p.starts_with(r.as_str())).max_by_key(|(r, _)| r.len())
+            {
+                stage_of.insert(p.clone(), st.clone());
+            }
+        }
+        Ok(StageMap { stage_of, stages })
+    }
+}
+
+/// Where the request's proof looks: the wire crossed (for a cross-stage move), the stages whose
+/// checks speak for the change, and the site's file.
+struct WireTarget {
+    wire: Option<Wire>,
+    stages: Vec<String>,
+    path: String,
+}
+
+/// Resolves the request's wire against the index and the change.
+fn resolve_wire(root: &Path, wire: &WireRef, change: &Change, map: &StageMap) -> Result<WireTarget, Stop> {
+    match wire {
+        WireRef::Stages { from, to } => stages_target(from, to, change, map),
+        WireRef::Site { path, .. } => site_target(root, path, change, map),
+    }
+}
+
+/// A cross-stage move: both stages exist, and the diff writes no third stage.
+fn stages_target(from: &str, to: &str, change: &Change, map: &StageMap) -> Result<WireTarget, Stop> {
+    let (stage_of, stages) = (&map.stage_of, &map.stages);
+    for s in [from, to] {
+        if !stages.contains(s) {
+            let near = crate::config::nearest(s, stages.iter().map(String::as_str))
+                .map(|n| format!(" (did you mean `{n}`?)"))
+                .unwrap_or_default();
+            return Err(Stop::Refused(format!(
+                "the wire names stage `{}`, which the index does not have{near}; stages: {}",
+                crate::text::line(s),
+                stages.iter().cloned().collect::<Vec<_>>().join(", ")
+            )));
+        }
+    }
+    let other: Vec<String> = change
+        .files
+        .iter()
+        .filter(|(_, p)| stage_of.get(p).is_some_and(|s| s != from && s != to))
+        .map(|(_, p)| format!("{p} (stage `{}`)", stage_of[p]))
+        .collect();
+    if !other.is_empty() {
+        return Err(Stop::Scope(other, format!("the diff writes stages other than the wire's `{from}` and `{to}`")));
+    }
+    let w = Wire { producer: from.to_string(), consumer: to.to_string() };
+    Ok(WireTarget { wire: Some(w), stages: vec![from.to_string(), to.to_string()], path: String::new() })
+}
+
+/// A narrower fix at a site: its file exists (or the diff deletes it); its stages are those of
+/// the changed files and of the site.
+fn site_target(root: &Path, path: &str, change: &Change, map: &StageMap) -> Result<WireTarget, Stop> {
+    if !root.join(path).exists() && !change.files.iter().any(|(s, p)| p == path && s == "D") {
+        return Err(Stop::Refused(format!(
+            "the wire's file `{}` does not exist in the repository",
+            crate::text::line(path)
+        )));
+    }
+    let mut st: Vec<String> = change.files.iter().filter_map(|(_, p)| map.stage_of.get(p).cloned()).collect();
+    st.extend(map.stage_of.get(path).cloned());
+    st.sort();
+    st.dedup();
+    Ok(WireTarget { wire: None, stages: st, path: path.to_string() })
+}
+
+/// Every obligation of the request, each routed on its own: the wire itself (for a cross-stage
+/// move), the contract, then each Behavior Contract rule.
+fn obligations_of(req: &Request, has_checks: bool) -> Vec<Obligation> {
+    let main = contract_subject(req, has_checks);
+    let mut subjects: Vec<Obligation> = Vec::new();
+    // a cross-stage move also owes the wire itself: every import across it still resolves
+    if let WireRef::Stages { from, to } = &req.wire {
+        subjects.push((
+            "wire".into(),
+            format!("every import across {from} -> {to} resolves to what the producer defines; no stub crosses it"),
+            None,
+            Subject { has_checks, ..Subject::default() }.with(Object::Structure, "the change moves code across stages"),
+        ));
+    }
+    subjects.push(("contract".into(), req.obligation.clone(), None, main));
+    for r in &req.rules {
+        subjects.push((r.id.clone(), r.rule.clone(), Some(r.clone()), rule_subject(r, has_checks)));
+    }
+    subjects
+}
+
+/// What routing knows of the request's own obligation: its declared `kind`, else what its
+/// site, crossing contract and text name, else it is about behaviour.
+fn contract_subject(req: &Request, has_checks: bool) -> Subject {
+    let mut main = Subject { has_checks, ..Subject::default() };
+    for k in &req.kinds {
+        main = main.with(*k, "the request's `kind`");
+    }
+    if !req.kinds.is_empty() {
+        return main;
+    }
+    if let WireRef::Site { path, crossing, .. } = &req.wire {
+        if let Some(o) = route::object_of_path(path) {
+            main = main.with(o.0, o.1);
+        }
+        for o in route::objects_in(crossing.as_deref().unwrap_or("")) {
+            main = main.with(o.0, format!("the crossing contract: {}", o.1));
+        }
+    }
+    for o in route::objects_in(&req.obligation) {
+        main = main.with(o.0, format!("the obligation: {}", o.1));
+    }
+    if main.objects.is_empty() {
+        main = main.with(Object::Behavior, "the obligation is about what the code does");
+    }
+    main
+}
+
+/// Condition 3, whatever the routes: the tier-1 contradictions on the wire or in a changed
+/// file, sorted and deduplicated.
+fn tier1_holds(idx: &Index, wire: Option<&Wire>, change: &Change) -> Result<Vec<String>, Stop> {
+    let mut holds: Vec<String> = Vec::new();
+    if let Some(w) = wire {
+        let (v, _, hold, claim, refs) = fix::structural_of(idx, Some(w), "", "").map_err(Stop::Refused)?;
+        if hold && v != Verdict::Proven {
+            holds.push(claim);
+            holds.extend(refs);
+        }
+    }
+    let changed: Vec<String> = change.files.iter().map(|(_, p)| p.clone()).collect();
+    holds.extend(fix::tier1_at(idx, &changed).map_err(Stop::Refused)?);
+    holds.sort();
+    holds.dedup();
+    Ok(holds)
+}
+
+/// Condition 2: the actual diff against the authorization ceiling. Standalone, no authority can
+/// be raised for it, so it is a halt a person resolves by raising the ceiling or splitting the
+/// change; it ranks after a hold and a refutation, before everything a person or a later proof
+/// settles.
+fn over_ceiling(
+    cfg: &Config,
+    rerated: BlastRadius,
+    rerated_because: &str,
+    unmet: &mut Vec<String>,
+    condition: &mut Option<crate::ledger::andon_rule::Condition>,
+) {
+    use crate::ledger::andon_rule::Condition;
+    let ceiling = cfg.settings.authorization_level.value;
+    if rerated > ceiling {
+        unmet.insert(
+            0,
+            format!(
+                "the diff rates {} ({rerated_because}), above the authorization ceiling {}",
+                rerated.name(),
+                ceiling.name()
+            ),
+        );
+        if !matches!(condition, Some(Condition::Tier1Hold | Condition::Refuted | Condition::Tier2Hold)) {
+            *condition = Some(Condition::Authorization);
+        }
+    }
 }
 
 /// One obligation to prove: its id (`contract` for the main one), text, rule (for an imported

@@ -6,126 +6,21 @@ use tree_sitter::Node;
 use super::{Extractor, ancestors, line, unquote};
 use crate::facts::rel;
 
+/// Records the facts of one query capture in a Python file.
 pub(super) fn on_capture<'a>(x: &mut Extractor<'a, '_>, cap: &str, node: Node<'a>, name: Option<Node<'a>>) {
     match cap {
-        "import.import" => {
-            let l = line(node);
-            x.import_lines.insert(l);
-            let kinds = context_kinds(x, node);
-            let mut c = node.walk();
-            for n in node.children_by_field_name("name", &mut c) {
-                match n.kind() {
-                    "aliased_import" => {
-                        let Some(m) = n.child_by_field_name("name") else {
-                            continue;
-                        };
-                        let spec = x.text(m);
-                        x.import(l, spec, &kinds);
-                        if let Some(a) = n.child_by_field_name("alias") {
-                            let alias = x.text(a);
-                            x.imported_name(l, spec, spec, alias);
-                        }
-                    }
-                    _ => {
-                        let spec = x.text(n);
-                        x.import(l, spec, &kinds);
-                    }
-                }
-            }
-        }
-        "import.from" => {
-            let l = line(node);
-            x.import_lines.insert(l);
-            let Some(m) = node.child_by_field_name("module_name") else {
-                return;
-            };
-            let spec: String = x.text(m).split_whitespace().collect();
-            let mut kinds = context_kinds(x, node);
-            let mut c = node.walk();
-            let wildcard = node.children(&mut c).any(|n| n.kind() == "wildcard_import");
-            if wildcard {
-                kinds.push("wildcard");
-            }
-            x.import(l, &spec, &kinds);
-            // In a statement the parser could not read, names on a later line that starts a new
-            // import belong to that import (recovered separately), not to this one.
-            let stray = |n: Node| {
-                node.has_error() && line(n) != l && {
-                    let t = x.src.lines().nth(line(n) as usize - 1).unwrap_or("").trim_start();
-                    t.starts_with("import ") || t.starts_with("from ")
-                }
-            };
-            let mut c = node.walk();
-            for n in node.children_by_field_name("name", &mut c) {
-                if stray(n) {
-                    continue;
-                }
-                let (nm, alias) = match n.kind() {
-                    "aliased_import" => {
-                        let nm = n.child_by_field_name("name").map(|v| x.text(v)).unwrap_or("");
-                        (nm, n.child_by_field_name("alias").map(|v| x.text(v)).unwrap_or(nm))
-                    }
-                    _ => (x.text(n), x.text(n)),
-                };
-                x.imported_name(l, &spec, nm, alias);
-            }
-        }
-        "import.dynamic" => {
-            let l = line(node);
-            let spec = node
-                .child_by_field_name("arguments")
-                .and_then(|a| a.named_child(0))
-                .filter(|a| a.kind() == "string")
-                .map(|a| unquote(x.text(a)).to_string())
-                .unwrap_or_else(|| "<dynamic>".to_string());
-            let mut kinds = context_kinds(x, node);
-            kinds.push("dynamic");
-            x.import(l, &spec, &kinds);
-        }
+        "import.import" => import_import(x, node),
+        "import.from" => import_from(x, node),
+        "import.dynamic" => import_dynamic(x, node),
         "def.function" | "def.class" => {
-            let Some(n) = name else { return };
-            let nm = x.text(n);
-            let scope = enclosing_scope(node);
-            let in_class = scope.is_some_and(|s| s.kind() == "class_definition");
-            let kind = match (cap, in_class) {
-                ("def.class", _) => "class",
-                (_, true) => "method",
-                _ => "function",
-            };
-            let vis =
-                if nm.starts_with('_') && !(nm.starts_with("__") && nm.ends_with("__")) { "private" } else { "public" };
-            x.define(node, nm, kind, vis);
-            if scope.is_none() && vis == "public" {
-                x.push(rel::EXPORTS, &[x.path.into(), nm.into()]);
-            }
-            if kind != "class" && is_test_function(x, scope, nm) {
-                x.push(rel::TEST_DEF, &[x.path.into(), nm.into(), line(node).into()]);
-            }
-            if kind != "class"
-                && let Some(stub) = stub_body(x, node)
-            {
-                x.push(rel::STUB_BODY, &[x.path.into(), nm.into(), line(node).into(), stub.into()]);
+            if let Some(n) = name {
+                def_function_or_class(x, cap, node, n);
             }
         }
         "def.variable" => {
             // the query matches module-level assignments only
-            let Some(n) = name else { return };
-            let nm = x.text(n);
-            let vis =
-                if nm.starts_with('_') && !(nm.starts_with("__") && nm.ends_with("__")) { "private" } else { "public" };
-            x.define(node, nm, "variable", vis);
-            if nm == "__all__" {
-                if let Some(list) = node.child_by_field_name("right") {
-                    let mut c = list.walk();
-                    for item in list.named_children(&mut c) {
-                        if item.kind() == "string" {
-                            let s = unquote(x.text(item));
-                            x.push(rel::EXPORTS, &[x.path.into(), s.into()]);
-                        }
-                    }
-                }
-            } else if vis == "public" {
-                x.push(rel::EXPORTS, &[x.path.into(), nm.into()]);
+            if let Some(n) = name {
+                def_variable(x, node, n);
             }
         }
         "call" => {
@@ -141,6 +36,136 @@ pub(super) fn on_capture<'a>(x: &mut Extractor<'a, '_>, cap: &str, node: Node<'a
         }
         _ => x.common_capture(cap, node),
     }
+}
+
+/// `import a.b, c as d`: one import per module, and the alias it binds.
+fn import_import<'a>(x: &mut Extractor<'a, '_>, node: Node<'a>) {
+    let l = line(node);
+    x.import_lines.insert(l);
+    let kinds = context_kinds(x, node);
+    let mut c = node.walk();
+    for n in node.children_by_field_name("name", &mut c) {
+        match n.kind() {
+            "aliased_import" => {
+                let Some(m) = n.child_by_field_name("name") else {
+                    continue;
+                };
+                let spec = x.text(m);
+                x.import(l, spec, &kinds);
+                if let Some(a) = n.child_by_field_name("alias") {
+                    let alias = x.text(a);
+                    x.imported_name(l, spec, spec, alias);
+                }
+            }
+            _ => {
+                let spec = x.text(n);
+                x.import(l, spec, &kinds);
+            }
+        }
+    }
+}
+
+/// `from m import a, b as c` (or `*`): the import of `m` and each name it binds.
+fn import_from<'a>(x: &mut Extractor<'a, '_>, node: Node<'a>) {
+    let l = line(node);
+    x.import_lines.insert(l);
+    let Some(m) = node.child_by_field_name("module_name") else {
+        return;
+    };
+    let spec: String = x.text(m).split_whitespace().collect();
+    let mut kinds = context_kinds(x, node);
+    let mut c = node.walk();
+    let wildcard = node.children(&mut c).any(|n| n.kind() == "wildcard_import");
+    if wildcard {
+        kinds.push("wildcard");
+    }
+    x.import(l, &spec, &kinds);
+    // In a statement the parser could not read, names on a later line that starts a new
+    // import belong to that import (recovered separately), not to this one.
+    let stray = |n: Node| {
+        node.has_error() && line(n) != l && {
+            let t = x.src.lines().nth(line(n) as usize - 1).unwrap_or("").trim_start();
+            t.starts_with("import ") || t.starts_with("from ")
+        }
+    };
+    let mut c = node.walk();
+    for n in node.children_by_field_name("name", &mut c) {
+        if stray(n) {
+            continue;
+        }
+        let (nm, alias) = match n.kind() {
+            "aliased_import" => {
+                let nm = n.child_by_field_name("name").map(|v| x.text(v)).unwrap_or("");
+                (nm, n.child_by_field_name("alias").map(|v| x.text(v)).unwrap_or(nm))
+            }
+            _ => (x.text(n), x.text(n)),
+        };
+        x.imported_name(l, &spec, nm, alias);
+    }
+}
+
+/// `importlib.import_module("m")`: a dynamic import of its literal module (else `<dynamic>`).
+fn import_dynamic<'a>(x: &mut Extractor<'a, '_>, node: Node<'a>) {
+    let l = line(node);
+    let spec = node
+        .child_by_field_name("arguments")
+        .and_then(|a| a.named_child(0))
+        .filter(|a| a.kind() == "string")
+        .map(|a| unquote(x.text(a)).to_string())
+        .unwrap_or_else(|| "<dynamic>".to_string());
+    let mut kinds = context_kinds(x, node);
+    kinds.push("dynamic");
+    x.import(l, &spec, &kinds);
+}
+
+/// A `def` or `class`: its definition, export (public at module level), test and stub facts.
+fn def_function_or_class<'a>(x: &mut Extractor<'a, '_>, cap: &str, node: Node<'a>, name: Node<'a>) {
+    let nm = x.text(name);
+    let scope = enclosing_scope(node);
+    let in_class = scope.is_some_and(|s| s.kind() == "class_definition");
+    let kind = match (cap, in_class) {
+        ("def.class", _) => "class",
+        (_, true) => "method",
+        _ => "function",
+    };
+    let vis = visibility(nm);
+    x.define(node, nm, kind, vis);
+    if scope.is_none() && vis == "public" {
+        x.push(rel::EXPORTS, &[x.path.into(), nm.into()]);
+    }
+    if kind != "class" && is_test_function(x, scope, nm) {
+        x.push(rel::TEST_DEF, &[x.path.into(), nm.into(), line(node).into()]);
+    }
+    if kind != "class"
+        && let Some(stub) = stub_body(x, node)
+    {
+        x.push(rel::STUB_BODY, &[x.path.into(), nm.into(), line(node).into(), stub.into()]);
+    }
+}
+
+/// A module-level assignment: its definition, and its export (`__all__` lists the exports).
+fn def_variable<'a>(x: &mut Extractor<'a, '_>, node: Node<'a>, name: Node<'a>) {
+    let nm = x.text(name);
+    let vis = visibility(nm);
+    x.define(node, nm, "variable", vis);
+    if nm == "__all__" {
+        if let Some(list) = node.child_by_field_name("right") {
+            let mut c = list.walk();
+            for item in list.named_children(&mut c) {
+                if item.kind() == "string" {
+                    let s = unquote(x.text(item));
+                    x.push(rel::EXPORTS, &[x.path.into(), s.into()]);
+                }
+            }
+        }
+    } else if vis == "public" {
+        x.push(rel::EXPORTS, &[x.path.into(), nm.into()]);
+    }
+}
+
+/// `private` for a `_name` (not a `__dunder__`), else `public`.
+fn visibility(name: &str) -> &'static str {
+    if name.starts_with('_') && !(name.starts_with("__") && name.ends_with("__")) { "private" } else { "public" }
 }
 
 /// The nearest enclosing function or class, if any.

@@ -467,20 +467,7 @@ pub fn update(root: &Path, opts: &IndexOptions, progress: &(dyn Fn(u64, u64) + S
     let (dir, _lock) = lock(&root)?;
     let stamp_ns = now_ns();
     let ipath = dir.join(INDEX_FILE);
-    let mut rebuilt = None;
-    let head = if opts.rebuild {
-        rebuilt = Some("rebuild requested".to_string());
-        None
-    } else {
-        match read_head(&ipath) {
-            Ok(h) => Some(h),
-            Err(LoadError::Missing) => None,
-            Err(LoadError::Untrusted(why)) => {
-                rebuilt = Some(format!("{}: {why}; rebuilding", rel_display(&root, &ipath)));
-                None
-            }
-        }
-    };
+    let (head, rebuilt) = stored_head(&root, &ipath, opts);
     // Fast path: when no directory, ignore file or indexed file changed since the last run, the
     // walk is skipped and nothing but the file table is read.
     let fast = head.as_ref().and_then(|h| rewalk_from_table(&root, h, opts));
@@ -501,10 +488,90 @@ pub fn update(root: &Path, opts: &IndexOptions, progress: &(dyn Fn(u64, u64) + S
         .collect();
     let old_files: &[FileMeta] = head.as_ref().map(|h| h.files.as_slice()).unwrap_or(&[]);
     let old_stamp = head.as_ref().map(|h| h.header.stamp_ns).unwrap_or(0);
-    let by_path: HashMap<&str, usize> = old_files.iter().enumerate().map(|(i, f)| (f.path.as_str(), i)).collect();
+    let (jobs, rehashed) = look_at_all(&walked, old_files, old_stamp, opts, progress)?;
+    let tally = Tally::of(&jobs, &walked, old_files, rehashed);
+    let structure_changed = tally.parsed > 0 || tally.removed > 0 || head.is_none();
+    let walk_wire = wire::WalkStateWire {
+        options: walk_state.options,
+        dirs: walk_state.dirs,
+        ignore_files: walk_state.ignore_files,
+    };
+    let walk_changed = head
+        .as_ref()
+        .is_none_or(|h| h.header.walk.dirs != walk_wire.dirs || h.header.walk.ignore_files != walk_wire.ignore_files);
+    if !structure_changed && !tally.metas_changed && !walk_changed {
+        let head = head.expect("an unchanged index exists");
+        let diags = with_stored_diags(diagnostics, None);
+        return Ok(unchanged_report(
+            root,
+            ipath,
+            head.header.summary,
+            tally.reused,
+            tally.rehashed,
+            rebuilt,
+            diags,
+            t0,
+        ));
+    }
+    let old = match stored_body(head) {
+        Ok(old) => old,
+        Err(why) => {
+            // The head was sound but the body is not: parse everything again.
+            let why = format!("{}: {why}; rebuilding", rel_display(&root, &ipath));
+            drop(_lock);
+            return update(&root, &IndexOptions { rebuild: true, ..opts.clone() }, progress).map(|mut r| {
+                r.rebuilt = Some(why);
+                r
+            });
+        }
+    };
+    let (files, facts, old_global) = assemble(jobs, old, &mut diagnostics);
+    let global = resolved(&root, &files, &facts, structure_changed, old_global);
+    let cores: Vec<&Segment> = facts.iter().map(|f| &f.core).collect();
+    let summary = summarize(&files, &cores, &global);
+    let header = Header { fingerprint: fingerprint(), stamp_ns, summary, walk: walk_wire };
+    let idx = Index { header, files, facts, global };
+    write_index(&dir, &idx)?;
+    let diagnostics = with_stored_diags(diagnostics, Some(&idx));
+    Ok(IndexReport {
+        root,
+        index_path: ipath,
+        summary: idx.header.summary,
+        parsed: tally.parsed,
+        reused: tally.reused,
+        removed: tally.removed,
+        rehashed: tally.rehashed,
+        unchanged: false,
+        rebuilt,
+        diagnostics,
+        elapsed_ms: ms(t0),
+    })
+}
 
-    // Stat-fresh files are reused without reading; everything else is read, hashed and (if the
-    // hash changed) parsed, largest first so one huge file never waits at the end.
+/// The stored index's head, unless a rebuild was requested or it cannot be trusted; with why
+/// the stored index is not used, when it is not.
+fn stored_head(root: &Path, ipath: &Path, opts: &IndexOptions) -> (Option<Head>, Option<String>) {
+    if opts.rebuild {
+        return (None, Some("rebuild requested".to_string()));
+    }
+    match read_head(ipath) {
+        Ok(h) => (Some(h), None),
+        Err(LoadError::Missing) => (None, None),
+        Err(LoadError::Untrusted(why)) => (None, Some(format!("{}: {why}; rebuilding", rel_display(root, ipath)))),
+    }
+}
+
+/// Looks at every walked file, in walk order. Stat-fresh files are reused without reading;
+/// everything else is read, hashed and (if the hash changed) parsed, in parallel and largest
+/// first so one huge file never waits at the end. Also returns how many files were read.
+fn look_at_all(
+    walked: &[WalkEntry],
+    old_files: &[FileMeta],
+    old_stamp: u64,
+    opts: &IndexOptions,
+    progress: &(dyn Fn(u64, u64) + Sync),
+) -> Result<(Vec<Job>, u64), Error> {
+    let by_path: HashMap<&str, usize> = old_files.iter().enumerate().map(|(i, f)| (f.path.as_str(), i)).collect();
     let mut jobs: Vec<Option<Job>> = Vec::with_capacity(walked.len());
     let mut todo: Vec<usize> = Vec::new();
     for (i, e) in walked.iter().enumerate() {
@@ -545,46 +612,53 @@ pub fn update(root: &Path, opts: &IndexOptions, progress: &(dyn Fn(u64, u64) + S
     for (i, job) in results {
         jobs[i] = Some(job);
     }
-    let jobs: Vec<Job> = jobs.into_iter().map(|j| j.expect("every walked file was looked at")).collect();
+    let jobs = jobs.into_iter().map(|j| j.expect("every walked file was looked at")).collect();
+    Ok((jobs, todo.len() as u64))
+}
 
-    let parsed = jobs.iter().filter(|j| matches!(j, Job::New(..))).count() as u64;
-    let rehashed = todo.len() as u64;
-    let reused = jobs.len() as u64 - parsed;
-    let present: std::collections::HashSet<&str> = walked.iter().map(|w| w.rel.as_str()).collect();
-    let removed = old_files.iter().filter(|f| !present.contains(f.path.as_str())).count() as u64;
-    let metas_changed = jobs.iter().any(|j| matches!(j, Job::Reuse(oi, m) if old_files[*oi] != *m));
-    let structure_changed = parsed > 0 || removed > 0 || head.is_none();
+/// What looking at the walked files found, against the stored file table.
+struct Tally {
+    parsed: u64,
+    reused: u64,
+    removed: u64,
+    /// Files re-read because their size or time changed.
+    rehashed: u64,
+    /// A reused file's stored entry changed (its size or time).
+    metas_changed: bool,
+}
 
-    let walk_wire = wire::WalkStateWire {
-        options: walk_state.options,
-        dirs: walk_state.dirs,
-        ignore_files: walk_state.ignore_files,
-    };
-    let walk_changed = head
-        .as_ref()
-        .is_none_or(|h| h.header.walk.dirs != walk_wire.dirs || h.header.walk.ignore_files != walk_wire.ignore_files);
-    if !structure_changed && !metas_changed && !walk_changed {
-        let head = head.expect("an unchanged index exists");
-        let diags = with_stored_diags(diagnostics, None);
-        return Ok(unchanged_report(root, ipath, head.header.summary, reused, rehashed, rebuilt, diags, t0));
+impl Tally {
+    /// Counts the parsed, reused and removed files of one run.
+    fn of(jobs: &[Job], walked: &[WalkEntry], old_files: &[FileMeta], rehashed: u64) -> Tally {
+        let parsed = jobs.iter().filter(|j| matches!(j, Job::New(..))).count() as u64;
+        let present: std::collections::HashSet<&str> = walked.iter().map(|w| w.rel.as_str()).collect();
+        Tally {
+            parsed,
+            reused: jobs.len() as u64 - parsed,
+            removed: old_files.iter().filter(|f| !present.contains(f.path.as_str())).count() as u64,
+            rehashed,
+            metas_changed: jobs.iter().any(|j| matches!(j, Job::Reuse(oi, m) if old_files[*oi] != *m)),
+        }
     }
+}
 
-    let old = match head {
-        Some(h) => match read_body(h) {
-            Ok(i) => Some(i),
-            Err(LoadError::Untrusted(why)) => {
-                // The head was sound but the body is not: parse everything again.
-                let why = format!("{}: {why}; rebuilding", rel_display(&root, &ipath));
-                drop(_lock);
-                return update(&root, &IndexOptions { rebuild: true, ..opts.clone() }, progress).map(|mut r| {
-                    r.rebuilt = Some(why);
-                    r
-                });
-            }
-            Err(LoadError::Missing) => None,
-        },
-        None => None,
-    };
+/// The stored index's body, decoded (`None`: no stored index); `Err` says why a sound head has
+/// an untrustworthy body.
+fn stored_body(head: Option<Head>) -> Result<Option<Index>, String> {
+    match head.map(read_body) {
+        Some(Ok(i)) => Ok(Some(i)),
+        Some(Err(LoadError::Untrusted(why))) => Err(why),
+        Some(Err(LoadError::Missing)) | None => Ok(None),
+    }
+}
+
+/// The new file table and its facts, in walk order: a reused file keeps its stored facts, a new
+/// one brings its own (and its diagnostics). Also returns the stored repo segment.
+fn assemble(
+    jobs: Vec<Job>,
+    old: Option<Index>,
+    diagnostics: &mut Vec<Diag>,
+) -> (Vec<FileMeta>, Vec<FileFacts>, Option<Segment>) {
     let (mut old_facts, old_global) = match old {
         Some(i) => (i.facts.into_iter().map(Some).collect::<Vec<_>>(), Some(i.global)),
         None => (Vec::new(), None),
@@ -605,32 +679,25 @@ pub fn update(root: &Path, opts: &IndexOptions, progress: &(dyn Fn(u64, u64) + S
             }
         }
     }
-    let cores: Vec<&Segment> = facts.iter().map(|f| &f.core).collect();
-    let global = match (structure_changed, old_global) {
+    (files, facts, old_global)
+}
+
+/// The repo segment: the stored one when the structure did not change, else resolved again.
+fn resolved(
+    root: &Path,
+    files: &[FileMeta],
+    facts: &[FileFacts],
+    structure_changed: bool,
+    old_global: Option<Segment>,
+) -> Segment {
+    match (structure_changed, old_global) {
         (false, Some(g)) => g,
         _ => {
+            let cores: Vec<&Segment> = facts.iter().map(|f| &f.core).collect();
             let root_name = root.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-            crate::resolve::resolve(&files, &cores, &root_name)
+            crate::resolve::resolve(files, &cores, &root_name)
         }
-    };
-    let summary = summarize(&files, &cores, &global);
-    let header = Header { fingerprint: fingerprint(), stamp_ns, summary, walk: walk_wire };
-    let idx = Index { header, files, facts, global };
-    write_index(&dir, &idx)?;
-    let diagnostics = with_stored_diags(diagnostics, Some(&idx));
-    Ok(IndexReport {
-        root,
-        index_path: ipath,
-        summary: idx.header.summary,
-        parsed,
-        reused,
-        removed,
-        rehashed,
-        unchanged: false,
-        rebuilt,
-        diagnostics,
-        elapsed_ms: ms(t0),
-    })
+    }
 }
 
 /// The report of a run that found nothing to change.
@@ -723,14 +790,6 @@ fn look_at(ctx: &mut extract::Context, e: &WalkEntry, old: Option<(usize, &FileM
         skipped: None,
         facts: 0,
     };
-    let skip = |mut meta: FileMeta, why: &str, message: String| {
-        let mut b = SegmentBuilder::new();
-        b.push(rel::SKIPPED, &[e.rel.as_str().into(), why.into()]);
-        meta.skipped = Some(why.to_string());
-        meta.facts = 1;
-        let d = Diag { path: e.rel.clone(), line: 0, kind: why.to_string(), message };
-        Job::New(meta, FileFacts::new(b.finish(), &Segment::default()), vec![d])
-    };
     if e.size > max_size {
         if let Some((oi, o)) = old
             && o.skipped.as_deref() == Some("too-large")
@@ -740,12 +799,12 @@ fn look_at(ctx: &mut extract::Context, e: &WalkEntry, old: Option<(usize, &FileM
             meta.facts = o.facts;
             return Job::Reuse(oi, meta);
         }
-        return skip(meta, "too-large", format!("{} bytes, over the {max_size}-byte limit; not parsed", e.size));
+        return skipped(e, meta, "too-large", format!("{} bytes, over the {max_size}-byte limit; not parsed", e.size));
     }
     let bytes = match fs::read(&e.abs) {
         Ok(b) => b,
         Err(err) => {
-            return skip(meta, "unreadable", format!("cannot be read ({err}); check its permissions"));
+            return skipped(e, meta, "unreadable", format!("cannot be read ({err}); check its permissions"));
         }
     };
     meta.hash = xxhash_rust::xxh3::xxh3_128(&bytes);
@@ -759,34 +818,63 @@ fn look_at(ctx: &mut extract::Context, e: &WalkEntry, old: Option<(usize, &FileM
         return Job::Reuse(oi, meta);
     }
     if bytes[..bytes.len().min(8192)].contains(&0) {
-        return skip(meta, "binary", skipped_message("binary"));
+        return skipped(e, meta, "binary", skipped_message("binary"));
     }
-    let mut diags = Vec::new();
-    let text = match std::str::from_utf8(&bytes) {
-        Ok(t) => std::borrow::Cow::Borrowed(t),
+    let (text, diags) = decoded(e, &bytes);
+    let (core, detail) = extract_file(ctx, e, meta.hash, &text, diags.first());
+    meta.facts = (core.row_count() + detail.row_count()) as u64;
+    Job::New(meta, FileFacts::new(core, &detail), diags)
+}
+
+/// A file that is not parsed: its one `Skipped` fact and the diagnostic saying why.
+fn skipped(e: &WalkEntry, mut meta: FileMeta, why: &str, message: String) -> Job {
+    let mut b = SegmentBuilder::new();
+    b.push(rel::SKIPPED, &[e.rel.as_str().into(), why.into()]);
+    meta.skipped = Some(why.to_string());
+    meta.facts = 1;
+    let d = Diag { path: e.rel.clone(), line: 0, kind: why.to_string(), message };
+    Job::New(meta, FileFacts::new(b.finish(), &Segment::default()), vec![d])
+}
+
+/// The file's text; invalid UTF-8 is replaced, with a diagnostic at the line of the first
+/// invalid byte.
+fn decoded<'b>(e: &WalkEntry, bytes: &'b [u8]) -> (std::borrow::Cow<'b, str>, Vec<Diag>) {
+    match std::str::from_utf8(bytes) {
+        Ok(t) => (std::borrow::Cow::Borrowed(t), Vec::new()),
         Err(err) => {
             let upto = &bytes[..err.valid_up_to()];
             let line = upto.iter().filter(|b| **b == b'\n').count() as u32 + 1;
-            diags.push(Diag {
+            let d = Diag {
                 path: e.rel.clone(),
                 line,
                 kind: "invalid-utf8".into(),
                 message: "not valid UTF-8; invalid bytes were replaced before parsing".into(),
-            });
-            String::from_utf8_lossy(&bytes)
+            };
+            (String::from_utf8_lossy(bytes), vec![d])
         }
-    };
+    }
+}
+
+/// Extracts one file's facts (core and detail segments): its source facts and hash (with the
+/// invalid UTF-8, if any, as a parse error) and its manifest facts.
+fn extract_file(
+    ctx: &mut extract::Context,
+    e: &WalkEntry,
+    hash: u128,
+    text: &str,
+    invalid_utf8: Option<&Diag>,
+) -> (Segment, Segment) {
     let mut b = crate::facts::SplitBuilder::default();
     if let FileKind::Source(l) | FileKind::SourceAndManifest(l) = e.kind {
-        extract::extract_source(ctx, l, &e.rel, &text, &mut b);
+        extract::extract_source(ctx, l, &e.rel, text, &mut b);
     }
-    if lang.is_some() {
-        let hex = format!("{:032x}", meta.hash);
+    if kind_code(e.kind).1.is_some() {
+        let hex = format!("{hash:032x}");
         b.push(
             rel::FILE_HASH,
             &[e.rel.as_str().into(), hex.as_str().into(), (e.size.min(u32::MAX as u64) as u32).into()],
         );
-        if let Some(d) = diags.first() {
+        if let Some(d) = invalid_utf8 {
             b.push(
                 rel::PARSE_ERROR,
                 &[e.rel.as_str().into(), d.line.into(), 1.into(), d.line.into(), 1.into(), "invalid-utf8".into()],
@@ -794,11 +882,9 @@ fn look_at(ctx: &mut extract::Context, e: &WalkEntry, old: Option<(usize, &FileM
         }
     }
     if matches!(e.kind, FileKind::Manifest | FileKind::SourceAndManifest(_)) {
-        manifest::extract_manifest(&mut b.core, &e.rel, &text);
+        manifest::extract_manifest(&mut b.core, &e.rel, text);
     }
-    let (core, detail) = b.finish();
-    meta.facts = (core.row_count() + detail.row_count()) as u64;
-    Job::New(meta, FileFacts::new(core, &detail), diags)
+    b.finish()
 }
 
 fn summarize(files: &[FileMeta], cores: &[&Segment], global: &Segment) -> Summary {

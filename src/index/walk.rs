@@ -172,7 +172,32 @@ fn ignore_files(root: &Path, dirs: &[(String, u64)]) -> Vec<(String, u64, u64)> 
         .collect()
 }
 
+/// Walks `root`: the files andon indexes (sorted by path), what could not be read on the way, and
+/// the state that lets the next run skip the walk when nothing it depends on changed.
 pub fn walk(root: &Path, opts: &WalkOptions) -> Result<(Vec<WalkEntry>, Vec<WalkError>, WalkState), String> {
+    let mut found = Walked::default();
+    for item in builder(root, opts)?.build() {
+        match item {
+            Ok(entry) => found.visit(root, &entry),
+            Err(err) => {
+                let (rel, reason) = error_path(root, &err);
+                found.errors.push(WalkError { rel, reason, message: err.to_string() });
+            }
+        }
+    }
+    let Walked { mut files, mut errors, mut dirs } = found;
+    files.sort_by(|a, b| a.rel.cmp(&b.rel));
+    files.dedup_by(|a, b| a.rel == b.rel);
+    errors.sort_by(|a, b| a.rel.cmp(&b.rel));
+    dirs.sort();
+    let ignore_files = ignore_files(root, &dirs);
+    let state = WalkState { options: WalkState::options_hash(opts), dirs, ignore_files };
+    Ok((files, errors, state))
+}
+
+/// The directory walker for `opts`: ignore files honoured unless `no_ignore`, the exclude globs
+/// applied, andon's and git's own directories (and vendored ones, unless asked for) left out.
+fn builder(root: &Path, opts: &WalkOptions) -> Result<ignore::WalkBuilder, String> {
     let mut b = ignore::WalkBuilder::new(root);
     b.hidden(!opts.hidden)
         .git_ignore(!opts.no_ignore)
@@ -204,54 +229,46 @@ pub fn walk(root: &Path, opts: &WalkOptions) -> Result<(Vec<WalkEntry>, Vec<Walk
         let is_dir = e.file_type().is_some_and(|t| t.is_dir());
         !(is_dir && !vendored && VENDORED_DIRS.contains(&name.as_ref()))
     });
-    let mut files = Vec::new();
-    let mut errors = Vec::new();
-    let mut dirs = Vec::new();
-    for item in b.build() {
-        let entry = match item {
-            Ok(e) => e,
-            Err(err) => {
-                let (rel, reason) = error_path(root, &err);
-                errors.push(WalkError { rel, reason, message: err.to_string() });
-                continue;
-            }
-        };
+    Ok(b)
+}
+
+/// What a walk has found so far.
+#[derive(Default)]
+struct Walked {
+    files: Vec<WalkEntry>,
+    errors: Vec<WalkError>,
+    /// (repo-relative directory, mtime ns)
+    dirs: Vec<(String, u64)>,
+}
+
+impl Walked {
+    /// Records one walked entry: a directory's mtime, or a regular file andon indexes with its
+    /// size and mtime (an unreadable one as an error); anything else is passed over.
+    fn visit(&mut self, root: &Path, entry: &ignore::DirEntry) {
         if entry.file_type().is_some_and(|t| t.is_dir()) {
             if let Ok(m) = entry.metadata() {
-                dirs.push((rel_path(root, entry.path()), mtime_ns(&m)));
+                self.dirs.push((rel_path(root, entry.path()), mtime_ns(&m)));
             }
-            continue;
+            return;
         }
         let Some(ft) = entry.file_type() else {
-            continue;
+            return;
         };
         if !ft.is_file() {
-            continue;
+            return;
         }
         let rel = rel_path(root, entry.path());
-        let Some(kind) = classify(&rel) else { continue };
+        let Some(kind) = classify(&rel) else { return };
         let meta = match entry.metadata() {
             Ok(m) => m,
             Err(err) => {
-                errors.push(WalkError { rel, reason: "unreadable", message: err.to_string() });
-                continue;
+                self.errors.push(WalkError { rel, reason: "unreadable", message: err.to_string() });
+                return;
             }
         };
-        let mtime_ns = meta
-            .modified()
-            .ok()
-            .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or(0);
-        files.push(WalkEntry { rel, abs: entry.path().to_path_buf(), kind, size: meta.len(), mtime_ns });
+        let mtime_ns = mtime_ns(&meta);
+        self.files.push(WalkEntry { rel, abs: entry.path().to_path_buf(), kind, size: meta.len(), mtime_ns });
     }
-    files.sort_by(|a, b| a.rel.cmp(&b.rel));
-    files.dedup_by(|a, b| a.rel == b.rel);
-    errors.sort_by(|a, b| a.rel.cmp(&b.rel));
-    dirs.sort();
-    let ignore_files = ignore_files(root, &dirs);
-    let state = WalkState { options: WalkState::options_hash(opts), dirs, ignore_files };
-    Ok((files, errors, state))
 }
 
 fn error_path(root: &Path, err: &ignore::Error) -> (String, &'static str) {

@@ -716,11 +716,23 @@ pub fn judge(input: &PanelInput, outputs: &[RoleOutput], rerun: &[CheckResult], 
     for r in Role::ALL.iter().filter(|r| !by_role.contains_key(r)) {
         reasons.push(format!("no accepted {} output", r.name()));
     }
-    let checks: &[Check] = by_role.get(&Role::Evidence).map_or(&[], |o| &o.checks);
-    // andon's re-run outranks the evidence role's report when andon could run the command.
-    // A check andon tried and could not re-run (it timed out, was killed, could not start) backs
-    // nothing: it is unverifiable whatever the evidence role reported (R103).
-    let status = |k: &Check| match rerun.iter().find(|r| r.id == k.id) {
+    let per: Vec<(String, Outcome, String)> =
+        input.criteria.iter().map(|c| criterion_outcome(c, &by_role, rerun)).collect();
+    let mut verdict = overall(input, &per, incomplete, &mut reasons);
+    if tier1_hold {
+        reasons.push("a tier-1 structural hold stands; adjudication cannot clear it (R104, R77)".into());
+        if verdict == Verdict::Proven {
+            verdict = Verdict::Unproven;
+        }
+    }
+    Judgment { verdict, per_criterion: per, reasons }
+}
+
+/// What an evidence check shows. andon's re-run outranks the evidence role's report when andon
+/// could run the command; a check andon tried and could not re-run (it timed out, was killed,
+/// could not start) backs nothing: it is unverifiable whatever the evidence role reported (R103).
+fn check_status(k: &Check, rerun: &[CheckResult]) -> (CheckStatus, String) {
+    match rerun.iter().find(|r| r.id == k.id) {
         // a criterion traces to a test result: a failing check confirms nothing, whatever the
         // evidence role called it
         Some(r) if r.status == CheckStatus::Confirmed && r.observed.is_some_and(|o| o != 0) => {
@@ -729,36 +741,54 @@ pub fn judge(input: &PanelInput, outputs: &[RoleOutput], rerun: &[CheckResult], 
         Some(r) if r.observed.is_some() => (r.status, r.why.clone()),
         Some(r) => (CheckStatus::Unverifiable, r.why.clone()),
         None => (k.status, "not re-run by andon; as the evidence role reported".into()),
-    };
-    let mut per = Vec::new();
-    for c in &input.criteria {
-        let entry = |r: Role| by_role.get(&r).and_then(|o| o.criteria.iter().find(|e| e.id == c.id));
-        let adj = entry(Role::Adjudicator);
-        let facts: Vec<_> = (checks.iter())
-            .filter(|k| k.criteria.contains(&c.id) || adj.is_some_and(|a| a.cites.contains(&k.id)))
-            .map(|k| (k, status(k)))
-            .collect();
-        let refuted = facts.iter().find(|(_, (s, _))| *s == CheckStatus::Refuted);
-        let backed = facts.iter().find(|(_, (s, _))| *s == CheckStatus::Confirmed);
-        let cmd = |k: &Check| format!("check `{}` (`{}`)", escape_inline(&k.id), escape_inline(&k.command));
-        let (outcome, mut why) = match (adj, refuted) {
-            (None, _) => (Outcome::Unknown, "not adjudicated".to_string()),
-            (Some(_), Some((k, (_, w)))) => (Outcome::Fail, format!("evidence refutes it: {}: {w}", cmd(k))),
-            (Some(a), None) => match (a.stance, backed) {
-                (Stance::Fail, _) => (Outcome::Fail, format!("adjudicated fail: {}", escape_inline(&a.reason))),
-                (Stance::Neither, _) => (Outcome::Neither, "adjudicated neither: neither side carries it".into()),
-                (Stance::Pass, Some((k, (_, w)))) => {
-                    (Outcome::Pass, format!("adjudicated pass, backed by {}: {w}", cmd(k)))
-                }
-                (Stance::Pass, None) => (Outcome::Unbacked, "adjudicated pass, but no confirmed check backs it".into()),
-                (Stance::Concede, _) => (Outcome::Unknown, "not adjudicated".into()),
-            },
-        };
-        if entry(Role::For).is_some_and(|e| e.stance == Stance::Concede) {
-            why.push_str("; the for advocate conceded it");
-        }
-        per.push((c.id.clone(), outcome, why));
     }
+}
+
+/// One criterion's outcome and why: the adjudicator's stance, overruled by a check that refutes
+/// it, and a pass only when a confirmed check backs it.
+fn criterion_outcome(
+    c: &Criterion,
+    by_role: &BTreeMap<Role, &RoleOutput>,
+    rerun: &[CheckResult],
+) -> (String, Outcome, String) {
+    let checks: &[Check] = by_role.get(&Role::Evidence).map_or(&[], |o| &o.checks);
+    let entry = |r: Role| by_role.get(&r).and_then(|o| o.criteria.iter().find(|e| e.id == c.id));
+    let adj = entry(Role::Adjudicator);
+    let facts: Vec<_> = (checks.iter())
+        .filter(|k| k.criteria.contains(&c.id) || adj.is_some_and(|a| a.cites.contains(&k.id)))
+        .map(|k| (k, check_status(k, rerun)))
+        .collect();
+    let refuted = facts.iter().find(|(_, (s, _))| *s == CheckStatus::Refuted);
+    let backed = facts.iter().find(|(_, (s, _))| *s == CheckStatus::Confirmed);
+    let cmd = |k: &Check| format!("check `{}` (`{}`)", escape_inline(&k.id), escape_inline(&k.command));
+    let (outcome, mut why) = match (adj, refuted) {
+        (None, _) => (Outcome::Unknown, "not adjudicated".to_string()),
+        (Some(_), Some((k, (_, w)))) => (Outcome::Fail, format!("evidence refutes it: {}: {w}", cmd(k))),
+        (Some(a), None) => match (a.stance, backed) {
+            (Stance::Fail, _) => (Outcome::Fail, format!("adjudicated fail: {}", escape_inline(&a.reason))),
+            (Stance::Neither, _) => (Outcome::Neither, "adjudicated neither: neither side carries it".into()),
+            (Stance::Pass, Some((k, (_, w)))) => {
+                (Outcome::Pass, format!("adjudicated pass, backed by {}: {w}", cmd(k)))
+            }
+            (Stance::Pass, None) => (Outcome::Unbacked, "adjudicated pass, but no confirmed check backs it".into()),
+            (Stance::Concede, _) => (Outcome::Unknown, "not adjudicated".into()),
+        },
+    };
+    if entry(Role::For).is_some_and(|e| e.stance == Stance::Concede) {
+        why.push_str("; the for advocate conceded it");
+    }
+    (c.id.clone(), outcome, why)
+}
+
+/// The panel's verdict over every criterion's outcome, with the reason for it: unknown when the
+/// panel is incomplete, refuted by any failed criterion, unproven while any blocks (a
+/// load-bearing `neither` blocks), else proven.
+fn overall(
+    input: &PanelInput,
+    per: &[(String, Outcome, String)],
+    incomplete: bool,
+    reasons: &mut Vec<String>,
+) -> Verdict {
     let load_bearing = |id: &str| input.criteria.iter().any(|c| c.id == id && c.load_bearing);
     let blocked = |(id, o, _): &&(String, Outcome, String)| match o {
         Outcome::Pass => false,
@@ -768,7 +798,7 @@ pub fn judge(input: &PanelInput, outputs: &[RoleOutput], rerun: &[CheckResult], 
     let names = |pred: &dyn Fn(&&(String, Outcome, String)) -> bool| {
         per.iter().filter(pred).map(|(id, _, _)| escape_inline(id)).collect::<Vec<_>>().join(", ")
     };
-    let mut verdict = if incomplete {
+    if incomplete {
         reasons.push("no verdict: the input is unusable or the panel incomplete".into());
         Verdict::Unknown
     } else if per.iter().any(|(_, o, _)| *o == Outcome::Fail) {
@@ -780,14 +810,7 @@ pub fn judge(input: &PanelInput, outputs: &[RoleOutput], rerun: &[CheckResult], 
     } else {
         reasons.push("every criterion passed".into());
         Verdict::Proven
-    };
-    if tier1_hold {
-        reasons.push("a tier-1 structural hold stands; adjudication cannot clear it (R104, R77)".into());
-        if verdict == Verdict::Proven {
-            verdict = Verdict::Unproven;
-        }
     }
-    Judgment { verdict, per_criterion: per, reasons }
 }
 
 #[cfg(test)]
