@@ -51,135 +51,127 @@ pub(super) const GOALS: &[crate::facts::RelId] = &[
 /// The gaps of `stage` and of its outgoing wires (`stage` is their producer), from the derived
 /// relations; wires without proof in the ledger are gaps too.
 pub fn scan(store: &Store, stream: &StreamReport, state: &State, stage: &str) -> Vec<Candidate> {
-    let s = |v: u32| store.syms.str(v).to_string();
-    let rows = |r: crate::facts::RelId| store.rels[r.0 as usize].iter();
-    let mut out: Vec<Candidate> = Vec::new();
-    let mut push = |kind: GapKind,
-                    stage: &str,
-                    wire: Option<Wire>,
-                    path: String,
-                    line: Option<u32>,
-                    summary: String,
-                    source: &'static str| {
+    let mut found = Found { store, stage, out: Vec::new() };
+    found.wire_gaps();
+    found.stage_gaps();
+    found.dependency_gaps();
+    found.unproven_wires(stream, state);
+    let mut out = found.out;
+    out.sort_by(|a, b| a.id.cmp(&b.id));
+    out.dedup_by(|a, b| a.id == b.id);
+    out
+}
+
+/// What the scan of one stage has found so far.
+struct Found<'a> {
+    store: &'a Store,
+    stage: &'a str,
+    out: Vec<Candidate>,
+}
+
+impl Found<'_> {
+    fn s(&self, v: u32) -> String {
+        self.store.syms.str(v).to_string()
+    }
+
+    fn rows(&self, r: crate::facts::RelId) -> impl Iterator<Item = &[u32]> + '_ {
+        self.store.rels[r.0 as usize].iter()
+    }
+
+    /// The rows of `r` whose column `col` is this stage.
+    fn of_stage(&self, r: crate::facts::RelId, col: usize) -> Vec<Vec<u32>> {
+        self.rows(r).filter(|x| self.store.syms.str(x[col]) == self.stage).map(<[u32]>::to_vec).collect()
+    }
+
+    /// A gap, its id a hash of what it is and where.
+    fn push(
+        &mut self,
+        kind: GapKind,
+        wire: Option<Wire>,
+        at: (String, Option<u32>),
+        summary: String,
+        source: &'static str,
+    ) {
+        let (path, line) = at;
+        let stage = self.stage;
         let id = format!(
             "{}-{}",
             kind_letter(kind),
             short_hash(&[source, stage, &path, &line.map(|l| l.to_string()).unwrap_or_default(), &summary])
         );
-        out.push(Candidate {
-            id,
-            kind,
-            stage: stage.to_string(),
-            wire,
-            location: Location { path, line },
-            summary,
-            source,
-        });
-    };
-    for r in rows(rel::BROKEN_IMPORT) {
-        if store.syms.str(r[3]) == stage {
-            let consumer = rows(rel::IN_STAGE).find(|x| x[0] == r[0]).map(|x| s(x[1])).unwrap_or_default();
-            push(
-                GapKind::Wire,
-                stage,
-                Some(Wire { producer: stage.into(), consumer }),
-                s(r[0]),
-                Some(r[1]),
-                format!("`{}` is imported from stage `{stage}` but not defined or exported there", s(r[2])),
-                "BrokenImport",
-            );
+        let location = Location { path, line };
+        self.out.push(Candidate { id, kind, stage: stage.to_string(), wire, location, summary, source });
+    }
+
+    /// Broken imports across the stage's outgoing wires, and stubs handed across them.
+    fn wire_gaps(&mut self) {
+        let stage = self.stage.to_string();
+        for r in self.of_stage(rel::BROKEN_IMPORT, 3) {
+            let consumer = self.rows(rel::IN_STAGE).find(|x| x[0] == r[0]).map(|x| self.s(x[1])).unwrap_or_default();
+            let what = format!("`{}` is imported from stage `{stage}` but not defined or exported there", self.s(r[2]));
+            let wire = Wire { producer: stage.clone(), consumer };
+            self.push(GapKind::Wire, Some(wire), (self.s(r[0]), Some(r[1])), what, "BrokenImport");
+        }
+        for r in self.of_stage(rel::STUB_HANDOFF, 0) {
+            let what =
+                format!("`{}` crosses to `{}` but its body is a stub ({})", self.s(r[2]), self.s(r[1]), self.s(r[5]));
+            let wire = Wire { producer: stage.clone(), consumer: self.s(r[1]) };
+            self.push(GapKind::Wire, Some(wire), (self.s(r[3]), Some(r[4])), what, "StubHandoff");
         }
     }
-    for r in rows(rel::STUB_HANDOFF) {
-        if store.syms.str(r[0]) == stage {
-            push(
-                GapKind::Wire,
-                stage,
-                Some(Wire { producer: stage.into(), consumer: s(r[1]) }),
-                s(r[3]),
-                Some(r[4]),
-                format!("`{}` crosses to `{}` but its body is a stub ({})", s(r[2]), s(r[1]), s(r[5])),
-                "StubHandoff",
-            );
+
+    /// Markers in the stage, and a stage no test reaches (R49: the gap sits at its first file).
+    fn stage_gaps(&mut self) {
+        for r in self.of_stage(rel::STAGE_MARKER, 0) {
+            let kind = if self.s(r[3]) == "FIXME" { GapKind::Bug } else { GapKind::Feature };
+            self.push(kind, None, (self.s(r[1]), Some(r[2])), format!("{} marker", self.s(r[3])), "StageMarker");
+        }
+        if let Some(first) = self.of_stage(rel::UNTESTED_STAGE, 0).iter().map(|r| self.s(r[1])).min() {
+            let what = format!("stage `{}` has no tests: no test file or test reaches it", self.stage);
+            self.push(GapKind::Feature, None, (first, None), what, "MissingTests");
         }
     }
-    for r in rows(rel::STAGE_MARKER) {
-        if store.syms.str(r[0]) == stage {
-            let kind = if s(r[3]) == "FIXME" { GapKind::Bug } else { GapKind::Feature };
-            push(kind, stage, None, s(r[1]), Some(r[2]), format!("{} marker", s(r[3])), "StageMarker");
-        }
-    }
-    let mut undeclared: BTreeMap<String, (String, u32)> = BTreeMap::new();
-    for r in rows(rel::UNDECLARED_IMPORT) {
-        if store.syms.str(r[0]) == stage {
-            let site = (s(r[2]), r[3]);
-            let e = undeclared.entry(s(r[1])).or_insert(site.clone());
+
+    /// Packages imported but not declared (one gap each, at the first site), and declared
+    /// dependencies nothing imports.
+    fn dependency_gaps(&mut self) {
+        let mut undeclared: BTreeMap<String, (String, u32)> = BTreeMap::new();
+        for r in self.of_stage(rel::UNDECLARED_IMPORT, 0) {
+            let site = (self.s(r[2]), r[3]);
+            let e = undeclared.entry(self.s(r[1])).or_insert(site.clone());
             if site < *e {
                 *e = site;
             }
         }
-    }
-    for (pkg, (path, line)) in undeclared {
-        push(
-            GapKind::Bug,
-            stage,
-            None,
-            path,
-            Some(line),
-            format!("`{pkg}` is imported but the manifest does not declare it"),
-            "UndeclaredImport",
-        );
-    }
-    for r in rows(rel::UNUSED_DEPENDENCY_AT) {
-        if store.syms.str(r[0]) == stage {
-            let (dep, kind) = (s(r[1]), s(r[2]));
-            push(
-                GapKind::Bug,
-                stage,
-                None,
-                s(r[3]),
-                None,
-                format!("`{dep}` is declared ({kind}) but no code of the stage imports it"),
-                "UnusedDependency",
-            );
+        for (pkg, (path, line)) in undeclared {
+            let what = format!("`{pkg}` is imported but the manifest does not declare it");
+            self.push(GapKind::Bug, None, (path, Some(line)), what, "UndeclaredImport");
+        }
+        for r in self.of_stage(rel::UNUSED_DEPENDENCY_AT, 0) {
+            let (dep, kind) = (self.s(r[1]), self.s(r[2]));
+            let what = format!("`{dep}` is declared ({kind}) but no code of the stage imports it");
+            self.push(GapKind::Bug, None, (self.s(r[3]), None), what, "UnusedDependency");
         }
     }
-    // Missing tests (R49): no test file or test reaches the stage; the gap sits at its first file.
-    if let Some(first) = rows(rel::UNTESTED_STAGE).filter(|r| store.syms.str(r[0]) == stage).map(|r| s(r[1])).min() {
-        push(
-            GapKind::Feature,
-            stage,
-            None,
-            first,
-            None,
-            format!("stage `{stage}` has no tests: no test file or test reaches it"),
-            "MissingTests",
-        );
-    }
-    // Outgoing wires without a proof (R49: no evidence, or refuted/unknown).
-    for w in stream.wires.iter().filter(|w| w.producer == stage) {
-        let wire = Wire { producer: w.producer.clone(), consumer: w.consumer.clone() };
-        if state.wires.get(&wire).is_some_and(|ws| ws.status == WireStatus::Proven) {
-            continue;
+
+    /// Outgoing wires without a proof (R49: no evidence, or refuted/unknown), at their first import.
+    fn unproven_wires(&mut self, stream: &StreamReport, state: &State) {
+        let stage = self.stage;
+        for w in stream.wires.iter().filter(|w| w.producer == stage) {
+            let wire = Wire { producer: w.producer.clone(), consumer: w.consumer.clone() };
+            if state.wires.get(&wire).is_some_and(|ws| ws.status == WireStatus::Proven) {
+                continue;
+            }
+            let site = self
+                .rows(rel::WIRE_IMPORT)
+                .filter(|x| self.store.syms.str(x[0]) == stage && self.store.syms.str(x[1]) == w.consumer)
+                .map(|x| (self.s(x[2]), x[3]))
+                .min();
+            let at = site.map(|(p, l)| (p, Some(l))).unwrap_or_else(|| (w.consumer.clone(), None));
+            let what = format!("the handoff {wire} has no proof");
+            self.push(GapKind::Wire, Some(wire), at, what, "UnprovenWire");
         }
-        let site = rows(rel::WIRE_IMPORT)
-            .filter(|x| store.syms.str(x[0]) == stage && store.syms.str(x[1]) == w.consumer)
-            .map(|x| (s(x[2]), x[3]))
-            .min();
-        let (path, line) = site.map(|(p, l)| (p, Some(l))).unwrap_or_else(|| (w.consumer.clone(), None));
-        push(
-            GapKind::Wire,
-            stage,
-            Some(wire.clone()),
-            path,
-            line,
-            format!("the handoff {wire} has no proof"),
-            "UnprovenWire",
-        );
     }
-    out.sort_by(|a, b| a.id.cmp(&b.id));
-    out.dedup_by(|a, b| a.id == b.id);
-    out
 }
 
 /// A hash of a command's own settings, so changing them re-runs it.

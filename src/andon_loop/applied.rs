@@ -1,0 +1,453 @@
+//! Verifying the applied fix of a loop gap (issue 5 item 6; R71–R87, R106–R113): the fix is
+//! the working tree against the proposal's base commit, or a given unified diff. Before
+//! anything is proven, files outside the declared write-set are refused, and the blast radius
+//! is re-rated from the actual diff and held against the ceiling again. Then verify routes the
+//! proof itself and runs it; it never writes the ledger, only an evidence artifact the loop
+//! records.
+
+use std::path::Path;
+
+use super::{commands, fix, own_paths, prove, recorded_proposal, recorded_proposer, request, surface};
+use crate::config::{BlastRadius, Config};
+use crate::datalog;
+use crate::facts::rel;
+use crate::index::Index;
+use crate::ledger::{self, GapStatus, LedgerError, State, Verdict, Wire, WireStatus};
+
+/// The applied change, checked before anything is proven: the working tree against `base` (or a
+/// given unified diff, which must then describe the tree), no file outside `write_set` (R113),
+/// and its blast radius re-rated (R75). With git, the tree decides the hash and counts in the
+/// rating even when a diff is given, so a diff cannot describe a smaller change than the one made.
+/// `Err` is a refusal's message.
+pub(super) fn checked_change(
+    root: &Path,
+    cfg: &Config,
+    base: &str,
+    write_set: &[String],
+    diff_text: Option<&str>,
+) -> Result<Result<(fix::Change, BlastRadius, String), VerifyStop>, String> {
+    let own = own_paths(cfg);
+    let tree = if base != "none" { Some(fix::change(root, base, write_set, &own)) } else { None };
+    let change = match (diff_text, &tree) {
+        (Some(text), _) => fix::change_from_diff(text, base, &own)?,
+        (None, Some(t)) => t.clone()?,
+        (None, None) => fix::change(root, base, write_set, &own)?,
+    };
+    if change.files.is_empty() {
+        return Err(
+            "the applied change touches no file: apply the fix first (a hold is cleared only by changed code)".into()
+        );
+    }
+    let (mut rerated, mut because) = fix::rerate(&change);
+    let mut change = change;
+    if diff_text.is_some()
+        && let Some(Ok(tree)) = tree
+    {
+        let given: std::collections::BTreeSet<&str> = change.files.iter().map(|(_, p)| p.as_str()).collect();
+        let missing: Vec<String> =
+            tree.files.iter().map(|(_, p)| p.clone()).filter(|p| !given.contains(p.as_str())).collect();
+        if !missing.is_empty() {
+            return Err(format!("the diff does not describe the working tree: it leaves out {}", missing.join(", ")));
+        }
+        let (r, b) = fix::rerate(&tree);
+        if r > rerated {
+            (rerated, because) = (r, format!("{b} (in the working tree)"));
+        }
+        change = fix::Change { files: change.files, ..tree };
+    }
+    let outside: Vec<String> = change.files.iter().map(|(_, p)| p.clone()).filter(|p| !write_set.contains(p)).collect();
+    if !outside.is_empty() {
+        return Ok(Err(VerifyStop::Scope(outside)));
+    }
+    Ok(Ok((change, rerated, because)))
+}
+
+/// Does the working tree change a public surface — what crosses a proven wire, as its proof
+/// recorded it (design §3)? Such a change is hard to reverse: every consumer rests on it. Says
+/// which wires and what crosses them now.
+pub(super) fn surface_change(root: &Path, idx: &Index, state: &State) -> Result<Option<String>, String> {
+    let proven: Vec<(Wire, &str)> = state
+        .wires
+        .iter()
+        .filter(|(_, ws)| ws.status == WireStatus::Proven)
+        .filter_map(|(w, ws)| Some((w.clone(), state.evidence.get(&ws.evidence)?.surface.as_deref()?)))
+        .collect();
+    if proven.is_empty() {
+        return Ok(None);
+    }
+    let prog = datalog::builtin_program();
+    let need = prog.needed(&[rel::WIRE_IMPORT.0 as usize]);
+    let mut store = datalog::load_with(&prog, idx, Some(&need), &|lang| lang == "rust")?;
+    datalog::run_runtime(&prog, &mut store, Some(&need));
+    let wires: Vec<Wire> = proven.iter().map(|(w, _)| w.clone()).collect();
+    let now = surface::surfaces(root, idx, &store, &wires);
+    let changed: Vec<String> = proven
+        .iter()
+        .filter(|(w, fp)| now.get(w).is_some_and(|s| s.fingerprint != *fp))
+        .map(|(w, _)| format!("{w} ({})", now[w].names.join(", ")))
+        .collect();
+    Ok((!changed.is_empty()).then(|| format!("changes the public surface of {}", changed.join("; "))))
+}
+
+/// Why `andon verify` stopped before or after proving.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum VerifyStop {
+    /// Files outside the declared write-set (R113): listed, nothing proven.
+    Scope(Vec<String>),
+    /// The actual diff rates above the ceiling and no authority covers this diff (R75).
+    Authorization(BlastRadius, String),
+    /// Bad request: no such gap, no proposal, no base commit, missing command.
+    Refused(String),
+}
+
+/// Verifies the applied fix of `gap` on the fresh index `idx`; writes the evidence artifact for
+/// the loop to record (never the ledger).
+pub fn verify(
+    root: &Path,
+    cfg: &Config,
+    idx: &Index,
+    gap: &str,
+    inputs: &prove::Inputs,
+    diff_text: Option<&str>,
+) -> Result<Result<fix::Outcome, VerifyStop>, LedgerError> {
+    let dir = ledger::dir_of(root, &cfg.settings);
+    let Some((_, state, records)) = ledger::load(&dir)? else {
+        return Ok(Err(VerifyStop::Refused("the loop has never run here: no ledger".into())));
+    };
+    let proposed = match Proposed::of(&state, &records, gap, inputs) {
+        Ok(p) => p,
+        Err(m) => return Ok(Err(VerifyStop::Refused(m))),
+    };
+    let ask = Ask { root, cfg, idx, state: &state, inputs: &proposed.inputs, diff_text };
+    let rated = match ask.rated_change(&proposed)? {
+        Ok(r) => r,
+        Err(stop) => return Ok(Err(stop)),
+    };
+    let outcome = match ask.prove(&proposed, rated)? {
+        Ok(o) => o,
+        Err(stop) => return Ok(Err(stop)),
+    };
+    let file = fix::artifact_path(&cfg.settings.output_path(root), gap);
+    if let Some(parent) = file.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| LedgerError::Io(format!("{}: {e}", parent.display())))?;
+    }
+    crate::text::write_atomic(&file, &serde_json::to_vec_pretty(&outcome).expect("json"))
+        .map_err(|e| LedgerError::Io(format!("{}: {e}", file.display())))?;
+    Ok(Ok(outcome))
+}
+
+/// A proposed gap as the ledger recorded it, with the inputs verify proves it with.
+struct Proposed<'s> {
+    gap: &'s ledger::GapState,
+    base: String,
+    write_set: Vec<String>,
+    approach: String,
+    radius: BlastRadius,
+    /// The caller's inputs, the proposer the one the ledger recorded.
+    inputs: prove::Inputs,
+}
+
+impl<'s> Proposed<'s> {
+    /// Gap `gap`, proposed: its recorded proposal, and the proposer the ledger recorded (a
+    /// `--proposer` naming someone else is refused). `Err` is why verify refuses.
+    fn of(state: &'s State, records: &[ledger::Record], gap: &str, inputs: &prove::Inputs) -> Result<Self, String> {
+        let Some(g) = state.gaps.get(gap) else { return Err(format!("no gap `{gap}` in the ledger")) };
+        if g.status != GapStatus::Proposed {
+            return Err(format!("gap `{gap}` is {}; only a proposed gap is verified", g.status.name()));
+        }
+        let Some((base, write_set, approach, radius)) = recorded_proposal(records, gap) else {
+            return Err(format!("gap `{gap}` has no recorded proposal"));
+        };
+        let proposer = match (&inputs.proposer, recorded_proposer(records, gap)) {
+            (Some(given), Some(rec)) if !crate::panel::same_producer(given, &rec) => {
+                return Err(format!(
+                    "gap `{gap}` was proposed by `{}` (recorded with the proposal); --proposer `{}` names someone else",
+                    crate::text::short(&rec),
+                    crate::text::short(given)
+                ));
+            }
+            (given, rec) => given.clone().or(rec),
+        };
+        let inputs = prove::Inputs { proposer, ..inputs.clone() };
+        Ok(Proposed { gap: g, base, write_set, approach, radius, inputs })
+    }
+}
+
+/// The applied change, re-rated: the change, its blast radius and the rule that rated it.
+type Rated = (fix::Change, BlastRadius, String);
+
+/// What one verification works with.
+struct Ask<'a> {
+    root: &'a Path,
+    cfg: &'a Config,
+    idx: &'a Index,
+    state: &'a State,
+    inputs: &'a prove::Inputs,
+    diff_text: Option<&'a str>,
+}
+
+impl Ask<'_> {
+    /// The applied change, checked and re-rated (a changed public surface is hard to reverse),
+    /// and held against the ceiling again unless authority covers this very diff (R75).
+    fn rated_change(&self, p: &Proposed) -> Result<Result<Rated, VerifyStop>, LedgerError> {
+        let (change, mut rerated, mut because) =
+            match checked_change(self.root, self.cfg, &p.base, &p.write_set, self.diff_text) {
+                Ok(Ok(c)) => c,
+                Ok(Err(stop)) => return Ok(Err(stop)),
+                Err(m) => return Ok(Err(VerifyStop::Refused(m))),
+            };
+        if let Some(what) = surface_change(self.root, self.idx, self.state).map_err(LedgerError::Io)?
+            && BlastRadius::HardToReverse > rerated
+        {
+            (rerated, because) = (BlastRadius::HardToReverse, what);
+        }
+        let level = rerated.max(p.radius);
+        if level > self.cfg.settings.authorization_level.value {
+            let covered = self
+                .state
+                .authority
+                .get(&p.gap.id)
+                .is_some_and(|a| a.iter().any(|(h, l)| *h == change.hash && *l >= level));
+            if !covered {
+                return Ok(Err(VerifyStop::Authorization(level, because)));
+            }
+        }
+        Ok(Ok((change, rerated, because)))
+    }
+
+    /// What the proof of gap `g` is about: its stages, wire, claim and criterion, and the diff.
+    fn target(&self, p: &Proposed, checks: &[commands::CommandSpec]) -> prove::Target {
+        let g = p.gap;
+        prove::Target {
+            stages: vec![g.stage.clone()],
+            wire: g.wire.clone(),
+            path: g.location.path.clone(),
+            summary: g.summary.clone(),
+            id: g.id.clone(),
+            claim: format!("the applied change fixes {}: {}", g.id, g.summary),
+            criteria: vec![prove::criterion(
+                "fix",
+                &format!("the applied change resolves the gap and changes no other behavior: {}", g.summary),
+                true,
+                checks,
+            )],
+            diff: match self.diff_text {
+                Some(t) => t.to_string(),
+                None => fix::diff_text(self.root, &p.base, &own_paths(self.cfg)).unwrap_or_default(),
+            },
+            proposer: self.inputs.proposer.clone().unwrap_or_default(),
+        }
+    }
+
+    /// Routes the proof of the gap itself (R89: the proposal's approach is only compared with
+    /// it), runs it, adds a request's Behavior Contract rules as obligations, and builds the
+    /// outcome.
+    fn prove(&self, p: &Proposed, rated: Rated) -> Result<Result<fix::Outcome, VerifyStop>, LedgerError> {
+        let (g, inputs) = (p.gap, self.inputs);
+        let (change, rerated, because) = rated;
+        let stages = vec![g.stage.clone()];
+        let checks = prove::checks(self.cfg, &stages, inputs.command.as_deref());
+        let subject = prove::subject_of_gap(g, !checks.is_empty());
+        // a phase contract routes each obligation itself (a choice applies to its ties)
+        let chosen = if g.source == "PhaseContract" { None } else { inputs.chosen };
+        let route = match prove::decide(&subject, chosen) {
+            Ok(r) => r,
+            Err(m) => return Ok(Err(VerifyStop::Refused(m))),
+        };
+        let routing = prove::routing_record(&route, Some(p.approach.as_str()));
+        let target = self.target(p, &checks);
+        // a request handed in for this gap: its declared files bound the change (R113)
+        if !inputs.declared.is_empty() {
+            let outside: Vec<String> =
+                change.files.iter().map(|(_, p)| p.clone()).filter(|p| !inputs.declared.contains(p)).collect();
+            if !outside.is_empty() {
+                return Ok(Err(VerifyStop::Scope(outside)));
+            }
+        }
+        let (mut proof, label) = if g.source == "PhaseContract" {
+            // ingest mode: the phase's exit criteria and Behavior Contract rules, each routed on its own
+            let Some(ctx) = self.state.context.get(&g.stage) else {
+                return Ok(Err(VerifyStop::Refused(format!("stage `{}` has no recorded contract", g.stage))));
+            };
+            let (root, cfg, idx) = (self.root, self.cfg, self.idx);
+            let (proof, approaches, rung) =
+                phase_contract(root, cfg, idx, g, ctx, target.clone(), &checks, inputs, &change)
+                    .map_err(LedgerError::Io)?;
+            (proof, Some((approaches, rung)))
+        } else {
+            let proof = match route.approach {
+                None => prove::tie(&route),
+                Some(a) => prove::run(a, self.root, self.cfg, self.idx, &target, inputs, &change.hash)
+                    .map_err(LedgerError::Io)?,
+            };
+            (proof, None)
+        };
+        self.with_rules(&mut proof, target, &checks, &change.hash)?;
+        let mut ev = fix::evidence(
+            g,
+            route.approach.map_or("none", |a| a.id()),
+            proof.verdict,
+            proof.tier,
+            proof.hold,
+            proof.claim,
+            proof.detail,
+            proof.references,
+            proof.artifact,
+            &change.hash,
+        );
+        let phase = label.is_some();
+        if let Some((approaches, rung)) = label {
+            ev.approach = approaches;
+            ev.rung = rung;
+        } else if let Some(d) = &routing.disagreement {
+            ev.evidence = format!("{}; {d}", ev.evidence);
+        }
+        Ok(Ok(fix::Outcome {
+            gap: g.id.clone(),
+            change,
+            outside_write_set: Vec::new(),
+            rerated,
+            rerated_because: because,
+            evidence: ev,
+            // a phase contract routes each of its obligations; the evidence lists them
+            routing: (!phase).then_some(routing),
+        }))
+    }
+
+    /// A request's Behavior Contract rules are obligations too: the andon rule over them and the
+    /// gap's own proof decides, and each rule's verdict is listed.
+    fn with_rules(
+        &self,
+        proof: &mut prove::Proof,
+        target: prove::Target,
+        checks: &[commands::CommandSpec],
+        hash: &str,
+    ) -> Result<(), LedgerError> {
+        let inputs = self.inputs;
+        if inputs.rules.is_empty() {
+            return Ok(());
+        }
+        let subjects: Vec<request::Obligation> = inputs
+            .rules
+            .iter()
+            .map(|r| (r.id.clone(), r.rule.clone(), Some(r.clone()), request::rule_subject(r, !checks.is_empty())))
+            .collect();
+        let results = request::prove_all(self.root, self.cfg, self.idx, subjects, target, checks, inputs, hash)
+            .map_err(LedgerError::Io)?;
+        let (unmet, condition) = request::judge(&results, &[]);
+        use crate::ledger::andon_rule::Condition;
+        let worse = match condition {
+            None => None,
+            Some(Condition::Tier1Hold) => Some((Verdict::Refuted, true)),
+            Some(Condition::Refuted | Condition::Tier2Hold) => Some((Verdict::Refuted, false)),
+            Some(Condition::Unproven) => Some((Verdict::Unproven, false)),
+            Some(_) => Some((Verdict::Unknown, false)),
+        };
+        if let Some((v, hold)) = worse {
+            if proof.verdict == Verdict::Proven || v == Verdict::Refuted {
+                proof.verdict = v;
+                proof.hold |= hold;
+            }
+            proof.detail = format!("{}; {}", proof.detail, unmet.join("; "));
+        }
+        for r in &results {
+            let v =
+                serde_json::to_value(r.verdict).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+            proof.references.push(format!("rule {}: {v}: {}", crate::text::short(&r.id), crate::text::short(&r.claim)));
+        }
+        Ok(())
+    }
+}
+
+/// Proves the contract of a phase (ingest mode, R54–R57): every exit criterion and Behavior
+/// Contract rule routed and run on its own; the andon rule over all of them is the verdict.
+#[allow(clippy::too_many_arguments)]
+fn phase_contract(
+    root: &Path,
+    cfg: &Config,
+    idx: &Index,
+    g: &ledger::GapState,
+    ctx: &ledger::StageContextState,
+    target: prove::Target,
+    checks: &[commands::CommandSpec],
+    inputs: &prove::Inputs,
+    change: &fix::Change,
+) -> Result<(prove::Proof, String, Option<u8>), String> {
+    let hash = change.hash.as_str();
+    use crate::evidence::route::{self, Object, Subject};
+    use crate::ingest::{Confidence, Priority};
+    let has_checks = !checks.is_empty();
+    let mut subjects: Vec<request::Obligation> = Vec::new();
+    for (i, text) in ctx.exit_criteria.iter().enumerate() {
+        let mut s = Subject { has_checks, ..Subject::default() };
+        for o in route::objects_in(text) {
+            s = s.with(o.0, format!("the exit criterion: {}", o.1));
+        }
+        if s.objects.is_empty() {
+            s = s.with(Object::Behavior, "the exit criterion is about what the code does");
+        }
+        subjects.push((format!("exit-{}", i + 1), text.clone(), None, s));
+    }
+    for o in &ctx.obligations {
+        let rule = request::Rule {
+            id: o.id.clone(),
+            rule: o.rule.clone(),
+            validation: o.validation.clone(),
+            priority: Priority::parse(&o.priority)?,
+            confidence: Confidence::parse(&o.confidence)?,
+        };
+        let s = request::rule_subject(&rule, has_checks);
+        subjects.push((o.id.clone(), o.rule.clone(), Some(rule), s));
+    }
+    let mut results = request::prove_all(root, cfg, idx, subjects, target, checks, inputs, hash)?;
+    for r in results.iter_mut() {
+        // a confirmed entry gate is an ordinary obligation (R57)
+        if ctx.confirmed.contains(&r.id) {
+            r.entry_gate = false;
+        }
+    }
+    // condition 3 over the changed files, whatever the obligations showed
+    let changed: Vec<String> = change.files.iter().map(|(_, p)| p.clone()).collect();
+    let holds = fix::tier1_at(idx, &changed)?;
+    let (unmet, condition) = request::judge(&results, &holds);
+    use crate::ledger::andon_rule::Condition;
+    let (verdict, tier, hold) = match condition {
+        None => (Verdict::Proven, None, false),
+        Some(Condition::Tier1Hold) => (Verdict::Refuted, Some(1), true),
+        Some(Condition::Tier2Hold) => (Verdict::Refuted, Some(2), false),
+        Some(Condition::Refuted) => (Verdict::Refuted, None, false),
+        Some(Condition::Unproven) => (Verdict::Unproven, None, false),
+        Some(_) => (Verdict::Unknown, None, false),
+    };
+    let references = results
+        .iter()
+        .map(|r| {
+            let how = match (&r.routing.approach, r.routing.rung) {
+                (Some(a), Some(n)) => format!("{a}, rung {n}"),
+                _ => format!("tie: {}", r.routing.candidates.join(" or ")),
+            };
+            let v =
+                serde_json::to_value(r.verdict).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+            format!("{} [{how}]: {v}: {}", crate::text::short(&r.id), crate::text::short(&r.claim))
+        })
+        .collect();
+    let mut approaches: Vec<&str> = results.iter().filter_map(|r| r.routing.approach.as_deref()).collect();
+    approaches.sort();
+    approaches.dedup();
+    let rung = results.iter().filter_map(|r| r.routing.rung).max();
+    let proof = prove::Proof {
+        verdict,
+        tier,
+        hold,
+        claim: format!(
+            "the {} obligation(s) of the contract of {} hold on the applied change",
+            results.len(),
+            g.wire.as_ref().map(|w| w.to_string()).unwrap_or_default()
+        ),
+        detail: if unmet.is_empty() { "every obligation is proven".into() } else { unmet.join("; ") },
+        references,
+        artifact: None,
+        per_criterion: Vec::new(),
+    };
+    Ok((proof, approaches.join("+"), rung))
+}
