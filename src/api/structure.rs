@@ -1,14 +1,19 @@
 //! The index and what is derived from it: `index`, `index --check`, `facts`, `query`, `stream`,
-//! `why`, `check` and `config show`, each a typed result serialized as its JSON document.
+//! `why`, `check` (the structural gate) and `config show`, each a typed result serialized as
+//! its JSON document.
 
 use std::path::Path;
 
 use serde_json::{Value, json};
 
 use super::{Error, Freshness, SCHEMA_VERSION, json_document};
+use crate::check::{CheckReport, Hop, StaleException};
 use crate::config::Config;
+use crate::datalog::explain::Derivation;
+use crate::dialect::Ty;
 use crate::facts::{ColType, Facts, RELATIONS, RelId};
-use crate::index::{self, Change, Diag, IndexOptions, IndexReport};
+use crate::index::{self, Change, Diag, Index, IndexOptions, IndexReport};
+use crate::ops::{StreamReport, WhyReport};
 
 /// `andon index`: parses what changed and persists the index.
 pub fn index(root: &Path, opts: &IndexOptions, progress: &(dyn Fn(u64, u64) + Sync)) -> Result<IndexReport, Error> {
@@ -234,3 +239,290 @@ impl Config {
 }
 
 json_document!(IndexReport, IndexCheck, FactList, Schema, Config);
+
+/// `andon check`: judges the contracts of the settings on the fresh index `idx`; with `base`, the
+/// same contracts on the tree of that git revision too, marking each finding new or not.
+pub fn check(
+    root: &Path,
+    cfg: &Config,
+    opts: &IndexOptions,
+    idx: &Index,
+    base: Option<&str>,
+) -> Result<CheckReport, Error> {
+    let mut report = match crate::check::run(idx, root, cfg) {
+        Ok(r) => r,
+        Err(crate::check::CheckError::Config(e)) => return Err(Error::Failed(super::config_error(&e))),
+        Err(crate::check::CheckError::Other(m)) => return Err(Error::Failed(m)),
+    };
+    if let Some(base) = base {
+        let before = crate::check::base::fingerprints(root, base, cfg, opts, &std::env::temp_dir())?;
+        for f in &mut report.findings {
+            f.new = Some(!before.contains(&f.fingerprint));
+        }
+        report.base = Some(base.to_string());
+    }
+    Ok(report)
+}
+
+/// Counts the summary and the verdict rest on.
+pub struct Tally {
+    pub blocking: usize,
+    pub tiers: [usize; 3],
+    pub advisory: usize,
+    pub excused: usize,
+    pub new: Option<usize>,
+    pub broken: usize,
+}
+
+/// The counts of a check report.
+pub fn tally(r: &CheckReport) -> Tally {
+    let mut t = Tally { blocking: 0, tiers: [0; 3], advisory: 0, excused: 0, new: None, broken: 0 };
+    for f in &r.findings {
+        if f.excused.is_some() {
+            t.excused += 1;
+            continue;
+        }
+        t.tiers[(f.tier as usize).clamp(1, 3) - 1] += 1;
+        if f.blocking() {
+            t.blocking += 1;
+        } else {
+            t.advisory += 1;
+        }
+        if f.new == Some(true) {
+            *t.new.get_or_insert(0) += 1;
+        }
+    }
+    if r.base.is_some() {
+        t.new.get_or_insert(0);
+    }
+    t.broken = r.contracts.iter().filter(|c| c.blocking > 0).count();
+    t
+}
+
+/// The verdict: `stale-exceptions` (the configuration must change), `blocked`, or `pass`.
+pub fn outcome(r: &CheckReport) -> &'static str {
+    if !r.stale_exceptions.is_empty() {
+        "stale-exceptions"
+    } else if r.blocking() > 0 {
+        "blocked"
+    } else {
+        "pass"
+    }
+}
+
+/// What a stale exception is, and what to do about it.
+pub fn stale_message(s: &StaleException) -> String {
+    let mut what = Vec::new();
+    if let Some(f) = &s.from {
+        what.push(format!("from `{f}`"));
+    }
+    if let Some(t) = &s.to {
+        what.push(format!("to `{t}`"));
+    }
+    format!(
+        "exception ({}, reason: {:?}) matches no finding any more; remove this exception",
+        what.join(", "),
+        s.reason
+    )
+}
+
+fn hop_json(h: &Hop) -> Value {
+    json!({ "path": h.path, "line": h.line, "col": h.col, "spec": h.spec, "target": h.target,
+            "confidence": h.confidence, "tier": h.tier })
+}
+
+impl CheckReport {
+    fn document(&self) -> Value {
+        let r = self;
+        let t = tally(r);
+        let contracts: Vec<Value> = r
+            .contracts
+            .iter()
+            .map(|c| {
+                json!({ "name": c.name, "kind": c.kind.name(), "description": c.description, "line": c.line,
+                    "status": if c.blocking > 0 { "broken" } else { "kept" },
+                    "findings": c.findings, "blocking": c.blocking, "excused": c.excused })
+            })
+            .collect();
+        let findings: Vec<Value> = r
+            .findings
+            .iter()
+            .map(|f| {
+                json!({ "id": f.fingerprint, "contract": f.contract, "kind": f.kind.name(), "tier": f.tier,
+                    "blocking": f.blocking(), "path": f.path, "line": f.line, "col": f.col, "message": f.message,
+                    "witness": f.witness.iter().map(hop_json).collect::<Vec<_>>(),
+                    "excused": f.excused.as_ref().map(|e| json!({ "line": e.line, "reason": e.reason })),
+                    "new": f.new })
+            })
+            .collect();
+        let stale: Vec<Value> = r
+            .stale_exceptions
+            .iter()
+            .map(|s| {
+                json!({ "contract": s.contract, "path": r.config, "line": s.line, "from": s.from, "to": s.to,
+                    "reason": s.reason, "message": stale_message(s) })
+            })
+            .collect();
+        json!({
+            "schema_version": SCHEMA_VERSION,
+            "config": r.config,
+            "base": r.base,
+            "contracts": contracts,
+            "findings": findings,
+            "stale_exceptions": stale,
+            "suspected_injections": super::work::injections_json(&r.suspected_injections),
+            "summary": { "contracts": r.contracts.len(), "broken": t.broken, "blocking": t.blocking,
+                         "tier1": t.tiers[0], "tier2": t.tiers[1], "tier3": t.tiers[2], "advisory": t.advisory,
+                         "excused": t.excused, "exceptions_used": r.exceptions_used, "new": t.new },
+            "verdict": { "outcome": outcome(r), "blocking": t.blocking },
+        })
+    }
+}
+
+/// `andon stream`: stages, wires, stream order and cycles, from the fresh index.
+pub fn stream(idx: &Index) -> Result<StreamReport, Error> {
+    Ok(crate::ops::stream(idx)?)
+}
+
+impl StreamReport {
+    fn document(&self) -> Value {
+        let r = self;
+        json!({
+        "schema_version": SCHEMA_VERSION,
+        "stages": r.stages.iter().map(|s| json!({
+            "name": s.name, "root": s.root, "ecosystem": s.ecosystem,
+            "confidence": s.confidence, "source": s.source, "files": s.files,
+        })).collect::<Vec<_>>(),
+        "wires": r.wires.iter().map(|x| json!({
+            "producer": x.producer, "consumer": x.consumer, "imports": x.imports,
+            "symbols": x.symbols, "confidence": x.confidence, "kinds": x.kinds,
+        })).collect::<Vec<_>>(),
+        "order": r.order,
+        "cycles": r.cycles,
+        "module_cycles": r.module_cycles,
+        "verdict": { "outcome": "mapped", "stages": r.stages.len(), "wires": r.wires.len(), "cycles": r.cycles.len() },
+        })
+    }
+}
+
+/// `andon why`: the shortest dependency chain from `from` to `to` (stages, modules, files or
+/// directories), hop by hop.
+pub fn why(idx: &Index, from: &str, to: &str) -> Result<WhyReport, Error> {
+    Ok(crate::ops::why(idx, from, to)?)
+}
+
+impl WhyReport {
+    fn document(&self) -> Value {
+        let r = self;
+        let hops: Option<Vec<Value>> = r.chain.as_ref().map(|c| {
+            c.iter()
+                .map(|h| json!({"path": h.path, "line": h.line, "spec": h.spec, "target": h.target, "confidence": h.confidence}))
+                .collect()
+        });
+        json!({
+            "schema_version": SCHEMA_VERSION,
+            "from": { "name": r.from.name, "kind": r.from.kind },
+            "to": { "name": r.to.name, "kind": r.to.kind },
+            "found": r.chain.is_some(),
+            "hops": hops.unwrap_or_default(),
+            "verdict": { "outcome": if r.chain.is_some() { "found" } else { "no-chain" } },
+        })
+    }
+}
+
+/// `andon query`: a query (and rule files, each `(name, text)`) parsed and checked against the
+/// built-in program, before any index work.
+pub fn prepare(query: &str, rules: &[(String, String)]) -> Result<crate::datalog::Query, Error> {
+    crate::datalog::prepare(query, rules).map_err(|e| {
+        let text = if e.source == "query" {
+            query.to_string()
+        } else {
+            rules.iter().find(|(n, _)| *n == e.source).map(|(_, t)| t.clone()).unwrap_or_default()
+        };
+        Error::Failed(datalog_error(&e, &text))
+    })
+}
+
+/// A Datalog error with the offending source line and a caret under the column.
+fn datalog_error(e: &crate::dialect::Error, text: &str) -> String {
+    let line = text.lines().nth(e.span.line.saturating_sub(1) as usize).unwrap_or("");
+    let caret = format!("{}^", " ".repeat(e.span.col.saturating_sub(1) as usize));
+    format!("{e}\n  | {line}\n  | {caret}")
+}
+
+/// `--explain` derives at most this many answers.
+pub const EXPLAIN_LIMIT: usize = 100;
+
+/// A query's answer, with one derivation per row (the first [`EXPLAIN_LIMIT`]) when asked.
+pub struct Answered {
+    pub answer: crate::datalog::Answer,
+    pub explanations: Option<Vec<Derivation>>,
+}
+
+/// `andon query`: answers `prepared` over the fresh index `idx`; ledger relations come from the
+/// ledger, and a query that reads them refuses an invalid ledger.
+pub fn query(root: &Path, idx: &Index, prepared: &crate::datalog::Query, explain: bool) -> Result<Answered, Error> {
+    let ledger_rows = if crate::datalog::needs_ledger(&prepared.prog, &prepared.prog.needed(&[prepared.rel])) {
+        let cfg = super::config(root)?;
+        let dir = crate::ledger::dir_of(root, &cfg.settings);
+        match crate::ledger::load(&dir).map_err(|e| format!("{}: {e}", dir.display()))? {
+            Some((_, state, _)) => crate::ledger::facts(&state),
+            None => Vec::new(),
+        }
+    } else {
+        Vec::new()
+    };
+    let (answer, store) = crate::datalog::answer(prepared, idx, explain, &ledger_rows)?;
+    let explanations: Option<Vec<_>> = explain.then(|| {
+        store
+            .sorted_rows(&prepared.prog, answer.rel)
+            .into_iter()
+            .take(EXPLAIN_LIMIT)
+            .map(|row| crate::datalog::explain::explain(&prepared.prog, &store, answer.rel, row))
+            .collect()
+    });
+    Ok(Answered { answer, explanations })
+}
+
+fn cell(ty: Ty, v: &str) -> Value {
+    if ty == Ty::Int { v.parse::<u64>().map(|n| json!(n)).unwrap_or_else(|_| json!(v)) } else { json!(v) }
+}
+
+impl Answered {
+    fn document(&self) -> Value {
+        let a = &self.answer;
+        let n = a.rows.len();
+        let rows: Vec<Value> =
+            a.rows.iter().map(|r| Value::Array(r.iter().zip(&a.types).map(|(v, t)| cell(*t, v)).collect())).collect();
+        let mut v = json!({
+            "schema_version": SCHEMA_VERSION,
+            "columns": a.columns,
+            "rows": rows,
+            "count": n,
+            "verdict": { "outcome": "answered", "rows": n },
+        });
+        if let Some(ex) = &self.explanations {
+            v["explanations"] = Value::Array(ex.iter().map(derivation_json).collect());
+        }
+        v
+    }
+}
+
+fn derivation_json(d: &Derivation) -> Value {
+    match d {
+        Derivation::Fact(f) => json!({ "fact": f, "by": "fact" }),
+        Derivation::Computed { fact, from } => json!({ "fact": fact, "by": "computed", "from": from }),
+        Derivation::Truncated(f) => json!({ "fact": f, "by": "elided" }),
+        Derivation::Rule { fact, rule, at, premises, absent, checks } => json!({
+            "fact": fact,
+            "by": "rule",
+            "rule": rule,
+            "at": at,
+            "premises": premises.iter().map(derivation_json).collect::<Vec<_>>(),
+            "absent": absent,
+            "checks": checks,
+        }),
+    }
+}
+
+json_document!(CheckReport, StreamReport, WhyReport, Answered);

@@ -101,6 +101,80 @@ impl LoopStep {
     }
 }
 
+/// `andon status`: the board from the ledger (`None` when the loop never ran here), the ledger's
+/// log file, and the suspected injections of the stored index.
+pub struct Status {
+    pub board: Option<crate::status::Board>,
+    pub ledger: String,
+    pub injections: crate::status::Injections,
+}
+
+/// `andon status`: read-only; the stored index as it is: status neither walks nor updates it
+/// (R114).
+pub fn status(root: &Path) -> Result<Status, Error> {
+    if !root.exists() {
+        return Err(format!("{}: no such directory", root.display()).into());
+    }
+    let cfg = super::config(root)?;
+    let dir = ledger::dir_of(root, &cfg.settings);
+    let state = match ledger::load(&dir) {
+        Ok(s) => s.map(|(_, state, _)| state),
+        Err(e) => return Err(Error::InvalidLedger(e.to_string())),
+    };
+    let ingest = cfg.settings.gap_source.value == crate::config::GapSource::Ingest;
+    let board = state.as_ref().map(|s| crate::status::board(s, cfg.settings.thrash_threshold.value, ingest));
+    let injections = crate::status::Injections::of_stored_index(root);
+    Ok(Status { board, ledger: log_shown(&dir), injections })
+}
+
+/// `suspected_injections` and the state of the index they come from.
+fn injections_fields(inj: &crate::status::Injections) -> (Value, Value) {
+    use crate::status::Injections;
+    let (state, error, list) = match inj {
+        Injections::Listed(l) => ("stored", None, &l[..]),
+        Injections::NoIndex => ("missing", None, &[][..]),
+        Injections::Unreadable(why) => ("unreadable", Some(why.as_str()), &[][..]),
+    };
+    (injections_json(list), json!({ "state": state, "error": error }))
+}
+
+impl Status {
+    fn document(&self) -> Value {
+        let (b, ledger) = (self.board.as_ref(), &self.ledger);
+        let (suspected, index) = injections_fields(&self.injections);
+        let Some(b) = b else {
+            return json!({
+                "schema_version": SCHEMA_VERSION, "ledger": ledger, "never_run": true,
+                "suspected_injections": suspected, "index": index,
+                "next": { "action": "loop", "gap": null, "detail": "run `andon loop`: the loop has never run here" },
+                "verdict": { "outcome": "never-run" },
+            });
+        };
+        json!({
+            "schema_version": SCHEMA_VERSION,
+            "ledger": ledger,
+            "never_run": false,
+            "holds": b.holds.iter().map(|h| json!({ "wire": { "producer": h.wire.producer, "consumer": h.wire.consumer },
+                "evidence": h.evidence, "claim": h.claim, "references": h.references })).collect::<Vec<_>>(),
+            "stages": b.stages.iter().map(|s| json!({ "name": s.name, "confidence": s.confidence, "source": s.source,
+                "wires": s.wires.iter().map(|w| json!({ "producer": w.wire.producer, "consumer": w.wire.consumer,
+                    "status": w.status, "evidence": w.evidence, "reopened": w.reopened })).collect::<Vec<_>>(),
+                "advisory": s.advisory, "open_entry_gates": s.open_gates })).collect::<Vec<_>>(),
+            "counters": { "passes": b.passes, "cycles": b.cycles, "sub_cycles": b.sub_cycles },
+            "constraint": b.constraint.as_ref().map(|c| json!({ "producer": c.wire.producer, "consumer": c.wire.consumer,
+                "rule": c.rule, "detail": c.detail })),
+            "gaps": { "by_status": b.gaps_by_status, "open_by_kind": b.open_by_kind, "open_by_blast_radius": b.open_by_radius },
+            "approaches": b.approaches,
+            "decisions": b.decisions.iter().map(|d| json!({ "seq": d.seq, "gap": d.gap, "action": d.action, "by": d.by, "reason": d.reason })).collect::<Vec<_>>(),
+            "audits": b.audits.iter().map(|(e, t, s, d)| json!({ "evidence": e, "tool": t, "strength": s, "detail": d })).collect::<Vec<_>>(),
+            "suspected_injections": suspected,
+            "index": index,
+            "next": { "action": b.next.action, "gap": b.next.gap, "detail": b.next.detail },
+            "verdict": { "outcome": if b.holds.is_empty() { "shown" } else { "holding" }, "holds": b.holds.len() },
+        })
+    }
+}
+
 /// `andon preflight`: every check with its readiness level and fix.
 pub struct Preflight {
     pub items: Vec<crate::preflight::Item>,
@@ -644,4 +718,15 @@ impl LedgerRepair {
     }
 }
 
-json_document!(LoopStep, Preflight, Proposed, Decided, Verified, RequestVerified, Audited, LedgerCheck, LedgerRepair);
+json_document!(
+    LoopStep,
+    Status,
+    Preflight,
+    Proposed,
+    Decided,
+    Verified,
+    RequestVerified,
+    Audited,
+    LedgerCheck,
+    LedgerRepair
+);

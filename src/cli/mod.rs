@@ -746,45 +746,32 @@ fn run_loop(a: LoopArgs) -> Result<Exit, String> {
 }
 
 fn run_status(a: StatusArgs) -> Result<Exit, String> {
-    use crate::output::status::{StatusFormat, json_doc, report};
-    if !a.path.exists() {
-        return Err(format!("{}: no such directory", a.path.display()));
-    }
-    let cfg = Config::load(&a.path).map_err(|e| config_error(&e))?;
-    let dir = crate::ledger::dir_of(&a.path, &cfg.settings);
-    let shown = dir.join(crate::ledger::LOG_FILE).to_string_lossy().replace('\\', "/");
-    let state = match crate::ledger::load(&dir) {
-        Ok(s) => s.map(|(_, state, _)| state),
-        Err(e) => {
-            eprintln!("error: {}: {e}", dir.display());
-            emit(|w| output::invalid_ledger(w, &e.to_string(), matches!(a.format, StatusFormatArg::Json)))?;
+    use crate::output::status::{StatusFormat, report};
+    let status = match crate::api::work::status(&a.path) {
+        Ok(s) => s,
+        Err(crate::api::Error::InvalidLedger(e)) => {
+            let cfg = Config::load(&a.path).map_err(|e| config_error(&e))?;
+            eprintln!("error: {}: {e}", crate::ledger::dir_of(&a.path, &cfg.settings).display());
+            emit(|w| output::invalid_ledger(w, &e, matches!(a.format, StatusFormatArg::Json)))?;
             return Ok(Exit::Findings);
         }
+        Err(e) => return Err(e.to_string()),
     };
-    let board = state.as_ref().map(|s| {
-        crate::status::board(
-            s,
-            cfg.settings.thrash_threshold.value,
-            cfg.settings.gap_source.value == crate::config::GapSource::Ingest,
-        )
-    });
-    // The stored index as it is: status neither walks nor updates it (R114).
-    let inj = crate::status::Injections::of_stored_index(&a.path);
     // The report and its machine sidecar under output_dir (R125); nothing else is written.
-    let out_dir = cfg.settings.output_path(&a.path);
+    let cfg = Config::load(&a.path).map_err(|e| config_error(&e))?;
     write_reports(
-        &out_dir,
+        &cfg.settings.output_path(&a.path),
         "status.md",
-        &|w| report(w, board.as_ref(), &shown, &inj, StatusFormat::Markdown),
+        &|w| report(w, &status, StatusFormat::Markdown),
         "status.json",
-        &json_doc(board.as_ref(), &shown, &inj),
+        &serde_json::to_value(&status).expect("a document serializes"),
     );
     let format = match a.format {
         StatusFormatArg::Text => StatusFormat::Text,
         StatusFormatArg::Json => StatusFormat::Json,
         StatusFormatArg::Markdown => StatusFormat::Markdown,
     };
-    emit(|w| report(w, board.as_ref(), &shown, &inj, format))?;
+    emit(|w| report(w, &status, format))?;
     Ok(Exit::Success)
 }
 
@@ -923,14 +910,8 @@ fn api_error(e: crate::api::Error) -> Result<Exit, String> {
     }
 }
 
-/// A Datalog error with the offending source line and a caret under the column.
-fn datalog_error(e: &crate::dialect::Error, text: &str) -> String {
-    let line = text.lines().nth(e.span.line.saturating_sub(1) as usize).unwrap_or("");
-    let caret = format!("{}^", " ".repeat(e.span.col.saturating_sub(1) as usize));
-    format!("{e}\n  | {line}\n  | {caret}")
-}
-
 fn run_query(a: QueryArgs) -> Result<Exit, String> {
+    use crate::api::structure as api;
     let (path, query) = match a.args.as_slice() {
         [] if a.schema => (PathBuf::from("."), None),
         [p] if a.schema => (PathBuf::from(p), None),
@@ -943,67 +924,37 @@ fn run_query(a: QueryArgs) -> Result<Exit, String> {
         let text = std::fs::read_to_string(f).map_err(|e| format!("{}: cannot read rules: {e}", f.display()))?;
         files.push((f.display().to_string(), text));
     }
-    let src_of = |name: &str, query: &str| -> String {
-        if name == "query" {
-            query.to_string()
-        } else {
-            files.iter().find(|(n, _)| n == name).map(|(_, t)| t.clone()).unwrap_or_default()
-        }
-    };
     if a.schema {
         let q = query.clone().unwrap_or_else(|| "File(_, _)".into());
-        let prepared = crate::datalog::prepare(&q, &files).map_err(|e| datalog_error(&e, &src_of(&e.source, &q)))?;
+        let prepared = api::prepare(&q, &files).map_err(|e| e.to_string())?;
         emit(|w| output::derived::schema(w, &prepared.prog, matches!(a.format, QueryFormatArg::Json)))?;
         return Ok(Exit::Success);
     }
     let query = query.expect("query given");
-    let prepared =
-        crate::datalog::prepare(&query, &files).map_err(|e| datalog_error(&e, &src_of(&e.source, &query)))?;
+    let prepared = api::prepare(&query, &files).map_err(|e| e.to_string())?;
     let idx = match fresh_index(&path, &a.walk, a.quiet, a.no_index)? {
         Ok(i) => i,
         Err(code) => return Ok(code),
     };
-    // Ledger relations come from the ledger: a query that reads them refuses an invalid ledger.
-    let ledger_rows = if crate::datalog::needs_ledger(&prepared.prog, &prepared.prog.needed(&[prepared.rel])) {
-        let cfg = Config::load(&path).map_err(|e| config_error(&e))?;
-        let dir = crate::ledger::dir_of(&path, &cfg.settings);
-        match crate::ledger::load(&dir).map_err(|e| format!("{}: {e}", dir.display()))? {
-            Some((_, state, _)) => crate::ledger::facts(&state),
-            None => Vec::new(),
-        }
-    } else {
-        Vec::new()
-    };
-    let (answer, store) = crate::datalog::answer(&prepared, &idx, a.explain, &ledger_rows)?;
-    let explanations: Option<Vec<_>> = a.explain.then(|| {
-        store
-            .sorted_rows(&prepared.prog, answer.rel)
-            .into_iter()
-            .take(EXPLAIN_LIMIT)
-            .map(|row| crate::datalog::explain::explain(&prepared.prog, &store, answer.rel, row))
-            .collect()
-    });
+    let answered = api::query(&path, &idx, &prepared, a.explain).map_err(|e| e.to_string())?;
     let format = match a.format {
         QueryFormatArg::Table => output::derived::QueryFormat::Table,
         QueryFormatArg::Json => output::derived::QueryFormat::Json,
         QueryFormatArg::Csv => output::derived::QueryFormat::Csv,
     };
-    if a.explain && answer.rows.len() > EXPLAIN_LIMIT {
-        eprintln!("note: explaining the first {EXPLAIN_LIMIT} of {} answers", answer.rows.len());
+    if a.explain && answered.answer.rows.len() > api::EXPLAIN_LIMIT {
+        eprintln!("note: explaining the first {} of {} answers", api::EXPLAIN_LIMIT, answered.answer.rows.len());
     }
-    emit(|w| output::derived::answer(w, &answer, explanations.as_deref(), format))?;
+    emit(|w| output::derived::answer(w, &answered, format))?;
     Ok(Exit::Success)
 }
-
-/// `--explain` derives at most this many answers.
-const EXPLAIN_LIMIT: usize = 100;
 
 fn run_stream(a: StreamArgs) -> Result<Exit, String> {
     let idx = match fresh_index(&a.path, &a.walk, a.quiet, false)? {
         Ok(i) => i,
         Err(code) => return Ok(code),
     };
-    let report = crate::ops::stream(&idx)?;
+    let report = crate::api::structure::stream(&idx).map_err(|e| e.to_string())?;
     let format = match a.format {
         GraphFormatArg::Text => output::derived::GraphFormat::Text,
         GraphFormatArg::Json => output::derived::GraphFormat::Json,
@@ -1024,7 +975,7 @@ fn run_why(a: WhyArgs) -> Result<Exit, String> {
         Ok(i) => i,
         Err(code) => return Ok(code),
     };
-    let report = crate::ops::why(&idx, from, to)?;
+    let report = crate::api::structure::why(&idx, from, to).map_err(|e| e.to_string())?;
     emit(|w| output::derived::why(w, &report, matches!(a.common.format, FormatArg::Json)))?;
     Ok(if report.chain.is_some() { Exit::Success } else { Exit::Findings })
 }
@@ -1079,18 +1030,8 @@ fn run_check(a: CheckArgs) -> Result<Exit, String> {
             return Ok(code);
         }
     };
-    let mut report = match crate::check::run(&idx, &a.path, &cfg) {
-        Ok(r) => r,
-        Err(crate::check::CheckError::Config(e)) => return Err(config_error(&e)),
-        Err(crate::check::CheckError::Other(m)) => return Err(m),
-    };
-    if let Some(base) = &a.base {
-        let before = crate::check::base::fingerprints(&a.path, base, &cfg, &opts, &std::env::temp_dir())?;
-        for f in &mut report.findings {
-            f.new = Some(!before.contains(&f.fingerprint));
-        }
-        report.base = Some(base.clone());
-    }
+    let report =
+        crate::api::structure::check(&a.path, &cfg, &opts, &idx, a.base.as_deref()).map_err(|e| e.to_string())?;
     let root = std::fs::canonicalize(&a.path).map_err(|e| format!("{}: {e}", a.path.display()))?;
     let root_uri = crate::output::check::dir_uri(&root);
     let version = env!("CARGO_PKG_VERSION");

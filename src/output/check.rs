@@ -5,8 +5,9 @@ use std::io::{self, Write};
 
 use serde_json::{Value, json};
 
-use super::{SCHEMA_VERSION, verdict_line};
-use crate::check::{CheckReport, Finding, Hop, StaleException};
+use super::verdict_line;
+use crate::api::structure::{outcome, stale_message, tally};
+use crate::check::{CheckReport, Finding, Hop};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CheckFormat {
@@ -15,66 +16,6 @@ pub enum CheckFormat {
     Sarif,
     Github,
     Junit,
-}
-
-/// Counts the summary and the verdict rest on.
-struct Tally {
-    blocking: usize,
-    tiers: [usize; 3],
-    advisory: usize,
-    excused: usize,
-    new: Option<usize>,
-    broken: usize,
-}
-
-fn tally(r: &CheckReport) -> Tally {
-    let mut t = Tally { blocking: 0, tiers: [0; 3], advisory: 0, excused: 0, new: None, broken: 0 };
-    for f in &r.findings {
-        if f.excused.is_some() {
-            t.excused += 1;
-            continue;
-        }
-        t.tiers[(f.tier as usize).clamp(1, 3) - 1] += 1;
-        if f.blocking() {
-            t.blocking += 1;
-        } else {
-            t.advisory += 1;
-        }
-        if f.new == Some(true) {
-            *t.new.get_or_insert(0) += 1;
-        }
-    }
-    if r.base.is_some() {
-        t.new.get_or_insert(0);
-    }
-    t.broken = r.contracts.iter().filter(|c| c.blocking > 0).count();
-    t
-}
-
-/// The verdict: `stale-exceptions` (the configuration must change), `blocked`, or `pass`.
-pub fn outcome(r: &CheckReport) -> &'static str {
-    if !r.stale_exceptions.is_empty() {
-        "stale-exceptions"
-    } else if r.blocking() > 0 {
-        "blocked"
-    } else {
-        "pass"
-    }
-}
-
-fn stale_message(s: &StaleException) -> String {
-    let mut what = Vec::new();
-    if let Some(f) = &s.from {
-        what.push(format!("from `{f}`"));
-    }
-    if let Some(t) = &s.to {
-        what.push(format!("to `{t}`"));
-    }
-    format!(
-        "exception ({}, reason: {:?}) matches no finding any more; remove this exception",
-        what.join(", "),
-        s.reason
-    )
 }
 
 fn plural(n: usize, what: &str) -> String {
@@ -102,7 +43,7 @@ pub fn report(
 ) -> io::Result<()> {
     match format {
         CheckFormat::Text => text(w, r),
-        CheckFormat::Json => writeln!(w, "{}", serde_json::to_string_pretty(&json_doc(r)).expect("json")),
+        CheckFormat::Json => super::json(w, r),
         CheckFormat::Sarif => {
             writeln!(w, "{}", serde_json::to_string_pretty(&sarif(r, version, root_uri)).expect("json"))
         }
@@ -168,56 +109,6 @@ fn text(w: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
     }
     summary_lines(w, r)?;
     verdict_line(w, outcome(r), &verdict_detail(r))
-}
-
-fn hop_json(h: &Hop) -> Value {
-    json!({ "path": h.path, "line": h.line, "col": h.col, "spec": h.spec, "target": h.target,
-            "confidence": h.confidence, "tier": h.tier })
-}
-
-fn json_doc(r: &CheckReport) -> Value {
-    let t = tally(r);
-    let contracts: Vec<Value> = r
-        .contracts
-        .iter()
-        .map(|c| {
-            json!({ "name": c.name, "kind": c.kind.name(), "description": c.description, "line": c.line,
-                    "status": if c.blocking > 0 { "broken" } else { "kept" },
-                    "findings": c.findings, "blocking": c.blocking, "excused": c.excused })
-        })
-        .collect();
-    let findings: Vec<Value> = r
-        .findings
-        .iter()
-        .map(|f| {
-            json!({ "id": f.fingerprint, "contract": f.contract, "kind": f.kind.name(), "tier": f.tier,
-                    "blocking": f.blocking(), "path": f.path, "line": f.line, "col": f.col, "message": f.message,
-                    "witness": f.witness.iter().map(hop_json).collect::<Vec<_>>(),
-                    "excused": f.excused.as_ref().map(|e| json!({ "line": e.line, "reason": e.reason })),
-                    "new": f.new })
-        })
-        .collect();
-    let stale: Vec<Value> = r
-        .stale_exceptions
-        .iter()
-        .map(|s| {
-            json!({ "contract": s.contract, "path": r.config, "line": s.line, "from": s.from, "to": s.to,
-                    "reason": s.reason, "message": stale_message(s) })
-        })
-        .collect();
-    json!({
-        "schema_version": SCHEMA_VERSION,
-        "config": r.config,
-        "base": r.base,
-        "contracts": contracts,
-        "findings": findings,
-        "stale_exceptions": stale,
-        "suspected_injections": super::injections_json(&r.suspected_injections),
-        "summary": { "contracts": r.contracts.len(), "broken": t.broken, "blocking": t.blocking,
-                     "tier1": t.tiers[0], "tier2": t.tiers[1], "tier3": t.tiers[2], "advisory": t.advisory,
-                     "excused": t.excused, "exceptions_used": r.exceptions_used, "new": t.new },
-        "verdict": { "outcome": outcome(r), "blocking": t.blocking },
-    })
 }
 
 /// A SARIF rule id from a contract name: lowercase words joined by `-`.

@@ -5,9 +5,8 @@ use std::io::{self, Write};
 use serde_json::{Value, json};
 
 use super::{SCHEMA_VERSION, verdict_line};
-use crate::datalog::Answer;
 use crate::datalog::explain::Derivation;
-use crate::dialect::{Program, RelKind, Ty};
+use crate::dialect::{Program, RelKind};
 use crate::ops::{StreamReport, WhyReport};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -25,36 +24,16 @@ pub enum GraphFormat {
     Mermaid,
 }
 
-fn cell(ty: Ty, v: &str) -> Value {
-    if ty == Ty::Int { v.parse::<u64>().map(|n| json!(n)).unwrap_or_else(|_| json!(v)) } else { json!(v) }
-}
-
 fn csv_field(s: &str) -> String {
     if s.contains([',', '"', '\n', '\r']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_string() }
 }
 
 /// A query's answer; with explanations, one derivation per row.
-pub fn answer(w: &mut dyn Write, a: &Answer, explain: Option<&[Derivation]>, format: QueryFormat) -> io::Result<()> {
+pub fn answer(w: &mut dyn Write, answered: &crate::api::structure::Answered, format: QueryFormat) -> io::Result<()> {
+    let (a, explain) = (&answered.answer, answered.explanations.as_deref());
     let n = a.rows.len();
     match format {
-        QueryFormat::Json => {
-            let rows: Vec<Value> = a
-                .rows
-                .iter()
-                .map(|r| Value::Array(r.iter().zip(&a.types).map(|(v, t)| cell(*t, v)).collect()))
-                .collect();
-            let mut v = json!({
-                "schema_version": SCHEMA_VERSION,
-                "columns": a.columns,
-                "rows": rows,
-                "count": n,
-                "verdict": { "outcome": "answered", "rows": n },
-            });
-            if let Some(ex) = explain {
-                v["explanations"] = Value::Array(ex.iter().map(derivation_json).collect());
-            }
-            writeln!(w, "{}", serde_json::to_string_pretty(&v).expect("json"))
-        }
+        QueryFormat::Json => super::json(w, answered),
         QueryFormat::Csv => {
             writeln!(w, "{}", a.columns.iter().map(|c| csv_field(c)).collect::<Vec<_>>().join(","))?;
             for r in &a.rows {
@@ -113,23 +92,6 @@ fn derivation_text(w: &mut dyn Write, d: &Derivation, depth: usize) -> io::Resul
     }
 }
 
-fn derivation_json(d: &Derivation) -> Value {
-    match d {
-        Derivation::Fact(f) => json!({ "fact": f, "by": "fact" }),
-        Derivation::Computed { fact, from } => json!({ "fact": fact, "by": "computed", "from": from }),
-        Derivation::Truncated(f) => json!({ "fact": f, "by": "elided" }),
-        Derivation::Rule { fact, rule, at, premises, absent, checks } => json!({
-            "fact": fact,
-            "by": "rule",
-            "rule": rule,
-            "at": at,
-            "premises": premises.iter().map(derivation_json).collect::<Vec<_>>(),
-            "absent": absent,
-            "checks": checks,
-        }),
-    }
-}
-
 /// Every relation of a program (schema, built-in rules, user rules) with columns and doc line.
 pub fn schema(w: &mut dyn Write, prog: &Program, json_out: bool) -> io::Result<()> {
     let rels: Vec<_> = prog.rels.iter().filter(|r| r.name != crate::dialect::QUERY_REL).collect();
@@ -173,31 +135,11 @@ fn mermaid_label(s: &str) -> String {
 /// Writes the stream map in `format`.
 pub fn stream(w: &mut dyn Write, r: &StreamReport, format: GraphFormat) -> io::Result<()> {
     match format {
-        GraphFormat::Json => stream_json(w, r),
+        GraphFormat::Json => super::json(w, r),
         GraphFormat::Dot => stream_dot(w, r),
         GraphFormat::Mermaid => stream_mermaid(w, r),
         GraphFormat::Text => stream_text(w, r),
     }
-}
-
-/// The stream map as a JSON document.
-fn stream_json(w: &mut dyn Write, r: &StreamReport) -> io::Result<()> {
-    let v = json!({
-        "schema_version": SCHEMA_VERSION,
-        "stages": r.stages.iter().map(|s| json!({
-            "name": s.name, "root": s.root, "ecosystem": s.ecosystem,
-            "confidence": s.confidence, "source": s.source, "files": s.files,
-        })).collect::<Vec<_>>(),
-        "wires": r.wires.iter().map(|x| json!({
-            "producer": x.producer, "consumer": x.consumer, "imports": x.imports,
-            "symbols": x.symbols, "confidence": x.confidence, "kinds": x.kinds,
-        })).collect::<Vec<_>>(),
-        "order": r.order,
-        "cycles": r.cycles,
-        "module_cycles": r.module_cycles,
-        "verdict": { "outcome": "mapped", "stages": r.stages.len(), "wires": r.wires.len(), "cycles": r.cycles.len() },
-    });
-    writeln!(w, "{}", serde_json::to_string_pretty(&v).expect("json"))
 }
 
 /// The stream map as a Graphviz digraph: stages in a cycle red, heuristic wires dashed.
@@ -274,20 +216,7 @@ fn stream_text(w: &mut dyn Write, r: &StreamReport) -> io::Result<()> {
 
 pub fn why(w: &mut dyn Write, r: &WhyReport, json_out: bool) -> io::Result<()> {
     if json_out {
-        let hops: Option<Vec<Value>> = r.chain.as_ref().map(|c| {
-            c.iter()
-                .map(|h| json!({"path": h.path, "line": h.line, "spec": h.spec, "target": h.target, "confidence": h.confidence}))
-                .collect()
-        });
-        let v = json!({
-            "schema_version": SCHEMA_VERSION,
-            "from": { "name": r.from.name, "kind": r.from.kind },
-            "to": { "name": r.to.name, "kind": r.to.kind },
-            "found": r.chain.is_some(),
-            "hops": hops.unwrap_or_default(),
-            "verdict": { "outcome": if r.chain.is_some() { "found" } else { "no-chain" } },
-        });
-        return writeln!(w, "{}", serde_json::to_string_pretty(&v).expect("json"));
+        return super::json(w, r);
     }
     match &r.chain {
         Some(c) => {

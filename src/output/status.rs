@@ -2,9 +2,7 @@
 
 use std::io::{self, Write};
 
-use serde_json::{Value, json};
-
-use super::{SCHEMA_VERSION, verdict_line};
+use super::verdict_line;
 use crate::status::{Board, Injections};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -19,50 +17,6 @@ fn counts<K: std::fmt::Display>(m: &std::collections::BTreeMap<K, usize>) -> Str
         return "none".into();
     }
     m.iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join(", ")
-}
-
-/// `suspected_injections` and the state of the index they come from.
-fn injections_fields(inj: &Injections) -> (Value, Value) {
-    let (state, error, list) = match inj {
-        Injections::Listed(l) => ("stored", None, &l[..]),
-        Injections::NoIndex => ("missing", None, &[][..]),
-        Injections::Unreadable(why) => ("unreadable", Some(why.as_str()), &[][..]),
-    };
-    (super::injections_json(list), json!({ "state": state, "error": error }))
-}
-
-pub fn json_doc(b: Option<&Board>, ledger: &str, inj: &Injections) -> Value {
-    let (suspected, index) = injections_fields(inj);
-    let Some(b) = b else {
-        return json!({
-            "schema_version": SCHEMA_VERSION, "ledger": ledger, "never_run": true,
-            "suspected_injections": suspected, "index": index,
-            "next": { "action": "loop", "gap": null, "detail": "run `andon loop`: the loop has never run here" },
-            "verdict": { "outcome": "never-run" },
-        });
-    };
-    json!({
-        "schema_version": SCHEMA_VERSION,
-        "ledger": ledger,
-        "never_run": false,
-        "holds": b.holds.iter().map(|h| json!({ "wire": { "producer": h.wire.producer, "consumer": h.wire.consumer },
-            "evidence": h.evidence, "claim": h.claim, "references": h.references })).collect::<Vec<_>>(),
-        "stages": b.stages.iter().map(|s| json!({ "name": s.name, "confidence": s.confidence, "source": s.source,
-            "wires": s.wires.iter().map(|w| json!({ "producer": w.wire.producer, "consumer": w.wire.consumer,
-                "status": w.status, "evidence": w.evidence, "reopened": w.reopened })).collect::<Vec<_>>(),
-            "advisory": s.advisory, "open_entry_gates": s.open_gates })).collect::<Vec<_>>(),
-        "counters": { "passes": b.passes, "cycles": b.cycles, "sub_cycles": b.sub_cycles },
-        "constraint": b.constraint.as_ref().map(|c| json!({ "producer": c.wire.producer, "consumer": c.wire.consumer,
-            "rule": c.rule, "detail": c.detail })),
-        "gaps": { "by_status": b.gaps_by_status, "open_by_kind": b.open_by_kind, "open_by_blast_radius": b.open_by_radius },
-        "approaches": b.approaches,
-        "decisions": b.decisions.iter().map(|d| json!({ "seq": d.seq, "gap": d.gap, "action": d.action, "by": d.by, "reason": d.reason })).collect::<Vec<_>>(),
-        "audits": b.audits.iter().map(|(e, t, s, d)| json!({ "evidence": e, "tool": t, "strength": s, "detail": d })).collect::<Vec<_>>(),
-        "suspected_injections": suspected,
-        "index": index,
-        "next": { "action": b.next.action, "gap": b.next.gap, "detail": b.next.detail },
-        "verdict": { "outcome": if b.holds.is_empty() { "shown" } else { "holding" }, "holds": b.holds.len() },
-    })
 }
 
 /// The suspected-injection section (R123): the list, or why there is none to show.
@@ -81,16 +35,11 @@ fn injections(w: &mut dyn Write, inj: &Injections, h2: &str, item: &str, md: boo
 }
 
 /// Writes the board (or that the loop never ran) as text, JSON or Markdown.
-pub fn report(
-    w: &mut dyn Write,
-    b: Option<&Board>,
-    ledger: &str,
-    inj: &Injections,
-    format: StatusFormat,
-) -> io::Result<()> {
+pub fn report(w: &mut dyn Write, status: &crate::api::work::Status, format: StatusFormat) -> io::Result<()> {
     if format == StatusFormat::Json {
-        return writeln!(w, "{}", serde_json::to_string_pretty(&json_doc(b, ledger, inj)).expect("json"));
+        return super::json(w, status);
     }
+    let (b, ledger, inj) = (status.board.as_ref(), status.ledger.as_str(), &status.injections);
     let md = format == StatusFormat::Markdown;
     let (h1, h2, item) = if md { ("# ", "## ", "- ") } else { ("", "", "  ") };
     let Some(b) = b else {
