@@ -189,6 +189,11 @@ fn lex(src: &str) -> Result<Vec<(Tok, Span)>, (Span, String)> {
     let mut out = Vec::new();
     while i < b.len() {
         let span = Span { line, col: (src[line_start..i].chars().count() + 1) as u32 };
+        if let Some((tok, len)) = punct(b, i) {
+            out.push((tok, span));
+            i += len;
+            continue;
+        }
         let c = b[i];
         match c {
             b'\n' => {
@@ -215,18 +220,6 @@ fn lex(src: &str) -> Result<Vec<(Tok, Span)>, (Span, String)> {
                 }
                 i = end;
             }
-            b'(' => (out.push((Tok::LParen, span)), i += 1).1,
-            b')' => (out.push((Tok::RParen, span)), i += 1).1,
-            b',' => (out.push((Tok::Comma, span)), i += 1).1,
-            b':' if b.get(i + 1) == Some(&b'-') => (out.push((Tok::Turnstile, span)), i += 2).1,
-            b':' => (out.push((Tok::Colon, span)), i += 1).1,
-            b'!' if b.get(i + 1) == Some(&b'=') => (out.push((Tok::Op(CmpOp::Ne), span)), i += 2).1,
-            b'!' => (out.push((Tok::Bang, span)), i += 1).1,
-            b'=' => (out.push((Tok::Op(CmpOp::Eq), span)), i += if b.get(i + 1) == Some(&b'=') { 2 } else { 1 }).1,
-            b'<' if b.get(i + 1) == Some(&b'=') => (out.push((Tok::Op(CmpOp::Le), span)), i += 2).1,
-            b'<' => (out.push((Tok::Op(CmpOp::Lt), span)), i += 1).1,
-            b'>' if b.get(i + 1) == Some(&b'=') => (out.push((Tok::Op(CmpOp::Ge), span)), i += 2).1,
-            b'>' => (out.push((Tok::Op(CmpOp::Gt), span)), i += 1).1,
             b'.' if b.get(i + 1).is_some_and(|c| c.is_ascii_alphabetic()) => {
                 let end = ident_end(b, i + 1);
                 out.push((Tok::Directive(src[i + 1..end].to_string()), span));
@@ -234,33 +227,9 @@ fn lex(src: &str) -> Result<Vec<(Tok, Span)>, (Span, String)> {
             }
             b'.' => (out.push((Tok::Dot, span)), i += 1).1,
             b'"' => {
-                let mut s = String::new();
-                let mut j = i + 1;
-                loop {
-                    match src[j..].chars().next() {
-                        None | Some('\n') => return Err((span, "unterminated string".into())),
-                        Some('"') => break,
-                        Some('\\') => {
-                            let e = src[j + 1..].chars().next();
-                            s.push(match e {
-                                Some('n') => '\n',
-                                Some('t') => '\t',
-                                Some('\\') => '\\',
-                                Some('"') => '"',
-                                _ => {
-                                    return Err((span, "unknown escape in string (use \\\\, \\\", \\n or \\t)".into()));
-                                }
-                            });
-                            j += 2;
-                        }
-                        Some(ch) => {
-                            s.push(ch);
-                            j += ch.len_utf8();
-                        }
-                    }
-                }
+                let (s, end) = lex_string(src, i, span)?;
                 out.push((Tok::Str(s), span));
-                i = j + 1;
+                i = end;
             }
             b'0'..=b'9' => {
                 let mut j = i;
@@ -287,6 +256,57 @@ fn lex(src: &str) -> Result<Vec<(Tok, Span)>, (Span, String)> {
     let span = Span { line, col: (src[line_start..].chars().count() + 1) as u32 };
     out.push((Tok::Eof, span));
     Ok(out)
+}
+
+/// The punctuation or operator token at `i`, with its length in bytes.
+fn punct(b: &[u8], i: usize) -> Option<(Tok, usize)> {
+    let next_is = |c: u8| b.get(i + 1) == Some(&c);
+    Some(match b[i] {
+        b'(' => (Tok::LParen, 1),
+        b')' => (Tok::RParen, 1),
+        b',' => (Tok::Comma, 1),
+        b':' if next_is(b'-') => (Tok::Turnstile, 2),
+        b':' => (Tok::Colon, 1),
+        b'!' if next_is(b'=') => (Tok::Op(CmpOp::Ne), 2),
+        b'!' => (Tok::Bang, 1),
+        b'=' => (Tok::Op(CmpOp::Eq), if next_is(b'=') { 2 } else { 1 }),
+        b'<' if next_is(b'=') => (Tok::Op(CmpOp::Le), 2),
+        b'<' => (Tok::Op(CmpOp::Lt), 1),
+        b'>' if next_is(b'=') => (Tok::Op(CmpOp::Ge), 2),
+        b'>' => (Tok::Op(CmpOp::Gt), 1),
+        _ => return None,
+    })
+}
+
+/// The string literal whose opening quote is at `i` (and at `span`): its value, and the index
+/// after its closing quote.
+fn lex_string(src: &str, i: usize, span: Span) -> Result<(String, usize), (Span, String)> {
+    let mut s = String::new();
+    let mut j = i + 1;
+    loop {
+        match src[j..].chars().next() {
+            None | Some('\n') => return Err((span, "unterminated string".into())),
+            Some('"') => break,
+            Some('\\') => {
+                let e = src[j + 1..].chars().next();
+                s.push(match e {
+                    Some('n') => '\n',
+                    Some('t') => '\t',
+                    Some('\\') => '\\',
+                    Some('"') => '"',
+                    _ => {
+                        return Err((span, "unknown escape in string (use \\\\, \\\", \\n or \\t)".into()));
+                    }
+                });
+                j += 2;
+            }
+            Some(ch) => {
+                s.push(ch);
+                j += ch.len_utf8();
+            }
+        }
+    }
+    Ok((s, j + 1))
 }
 
 fn ident_end(b: &[u8], mut i: usize) -> usize {
@@ -811,167 +831,117 @@ impl Builder {
         Ok(self.prog)
     }
 
+    /// Checks one rule: body, bindings, types, safety and head. Also says whether it changed a
+    /// column type of an implicitly declared head relation.
     fn check_rule(&mut self, source: &str, r: &Rule) -> Result<(CRule, bool), Error> {
-        let err = |span, msg: String| Error { source: source.to_string(), span, msg };
-        let mut names: Vec<String> = Vec::new();
-        let mut types: Vec<Option<Ty>> = Vec::new();
-        let mut bound: Vec<bool> = Vec::new();
-        let slot = |v: &str, names: &mut Vec<String>, types: &mut Vec<Option<Ty>>, bound: &mut Vec<bool>| {
-            if let Some(i) = names.iter().position(|n| n == v) {
-                i
-            } else {
-                names.push(v.to_string());
-                types.push(None);
-                bound.push(false);
-                names.len() - 1
-            }
+        let mut rc = RuleCheck { source, rule: r, names: Vec::new(), types: Vec::new(), bound: Vec::new() };
+        let body = self.check_body(&mut rc)?;
+        // `x = <bound>` binds x; iterate to a fixpoint.
+        rc.bind_equalities(&body);
+        rc.type_comparisons(&body)?;
+        rc.check_safety()?;
+        let (head, head_args, changed) = self.check_head(&rc)?;
+        let c = CRule {
+            head,
+            head_args,
+            body,
+            var_types: rc.types.iter().map(|t| t.unwrap_or(Ty::Sym)).collect(),
+            var_names: rc.names,
+            source: source.to_string(),
+            span: r.head.span,
+            lit_spans: r.body.iter().map(literal_span).collect(),
+            text: r.to_string(),
         };
+        Ok((c, changed))
+    }
+
+    /// The body with relations resolved and variables in slots; positive atoms bind.
+    fn check_body(&self, rc: &mut RuleCheck) -> Result<Vec<Lit>, Error> {
         let mut body = Vec::new();
         // Positive atoms bind; resolve every atom first.
-        for l in &r.body {
+        for l in &rc.rule.body {
             match l {
                 Literal::Pos(a) | Literal::Neg(a) => {
-                    let rel = self.resolve_atom(source, a)?;
-                    let cols = self.prog.rels[rel].columns.clone();
-                    let mut args = Vec::new();
-                    for (t, (cname, cty)) in a.args.iter().zip(&cols) {
-                        args.push(match t {
-                            Term::Wild(_) => Arg::Wild,
-                            Term::Str(s, sp) => {
-                                if *cty == Ty::Int {
-                                    return Err(err(
-                                        *sp,
-                                        format!("column `{cname}` of `{}` is an int; {t} is a string", a.rel),
-                                    ));
-                                }
-                                Arg::Const(Value::Str(s.clone()))
-                            }
-                            Term::Int(n, sp) => {
-                                if cty.is_str() {
-                                    return Err(err(
-                                        *sp,
-                                        format!("column `{cname}` of `{}` is a {}; {n} is a number", a.rel, cty.name()),
-                                    ));
-                                }
-                                Arg::Const(Value::Int(*n))
-                            }
-                            Term::Var(v, sp) => {
-                                let i = slot(v, &mut names, &mut types, &mut bound);
-                                let untyped = self.untyped.contains(&rel);
-                                if !untyped {
-                                    match types[i] {
-                                        Some(t0) if t0.is_str() != cty.is_str() => {
-                                            return Err(err(
-                                                *sp,
-                                                format!(
-                                                    "`{v}` is used as a {} and as a {} (column `{cname}` of `{}`)",
-                                                    t0.name(),
-                                                    cty.name(),
-                                                    a.rel
-                                                ),
-                                            ));
-                                        }
-                                        None => types[i] = Some(*cty),
-                                        _ => {}
-                                    }
-                                }
-                                if matches!(l, Literal::Pos(_)) {
-                                    bound[i] = true;
-                                }
-                                Arg::Var(i)
-                            }
-                        });
-                    }
-                    body.push(if matches!(l, Literal::Pos(_)) { Lit::Pos(rel, args) } else { Lit::Neg(rel, args) });
+                    let positive = matches!(l, Literal::Pos(_));
+                    let rel = self.resolve_atom(rc.source, a)?;
+                    let args = self.atom_args(rc, a, rel, positive)?;
+                    body.push(if positive { Lit::Pos(rel, args) } else { Lit::Neg(rel, args) });
                 }
                 Literal::Cmp(x, op, y) => {
-                    let mut arg = |t: &Term| match t {
-                        Term::Wild(sp) => Err(err(*sp, "`_` cannot be compared; name the variable".into())),
-                        Term::Str(s, _) => Ok(Arg::Const(Value::Str(s.clone()))),
-                        Term::Int(n, _) => Ok(Arg::Const(Value::Int(*n))),
-                        Term::Var(v, _) => Ok(Arg::Var(slot(v, &mut names, &mut types, &mut bound))),
-                    };
-                    let (a, b) = (arg(x)?, arg(y)?);
+                    let (a, b) = (rc.cmp_arg(x)?, rc.cmp_arg(y)?);
                     body.push(Lit::Cmp(a, *op, b));
                 }
             }
         }
-        // `x = <bound>` binds x; iterate to a fixpoint.
-        loop {
-            let mut changed = false;
-            for l in &body {
-                if let Lit::Cmp(a, CmpOp::Eq, b) = l {
-                    let is_bound = |a: &Arg, bound: &Vec<bool>| match a {
-                        Arg::Var(i) => bound[*i],
-                        _ => true,
-                    };
-                    for (x, y) in [(a, b), (b, a)] {
-                        if let Arg::Var(i) = x
-                            && !bound[*i]
-                            && is_bound(y, &bound)
-                        {
-                            bound[*i] = true;
-                            changed = true;
+        Ok(body)
+    }
+
+    /// The arguments of body atom `a` of relation `rel`, checked against its column types; a
+    /// variable's type comes from the first typed column it fills.
+    fn atom_args(&self, rc: &mut RuleCheck, a: &Atom, rel: usize, positive: bool) -> Result<Vec<Arg>, Error> {
+        let cols = &self.prog.rels[rel].columns;
+        let mut args = Vec::new();
+        for (t, (cname, cty)) in a.args.iter().zip(cols) {
+            args.push(match t {
+                Term::Wild(_) => Arg::Wild,
+                Term::Str(s, sp) => {
+                    if *cty == Ty::Int {
+                        return Err(rc.err(*sp, format!("column `{cname}` of `{}` is an int; {t} is a string", a.rel)));
+                    }
+                    Arg::Const(Value::Str(s.clone()))
+                }
+                Term::Int(n, sp) => {
+                    if cty.is_str() {
+                        return Err(rc.err(
+                            *sp,
+                            format!("column `{cname}` of `{}` is a {}; {n} is a number", a.rel, cty.name()),
+                        ));
+                    }
+                    Arg::Const(Value::Int(*n))
+                }
+                Term::Var(v, sp) => {
+                    let i = rc.slot(v);
+                    let untyped = self.untyped.contains(&rel);
+                    if !untyped {
+                        match rc.types[i] {
+                            Some(t0) if t0.is_str() != cty.is_str() => {
+                                return Err(rc.err(
+                                    *sp,
+                                    format!(
+                                        "`{v}` is used as a {} and as a {} (column `{cname}` of `{}`)",
+                                        t0.name(),
+                                        cty.name(),
+                                        a.rel
+                                    ),
+                                ));
+                            }
+                            None => rc.types[i] = Some(*cty),
+                            _ => {}
                         }
                     }
-                }
-            }
-            if !changed {
-                break;
-            }
-        }
-        // Types through comparisons.
-        for _ in 0..2 {
-            for l in &body {
-                if let Lit::Cmp(a, _, b) = l {
-                    let ty = |a: &Arg, types: &Vec<Option<Ty>>| match a {
-                        Arg::Var(i) => types[*i],
-                        Arg::Const(Value::Str(_)) => Some(Ty::Sym),
-                        Arg::Const(Value::Int(_)) => Some(Ty::Int),
-                        Arg::Wild => None,
-                    };
-                    match (ty(a, &types), ty(b, &types)) {
-                        (Some(x), Some(y)) if x.is_str() != y.is_str() => {
-                            let span = cmp_span(r, l, &body);
-                            return Err(err(span, format!("cannot compare a {} with a {}", x.name(), y.name())));
-                        }
-                        (Some(x), None) => {
-                            if let Arg::Var(i) = b {
-                                types[*i] = Some(x)
-                            }
-                        }
-                        (None, Some(y)) => {
-                            if let Arg::Var(i) = a {
-                                types[*i] = Some(y)
-                            }
-                        }
-                        _ => {}
+                    if positive {
+                        rc.bound[i] = true;
                     }
+                    Arg::Var(i)
                 }
-            }
+            });
         }
-        // Safety: every variable bound by a positive atom (or an equality with a bound term).
-        let var_span = |v: &str| var_first_span(r, v).unwrap_or(r.head.span);
-        for (i, b) in bound.iter().enumerate() {
-            if !b {
-                let v = &names[i];
-                return Err(err(
-                    var_span(v),
-                    format!(
-                        "variable `{v}` is not bound by a positive atom; a variable used in a negation, a comparison or the head must also appear in a positive atom of the body"
-                    ),
-                ));
-            }
-        }
-        // Head.
-        let head = self.resolve_atom(source, &r.head)?;
+        Ok(args)
+    }
+
+    /// The head relation and arguments, checked against the body's variables and the relation's
+    /// column types; an implicitly declared head takes its column types from the rule (the `bool`
+    /// says whether one changed).
+    fn check_head(&mut self, rc: &RuleCheck) -> Result<(usize, Vec<Arg>, bool), Error> {
+        let r = rc.rule;
+        let head = self.resolve_atom(rc.source, &r.head)?;
         if self.prog.rels[head].kind != RelKind::Derived {
             let what = if self.prog.rels[head].kind == RelKind::Base {
                 "a base relation (facts from the index)"
             } else {
                 "computed in Rust"
             };
-            return Err(err(r.head.span, format!("`{}` is {what}; rules cannot add to it", r.head.rel)));
+            return Err(rc.err(r.head.span, format!("`{}` is {what}; rules cannot add to it", r.head.rel)));
         }
         let mut head_args = Vec::new();
         let mut changed = false;
@@ -979,22 +949,22 @@ impl Builder {
         for (k, t) in r.head.args.iter().enumerate() {
             let cty = self.prog.rels[head].columns[k].1;
             head_args.push(match t {
-                Term::Wild(sp) => return Err(err(*sp, "`_` cannot appear in a rule head".into())),
+                Term::Wild(sp) => return Err(rc.err(*sp, "`_` cannot appear in a rule head".into())),
                 Term::Var(v, sp) => {
-                    let Some(i) = names.iter().position(|n| n == v) else {
-                        return Err(err(*sp, format!("variable `{v}` in the head is not bound by the body")));
+                    let Some(i) = rc.names.iter().position(|n| n == v) else {
+                        return Err(rc.err(*sp, format!("variable `{v}` in the head is not bound by the body")));
                     };
                     if untyped {
-                        if let Some(t) = types[i]
+                        if let Some(t) = rc.types[i]
                             && t != cty
                         {
                             self.prog.rels[head].columns[k].1 = t;
                             changed = true;
                         }
-                    } else if let Some(t0) = types[i]
+                    } else if let Some(t0) = rc.types[i]
                         && t0.is_str() != cty.is_str()
                     {
-                        return Err(err(
+                        return Err(rc.err(
                             *sp,
                             format!(
                                 "`{v}` is a {}, but column `{}` of `{}` is a {}",
@@ -1011,7 +981,7 @@ impl Builder {
                     if untyped && cty == Ty::Int {
                         self.prog.rels[head].columns[k].1 = Ty::Sym;
                     } else if !cty.is_str() {
-                        return Err(err(*sp, format!("column {} of `{}` is an int", k + 1, r.head.rel)));
+                        return Err(rc.err(*sp, format!("column {} of `{}` is an int", k + 1, r.head.rel)));
                     }
                     Arg::Const(Value::Str(s.clone()))
                 }
@@ -1020,24 +990,13 @@ impl Builder {
                         self.prog.rels[head].columns[k].1 = Ty::Int;
                         changed = true;
                     } else if cty != Ty::Int {
-                        return Err(err(*sp, format!("column {} of `{}` is a {}", k + 1, r.head.rel, cty.name())));
+                        return Err(rc.err(*sp, format!("column {} of `{}` is a {}", k + 1, r.head.rel, cty.name())));
                     }
                     Arg::Const(Value::Int(*n))
                 }
             });
         }
-        let c = CRule {
-            head,
-            head_args,
-            body,
-            var_types: types.iter().map(|t| t.unwrap_or(Ty::Sym)).collect(),
-            var_names: names,
-            source: source.to_string(),
-            span: r.head.span,
-            lit_spans: r.body.iter().map(literal_span).collect(),
-            text: r.to_string(),
-        };
-        Ok((c, changed))
+        Ok((head, head_args, changed))
     }
 
     fn resolve_atom(&self, source: &str, a: &Atom) -> Result<usize, Error> {
@@ -1121,6 +1080,125 @@ impl Builder {
                 });
             }
             self.prog.strata.push(Stratum { rels, rules, recursive });
+        }
+        Ok(())
+    }
+}
+
+/// One rule under check: where it is written, and its variables by slot with their types so far
+/// and whether something binds them.
+struct RuleCheck<'r> {
+    source: &'r str,
+    rule: &'r Rule,
+    names: Vec<String>,
+    types: Vec<Option<Ty>>,
+    bound: Vec<bool>,
+}
+
+impl RuleCheck<'_> {
+    /// A diagnostic in the rule's source.
+    fn err(&self, span: Span, msg: String) -> Error {
+        Error { source: self.source.to_string(), span, msg }
+    }
+
+    /// The slot of variable `v`, added unbound and untyped when new.
+    fn slot(&mut self, v: &str) -> usize {
+        if let Some(i) = self.names.iter().position(|n| n == v) {
+            i
+        } else {
+            self.names.push(v.to_string());
+            self.types.push(None);
+            self.bound.push(false);
+            self.names.len() - 1
+        }
+    }
+
+    /// One side of a comparison: a constant, or a variable's slot (`_` cannot be compared).
+    fn cmp_arg(&mut self, t: &Term) -> Result<Arg, Error> {
+        match t {
+            Term::Wild(sp) => Err(self.err(*sp, "`_` cannot be compared; name the variable".into())),
+            Term::Str(s, _) => Ok(Arg::Const(Value::Str(s.clone()))),
+            Term::Int(n, _) => Ok(Arg::Const(Value::Int(*n))),
+            Term::Var(v, _) => Ok(Arg::Var(self.slot(v))),
+        }
+    }
+
+    /// Binds `x` wherever `x = <bound term>`, until nothing changes.
+    fn bind_equalities(&mut self, body: &[Lit]) {
+        let bound = &mut self.bound;
+        loop {
+            let mut changed = false;
+            for l in body {
+                if let Lit::Cmp(a, CmpOp::Eq, b) = l {
+                    let is_bound = |a: &Arg, bound: &Vec<bool>| match a {
+                        Arg::Var(i) => bound[*i],
+                        _ => true,
+                    };
+                    for (x, y) in [(a, b), (b, a)] {
+                        if let Arg::Var(i) = x
+                            && !bound[*i]
+                            && is_bound(y, bound)
+                        {
+                            bound[*i] = true;
+                            changed = true;
+                        }
+                    }
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+    }
+
+    /// Carries types through comparisons (two passes); a string compared with an int is an error.
+    fn type_comparisons(&mut self, body: &[Lit]) -> Result<(), Error> {
+        for _ in 0..2 {
+            for l in body {
+                if let Lit::Cmp(a, _, b) = l {
+                    let ty = |a: &Arg, types: &Vec<Option<Ty>>| match a {
+                        Arg::Var(i) => types[*i],
+                        Arg::Const(Value::Str(_)) => Some(Ty::Sym),
+                        Arg::Const(Value::Int(_)) => Some(Ty::Int),
+                        Arg::Wild => None,
+                    };
+                    match (ty(a, &self.types), ty(b, &self.types)) {
+                        (Some(x), Some(y)) if x.is_str() != y.is_str() => {
+                            let span = cmp_span(self.rule, l, body);
+                            return Err(self.err(span, format!("cannot compare a {} with a {}", x.name(), y.name())));
+                        }
+                        (Some(x), None) => {
+                            if let Arg::Var(i) = b {
+                                self.types[*i] = Some(x)
+                            }
+                        }
+                        (None, Some(y)) => {
+                            if let Arg::Var(i) = a {
+                                self.types[*i] = Some(y)
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Safety: every variable bound by a positive atom (or an equality with a bound term).
+    fn check_safety(&self) -> Result<(), Error> {
+        let r = self.rule;
+        let var_span = |v: &str| var_first_span(r, v).unwrap_or(r.head.span);
+        for (i, b) in self.bound.iter().enumerate() {
+            if !b {
+                let v = &self.names[i];
+                return Err(self.err(
+                    var_span(v),
+                    format!(
+                        "variable `{v}` is not bound by a positive atom; a variable used in a negation, a comparison or the head must also appear in a positive atom of the body"
+                    ),
+                ));
+            }
         }
         Ok(())
     }

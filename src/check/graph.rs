@@ -76,8 +76,18 @@ pub fn kind_bit(kind: &str) -> u16 {
     EDGE_KINDS.iter().position(|k| *k == kind).map(|i| 1u16 << i).unwrap_or(0)
 }
 
-impl DepGraph {
-    pub fn build(store: &Store) -> DepGraph {
+/// The graph's nodes: files (sorted) then the imported packages, and the packages known by name.
+struct Nodes<'s> {
+    file_of: HashMap<&'s str, u32>,
+    names: Vec<String>,
+    n_files: u32,
+    packages: BTreeMap<String, u32>,
+    known_packages: BTreeSet<String>,
+}
+
+impl<'s> Nodes<'s> {
+    /// Files and imported packages as nodes; declared and mapped dependencies as known packages.
+    fn collect(store: &'s Store) -> Nodes<'s> {
         let s = |v: u32| store.syms.str(v);
         let rows = |r: crate::facts::RelId| store.rels[r.0 as usize].iter();
         let mut files: Vec<&str> = rows(rel::FILE).map(|r| s(r[0])).collect();
@@ -104,90 +114,146 @@ impl DepGraph {
             packages.insert(p.to_string(), names.len() as u32);
             names.push(p.to_string());
         }
+        Nodes { file_of, names, n_files, packages, known_packages }
+    }
 
+    /// The files of each stage (sorted by path), and each file's first stage.
+    fn stages(&self, store: &Store) -> Membership {
+        let s = |v: u32| store.syms.str(v);
+        let rows = |r: crate::facts::RelId| store.rels[r.0 as usize].iter();
         let mut stages: BTreeMap<String, Vec<u32>> = rows(rel::STAGE).map(|r| (s(r[0]).to_string(), vec![])).collect();
-        let mut stage_of: Vec<Option<String>> = vec![None; n_files as usize];
+        let mut stage_of: Vec<Option<String>> = vec![None; self.n_files as usize];
         let mut in_stage: Vec<(&str, &str)> = rows(rel::IN_STAGE).map(|r| (s(r[1]), s(r[0]))).collect();
         in_stage.sort_unstable();
         for (stage, path) in in_stage {
-            if let Some(&f) = file_of.get(path) {
+            if let Some(&f) = self.file_of.get(path) {
                 stages.entry(stage.to_string()).or_default().push(f);
                 stage_of[f as usize].get_or_insert_with(|| stage.to_string());
             }
         }
-        let mut modules: Vec<(u32, String)> =
-            rows(rel::MODULE).filter_map(|r| file_of.get(s(r[0])).map(|&f| (f, s(r[1]).to_string()))).collect();
-        modules.sort();
+        Membership { stages, stage_of }
+    }
 
-        // Per import line: its edge kinds, its spec (the smallest, when a line has several), its
-        // best confidence, and whether it was recovered from text.
-        let key = |r: &[u32]| (r[0], r[1]);
+    /// The module names of files, sorted.
+    fn modules(&self, store: &Store) -> Vec<(u32, String)> {
+        let s = |v: u32| store.syms.str(v);
+        let mut modules: Vec<(u32, String)> = store.rels[rel::MODULE.0 as usize]
+            .iter()
+            .filter_map(|r| self.file_of.get(s(r[0])).map(|&f| (f, s(r[1]).to_string())))
+            .collect();
+        modules.sort();
+        modules
+    }
+}
+
+/// What is known per import line (path and line ids): its edge kinds, its spec (the smallest,
+/// when a line has several), its best confidence, whether it was recovered from text, and
+/// which files have syntax errors.
+struct ImportLines<'s> {
+    kinds: HashMap<(u32, u32), u16>,
+    specs: HashMap<(u32, u32), &'s str>,
+    resolution: HashMap<(u32, u32), &'s str>,
+    recovered: BTreeSet<(u32, u32)>,
+    broken: BTreeSet<u32>,
+}
+
+/// The key of an import line in a row that starts with its path and line.
+fn line_key(r: &[u32]) -> (u32, u32) {
+    (r[0], r[1])
+}
+
+impl<'s> ImportLines<'s> {
+    /// Collects what the index says about each import line.
+    fn collect(store: &'s Store) -> ImportLines<'s> {
+        let s = |v: u32| store.syms.str(v);
+        let rows = |r: crate::facts::RelId| store.rels[r.0 as usize].iter();
         let mut kinds: HashMap<(u32, u32), u16> = HashMap::new();
         for r in rows(rel::IMPORT) {
-            *kinds.entry(key(r)).or_default() |= kind_bit(s(r[3]));
+            *kinds.entry(line_key(r)).or_default() |= kind_bit(s(r[3]));
         }
         let mut specs: HashMap<(u32, u32), &str> = HashMap::new();
         let mut resolution: HashMap<(u32, u32), &str> = HashMap::new();
         for r in rows(rel::IMPORT_RESOLUTION) {
-            let e = specs.entry(key(r)).or_insert(s(r[2]));
+            let e = specs.entry(line_key(r)).or_insert(s(r[2]));
             if s(r[2]) < *e {
                 *e = s(r[2]);
             }
-            let c = resolution.entry(key(r)).or_insert(s(r[3]));
+            let c = resolution.entry(line_key(r)).or_insert(s(r[3]));
             if s(r[3]) == "exact" {
                 *c = "exact";
             }
         }
-        let recovered: BTreeSet<(u32, u32)> = rows(rel::IMPORT_RECOVERED).map(key).collect();
+        let recovered: BTreeSet<(u32, u32)> = rows(rel::IMPORT_RECOVERED).map(line_key).collect();
         let broken: BTreeSet<u32> = rows(rel::PARSE_ERROR).map(|r| r[0]).collect();
-        let tier_of = |k: (u32, u32), confidence: &str, kinds: u16| -> u8 {
-            if recovered.contains(&k) {
-                3
-            } else if confidence != "exact"
-                || kinds & (kind_bit("dynamic") | kind_bit("reference")) != 0
-                || broken.contains(&k.0)
-            {
-                2
-            } else {
-                1
-            }
-        };
+        ImportLines { kinds, specs, resolution, recovered, broken }
+    }
 
-        let mut edges: Vec<Edge> = Vec::new();
-        let mut push = |from: u32, to: u32, k: (u32, u32), confidence: &str, extra: u16, spec: &str| {
-            let kd = kinds.get(&k).copied().unwrap_or(0) | extra;
-            edges.push(Edge {
-                from,
-                to,
-                line: k.1,
-                spec: spec.to_string(),
-                confidence: confidence.to_string(),
-                tier: tier_of(k, confidence, kd),
-                kinds: kd,
-            });
-        };
-        for r in rows(rel::RESOLVES) {
-            let (Some(&a), Some(&b)) = (file_of.get(s(r[0])), file_of.get(s(r[2]))) else { continue };
+    /// The evidence tier of an import on line `k` with `confidence` and edge kinds `kinds`.
+    fn tier_of(&self, k: (u32, u32), confidence: &str, kinds: u16) -> u8 {
+        if self.recovered.contains(&k) {
+            3
+        } else if confidence != "exact"
+            || kinds & (kind_bit("dynamic") | kind_bit("reference")) != 0
+            || self.broken.contains(&k.0)
+        {
+            2
+        } else {
+            1
+        }
+    }
+
+    /// The edge `from` -> `to` of import line `k`, with the line's kinds and `extra` ones.
+    fn edge(&self, from: u32, to: u32, k: (u32, u32), confidence: &str, extra: u16, spec: &str) -> Edge {
+        let kd = self.kinds.get(&k).copied().unwrap_or(0) | extra;
+        Edge {
+            from,
+            to,
+            line: k.1,
+            spec: spec.to_string(),
+            confidence: confidence.to_string(),
+            tier: self.tier_of(k, confidence, kd),
+            kinds: kd,
+        }
+    }
+
+    /// Edges of imports resolved to files of the repository (none from a file to itself).
+    fn file_edges(&self, store: &Store, nodes: &Nodes, edges: &mut Vec<Edge>) {
+        let s = |v: u32| store.syms.str(v);
+        for r in store.rels[rel::RESOLVES.0 as usize].iter() {
+            let (Some(&a), Some(&b)) = (nodes.file_of.get(s(r[0])), nodes.file_of.get(s(r[2]))) else { continue };
             if a != b {
-                push(a, b, key(r), s(r[3]), 0, specs.get(&key(r)).copied().unwrap_or(""));
+                let k = line_key(r);
+                edges.push(self.edge(a, b, k, s(r[3]), 0, self.specs.get(&k).copied().unwrap_or("")));
             }
         }
+    }
+
+    /// Edges of imports of external packages, at their best confidence.
+    fn package_edges(&self, store: &Store, nodes: &Nodes, edges: &mut Vec<Edge>) {
+        let s = |v: u32| store.syms.str(v);
+        let rows = |r: crate::facts::RelId| store.rels[r.0 as usize].iter();
         let mut external: HashMap<(u32, u32), &str> = HashMap::new();
         for r in rows(rel::RESOLVES_EXTERNAL) {
-            let c = external.entry(key(r)).or_insert(s(r[3]));
+            let c = external.entry(line_key(r)).or_insert(s(r[3]));
             if s(r[3]) == "exact" {
                 *c = "exact";
             }
         }
         for r in rows(rel::PACKAGE_IMPORT) {
-            let Some(&a) = file_of.get(s(r[0])) else { continue };
-            let k = key(r);
-            let confidence = external.get(&k).or(resolution.get(&k)).copied().unwrap_or("heuristic");
-            let spec = specs.get(&k).copied().unwrap_or(s(r[2]));
-            push(a, packages[s(r[2])], k, confidence, 0, spec);
+            let Some(&a) = nodes.file_of.get(s(r[0])) else { continue };
+            let k = line_key(r);
+            let confidence = external.get(&k).or(self.resolution.get(&k)).copied().unwrap_or("heuristic");
+            let spec = self.specs.get(&k).copied().unwrap_or(s(r[2]));
+            edges.push(self.edge(a, nodes.packages[s(r[2])], k, confidence, 0, spec));
         }
-        // A qualified path into another stage without an import (`other_crate::f()`) reaches that
-        // stage's library entry (or its first file).
+    }
+
+    /// Edges of qualified paths into another stage without an import (`other_crate::f()`): they
+    /// reach that stage's library entry (or its first file).
+    fn reference_edges(&self, store: &Store, nodes: &Nodes, member: &Membership, edges: &mut Vec<Edge>) {
+        let s = |v: u32| store.syms.str(v);
+        let rows = |r: crate::facts::RelId| store.rels[r.0 as usize].iter();
+        let (stages, stage_of) = (&member.stages, &member.stage_of);
         let mut entry: BTreeMap<&str, u32> = BTreeMap::new();
         let manifest_stage: Vec<(&str, &str)> = rows(rel::STAGE_MANIFEST).map(|r| (s(r[1]), s(r[0]))).collect();
         for r in rows(rel::MANIFEST_ENTRY) {
@@ -196,7 +262,7 @@ impl DepGraph {
             }
             for (m, stage) in &manifest_stage {
                 if *m == s(r[0])
-                    && let Some(&f) = file_of.get(s(r[2]))
+                    && let Some(&f) = nodes.file_of.get(s(r[2]))
                     && stage_of[f as usize].as_deref() == Some(*stage)
                 {
                     entry.entry(stage).or_insert(f);
@@ -206,19 +272,46 @@ impl DepGraph {
         for r in rows(rel::WIRE_REFERENCE) {
             let producer = s(r[0]);
             let target = entry.get(producer).copied().or_else(|| stages.get(producer).and_then(|v| v.first().copied()));
-            let (Some(&a), Some(b)) = (file_of.get(s(r[2])), target) else { continue };
-            push(a, b, (r[2], r[3]), "heuristic", kind_bit("reference"), producer);
+            let (Some(&a), Some(b)) = (nodes.file_of.get(s(r[2])), target) else { continue };
+            edges.push(self.edge(a, b, (r[2], r[3]), "heuristic", kind_bit("reference"), producer));
         }
+    }
+}
 
+/// For each of `n` nodes, the indexes of its outgoing and of its incoming edges.
+fn adjacency(n: usize, edges: &[Edge]) -> (Vec<Vec<u32>>, Vec<Vec<u32>>) {
+    let mut out = vec![Vec::new(); n];
+    let mut inc = vec![Vec::new(); n];
+    for (i, e) in edges.iter().enumerate() {
+        out[e.from as usize].push(i as u32);
+        inc[e.to as usize].push(i as u32);
+    }
+    (out, inc)
+}
+
+/// The files of each stage, and each file's (first) stage.
+struct Membership {
+    stages: BTreeMap<String, Vec<u32>>,
+    stage_of: Vec<Option<String>>,
+}
+
+impl DepGraph {
+    /// The graph of the facts in `store`.
+    pub fn build(store: &Store) -> DepGraph {
+        let nodes = Nodes::collect(store);
+        let member = nodes.stages(store);
+        let modules = nodes.modules(store);
+        let lines = ImportLines::collect(store);
+        let mut edges: Vec<Edge> = Vec::new();
+        lines.file_edges(store, &nodes, &mut edges);
+        lines.package_edges(store, &nodes, &mut edges);
+        lines.reference_edges(store, &nodes, &member, &mut edges);
+        // One edge per import line and target, at its best tier.
         edges.sort_by_key(|e| (e.from, e.line, e.to, e.tier));
         edges.dedup_by(|b, a| (a.from, a.line, a.to) == (b.from, b.line, b.to));
-        let n = names.len();
-        let mut out = vec![Vec::new(); n];
-        let mut inc = vec![Vec::new(); n];
-        for (i, e) in edges.iter().enumerate() {
-            out[e.from as usize].push(i as u32);
-            inc[e.to as usize].push(i as u32);
-        }
+        let (out, inc) = adjacency(nodes.names.len(), &edges);
+        let Nodes { names, n_files, packages, known_packages, .. } = nodes;
+        let Membership { stages, stage_of } = member;
         DepGraph { names, n_files, packages, known_packages, stages, stage_of, modules, edges, out, inc }
     }
 

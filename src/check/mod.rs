@@ -10,7 +10,7 @@ pub mod select;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 
-use crate::config::{Config, ConfigError, ContractKind, Located};
+use crate::config::{Config, ConfigError, ContractKind, ContractSpec, Located};
 use crate::datalog::{self, lang::Ty};
 use crate::facts::rel;
 use crate::index::Index;
@@ -134,14 +134,30 @@ struct Raw {
 /// Judges every contract of `cfg` on the index of `root`.
 pub fn run(idx: &Index, root: &Path, cfg: &Config) -> Result<CheckReport, CheckError> {
     let config_path = cfg.source.clone().unwrap_or_else(|| root.join("andon.toml"));
-    let cerr =
-        |line: u32, message: String| CheckError::Config(ConfigError { path: config_path.clone(), line, message });
     if cfg.contracts.is_empty() {
-        return Err(cerr(
+        return Err(config_error(
+            &config_path,
             1,
             "no contracts to check: declare at least one `[[contract]]` (see README: andon check)".into(),
         ));
     }
+    let store = facts_for(idx, cfg)?;
+    let g = DepGraph::build(&store);
+    let mut out = Outcome::default();
+    for c in &cfg.contracts {
+        Judge { idx, root, config_path: &config_path, g: &g, store: &store, c }.judge(&mut out)?;
+    }
+    Ok(out.report(idx, root, &config_path))
+}
+
+/// A configuration error (exit 2) at `line` of the configuration file.
+fn config_error(path: &Path, line: u32, message: String) -> CheckError {
+    CheckError::Config(ConfigError { path: path.to_path_buf(), line, message })
+}
+
+/// Derives the facts the contracts of `cfg` rest on: the graph's relations, the manifests' when a
+/// `manifest` contract is declared, and qualified references across stages when they can exist.
+fn facts_for(idx: &Index, cfg: &Config) -> Result<datalog::Store, CheckError> {
     let prog = datalog::builtin_program();
     let mut goals: Vec<crate::facts::RelId> = graph::GOALS.to_vec();
     if cfg.contracts.iter().any(|c| c.kind == ContractKind::Manifest) {
@@ -150,284 +166,376 @@ pub fn run(idx: &Index, root: &Path, cfg: &Config) -> Result<CheckReport, CheckE
     // Qualified references across stages need every identifier of the repository (`References`,
     // the largest relation); they can exist only when a stage declares a dependency on another
     // stage by its import name, so the identifiers are loaded only then.
-    let mut store = derive(&prog, idx, &goals, false)?;
+    let store = derive(&prog, idx, &goals, false)?;
     if graph::cross_stage_names(&store) {
-        store = derive(&prog, idx, &goals, true)?;
+        return derive(&prog, idx, &goals, true);
     }
-    let g = DepGraph::build(&store);
+    Ok(store)
+}
 
-    let mut findings = Vec::new();
-    let mut results = Vec::new();
-    let mut stale = Vec::new();
-    let mut used = 0;
-    for c in &cfg.contracts {
-        let ctx = |m: String| format!("contract `{}`: {m}", c.name);
-        let sel = |l: &Located| select::resolve(&g, &l.text, l.line).map_err(|m| cerr(l.line, ctx(m)));
-        let sels = |ls: &[Located]| ls.iter().map(sel).collect::<Result<Vec<_>, _>>();
-        let mask = c.exclude_kinds.iter().fold(0u16, |m, k| m | graph::kind_bit(&k.text));
-        let every_form = graph::kind_bit("static") | graph::kind_bit("dynamic");
-        if mask & every_form == every_form {
-            let line = c.exclude_kinds.last().map(|l| l.line).unwrap_or(c.line);
-            return Err(cerr(
-                line,
-                ctx("`exclude_kinds` excludes both static and dynamic imports; it could never fire".into()),
-            ));
+/// What the contracts add up to, in contract order.
+#[derive(Default)]
+struct Outcome {
+    findings: Vec<Finding>,
+    contracts: Vec<ContractResult>,
+    stale: Vec<StaleException>,
+    /// Exceptions that excused at least one finding.
+    used: usize,
+}
+
+impl Outcome {
+    /// The report: findings with their columns, sorted; the configuration path repo-relative.
+    fn report(mut self, idx: &Index, root: &Path, config_path: &Path) -> CheckReport {
+        columns(root, &mut self.findings);
+        self.findings.sort_by(|a, b| {
+            (&a.path, a.line, &a.contract, &a.fingerprint).cmp(&(&b.path, b.line, &b.contract, &b.fingerprint))
+        });
+        let config = config_path.strip_prefix(root).unwrap_or(config_path).to_string_lossy().replace('\\', "/");
+        CheckReport {
+            config,
+            contracts: self.contracts,
+            findings: self.findings,
+            stale_exceptions: self.stale,
+            exceptions_used: self.used,
+            base: None,
+            suspected_injections: crate::ops::suspected_injections(idx),
         }
+    }
+}
+
+/// One contract under judgement, with everything it is judged on.
+struct Judge<'a> {
+    idx: &'a Index,
+    root: &'a Path,
+    config_path: &'a Path,
+    g: &'a DepGraph,
+    store: &'a datalog::Store,
+    c: &'a ContractSpec,
+}
+
+impl<'a> Judge<'a> {
+    /// A configuration error at `line`, naming the contract.
+    fn err(&self, line: u32, message: String) -> CheckError {
+        config_error(self.config_path, line, format!("contract `{}`: {message}", self.c.name))
+    }
+
+    /// Resolves one selector of the contract.
+    fn sel(&self, l: &Located) -> Result<Selector, CheckError> {
+        select::resolve(self.g, &l.text, l.line).map_err(|m| self.err(l.line, m))
+    }
+
+    /// Resolves a list of selectors of the contract.
+    fn sels(&self, ls: &[Located]) -> Result<Vec<Selector>, CheckError> {
+        ls.iter().map(|l| self.sel(l)).collect()
+    }
+
+    /// Judges the contract: its findings, each excused or not, its result and its stale exceptions
+    /// go to `out`.
+    fn judge(&self, out: &mut Outcome) -> Result<(), CheckError> {
+        let mask = self.edge_mask()?;
         // Exceptions: resolved first; each finding takes the first that matches (for `acyclic`, an
         // exception allows one dependency between members); those that match nothing are stale.
-        let exceptions: Vec<Exception> = c
-            .exceptions
-            .iter()
-            .map(|e| {
-                Ok(Exception {
-                    from: e.from.as_ref().map(sel).transpose()?,
-                    to: e.to.as_ref().map(sel).transpose()?,
-                    spec: e,
-                })
-            })
-            .collect::<Result<_, CheckError>>()?;
+        let exceptions = self.exceptions()?;
         let mut hits = vec![0usize; exceptions.len()];
-        let (raws, description) = match c.kind {
-            ContractKind::Forbidden => {
-                if c.from.is_empty() || c.to.is_empty() {
-                    return Err(cerr(c.line, ctx("a forbidden contract needs both `from` and `to`".into())));
-                }
-                let from = sels(&c.from)?;
-                let to = sels(&c.to)?;
-                let f = union(&g, &from);
-                let t = union(&g, &to);
-                if let Some(n) = (0..g.len()).find(|&n| f[n] && t[n]) {
-                    return Err(cerr(
-                        c.to[0].line,
-                        ctx(format!(
-                            "`from` and `to` both select `{}`; a file cannot be forbidden from itself",
-                            g.name(n as u32)
-                        )),
-                    ));
-                }
-                let desc = format!(
-                    "{} must not import {}{}",
-                    labels(&c.from),
-                    labels(&c.to),
-                    if c.transitive { ", directly or indirectly" } else { " directly" }
-                );
-                let raws = forbid(&g, &f, &t, &f, c.transitive, mask, &to, "");
-                (raws, desc)
-            }
-            ContractKind::Layers => {
-                if c.layers.len() < 2 {
-                    return Err(cerr(c.line, ctx("`layers` needs at least two layers, top first".into())));
-                }
-                let layers: Vec<Vec<Selector>> = c.layers.iter().map(|l| sels(l)).collect::<Result<_, _>>()?;
-                let sets: Vec<Vec<bool>> = layers.iter().map(|l| union(&g, l)).collect();
-                disjoint(&g, &sets, |i| labels(&c.layers[i])).map_err(|(i, m)| cerr(c.layers[i][0].line, ctx(m)))?;
-                let all = any_of(&g, &sets);
-                let mut raws = Vec::new();
-                for lower in 1..sets.len() {
-                    for upper in 0..lower {
-                        let (lo, up) = (labels(&c.layers[lower]), labels(&c.layers[upper]));
-                        raws.extend(forbid(
-                            &g,
-                            &sets[lower],
-                            &sets[upper],
-                            &all,
-                            c.transitive,
-                            mask,
-                            &layers[upper],
-                            &format!("layer {lo} is below {up}: "),
-                        ));
-                    }
-                }
-                let names: Vec<String> = c.layers.iter().map(|l| labels(l)).collect();
-                (raws, format!("layers, top first: {}; a layer imports only layers below it", names.join(" > ")))
-            }
-            ContractKind::Independence => {
-                if c.members.len() < 2 {
-                    return Err(cerr(c.line, ctx("`members` needs at least two members to be independent".into())));
-                }
-                let members = sels(&c.members)?;
-                let sets: Vec<Vec<bool>> = members.iter().map(|m| union(&g, std::slice::from_ref(m))).collect();
-                disjoint(&g, &sets, |i| format!("`{}`", c.members[i].text))
-                    .map_err(|(i, m)| cerr(c.members[i].line, ctx(m)))?;
-                let all = any_of(&g, &sets);
-                let mut raws = Vec::new();
-                for i in 0..sets.len() {
-                    for j in 0..sets.len() {
-                        if i != j {
-                            raws.extend(forbid(
-                                &g,
-                                &sets[i],
-                                &sets[j],
-                                &all,
-                                c.transitive,
-                                mask,
-                                std::slice::from_ref(&members[j]),
-                                "",
-                            ));
-                        }
-                    }
-                }
-                (raws, format!("{} import none of each other", labels(&c.members)))
-            }
-            ContractKind::Protected => {
-                if c.target.is_empty() {
-                    return Err(cerr(c.line, ctx("a protected contract needs a `target`".into())));
-                }
-                let target = sels(&c.target)?;
-                let allowed = sels(&c.allowed)?;
-                let t = union(&g, &target);
-                let a = union(&g, &allowed);
-                let who = if c.allowed.is_empty() { "nothing outside it".to_string() } else { labels(&c.allowed) };
-                let raws = protect(&g, &t, &a, mask, &who, &c.target);
-                (raws, format!("only {who} may import {}", labels(&c.target)))
-            }
-            ContractKind::Acyclic => {
-                let members: Vec<Selector> = if c.members.is_empty() {
-                    g.stage_names()
-                        .map(|s| select::resolve(&g, &format!("stage:{s}"), c.line).map_err(|m| cerr(c.line, ctx(m))))
-                        .collect::<Result<_, _>>()?
-                } else {
-                    if c.members.len() < 2 {
-                        return Err(cerr(c.line, ctx("`members` needs at least two members to form a cycle".into())));
-                    }
-                    sels(&c.members)?
-                };
-                let sets: Vec<Vec<bool>> = members.iter().map(|m| union(&g, std::slice::from_ref(m))).collect();
-                disjoint(&g, &sets, |i| format!("`{}`", members[i].text))
-                    .map_err(|(i, m)| cerr(c.members.get(i).map(|l| l.line).unwrap_or(c.line), ctx(m)))?;
-                let names: Vec<String> =
-                    members.iter().map(|m| m.text.strip_prefix("stage:").unwrap_or(&m.text).to_string()).collect();
-                let desc = if c.members.is_empty() {
-                    "no dependency cycle among stages".to_string()
-                } else {
-                    format!("no dependency cycle among {}", labels(&c.members))
-                };
-                (acyclic(&g, &sets, &names, mask, &exceptions, &mut hits), desc)
-            }
-            ContractKind::Manifest => {
-                let stages = sels(&c.stages)?;
-                for (s, l) in stages.iter().zip(&c.stages) {
-                    if !matches!(s.kind, select::SelKind::Stage(_)) {
-                        return Err(cerr(
-                            l.line,
-                            ctx(format!("`stages` takes stage names; `{}` is not a stage", l.text)),
-                        ));
-                    }
-                }
-                let scope: Option<BTreeSet<String>> =
-                    (!stages.is_empty()).then(|| c.stages.iter().map(|l| l.text.clone()).collect());
-                let checks: BTreeSet<&str> = if c.checks.is_empty() {
-                    crate::config::MANIFEST_CHECKS.iter().copied().collect()
-                } else {
-                    c.checks.iter().map(|l| l.text.as_str()).collect()
-                };
-                let with_manifest: Vec<String> = store.rels[rel::HAS_MANIFEST.0 as usize]
-                    .iter()
-                    .map(|r| store.syms.str(r[0]).to_string())
-                    .filter(|s| scope.as_ref().is_none_or(|sc| sc.contains(s)))
-                    .collect();
-                if with_manifest.is_empty() {
-                    return Err(cerr(
-                        c.line,
-                        ctx("no stage in its scope has a manifest that declares dependencies; it could never fire"
-                            .into()),
-                    ));
-                }
-                let raws = manifest(&g, &store, root, scope.as_ref(), &checks);
-                let what: Vec<&str> = checks
-                    .iter()
-                    .map(|c| match *c {
-                        "undeclared" => "every imported package is declared",
-                        _ => "every declared dependency is used",
-                    })
-                    .collect();
-                (
-                    raws,
-                    format!(
-                        "{} ({})",
-                        what.join("; "),
-                        if c.stages.is_empty() { "every stage".into() } else { labels(&c.stages) }
-                    ),
-                )
-            }
-            ContractKind::Rule => {
-                let r = c
-                    .rules
-                    .as_ref()
-                    .ok_or_else(|| cerr(c.line, ctx("a rule contract needs `rules = \"file.dl\"`".into())))?;
-                (rule(idx, root, r).map_err(|m| cerr(r.line, ctx(m)))?, format!("no `Violation` derived by {}", r.text))
-            }
-        };
-        let description = c.description.clone().unwrap_or(description);
+        let (raws, description) = self.raws(mask, &exceptions, &mut hits)?;
+        let c = self.c;
         let mut result = ContractResult {
             name: c.name.clone(),
             kind: c.kind,
-            description,
+            description: c.description.clone().unwrap_or(description),
             line: c.line,
             findings: 0,
             blocking: 0,
             excused: 0,
         };
-        let mut seen: HashMap<String, usize> = HashMap::new();
-        for raw in raws {
-            let excused = excuse(&exceptions, &raw.froms, &raw.tos).map(|i| {
-                hits[i] += 1;
-                Excused { line: exceptions[i].spec.line, reason: exceptions[i].spec.reason.clone() }
-            });
-            let mut key = format!("{}\0{}\0{}", c.name, c.kind.name(), raw.key.join("\0"));
-            let n = seen.entry(key.clone()).or_default();
-            *n += 1;
-            if *n > 1 {
-                key.push_str(&format!("\0#{n}"));
-            }
-            let witness = raw.chain.iter().map(|&e| hop(&g, e)).collect();
-            let f = Finding {
-                contract: c.name.clone(),
-                kind: c.kind,
-                tier: raw.tier,
-                path: raw.at.0,
-                line: raw.at.1,
-                col: 1,
-                message: raw.message,
-                witness,
-                fingerprint: format!("{:016x}", xxhash_rust::xxh3::xxh3_64(key.as_bytes())),
-                excused,
-                new: None,
-            };
+        for f in self.findings(raws, &exceptions, &mut hits) {
             result.findings += 1;
             result.blocking += f.blocking() as usize;
             result.excused += f.excused.is_some() as usize;
-            findings.push(f);
+            out.findings.push(f);
         }
+        self.tally_exceptions(&exceptions, &hits, out);
+        out.contracts.push(result);
+        Ok(())
+    }
+
+    /// The edge kinds `exclude_kinds` leaves out, as a mask; Err when it leaves out every import.
+    fn edge_mask(&self) -> Result<u16, CheckError> {
+        let c = self.c;
+        let mask = c.exclude_kinds.iter().fold(0u16, |m, k| m | graph::kind_bit(&k.text));
+        let every_form = graph::kind_bit("static") | graph::kind_bit("dynamic");
+        if mask & every_form == every_form {
+            let line = c.exclude_kinds.last().map(|l| l.line).unwrap_or(c.line);
+            return Err(
+                self.err(line, "`exclude_kinds` excludes both static and dynamic imports; it could never fire".into())
+            );
+        }
+        Ok(mask)
+    }
+
+    /// The contract's exceptions with their selectors resolved.
+    fn exceptions(&self) -> Result<Vec<Exception<'a>>, CheckError> {
+        let c: &'a ContractSpec = self.c;
+        c.exceptions
+            .iter()
+            .map(|e| {
+                Ok(Exception {
+                    from: e.from.as_ref().map(|l| self.sel(l)).transpose()?,
+                    to: e.to.as_ref().map(|l| self.sel(l)).transpose()?,
+                    spec: e,
+                })
+            })
+            .collect()
+    }
+
+    /// What refutes the contract, before exceptions, and what the contract says in words.
+    fn raws(&self, mask: u16, exceptions: &[Exception], hits: &mut [usize]) -> Result<(Vec<Raw>, String), CheckError> {
+        match self.c.kind {
+            ContractKind::Forbidden => self.judge_forbidden(mask),
+            ContractKind::Layers => self.judge_layers(mask),
+            ContractKind::Independence => self.judge_independence(mask),
+            ContractKind::Protected => self.judge_protected(mask),
+            ContractKind::Acyclic => self.judge_acyclic(mask, exceptions, hits),
+            ContractKind::Manifest => self.judge_manifest(),
+            ContractKind::Rule => self.judge_rule(),
+        }
+    }
+
+    /// `forbidden`: `from` imports nothing of `to` (directly, or also indirectly).
+    fn judge_forbidden(&self, mask: u16) -> Result<(Vec<Raw>, String), CheckError> {
+        let (c, g) = (self.c, self.g);
+        if c.from.is_empty() || c.to.is_empty() {
+            return Err(self.err(c.line, "a forbidden contract needs both `from` and `to`".into()));
+        }
+        let from = self.sels(&c.from)?;
+        let to = self.sels(&c.to)?;
+        let f = union(g, &from);
+        let t = union(g, &to);
+        if let Some(n) = (0..g.len()).find(|&n| f[n] && t[n]) {
+            return Err(self.err(
+                c.to[0].line,
+                format!("`from` and `to` both select `{}`; a file cannot be forbidden from itself", g.name(n as u32)),
+            ));
+        }
+        let desc = format!(
+            "{} must not import {}{}",
+            labels(&c.from),
+            labels(&c.to),
+            if c.transitive { ", directly or indirectly" } else { " directly" }
+        );
+        let ban = Ban { from: &f, to: &t, barrier: &f, to_sels: &to, prefix: String::new() };
+        Ok((forbid(g, &ban, c.transitive, mask), desc))
+    }
+
+    /// `layers`: each layer imports only layers below it.
+    fn judge_layers(&self, mask: u16) -> Result<(Vec<Raw>, String), CheckError> {
+        let (c, g) = (self.c, self.g);
+        if c.layers.len() < 2 {
+            return Err(self.err(c.line, "`layers` needs at least two layers, top first".into()));
+        }
+        let layers: Vec<Vec<Selector>> = c.layers.iter().map(|l| self.sels(l)).collect::<Result<_, _>>()?;
+        let sets: Vec<Vec<bool>> = layers.iter().map(|l| union(g, l)).collect();
+        disjoint(g, &sets, |i| labels(&c.layers[i])).map_err(|(i, m)| self.err(c.layers[i][0].line, m))?;
+        let all = any_of(g, &sets);
+        let mut raws = Vec::new();
+        for lower in 1..sets.len() {
+            for upper in 0..lower {
+                let (lo, up) = (labels(&c.layers[lower]), labels(&c.layers[upper]));
+                let ban = Ban {
+                    from: &sets[lower],
+                    to: &sets[upper],
+                    barrier: &all,
+                    to_sels: &layers[upper],
+                    prefix: format!("layer {lo} is below {up}: "),
+                };
+                raws.extend(forbid(g, &ban, c.transitive, mask));
+            }
+        }
+        let names: Vec<String> = c.layers.iter().map(|l| labels(l)).collect();
+        Ok((raws, format!("layers, top first: {}; a layer imports only layers below it", names.join(" > "))))
+    }
+
+    /// `independence`: no member imports another.
+    fn judge_independence(&self, mask: u16) -> Result<(Vec<Raw>, String), CheckError> {
+        let (c, g) = (self.c, self.g);
+        if c.members.len() < 2 {
+            return Err(self.err(c.line, "`members` needs at least two members to be independent".into()));
+        }
+        let members = self.sels(&c.members)?;
+        let sets: Vec<Vec<bool>> = members.iter().map(|m| union(g, std::slice::from_ref(m))).collect();
+        disjoint(g, &sets, |i| format!("`{}`", c.members[i].text)).map_err(|(i, m)| self.err(c.members[i].line, m))?;
+        let all = any_of(g, &sets);
+        let mut raws = Vec::new();
+        for i in 0..sets.len() {
+            for j in 0..sets.len() {
+                if i != j {
+                    let ban = Ban {
+                        from: &sets[i],
+                        to: &sets[j],
+                        barrier: &all,
+                        to_sels: std::slice::from_ref(&members[j]),
+                        prefix: String::new(),
+                    };
+                    raws.extend(forbid(g, &ban, c.transitive, mask));
+                }
+            }
+        }
+        Ok((raws, format!("{} import none of each other", labels(&c.members))))
+    }
+
+    /// `protected`: only `allowed` files import `target`.
+    fn judge_protected(&self, mask: u16) -> Result<(Vec<Raw>, String), CheckError> {
+        let (c, g) = (self.c, self.g);
+        if c.target.is_empty() {
+            return Err(self.err(c.line, "a protected contract needs a `target`".into()));
+        }
+        let target = self.sels(&c.target)?;
+        let allowed = self.sels(&c.allowed)?;
+        let t = union(g, &target);
+        let a = union(g, &allowed);
+        let who = if c.allowed.is_empty() { "nothing outside it".to_string() } else { labels(&c.allowed) };
+        let raws = protect(g, &t, &a, mask, &who, &c.target);
+        Ok((raws, format!("only {who} may import {}", labels(&c.target))))
+    }
+
+    /// `acyclic`: no dependency cycle among the members (every stage when none are named).
+    fn judge_acyclic(
+        &self,
+        mask: u16,
+        exceptions: &[Exception],
+        hits: &mut [usize],
+    ) -> Result<(Vec<Raw>, String), CheckError> {
+        let (c, g) = (self.c, self.g);
+        let members: Vec<Selector> = if c.members.is_empty() {
+            g.stage_names()
+                .map(|s| select::resolve(g, &format!("stage:{s}"), c.line).map_err(|m| self.err(c.line, m)))
+                .collect::<Result<_, _>>()?
+        } else {
+            if c.members.len() < 2 {
+                return Err(self.err(c.line, "`members` needs at least two members to form a cycle".into()));
+            }
+            self.sels(&c.members)?
+        };
+        let sets: Vec<Vec<bool>> = members.iter().map(|m| union(g, std::slice::from_ref(m))).collect();
+        disjoint(g, &sets, |i| format!("`{}`", members[i].text))
+            .map_err(|(i, m)| self.err(c.members.get(i).map(|l| l.line).unwrap_or(c.line), m))?;
+        let names: Vec<String> =
+            members.iter().map(|m| m.text.strip_prefix("stage:").unwrap_or(&m.text).to_string()).collect();
+        let desc = if c.members.is_empty() {
+            "no dependency cycle among stages".to_string()
+        } else {
+            format!("no dependency cycle among {}", labels(&c.members))
+        };
+        Ok((acyclic(g, &sets, &names, mask, exceptions, hits), desc))
+    }
+
+    /// `manifest`: the stages' manifests declare what their code imports, and nothing else.
+    fn judge_manifest(&self) -> Result<(Vec<Raw>, String), CheckError> {
+        let (c, g, store) = (self.c, self.g, self.store);
+        let stages = self.sels(&c.stages)?;
+        for (s, l) in stages.iter().zip(&c.stages) {
+            if !matches!(s.kind, select::SelKind::Stage(_)) {
+                return Err(self.err(l.line, format!("`stages` takes stage names; `{}` is not a stage", l.text)));
+            }
+        }
+        let scope: Option<BTreeSet<String>> =
+            (!stages.is_empty()).then(|| c.stages.iter().map(|l| l.text.clone()).collect());
+        let checks: BTreeSet<&str> = if c.checks.is_empty() {
+            crate::config::MANIFEST_CHECKS.iter().copied().collect()
+        } else {
+            c.checks.iter().map(|l| l.text.as_str()).collect()
+        };
+        let with_manifest: Vec<String> = store.rels[rel::HAS_MANIFEST.0 as usize]
+            .iter()
+            .map(|r| store.syms.str(r[0]).to_string())
+            .filter(|s| scope.as_ref().is_none_or(|sc| sc.contains(s)))
+            .collect();
+        if with_manifest.is_empty() {
+            return Err(self.err(
+                c.line,
+                "no stage in its scope has a manifest that declares dependencies; it could never fire".into(),
+            ));
+        }
+        let raws = manifest(g, store, self.root, scope.as_ref(), &checks);
+        let what: Vec<&str> = checks
+            .iter()
+            .map(|c| match *c {
+                "undeclared" => "every imported package is declared",
+                _ => "every declared dependency is used",
+            })
+            .collect();
+        let which = if c.stages.is_empty() { "every stage".into() } else { labels(&c.stages) };
+        Ok((raws, format!("{} ({})", what.join("; "), which)))
+    }
+
+    /// `rule`: the user rule file derives no `Violation`.
+    fn judge_rule(&self) -> Result<(Vec<Raw>, String), CheckError> {
+        let c = self.c;
+        let r =
+            c.rules.as_ref().ok_or_else(|| self.err(c.line, "a rule contract needs `rules = \"file.dl\"`".into()))?;
+        let raws = rule(self.idx, self.root, r).map_err(|m| self.err(r.line, m))?;
+        Ok((raws, format!("no `Violation` derived by {}", r.text)))
+    }
+
+    /// Findings from `raws`: each excused by the first exception that matches (counted in `hits`),
+    /// with its witness chain and a fingerprint.
+    fn findings(&self, raws: Vec<Raw>, exceptions: &[Exception], hits: &mut [usize]) -> Vec<Finding> {
+        let c = self.c;
+        let mut seen: HashMap<String, usize> = HashMap::new();
+        raws.into_iter()
+            .map(|raw| {
+                let excused = excuse(exceptions, &raw.froms, &raw.tos).map(|i| {
+                    hits[i] += 1;
+                    Excused { line: exceptions[i].spec.line, reason: exceptions[i].spec.reason.clone() }
+                });
+                let fingerprint = self.fingerprint(&raw.key, &mut seen);
+                let witness = raw.chain.iter().map(|&e| hop(self.g, e)).collect();
+                Finding {
+                    contract: c.name.clone(),
+                    kind: c.kind,
+                    tier: raw.tier,
+                    path: raw.at.0,
+                    line: raw.at.1,
+                    col: 1,
+                    message: raw.message,
+                    witness,
+                    fingerprint,
+                    excused,
+                    new: None,
+                }
+            })
+            .collect()
+    }
+
+    /// The fingerprint of a finding with `key`: the contract and the key hashed, numbered when the
+    /// contract already has a finding with that key (`seen` counts them).
+    fn fingerprint(&self, key: &[String], seen: &mut HashMap<String, usize>) -> String {
+        let c = self.c;
+        let mut key = format!("{}\0{}\0{}", c.name, c.kind.name(), key.join("\0"));
+        let n = seen.entry(key.clone()).or_default();
+        *n += 1;
+        if *n > 1 {
+            key.push_str(&format!("\0#{n}"));
+        }
+        format!("{:016x}", xxhash_rust::xxh3::xxh3_64(key.as_bytes()))
+    }
+
+    /// Counts the exceptions that excused a finding as used; the others go to `out` as stale.
+    fn tally_exceptions(&self, exceptions: &[Exception], hits: &[usize], out: &mut Outcome) {
         for (i, e) in exceptions.iter().map(|x| x.spec).enumerate() {
             if hits[i] == 0 {
-                stale.push(StaleException {
-                    contract: c.name.clone(),
+                out.stale.push(StaleException {
+                    contract: self.c.name.clone(),
                     line: e.line,
                     from: e.from.as_ref().map(|l| l.text.clone()),
                     to: e.to.as_ref().map(|l| l.text.clone()),
                     reason: e.reason.clone(),
                 });
             } else {
-                used += 1;
+                out.used += 1;
             }
         }
-        results.push(result);
     }
-    columns(root, &mut findings);
-    findings.sort_by(|a, b| {
-        (&a.path, a.line, &a.contract, &a.fingerprint).cmp(&(&b.path, b.line, &b.contract, &b.fingerprint))
-    });
-    let config = config_path.strip_prefix(root).unwrap_or(&config_path).to_string_lossy().replace('\\', "/");
-    Ok(CheckReport {
-        config,
-        contracts: results,
-        findings,
-        stale_exceptions: stale,
-        exceptions_used: used,
-        base: None,
-        suspected_injections: crate::ops::suspected_injections(idx),
-    })
 }
 
 /// A contract exception with its selectors resolved.
@@ -516,22 +624,23 @@ fn subject(g: &DepGraph, n: u32) -> Subject {
     }
 }
 
-/// Imports from `from` nodes into `to` nodes: direct, or (transitive) through nodes outside
-/// `barrier`. One finding per import line, at the lowest tier that still refutes the contract.
-#[allow(clippy::too_many_arguments)]
-fn forbid(
-    g: &DepGraph,
-    from: &[bool],
-    to: &[bool],
-    barrier: &[bool],
-    transitive: bool,
-    mask: u16,
-    to_sels: &[Selector],
-    prefix: &str,
-) -> Vec<Raw> {
+/// What a `forbid` search refutes: imports from `from` nodes into `to` nodes, direct or (when
+/// transitive) through nodes outside `barrier`; `to_sels` name the ends, `prefix` opens messages.
+struct Ban<'s> {
+    from: &'s [bool],
+    to: &'s [bool],
+    barrier: &'s [bool],
+    to_sels: &'s [Selector],
+    prefix: String,
+}
+
+/// The imports `ban` refutes. One finding per import line, at the lowest tier that still refutes
+/// the contract.
+fn forbid(g: &DepGraph, ban: &Ban, transitive: bool, mask: u16) -> Vec<Raw> {
+    let (from, to) = (ban.from, ban.to);
     let mut best: BTreeMap<(u32, u32), (u8, Vec<u32>)> = BTreeMap::new();
     for tier in 1..=3u8 {
-        let next = if transitive { g.toward(to, barrier, tier, mask) } else { vec![None; g.len()] };
+        let next = if transitive { g.toward(to, ban.barrier, tier, mask) } else { vec![None; g.len()] };
         for f in g.files().filter(|&f| from[f as usize]) {
             for e in g.out_edges(f) {
                 if !g.allowed(e, tier, mask) {
@@ -558,36 +667,33 @@ fn forbid(
             }
         }
     }
-    best.into_iter()
-        .map(|((f, line), (tier, chain))| {
-            let first = &g.edges[chain[0] as usize];
-            let end = g.edges[*chain.last().expect("a chain has an edge") as usize].to;
-            let label = to_sels
-                .iter()
-                .find(|s| s.nodes[end as usize])
-                .map(|s| format!("`{}`", s.text))
-                .unwrap_or_else(|| format!("`{}`", g.name(end)));
-            let via = if chain.len() > 1 {
-                format!(", which reaches `{}` through {} imports", g.name(end), chain.len())
-            } else {
-                String::new()
-            };
-            Raw {
-                tier,
-                at: (g.name(f).to_string(), line),
-                message: format!(
-                    "{}`{}` must not depend on {label}: it imports `{}`{via}",
-                    prefix,
-                    g.name(f),
-                    first.spec
-                ),
-                key: vec![g.name(f).to_string(), first.spec.clone(), g.name(end).to_string()],
-                froms: vec![subject(g, f)],
-                tos: chain.iter().map(|&e| subject(g, g.edges[e as usize].to)).collect(),
-                chain,
-            }
-        })
-        .collect()
+    best.into_iter().map(|((f, line), (tier, chain))| banned_import(g, ban, f, line, tier, chain)).collect()
+}
+
+/// The finding for file `f`'s import on `line`, refuted at `tier` by the import chain `chain`.
+fn banned_import(g: &DepGraph, ban: &Ban, f: u32, line: u32, tier: u8, chain: Vec<u32>) -> Raw {
+    let first = &g.edges[chain[0] as usize];
+    let end = g.edges[*chain.last().expect("a chain has an edge") as usize].to;
+    let label = ban
+        .to_sels
+        .iter()
+        .find(|s| s.nodes[end as usize])
+        .map(|s| format!("`{}`", s.text))
+        .unwrap_or_else(|| format!("`{}`", g.name(end)));
+    let via = if chain.len() > 1 {
+        format!(", which reaches `{}` through {} imports", g.name(end), chain.len())
+    } else {
+        String::new()
+    };
+    Raw {
+        tier,
+        at: (g.name(f).to_string(), line),
+        message: format!("{}`{}` must not depend on {label}: it imports `{}`{via}", ban.prefix, g.name(f), first.spec),
+        key: vec![g.name(f).to_string(), first.spec.clone(), g.name(end).to_string()],
+        froms: vec![subject(g, f)],
+        tos: chain.iter().map(|&e| subject(g, g.edges[e as usize].to)).collect(),
+        chain,
+    }
 }
 
 /// Direct imports of `target` nodes by files that are neither `target` nor `allowed`.
@@ -636,30 +742,13 @@ fn acyclic(
     exceptions: &[Exception],
     hits: &mut [usize],
 ) -> Vec<Raw> {
-    let mut unit_of: Vec<Option<usize>> = vec![None; g.len()];
-    for (u, s) in sets.iter().enumerate() {
-        for (n, b) in s.iter().enumerate() {
-            if *b {
-                unit_of[n] = Some(u);
-            }
-        }
-    }
+    let unit_of = units_of(g, sets);
     let mut reported: BTreeSet<Vec<usize>> = BTreeSet::new();
     let mut out = Vec::new();
     for tier in 1..=3u8 {
         let mut chains = g.unit_chains(&unit_of, sets.len(), tier, mask);
         // An exception allows one dependency between members: it is no part of any cycle.
-        chains.retain(|_, chain| {
-            let froms: Vec<Subject> = chain.iter().map(|&e| subject(g, g.edges[e as usize].from)).collect();
-            let tos: Vec<Subject> = chain.iter().map(|&e| subject(g, g.edges[e as usize].to)).collect();
-            match excuse(exceptions, &froms, &tos) {
-                Some(i) => {
-                    hits[i] += 1;
-                    false
-                }
-                None => true,
-            }
-        });
+        chains.retain(|_, chain| !excuses_chain(g, chain, exceptions, hits));
         let nodes: Vec<u32> = (0..sets.len() as u32).collect();
         let edges: Vec<(u32, u32)> = chains.keys().map(|&(a, b)| (a as u32, b as u32)).collect();
         for comp in crate::datalog::graph::condensed_order(&nodes, &edges, |n| names[n as usize].clone()) {
@@ -671,60 +760,104 @@ fn acyclic(
             if !reported.insert(units.clone()) {
                 continue;
             }
-            // A shortest cycle through the first unit, within the component.
-            let start = units[0];
-            let inside: BTreeSet<usize> = units.iter().copied().collect();
-            let mut prev: BTreeMap<usize, usize> = BTreeMap::new();
-            let mut queue = std::collections::VecDeque::from([start]);
-            let mut closing = None;
-            'bfs: while let Some(u) = queue.pop_front() {
-                for (&(a, b), _) in chains.range((u, 0)..(u + 1, 0)) {
-                    debug_assert_eq!(a, u);
-                    if b == start {
-                        closing = Some(u);
-                        break 'bfs;
-                    }
-                    if inside.contains(&b) && !prev.contains_key(&b) && b != start {
-                        prev.insert(b, u);
-                        queue.push_back(b);
-                    }
-                }
-            }
-            let Some(last) = closing else { continue };
-            let mut cycle = vec![last];
-            while let Some(&p) = prev.get(cycle.last().expect("non-empty")) {
-                cycle.push(p);
-            }
-            cycle.reverse(); // start .. last
-            let mut chain = Vec::new();
-            for w in 0..cycle.len() {
-                let (a, b) = (cycle[w], if w + 1 < cycle.len() { cycle[w + 1] } else { start });
-                chain.extend(chains[&(a, b)].iter().copied());
-            }
-            let mut path: Vec<&str> = cycle.iter().map(|&u| names[u].as_str()).collect();
-            path.push(names[start].as_str());
-            let first = &g.edges[chain[0] as usize];
-            let others = if units.len() > cycle.len() {
-                let all: Vec<&str> = units.iter().map(|&u| names[u].as_str()).collect();
-                format!(" (all of {} depend on each other)", all.join(", "))
-            } else {
-                String::new()
-            };
-            out.push(Raw {
-                tier,
-                at: (g.name(first.from).to_string(), first.line),
-                message: format!(
-                    "dependency cycle: {}{others}",
-                    path.iter().map(|p| format!("`{p}`")).collect::<Vec<_>>().join(" -> ")
-                ),
-                key: units.iter().map(|&u| names[u].clone()).collect(),
-                froms: chain.iter().map(|&e| subject(g, g.edges[e as usize].from)).collect(),
-                tos: chain.iter().map(|&e| subject(g, g.edges[e as usize].to)).collect(),
-                chain,
-            });
+            let Some(cycle) = shortest_cycle(&chains, &units) else { continue };
+            out.push(cycle_finding(g, tier, &units, cycle, names));
         }
     }
     out
+}
+
+/// For every node, the unit whose set holds it (the last such set).
+fn units_of(g: &DepGraph, sets: &[Vec<bool>]) -> Vec<Option<usize>> {
+    let mut unit_of: Vec<Option<usize>> = vec![None; g.len()];
+    for (u, s) in sets.iter().enumerate() {
+        for (n, b) in s.iter().enumerate() {
+            if *b {
+                unit_of[n] = Some(u);
+            }
+        }
+    }
+    unit_of
+}
+
+/// Whether an exception allows the dependency `chain` between two units (counted in `hits`).
+fn excuses_chain(g: &DepGraph, chain: &[u32], exceptions: &[Exception], hits: &mut [usize]) -> bool {
+    let froms: Vec<Subject> = chain.iter().map(|&e| subject(g, g.edges[e as usize].from)).collect();
+    let tos: Vec<Subject> = chain.iter().map(|&e| subject(g, g.edges[e as usize].to)).collect();
+    match excuse(exceptions, &froms, &tos) {
+        Some(i) => {
+            hits[i] += 1;
+            true
+        }
+        None => false,
+    }
+}
+
+/// A dependency cycle among units: the units in order from the first, and the imports that
+/// close it.
+struct Cycle {
+    units: Vec<usize>,
+    chain: Vec<u32>,
+}
+
+/// A shortest cycle through the first of `units` (a strongly connected component), within it.
+fn shortest_cycle(chains: &BTreeMap<(usize, usize), Vec<u32>>, units: &[usize]) -> Option<Cycle> {
+    let start = units[0];
+    let inside: BTreeSet<usize> = units.iter().copied().collect();
+    let mut prev: BTreeMap<usize, usize> = BTreeMap::new();
+    let mut queue = std::collections::VecDeque::from([start]);
+    let mut closing = None;
+    'bfs: while let Some(u) = queue.pop_front() {
+        for (&(a, b), _) in chains.range((u, 0)..(u + 1, 0)) {
+            debug_assert_eq!(a, u);
+            if b == start {
+                closing = Some(u);
+                break 'bfs;
+            }
+            if inside.contains(&b) && !prev.contains_key(&b) && b != start {
+                prev.insert(b, u);
+                queue.push_back(b);
+            }
+        }
+    }
+    let last = closing?;
+    let mut cycle = vec![last];
+    while let Some(&p) = prev.get(cycle.last().expect("non-empty")) {
+        cycle.push(p);
+    }
+    cycle.reverse(); // start .. last
+    let mut chain = Vec::new();
+    for w in 0..cycle.len() {
+        let (a, b) = (cycle[w], if w + 1 < cycle.len() { cycle[w + 1] } else { start });
+        chain.extend(chains[&(a, b)].iter().copied());
+    }
+    Some(Cycle { units: cycle, chain })
+}
+
+/// The finding for `cycle`, found at `tier` in the strongly connected set `units`.
+fn cycle_finding(g: &DepGraph, tier: u8, units: &[usize], cycle: Cycle, names: &[String]) -> Raw {
+    let Cycle { units: order, chain } = cycle;
+    let mut path: Vec<&str> = order.iter().map(|&u| names[u].as_str()).collect();
+    path.push(names[units[0]].as_str());
+    let first = &g.edges[chain[0] as usize];
+    let others = if units.len() > order.len() {
+        let all: Vec<&str> = units.iter().map(|&u| names[u].as_str()).collect();
+        format!(" (all of {} depend on each other)", all.join(", "))
+    } else {
+        String::new()
+    };
+    Raw {
+        tier,
+        at: (g.name(first.from).to_string(), first.line),
+        message: format!(
+            "dependency cycle: {}{others}",
+            path.iter().map(|p| format!("`{p}`")).collect::<Vec<_>>().join(" -> ")
+        ),
+        key: units.iter().map(|&u| names[u].clone()).collect(),
+        froms: chain.iter().map(|&e| subject(g, g.edges[e as usize].from)).collect(),
+        tos: chain.iter().map(|&e| subject(g, g.edges[e as usize].to)).collect(),
+        chain,
+    }
 }
 
 /// Undeclared imports (one finding per stage and package, at its first import) and unused

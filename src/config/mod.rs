@@ -241,6 +241,14 @@ pub(crate) fn line_at(text: &str, offset: usize) -> u32 {
     text[..offset.min(text.len())].matches('\n').count() as u32 + 1
 }
 
+/// `name` at `root`; `./andon.toml` reads better as `andon.toml` in messages.
+fn config_file(root: &Path, name: &str) -> PathBuf {
+    if root == Path::new(".") { PathBuf::from(name) } else { root.join(name) }
+}
+
+/// A top-level table with its key lines: `(key, line, value)`.
+type Table = Vec<(String, u32, Val)>;
+
 impl Config {
     pub fn load(root: &Path) -> Result<Config, ConfigError> {
         let mut cfg = Config {
@@ -251,98 +259,64 @@ impl Config {
             commands: Vec::new(),
             settings: Settings::default(),
         };
-        // `./andon.toml` reads better as `andon.toml` in messages
-        let at = |name: &str| if root == Path::new(".") { PathBuf::from(name) } else { root.join(name) };
         // The legacy settings file first: andon.toml (or [tool.andon]) overrides it.
-        let legacy = at(settings::LEGACY_FILE);
-        if let Ok(text) = std::fs::read_to_string(&legacy) {
-            let err = |line: u32, message: String| ConfigError { path: legacy.clone(), line, message };
-            for (k, v, line) in settings::front_matter(&text).map_err(|(l, m)| err(l, m))? {
-                if !settings::KEYS.contains(&k.as_str()) {
-                    return Err(err(line, unknown(&k, settings::KEYS, "")));
-                }
-                cfg.settings.apply(&k, &v, Origin::File(legacy.clone(), line)).map_err(|m| err(line, m))?;
-            }
-        }
-        let andon = at("andon.toml");
-        let py = at("pyproject.toml");
-        let (path, table) = if let Ok(text) = std::fs::read_to_string(&andon) {
-            let doc = DeTable::parse(&text).map_err(|e| ConfigError {
-                path: andon.clone(),
-                line: e.span().map(|s| line_at(&text, s.start)).unwrap_or(1),
-                message: format!("not valid TOML: {}", e.message()),
-            })?;
-            (andon, convert_table(&text, doc.get_ref()))
-        } else if let Ok(text) = std::fs::read_to_string(&py) {
-            // a malformed pyproject.toml is reported by the index as a manifest error, not here
-            let Ok(doc) = DeTable::parse(&text) else {
-                return Ok(cfg);
-            };
-            let top = convert_table(&text, doc.get_ref());
-            let tool = top.into_iter().find(|(k, _, _)| k == "tool").map(|(_, _, v)| v);
-            let andon = tool.and_then(|t| match t.v {
-                V::Table(t) => t.into_iter().find(|(k, _, _)| k == "andon").map(|(_, _, v)| v),
-                _ => None,
-            });
-            match andon {
-                Some(Val { v: V::Table(t), .. }) => (py, t),
-                _ => return Ok(cfg),
-            }
-        } else {
+        cfg.apply_legacy(&config_file(root, settings::LEGACY_FILE))?;
+        let Some((path, table)) = andon_table(root)? else {
             return Ok(cfg);
         };
         let p = Parser { path: &path };
         for (k, line, v) in &table {
-            match k.as_str() {
-                "index" => p.index(&mut cfg, *line, v)?,
-                key if settings::KEYS.contains(&key) => {
-                    let scalar = match &v.v {
-                        V::Str(x) => Scalar::Str(x.clone()),
-                        V::Bool(b) => Scalar::Bool(*b),
-                        V::Int(n) => Scalar::Int(*n),
-                        _ => Scalar::Str(String::new()),
-                    };
-                    let origin = Origin::File(path.clone(), *line);
-                    cfg.settings.apply(key, &scalar, origin).map_err(|m| p.err(*line, m))?;
-                }
-                "contract" => {
-                    let V::Array(items) = &v.v else {
-                        return Err(p.err(*line, "`contract` must be an array of tables: write `[[contract]]`"));
-                    };
-                    for item in items {
-                        let c = p.contract(item)?;
-                        if let Some(prev) = cfg.contracts.iter().find(|x| x.name == c.name) {
-                            return Err(p.err(
-                                c.line,
-                                format!("a contract named `{}` is already declared on line {}", c.name, prev.line),
-                            ));
-                        }
-                        cfg.contracts.push(c);
-                    }
-                }
-                "command" => {
-                    let V::Array(items) = &v.v else {
-                        return Err(p.err(*line, "`command` must be an array of tables: write `[[command]]`"));
-                    };
-                    for item in items {
-                        let c = p.command(item)?;
-                        if let Some(prev) = cfg.commands.iter().find(|x| x.name == c.name) {
-                            return Err(p.err(
-                                c.line,
-                                format!(
-                                    "a command named `{}` is already declared on line {}; give each command its own name",
-                                    c.name, prev.line
-                                ),
-                            ));
-                        }
-                        cfg.commands.push(c);
-                    }
-                }
-                other => return Err(p.err(*line, unknown(other, &top_keys(), ""))),
-            }
+            p.top_key(&mut cfg, k, *line, v)?;
         }
         cfg.source = Some(path);
         Ok(cfg)
+    }
+
+    /// Applies the settings of the legacy settings file `legacy`, when there is one.
+    fn apply_legacy(&mut self, legacy: &Path) -> Result<(), ConfigError> {
+        let Ok(text) = std::fs::read_to_string(legacy) else {
+            return Ok(());
+        };
+        let err = |line: u32, message: String| ConfigError { path: legacy.to_path_buf(), line, message };
+        for (k, v, line) in settings::front_matter(&text).map_err(|(l, m)| err(l, m))? {
+            if !settings::KEYS.contains(&k.as_str()) {
+                return Err(err(line, unknown(&k, settings::KEYS, "")));
+            }
+            self.settings.apply(&k, &v, Origin::File(legacy.to_path_buf(), line)).map_err(|m| err(line, m))?;
+        }
+        Ok(())
+    }
+}
+
+/// The configuration table and its file: `andon.toml`, else `[tool.andon]` in `pyproject.toml`;
+/// None when neither has one.
+fn andon_table(root: &Path) -> Result<Option<(PathBuf, Table)>, ConfigError> {
+    let andon = config_file(root, "andon.toml");
+    let py = config_file(root, "pyproject.toml");
+    if let Ok(text) = std::fs::read_to_string(&andon) {
+        let doc = DeTable::parse(&text).map_err(|e| ConfigError {
+            path: andon.clone(),
+            line: e.span().map(|s| line_at(&text, s.start)).unwrap_or(1),
+            message: format!("not valid TOML: {}", e.message()),
+        })?;
+        Ok(Some((andon, convert_table(&text, doc.get_ref()))))
+    } else if let Ok(text) = std::fs::read_to_string(&py) {
+        // a malformed pyproject.toml is reported by the index as a manifest error, not here
+        let Ok(doc) = DeTable::parse(&text) else {
+            return Ok(None);
+        };
+        let top = convert_table(&text, doc.get_ref());
+        let tool = top.into_iter().find(|(k, _, _)| k == "tool").map(|(_, _, v)| v);
+        let andon = tool.and_then(|t| match t.v {
+            V::Table(t) => t.into_iter().find(|(k, _, _)| k == "andon").map(|(_, _, v)| v),
+            _ => None,
+        });
+        match andon {
+            Some(Val { v: V::Table(t), .. }) => Ok(Some((py, t))),
+            _ => Ok(None),
+        }
+    } else {
+        Ok(None)
     }
 }
 
@@ -353,6 +327,64 @@ struct Parser<'a> {
 impl Parser<'_> {
     fn err(&self, line: u32, message: impl Into<String>) -> ConfigError {
         ConfigError { path: self.path.to_path_buf(), line, message: message.into() }
+    }
+
+    /// Applies one top-level key (on `line`) to `cfg`.
+    fn top_key(&self, cfg: &mut Config, k: &str, line: u32, v: &Val) -> Result<(), ConfigError> {
+        match k {
+            "index" => self.index(cfg, line, v)?,
+            key if settings::KEYS.contains(&key) => {
+                let scalar = match &v.v {
+                    V::Str(x) => Scalar::Str(x.clone()),
+                    V::Bool(b) => Scalar::Bool(*b),
+                    V::Int(n) => Scalar::Int(*n),
+                    _ => Scalar::Str(String::new()),
+                };
+                let origin = Origin::File(self.path.to_path_buf(), line);
+                cfg.settings.apply(key, &scalar, origin).map_err(|m| self.err(line, m))?;
+            }
+            "contract" => self.contracts(cfg, line, v)?,
+            "command" => self.commands(cfg, line, v)?,
+            other => return Err(self.err(line, unknown(other, &top_keys(), ""))),
+        }
+        Ok(())
+    }
+
+    /// The `[[contract]]` tables, each with its own name.
+    fn contracts(&self, cfg: &mut Config, line: u32, v: &Val) -> Result<(), ConfigError> {
+        let V::Array(items) = &v.v else {
+            return Err(self.err(line, "`contract` must be an array of tables: write `[[contract]]`"));
+        };
+        for item in items {
+            let c = self.contract(item)?;
+            if let Some(prev) = cfg.contracts.iter().find(|x| x.name == c.name) {
+                return Err(self
+                    .err(c.line, format!("a contract named `{}` is already declared on line {}", c.name, prev.line)));
+            }
+            cfg.contracts.push(c);
+        }
+        Ok(())
+    }
+
+    /// The `[[command]]` tables, each with its own name.
+    fn commands(&self, cfg: &mut Config, line: u32, v: &Val) -> Result<(), ConfigError> {
+        let V::Array(items) = &v.v else {
+            return Err(self.err(line, "`command` must be an array of tables: write `[[command]]`"));
+        };
+        for item in items {
+            let c = self.command(item)?;
+            if let Some(prev) = cfg.commands.iter().find(|x| x.name == c.name) {
+                return Err(self.err(
+                    c.line,
+                    format!(
+                        "a command named `{}` is already declared on line {}; give each command its own name",
+                        c.name, prev.line
+                    ),
+                ));
+            }
+            cfg.commands.push(c);
+        }
+        Ok(())
     }
 
     fn index(&self, cfg: &mut Config, line: u32, v: &Val) -> Result<(), ConfigError> {
@@ -430,28 +462,15 @@ impl Parser<'_> {
         }
     }
 
+    /// One `[[contract]]` table: its name and kind first, then every other key, checked against
+    /// the kind.
     fn contract(&self, item: &Val) -> Result<ContractSpec, ConfigError> {
         let t = item.table().ok_or_else(|| self.err(item.line, "each `[[contract]]` must be a table"))?;
-        let get = |k: &str| t.iter().find(|(key, _, _)| key == k);
-        let (name, line) = match get("name") {
+        let (name, line) = match t.iter().find(|(key, _, _)| key == "name") {
             Some((_, l, v)) => (self.string(v, *l, "`name` must be a non-empty string")?, *l),
             None => return Err(self.err(item.line, "this contract has no `name`; give it one (`name = \"...\"`)")),
         };
-        let kinds: Vec<&str> = ContractKind::ALL.iter().map(|k| k.name()).collect();
-        let kind = match get("kind") {
-            Some((_, l, v)) => {
-                let s = self.string(v, *l, "`kind` must be a string")?;
-                *ContractKind::ALL.iter().find(|k| k.name() == s).ok_or_else(|| {
-                    self.err(
-                        *l,
-                        format!("contract `{name}`: unknown kind `{s}`{}", suggest(&s, &kinds, "; valid kinds: ")),
-                    )
-                })?
-            }
-            None => {
-                return Err(self.err(line, format!("contract `{name}` has no `kind`; one of {}", kinds.join(", "))));
-            }
-        };
+        let kind = self.contract_kind(t, &name, line)?;
         let mut c = ContractSpec {
             name: name.clone(),
             kind,
@@ -470,82 +489,108 @@ impl Parser<'_> {
             exclude_kinds: Vec::new(),
             exceptions: Vec::new(),
         };
-        let sel = "must be a selector (a stage, path glob, module or package) or an array of them";
         for (k, kl, v) in t {
-            let kl = *kl;
-            let k = k.as_str();
-            if !COMMON_KEYS.contains(&k) && !kind.keys().contains(&k) {
-                let mut valid: Vec<&str> = COMMON_KEYS.to_vec();
-                valid.extend(kind.keys());
-                let other = ContractKind::ALL.iter().find(|o| o.keys().contains(&k));
-                let msg = match other {
-                    Some(o) if !valid.contains(&k) => format!(
-                        "contract `{name}`: `{k}` belongs to `{}` contracts, not `{}`; keys here: {}",
-                        o.name(),
-                        kind.name(),
-                        valid.join(", ")
-                    ),
-                    _ => format!("contract `{name}`: {}", unknown(k, &valid, "")),
-                };
-                return Err(self.err(kl, msg));
-            }
-            let what = format!("contract `{name}`: `{k}` {sel}");
-            match k {
-                "name" | "kind" => {}
-                "description" => c.description = Some(self.string(v, kl, "`description` must be a string")?),
-                "from" => c.from = self.strings(v, kl, &what)?,
-                "to" => c.to = self.strings(v, kl, &what)?,
-                "members" => c.members = self.strings(v, kl, &what)?,
-                "target" => c.target = self.strings(v, kl, &what)?,
-                "allowed" => c.allowed = self.strings(v, kl, &what)?,
-                "stages" => c.stages = self.strings(v, kl, &what)?,
-                "transitive" => {
-                    let V::Bool(b) = v.v else {
-                        return Err(self.err(kl, format!("contract `{name}`: `transitive` must be true or false")));
-                    };
-                    c.transitive = b;
-                }
-                "layers" => {
-                    let V::Array(items) = &v.v else {
-                        return Err(
-                            self.err(kl, format!("contract `{name}`: `layers` must be an array, top layer first"))
-                        );
-                    };
-                    for layer in items {
-                        c.layers.push(self.strings(layer, layer.line, &what)?);
-                    }
-                }
-                "exclude_kinds" => {
-                    let what = "`exclude_kinds` must be an array of edge kinds";
-                    c.exclude_kinds = self.words(v, kl, what, &name, "edge kind", EDGE_KINDS)?;
-                }
-                "checks" => {
-                    let what = "`checks` must be an array of `undeclared`, `unused`";
-                    c.checks = self.words(v, kl, what, &name, "check", MANIFEST_CHECKS)?;
-                }
-                "rules" => {
-                    let s = self.string(v, kl, "`rules` must be the path of a `.dl` file")?;
-                    c.rules = Some(Located { text: s, line: kl });
-                }
-                "exceptions" => {
-                    let V::Array(items) = &v.v else {
-                        return Err(self.err(
-                            kl,
-                            format!(
-                                "contract `{name}`: `exceptions` must be an array of {{ from, to, reason }} tables"
-                            ),
-                        ));
-                    };
-                    for x in items {
-                        c.exceptions.push(self.exception(&name, x)?);
-                    }
-                }
-                _ => unreachable!("key {k} is checked against the kind's keys"),
-            }
+            self.contract_key(&name, kind, k, *kl)?;
+            self.contract_value(&mut c, k, *kl, v)?;
         }
         Ok(c)
     }
 
+    /// The `kind` of contract `name` (whose name is on `line`).
+    fn contract_kind(&self, t: &[(String, u32, Val)], name: &str, line: u32) -> Result<ContractKind, ConfigError> {
+        let kinds: Vec<&str> = ContractKind::ALL.iter().map(|k| k.name()).collect();
+        match t.iter().find(|(key, _, _)| key == "kind") {
+            Some((_, l, v)) => {
+                let s = self.string(v, *l, "`kind` must be a string")?;
+                Ok(*ContractKind::ALL.iter().find(|k| k.name() == s).ok_or_else(|| {
+                    self.err(
+                        *l,
+                        format!("contract `{name}`: unknown kind `{s}`{}", suggest(&s, &kinds, "; valid kinds: ")),
+                    )
+                })?)
+            }
+            None => Err(self.err(line, format!("contract `{name}` has no `kind`; one of {}", kinds.join(", ")))),
+        }
+    }
+
+    /// Checks that key `k` (on line `kl`) belongs to contracts of `kind`; Err names the kind it
+    /// belongs to, or the nearest valid key.
+    fn contract_key(&self, name: &str, kind: ContractKind, k: &str, kl: u32) -> Result<(), ConfigError> {
+        if COMMON_KEYS.contains(&k) || kind.keys().contains(&k) {
+            return Ok(());
+        }
+        let mut valid: Vec<&str> = COMMON_KEYS.to_vec();
+        valid.extend(kind.keys());
+        let other = ContractKind::ALL.iter().find(|o| o.keys().contains(&k));
+        let msg = match other {
+            Some(o) if !valid.contains(&k) => format!(
+                "contract `{name}`: `{k}` belongs to `{}` contracts, not `{}`; keys here: {}",
+                o.name(),
+                kind.name(),
+                valid.join(", ")
+            ),
+            _ => format!("contract `{name}`: {}", unknown(k, &valid, "")),
+        };
+        Err(self.err(kl, msg))
+    }
+
+    /// Sets the value `v` of key `k` (on line `kl`, valid for the contract's kind) in `c`.
+    fn contract_value(&self, c: &mut ContractSpec, k: &str, kl: u32, v: &Val) -> Result<(), ConfigError> {
+        let name = c.name.clone();
+        let sel = "must be a selector (a stage, path glob, module or package) or an array of them";
+        let what = format!("contract `{name}`: `{k}` {sel}");
+        match k {
+            "name" | "kind" => {}
+            "description" => c.description = Some(self.string(v, kl, "`description` must be a string")?),
+            "from" => c.from = self.strings(v, kl, &what)?,
+            "to" => c.to = self.strings(v, kl, &what)?,
+            "members" => c.members = self.strings(v, kl, &what)?,
+            "target" => c.target = self.strings(v, kl, &what)?,
+            "allowed" => c.allowed = self.strings(v, kl, &what)?,
+            "stages" => c.stages = self.strings(v, kl, &what)?,
+            "transitive" => {
+                let V::Bool(b) = v.v else {
+                    return Err(self.err(kl, format!("contract `{name}`: `transitive` must be true or false")));
+                };
+                c.transitive = b;
+            }
+            "layers" => {
+                let V::Array(items) = &v.v else {
+                    return Err(self.err(kl, format!("contract `{name}`: `layers` must be an array, top layer first")));
+                };
+                for layer in items {
+                    c.layers.push(self.strings(layer, layer.line, &what)?);
+                }
+            }
+            "exclude_kinds" => {
+                let what = "`exclude_kinds` must be an array of edge kinds";
+                c.exclude_kinds = self.words(v, kl, what, &name, "edge kind", EDGE_KINDS)?;
+            }
+            "checks" => {
+                let what = "`checks` must be an array of `undeclared`, `unused`";
+                c.checks = self.words(v, kl, what, &name, "check", MANIFEST_CHECKS)?;
+            }
+            "rules" => {
+                let s = self.string(v, kl, "`rules` must be the path of a `.dl` file")?;
+                c.rules = Some(Located { text: s, line: kl });
+            }
+            "exceptions" => {
+                let V::Array(items) = &v.v else {
+                    return Err(self.err(
+                        kl,
+                        format!("contract `{name}`: `exceptions` must be an array of {{ from, to, reason }} tables"),
+                    ));
+                };
+                for x in items {
+                    c.exceptions.push(self.exception(&name, x)?);
+                }
+            }
+            _ => unreachable!("key {k} is checked against the kind's keys"),
+        }
+        Ok(())
+    }
+
+    /// One `[[command]]` table: its name first, then every other key.
     fn command(&self, item: &Val) -> Result<CommandSpec, ConfigError> {
         let t = item.table().ok_or_else(|| self.err(item.line, "each `[[command]]` must be a table"))?;
         let get = |k: &str| t.iter().find(|(key, _, _)| key == k);
@@ -569,62 +614,7 @@ impl Parser<'_> {
             line,
         };
         for (k, kl, v) in t {
-            let kl = *kl;
-            match k.as_str() {
-                "name" => {}
-                "run" => {
-                    let what = format!("command `{name}`: `run` must be a non-empty shell command string");
-                    c.run = self.string(v, kl, &what)?;
-                }
-                "stages" => {
-                    let what = format!("command `{name}`: `stages` must be an array of stage names, like [\"core\"]");
-                    let V::Array(items) = &v.v else {
-                        return Err(self.err(kl, what));
-                    };
-                    for x in items {
-                        match &x.v {
-                            V::Str(s) if !s.trim().is_empty() => c.stages.push(s.clone()),
-                            _ => return Err(self.err(x.line, what)),
-                        }
-                    }
-                }
-                "lane" => {
-                    let lanes: Vec<&str> = Lane::ALL.iter().map(|l| l.name()).collect();
-                    let bad = |s: &str| {
-                        format!(
-                            "command `{name}`: `lane` must be \"fast\" (every pass) or \"slow\" (only on request), not {s}"
-                        )
-                    };
-                    let V::Str(s) = &v.v else {
-                        return Err(self.err(kl, bad("a non-string")));
-                    };
-                    c.lane = *Lane::ALL.iter().find(|l| l.name() == s).ok_or_else(|| {
-                        let hint = match nearest(s, lanes.iter().copied()) {
-                            Some(n) => format!("; did you mean `{n}`?"),
-                            None => String::new(),
-                        };
-                        self.err(kl, format!("{}{hint}", bad(&format!("`{s}`"))))
-                    })?;
-                }
-                "technique" => {
-                    let V::Str(t) = &v.v else {
-                        return Err(self.err(kl, format!("command `{name}`: `technique` must be a string")));
-                    };
-                    c.technique = Some(
-                        technique::parse(t).map_err(|e| self.err(kl, format!("command `{name}`: `technique`: {e}")))?,
-                    );
-                }
-                "timeout_secs" => match v.v {
-                    V::Int(n) if n > 0 => c.timeout_secs = n as u64,
-                    _ => {
-                        return Err(self.err(
-                            kl,
-                            format!("command `{name}`: `timeout_secs` must be a whole number of seconds above 0"),
-                        ));
-                    }
-                },
-                other => return Err(self.err(kl, format!("command `{name}`: {}", unknown(other, COMMAND_KEYS, "")))),
-            }
+            self.command_value(&mut c, k, *kl, v)?;
         }
         if c.run.is_empty() {
             return Err(self.err(
@@ -633,6 +623,66 @@ impl Parser<'_> {
             ));
         }
         Ok(c)
+    }
+
+    /// Sets the value `v` of key `k` (on line `kl`) in command `c`.
+    fn command_value(&self, c: &mut CommandSpec, k: &str, kl: u32, v: &Val) -> Result<(), ConfigError> {
+        let name = c.name.clone();
+        match k {
+            "name" => {}
+            "run" => {
+                let what = format!("command `{name}`: `run` must be a non-empty shell command string");
+                c.run = self.string(v, kl, &what)?;
+            }
+            "stages" => {
+                let what = format!("command `{name}`: `stages` must be an array of stage names, like [\"core\"]");
+                let V::Array(items) = &v.v else {
+                    return Err(self.err(kl, what));
+                };
+                for x in items {
+                    match &x.v {
+                        V::Str(s) if !s.trim().is_empty() => c.stages.push(s.clone()),
+                        _ => return Err(self.err(x.line, what)),
+                    }
+                }
+            }
+            "lane" => {
+                let lanes: Vec<&str> = Lane::ALL.iter().map(|l| l.name()).collect();
+                let bad = |s: &str| {
+                    format!(
+                        "command `{name}`: `lane` must be \"fast\" (every pass) or \"slow\" (only on request), not {s}"
+                    )
+                };
+                let V::Str(s) = &v.v else {
+                    return Err(self.err(kl, bad("a non-string")));
+                };
+                c.lane = *Lane::ALL.iter().find(|l| l.name() == s).ok_or_else(|| {
+                    let hint = match nearest(s, lanes.iter().copied()) {
+                        Some(n) => format!("; did you mean `{n}`?"),
+                        None => String::new(),
+                    };
+                    self.err(kl, format!("{}{hint}", bad(&format!("`{s}`"))))
+                })?;
+            }
+            "technique" => {
+                let V::Str(t) = &v.v else {
+                    return Err(self.err(kl, format!("command `{name}`: `technique` must be a string")));
+                };
+                c.technique =
+                    Some(technique::parse(t).map_err(|e| self.err(kl, format!("command `{name}`: `technique`: {e}")))?);
+            }
+            "timeout_secs" => match v.v {
+                V::Int(n) if n > 0 => c.timeout_secs = n as u64,
+                _ => {
+                    return Err(self.err(
+                        kl,
+                        format!("command `{name}`: `timeout_secs` must be a whole number of seconds above 0"),
+                    ));
+                }
+            },
+            other => return Err(self.err(kl, format!("command `{name}`: {}", unknown(other, COMMAND_KEYS, "")))),
+        }
+        Ok(())
     }
 
     fn exception(&self, contract: &str, x: &Val) -> Result<ExceptionSpec, ConfigError> {
@@ -711,11 +761,11 @@ mod tests {
 
     #[test]
     fn contracts_parse_with_lines() {
-        let cfg = load(
-            "[[contract]]\nname = \"core\"\nkind = \"forbidden\"\nfrom = [\"a\"]\nto = \"src/api/**\"\ntransitive = false\n\
-             exceptions = [{ from = \"src/legacy/**\", to = \"b\", reason = \"moving out\" }]\n\
-             [[contract]]\nname = \"l\"\nkind = \"layers\"\nlayers = [\"cli\", [\"x\", \"y\"], \"core\"]\n",
-        )
+        let cfg = load(concat!(
+            "[[contract]]\nname = \"core\"\nkind = \"forbidden\"\nfrom = [\"a\"]\nto = \"src/api/**\"\ntransitive = false\n",
+            "exceptions = [{ from = \"src/legacy/**\", to = \"b\", reason = \"moving out\" }]\n",
+            "[[contract]]\nname = \"l\"\nkind = \"layers\"\nlayers = [\"cli\", [\"x\", \"y\"], \"core\"]\n",
+        ))
         .unwrap();
         let c = &cfg.contracts[0];
         assert_eq!((c.name.as_str(), c.kind, c.line, c.transitive), ("core", ContractKind::Forbidden, 2, false));

@@ -7,7 +7,7 @@
 use std::cmp::Ordering;
 use std::collections::HashMap;
 
-use super::lang::{Arg, CRule, CmpOp, Lit, Program, RelKind, Ty, Value};
+use super::lang::{Arg, CRule, CmpOp, Lit, Program, RelKind, Stratum, Ty, Value};
 use crate::facts::Interner;
 
 /// One relation's rows: flat, `arity` values each, sorted and deduplicated (by id).
@@ -238,9 +238,12 @@ enum Step {
     },
 }
 
+/// Built indexes by relation, whether of the delta rows, and key columns.
+type Indexes = HashMap<(usize, bool, Vec<usize>), Index>;
+
 /// Evaluates `prog` over `store` for the relations in `need` (all when `None`), stratum by stratum.
 pub fn evaluate(prog: &Program, store: &mut Store, need: Option<&[bool]>, compute: &Compute) {
-    let mut indexes: HashMap<(usize, bool, Vec<usize>), Index> = HashMap::new();
+    let mut ev = Evaluation { prog, store, indexes: HashMap::new() };
     for st in &prog.strata {
         if let Some(need) = need
             && !st.rels.iter().any(|r| need[*r])
@@ -248,79 +251,108 @@ pub fn evaluate(prog: &Program, store: &mut Store, need: Option<&[bool]>, comput
             continue;
         }
         if st.rels.len() == 1 && prog.rels[st.rels[0]].kind == RelKind::Computed {
-            let r = st.rels[0];
-            let data = compute(prog, store, r);
-            let mut rows = Rows { arity: prog.rels[r].columns.len(), data };
-            rows.normalize();
-            store.rels[r] = rows;
+            ev.compute(st.rels[0], compute);
             continue;
         }
-        let in_stratum = |r: usize| st.rels.contains(&r);
-        let mut out: HashMap<usize, Vec<u32>> = HashMap::new();
-        for &ri in &st.rules {
-            let rule = &prog.rules[ri];
-            let plan = plan(rule, None, store);
-            let buf = out.entry(rule.head).or_default();
-            run_rule(rule, &plan, store, &mut indexes, &Rows::default(), buf, None);
-        }
-        let mut delta: HashMap<usize, Rows> = HashMap::new();
-        for &r in &st.rels {
-            let arity = prog.rels[r].columns.len();
-            let data = sorted_dedup(out.get(&r).map(Vec::as_slice).unwrap_or(&[]), arity);
-            store.rels[r] = Rows { arity, data: data.clone() };
-            indexes.retain(|(ir, _, _), _| *ir != r);
-            if let Some(rounds) = store.rounds.as_mut() {
-                for row in data.chunks_exact(arity) {
-                    rounds.insert((r, row.to_vec()), 0);
-                }
-            }
-            delta.insert(r, Rows { arity, data });
-        }
+        let mut delta = ev.first_round(st);
         if !st.recursive {
             continue;
         }
         let mut round = 0u32;
         loop {
             round += 1;
-            let mut out: HashMap<usize, Vec<u32>> = HashMap::new();
-            for &ri in &st.rules {
-                let rule = &prog.rules[ri];
-                for (pos, l) in rule.body.iter().enumerate() {
-                    let Lit::Pos(b, _) = l else { continue };
-                    if !in_stratum(*b) || delta[b].is_empty() {
-                        continue;
-                    }
-                    let plan = plan(rule, Some(pos), store);
-                    let buf = out.entry(rule.head).or_default();
-                    run_rule(rule, &plan, store, &mut indexes, &delta[b], buf, None);
-                }
-            }
-            let mut any = false;
-            for &r in &st.rels {
-                let arity = prog.rels[r].columns.len();
-                let new = sorted_dedup(out.get(&r).map(Vec::as_slice).unwrap_or(&[]), arity);
-                let new = minus(&new, &store.rels[r]);
-                any |= !new.is_empty();
-                let merged = merge(&store.rels[r].data, &new, arity);
-                store.rels[r].data = merged;
-                for ((ir, d, _), idx) in indexes.iter_mut() {
-                    if *ir == r && !*d {
-                        idx.add(&new);
-                    }
-                }
-                if let Some(rounds) = store.rounds.as_mut() {
-                    for row in new.chunks_exact(arity) {
-                        rounds.insert((r, row.to_vec()), round);
-                    }
-                }
-                delta.insert(r, Rows { arity, data: new });
-            }
-            // Delta indexes are rebuilt every round.
-            indexes.retain(|(_, d, _), _| !*d);
-            if !any {
+            if !ev.next_round(st, &mut delta, round) {
                 break;
             }
         }
+    }
+}
+
+/// An evaluation under way: the program, the store it fills, and the indexes built so far.
+struct Evaluation<'a> {
+    prog: &'a Program,
+    store: &'a mut Store,
+    indexes: Indexes,
+}
+
+impl Evaluation<'_> {
+    /// Fills computed relation `r` with what `compute` says.
+    fn compute(&mut self, r: usize, compute: &Compute) {
+        let data = compute(self.prog, self.store, r);
+        let mut rows = Rows { arity: self.prog.rels[r].columns.len(), data };
+        rows.normalize();
+        self.store.rels[r] = rows;
+    }
+
+    /// Runs every rule of `st` once over the store, sets the stratum's relations to what they
+    /// derive (round 0), and returns those rows as the first delta.
+    fn first_round(&mut self, st: &Stratum) -> HashMap<usize, Rows> {
+        let prog = self.prog;
+        let mut out: HashMap<usize, Vec<u32>> = HashMap::new();
+        for &ri in &st.rules {
+            let rule = &prog.rules[ri];
+            let plan = plan(rule, None, self.store);
+            let buf = out.entry(rule.head).or_default();
+            run_rule(rule, &plan, self.store, &mut self.indexes, &Rows::default(), buf, None);
+        }
+        let mut delta: HashMap<usize, Rows> = HashMap::new();
+        for &r in &st.rels {
+            let arity = prog.rels[r].columns.len();
+            let data = sorted_dedup(out.get(&r).map(Vec::as_slice).unwrap_or(&[]), arity);
+            self.store.rels[r] = Rows { arity, data: data.clone() };
+            self.indexes.retain(|(ir, _, _), _| *ir != r);
+            if let Some(rounds) = self.store.rounds.as_mut() {
+                for row in data.chunks_exact(arity) {
+                    rounds.insert((r, row.to_vec()), 0);
+                }
+            }
+            delta.insert(r, Rows { arity, data });
+        }
+        delta
+    }
+
+    /// One semi-naive round of recursive stratum `st`: each rule once per body atom of the
+    /// stratum with new rows, on those rows. Adds what is new to the store and makes it the next
+    /// `delta`; says whether anything was new.
+    fn next_round(&mut self, st: &Stratum, delta: &mut HashMap<usize, Rows>, round: u32) -> bool {
+        let prog = self.prog;
+        let in_stratum = |r: usize| st.rels.contains(&r);
+        let mut out: HashMap<usize, Vec<u32>> = HashMap::new();
+        for &ri in &st.rules {
+            let rule = &prog.rules[ri];
+            for (pos, l) in rule.body.iter().enumerate() {
+                let Lit::Pos(b, _) = l else { continue };
+                if !in_stratum(*b) || delta[b].is_empty() {
+                    continue;
+                }
+                let plan = plan(rule, Some(pos), self.store);
+                let buf = out.entry(rule.head).or_default();
+                run_rule(rule, &plan, self.store, &mut self.indexes, &delta[b], buf, None);
+            }
+        }
+        let mut any = false;
+        for &r in &st.rels {
+            let arity = prog.rels[r].columns.len();
+            let new = sorted_dedup(out.get(&r).map(Vec::as_slice).unwrap_or(&[]), arity);
+            let new = minus(&new, &self.store.rels[r]);
+            any |= !new.is_empty();
+            let merged = merge(&self.store.rels[r].data, &new, arity);
+            self.store.rels[r].data = merged;
+            for ((ir, d, _), idx) in self.indexes.iter_mut() {
+                if *ir == r && !*d {
+                    idx.add(&new);
+                }
+            }
+            if let Some(rounds) = self.store.rounds.as_mut() {
+                for row in new.chunks_exact(arity) {
+                    rounds.insert((r, row.to_vec()), round);
+                }
+            }
+            delta.insert(r, Rows { arity, data: new });
+        }
+        // Delta indexes are rebuilt every round.
+        self.indexes.retain(|(_, d, _), _| !*d);
+        any
     }
 }
 
@@ -329,108 +361,137 @@ fn plan(rule: &CRule, delta_pos: Option<usize>, store: &Store) -> Vec<Step> {
     plan_from(rule, delta_pos, store, vec![false; rule.var_names.len()])
 }
 
-fn plan_from(rule: &CRule, delta_pos: Option<usize>, store: &Store, mut bound: Vec<bool>) -> Vec<Step> {
-    let mut steps = Vec::new();
-    let mut done = vec![false; rule.body.len()];
-    let mut consts = |v: &Value, store: &Store| -> Operand {
-        match v {
-            Value::Int(n) => Operand::Const(*n),
-            Value::Str(s) => Operand::Const(store.syms.get(s).expect("constants are interned before planning")),
-        }
-    };
-    let operand = |a: &Arg, consts: &mut dyn FnMut(&Value, &Store) -> Operand| match a {
-        Arg::Var(i) => Operand::Slot(*i),
-        Arg::Const(v) => consts(v, store),
-        Arg::Wild => Operand::Const(u32::MAX),
-    };
+/// Plans a rule body with the variables `bound` already bound: filters as soon as their variables
+/// are bound, then the best atom to scan, until every literal is placed.
+fn plan_from(rule: &CRule, delta_pos: Option<usize>, store: &Store, bound: Vec<bool>) -> Vec<Step> {
+    let mut p = Planner { rule, delta_pos, store, bound, done: vec![false; rule.body.len()], steps: Vec::new() };
     loop {
-        // Filters whose variables are bound.
+        p.place_filters();
+        let Some(i) = p.next_atom() else { break };
+        p.scan(i);
+    }
+    p.steps
+}
+
+/// A rule body being planned: the steps so far, which literals they place, which variables
+/// they bind.
+struct Planner<'a> {
+    rule: &'a CRule,
+    delta_pos: Option<usize>,
+    store: &'a Store,
+    bound: Vec<bool>,
+    done: Vec<bool>,
+    steps: Vec<Step>,
+}
+
+impl Planner<'_> {
+    /// An argument as an operand: its slot, or its interned value (`_` as a placeholder).
+    fn operand(&self, a: &Arg) -> Operand {
+        match a {
+            Arg::Var(i) => Operand::Slot(*i),
+            Arg::Const(Value::Int(n)) => Operand::Const(*n),
+            Arg::Const(Value::Str(s)) => {
+                Operand::Const(self.store.syms.get(s).expect("constants are interned before planning"))
+            }
+            Arg::Wild => Operand::Const(u32::MAX),
+        }
+    }
+
+    /// Whether an atom's argument is known before the scan: a bound variable or a constant.
+    fn keyed(&self, a: &Arg) -> bool {
+        match a {
+            Arg::Var(v) => self.bound[*v],
+            Arg::Const(_) => true,
+            Arg::Wild => false,
+        }
+    }
+
+    /// Places every filter whose variables are bound, until no more can be placed.
+    fn place_filters(&mut self) {
         let mut progress = true;
         while progress {
             progress = false;
-            for (i, l) in rule.body.iter().enumerate() {
-                if done[i] {
-                    continue;
-                }
-                let is_bound = |a: &Arg, bound: &[bool]| match a {
-                    Arg::Var(v) => bound[*v],
-                    _ => true,
-                };
-                match l {
-                    Lit::Cmp(a, op, b) => {
-                        let (ba, bb) = (is_bound(a, &bound), is_bound(b, &bound));
-                        let ty = match (a, b) {
-                            (Arg::Var(v), _) | (_, Arg::Var(v)) => rule.var_types[*v],
-                            (Arg::Const(Value::Int(_)), _) => Ty::Int,
-                            _ => Ty::Sym,
-                        };
-                        if ba && bb {
-                            steps.push(Step::Cmp {
-                                a: operand(a, &mut consts),
-                                op: *op,
-                                b: operand(b, &mut consts),
-                                ty,
-                            });
-                        } else if *op == CmpOp::Eq && (ba || bb) {
-                            let (x, y) = if ba { (b, a) } else { (a, b) };
-                            let Arg::Var(slot) = x else { continue };
-                            steps.push(Step::Bind { slot: *slot, from: operand(y, &mut consts) });
-                            bound[*slot] = true;
-                        } else {
-                            continue;
-                        }
-                        done[i] = true;
-                        progress = true;
-                    }
-                    Lit::Neg(rel, args) if args.iter().all(|a| !matches!(a, Arg::Var(v) if !bound[*v])) => {
-                        let key_cols: Vec<usize> = (0..args.len()).filter(|c| !matches!(args[*c], Arg::Wild)).collect();
-                        let key = key_cols.iter().map(|&c| operand(&args[c], &mut consts)).collect();
-                        steps.push(Step::Neg { rel: *rel, key_cols, key });
-                        done[i] = true;
-                        progress = true;
-                    }
-                    _ => {}
+            for i in 0..self.rule.body.len() {
+                if !self.done[i] && self.place_filter(i) {
+                    self.done[i] = true;
+                    progress = true;
                 }
             }
         }
-        // Next atom: the delta first, then the most bound columns, then the smallest.
+    }
+
+    /// Places body literal `i` if it is a comparison whose sides are bound (an equality with one
+    /// bound side binds the other) or a negation whose variables are bound; says whether it did.
+    fn place_filter(&mut self, i: usize) -> bool {
+        let rule = self.rule;
+        let is_bound = |a: &Arg, bound: &[bool]| match a {
+            Arg::Var(v) => bound[*v],
+            _ => true,
+        };
+        match &rule.body[i] {
+            Lit::Cmp(a, op, b) => {
+                let (ba, bb) = (is_bound(a, &self.bound), is_bound(b, &self.bound));
+                let ty = match (a, b) {
+                    (Arg::Var(v), _) | (_, Arg::Var(v)) => rule.var_types[*v],
+                    (Arg::Const(Value::Int(_)), _) => Ty::Int,
+                    _ => Ty::Sym,
+                };
+                if ba && bb {
+                    self.steps.push(Step::Cmp { a: self.operand(a), op: *op, b: self.operand(b), ty });
+                } else if *op == CmpOp::Eq && (ba || bb) {
+                    let (x, y) = if ba { (b, a) } else { (a, b) };
+                    let Arg::Var(slot) = x else { return false };
+                    self.steps.push(Step::Bind { slot: *slot, from: self.operand(y) });
+                    self.bound[*slot] = true;
+                } else {
+                    return false;
+                }
+                true
+            }
+            Lit::Neg(rel, args) if args.iter().all(|a| !matches!(a, Arg::Var(v) if !self.bound[*v])) => {
+                let key_cols: Vec<usize> = (0..args.len()).filter(|c| !matches!(args[*c], Arg::Wild)).collect();
+                let key = key_cols.iter().map(|&c| self.operand(&args[c])).collect();
+                self.steps.push(Step::Neg { rel: *rel, key_cols, key });
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// The next atom to scan: the delta first, then the most bound columns, then the smallest.
+    fn next_atom(&self) -> Option<usize> {
         type Rank = (bool, usize, std::cmp::Reverse<usize>);
         let mut best: Option<(usize, Rank)> = None;
-        for (i, l) in rule.body.iter().enumerate() {
+        for (i, l) in self.rule.body.iter().enumerate() {
             let Lit::Pos(rel, args) = l else { continue };
-            if done[i] {
+            if self.done[i] {
                 continue;
             }
-            let nbound = args.iter().filter(|a| match a {
-                Arg::Var(v) => bound[*v],
-                Arg::Const(_) => true,
-                Arg::Wild => false,
-            });
-            let score = (Some(i) == delta_pos, nbound.count(), std::cmp::Reverse(store.rels[*rel].len()));
+            let nbound = args.iter().filter(|a| self.keyed(a));
+            let score = (Some(i) == self.delta_pos, nbound.count(), std::cmp::Reverse(self.store.rels[*rel].len()));
             if best.as_ref().is_none_or(|(_, s)| score > *s) {
                 best = Some((i, score));
             }
         }
-        let Some((i, _)) = best else { break };
+        best.map(|(i, _)| i)
+    }
+
+    /// Places the scan of positive atom `i`: probe on its known columns, bind the others.
+    fn scan(&mut self, i: usize) {
+        let rule = self.rule;
         let Lit::Pos(rel, args) = &rule.body[i] else { unreachable!("chosen atoms are positive") };
-        let key_cols: Vec<usize> = (0..args.len())
-            .filter(|&c| match &args[c] {
-                Arg::Var(v) => bound[*v],
-                Arg::Const(_) => true,
-                Arg::Wild => false,
-            })
-            .collect();
-        let key = key_cols.iter().map(|&c| operand(&args[c], &mut consts)).collect();
+        let key_cols: Vec<usize> = (0..args.len()).filter(|&c| self.keyed(&args[c])).collect();
+        let key = key_cols.iter().map(|&c| self.operand(&args[c])).collect();
         let mut order = key_cols.clone();
         order.extend((0..args.len()).filter(|c| !key_cols.contains(c)));
         let (mut binds, mut checks) = (Vec::new(), Vec::new());
         for (pos, &c) in order.iter().enumerate().skip(key_cols.len()) {
             if let Arg::Var(v) = &args[c] {
-                if bound[*v] {
+                if self.bound[*v] {
                     checks.push((pos, *v));
                 } else {
                     binds.push((pos, *v));
-                    bound[*v] = true;
+                    self.bound[*v] = true;
                 }
             }
         }
@@ -445,17 +506,17 @@ fn plan_from(rule: &CRule, delta_pos: Option<usize>, store: &Store, mut bound: V
                 true
             }
         });
-        steps.push(Step::Scan { rel: *rel, delta: Some(i) == delta_pos, key_cols, key, binds, checks });
-        done[i] = true;
+        let delta = Some(i) == self.delta_pos;
+        self.steps.push(Step::Scan { rel: *rel, delta, key_cols, key, binds, checks });
+        self.done[i] = true;
     }
-    steps
 }
 
 fn run_rule(
     rule: &CRule,
     plan: &[Step],
     store: &Store,
-    indexes: &mut HashMap<(usize, bool, Vec<usize>), Index>,
+    indexes: &mut Indexes,
     delta: &Rows,
     out: &mut Vec<u32>,
     env0: Option<Vec<u32>>,
@@ -483,76 +544,83 @@ fn run_rule(
         .collect();
     let mut env = env0.unwrap_or_else(|| vec![0u32; rule.var_names.len()]);
     let mut key = Vec::new();
-    exec(rule, plan, &idx, 0, store, &mut env, &mut key, out);
+    Exec { rule, plan, idx: &idx, store }.step(0, &mut env, &mut key, out);
 }
 
-#[allow(clippy::too_many_arguments)]
-fn exec(
-    rule: &CRule,
-    plan: &[Step],
-    idx: &[Option<&Index>],
-    i: usize,
-    store: &Store,
-    env: &mut [u32],
-    key: &mut Vec<u32>,
-    out: &mut Vec<u32>,
-) {
-    let val = |o: &Operand, env: &[u32]| match o {
-        Operand::Slot(s) => env[*s],
-        Operand::Const(c) => *c,
-    };
-    let Some(step) = plan.get(i) else {
-        for a in &rule.head_args {
-            out.push(match a {
-                Arg::Var(v) => env[*v],
-                Arg::Const(Value::Int(n)) => *n,
-                Arg::Const(Value::Str(s)) => store.syms.get(s).expect("head constants are interned before evaluation"),
-                Arg::Wild => unreachable!("checked: no `_` in heads"),
-            });
-        }
-        return;
-    };
-    match step {
-        Step::Scan { key: k, binds, checks, .. } => {
-            let index = idx[i].expect("scan index built");
-            let start = key.len();
-            key.extend(k.iter().map(|o| val(o, env)));
-            let (lo, hi) = index.range(&key[start..]);
-            key.truncate(start);
-            'rows: for row in index.data[lo..hi].chunks_exact(index.arity) {
-                for &(pos, v) in binds {
-                    env[v] = row[pos];
-                }
-                for &(pos, v) in checks {
-                    if env[v] != row[pos] {
-                        continue 'rows;
+/// A planned rule being run: its plan, the index each step probes, and the store.
+struct Exec<'a> {
+    rule: &'a CRule,
+    plan: &'a [Step],
+    idx: &'a [Option<&'a Index>],
+    store: &'a Store,
+}
+
+impl Exec<'_> {
+    /// Runs the plan from step `i` with the variables in `env` (`key` is scratch for probe keys),
+    /// pushing a head row to `out` for every solution.
+    fn step(&self, i: usize, env: &mut [u32], key: &mut Vec<u32>, out: &mut Vec<u32>) {
+        let val = |o: &Operand, env: &[u32]| match o {
+            Operand::Slot(s) => env[*s],
+            Operand::Const(c) => *c,
+        };
+        let Some(step) = self.plan.get(i) else {
+            for a in &self.rule.head_args {
+                out.push(match a {
+                    Arg::Var(v) => env[*v],
+                    Arg::Const(Value::Int(n)) => *n,
+                    Arg::Const(Value::Str(s)) => {
+                        self.store.syms.get(s).expect("head constants are interned before evaluation")
                     }
+                    Arg::Wild => unreachable!("checked: no `_` in heads"),
+                });
+            }
+            return;
+        };
+        match step {
+            Step::Scan { key: k, binds, checks, .. } => {
+                let index = self.idx[i].expect("scan index built");
+                let start = key.len();
+                key.extend(k.iter().map(|o| val(o, env)));
+                let (lo, hi) = index.range(&key[start..]);
+                key.truncate(start);
+                'rows: for row in index.data[lo..hi].chunks_exact(index.arity) {
+                    for &(pos, v) in binds {
+                        env[v] = row[pos];
+                    }
+                    for &(pos, v) in checks {
+                        if env[v] != row[pos] {
+                            continue 'rows;
+                        }
+                    }
+                    self.step(i + 1, env, key, out);
                 }
-                exec(rule, plan, idx, i + 1, store, env, key, out);
             }
-        }
-        Step::Neg { key: k, .. } => {
-            let index = idx[i].expect("negation index built");
-            let start = key.len();
-            key.extend(k.iter().map(|o| val(o, env)));
-            let (lo, hi) = index.range(&key[start..]);
-            let hit = hi > lo;
-            key.truncate(start);
-            if !hit {
-                exec(rule, plan, idx, i + 1, store, env, key, out);
+            Step::Neg { key: k, .. } => {
+                let index = self.idx[i].expect("negation index built");
+                let start = key.len();
+                key.extend(k.iter().map(|o| val(o, env)));
+                let (lo, hi) = index.range(&key[start..]);
+                let hit = hi > lo;
+                key.truncate(start);
+                if !hit {
+                    self.step(i + 1, env, key, out);
+                }
             }
-        }
-        Step::Cmp { a, op, b, ty } => {
-            let (x, y) = (val(a, env), val(b, env));
-            let o =
-                if *ty == Ty::Int || matches!(op, CmpOp::Eq | CmpOp::Ne) { x.cmp(&y) } else { store.cmp(*ty, x, y) };
-            if op.holds(o) {
-                exec(rule, plan, idx, i + 1, store, env, key, out);
+            Step::Cmp { a, op, b, ty } => {
+                let (x, y) = (val(a, env), val(b, env));
+                let o = if *ty == Ty::Int || matches!(op, CmpOp::Eq | CmpOp::Ne) {
+                    x.cmp(&y)
+                } else {
+                    self.store.cmp(*ty, x, y)
+                };
+                if op.holds(o) {
+                    self.step(i + 1, env, key, out);
+                }
             }
-        }
-        Step::Bind { slot, from } => {
-            env[*slot] = val(from, env);
-            exec(rule, plan, idx, i + 1, store, env, key, out);
+            Step::Bind { slot, from } => {
+                env[*slot] = val(from, env);
+                self.step(i + 1, env, key, out);
+            }
         }
     }
 }

@@ -66,6 +66,7 @@ pub fn explain(prog: &Program, store: &Store, rel: usize, row: &[u32]) -> Deriva
     explain_at(prog, store, rel, row, 0)
 }
 
+/// The derivation of `row` of `rel`, `depth` levels below the answer.
 fn explain_at(prog: &Program, store: &Store, rel: usize, row: &[u32], depth: usize) -> Derivation {
     let fact = render(prog, store, rel, row);
     match prog.rels[rel].kind {
@@ -79,38 +80,72 @@ fn explain_at(prog: &Program, store: &Store, rel: usize, row: &[u32], depth: usi
     if depth >= MAX_DEPTH {
         return Derivation::Truncated(fact);
     }
+    let Some(Instance { rule, env, premises, .. }) = earliest_instance(prog, store, rel, row) else {
+        return Derivation::Truncated(fact);
+    };
+    let (absent, checks) = side_conditions(prog, store, rule, &env);
+    Derivation::Rule {
+        fact,
+        rule: rule.text.clone(),
+        at: format!("{}:{}", rule.source, rule.span.line),
+        premises: premises.iter().map(|(b, w)| explain_at(prog, store, *b, w, depth + 1)).collect(),
+        absent,
+        checks,
+    }
+}
+
+/// The rows a rule instance's positive atoms matched, with their relations.
+type Premises = Vec<(usize, Vec<u32>)>;
+
+/// A rule instance that derives a row: the rule, its variables' values, the rows its positive
+/// atoms matched, and the latest round (within the row's stratum) one of those was derived in.
+struct Instance<'r> {
+    latest: i64,
+    rule: &'r CRule,
+    env: Vec<u32>,
+    premises: Premises,
+}
+
+/// Among the rule instances that derive `row` of `rel` (for a recursive relation, only from rows
+/// of earlier rounds), the one whose premises were derived earliest.
+fn earliest_instance<'p>(prog: &'p Program, store: &Store, rel: usize, row: &[u32]) -> Option<Instance<'p>> {
     let limit = round(store, rel, row).map(i64::from);
     let st = stratum_of(prog, rel);
-    type Best<'r> = (i64, &'r CRule, Vec<u32>, Vec<(usize, Vec<u32>)>);
-    let mut best: Option<Best> = None;
+    let mut best: Option<Instance> = None;
     for rule in prog.rules.iter().filter(|r| r.head == rel) {
         let Some(fixed) = unify(store, rule, row) else { continue };
         for env in bindings(rule, store, &fixed) {
-            let mut premises = Vec::new();
-            let mut latest = -1i64;
-            let mut ok = true;
-            for l in &rule.body {
-                let Lit::Pos(b, args) = l else { continue };
-                let Some(w) = witness(store, *b, &pattern(store, args, &env)) else {
-                    ok = false;
-                    break;
-                };
-                if stratum_of(prog, *b) == st {
-                    latest = latest.max(round(store, *b, &w).map_or(0, i64::from));
-                }
-                premises.push((*b, w));
-            }
-            if !ok || limit.is_some_and(|k| latest >= k) {
+            let Some((latest, premises)) = premises(prog, store, rule, &env, st) else { continue };
+            if limit.is_some_and(|k| latest >= k) {
                 continue;
             }
-            if best.as_ref().is_none_or(|(l, ..)| latest < *l) {
-                best = Some((latest, rule, env, premises));
+            if best.as_ref().is_none_or(|b| latest < b.latest) {
+                best = Some(Instance { latest, rule, env, premises });
             }
         }
     }
-    let Some((_, rule, env, premises)) = best else {
-        return Derivation::Truncated(fact);
-    };
+    best
+}
+
+/// The earliest row matching each positive atom of `rule` under `env`, and the latest round in
+/// which one of stratum `st` was derived (-1 when none is); None when an atom matches no row.
+fn premises(prog: &Program, store: &Store, rule: &CRule, env: &[u32], st: Option<usize>) -> Option<(i64, Premises)> {
+    let mut premises = Vec::new();
+    let mut latest = -1i64;
+    for l in &rule.body {
+        let Lit::Pos(b, args) = l else { continue };
+        let w = witness(store, *b, &pattern(store, args, env))?;
+        if stratum_of(prog, *b) == st {
+            latest = latest.max(round(store, *b, &w).map_or(0, i64::from));
+        }
+        premises.push((*b, w));
+    }
+    Some((latest, premises))
+}
+
+/// Why the rest of `rule`'s body held under `env`: the facts its negations found absent, and its
+/// comparisons with their values.
+fn side_conditions(prog: &Program, store: &Store, rule: &CRule, env: &[u32]) -> (Vec<String>, Vec<String>) {
     let mut absent = Vec::new();
     let mut checks = Vec::new();
     for l in &rule.body {
@@ -121,7 +156,7 @@ fn explain_at(prog: &Program, store: &Store, rel: usize, row: &[u32], depth: usi
                     .zip(&prog.rels[*b].columns)
                     .map(|(a, (_, t))| match a {
                         Arg::Wild => "_".to_string(),
-                        other => value_text(store, *t, other, &env),
+                        other => value_text(store, *t, other, env),
                     })
                     .collect();
                 absent.push(format!("{}({})", prog.rels[*b].name, vals.join(", ")));
@@ -134,22 +169,15 @@ fn explain_at(prog: &Program, store: &Store, rel: usize, row: &[u32], depth: usi
                 };
                 checks.push(format!(
                     "{} {} {}",
-                    value_text(store, ty, a, &env),
+                    value_text(store, ty, a, env),
                     op.text(),
-                    value_text(store, ty, b, &env)
+                    value_text(store, ty, b, env)
                 ));
             }
             Lit::Pos(..) => {}
         }
     }
-    Derivation::Rule {
-        fact,
-        rule: rule.text.clone(),
-        at: format!("{}:{}", rule.source, rule.span.line),
-        premises: premises.iter().map(|(b, w)| explain_at(prog, store, *b, w, depth + 1)).collect(),
-        absent,
-        checks,
-    }
+    (absent, checks)
 }
 
 fn value_text(store: &Store, ty: Ty, a: &Arg, env: &[u32]) -> String {
