@@ -25,13 +25,13 @@ pub struct Span {
 
 /// A diagnostic: which source, where, what.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Error {
+pub struct DialectError {
     pub source: String,
     pub span: Span,
     pub msg: String,
 }
 
-impl fmt::Display for Error {
+impl fmt::Display for DialectError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}:{}:{}: {}", self.source, self.span.line, self.span.col, self.msg)
     }
@@ -508,12 +508,12 @@ fn parser(src: &str) -> PResult<Parser> {
 }
 
 /// Parses a program: declarations, rules and facts.
-pub fn parse_program(source: &str, src: &str) -> Result<Vec<Item>, Error> {
-    parser(src).and_then(|mut p| p.program()).map_err(|(span, msg)| Error { source: source.into(), span, msg })
+pub fn parse_program(source: &str, src: &str) -> Result<Vec<Item>, DialectError> {
+    parser(src).and_then(|mut p| p.program()).map_err(|(span, msg)| DialectError { source: source.into(), span, msg })
 }
 
 /// Parses a query: a rule body, optionally ending with `.`.
-pub fn parse_query(source: &str, src: &str) -> Result<Vec<Literal>, Error> {
+pub fn parse_query(source: &str, src: &str) -> Result<Vec<Literal>, DialectError> {
     let r = parser(src).and_then(|mut p| {
         if *p.peek() == Tok::Eof {
             return Err((p.span(), "the query is empty; write a rule body such as `File(path, lang)`".into()));
@@ -527,7 +527,7 @@ pub fn parse_query(source: &str, src: &str) -> Result<Vec<Literal>, Error> {
         }
         Ok(body)
     });
-    r.map_err(|(span, msg)| Error { source: source.into(), span, msg })
+    r.map_err(|(span, msg)| DialectError { source: source.into(), span, msg })
 }
 
 // ---- display (explanations and generated code read rules back) --------------------------------
@@ -682,8 +682,8 @@ impl Builder {
     }
 
     /// Declares a base relation (from the schema).
-    pub fn declare(&mut self, source: &str, d: Decl, kind: RelKind) -> Result<usize, Error> {
-        let err = |span, msg| Error { source: source.to_string(), span, msg };
+    pub fn declare(&mut self, source: &str, d: Decl, kind: RelKind) -> Result<usize, DialectError> {
+        let err = |span, msg| DialectError { source: source.to_string(), span, msg };
         if let Some(&prev) = self.prog.by_name.get(&d.name) {
             let p = &self.prog.rels[prev];
             return Err(err(
@@ -717,7 +717,7 @@ impl Builder {
     }
 
     /// Adds a program text: its declarations are derived (or computed) relations.
-    pub fn add_source(&mut self, source: &str, src: &str, base: bool) -> Result<(), Error> {
+    pub fn add_source(&mut self, source: &str, src: &str, base: bool) -> Result<(), DialectError> {
         for item in parse_program(source, src)? {
             match item {
                 Item::Decl(d) => {
@@ -725,7 +725,7 @@ impl Builder {
                 }
                 Item::Rule(r) => {
                     if base {
-                        return Err(Error {
+                        return Err(DialectError {
                             source: source.into(),
                             span: r.head.span,
                             msg: "the schema declares relations only; rules go in a rules file".into(),
@@ -740,7 +740,7 @@ impl Builder {
 
     /// Adds the query as the rule `Query(v1, v2, …) :- body`, over its named variables in order of
     /// first appearance. Returns the query relation's index once built.
-    pub fn add_query(&mut self, source: &str, body: Vec<Literal>) -> Result<Vec<String>, Error> {
+    pub fn add_query(&mut self, source: &str, body: Vec<Literal>) -> Result<Vec<String>, DialectError> {
         let mut vars: Vec<(String, Span)> = Vec::new();
         for l in &body {
             let terms: Vec<&Term> = match l {
@@ -782,13 +782,13 @@ impl Builder {
     }
 
     /// Checks every rule and computes the strata.
-    pub fn finish(mut self) -> Result<Program, Error> {
+    pub fn finish(mut self) -> Result<Program, DialectError> {
         let pending = std::mem::take(&mut self.pending);
         // Implicit heads first, so rules may use each other's relations in any order.
         for (source, r) in &pending {
             if self.relation(&r.head.rel).is_none() {
                 if !self.implicit_heads && r.head.rel != QUERY_REL {
-                    return Err(Error {
+                    return Err(DialectError {
                         source: source.clone(),
                         span: r.head.span,
                         msg: format!(
@@ -833,7 +833,7 @@ impl Builder {
 
     /// Checks one rule: body, bindings, types, safety and head. Also says whether it changed a
     /// column type of an implicitly declared head relation.
-    fn check_rule(&mut self, source: &str, r: &Rule) -> Result<(CRule, bool), Error> {
+    fn check_rule(&mut self, source: &str, r: &Rule) -> Result<(CRule, bool), DialectError> {
         let mut rc = RuleCheck { source, rule: r, names: Vec::new(), types: Vec::new(), bound: Vec::new() };
         let body = self.check_body(&mut rc)?;
         // `x = <bound>` binds x; iterate to a fixpoint.
@@ -856,7 +856,7 @@ impl Builder {
     }
 
     /// The body with relations resolved and variables in slots; positive atoms bind.
-    fn check_body(&self, rc: &mut RuleCheck) -> Result<Vec<Lit>, Error> {
+    fn check_body(&self, rc: &mut RuleCheck) -> Result<Vec<Lit>, DialectError> {
         let mut body = Vec::new();
         // Positive atoms bind; resolve every atom first.
         for l in &rc.rule.body {
@@ -878,7 +878,7 @@ impl Builder {
 
     /// The arguments of body atom `a` of relation `rel`, checked against its column types; a
     /// variable's type comes from the first typed column it fills.
-    fn atom_args(&self, rc: &mut RuleCheck, a: &Atom, rel: usize, positive: bool) -> Result<Vec<Arg>, Error> {
+    fn atom_args(&self, rc: &mut RuleCheck, a: &Atom, rel: usize, positive: bool) -> Result<Vec<Arg>, DialectError> {
         let cols = &self.prog.rels[rel].columns;
         let mut args = Vec::new();
         for (t, (cname, cty)) in a.args.iter().zip(cols) {
@@ -932,7 +932,7 @@ impl Builder {
     /// The head relation and arguments, checked against the body's variables and the relation's
     /// column types; an implicitly declared head takes its column types from the rule (the `bool`
     /// says whether one changed).
-    fn check_head(&mut self, rc: &RuleCheck) -> Result<(usize, Vec<Arg>, bool), Error> {
+    fn check_head(&mut self, rc: &RuleCheck) -> Result<(usize, Vec<Arg>, bool), DialectError> {
         let r = rc.rule;
         let head = self.resolve_atom(rc.source, &r.head)?;
         if self.prog.rels[head].kind != RelKind::Derived {
@@ -999,8 +999,8 @@ impl Builder {
         Ok((head, head_args, changed))
     }
 
-    fn resolve_atom(&self, source: &str, a: &Atom) -> Result<usize, Error> {
-        let err = |span, msg| Error { source: source.to_string(), span, msg };
+    fn resolve_atom(&self, source: &str, a: &Atom) -> Result<usize, DialectError> {
+        let err = |span, msg| DialectError { source: source.to_string(), span, msg };
         let Some(rel) = self.relation(&a.rel) else {
             return Err(err(a.span, format!("unknown relation `{}`{}", a.rel, self.suggest(&a.rel))));
         };
@@ -1017,7 +1017,7 @@ impl Builder {
 
     /// Strongly connected components of the relation dependency graph, in dependency order;
     /// negation inside a component is an error.
-    fn stratify(&mut self) -> Result<(), Error> {
+    fn stratify(&mut self) -> Result<(), DialectError> {
         let n = self.prog.rels.len();
         let mut deps: Vec<Vec<(usize, Option<usize>)>> = vec![Vec::new(); n];
         for (ri, r) in self.prog.rules.iter().enumerate() {
@@ -1049,7 +1049,7 @@ impl Builder {
                 {
                     let r = &self.prog.rules[*ri];
                     let (bn, hn) = (&self.prog.rels[*b].name, &self.prog.rels[h].name);
-                    return Err(Error {
+                    return Err(DialectError {
                         source: r.source.clone(),
                         span: neg_span(r, *b).unwrap_or(r.span),
                         msg: format!(
@@ -1073,7 +1073,7 @@ impl Builder {
             if rels.len() > 1 && rels.iter().any(|&r| self.prog.rels[r].kind == RelKind::Computed) {
                 let r = rels.iter().find(|&&r| self.prog.rels[r].kind == RelKind::Computed).copied().unwrap_or(rels[0]);
                 let d = &self.prog.rels[r];
-                return Err(Error {
+                return Err(DialectError {
                     source: d.source.clone(),
                     span: d.span,
                     msg: format!("computed relation `{}` is part of a recursive cycle", d.name),
@@ -1097,8 +1097,8 @@ struct RuleCheck<'r> {
 
 impl RuleCheck<'_> {
     /// A diagnostic in the rule's source.
-    fn err(&self, span: Span, msg: String) -> Error {
-        Error { source: self.source.to_string(), span, msg }
+    fn err(&self, span: Span, msg: String) -> DialectError {
+        DialectError { source: self.source.to_string(), span, msg }
     }
 
     /// The slot of variable `v`, added unbound and untyped when new.
@@ -1114,7 +1114,7 @@ impl RuleCheck<'_> {
     }
 
     /// One side of a comparison: a constant, or a variable's slot (`_` cannot be compared).
-    fn cmp_arg(&mut self, t: &Term) -> Result<Arg, Error> {
+    fn cmp_arg(&mut self, t: &Term) -> Result<Arg, DialectError> {
         match t {
             Term::Wild(sp) => Err(self.err(*sp, "`_` cannot be compared; name the variable".into())),
             Term::Str(s, _) => Ok(Arg::Const(Value::Str(s.clone()))),
@@ -1152,7 +1152,7 @@ impl RuleCheck<'_> {
     }
 
     /// Carries types through comparisons (two passes); a string compared with an int is an error.
-    fn type_comparisons(&mut self, body: &[Lit]) -> Result<(), Error> {
+    fn type_comparisons(&mut self, body: &[Lit]) -> Result<(), DialectError> {
         for _ in 0..2 {
             for l in body {
                 if let Lit::Cmp(a, _, b) = l {
@@ -1186,7 +1186,7 @@ impl RuleCheck<'_> {
     }
 
     /// Safety: every variable bound by a positive atom (or an equality with a bound term).
-    fn check_safety(&self) -> Result<(), Error> {
+    fn check_safety(&self) -> Result<(), DialectError> {
         let r = self.rule;
         let var_span = |v: &str| var_first_span(r, v).unwrap_or(r.head.span);
         for (i, b) in self.bound.iter().enumerate() {

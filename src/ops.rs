@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::datalog::graph::{self, Hop};
+use crate::datalog::graph::{self, ChainHop};
 use crate::datalog::{self, Store};
 use crate::dialect::Program;
 use crate::facts::rel;
@@ -193,7 +193,7 @@ pub struct Endpoint {
 pub struct WhyReport {
     pub from: Endpoint,
     pub to: Endpoint,
-    pub chain: Option<Vec<Hop>>,
+    pub chain: Option<Vec<ChainHop>>,
 }
 
 /// The shortest dependency chain from `a` to `b` (each a stage, module, file or directory).

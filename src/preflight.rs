@@ -26,7 +26,7 @@ impl Readiness {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Item {
+pub struct PreflightItem {
     pub capability: &'static str,
     pub level: Readiness,
     /// What was found.
@@ -52,7 +52,12 @@ fn resolve(root: &Path, p: &Path) -> PathBuf {
 
 /// Runs every check. `stream` is the detected stream (None when the index could not be built);
 /// `path_var` is the PATH to look for external tools on.
-pub fn run(root: &Path, cfg: &Config, stream: Option<&StreamReport>, path_var: Option<&std::ffi::OsStr>) -> Vec<Item> {
+pub fn run(
+    root: &Path,
+    cfg: &Config,
+    stream: Option<&StreamReport>,
+    path_var: Option<&std::ffi::OsStr>,
+) -> Vec<PreflightItem> {
     let s = &cfg.settings;
     let mut items = vec![stream_item(stream)];
     // Persistence: the ledger and the reports.
@@ -73,15 +78,15 @@ pub fn run(root: &Path, cfg: &Config, stream: Option<&StreamReport>, path_var: O
 }
 
 /// The stream: whether it was detected, and how exactly.
-fn stream_item(stream: Option<&StreamReport>) -> Item {
+fn stream_item(stream: Option<&StreamReport>) -> PreflightItem {
     match stream {
-        None => Item {
+        None => PreflightItem {
             capability: "stream detection",
             level: Readiness::NotReady,
             found: "the repository could not be indexed".into(),
             fix: Some("run `andon index` and fix what it reports".into()),
         },
-        Some(st) if st.stages.is_empty() => Item {
+        Some(st) if st.stages.is_empty() => PreflightItem {
             capability: "stream detection",
             level: Readiness::NotReady,
             found: "no stage: no Rust, Python or TypeScript/JavaScript source was found".into(),
@@ -96,33 +101,33 @@ fn stream_item(stream: Option<&StreamReport>) -> Item {
                 heuristic
             );
             if heuristic > 0 {
-                Item {
+                PreflightItem {
                     capability: "stream detection",
                     level: Readiness::ReadyWithGaps,
                     found,
                     fix: Some("declare the packages in manifests (Cargo.toml, pyproject.toml, package.json) to make the stages exact".into()),
                 }
             } else {
-                Item { capability: "stream detection", level: Readiness::Ready, found, fix: None }
+                PreflightItem { capability: "stream detection", level: Readiness::Ready, found, fix: None }
             }
         }
     }
 }
 
 /// Whether the ledger directory is writable, or can be created (without creating it).
-fn ledger_item(root: &Path, s: &Settings) -> Item {
+fn ledger_item(root: &Path, s: &Settings) -> PreflightItem {
     let ledger = resolve(root, &s.ledger_dir.value);
     let parent = ledger.parent().map(Path::to_path_buf).unwrap_or_else(|| ledger.clone());
     let exists = ledger.exists();
     let ledger_ok = if exists { writable(&ledger) } else { check_creatable(&parent) };
     match ledger_ok {
-        Ok(()) => Item {
+        Ok(()) => PreflightItem {
             capability: "ledger persistence",
             level: Readiness::Ready,
             found: format!("{} {}", ledger.display(), if exists { "exists and is writable" } else { "can be created" }),
             fix: None,
         },
-        Err(e) => Item {
+        Err(e) => PreflightItem {
             capability: "ledger persistence",
             level: Readiness::NotReady,
             found: format!("{}: {e}", ledger.display()),
@@ -132,16 +137,16 @@ fn ledger_item(root: &Path, s: &Settings) -> Item {
 }
 
 /// Whether the reports directory is writable (it is created by the probe).
-fn reports_item(root: &Path, s: &Settings) -> Item {
+fn reports_item(root: &Path, s: &Settings) -> PreflightItem {
     let out = resolve(root, &s.output_dir.value);
     match writable(&out) {
-        Ok(()) => Item {
+        Ok(()) => PreflightItem {
             capability: "reports",
             level: Readiness::Ready,
             found: format!("{} is writable", out.display()),
             fix: None,
         },
-        Err(e) => Item {
+        Err(e) => PreflightItem {
             capability: "reports",
             level: Readiness::NotReady,
             found: format!("{}: {e}", out.display()),
@@ -151,17 +156,17 @@ fn reports_item(root: &Path, s: &Settings) -> Item {
 }
 
 /// Whether the repository's house rules are written down for proposals.
-fn house_rules_item(root: &Path, s: &Settings) -> Item {
+fn house_rules_item(root: &Path, s: &Settings) -> PreflightItem {
     let rules = resolve(root, &s.house_rules_path.value);
     if rules.is_file() {
-        Item {
+        PreflightItem {
             capability: "propose: house rules",
             level: Readiness::Ready,
             found: format!("{} found", rules.display()),
             fix: None,
         }
     } else {
-        Item {
+        PreflightItem {
             capability: "propose: house rules",
             level: Readiness::ReadyWithGaps,
             found: format!(
@@ -177,7 +182,7 @@ fn house_rules_item(root: &Path, s: &Settings) -> Item {
 }
 
 /// Whether git is on PATH and the repository is a work tree with a HEAD commit to diff against.
-fn applied_diff_item(root: &Path, path_var: Option<&std::ffi::OsStr>) -> Item {
+fn applied_diff_item(root: &Path, path_var: Option<&std::ffi::OsStr>) -> PreflightItem {
     let git = on_path("git", path_var);
     let work_tree = git
         && std::process::Command::new("git")
@@ -187,14 +192,14 @@ fn applied_diff_item(root: &Path, path_var: Option<&std::ffi::OsStr>) -> Item {
             .output()
             .is_ok_and(|o| o.status.success());
     if work_tree {
-        Item {
+        PreflightItem {
             capability: "verify: applied diff",
             level: Readiness::Ready,
             found: "git work tree with a HEAD commit".into(),
             fix: None,
         }
     } else {
-        Item {
+        PreflightItem {
             capability: "verify: applied diff",
             level: Readiness::ReadyWithGaps,
             found: if git { "not a git work tree with a commit".into() } else { "git is not on PATH".into() },
@@ -207,8 +212,8 @@ fn applied_diff_item(root: &Path, path_var: Option<&std::ffi::OsStr>) -> Item {
 }
 
 /// Whether the index is there to answer structural proofs.
-fn structural_item(stream: Option<&StreamReport>) -> Item {
-    Item {
+fn structural_item(stream: Option<&StreamReport>) -> PreflightItem {
+    PreflightItem {
         capability: "verify: structural",
         level: if stream.is_some() { Readiness::Ready } else { Readiness::NotReady },
         found: if stream.is_some() { "the index answers structural proofs".into() } else { "no index".into() },
@@ -217,17 +222,17 @@ fn structural_item(stream: Option<&StreamReport>) -> Item {
 }
 
 /// Property checks (approach f) run only through a tool the repository itself declares (R98).
-fn property_item(root: &Path) -> Item {
+fn property_item(root: &Path) -> PreflightItem {
     let declared = crate::evidence::property::detect(root);
     if declared.is_empty() {
-        Item {
+        PreflightItem {
             capability: "verify: property",
             level: Readiness::ReadyWithGaps,
             found: "no property-testing tool is declared (proptest, quickcheck, hypothesis, fast-check)".into(),
             fix: Some("declare one as a (dev-)dependency to prove invariants over generated inputs; until then those obligations stay unknown".into()),
         }
     } else {
-        Item {
+        PreflightItem {
             capability: "verify: property",
             level: Readiness::Ready,
             found: declared
@@ -242,20 +247,20 @@ fn property_item(root: &Path) -> Item {
 
 /// Optional external capabilities (R118-R121), one item per tool: absent means unavailable, never
 /// a failure.
-fn audit_items(path_var: Option<&std::ffi::OsStr>) -> Vec<Item> {
+fn audit_items(path_var: Option<&std::ffi::OsStr>) -> Vec<PreflightItem> {
     let mut items = Vec::new();
     let mut seen = std::collections::BTreeSet::new();
     for t in crate::capabilities::REGISTRY.iter().filter(|t| seen.insert(t.name)) {
         let (tool, lang) = (t.name, t.language);
         items.push(if on_path(tool, path_var) {
-            Item {
+            PreflightItem {
                 capability: "proof-strength audit",
                 level: Readiness::Ready,
                 found: format!("`{tool}` ({lang}) on PATH"),
                 fix: None,
             }
         } else {
-            Item {
+            PreflightItem {
                 capability: "proof-strength audit",
                 level: Readiness::ReadyWithGaps,
                 found: format!("`{tool}` ({lang}) is not on PATH: that audit reports unavailable"),
@@ -270,16 +275,16 @@ fn audit_items(path_var: Option<&std::ffi::OsStr>) -> Vec<Item> {
 }
 
 /// Ingest mode: both files of the brief, parsed and validated as the loop will read them.
-fn brief_item(root: &Path, s: &Settings) -> Item {
+fn brief_item(root: &Path, s: &Settings) -> PreflightItem {
     let dir = resolve(root, &s.self_assess_output_dir.value);
     match crate::ingest::load(&dir) {
-        Ok(b) => Item {
+        Ok(b) => PreflightItem {
             capability: "ingest: brief",
             level: Readiness::Ready,
             found: format!("{} valid: {} phase(s)", dir.join(crate::ingest::BRIEF_FILE).display(), b.phases.len()),
             fix: None,
         },
-        Err(crate::ingest::LoadError::Absent { missing, .. }) => Item {
+        Err(crate::ingest::LoadError::Absent { missing, .. }) => PreflightItem {
             capability: "ingest: brief",
             level: Readiness::NotReady,
             found: format!("missing in {}: {}", dir.display(), missing.join(", ")),
@@ -288,7 +293,7 @@ fn brief_item(root: &Path, s: &Settings) -> Item {
                 crate::ingest::PRODUCER
             )),
         },
-        Err(e) => Item {
+        Err(e) => PreflightItem {
             capability: "ingest: brief",
             level: Readiness::NotReady,
             found: crate::text::short(&e.to_string()),

@@ -18,8 +18,8 @@ fuzz_target!(|data: &[u8]| {
     let _ = ledger::facts(&state);
     for gap in state.gaps.keys().take(8) {
         for ceiling in BlastRadius::ALL {
-            let _ = ledger::andon_rule::decide(&state, gap, ceiling, None);
-            let _ = ledger::andon_rule::decide(&state, gap, ceiling, Some("d"));
+            let _ = ledger::andon_rule::rule_on(&state, gap, ceiling, None);
+            let _ = ledger::andon_rule::rule_on(&state, gap, ceiling, Some("d"));
         }
     }
 });

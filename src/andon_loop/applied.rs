@@ -25,7 +25,7 @@ pub(super) fn checked_change(
     base: &str,
     write_set: &[String],
     diff_text: Option<&str>,
-) -> Result<Result<(fix::Change, BlastRadius, String), VerifyStop>, String> {
+) -> Result<Result<(fix::AppliedChange, BlastRadius, String), VerifyStop>, String> {
     let own = own_paths(cfg);
     let tree = if base != "none" { Some(fix::change(root, base, write_set, &own)) } else { None };
     let change = match (diff_text, &tree) {
@@ -53,7 +53,7 @@ pub(super) fn checked_change(
         if r > rerated {
             (rerated, because) = (r, format!("{b} (in the working tree)"));
         }
-        change = fix::Change { files: change.files, ..tree };
+        change = fix::AppliedChange { files: change.files, ..tree };
     }
     let outside: Vec<String> = change.files.iter().map(|(_, p)| p.clone()).filter(|p| !write_set.contains(p)).collect();
     if !outside.is_empty() {
@@ -109,7 +109,7 @@ pub fn verify(
     gap: &str,
     inputs: &prove::Inputs,
     diff_text: Option<&str>,
-) -> Result<Result<fix::Outcome, VerifyStop>, LedgerError> {
+) -> Result<Result<fix::VerifyOutcome, VerifyStop>, LedgerError> {
     let dir = ledger::dir_of(root, &cfg.settings);
     let Some((_, state, records)) = ledger::load(&dir)? else {
         return Ok(Err(VerifyStop::Refused("the loop has never run here: no ledger".into())));
@@ -174,7 +174,7 @@ impl<'s> Proposed<'s> {
 }
 
 /// The applied change, re-rated: the change, its blast radius and the rule that rated it.
-type Rated = (fix::Change, BlastRadius, String);
+type Rated = (fix::AppliedChange, BlastRadius, String);
 
 /// What one verification works with.
 struct Ask<'a> {
@@ -242,7 +242,7 @@ impl Ask<'_> {
     /// Routes the proof of the gap itself (R89: the proposal's approach is only compared with
     /// it), runs it, adds a request's Behavior Contract rules as obligations, and builds the
     /// outcome.
-    fn prove(&self, p: &Proposed, rated: Rated) -> Result<Result<fix::Outcome, VerifyStop>, LedgerError> {
+    fn prove(&self, p: &Proposed, rated: Rated) -> Result<Result<fix::VerifyOutcome, VerifyStop>, LedgerError> {
         let (g, inputs) = (p.gap, self.inputs);
         let (change, rerated, because) = rated;
         let stages = vec![g.stage.clone()];
@@ -250,7 +250,7 @@ impl Ask<'_> {
         let subject = prove::subject_of_gap(g, !checks.is_empty());
         // a phase contract routes each obligation itself (a choice applies to its ties)
         let chosen = if g.source == "PhaseContract" { None } else { inputs.chosen };
-        let route = match prove::decide(&subject, chosen) {
+        let route = match prove::route_one(&subject, chosen) {
             Ok(r) => r,
             Err(m) => return Ok(Err(VerifyStop::Refused(m))),
         };
@@ -302,7 +302,7 @@ impl Ask<'_> {
         } else if let Some(d) = &routing.disagreement {
             ev.evidence = format!("{}; {d}", ev.evidence);
         }
-        Ok(Ok(fix::Outcome {
+        Ok(Ok(fix::VerifyOutcome {
             gap: g.id.clone(),
             change,
             outside_write_set: Vec::new(),
@@ -327,7 +327,7 @@ impl Ask<'_> {
         if inputs.rules.is_empty() {
             return Ok(());
         }
-        let subjects: Vec<request::Obligation> = inputs
+        let subjects: Vec<request::RoutedObligation> = inputs
             .rules
             .iter()
             .map(|r| (r.id.clone(), r.rule.clone(), Some(r.clone()), request::rule_subject(r, !checks.is_empty())))
@@ -371,13 +371,13 @@ fn phase_contract(
     target: prove::Target,
     checks: &[commands::CommandSpec],
     inputs: &prove::Inputs,
-    change: &fix::Change,
+    change: &fix::AppliedChange,
 ) -> Result<(prove::Proof, String, Option<u8>), String> {
     let hash = change.hash.as_str();
     use crate::evidence::route::{self, Object, Subject};
     use crate::ingest::{Confidence, Priority};
     let has_checks = !checks.is_empty();
-    let mut subjects: Vec<request::Obligation> = Vec::new();
+    let mut subjects: Vec<request::RoutedObligation> = Vec::new();
     for (i, text) in ctx.exit_criteria.iter().enumerate() {
         let mut s = Subject { has_checks, ..Subject::default() };
         for o in route::objects_in(text) {
@@ -389,7 +389,7 @@ fn phase_contract(
         subjects.push((format!("exit-{}", i + 1), text.clone(), None, s));
     }
     for o in &ctx.obligations {
-        let rule = request::Rule {
+        let rule = request::RequestRule {
             id: o.id.clone(),
             rule: o.rule.clone(),
             validation: o.validation.clone(),

@@ -20,7 +20,7 @@ use crate::ledger::{Evidence, GapState, Verdict, Wire};
 /// What the applied change touches.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Change {
+pub struct AppliedChange {
     pub base: String,
     /// (status letter A/M/D/R, path), sorted.
     pub files: Vec<(String, String)>,
@@ -30,9 +30,9 @@ pub struct Change {
 /// The verification result: the evidence, and what the diff checks found.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Outcome {
+pub struct VerifyOutcome {
     pub gap: String,
-    pub change: Change,
+    pub change: AppliedChange,
     /// Files the diff writes that the proposal did not declare (R113).
     pub outside_write_set: Vec<String>,
     /// The blast radius the diff shows, and the rule that rated it.
@@ -58,7 +58,7 @@ fn git(root: &Path, args: &[&str]) -> Result<String, String> {
 }
 
 /// The change at `root` against commit `base`: tracked edits and untracked files.
-pub fn change(root: &Path, base: &str, write_set: &[String], exclude: &[String]) -> Result<Change, String> {
+pub fn change(root: &Path, base: &str, write_set: &[String], exclude: &[String]) -> Result<AppliedChange, String> {
     if base == "none" {
         return Err(
             "the proposal has no base commit (not a git repository): verify needs one to compute the diff".into()
@@ -84,7 +84,7 @@ pub fn change(root: &Path, base: &str, write_set: &[String], exclude: &[String])
     files.retain(|(_, p)| !exclude.iter().any(|e| p.starts_with(e.as_str())));
     files.sort();
     files.dedup();
-    Ok(Change { base: base.into(), hash: super::diff::hash(root, Some(base), write_set, exclude), files })
+    Ok(AppliedChange { base: base.into(), hash: super::diff::hash(root, Some(base), write_set, exclude), files })
 }
 
 /// The text of the working tree's diff against `base` (tracked files), without the `exclude`d
@@ -154,7 +154,7 @@ fn git_header_paths(rest: &str) -> Option<(String, String)> {
 /// (renames, copies, mode changes and binary patches included) and the `---`/`+++` headers (added
 /// from /dev/null, deleted to /dev/null), its hash from its text. Paths must be plain relative
 /// paths inside the repository.
-pub fn change_from_diff(text: &str, base: &str, exclude: &[String]) -> Result<Change, String> {
+pub fn change_from_diff(text: &str, base: &str, exclude: &[String]) -> Result<AppliedChange, String> {
     let mut files = git_section_files(text)?;
     files.extend(unified_header_files(text));
     if files.is_empty() {
@@ -163,7 +163,11 @@ pub fn change_from_diff(text: &str, base: &str, exclude: &[String]) -> Result<Ch
     plain_relative_paths(&files)?;
     files.retain(|(_, p)| !exclude.iter().any(|e| p.starts_with(e.as_str())));
     let files = one_status_per_path(files);
-    Ok(Change { base: base.into(), files, hash: format!("{:032x}", xxhash_rust::xxh3::xxh3_128(text.as_bytes())) })
+    Ok(AppliedChange {
+        base: base.into(),
+        files,
+        hash: format!("{:032x}", xxhash_rust::xxh3::xxh3_128(text.as_bytes())),
+    })
 }
 
 /// A path as a diff header gives it, without its tab-separated suffix, quotes and `a/`/`b/`
@@ -268,7 +272,7 @@ fn one_status_per_path(mut files: Vec<(String, String)>) -> Vec<(String, String)
 /// Re-rates the blast radius from the diff (design decision 5): CI, release or publish
 /// configuration → shared-state-visible; deletions, manifests (dependencies, public surface) or
 /// schema files → hard-to-reverse; anything else local+reversible.
-pub fn rerate(change: &Change) -> (BlastRadius, String) {
+pub fn rerate(change: &AppliedChange) -> (BlastRadius, String) {
     let shared = |p: &str| {
         p.starts_with(".github/")
             || p.starts_with(".ci/")
@@ -299,7 +303,7 @@ pub fn rerate(change: &Change) -> (BlastRadius, String) {
 }
 
 /// A structural proof: verdict, tier, non-overridable hold, claim, references.
-pub type Proof = (Verdict, Option<u8>, bool, String, Vec<String>);
+pub type StructuralProof = (Verdict, Option<u8>, bool, String, Vec<String>);
 
 /// The relations structural proof reads.
 const GOALS: &[crate::facts::RelId] = &[
@@ -314,7 +318,7 @@ const GOALS: &[crate::facts::RelId] = &[
 /// Structural proof of a non-wire obligation at `path`: an undeclared import or an unused
 /// dependency that must be gone (the gap's summary says which), else no broken import and no
 /// stub left in the file.
-fn structural_file(store: &Store, path: &str, summary: &str) -> Proof {
+fn structural_file(store: &Store, path: &str, summary: &str) -> StructuralProof {
     let s = |v: u32| store.syms.str(v).to_string();
     let rows = |r: crate::facts::RelId| store.rels[r.0 as usize].iter();
     let named = summary.split('`').nth(1).unwrap_or("");
@@ -357,12 +361,12 @@ fn structural_file(store: &Store, path: &str, summary: &str) -> Proof {
 /// stub handoffs) refute it, at tier 1 when they rest on exact resolution (a non-overridable
 /// hold), tier 2 otherwise; a wire with no contradiction and at least one exact import is proven
 /// at tier 1.
-pub fn structural(idx: &Index, gap: &GapState) -> Result<Proof, String> {
+pub fn structural(idx: &Index, gap: &GapState) -> Result<StructuralProof, String> {
     structural_of(idx, gap.wire.as_ref(), &gap.location.path, &gap.summary)
 }
 
 /// Structural proof of a wire, or of the file `path` a non-wire obligation is about.
-pub fn structural_of(idx: &Index, wire: Option<&Wire>, path: &str, summary: &str) -> Result<Proof, String> {
+pub fn structural_of(idx: &Index, wire: Option<&Wire>, path: &str, summary: &str) -> Result<StructuralProof, String> {
     let prog = datalog::builtin_program();
     let goals: Vec<usize> = GOALS.iter().map(|r| r.0 as usize).collect();
     let need = prog.needed(&goals);

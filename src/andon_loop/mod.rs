@@ -393,7 +393,7 @@ impl plan::Repo for LiveRepo<'_> {
         scan::scan(self.store, self.stream, state, stage)
     }
 
-    fn structural(&self, gap: &GapState) -> Result<fix::Proof, String> {
+    fn structural(&self, gap: &GapState) -> Result<fix::StructuralProof, String> {
         fix::structural(self.idx, gap)
     }
 
@@ -409,7 +409,7 @@ impl plan::Repo for LiveRepo<'_> {
         &self,
         base: &str,
         write_set: &[String],
-    ) -> Result<Result<(fix::Change, BlastRadius, String), VerifyStop>, String> {
+    ) -> Result<Result<(fix::AppliedChange, BlastRadius, String), VerifyStop>, String> {
         checked_change(self.root, self.cfg, base, write_set, None)
     }
 
@@ -550,7 +550,7 @@ pub enum Decision {
 }
 
 /// Records a person's decision on `gap` through the one writer. Returns what was recorded.
-pub fn decide(root: &Path, cfg: &Config, gap: &str, d: &Decision, now: u64) -> Result<String, LedgerError> {
+pub fn record_decision(root: &Path, cfg: &Config, gap: &str, d: &Decision, now: u64) -> Result<String, LedgerError> {
     let dir = ledger::dir_of(root, &cfg.settings);
     let (header, state, records) =
         ledger::load(&dir)?.ok_or_else(|| LedgerError::Refused("the loop has never run here: no ledger".into()))?;

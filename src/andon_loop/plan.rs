@@ -21,7 +21,7 @@ use super::commands::{self, CommandSpec};
 use super::scan::{Candidate, command_gap, command_id, command_key, on_constraint, pick, stage_events};
 use super::{Action, Next, VerifyStop, audit, fix, ingest, proposal, surface};
 use crate::config::{BlastRadius, Config};
-use crate::ledger::andon_rule::{Condition, Decision};
+use crate::ledger::andon_rule::{Condition, Ruling};
 use crate::ledger::{self, Event, GapKind, GapState, GapStatus, LedgerError, State, Verdict, Wire, WireStatus};
 use crate::ops::StreamReport;
 use crate::status::Constraint;
@@ -32,7 +32,7 @@ pub trait Repo {
     /// The gaps the fresh index shows in `stage` and its outgoing wires.
     fn scan(&self, state: &State, stage: &str) -> Vec<Candidate>;
     /// The structural proof of a gap's wire (or file) on the fresh index.
-    fn structural(&self, gap: &GapState) -> Result<fix::Proof, String>;
+    fn structural(&self, gap: &GapState) -> Result<fix::StructuralProof, String>;
     /// Runs a configured command on the working tree (cached by `fingerprint`).
     fn run_command(&mut self, spec: &CommandSpec, fingerprint: &str) -> commands::Run;
     /// The last recorded run of command `name`, if any.
@@ -42,7 +42,7 @@ pub trait Repo {
         &self,
         base: &str,
         write_set: &[String],
-    ) -> Result<Result<(fix::Change, BlastRadius, String), VerifyStop>, String>;
+    ) -> Result<Result<(fix::AppliedChange, BlastRadius, String), VerifyStop>, String>;
     /// Whether the working tree changes the public surface of a proven wire.
     fn surface_changed(&self, state: &State) -> Result<bool, String>;
 }
@@ -71,7 +71,7 @@ pub struct Setup<'a> {
 #[derive(Default)]
 pub struct Pending {
     pub proposals: Vec<(PathBuf, Result<proposal::Proposal, String>)>,
-    pub evidence: Vec<(PathBuf, Result<fix::Outcome, String>)>,
+    pub evidence: Vec<(PathBuf, Result<fix::VerifyOutcome, String>)>,
     pub audits: Vec<(PathBuf, Result<audit::AuditOutcome, String>)>,
 }
 
@@ -189,7 +189,7 @@ fn proposals(
 /// the wire's status, the gap's closing, and the pass with the andon rule's decision.
 fn evidence(
     setup: &Setup,
-    pending: Vec<(PathBuf, Result<fix::Outcome, String>)>,
+    pending: Vec<(PathBuf, Result<fix::VerifyOutcome, String>)>,
     book: &mut Book,
     repo: &mut dyn Repo,
     plan: &mut Plan,
@@ -228,7 +228,7 @@ fn still_applied(
     book: &Book,
     repo: &dyn Repo,
     g: &GapState,
-    outcome: &fix::Outcome,
+    outcome: &fix::VerifyOutcome,
 ) -> Result<Result<BlastRadius, String>, LedgerError> {
     let Some((base, write_set, _, _)) = super::recorded_proposal(&book.records, &g.id).filter(|p| p.0 != "none") else {
         return Ok(Ok(outcome.rerated));
@@ -253,7 +253,7 @@ fn record_proof(
     book: &mut Book,
     repo: &dyn Repo,
     g: &GapState,
-    outcome: &fix::Outcome,
+    outcome: &fix::VerifyOutcome,
     radius: BlastRadius,
     notes: &mut Vec<String>,
 ) -> Result<Result<(), String>, LedgerError> {
@@ -292,12 +292,12 @@ fn record_proof(
         Err(m) => return Ok(Err(m)),
     };
     let ceiling = setup.cfg.settings.authorization_level.value;
-    let decision = ledger::andon_rule::decide(&after, &g.id, ceiling, Some(&outcome.change.hash));
-    let advanced = decision == Decision::Advance;
+    let decision = ledger::andon_rule::rule_on(&after, &g.id, ceiling, Some(&outcome.change.hash));
+    let advanced = decision == Ruling::Advance;
     if advanced && ev.verdict == Verdict::Proven {
         events.push(Event::GapClosed { gap: g.id.clone(), evidence: ev.id.clone() });
     }
-    if let Decision::Halt(c, why) = &decision {
+    if let Ruling::Halt(c, why) = &decision {
         let condition =
             if *c == Condition::Authorization { "authorization".to_string() } else { c.token().to_string() };
         events.push(Event::Halted { gap: g.id.clone(), condition, reason: why.clone() });
@@ -543,8 +543,8 @@ impl Walker<'_, '_> {
             _ => None,
         });
         let latest = book.state.gap_evidence.get(&g.id).and_then(|v| v.last()).cloned();
-        let (Decision::Advance, Some(ev)) =
-            (ledger::andon_rule::decide(&book.state, &g.id, ceiling, diff_hash.as_deref()), latest)
+        let (Ruling::Advance, Some(ev)) =
+            (ledger::andon_rule::rule_on(&book.state, &g.id, ceiling, diff_hash.as_deref()), latest)
         else {
             return Ok(false);
         };
@@ -876,12 +876,12 @@ impl Walker<'_, '_> {
         self.self_passes += 1;
         let pass = book.state.passes;
         self.notes.push(match &decision {
-            Decision::Advance => {
+            Ruling::Advance => {
                 format!("pass {pass}: {wire} proven structurally (tier {}); the cursor advances", tier.unwrap_or(0))
             }
-            Decision::Halt(c, why) => format!("pass {pass}: {wire}: {} ({why})", c.token()),
+            Ruling::Halt(c, why) => format!("pass {pass}: {wire}: {} ({why})", c.token()),
         });
-        if decision == Decision::Advance {
+        if decision == Ruling::Advance {
             return Ok(None);
         }
         Ok(Some(Next {
@@ -899,7 +899,7 @@ impl Walker<'_, '_> {
         repo: &dyn Repo,
         g: &GapState,
         wire: &Wire,
-    ) -> Result<(Vec<Event>, Decision, Option<u8>), LedgerError> {
+    ) -> Result<(Vec<Event>, Ruling, Option<u8>), LedgerError> {
         let setup = self.setup;
         let ceiling = setup.cfg.settings.authorization_level.value;
         let (verdict, tier, hold, claim, refs) = repo.structural(g).map_err(LedgerError::Io)?;
@@ -915,8 +915,8 @@ impl Walker<'_, '_> {
             Event::WireStatusChanged { wire: wire.clone(), status: wire_status(verdict), evidence: ev.id.clone() },
         ];
         let after = book.after(&events).map_err(LedgerError::Refused)?;
-        let decision = ledger::andon_rule::decide(&after, &g.id, ceiling, None);
-        let advanced = decision == Decision::Advance;
+        let decision = ledger::andon_rule::rule_on(&after, &g.id, ceiling, None);
+        let advanced = decision == Ruling::Advance;
         if advanced {
             // the proof of the wire settles every open gap on it
             for other in book
@@ -929,7 +929,7 @@ impl Walker<'_, '_> {
                     events.push(Event::GapClosed { gap: other.id.clone(), evidence: ev.id.clone() });
                 }
             }
-        } else if let Decision::Halt(c, why) = &decision {
+        } else if let Ruling::Halt(c, why) = &decision {
             events.push(Event::Halted { gap: g.id.clone(), condition: c.token().into(), reason: why.clone() });
         }
         events.push(Event::PassClosed {

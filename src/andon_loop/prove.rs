@@ -51,7 +51,7 @@ pub struct Inputs {
     pub artifacts: Option<PathBuf>,
     /// A request handed in for a loop gap: its Behavior Contract rules (more obligations) and
     /// its declared files (the scope).
-    pub rules: Vec<super::request::Rule>,
+    pub rules: Vec<super::request::RequestRule>,
     pub declared: Vec<String>,
 }
 
@@ -148,7 +148,7 @@ pub fn subject_of_gap(g: &GapState, has_checks: bool) -> Subject {
 
 /// The route for a subject, with a person's choice applied when (and only when) the table tied
 /// and the choice is one of the candidates. `Err` refuses a choice routing does not allow.
-pub fn decide(subject: &Subject, chosen: Option<Approach>) -> Result<Route, String> {
+pub fn route_one(subject: &Subject, chosen: Option<Approach>) -> Result<Route, String> {
     let mut r = route::route(subject);
     if let Some(c) = chosen {
         if !r.needs_human() {
@@ -174,7 +174,7 @@ pub fn decide(subject: &Subject, chosen: Option<Approach>) -> Result<Route, Stri
 
 /// Routes several obligations with one person's choice: applied to each tie it is a candidate
 /// of, ignored elsewhere; refused when it settles no tie.
-pub fn decide_all(subjects: &[&Subject], chosen: Option<Approach>) -> Result<Vec<Route>, String> {
+pub fn route_all(subjects: &[&Subject], chosen: Option<Approach>) -> Result<Vec<Route>, String> {
     let mut used = false;
     let routes = subjects
         .iter()

@@ -11,7 +11,7 @@ use std::path::Path;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::fix::{self, Change};
+use super::fix::{self, AppliedChange};
 use super::prove::{self, Inputs, Proof, Routing, Target};
 use crate::config::{BlastRadius, Config};
 use crate::evidence::route::{self, Approach, Object, Subject};
@@ -33,7 +33,7 @@ pub enum WireRef {
 
 /// One imported Behavior Contract rule (spec 000 §7.1), with its priority and confidence.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Rule {
+pub struct RequestRule {
     pub id: String,
     pub rule: String,
     pub validation: String,
@@ -48,7 +48,7 @@ pub struct Request {
     pub obligation: String,
     /// Declared objects (`kind`), when the caller says what the obligation is about.
     pub kinds: Vec<Object>,
-    pub rules: Vec<Rule>,
+    pub rules: Vec<RequestRule>,
     /// The files the fix declares it writes (its scope); empty: the diff's own files.
     pub files: Vec<String>,
     pub diff: String,
@@ -165,7 +165,7 @@ fn parse_wire(v: &Value) -> Result<WireRef, String> {
     }
 }
 
-type Contract = (String, Vec<Object>, Vec<Rule>);
+type Contract = (String, Vec<Object>, Vec<RequestRule>);
 
 fn parse_contract(v: &Value) -> Result<Contract, Vec<String>> {
     match v {
@@ -228,7 +228,7 @@ fn parse_contract(v: &Value) -> Result<Contract, Vec<String>> {
     }
 }
 
-fn parse_rule(v: &Value) -> Result<Rule, String> {
+fn parse_rule(v: &Value) -> Result<RequestRule, String> {
     let Value::Object(o) = v else { return Err("a rule is an object".into()) };
     let known = ["id", "rule", "validation", "priority", "confidence"];
     if let Some(k) = o.keys().find(|k| !known.contains(&k.as_str())) {
@@ -241,7 +241,7 @@ fn parse_rule(v: &Value) -> Result<Rule, String> {
             None => Err(format!("`{k}` is missing")),
         }
     };
-    Ok(Rule {
+    Ok(RequestRule {
         id: field("id")?,
         rule: field("rule")?,
         validation: field("validation")?,
@@ -332,7 +332,7 @@ pub struct ObligationResult {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct RequestOutcome {
     pub wire: WireRef,
-    pub change: Change,
+    pub change: AppliedChange,
     pub rerated: BlastRadius,
     pub rerated_because: String,
     pub obligations: Vec<ObligationResult>,
@@ -401,7 +401,7 @@ pub fn verify(root: &Path, cfg: &Config, idx: &Index, req: &Request, inputs: &In
 
 /// The request's change, refused unless it is the whole change applied to the tree, leaves
 /// andon's own settings and state alone and stays inside its declared scope (R110, R113).
-fn scoped_change(root: &Path, cfg: &Config, req: &Request) -> Result<Change, Stop> {
+fn scoped_change(root: &Path, cfg: &Config, req: &Request) -> Result<AppliedChange, Stop> {
     let own = super::own_paths(cfg);
     let change = fix::change_from_diff(&req.diff, "request", &[]).map_err(Stop::Refused)?;
     refuse_own_state(&change, &own)?;
@@ -413,7 +413,7 @@ fn scoped_change(root: &Path, cfg: &Config, req: &Request) -> Result<Change, Sto
 
 /// Refuses a diff that writes andon's own state or settings: they decide how a change is
 /// proven, so no change proves itself by rewriting them.
-fn refuse_own_state(change: &Change, own: &[String]) -> Result<(), Stop> {
+fn refuse_own_state(change: &AppliedChange, own: &[String]) -> Result<(), Stop> {
     let own_state: Vec<String> = change
         .files
         .iter()
@@ -428,7 +428,7 @@ fn refuse_own_state(change: &Change, own: &[String]) -> Result<(), Stop> {
 
 /// Refuses a diff that is not the whole change: with git, nothing else may differ in the tree
 /// the checks run on.
-fn refuse_partial(root: &Path, change: &Change, own: &[String]) -> Result<(), Stop> {
+fn refuse_partial(root: &Path, change: &AppliedChange, own: &[String]) -> Result<(), Stop> {
     let Ok(tree) = fix::change(root, "HEAD", &[], own) else { return Ok(()) };
     let given: BTreeSet<&str> = change.files.iter().map(|(_, p)| p.as_str()).collect();
     let missing: Vec<String> = tree
@@ -448,7 +448,7 @@ fn refuse_partial(root: &Path, change: &Change, own: &[String]) -> Result<(), St
 
 /// Refuses a diff that writes files outside the request's declared `files` (R113); when none are
 /// declared, the scope is the diff's own files.
-fn refuse_undeclared(change: &Change, declared: &[String]) -> Result<(), Stop> {
+fn refuse_undeclared(change: &AppliedChange, declared: &[String]) -> Result<(), Stop> {
     let outside: Vec<String> =
         change.files.iter().map(|(_, p)| p.clone()).filter(|p| !declared.is_empty() && !declared.contains(p)).collect();
     if !outside.is_empty() {
@@ -466,7 +466,7 @@ struct StageMap {
 impl StageMap {
     /// Reads the stages from `idx`; a changed file the index does not hold (deleted, not
     /// indexed) belongs to the stage whose root holds it.
-    fn of(idx: &Index, change: &Change) -> Result<StageMap, Stop> {
+    fn of(idx: &Index, change: &AppliedChange) -> Result<StageMap, Stop> {
         let store = crate::ops::derive(&crate::datalog::builtin_program(), idx, &[rel::IN_STAGE, rel::STAGE])
             .map_err(Stop::Refused)?;
         let mut stage_of: BTreeMap<String, String> = store.rels[rel::IN_STAGE.0 as usize]
@@ -503,7 +503,7 @@ struct WireTarget {
 }
 
 /// Resolves the request's wire against the index and the change.
-fn resolve_wire(root: &Path, wire: &WireRef, change: &Change, map: &StageMap) -> Result<WireTarget, Stop> {
+fn resolve_wire(root: &Path, wire: &WireRef, change: &AppliedChange, map: &StageMap) -> Result<WireTarget, Stop> {
     match wire {
         WireRef::Stages { from, to } => stages_target(from, to, change, map),
         WireRef::Site { path, .. } => site_target(root, path, change, map),
@@ -511,7 +511,7 @@ fn resolve_wire(root: &Path, wire: &WireRef, change: &Change, map: &StageMap) ->
 }
 
 /// A cross-stage move: both stages exist, and the diff writes no third stage.
-fn stages_target(from: &str, to: &str, change: &Change, map: &StageMap) -> Result<WireTarget, Stop> {
+fn stages_target(from: &str, to: &str, change: &AppliedChange, map: &StageMap) -> Result<WireTarget, Stop> {
     let (stage_of, stages) = (&map.stage_of, &map.stages);
     for s in [from, to] {
         if !stages.contains(s) {
@@ -540,7 +540,7 @@ fn stages_target(from: &str, to: &str, change: &Change, map: &StageMap) -> Resul
 
 /// A narrower fix at a site: its file exists (or the diff deletes it); its stages are those of
 /// the changed files and of the site.
-fn site_target(root: &Path, path: &str, change: &Change, map: &StageMap) -> Result<WireTarget, Stop> {
+fn site_target(root: &Path, path: &str, change: &AppliedChange, map: &StageMap) -> Result<WireTarget, Stop> {
     if !root.join(path).exists() && !change.files.iter().any(|(s, p)| p == path && s == "D") {
         return Err(Stop::Refused(format!(
             "the wire's file `{}` does not exist in the repository",
@@ -556,9 +556,9 @@ fn site_target(root: &Path, path: &str, change: &Change, map: &StageMap) -> Resu
 
 /// Every obligation of the request, each routed on its own: the wire itself (for a cross-stage
 /// move), the contract, then each Behavior Contract rule.
-fn obligations_of(req: &Request, has_checks: bool) -> Vec<Obligation> {
+fn obligations_of(req: &Request, has_checks: bool) -> Vec<RoutedObligation> {
     let main = contract_subject(req, has_checks);
-    let mut subjects: Vec<Obligation> = Vec::new();
+    let mut subjects: Vec<RoutedObligation> = Vec::new();
     // a cross-stage move also owes the wire itself: every import across it still resolves
     if let WireRef::Stages { from, to } = &req.wire {
         subjects.push((
@@ -604,7 +604,7 @@ fn contract_subject(req: &Request, has_checks: bool) -> Subject {
 
 /// Condition 3, whatever the routes: the tier-1 contradictions on the wire or in a changed
 /// file, sorted and deduplicated.
-fn tier1_holds(idx: &Index, wire: Option<&Wire>, change: &Change) -> Result<Vec<String>, Stop> {
+fn tier1_holds(idx: &Index, wire: Option<&Wire>, change: &AppliedChange) -> Result<Vec<String>, Stop> {
     let mut holds: Vec<String> = Vec::new();
     if let Some(w) = wire {
         let (v, _, hold, claim, refs) = fix::structural_of(idx, Some(w), "", "").map_err(Stop::Refused)?;
@@ -650,11 +650,11 @@ fn over_ceiling(
 
 /// One obligation to prove: its id (`contract` for the main one), text, rule (for an imported
 /// Behavior Contract rule) and what routing knows of it.
-pub type Obligation = (String, String, Option<Rule>, Subject);
+pub type RoutedObligation = (String, String, Option<RequestRule>, Subject);
 
 /// What routing knows of a Behavior Contract rule: its validation strategy names the object, else
 /// its text, else it is about behaviour.
-pub fn rule_subject(r: &Rule, has_checks: bool) -> Subject {
+pub fn rule_subject(r: &RequestRule, has_checks: bool) -> Subject {
     let mut s = Subject { has_checks, ..Subject::default() };
     for o in route::objects_in(&r.validation) {
         s = s.with(o.0, format!("its validation: {}", o.1));
@@ -671,7 +671,7 @@ pub fn rule_subject(r: &Rule, has_checks: bool) -> Subject {
 }
 
 /// The appeal to a person's authority in an obligation's text or its rule, if any (R105).
-fn appeal(text: &str, rule: &Option<Rule>) -> Option<String> {
+fn appeal(text: &str, rule: &Option<RequestRule>) -> Option<String> {
     std::iter::once(text)
         .chain(rule.iter().flat_map(|r| [r.rule.as_str(), r.validation.as_str()]))
         .find_map(crate::panel::appeals_to_authority)
@@ -684,13 +684,13 @@ pub fn prove_all(
     root: &Path,
     cfg: &Config,
     idx: &Index,
-    subjects: Vec<Obligation>,
+    subjects: Vec<RoutedObligation>,
     mut target: Target,
     checks: &[crate::andon_loop::commands::CommandSpec],
     inputs: &Inputs,
     hash: &str,
 ) -> Result<Vec<ObligationResult>, String> {
-    let routes = prove::decide_all(&subjects.iter().map(|(_, _, _, s)| s).collect::<Vec<_>>(), inputs.chosen)?;
+    let routes = prove::route_all(&subjects.iter().map(|(_, _, _, s)| s).collect::<Vec<_>>(), inputs.chosen)?;
     target.criteria = subjects
         .iter()
         .zip(&routes)

@@ -444,7 +444,7 @@ pub fn prepare(query: &str, rules: &[(String, String)]) -> Result<crate::datalog
 }
 
 /// A Datalog error with the offending source line and a caret under the column.
-fn datalog_error(e: &crate::dialect::Error, text: &str) -> String {
+fn datalog_error(e: &crate::dialect::DialectError, text: &str) -> String {
     let line = text.lines().nth(e.span.line.saturating_sub(1) as usize).unwrap_or("");
     let caret = format!("{}^", " ".repeat(e.span.col.saturating_sub(1) as usize));
     format!("{e}\n  | {line}\n  | {caret}")

@@ -177,7 +177,7 @@ impl Status {
 
 /// `andon preflight`: every check with its readiness level and fix.
 pub struct Preflight {
-    pub items: Vec<crate::preflight::Item>,
+    pub items: Vec<crate::preflight::PreflightItem>,
 }
 
 /// `andon preflight` on the repository at `root`, with the stream when the index could be built
@@ -313,7 +313,7 @@ pub fn decide(root: &Path, gap: &str, d: &andon_loop::Decision, unattended: bool
         return Ok(Decided { result: Err("human decisions are not taken under --unattended".into()) });
     }
     let cfg = super::config(root)?;
-    Ok(Decided { result: andon_loop::decide(root, &cfg, gap, d, super::now()).map_err(|e| e.to_string()) })
+    Ok(Decided { result: andon_loop::record_decision(root, &cfg, gap, d, super::now()).map_err(|e| e.to_string()) })
 }
 
 impl Decided {
@@ -471,7 +471,7 @@ fn standalone(
 /// `andon verify --gap`: the proof of a gap's applied fix, or why verify stopped.
 pub struct Verified {
     pub gap: String,
-    pub result: Result<fix::Outcome, VerifyStop>,
+    pub result: Result<fix::VerifyOutcome, VerifyStop>,
 }
 
 impl Verified {

@@ -15,7 +15,7 @@ use crate::datalog::{self, lang::Ty};
 use crate::facts::rel;
 use crate::index::Index;
 use graph::DepGraph;
-use select::{Selector, Subject};
+use select::{Selected, Selector};
 
 /// One import on a witness chain.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -127,8 +127,8 @@ struct Raw {
     message: String,
     chain: Vec<u32>,
     key: Vec<String>,
-    froms: Vec<Subject>,
-    tos: Vec<Subject>,
+    froms: Vec<Selected>,
+    tos: Vec<Selected>,
 }
 
 /// Judges every contract of `cfg` on the index of `root`.
@@ -546,7 +546,7 @@ struct Exception<'c> {
 }
 
 /// The first exception whose `from` matches one of `froms` and whose `to` matches one of `tos`.
-fn excuse(exceptions: &[Exception], froms: &[Subject], tos: &[Subject]) -> Option<usize> {
+fn excuse(exceptions: &[Exception], froms: &[Selected], tos: &[Selected]) -> Option<usize> {
     exceptions.iter().position(|x| {
         x.from.as_ref().is_none_or(|f| froms.iter().any(|s| f.matches(s)))
             && x.to.as_ref().is_none_or(|t| tos.iter().any(|s| t.matches(s)))
@@ -615,12 +615,12 @@ fn disjoint(g: &DepGraph, sets: &[Vec<bool>], label: impl Fn(usize) -> String) -
     Ok(())
 }
 
-fn subject(g: &DepGraph, n: u32) -> Subject {
+fn subject(g: &DepGraph, n: u32) -> Selected {
     let name = g.name(n).to_string();
     if g.is_file(n) {
-        Subject { node: Some(n), stage: g.stage_of(n).map(str::to_string), path: Some(name), package: None }
+        Selected { node: Some(n), stage: g.stage_of(n).map(str::to_string), path: Some(name), package: None }
     } else {
-        Subject { node: Some(n), package: Some(name), ..Subject::default() }
+        Selected { node: Some(n), package: Some(name), ..Selected::default() }
     }
 }
 
@@ -782,8 +782,8 @@ fn units_of(g: &DepGraph, sets: &[Vec<bool>]) -> Vec<Option<usize>> {
 
 /// Whether an exception allows the dependency `chain` between two units (counted in `hits`).
 fn excuses_chain(g: &DepGraph, chain: &[u32], exceptions: &[Exception], hits: &mut [usize]) -> bool {
-    let froms: Vec<Subject> = chain.iter().map(|&e| subject(g, g.edges[e as usize].from)).collect();
-    let tos: Vec<Subject> = chain.iter().map(|&e| subject(g, g.edges[e as usize].to)).collect();
+    let froms: Vec<Selected> = chain.iter().map(|&e| subject(g, g.edges[e as usize].from)).collect();
+    let tos: Vec<Selected> = chain.iter().map(|&e| subject(g, g.edges[e as usize].to)).collect();
     match excuse(exceptions, &froms, &tos) {
         Some(i) => {
             hits[i] += 1;
@@ -885,7 +885,7 @@ fn manifest(
             let n = sites.len();
             let froms = sites
                 .iter()
-                .map(|(p, _)| Subject {
+                .map(|(p, _)| Selected {
                     node: g.file(p),
                     path: Some(p.clone()),
                     stage: Some(stage.clone()),
@@ -902,7 +902,7 @@ fn manifest(
                 chain: Vec::new(),
                 key: vec!["undeclared".into(), stage.clone(), package.clone()],
                 froms,
-                tos: vec![Subject { node: g.package_node(&package), package: Some(package), ..Subject::default() }],
+                tos: vec![Selected { node: g.package_node(&package), package: Some(package), ..Selected::default() }],
             });
         }
     }
@@ -925,8 +925,8 @@ fn manifest(
                 ),
                 chain: Vec::new(),
                 key: vec!["unused".into(), stage.clone(), dep.clone()],
-                froms: vec![Subject { node: None, path: Some(manifest), stage: Some(stage), package: None }],
-                tos: vec![Subject { node: g.package_node(&dep), package: Some(dep), ..Subject::default() }],
+                froms: vec![Selected { node: None, path: Some(manifest), stage: Some(stage), package: None }],
+                tos: vec![Selected { node: g.package_node(&dep), package: Some(dep), ..Selected::default() }],
             });
         }
     }
@@ -993,7 +993,7 @@ fn rule(idx: &Index, root: &Path, r: &Located) -> Result<Vec<Raw>, String> {
             Raw {
                 tier: 2,
                 message: if rest.is_empty() { "Violation".into() } else { rest.join(", ") },
-                froms: vec![Subject { node: None, path: Some(path.clone()), stage: None, package: None }],
+                froms: vec![Selected { node: None, path: Some(path.clone()), stage: None, package: None }],
                 at: (path, line),
                 chain: Vec::new(),
                 key,

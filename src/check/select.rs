@@ -32,7 +32,7 @@ pub struct Selector {
 /// What a finding's end is, for matching exceptions: a node of the graph, or a name that is not
 /// one (a manifest path, a dependency nobody imports).
 #[derive(Clone, Debug, Default)]
-pub struct Subject {
+pub struct Selected {
     pub node: Option<u32>,
     pub path: Option<String>,
     pub stage: Option<String>,
@@ -40,7 +40,7 @@ pub struct Subject {
 }
 
 impl Selector {
-    pub fn matches(&self, s: &Subject) -> bool {
+    pub fn matches(&self, s: &Selected) -> bool {
         if let Some(n) = s.node
             && self.nodes.get(n as usize).copied().unwrap_or(false)
         {

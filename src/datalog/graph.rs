@@ -130,7 +130,7 @@ pub fn compute(prog: &Program, store: &Store, rel: usize) -> Vec<u32> {
 
 /// One import on a dependency chain.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Hop {
+pub struct ChainHop {
     pub path: String,
     pub line: u32,
     pub spec: String,
@@ -140,7 +140,7 @@ pub struct Hop {
 
 /// The shortest chain of imports from any file of `from` to any file of `to` (breadth-first over
 /// the file import graph; ties broken by path and line, so the answer is stable).
-pub fn shortest_chain(prog: &Program, store: &Store, from: &[u32], to: &[u32]) -> Option<Vec<Hop>> {
+pub fn shortest_chain(prog: &Program, store: &Store, from: &[u32], to: &[u32]) -> Option<Vec<ChainHop>> {
     let s = |v: u32| store.syms.str(v).to_string();
     // path -> sorted (line, target, confidence)
     let mut adj: BTreeMap<u32, Vec<(u32, String, u32, u32)>> = BTreeMap::new();
@@ -179,7 +179,7 @@ pub fn shortest_chain(prog: &Program, store: &Store, from: &[u32], to: &[u32]) -
         rows(prog, store, "ImportResolution").map(|r| ((r[0], r[1]), s(r[2]))).collect();
     let mut hops = Vec::new();
     while let Some(&(p, line, conf)) = prev.get(&n) {
-        hops.push(Hop {
+        hops.push(ChainHop {
             path: s(p),
             line,
             spec: specs.get(&(p, line)).cloned().unwrap_or_default(),

@@ -17,7 +17,7 @@ include!(concat!(env!("OUT_DIR"), "/compiled.rs"));
 use crate::facts::{CONSTANTS, RELATIONS, RULE_SOURCES, RelId, Segment, is_detail};
 use crate::index::Index;
 pub use eval::{Rows, Store};
-use lang::{Builder, Error, Program, RelKind};
+use lang::{Builder, DialectError, Program, RelKind};
 
 /// A builder holding the schema and the built-in rules (relations numbered as [`RELATIONS`]).
 pub fn builtin_builder() -> Builder {
@@ -158,7 +158,7 @@ pub struct Query {
 }
 
 /// Checks a query and user rules against the schema and the built-in rules.
-pub fn prepare(query: &str, rule_files: &[(String, String)]) -> Result<Query, Error> {
+pub fn prepare(query: &str, rule_files: &[(String, String)]) -> Result<Query, DialectError> {
     let mut b = builtin_builder();
     b.implicit_heads = true;
     for (name, text) in rule_files {

@@ -88,7 +88,7 @@ impl ProcessCheck {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Finding {
+pub struct ProcessFinding {
     pub check: ProcessCheck,
     pub detail: String,
 }
@@ -97,7 +97,7 @@ pub struct Finding {
 pub struct AgenticResult {
     /// `proven` (no finding) or `refuted`.
     pub verdict: Verdict,
-    pub findings: Vec<Finding>,
+    pub findings: Vec<ProcessFinding>,
     /// What the verdict claims; always ends with [`SCOPE`].
     pub claim: String,
     pub detail: String,
@@ -248,13 +248,13 @@ fn scope_findings(tools: &Tools) -> Vec<String> {
 /// The process-reliability verdict on `rec`: `proven` with no finding, `refuted` otherwise (rules
 /// in `docs/approaches-rubric-agentic.md`).
 pub fn assess(rec: &ProcessRecord) -> AgenticResult {
-    let findings: Vec<Finding> = [
+    let findings: Vec<ProcessFinding> = [
         (ProcessCheck::UnboundedRetry, retry_findings(rec)),
         (ProcessCheck::NoEscalation, escalation_findings(rec)),
         (ProcessCheck::ExcessToolScope, scope_findings(&rec.tools)),
     ]
     .into_iter()
-    .flat_map(|(check, details)| details.into_iter().map(move |detail| Finding { check, detail }))
+    .flat_map(|(check, details)| details.into_iter().map(move |detail| ProcessFinding { check, detail }))
     .collect();
     let process = format!("process `{}`", escape_inline(&rec.process));
     if findings.is_empty() {

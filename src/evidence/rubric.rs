@@ -24,7 +24,7 @@ pub const FORMAT: u32 = 1;
 /// The five rubric criteria, in the order results list them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum Criterion {
+pub enum RubricCriterion {
     Falsifiability,
     Generalization,
     EvidenceGrounding,
@@ -32,13 +32,13 @@ pub enum Criterion {
     Accessibility,
 }
 
-impl Criterion {
-    pub const ALL: [Criterion; 5] = [
-        Criterion::Falsifiability,
-        Criterion::Generalization,
-        Criterion::EvidenceGrounding,
-        Criterion::HonestyOfFraming,
-        Criterion::Accessibility,
+impl RubricCriterion {
+    pub const ALL: [RubricCriterion; 5] = [
+        RubricCriterion::Falsifiability,
+        RubricCriterion::Generalization,
+        RubricCriterion::EvidenceGrounding,
+        RubricCriterion::HonestyOfFraming,
+        RubricCriterion::Accessibility,
     ];
 
     pub fn name(self) -> &'static str {
@@ -47,16 +47,16 @@ impl Criterion {
 
     /// Failing a load-bearing criterion fails the claim whatever the others say (R96).
     pub fn load_bearing(self) -> bool {
-        matches!(self, Criterion::Falsifiability | Criterion::EvidenceGrounding)
+        matches!(self, RubricCriterion::Falsifiability | RubricCriterion::EvidenceGrounding)
     }
 }
 
 /// By name; an unknown name is an error that suggests the nearest criterion.
-impl<'de> Deserialize<'de> for Criterion {
+impl<'de> Deserialize<'de> for RubricCriterion {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let s = String::deserialize(d)?;
-        Criterion::ALL.into_iter().find(|c| c.name() == s).ok_or_else(|| {
-            let names = Criterion::ALL.map(Criterion::name);
+        RubricCriterion::ALL.into_iter().find(|c| c.name() == s).ok_or_else(|| {
+            let names = RubricCriterion::ALL.map(RubricCriterion::name);
             let hint = match nearest(&s, names) {
                 Some(n) => format!("did you mean `{n}`?"),
                 None => format!("expected one of {}", names.join(", ")),
@@ -88,7 +88,7 @@ pub struct ClaimCheck {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ScoredCriterion {
-    pub criterion: Criterion,
+    pub criterion: RubricCriterion,
     pub verdict: Mark,
     /// Why the scorer marked it so; must not rest on a person's authority.
     pub basis: String,
@@ -113,7 +113,7 @@ pub struct RubricInput {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum Outcome {
+pub enum RubricOutcome {
     /// Marked `pass`, and andon's re-run of its check gave the expected exit code.
     Pass,
     /// Marked `fail`, or its check re-ran and contradicted a `pass`.
@@ -128,16 +128,16 @@ pub enum Outcome {
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct CriterionResult {
-    pub criterion: Criterion,
+    pub criterion: RubricCriterion,
     pub load_bearing: bool,
-    pub outcome: Outcome,
+    pub outcome: RubricOutcome,
     pub reason: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct RubricResult {
     pub verdict: Verdict,
-    /// All five criteria, in [`Criterion::ALL`] order.
+    /// All five criteria, in [`RubricCriterion::ALL`] order.
     pub criteria: Vec<CriterionResult>,
     pub claim: String,
     pub detail: String,
@@ -214,11 +214,11 @@ pub fn score(input: &RubricInput, root: &Path, run: &dyn Fn(&Path, &str) -> Opti
         })
     };
     let claim_appeal = panel::appeals_to_authority(&input.claim);
-    let criteria: Vec<CriterionResult> = (Criterion::ALL.into_iter())
+    let criteria: Vec<CriterionResult> = (RubricCriterion::ALL.into_iter())
         .map(|criterion| {
             let scored = input.criteria.iter().find(|c| c.criterion == criterion);
             let (outcome, reason) = match scored {
-                None => (Outcome::NotExercised, "not marked by the scorer".to_string()),
+                None => (RubricOutcome::NotExercised, "not marked by the scorer".to_string()),
                 Some(s) => judge(s, claim_appeal.as_deref(), root, &memo),
             };
             CriterionResult { criterion, load_bearing: criterion.load_bearing(), outcome, reason }
@@ -228,13 +228,14 @@ pub fn score(input: &RubricInput, root: &Path, run: &dyn Fn(&Path, &str) -> Opti
         let named = criteria.iter().filter(|c| pred(c)).map(|c| format!("{} ({})", c.criterion.name(), c.reason));
         named.collect::<Vec<_>>().join("; ")
     };
-    let failed = |c: &CriterionResult| c.load_bearing && matches!(c.outcome, Outcome::Fail | Outcome::Rejected);
+    let failed =
+        |c: &CriterionResult| c.load_bearing && matches!(c.outcome, RubricOutcome::Fail | RubricOutcome::Rejected);
     let (verdict, detail) = if criteria.iter().any(failed) {
         (Verdict::Refuted, format!("refuted: a load-bearing criterion failed: {}", list(&failed)))
-    } else if criteria.iter().all(|c| c.outcome == Outcome::Pass) {
+    } else if criteria.iter().all(|c| c.outcome == RubricOutcome::Pass) {
         (Verdict::Proven, "proven: all five criteria pass on objective checks andon re-ran".into())
     } else {
-        (Verdict::Unproven, format!("unproven: did not pass: {}", list(&|c| c.outcome != Outcome::Pass)))
+        (Verdict::Unproven, format!("unproven: did not pass: {}", list(&|c| c.outcome != RubricOutcome::Pass)))
     };
     RubricResult { verdict, criteria, claim: input.claim.clone(), detail }
 }
@@ -245,11 +246,11 @@ fn judge(
     claim_appeal: Option<&str>,
     root: &Path,
     run: &dyn Fn(&Path, &str) -> Option<i32>,
-) -> (Outcome, String) {
+) -> (RubricOutcome, String) {
     let rejected = |whose: &str, phrase: &str| {
         let phrase = escape_inline(phrase);
         let why = format!("{whose} appeals to a person's authority (`{phrase}`); only objective checks count (R105)");
-        (Outcome::Rejected, format!("rejected: {why}"))
+        (RubricOutcome::Rejected, format!("rejected: {why}"))
     };
     if let Some(p) = panel::appeals_to_authority(&s.basis) {
         return rejected("its basis", &p);
@@ -258,9 +259,9 @@ fn judge(
         return rejected("the claim", p);
     }
     let check = match (s.verdict, &s.check) {
-        (Mark::Fail, _) => return (Outcome::Fail, format!("marked fail: {}", escape_inline(&s.basis))),
+        (Mark::Fail, _) => return (RubricOutcome::Fail, format!("marked fail: {}", escape_inline(&s.basis))),
         (Mark::Pass, None) => {
-            return (Outcome::NotExercised, "marked pass with no objective check to trace it to (R105)".into());
+            return (RubricOutcome::NotExercised, "marked pass with no objective check to trace it to (R105)".into());
         }
         (Mark::Pass, Some(k)) => k,
     };
@@ -277,9 +278,9 @@ fn judge(
     let kind = serde_json::to_value(check.kind).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default();
     let what = format!("{kind} check `{}`", escape_inline(&check.command));
     match r.status {
-        CheckStatus::Confirmed => (Outcome::Pass, format!("{what}: {}", r.why)),
-        CheckStatus::Refuted => (Outcome::Fail, format!("marked pass, but {what} contradicts it: {}", r.why)),
-        CheckStatus::Unverifiable => (Outcome::Unverifiable, format!("marked pass, but {what}: {}", r.why)),
+        CheckStatus::Confirmed => (RubricOutcome::Pass, format!("{what}: {}", r.why)),
+        CheckStatus::Refuted => (RubricOutcome::Fail, format!("marked pass, but {what} contradicts it: {}", r.why)),
+        CheckStatus::Unverifiable => (RubricOutcome::Unverifiable, format!("marked pass, but {what}: {}", r.why)),
     }
 }
 
@@ -294,7 +295,7 @@ mod tests {
 
     /// A scorer that marked all five `pass`, each with a check `cargo test <criterion>`.
     fn all_pass() -> RubricInput {
-        let s = |criterion: Criterion| ScoredCriterion {
+        let s = |criterion: RubricCriterion| ScoredCriterion {
             criterion,
             verdict: Mark::Pass,
             basis: format!("{} is shown by a test", criterion.name()),
@@ -309,7 +310,7 @@ mod tests {
             claim: "Batching writes halves p99 latency on the ingest path".into(),
             source: Some("docs/design.md:40".into()),
             producer: Producer { id: "agent-scorer".into(), kind: panel::ProducerKind::Agent },
-            criteria: Criterion::ALL.map(s).to_vec(),
+            criteria: RubricCriterion::ALL.map(s).to_vec(),
         }
     }
 
@@ -324,7 +325,7 @@ mod tests {
         input
     }
 
-    fn outcome(r: &RubricResult, c: Criterion) -> (Outcome, &str) {
+    fn outcome(r: &RubricResult, c: RubricCriterion) -> (RubricOutcome, &str) {
         let c = r.criteria.iter().find(|x| x.criterion == c).unwrap();
         (c.outcome, &c.reason)
     }
@@ -339,12 +340,12 @@ mod tests {
         };
         let r = score(&all_pass(), Path::new("/repo"), &run);
         assert_eq!(r.verdict, Verdict::Proven, "{r:?}");
-        assert_eq!(r.criteria.iter().map(|c| c.criterion).collect::<Vec<_>>(), Criterion::ALL);
+        assert_eq!(r.criteria.iter().map(|c| c.criterion).collect::<Vec<_>>(), RubricCriterion::ALL);
         let lb: Vec<_> = r.criteria.iter().filter(|c| c.load_bearing).map(|c| c.criterion).collect();
-        assert_eq!(lb, [Criterion::Falsifiability, Criterion::EvidenceGrounding]);
+        assert_eq!(lb, [RubricCriterion::Falsifiability, RubricCriterion::EvidenceGrounding]);
         assert_eq!(
-            outcome(&r, Criterion::Accessibility),
-            (Outcome::Pass, "test-result check `cargo test accessibility`: reproduced (exit 0)")
+            outcome(&r, RubricCriterion::Accessibility),
+            (RubricOutcome::Pass, "test-result check `cargo test accessibility`: reproduced (exit 0)")
         );
         assert_eq!(seen.borrow().len(), 5);
         assert_eq!(r.claim, all_pass().claim);
@@ -367,13 +368,15 @@ mod tests {
         for i in [0, 2] {
             let r = score(&edit(i, |c| c.verdict = Mark::Fail), Path::new("/repo"), &zero);
             assert_eq!(r.verdict, Verdict::Refuted, "{r:?}");
-            assert_eq!(r.criteria.iter().filter(|c| c.outcome == Outcome::Pass).count(), 4);
-            let (o, why) = outcome(&r, Criterion::ALL[i]);
-            assert_eq!(o, Outcome::Fail);
+            assert_eq!(r.criteria.iter().filter(|c| c.outcome == RubricOutcome::Pass).count(), 4);
+            let (o, why) = outcome(&r, RubricCriterion::ALL[i]);
+            assert_eq!(o, RubricOutcome::Fail);
             assert!(why.starts_with("marked fail: "), "{why}");
             assert!(
-                r.detail
-                    .starts_with(&format!("refuted: a load-bearing criterion failed: {}", Criterion::ALL[i].name()))
+                r.detail.starts_with(&format!(
+                    "refuted: a load-bearing criterion failed: {}",
+                    RubricCriterion::ALL[i].name()
+                ))
             );
         }
     }
@@ -383,13 +386,13 @@ mod tests {
         for i in [1, 3, 4] {
             let r = score(&edit(i, |c| c.verdict = Mark::Fail), Path::new("/repo"), &zero);
             assert_eq!(r.verdict, Verdict::Unproven, "{r:?}");
-            assert_eq!(outcome(&r, Criterion::ALL[i]).0, Outcome::Fail);
+            assert_eq!(outcome(&r, RubricCriterion::ALL[i]).0, RubricOutcome::Fail);
             assert_eq!(
                 r.detail,
                 format!(
                     "unproven: did not pass: {} (marked fail: {} is shown by a test)",
-                    Criterion::ALL[i].name(),
-                    Criterion::ALL[i].name()
+                    RubricCriterion::ALL[i].name(),
+                    RubricCriterion::ALL[i].name()
                 )
             );
         }
@@ -404,18 +407,23 @@ mod tests {
             &zero,
         );
         assert_eq!(r.verdict, Verdict::Refuted);
-        let (o, why) = outcome(&r, Criterion::EvidenceGrounding);
-        assert_eq!(o, Outcome::Rejected);
+        let (o, why) = outcome(&r, RubricCriterion::EvidenceGrounding);
+        assert_eq!(o, RubricOutcome::Rejected);
         assert!(why.contains("its basis appeals to a person's authority (`approved by`)"), "{why}");
         // In a non-load-bearing basis: rejected, unproven.
         let r = score(&edit(4, |c| c.basis = "Plain enough, as Alice agreed".into()), Path::new("/repo"), &zero);
-        assert_eq!((r.verdict, outcome(&r, Criterion::Accessibility).0), (Verdict::Unproven, Outcome::Rejected));
+        assert_eq!(
+            (r.verdict, outcome(&r, RubricCriterion::Accessibility).0),
+            (Verdict::Unproven, RubricOutcome::Rejected)
+        );
         // In the claim itself: every criterion is rejected.
         let mut input = all_pass();
         input.claim.push_str("; the architect signed off on it");
         let r = score(&input, Path::new("/repo"), &zero);
         assert_eq!(r.verdict, Verdict::Refuted);
-        assert!(r.criteria.iter().all(|c| c.outcome == Outcome::Rejected && c.reason.contains("the claim appeals")));
+        assert!(
+            r.criteria.iter().all(|c| c.outcome == RubricOutcome::Rejected && c.reason.contains("the claim appeals"))
+        );
     }
 
     #[test]
@@ -423,8 +431,8 @@ mod tests {
         let fails = |word: &'static str| move |_: &Path, c: &str| Some(i32::from(c.contains(word)));
         let r = score(&all_pass(), Path::new("/repo"), &fails("falsifiability"));
         assert_eq!(r.verdict, Verdict::Refuted);
-        let (o, why) = outcome(&r, Criterion::Falsifiability);
-        assert_eq!(o, Outcome::Fail);
+        let (o, why) = outcome(&r, RubricCriterion::Falsifiability);
+        assert_eq!(o, RubricOutcome::Fail);
         assert_eq!(
             why,
             "marked pass, but test-result check `cargo test falsifiability` contradicts it: reported exit 0, andon observed 1"
@@ -434,15 +442,18 @@ mod tests {
         let r = score(&input, Path::new("/repo"), &fails("generalization"));
         assert_eq!(r.verdict, Verdict::Proven, "{r:?}");
         let r = score(&input, Path::new("/repo"), &zero);
-        assert_eq!((r.verdict, outcome(&r, Criterion::Generalization).0), (Verdict::Unproven, Outcome::Fail));
+        assert_eq!(
+            (r.verdict, outcome(&r, RubricCriterion::Generalization).0),
+            (Verdict::Unproven, RubricOutcome::Fail)
+        );
     }
 
     #[test]
     fn a_check_that_cannot_be_rerun_is_unverifiable() {
         let r = score(&all_pass(), Path::new("/repo"), &|_, c| (!c.contains("grounding")).then_some(0));
         assert_eq!(r.verdict, Verdict::Unproven);
-        let (o, why) = outcome(&r, Criterion::EvidenceGrounding);
-        assert_eq!(o, Outcome::Unverifiable);
+        let (o, why) = outcome(&r, RubricCriterion::EvidenceGrounding);
+        assert_eq!(o, RubricOutcome::Unverifiable);
         assert!(why.ends_with("andon could not run it"), "{why}");
     }
 
@@ -452,15 +463,18 @@ mod tests {
         input.criteria.remove(3);
         let r = score(&input, Path::new("/repo"), &zero);
         assert_eq!(r.verdict, Verdict::Unproven);
-        assert_eq!(outcome(&r, Criterion::HonestyOfFraming), (Outcome::NotExercised, "not marked by the scorer"));
+        assert_eq!(
+            outcome(&r, RubricCriterion::HonestyOfFraming),
+            (RubricOutcome::NotExercised, "not marked by the scorer")
+        );
         assert_eq!(r.detail, "unproven: did not pass: honesty-of-framing (not marked by the scorer)");
         let r = score(&edit(0, |c| c.check = None), Path::new("/repo"), &zero);
         assert_eq!(r.verdict, Verdict::Unproven);
-        assert_eq!(outcome(&r, Criterion::Falsifiability).0, Outcome::NotExercised);
+        assert_eq!(outcome(&r, RubricCriterion::Falsifiability).0, RubricOutcome::NotExercised);
         let mut empty = all_pass();
         empty.criteria.clear();
         let r = score(&empty, Path::new("/repo"), &|_, _| unreachable!());
-        assert!(r.verdict == Verdict::Unproven && r.criteria.iter().all(|c| c.outcome == Outcome::NotExercised));
+        assert!(r.verdict == Verdict::Unproven && r.criteria.iter().all(|c| c.outcome == RubricOutcome::NotExercised));
     }
 
     #[track_caller]
@@ -521,7 +535,7 @@ mod tests {
 
     #[test]
     fn the_fixtures_score_as_documented() {
-        use Outcome::*;
+        use RubricOutcome::*;
         let run = |_: &Path, cmd: &str| match cmd {
             c if c.contains("could-not-run") => None,
             c if c.contains("cache_hit_rate") => Some(1),

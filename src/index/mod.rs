@@ -32,7 +32,7 @@ pub mod wire {
     use serde::{Deserialize, Serialize};
 
     #[derive(Serialize, Deserialize, Clone, Debug)]
-    pub struct Header {
+    pub struct IndexHeader {
         pub fingerprint: String,
         /// When the walk of the run that wrote this index started (ns since the epoch).
         pub stamp_ns: u64,
@@ -77,30 +77,30 @@ pub mod wire {
     }
 }
 
-use wire::{FileMeta, Header, SegmentWire, StageSummary, Summary};
+use wire::{FileMeta, IndexHeader, SegmentWire, StageSummary, Summary};
 
 /// Why an index run failed (file-system problems, never source text).
 #[derive(Debug)]
-pub enum Error {
+pub enum IndexError {
     NoSuchPath(PathBuf),
     NotADirectory(PathBuf),
     Io { path: PathBuf, err: std::io::Error },
     Config(String),
 }
 
-impl std::fmt::Display for Error {
+impl std::fmt::Display for IndexError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Error::NoSuchPath(p) => write!(f, "{}: no such directory; pass the repository to index", p.display()),
-            Error::NotADirectory(p) => write!(f, "{}: not a directory; pass the repository root", p.display()),
-            Error::Io { path, err } => write!(f, "{}: {err}", path.display()),
-            Error::Config(m) => write!(f, "{m}"),
+            IndexError::NoSuchPath(p) => write!(f, "{}: no such directory; pass the repository to index", p.display()),
+            IndexError::NotADirectory(p) => write!(f, "{}: not a directory; pass the repository root", p.display()),
+            IndexError::Io { path, err } => write!(f, "{}: {err}", path.display()),
+            IndexError::Config(m) => write!(f, "{m}"),
         }
     }
 }
 
-fn io(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
-    move |err| Error::Io { path: path.to_path_buf(), err }
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> IndexError + '_ {
+    move |err| IndexError::Io { path: path.to_path_buf(), err }
 }
 
 /// Everything that decides whether a stored index may be trusted by this build of andon.
@@ -213,7 +213,7 @@ fn decode_segment(bytes: &[u8]) -> Result<Segment, LoadError> {
 
 /// The loaded index: file table, per-file facts (parallel to `files`) and the repo segment.
 pub struct Index {
-    pub header: Header,
+    pub header: IndexHeader,
     pub files: Vec<FileMeta>,
     pub facts: Vec<FileFacts>,
     pub global: Segment,
@@ -246,7 +246,7 @@ const PREAMBLE: usize = 8 + 4 + 8 + 8 + 16 + 16;
 
 /// The first part of a stored index: header and file table. The body is read only when needed.
 struct Head {
-    header: Header,
+    header: IndexHeader,
     files: Vec<FileMeta>,
     /// The body, read and checksummed (a few ms even for large repos) but not decoded.
     body: Vec<u8>,
@@ -291,7 +291,7 @@ fn read_head(path: &Path) -> Result<Head, LoadError> {
         return Err(LoadError::Untrusted("checksum mismatch (corrupt)".into()));
     }
     let bad = |e: postcard::Error| LoadError::Untrusted(format!("undecodable ({e})"));
-    let (header, rest) = postcard::take_from_bytes::<Header>(&head).map_err(bad)?;
+    let (header, rest) = postcard::take_from_bytes::<IndexHeader>(&head).map_err(bad)?;
     if header.fingerprint != fingerprint() {
         return Err(LoadError::Untrusted(format!(
             "built by a different andon, schema, grammar or rules version ({})",
@@ -358,7 +358,7 @@ pub fn load(root: &Path) -> Result<Option<Index>, String> {
     }
 }
 
-fn write_index(dir: &Path, idx: &Index) -> Result<(), Error> {
+fn write_index(dir: &Path, idx: &Index) -> Result<(), IndexError> {
     let mut head = postcard::to_stdvec(&idx.header).expect("serializable");
     head.extend(postcard::to_stdvec(&idx.files).expect("serializable"));
     let global = encode_segment(&idx.global);
@@ -396,7 +396,7 @@ fn write_index(dir: &Path, idx: &Index) -> Result<(), Error> {
 }
 
 /// Creates `.andon/` (with a `.gitignore` so the cache is never committed) and takes the writer lock.
-fn lock(root: &Path) -> Result<(PathBuf, File), Error> {
+fn lock(root: &Path) -> Result<(PathBuf, File), IndexError> {
     let dir = root.join(INDEX_DIR);
     fs::create_dir_all(&dir).map_err(io(&dir))?;
     let gi = dir.join(".gitignore");
@@ -461,7 +461,11 @@ fn rewalk_from_table(root: &Path, h: &Head, opts: &IndexOptions) -> Option<(Vec<
 }
 
 /// Brings the index of `root` up to date and returns what was done.
-pub fn update(root: &Path, opts: &IndexOptions, progress: &(dyn Fn(u64, u64) + Sync)) -> Result<IndexReport, Error> {
+pub fn update(
+    root: &Path,
+    opts: &IndexOptions,
+    progress: &(dyn Fn(u64, u64) + Sync),
+) -> Result<IndexReport, IndexError> {
     let t0 = Instant::now();
     let root = check_root(root)?;
     let (dir, _lock) = lock(&root)?;
@@ -480,7 +484,7 @@ pub fn update(root: &Path, opts: &IndexOptions, progress: &(dyn Fn(u64, u64) + S
     }
     let (walked, walk_errors, walk_state) = match fast {
         Some((entries, state)) => (entries, Vec::new(), state),
-        None => walk::walk(&root, &opts.walk).map_err(Error::Config)?,
+        None => walk::walk(&root, &opts.walk).map_err(IndexError::Config)?,
     };
     let mut diagnostics: Vec<Diag> = walk_errors
         .iter()
@@ -529,7 +533,7 @@ pub fn update(root: &Path, opts: &IndexOptions, progress: &(dyn Fn(u64, u64) + S
     let global = resolved(&root, &files, &facts, structure_changed, old_global);
     let cores: Vec<&Segment> = facts.iter().map(|f| &f.core).collect();
     let summary = summarize(&files, &cores, &global);
-    let header = Header { fingerprint: fingerprint(), stamp_ns, summary, walk: walk_wire };
+    let header = IndexHeader { fingerprint: fingerprint(), stamp_ns, summary, walk: walk_wire };
     let idx = Index { header, files, facts, global };
     write_index(&dir, &idx)?;
     let diagnostics = with_stored_diags(diagnostics, Some(&idx));
@@ -570,7 +574,7 @@ fn look_at_all(
     old_stamp: u64,
     opts: &IndexOptions,
     progress: &(dyn Fn(u64, u64) + Sync),
-) -> Result<(Vec<Job>, u64), Error> {
+) -> Result<(Vec<Job>, u64), IndexError> {
     let by_path: HashMap<&str, usize> = old_files.iter().enumerate().map(|(i, f)| (f.path.as_str(), i)).collect();
     let mut jobs: Vec<Option<Job>> = Vec::with_capacity(walked.len());
     let mut todo: Vec<usize> = Vec::new();
@@ -605,7 +609,7 @@ fn look_at_all(
         Some(n) => rayon::ThreadPoolBuilder::new()
             .num_threads(n.max(1))
             .build()
-            .map_err(|e| Error::Config(format!("cannot start {n} threads: {e}")))?
+            .map_err(|e| IndexError::Config(format!("cannot start {n} threads: {e}")))?
             .install(work),
         None => work(),
     };
@@ -769,11 +773,11 @@ fn rel_display(root: &Path, p: &Path) -> String {
     p.strip_prefix(root).unwrap_or(p).display().to_string()
 }
 
-fn check_root(root: &Path) -> Result<PathBuf, Error> {
+fn check_root(root: &Path) -> Result<PathBuf, IndexError> {
     match fs::metadata(root) {
         Ok(m) if m.is_dir() => fs::canonicalize(root).map_err(io(root)),
-        Ok(_) => Err(Error::NotADirectory(root.to_path_buf())),
-        Err(_) => Err(Error::NoSuchPath(root.to_path_buf())),
+        Ok(_) => Err(IndexError::NotADirectory(root.to_path_buf())),
+        Err(_) => Err(IndexError::NoSuchPath(root.to_path_buf())),
     }
 }
 
@@ -935,7 +939,7 @@ fn summarize(files: &[FileMeta], cores: &[&Segment], global: &Segment) -> Summar
 
 /// Compares the stored index with the working tree without writing anything. Returns `None` when
 /// no usable index exists (with the reason), else the changes (empty: fresh).
-pub fn check(root: &Path, opts: &IndexOptions) -> Result<Result<Vec<Change>, String>, Error> {
+pub fn check(root: &Path, opts: &IndexOptions) -> Result<Result<Vec<Change>, String>, IndexError> {
     let root = check_root(root)?;
     let head = match read_head(&index_path(&root)) {
         Ok(h) => h,
@@ -944,7 +948,7 @@ pub fn check(root: &Path, opts: &IndexOptions) -> Result<Result<Vec<Change>, Str
             return Ok(Err(format!("the stored index cannot be used: {why}; run `andon index`")));
         }
     };
-    let (walked, _, _) = walk::walk(&root, &opts.walk).map_err(Error::Config)?;
+    let (walked, _, _) = walk::walk(&root, &opts.walk).map_err(IndexError::Config)?;
     let by_path: HashMap<&str, &FileMeta> = head.files.iter().map(|f| (f.path.as_str(), f)).collect();
     let mut changes = Vec::new();
     for e in &walked {

@@ -58,15 +58,15 @@ impl Condition {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Decision {
+pub enum Ruling {
     Advance,
     Halt(Condition, String),
 }
 
 /// May the cursor advance past gap `gap`? `ceiling` is the authorization level in force;
 /// `diff_hash` identifies the applied change (authority raised for another diff does not count).
-pub fn decide(state: &State, gap: &str, ceiling: BlastRadius, diff_hash: Option<&str>) -> Decision {
-    let halt = |c: Condition, why: String| Decision::Halt(c, why);
+pub fn rule_on(state: &State, gap: &str, ceiling: BlastRadius, diff_hash: Option<&str>) -> Ruling {
+    let halt = |c: Condition, why: String| Ruling::Halt(c, why);
     let Some(g) = state.gaps.get(gap) else {
         return halt(Condition::NeedsHuman, format!("no gap `{gap}` was opened"));
     };
@@ -130,10 +130,10 @@ pub fn decide(state: &State, gap: &str, ceiling: BlastRadius, diff_hash: Option<
         return halt(Condition::Unproven, format!("gap `{gap}` has no evidence"));
     };
     match e.verdict {
-        Verdict::Proven => Decision::Advance,
+        Verdict::Proven => Ruling::Advance,
         Verdict::Refuted if e.tier == Some(2) => {
             if state.overrides.get(gap).is_some_and(|ids| ids.contains(&e.id)) {
-                Decision::Advance
+                Ruling::Advance
             } else {
                 halt(
                     Condition::Tier2Hold,

@@ -896,7 +896,7 @@ fn close_pass(
         return Err(format!("pass {pass} closes after pass {}", state.passes));
     }
     // Every advance goes through the andon rule.
-    if advanced && let andon_rule::Decision::Halt(c, why) = andon_rule::decide(state, gap, ceiling, diff_hash) {
+    if advanced && let andon_rule::Ruling::Halt(c, why) = andon_rule::rule_on(state, gap, ceiling, diff_hash) {
         return Err(format!("pass {pass} claims an advance the andon rule forbids ({}: {why})", c.token()));
     }
     state.passes = pass;

@@ -234,17 +234,17 @@ fn proposals_are_checked_written_for_the_loop_and_recorded_by_it() {
     let (_, state, _) = ledger::load(&dir).unwrap().unwrap();
     let ws = vec!["src/billing/__init__.py".to_string()];
     let now = andon::andon_loop::diff::hash(t.path(), None, &ws, &[]);
-    let gate = |h: &str| andon::ledger::andon_rule::decide(&state, &gap, BlastRadius::LocalReversible, Some(h));
+    let gate = |h: &str| andon::ledger::andon_rule::rule_on(&state, &gap, BlastRadius::LocalReversible, Some(h));
     assert!(!matches!(
         gate(&now),
-        andon::ledger::andon_rule::Decision::Halt(andon::ledger::andon_rule::Condition::Authorization, _)
+        andon::ledger::andon_rule::Ruling::Halt(andon::ledger::andon_rule::Condition::Authorization, _)
     ));
     std::fs::write(t.path().join("src/billing/__init__.py"), "# changed after the authority was raised\n").unwrap();
     let changed = andon::andon_loop::diff::hash(t.path(), None, &ws, &[]);
     assert_ne!(now, changed);
     assert!(matches!(
         gate(&changed),
-        andon::ledger::andon_rule::Decision::Halt(andon::ledger::andon_rule::Condition::Authorization, _)
+        andon::ledger::andon_rule::Ruling::Halt(andon::ledger::andon_rule::Condition::Authorization, _)
     ));
     // skipping moves the loop on to another gap
     run(&["skip", &gap, "--by", "lead", "--reason", "later"], t.path());
@@ -1262,8 +1262,8 @@ fn ingest_mode_takes_phases_work_items_and_entry_gates_from_the_brief() {
     let (_, state, _) = ledger::load(&d.join("analysis/andon/ledger")).unwrap().unwrap();
     let p2_gap = v["picked"]["gap"].as_str().unwrap().to_string();
     assert!(matches!(
-        andon::ledger::andon_rule::decide(&state, &p2_gap, BlastRadius::SharedStateVisible, None),
-        andon::ledger::andon_rule::Decision::Halt(andon::ledger::andon_rule::Condition::EntryGate, _)
+        andon::ledger::andon_rule::rule_on(&state, &p2_gap, BlastRadius::SharedStateVisible, None),
+        andon::ledger::andon_rule::Ruling::Halt(andon::ledger::andon_rule::Condition::EntryGate, _)
     ));
     assert_eq!(state.context["P2"].advisory.len(), 1);
     // status says what a person must do; a proposal in the gated stage is refused

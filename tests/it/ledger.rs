@@ -556,34 +556,34 @@ fn radius_proposal(id: &str, radius: BlastRadius) -> Event {
 
 #[test]
 fn the_andon_rule_decides_every_advance() {
-    use andon::ledger::andon_rule::{Condition, Decision, decide};
+    use andon::ledger::andon_rule::{Condition, Ruling, rule_on};
     let t = tempfile::tempdir().unwrap();
     let dir = t.path().join("ledger");
     let ceiling = BlastRadius::LocalReversible;
     let state = |dir: &Path| ledger::load(dir).unwrap().unwrap().1;
-    let halts = |d: Decision| match d {
-        Decision::Halt(c, _) => Some(c),
-        Decision::Advance => None,
+    let halts = |d: Ruling| match d {
+        Ruling::Halt(c, _) => Some(c),
+        Ruling::Advance => None,
     };
     // no proposal yet: needs a person; a proposal without proof: unproven
     ledger::append(&dir, &header(), &[gap("G1")], 1).unwrap();
-    assert_eq!(halts(decide(&state(&dir), "G1", ceiling, None)), Some(Condition::NeedsHuman));
+    assert_eq!(halts(rule_on(&state(&dir), "G1", ceiling, None)), Some(Condition::NeedsHuman));
     ledger::append(&dir, &header(), &[proposal("G1")], 1).unwrap();
-    assert_eq!(halts(decide(&state(&dir), "G1", ceiling, None)), Some(Condition::Unproven));
+    assert_eq!(halts(rule_on(&state(&dir), "G1", ceiling, None)), Some(Condition::Unproven));
     // refuted, then unknown, then proven
     ledger::append(&dir, &header(), &[proof("E1", "G1", Verdict::Refuted, 3, false)], 1).unwrap();
-    assert_eq!(halts(decide(&state(&dir), "G1", ceiling, None)), Some(Condition::Refuted));
+    assert_eq!(halts(rule_on(&state(&dir), "G1", ceiling, None)), Some(Condition::Refuted));
     ledger::append(&dir, &header(), &[proof("E2", "G1", Verdict::Unknown, 3, false)], 1).unwrap();
-    assert_eq!(halts(decide(&state(&dir), "G1", ceiling, None)), Some(Condition::NeedsHuman));
+    assert_eq!(halts(rule_on(&state(&dir), "G1", ceiling, None)), Some(Condition::NeedsHuman));
     ledger::append(&dir, &header(), &[proof("E3", "G1", Verdict::Proven, 1, false)], 1).unwrap();
-    assert_eq!(decide(&state(&dir), "G1", ceiling, None), Decision::Advance);
+    assert_eq!(rule_on(&state(&dir), "G1", ceiling, None), Ruling::Advance);
     ledger::append(&dir, &header(), &[pass(1, "G1", true, ceiling, None)], 1).unwrap();
 
     // a tier-1 hold: no override, no authority, no ceiling clears it
     ledger::append(&dir, &header(), &[gap("G2"), proposal("G2"), proof("H1", "G2", Verdict::Refuted, 1, true)], 1)
         .unwrap();
     assert_eq!(
-        halts(decide(&state(&dir), "G2", BlastRadius::SharedStateVisible, Some("d"))),
+        halts(rule_on(&state(&dir), "G2", BlastRadius::SharedStateVisible, Some("d"))),
         Some(Condition::Tier1Hold)
     );
     let before = bytes(&dir);
@@ -607,12 +607,12 @@ fn the_andon_rule_decides_every_advance() {
     }
     // only a later proof (a re-index showing the contradiction gone) clears it
     ledger::append(&dir, &header(), &[proof("H2", "G2", Verdict::Proven, 1, false)], 1).unwrap();
-    assert_eq!(decide(&state(&dir), "G2", ceiling, None), Decision::Advance);
+    assert_eq!(rule_on(&state(&dir), "G2", ceiling, None), Ruling::Advance);
 
     // a tier-2 contradiction holds until a structured override is recorded
     ledger::append(&dir, &header(), &[gap("G3"), proposal("G3"), proof("T2", "G3", Verdict::Refuted, 2, false)], 1)
         .unwrap();
-    assert_eq!(halts(decide(&state(&dir), "G3", ceiling, None)), Some(Condition::Tier2Hold));
+    assert_eq!(halts(rule_on(&state(&dir), "G3", ceiling, None)), Some(Condition::Tier2Hold));
     ledger::append(
         &dir,
         &header(),
@@ -627,7 +627,7 @@ fn the_andon_rule_decides_every_advance() {
         1,
     )
     .unwrap();
-    assert_eq!(decide(&state(&dir), "G3", ceiling, None), Decision::Advance);
+    assert_eq!(rule_on(&state(&dir), "G3", ceiling, None), Ruling::Advance);
 
     // over the ceiling: halts until authority is raised for this gap and this diff
     ledger::append(
@@ -637,7 +637,7 @@ fn the_andon_rule_decides_every_advance() {
         1,
     )
     .unwrap();
-    assert_eq!(halts(decide(&state(&dir), "G4", ceiling, Some("diff-a"))), Some(Condition::Authorization));
+    assert_eq!(halts(rule_on(&state(&dir), "G4", ceiling, Some("diff-a"))), Some(Condition::Authorization));
     ledger::append(
         &dir,
         &header(),
@@ -654,9 +654,9 @@ fn the_andon_rule_decides_every_advance() {
         1,
     )
     .unwrap();
-    assert_eq!(decide(&state(&dir), "G4", ceiling, Some("diff-a")), Decision::Advance);
+    assert_eq!(rule_on(&state(&dir), "G4", ceiling, Some("diff-a")), Ruling::Advance);
     // the authority lapses when the diff changes
-    assert_eq!(halts(decide(&state(&dir), "G4", ceiling, Some("diff-b"))), Some(Condition::Authorization));
+    assert_eq!(halts(rule_on(&state(&dir), "G4", ceiling, Some("diff-b"))), Some(Condition::Authorization));
     assert!(matches!(
         ledger::append(&dir, &header(), &[pass(2, "G4", true, ceiling, Some("diff-b"))], 1),
         Err(LedgerError::Refused(m)) if m.contains("halt:authorization")

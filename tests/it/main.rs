@@ -5,6 +5,7 @@ mod cli;
 mod cycle;
 mod datalog;
 mod extract;
+mod hidden_chars;
 mod incremental;
 mod injection;
 mod ledger;

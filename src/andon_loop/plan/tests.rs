@@ -14,7 +14,7 @@ use crate::ops::{StageRow, WireRow};
 #[derive(Default)]
 struct Memory {
     gaps: BTreeMap<String, Vec<Candidate>>,
-    proof: Option<fix::Proof>,
+    proof: Option<fix::StructuralProof>,
     ran: Vec<String>,
 }
 
@@ -26,7 +26,7 @@ impl Repo for Memory {
         };
         self.gaps.get(stage).into_iter().flatten().filter(|c| !proven(c)).cloned().collect()
     }
-    fn structural(&self, _gap: &GapState) -> Result<fix::Proof, String> {
+    fn structural(&self, _gap: &GapState) -> Result<fix::StructuralProof, String> {
         self.proof.clone().ok_or_else(|| "no proof".to_string())
     }
     fn run_command(&mut self, spec: &CommandSpec, fingerprint: &str) -> commands::Run {
@@ -40,7 +40,7 @@ impl Repo for Memory {
         &self,
         _base: &str,
         _write_set: &[String],
-    ) -> Result<Result<(fix::Change, BlastRadius, String), VerifyStop>, String> {
+    ) -> Result<Result<(fix::AppliedChange, BlastRadius, String), VerifyStop>, String> {
         Err("no working tree".into())
     }
     fn surface_changed(&self, _state: &State) -> Result<bool, String> {
