@@ -93,7 +93,7 @@ fn text(w: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
             super::inline(&f.path),
             f.line,
             f.col,
-            f.contract,
+            super::inline(&f.contract),
             super::inline(&f.message),
             tags(f)
         )?;
@@ -102,7 +102,14 @@ fn text(w: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
         }
     }
     for s in &r.stale_exceptions {
-        writeln!(w, "{}:{}:1: {}: {}", r.config, s.line, s.contract, stale_message(s))?;
+        writeln!(
+            w,
+            "{}:{}:1: {}: {}",
+            super::inline(&r.config),
+            s.line,
+            super::inline(&s.contract),
+            super::inline(&stale_message(s))
+        )?;
     }
     if !r.suspected_injections.is_empty() {
         super::injections(w, &r.suspected_injections, "", "  ", false)?;

@@ -4,7 +4,7 @@ use std::io::{self, Write};
 
 use serde_json::{Value, json};
 
-use super::{SCHEMA_VERSION, verdict_line};
+use super::{SCHEMA_VERSION, inline, verdict_line};
 use crate::datalog::explain::Derivation;
 use crate::dialect::{Program, RelKind};
 use crate::ops::{StreamReport, WhyReport};
@@ -180,7 +180,12 @@ fn stream_text(w: &mut dyn Write, r: &StreamReport) -> io::Result<()> {
         writeln!(
             w,
             "  {}  {}  {} files  [{}, {} from {}]",
-            s.name, s.root, s.files, s.ecosystem, s.confidence, s.source
+            inline(&s.name),
+            inline(&s.root),
+            s.files,
+            s.ecosystem,
+            s.confidence,
+            s.source
         )?;
     }
     writeln!(w, "wires ({}):", r.wires.len())?;
@@ -190,24 +195,24 @@ fn stream_text(w: &mut dyn Write, r: &StreamReport) -> io::Result<()> {
         writeln!(
             w,
             "  {} -> {}  {} imports, {}  [{}]{}",
-            x.producer,
-            x.consumer,
+            inline(&x.producer),
+            inline(&x.consumer),
             x.imports,
             x.confidence,
             x.kinds.join(","),
-            if shown.is_empty() { String::new() } else { format!("  symbols: {}{more}", shown.join(", ")) }
+            if shown.is_empty() { String::new() } else { format!("  symbols: {}{more}", inline(&shown.join(", "))) }
         )?;
     }
-    writeln!(w, "order: {}", r.order.join(" -> "))?;
+    writeln!(w, "order: {}", inline(&r.order.join(" -> ")))?;
     for c in &r.cycles {
-        writeln!(w, "cycle: {}", c.join(" <-> "))?;
+        writeln!(w, "cycle: {}", inline(&c.join(" <-> ")))?;
     }
     if !r.module_cycles.is_empty() {
         writeln!(w, "module cycles ({}):", r.module_cycles.len())?;
         for c in &r.module_cycles {
             let shown: Vec<&str> = c.iter().take(6).map(String::as_str).collect();
             let more = if c.len() > 6 { format!(" (+{} more)", c.len() - 6) } else { String::new() };
-            writeln!(w, "  {}{more}", shown.join(" <-> "))?;
+            writeln!(w, "  {}{more}", inline(&shown.join(" <-> ")))?;
         }
     }
     let detail = format!("{} stages, {} wires, {} cycles", r.stages.len(), r.wires.len(), r.cycles.len());
@@ -223,14 +228,22 @@ pub fn why(w: &mut dyn Write, r: &WhyReport, json_out: bool) -> io::Result<()> {
             writeln!(
                 w,
                 "{} ({}) depends on {} ({}) in {} hops:",
-                r.from.name,
+                inline(&r.from.name),
                 r.from.kind,
-                r.to.name,
+                inline(&r.to.name),
                 r.to.kind,
                 c.len()
             )?;
             for h in c {
-                writeln!(w, "  {}:{}: imports `{}` -> {}  [{}]", h.path, h.line, h.spec, h.target, h.confidence)?;
+                writeln!(
+                    w,
+                    "  {}:{}: imports `{}` -> {}  [{}]",
+                    inline(&h.path),
+                    h.line,
+                    inline(&h.spec),
+                    inline(&h.target),
+                    h.confidence
+                )?;
             }
             verdict_line(w, "found", &format!("{} hops", c.len()))
         }
@@ -238,7 +251,10 @@ pub fn why(w: &mut dyn Write, r: &WhyReport, json_out: bool) -> io::Result<()> {
             writeln!(
                 w,
                 "{} ({}) does not depend on {} ({}): no chain of imports leads there",
-                r.from.name, r.from.kind, r.to.name, r.to.kind
+                inline(&r.from.name),
+                r.from.kind,
+                inline(&r.to.name),
+                r.to.kind
             )?;
             verdict_line(w, "no-chain", "")
         }

@@ -23,9 +23,9 @@ pub fn report(w: &mut dyn Write, step: &crate::api::work::LoopStep, json_out: bo
             writeln!(w, "  {}  {}  [{}, {}]", inline(&st.name), inline(&st.root), st.confidence, st.source)?;
         }
         for wi in &s.stream.wires {
-            writeln!(w, "  {} -> {}  [{}]", wi.producer, wi.consumer, wi.confidence)?;
+            writeln!(w, "  {} -> {}  [{}]", inline(&wi.producer), inline(&wi.consumer), wi.confidence)?;
         }
-        writeln!(w, "  order: {}", s.stream.order.join(" -> "))?;
+        writeln!(w, "  order: {}", inline(&s.stream.order.join(" -> ")))?;
     }
     if !s.delta.is_empty() {
         writeln!(w, "ledger since the last run:")?;
@@ -38,14 +38,16 @@ pub fn report(w: &mut dyn Write, step: &crate::api::work::LoopStep, json_out: bo
     }
     writeln!(w, "ledger: {} passes, {} cycles", s.passes, s.cycles)?;
     for (wire, st) in &s.wires {
-        writeln!(w, "  {wire}: {st}")?;
+        writeln!(w, "  {}: {st}", inline(&wire.to_string()))?;
     }
     match &s.constraint {
-        Some(c) => writeln!(w, "constraint: {} ({}; rule: {})", c.wire, c.detail, c.rule)?,
+        Some(c) => {
+            writeln!(w, "constraint: {} ({}; rule: {})", inline(&c.wire.to_string()), inline(&c.detail), c.rule)?
+        }
         None => writeln!(w, "constraint: none")?,
     }
     match &s.cursor {
-        Some(c) => writeln!(w, "cursor: stage {c}")?,
+        Some(c) => writeln!(w, "cursor: stage {}", inline(c))?,
         None => writeln!(w, "cursor: none (no stage)")?,
     }
     writeln!(w, "gaps in the cursor's stage and outgoing wire: {} ({} new)", s.found.len(), s.recorded)?;
@@ -64,7 +66,7 @@ pub fn report(w: &mut dyn Write, step: &crate::api::work::LoopStep, json_out: bo
         )?;
     }
     if let Some((g, rule)) = &s.picked {
-        writeln!(w, "picked: {g} ({rule})")?;
+        writeln!(w, "picked: {g} ({})", inline(rule))?;
     }
     if !injections.is_empty() {
         super::injections(w, injections, "", "  ", false)?;

@@ -70,13 +70,13 @@ pub fn index_report(w: &mut dyn Write, r: &IndexReport, format: Format) -> io::R
         Format::Json => json(w, r),
         Format::Text => {
             if let Some(why) = &r.rebuilt {
-                writeln!(w, "note: {why}")?;
+                writeln!(w, "note: {}", inline(why))?;
             }
             for d in &r.diagnostics {
                 if d.line > 0 {
-                    writeln!(w, "warning: {}:{}: {} ({})", d.path, d.line, d.message, d.kind)?;
+                    writeln!(w, "warning: {}:{}: {} ({})", inline(&d.path), d.line, inline(&d.message), d.kind)?;
                 } else {
-                    writeln!(w, "warning: {}: {} ({})", d.path, d.message, d.kind)?;
+                    writeln!(w, "warning: {}: {} ({})", inline(&d.path), inline(&d.message), d.kind)?;
                 }
             }
             let langs: Vec<String> = s.files_by_lang.iter().map(|(l, n)| format!("{n} {l}")).collect();
@@ -103,7 +103,12 @@ pub fn index_report(w: &mut dyn Write, r: &IndexReport, format: Format) -> io::R
                 writeln!(
                     w,
                     "    {:<24} {:<32} {:<9} {} files ({}, {})",
-                    st.name, root, st.ecosystem, st.files, st.source, st.confidence
+                    inline(&st.name),
+                    inline(root),
+                    st.ecosystem,
+                    st.files,
+                    st.source,
+                    st.confidence
                 )?;
             }
             verdict_line(w, "indexed", "")
@@ -124,12 +129,12 @@ pub fn check_report(w: &mut dyn Write, check: &IndexCheck, format: Format) -> io
             Ok(c) => {
                 writeln!(w, "the index is stale: {} files changed since it was built; run `andon index`", c.len())?;
                 for ch in c {
-                    writeln!(w, "  {:<8} {}", ch.change, ch.path)?;
+                    writeln!(w, "  {:<8} {}", ch.change, inline(&ch.path))?;
                 }
                 verdict_line(w, "stale", &format!("{} changed", c.len()))
             }
             Err(why) => {
-                writeln!(w, "the index is stale: {why}")?;
+                writeln!(w, "the index is stale: {}", inline(why))?;
                 verdict_line(w, "stale", "no usable index")
             }
         },
@@ -181,7 +186,7 @@ pub fn settings_report(w: &mut dyn Write, cfg: &crate::config::Config, format: F
     match format {
         Format::Json => json(w, cfg),
         Format::Text => {
-            writeln!(w, "settings file: {}", source.as_deref().unwrap_or("none (all defaults)"))?;
+            writeln!(w, "settings file: {}", inline(source.as_deref().unwrap_or("none (all defaults)")))?;
             for (k, v, origin) in &rows {
                 let v = match v {
                     crate::config::Scalar::Str(s) => s.clone(),
@@ -399,7 +404,7 @@ pub fn preflight(w: &mut dyn Write, p: &crate::api::work::Preflight, format: For
     if markdown {
         writeln!(w, "# andon preflight\n\n| capability | level | found | fix |\n|---|---|---|---|")?;
         for i in items {
-            let cell = |s: &str| s.replace('|', "\\|").replace('\n', " ");
+            let cell = crate::text::markdown;
             writeln!(
                 w,
                 "| {} | {} | {} | {} |",
@@ -412,9 +417,9 @@ pub fn preflight(w: &mut dyn Write, p: &crate::api::work::Preflight, format: For
         return writeln!(w, "\n**{}**", worst.name());
     }
     for i in items {
-        writeln!(w, "{:<16} {:<24} {}", i.level.name(), i.capability, i.found)?;
+        writeln!(w, "{:<16} {:<24} {}", i.level.name(), i.capability, inline(&i.found))?;
         if let Some(f) = &i.fix {
-            writeln!(w, "{:<16} {:<24} fix: {f}", "", "")?;
+            writeln!(w, "{:<16} {:<24} fix: {}", "", "", inline(f))?;
         }
     }
     verdict_line(w, worst.name(), &format!("{} checks", items.len()))

@@ -85,9 +85,9 @@ fn holds(w: &mut dyn Write, b: &Board, h2: &str, item: &str) -> io::Result<()> {
         writeln!(
             w,
             "{item}{}: {} (evidence {}; {})",
-            h.wire,
+            super::inline(&h.wire.to_string()),
             super::inline(&h.claim),
-            h.evidence,
+            super::inline(&h.evidence),
             super::inline(&h.references.join(", "))
         )?;
     }
@@ -98,12 +98,15 @@ fn holds(w: &mut dyn Write, b: &Board, h2: &str, item: &str) -> io::Result<()> {
 fn stages(w: &mut dyn Write, b: &Board, h2: &str, item: &str) -> io::Result<()> {
     writeln!(w, "{h2}stages and wires")?;
     for s in &b.stages {
-        writeln!(w, "{item}{} [{}, {}]", s.name, s.confidence, s.source)?;
+        writeln!(w, "{item}{} [{}, {}]", super::inline(&s.name), s.confidence, s.source)?;
         for wl in &s.wires {
-            let ev =
-                wl.evidence.as_deref().map(|e| format!(" (evidence {e})")).unwrap_or_else(|| " (no evidence)".into());
+            let ev = wl
+                .evidence
+                .as_deref()
+                .map(|e| format!(" (evidence {})", super::inline(e)))
+                .unwrap_or_else(|| " (no evidence)".into());
             let reopened = if wl.reopened > 0 { format!(", reopened {}", wl.reopened) } else { String::new() };
-            writeln!(w, "{item}  {} : {}{ev}{reopened}", wl.wire, wl.status)?;
+            writeln!(w, "{item}  {} : {}{ev}{reopened}", super::inline(&wl.wire.to_string()), wl.status)?;
         }
         if !s.open_gates.is_empty() {
             writeln!(
@@ -125,7 +128,13 @@ fn summary(w: &mut dyn Write, b: &Board, h2: &str, item: &str) -> io::Result<()>
     writeln!(w, "{item}passes {}, cycles {}, sub-cycles {}", b.passes, b.cycles, b.sub_cycles)?;
     writeln!(w, "{h2}constraint")?;
     match &b.constraint {
-        Some(c) => writeln!(w, "{item}{} ({}; rule: {})", c.wire, c.detail, c.rule)?,
+        Some(c) => writeln!(
+            w,
+            "{item}{} ({}; rule: {})",
+            super::inline(&c.wire.to_string()),
+            super::inline(&c.detail),
+            c.rule
+        )?,
         None => writeln!(w, "{item}none: every wire is proven")?,
     }
     writeln!(w, "{h2}gaps")?;
@@ -133,7 +142,7 @@ fn summary(w: &mut dyn Write, b: &Board, h2: &str, item: &str) -> io::Result<()>
     writeln!(w, "{item}open by kind: {}", counts(&b.open_by_kind))?;
     writeln!(w, "{item}open by blast radius: {}", counts(&b.open_by_radius))?;
     writeln!(w, "{h2}proof approaches")?;
-    writeln!(w, "{item}{}", counts(&b.approaches))
+    writeln!(w, "{item}{}", super::inline(&counts(&b.approaches)))
 }
 
 /// People's decisions and proof-strength audits, each section when it has entries.
@@ -141,7 +150,14 @@ fn decisions(w: &mut dyn Write, b: &Board, h2: &str, item: &str) -> io::Result<(
     if !b.decisions.is_empty() {
         writeln!(w, "{h2}decisions")?;
         for d in &b.decisions {
-            writeln!(w, "{item}{} `{}` by {}: {}", d.action, d.gap, super::inline(&d.by), super::inline(&d.reason))?;
+            writeln!(
+                w,
+                "{item}{} `{}` by {}: {}",
+                d.action,
+                super::inline(&d.gap),
+                super::inline(&d.by),
+                super::inline(&d.reason)
+            )?;
         }
     }
     if !b.audits.is_empty() {

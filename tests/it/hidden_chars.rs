@@ -59,8 +59,9 @@ fn padding() -> String {
 /// core does not define, and the forbidden contract api -> core is broken. `chars` are spread
 /// over comments, docstrings and string literals appended to the packages' `__init__.py` after
 /// [`padding`]; every character of `names` names two files: `src/api/x<c>y.py`, which holds
-/// the same broken import of core, and `src/core/t<c>u.py`, which holds a TODO comment. `words`
-/// surround the characters.
+/// the same broken import of core, and `src/core/t<c>u.py`, which holds a TODO comment; it also
+/// names a package of its own, `src/p<c>q/`, a stage fed by core. `words` surround the
+/// characters.
 fn repo(chars: &[char], names: &[char], words: &[&str]) -> tempfile::TempDir {
     let t = tempfile::tempdir().unwrap();
     let d = t.path();
@@ -106,6 +107,10 @@ fn repo(chars: &[char], names: &[char], words: &[&str]) -> tempfile::TempDir {
         files.push((
             format!("src/core/t{c}u.py"),
             format!("# TODO: {a}{c}{b}\n\"\"\"{b}{c}{a}\"\"\"\nVALUE = \"{a}\"\n"),
+        ));
+        files.push((
+            format!("src/p{c}q/__init__.py"),
+            "from core import parse\n\n\ndef go():\n    return parse(\"x\")\n".into(),
         ));
     }
     for (f, text) in &files {
