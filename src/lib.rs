@@ -1,25 +1,11 @@
-//! andon turns a source repository into evidence.
+//! andon turns a source repository into evidence, and refuses to move on without it.
 //!
-//! Codemap (data flows one way):
-//! - [`extract`]: one file's bytes → its fact segment (tree-sitter + `grammars/<lang>/facts.scm`),
-//!   and manifests → dependency facts. Never fails because of source text.
-//! - [`index`]: walk the repo, re-parse only changed files, keep per-file segments keyed by path and
-//!   content hash, persist them under `.andon/` with a fingerprint; atomic writes, one writer.
-//! - [`resolve`]: whole-repo facts from all segments: stages, module names, import resolution.
-//! - [`facts`]: the relation catalog generated from `rules/schema.dl`, segments, merged facts.
-//! - [`datalog`]: the rule dialect, the crepe-compiled built-in rules and the run-time engine.
-//! - [`graph`]: stream order, cycles and shortest chains (petgraph) over derived relations.
-//! - [`config`]: `andon.toml` / `[tool.andon]`, contracts included.
-//! - [`ingest`]: ingest mode's input, the external modernization brief (`docs/brief-format.md`).
-//! - [`capabilities`]: the registry of external tools (by exact executable name) and their detection.
-//! - [`panel`]: approach (a), the adversarial panel: role packets, strict role outputs, mechanical judgment (`docs/panel.md`).
-//! - [`check`]: the structural gate: contracts judged on the file import graph, with tiers and witnesses.
-//! - [`output`]: the only code that formats text and JSON.
-//! - [`cli`]: the only code that knows clap, the terminal, environment variables and exit codes.
-//!
-//! Invariants: only `cli` prints or exits; output never depends on thread count or hash order
-//! (everything is sorted before it is rendered); repository text is data and never changes what
-//! andon does.
+//! The map of the code (what each top-level module owns and never does, the one-way data flow,
+//! the invariants stated as absences) is `ARCHITECTURE.md` at the repository's root. In short,
+//! from the bottom layer up: [`text`], [`dialect`], [`facts`], [`extract`], [`resolve`], [`index`],
+//! [`datalog`], [`config`], [`ops`], [`capabilities`], [`ledger`], [`panel`], [`ingest`],
+//! [`evidence`], [`check`], [`status`], [`preflight`], [`andon_loop`], [`api`] (one function per
+//! command, under every front end), [`output`] and [`cli`].
 
 pub mod andon_loop;
 pub mod api;

@@ -263,7 +263,7 @@ fn brief_constraint(state: &State, stream: &Stream) -> Option<Constraint> {
             && state.gaps.values().any(|g| g.stage == stage && !g.status.set_aside())
     };
     stream.order.iter().find(|s| open(s)).map(|stage| Constraint {
-        // the phase's own wire, out of it (its contract's, `cycle::ingest::phase_wire`)
+        // the phase's own wire, out of it (its contract's, `andon_loop::ingest::phase_wire`)
         wire: stream
             .wires
             .iter()

@@ -60,7 +60,7 @@ fn push_escaped(c: char, out: &mut String) {
     }
 }
 
-/// [`line`] cut to at most `max` characters; a longer result ends in `…`. An escape is never cut
+/// [`line()`] cut to at most `max` characters; a longer result ends in `…`. An escape is never cut
 /// in half.
 pub fn line_within(s: &str, max: usize) -> String {
     let mut out = String::new();
@@ -94,7 +94,7 @@ pub fn short(s: &str) -> String {
 /// a heading, a code span, a link or a new table cell.
 const MARKDOWN_PUNCTUATION: &str = "\\`*_[]<>#|~!";
 
-/// Text for one Markdown table cell or list line: [`line`], then every Markdown punctuation
+/// Text for one Markdown table cell or list line: [`line()`], then every Markdown punctuation
 /// character behind a backslash.
 pub fn markdown(s: &str) -> String {
     let one = line(s);
@@ -108,7 +108,7 @@ pub fn markdown(s: &str) -> String {
     out
 }
 
-/// Text for HTML, in an element or a quoted attribute: [`line`], then `&`, `<`, `>`, `"` and `'`
+/// Text for HTML, in an element or a quoted attribute: [`line()`], then `&`, `<`, `>`, `"` and `'`
 /// as character references.
 pub fn html(s: &str) -> String {
     let one = line(s);

@@ -2,13 +2,13 @@
 //! artifacts `andon propose`, `andon verify` and `andon verify --audit` left, the fresh index
 //! behind a [`Repo`]), compute every event the step records and the next action, in named
 //! phases:
-//! 1. [`topology`]: the stream's stages, recorded when new or changed (R27, R35);
-//! 2. [`proposals`], [`evidence`] and [`audits`]: the artifacts recorded by the one writer;
-//! 3. [`stale`]: proofs whose surface changed since are reopened (R82);
-//! 4. [`walk`]: scan the cursor's stage, record gaps that are new, moved or gone, derive the
+//! 1. `topology`: the stream's stages, recorded when new or changed (R27, R35);
+//! 2. `proposals`, `evidence` and `audits`: the artifacts recorded by the one writer;
+//! 3. `stale`: proofs whose surface changed since are reopened (R82);
+//! 4. `walk`: scan the cursor's stage, record gaps that are new, moved or gone, derive the
 //!    cursor and the constraint, let the loop prove the wires that need no change, pick one gap
 //!    and say what is next;
-//! 5. [`halt_of`]: the condition the picked gap stands halted on.
+//! 5. `halt_of`: the condition the picked gap stands halted on.
 //!
 //! Planning never touches the file system: everything it asks of the repository goes through
 //! [`Repo`], and nothing is written until the step records the book's planned events in one write.

@@ -1,4 +1,4 @@
-//! Extraction: one file's bytes → its fact [`Segment`]. Never fails because of source text:
+//! Extraction: one file's bytes → its fact [`crate::facts::Segment`]. Never fails because of source text:
 //! syntax errors become `ParseError` facts and imports in broken regions are recovered from text.
 //!
 //! Each language is one [`Lang`] row, one query in `grammars/<lang>/facts.scm` (compiled once per

@@ -1,7 +1,7 @@
 //! The persisted index: the only on-disk form of facts.
 //!
 //! Layout of `.andon/index.bin`: the magic `ANDONIDX`, the format version (u32 LE), the xxh3-128
-//! checksum of the payload (u128 LE), then the postcard payload: [`wire::Header`] (fingerprint,
+//! checksum of the payload (u128 LE), then the postcard payload: [`wire::IndexHeader`] (fingerprint,
 //! stamp, summary), the file table, each file's fact segment, and the whole-repo segment
 //! (resolution, modules, stages). The file table comes first so a no-change run decodes nothing
 //! else. Writes go to a temporary file that is fsynced and renamed; one writer at a time holds

@@ -7,7 +7,7 @@
 //! (one `## Phase <id>: <name>` heading per phase, in the same order) and is otherwise free prose.
 //!
 //! The brief is external, untrusted text: strings are stored verbatim, every error message quotes
-//! them through [`escape_inline`], and nothing here panics on any input.
+//! them through [`crate::text::short`], and nothing here panics on any input.
 
 mod json;
 
@@ -28,7 +28,7 @@ pub const FORMAT: u64 = 1;
 pub const PRODUCER: &str = "self-assess-transform-brief";
 /// The longest id (phase, rule, work item) accepted.
 pub const ID_MAX: usize = 64;
-/// The longest string [`escape_inline`] returns, in chars.
+/// The longest string [`crate::text::short`] returns, in chars.
 pub use crate::text::SHORT_MAX as INLINE_MAX;
 
 /// A parsed brief: its phases in the brief's own (leaf-first) order (R53).
@@ -232,7 +232,7 @@ impl Phase {
 pub struct BriefError {
     pub file: PathBuf,
     pub line: u32,
-    /// One line; text from the brief in it is quoted through [`escape_inline`].
+    /// One line; text from the brief in it is quoted through [`crate::text::short`].
     pub message: String,
 }
 
