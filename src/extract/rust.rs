@@ -92,7 +92,11 @@ fn qualified<'a>(x: &mut Extractor<'a, '_>, node: Node<'a>) {
     if !matches!(segs.first().map(String::as_str), Some("crate" | "self" | "super")) || segs.len() < 2 {
         return;
     }
-    let l = line(node);
+    qualified_import(x, node, line(node), &segs);
+}
+
+/// Records the path `segs`, used at line `l` inside `node`, as an import of edge kind `qualified`.
+fn qualified_import<'a>(x: &mut Extractor<'a, '_>, node: Node<'a>, l: u32, segs: &[String]) {
     let within = inline_mods(x, node);
     if !within.is_empty() {
         x.push(rel::IMPORT_WITHIN, &[x.path.into(), l.into(), within.as_str().into()]);
@@ -127,14 +131,7 @@ fn macro_paths<'a>(x: &mut Extractor<'a, '_>, node: Node<'a>) {
             j += 2;
         }
         if segs.len() >= 2 {
-            let l = line(start);
-            let within = inline_mods(x, node);
-            if !within.is_empty() {
-                x.push(rel::IMPORT_WITHIN, &[x.path.into(), l.into(), within.as_str().into()]);
-            }
-            let mut kinds = context_kinds(x, node);
-            kinds.push("qualified");
-            x.import(l, &segs.join("::"), &kinds);
+            qualified_import(x, node, line(start), &segs);
         }
         i = j.max(i + 1);
     }
