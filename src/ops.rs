@@ -240,6 +240,6 @@ fn endpoint(store: &Store, name: &str) -> Result<Endpoint, String> {
     cands.extend(rows(rel::FILE).map(|r| s(r[0])));
     let lower = name.to_lowercase();
     let near = cands.iter().min_by_key(|c| (crate::text::edit_distance(&lower, &c.to_lowercase()), c.len()));
-    let hint = near.map(|n| format!("; did you mean `{n}`?")).unwrap_or_default();
-    Err(format!("`{name}` is not a stage, module, file or directory of the index{hint}"))
+    let hint = near.map(|n| format!("; did you mean `{}`?", crate::text::line(n))).unwrap_or_default();
+    Err(format!("`{}` is not a stage, module, file or directory of the index{hint}", crate::text::line(name)))
 }

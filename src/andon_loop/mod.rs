@@ -196,6 +196,7 @@ pub fn step(root: &Path, cfg: &Config, idx: &Index, opts: StepOptions) -> Result
         evidence: pending(&out_dir.join("evidence")),
         audits: pending(&out_dir.join("audits")),
     };
+    let read_as = contents(&pending);
     let setup = plan::Setup {
         cfg,
         stream: &read.stream,
@@ -219,11 +220,26 @@ pub fn step(root: &Path, cfg: &Config, idx: &Index, opts: StepOptions) -> Result
     if !book.planned().is_empty() {
         ledger::append(&dir, &read.header, book.planned(), opts.now)?;
     }
+    // An artifact is removed only as the step read it: one written again while the step ran (a
+    // new proposal for the same gap) waits for the next step.
     for f in &planned.consumed {
-        let _ = std::fs::remove_file(f);
+        if read_as.get(f).is_some_and(|bytes| std::fs::read(f).ok().as_ref() == Some(bytes)) {
+            let _ = std::fs::remove_file(f);
+        }
     }
     let records = ledger::load(&dir)?.map(|(_, _, r)| r).unwrap_or_default();
     Ok(session(planned, read.stream, &book.state, &records, opts.since))
+}
+
+/// The bytes of every pending artifact file, as the step read them.
+fn contents(p: &plan::Pending) -> BTreeMap<std::path::PathBuf, Vec<u8>> {
+    let files = p
+        .proposals
+        .iter()
+        .map(|(f, _)| f)
+        .chain(p.evidence.iter().map(|(f, _)| f))
+        .chain(p.audits.iter().map(|(f, _)| f));
+    files.filter_map(|f| Some((f.clone(), std::fs::read(f).ok()?))).collect()
 }
 
 /// Takes the step lock of the ledger in `dir`, held until the returned file is dropped.

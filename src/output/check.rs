@@ -252,7 +252,18 @@ fn gh_escape(s: &str, property: bool) -> String {
     if property {
         out = out.replace(':', "%3A").replace(',', "%2C");
     }
-    out
+    visible(&out)
+}
+
+/// Every hidden character as its escape (R123); a workflow command has already encoded its line
+/// breaks.
+fn visible(s: &str) -> String {
+    s.chars()
+        .map(|c| match c {
+            c if crate::text::is_hidden(c) => c.escape_unicode().to_string(),
+            c => c.to_string(),
+        })
+        .collect()
 }
 
 fn github(w: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
@@ -298,6 +309,7 @@ fn xml(s: &str) -> String {
             '\'' => out.push_str("&apos;"),
             // characters XML 1.0 cannot hold
             c if (c as u32) < 0x20 && !matches!(c, '\t' | '\n' | '\r') => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c if crate::text::is_hidden(c) && !matches!(c, '\t' | '\n' | '\r') => out.extend(c.escape_unicode()),
             c => out.push(c),
         }
     }

@@ -43,20 +43,22 @@ pub fn answer(w: &mut dyn Write, answered: &crate::api::structure::Answered, for
         }
         QueryFormat::Table => {
             if !a.columns.is_empty() {
-                let mut width: Vec<usize> = a.columns.iter().map(|c| c.chars().count()).collect();
+                let mut width: Vec<usize> = a.columns.iter().map(|c| inline(c).chars().count()).collect();
                 for r in &a.rows {
                     for (k, c) in r.iter().enumerate() {
-                        width[k] = width[k].max(c.chars().count()).min(80);
+                        width[k] = width[k].max(inline(c).chars().count()).min(80);
                     }
                 }
                 let line = |w: &mut dyn Write, cells: &[String]| -> io::Result<()> {
                     let parts: Vec<String> = cells.iter().zip(&width).map(|(c, &wd)| format!("{c:<wd$}")).collect();
                     writeln!(w, "{}", parts.join("  ").trim_end())
                 };
-                line(w, &a.columns)?;
+                let shown =
+                    |cells: &[String]| -> Vec<String> { cells.iter().map(|c| inline(c).into_owned()).collect() };
+                line(w, &shown(&a.columns))?;
                 line(w, &width.iter().map(|&k| "-".repeat(k)).collect::<Vec<_>>())?;
                 for (i, r) in a.rows.iter().enumerate() {
-                    line(w, r)?;
+                    line(w, &shown(r))?;
                     if let Some(d) = explain.and_then(|e| e.get(i)) {
                         derivation_text(w, d, 1)?;
                     }
@@ -72,20 +74,22 @@ pub fn answer(w: &mut dyn Write, answered: &crate::api::structure::Answered, for
 fn derivation_text(w: &mut dyn Write, d: &Derivation, depth: usize) -> io::Result<()> {
     let pad = "    ".repeat(depth);
     match d {
-        Derivation::Fact(f) => writeln!(w, "{pad}{f}  [fact]"),
-        Derivation::Computed { fact, from } => writeln!(w, "{pad}{fact}  [computed from {}]", from.join(", ")),
-        Derivation::Truncated(f) => writeln!(w, "{pad}{f}  [derivation elided: too deep]"),
+        Derivation::Fact(f) => writeln!(w, "{pad}{}  [fact]", inline(f)),
+        Derivation::Computed { fact, from } => {
+            writeln!(w, "{pad}{}  [computed from {}]", inline(fact), inline(&from.join(", ")))
+        }
+        Derivation::Truncated(f) => writeln!(w, "{pad}{}  [derivation elided: too deep]", inline(f)),
         Derivation::Rule { fact, rule, at, premises, absent, checks } => {
-            writeln!(w, "{pad}{fact}  [rule {at}]")?;
+            writeln!(w, "{pad}{}  [rule {at}]", inline(fact))?;
             writeln!(w, "{pad}  by {rule}")?;
             for p in premises {
                 derivation_text(w, p, depth + 1)?;
             }
             for a in absent {
-                writeln!(w, "{pad}    no {a}  [absent]")?;
+                writeln!(w, "{pad}    no {}  [absent]", inline(a))?;
             }
             for c in checks {
-                writeln!(w, "{pad}    {c}  [holds]")?;
+                writeln!(w, "{pad}    {}  [holds]", inline(c))?;
             }
             Ok(())
         }

@@ -1497,3 +1497,38 @@ fn the_proposer_is_recorded_with_the_proposal_and_verify_holds_to_it() {
     assert!(!json(&o).to_string().contains("no proposer provenance"), "{}", String::from_utf8_lossy(&o.stdout));
     assert!(panel.join("packet-against.json").exists());
 }
+
+#[test]
+fn a_proposal_written_again_while_a_step_runs_waits_for_the_next_step() {
+    // the configured command revises any pending proposal while the step scans (as a second
+    // `andon propose` could, in another terminal)
+    let t = clean_three_stages(concat!(
+        "[[command]]\nname = \"core-check\"\n",
+        r#"run = "for f in analysis/andon/proposals/*.json; do [ -f \"$f\" ] && sed -i 's/\"description\": \"d\"/\"description\": \"d2\"/' \"$f\"; done; test -f src/core/ready""#,
+        "\nstages = [\"core\"]\n"
+    ));
+    let d = t.path();
+    let (_, v) = loop_json(d);
+    let gap = v["picked"]["gap"].as_str().unwrap().to_string();
+    assert!(v["gaps"].as_array().unwrap().iter().any(|g| g["id"] == gap.as_str() && g["source"] == "FailingCommand"));
+    assert_eq!(propose_with(d, &gap, "executed", "src/core/ready").status.code(), Some(0));
+    // a changed tree: the command runs again in this step, after the proposal was read
+    std::fs::write(d.join("src/core/more.py"), "X = 1\n").unwrap();
+    let (_, v) = loop_json(d);
+    assert!(
+        v["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n.as_str().unwrap().starts_with(&format!("proposal for `{gap}` recorded"))),
+        "{v:#}"
+    );
+    let file = d.join(format!("analysis/andon/proposals/{gap}.json"));
+    let kept = std::fs::read_to_string(&file).expect("the revised proposal is kept, not removed unread");
+    assert!(kept.contains("\"d2\""), "{kept}");
+    // the next step records the revision
+    let (_, v) = loop_json(d);
+    let notes: Vec<&str> = v["notes"].as_array().unwrap().iter().map(|n| n.as_str().unwrap()).collect();
+    assert!(notes.iter().any(|n| n.starts_with(&format!("proposal for `{gap}` recorded"))), "{notes:?}");
+    assert!(!file.exists());
+}

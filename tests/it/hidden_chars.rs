@@ -39,7 +39,19 @@ const WORDS: &[&str] = &[
 ];
 
 /// The commands whose text report is checked, in the order they run.
-const COMMANDS: &[&str] = &["index", "stream", "facts", "check", "loop", "status", "preflight"];
+const COMMANDS: &[&[&str]] = &[
+    &["index"],
+    &["stream"],
+    &["facts"],
+    &["check"],
+    &["loop"],
+    &["status"],
+    &["preflight"],
+    &["query", "Stage(s, r), InStage(f, s)"],
+    &["query", "--explain", "Wire(p, c)"],
+    &["why", "api", "core"],
+    &["check", "--format", "github"],
+];
 
 /// The text files written under the output directory by `loop`, `status` and `preflight`.
 const REPORTS: &[&str] = &[
@@ -147,8 +159,9 @@ fn describe_leaks(what: &str, text: &str, problems: &mut Vec<String>) {
 /// each problem found, described.
 fn problems(d: &Path) -> Vec<String> {
     let mut problems = Vec::new();
-    for &cmd in COMMANDS {
-        let o = run(&[cmd], d);
+    for &args in COMMANDS {
+        let o = run(args, d);
+        let cmd = args.join(" ");
         let out = match String::from_utf8(o.stdout) {
             Ok(s) => s,
             Err(e) => {
