@@ -2,9 +2,12 @@
 //! the exact executable name its package installs. A tool is detected on `PATH`; when it is absent
 //! its approach reports `unavailable` for the wire and the run goes on (an absent optional
 //! capability never fails a run); a wire with no available approach stays unknown, with the reason.
+//! Which tool serves which language is the language table's (`mutation_tool` of each row).
 
 use std::ffi::OsStr;
 use std::path::Path;
+
+use crate::extract::LANGUAGES;
 
 /// One external tool.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -14,36 +17,34 @@ pub struct Tool {
     /// The package that installs it, and the registry it comes from.
     pub package: &'static str,
     pub registry: &'static str,
-    /// The verification approach it serves (R94 identifiers).
+    /// The verification approach it serves (R94 identifiers): every tool here is a mutation tool,
+    /// `proof-strength`.
     pub approach: &'static str,
-    /// The language of the code it audits (as the index names it).
-    pub language: &'static str,
+}
+
+impl Tool {
+    /// The languages of the code it audits (as the index names them): those whose row of the
+    /// language table names it as their mutation tool, in table order.
+    pub fn languages(&self) -> impl Iterator<Item = &'static str> + '_ {
+        LANGUAGES.iter().filter(|l| l.mutation_tool == Some(self.name)).map(|l| l.name)
+    }
+
+    /// The first language it audits.
+    pub fn language(&self) -> &'static str {
+        self.languages().next().unwrap_or_default()
+    }
+
+    /// Whether it audits code in `language`.
+    pub fn serves(&self, language: &str) -> bool {
+        self.languages().any(|l| l == language)
+    }
 }
 
 /// Every external tool andon knows.
 pub const REGISTRY: &[Tool] = &[
-    Tool {
-        name: "cargo-mutants",
-        package: "cargo-mutants",
-        registry: "crates.io",
-        approach: "proof-strength",
-        language: "rust",
-    },
-    Tool { name: "mutmut", package: "mutmut", registry: "PyPI", approach: "proof-strength", language: "python" },
-    Tool {
-        name: "stryker",
-        package: "@stryker-mutator/core",
-        registry: "npm",
-        approach: "proof-strength",
-        language: "typescript",
-    },
-    Tool {
-        name: "stryker",
-        package: "@stryker-mutator/core",
-        registry: "npm",
-        approach: "proof-strength",
-        language: "javascript",
-    },
+    Tool { name: "cargo-mutants", package: "cargo-mutants", registry: "crates.io", approach: "proof-strength" },
+    Tool { name: "mutmut", package: "mutmut", registry: "PyPI", approach: "proof-strength" },
+    Tool { name: "stryker", package: "@stryker-mutator/core", registry: "npm", approach: "proof-strength" },
 ];
 
 /// Whether an executable `name` is in one of the directories of `path_var`.
@@ -64,7 +65,7 @@ pub fn on_path(name: &str, path_var: Option<&OsStr>) -> bool {
 
 /// The tool for `approach` on code in `language`, if one is available; otherwise why not.
 pub fn available(approach: &str, language: &str, path_var: Option<&OsStr>) -> Result<&'static Tool, String> {
-    let known: Vec<&Tool> = REGISTRY.iter().filter(|t| t.approach == approach && t.language == language).collect();
+    let known: Vec<&Tool> = REGISTRY.iter().filter(|t| t.approach == approach && t.serves(language)).collect();
     if known.is_empty() {
         return Err(format!("no external tool serves `{approach}` for {language}"));
     }
@@ -85,7 +86,9 @@ mod tests {
         let path = std::env::join_paths([dir.path()]).unwrap();
         for t in REGISTRY {
             assert!(!on_path(t.name, Some(&path)), "{} before it is installed", t.name);
-            assert!(available(t.approach, t.language, Some(&path)).unwrap_err().contains(t.name));
+            for l in t.languages() {
+                assert!(available(t.approach, l, Some(&path)).unwrap_err().contains(t.name));
+            }
             let exe = dir.path().join(t.name);
             std::fs::write(&exe, "#!/bin/sh\n").unwrap();
             #[cfg(unix)]
@@ -96,7 +99,9 @@ mod tests {
                 std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
             }
             assert!(on_path(t.name, Some(&path)), "{}", t.name);
-            assert_eq!(available(t.approach, t.language, Some(&path)).unwrap().name, t.name);
+            for l in t.languages() {
+                assert_eq!(available(t.approach, l, Some(&path)).unwrap().name, t.name);
+            }
             // a near miss of the name is not the tool
             assert!(!on_path(&t.name.to_uppercase(), Some(&path)));
             std::fs::remove_file(&exe).unwrap();
@@ -104,6 +109,20 @@ mod tests {
         // the names, exactly as their packages install them
         let names: std::collections::BTreeSet<&str> = REGISTRY.iter().map(|t| t.name).collect();
         assert_eq!(names.into_iter().collect::<Vec<_>>(), ["cargo-mutants", "mutmut", "stryker"]);
+    }
+
+    #[test]
+    fn every_mutation_tool_of_the_language_table_is_a_registry_tool() {
+        for l in &LANGUAGES {
+            if let Some(tool) = l.mutation_tool {
+                assert!(REGISTRY.iter().any(|t| t.name == tool), "{}: {tool}", l.name);
+            }
+        }
+        for t in REGISTRY {
+            assert!(t.languages().next().is_some(), "{} serves no language", t.name);
+        }
+        let stryker = REGISTRY.iter().find(|t| t.name == "stryker").unwrap();
+        assert_eq!(stryker.languages().collect::<Vec<_>>(), ["typescript", "javascript"]);
     }
 
     #[test]

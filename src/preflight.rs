@@ -251,7 +251,7 @@ fn audit_items(path_var: Option<&std::ffi::OsStr>) -> Vec<PreflightItem> {
     let mut items = Vec::new();
     let mut seen = std::collections::BTreeSet::new();
     for t in crate::capabilities::REGISTRY.iter().filter(|t| seen.insert(t.name)) {
-        let (tool, lang) = (t.name, t.language);
+        let (tool, lang) = (t.name, t.language());
         items.push(if on_path(tool, path_var) {
             PreflightItem {
                 capability: "proof-strength audit",

@@ -10,6 +10,7 @@ use std::path::Path;
 use super::{commands, fix, own_paths, prove, recorded_proposal, recorded_proposer, request, surface};
 use crate::config::{BlastRadius, Config};
 use crate::datalog;
+use crate::extract::lang::references_name_packages;
 use crate::facts::rel;
 use crate::index::Index;
 use crate::ledger::{self, GapStatus, LedgerError, State, Verdict, Wire, WireStatus};
@@ -77,7 +78,7 @@ pub(super) fn surface_change(root: &Path, idx: &Index, state: &State) -> Result<
     }
     let prog = datalog::builtin_program();
     let need = prog.needed(&[rel::WIRE_IMPORT.0 as usize]);
-    let mut store = datalog::load_with(&prog, idx, Some(&need), &|lang| lang == "rust")?;
+    let mut store = datalog::load_with(&prog, idx, Some(&need), &references_name_packages)?;
     datalog::run_runtime(&prog, &mut store, Some(&need));
     let wires: Vec<Wire> = proven.iter().map(|(w, _)| w.clone()).collect();
     let now = surface::surfaces(root, idx, &store, &wires);

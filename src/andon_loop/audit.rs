@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use super::commands::{self, CommandSpec, Lane};
 use crate::config::Config;
+use crate::extract::lang::{Language, strip_source_extension};
 use crate::ledger;
 
 /// What one audit found, written for the loop to record.
@@ -32,14 +33,10 @@ pub fn artifact_path(out_dir: &Path, id: &str) -> std::path::PathBuf {
     out_dir.join("audits").join(format!("{id}.json"))
 }
 
+/// The language of the file an audit mutates, as the index names it: by any extension the
+/// language table knows.
 fn language_of(path: &str) -> Option<&'static str> {
-    match path.rsplit_once('.').map(|(_, e)| e) {
-        Some("rs") => Some("rust"),
-        Some("py") => Some("python"),
-        Some("ts" | "tsx" | "mts" | "cts") => Some("typescript"),
-        Some("js" | "jsx" | "mjs" | "cjs") => Some("javascript"),
-        _ => None,
-    }
+    Language::by_path(path).map(|l| l.name)
 }
 
 /// The tool's command line for mutating `path` only.
@@ -58,10 +55,10 @@ fn command_for(tool: &str, path: &str) -> String {
     }
 }
 
-/// The module mutmut 3 names the mutants of a Python file by: the path without `.py`, the `src/`
-/// layout prefix and `__init__`, dotted.
+/// The module mutmut 3 names the mutants of a Python file by: the path without its extension, the
+/// `src/` layout prefix and `__init__`, dotted.
 fn mutmut_module(path: &str) -> String {
-    let stem = path.strip_suffix(".py").unwrap_or(path);
+    let stem = strip_source_extension(path);
     let stem = stem.strip_prefix("src/").unwrap_or(stem);
     let stem = stem.strip_suffix("/__init__").unwrap_or(stem);
     stem.replace('/', ".")
@@ -153,7 +150,7 @@ pub fn audit(root: &Path, cfg: &Config, id: &str, path_var: Option<&OsStr>) -> R
             evidence: id.into(),
             tool: crate::capabilities::REGISTRY
                 .iter()
-                .filter(|t| t.approach == "proof-strength" && t.language == lang)
+                .filter(|t| t.approach == "proof-strength" && t.serves(lang))
                 .map(|t| t.name)
                 .collect::<Vec<_>>()
                 .join(" or "),
@@ -248,7 +245,34 @@ All files |  66.67 |   66.67 |        8 |         0 |          3 |        1 |   
         assert_eq!(command_for("mutmut", "src/calc/ops.py"), "mutmut run 'calc.ops.x*'; mutmut results --all true");
         assert_eq!(mutmut_module("pkg/__init__.py"), "pkg");
         assert_eq!(mutmut_module("lib/a.py"), "lib.a");
-        assert_eq!(language_of("a/b.py"), Some("python"));
+        assert_eq!(mutmut_module("src/calc/stubs.pyi"), "calc.stubs");
+    }
+
+    #[test]
+    fn every_extension_of_the_language_table_is_audited() {
+        for (path, lang) in [
+            ("a/b.py", "python"),
+            ("a/b.pyi", "python"),
+            ("src/lib.rs", "rust"),
+            ("src/a.ts", "typescript"),
+            ("src/a.tsx", "typescript"),
+            ("src/a.mts", "typescript"),
+            ("src/a.cts", "typescript"),
+            ("src/a.js", "javascript"),
+            ("src/a.jsx", "javascript"),
+            ("src/a.mjs", "javascript"),
+            ("src/a.cjs", "javascript"),
+        ] {
+            assert_eq!(language_of(path), Some(lang), "{path}");
+        }
+        for l in &crate::extract::LANGUAGES {
+            for (ext, _) in l.extensions {
+                assert_eq!(language_of(&format!("src/x.{ext}")), Some(l.name), ".{ext}");
+                // and a mutation tool serves it
+                assert!(crate::capabilities::REGISTRY.iter().any(|t| t.serves(l.name)), ".{ext}");
+            }
+        }
         assert_eq!(language_of("README.md"), None);
+        assert_eq!(language_of("Makefile"), None);
     }
 }

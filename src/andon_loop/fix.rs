@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::BlastRadius;
 use crate::datalog::{self, Store};
+use crate::extract::lang::is_manifest_name;
 use crate::facts::rel;
 use crate::index::Index;
 use crate::ledger::{Evidence, GapState, Verdict, Wire};
@@ -284,7 +285,8 @@ pub fn rerate(change: &AppliedChange) -> (BlastRadius, String) {
     };
     let hard = |p: &str| {
         let name = p.rsplit('/').next().unwrap_or(p);
-        matches!(name, "Cargo.toml" | "pyproject.toml" | "package.json" | "setup.py" | "setup.cfg" | "go.mod")
+        is_manifest_name(name)
+            || name == "go.mod"
             || p.contains("migrations/")
             || name.ends_with(".sql")
             || name.ends_with(".proto")

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use crate::config::BlastRadius;
 use crate::datalog::Store;
+use crate::extract::lang::is_manifest_name;
 use crate::facts::rel;
 use crate::ledger::{Event, GapKind, Location, State, Wire, WireStatus};
 use crate::ops::StreamReport;
@@ -215,9 +216,7 @@ pub fn estimated_radius(c: &Candidate) -> BlastRadius {
     let name = p.rsplit('/').next().unwrap_or(p);
     if p.starts_with(".github/") || p.starts_with(".gitlab") || name == ".gitlab-ci.yml" || p.starts_with(".ci/") {
         BlastRadius::SharedStateVisible
-    } else if matches!(name, "Cargo.toml" | "pyproject.toml" | "package.json" | "setup.py" | "setup.cfg")
-        || c.kind == GapKind::Wire && c.source == "UnprovenWire"
-    {
+    } else if is_manifest_name(name) || c.kind == GapKind::Wire && c.source == "UnprovenWire" {
         BlastRadius::HardToReverse
     } else {
         BlastRadius::LocalReversible

@@ -16,6 +16,7 @@ use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
 use crate::config::line_at;
+use crate::extract::LANGUAGES;
 use crate::index::walk::VENDORED_DIRS;
 use crate::ledger::Verdict;
 
@@ -60,13 +61,10 @@ impl PropertyTool {
         self.languages()[0]
     }
 
-    /// Every language the tool serves, the primary one first.
-    pub fn languages(self) -> &'static [&'static str] {
-        match self {
-            PropertyTool::Proptest | PropertyTool::Quickcheck => &["rust"],
-            PropertyTool::Hypothesis => &["python"],
-            PropertyTool::FastCheck => &["typescript", "javascript"],
-        }
+    /// Every language the tool serves, the primary one first: those whose row of the language
+    /// table lists it among their property-testing tools, in table order.
+    pub fn languages(self) -> Vec<&'static str> {
+        LANGUAGES.iter().filter(|l| l.property_tools.contains(&self.name())).map(|l| l.name).collect()
     }
 
     /// The dependency names that declare the tool (Python names in PEP 503 normal form). Companion

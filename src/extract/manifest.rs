@@ -1,47 +1,41 @@
 //! Manifests → facts: `Cargo.toml`, `package.json`, `pyproject.toml`, `setup.cfg`, `setup.py`,
 //! `tsconfig.json`/`jsconfig.json`. A malformed manifest becomes a `ManifestError` fact with its line.
+//! Which file names are an ecosystem's manifests, and which parser reads each, is the language
+//! table's ([`super::lang::Ecosystem`]; [`super::extract_manifest`] dispatches); the parsers are
+//! here.
 
 use crate::facts::{SegmentBuilder, rel};
 
-/// The manifest kind of a file, by its name.
-pub fn manifest_kind(path: &str) -> Option<&'static str> {
-    let name = path.rsplit('/').next().unwrap_or(path);
-    Some(match name {
-        "Cargo.toml" => "cargo",
-        "package.json" => "npm",
-        "pyproject.toml" | "setup.cfg" | "setup.py" => "python",
-        n if (n.starts_with("tsconfig") || n.starts_with("jsconfig")) && n.ends_with(".json") => "tsconfig",
-        _ => return None,
-    })
+/// The kind `Manifest` facts give a TypeScript/JavaScript compiler configuration.
+pub(crate) const TSCONFIG: &str = "tsconfig";
+
+/// Whether a file name is a `tsconfig*.json` or `jsconfig*.json`.
+pub(crate) fn is_tsconfig(name: &str) -> bool {
+    (name.starts_with("tsconfig") || name.starts_with("jsconfig")) && name.ends_with(".json")
 }
 
-/// Extracts a manifest's facts (appending to `b`).
-pub fn extract_manifest(b: &mut SegmentBuilder, path: &str, src: &str) {
-    let name = path.rsplit('/').next().unwrap_or(path);
-    let dir = match path.rfind('/') {
-        Some(i) => &path[..i],
-        None => "",
-    };
-    let mut m = M { b, path, dir };
-    match name {
-        "Cargo.toml" => cargo(&mut m, src),
-        "package.json" => npm(&mut m, src),
-        "pyproject.toml" => pyproject(&mut m, src),
-        "setup.cfg" => setup_cfg(&mut m, src),
-        "setup.py" => setup_py(&mut m, src),
-        _ => tsconfig(&mut m, src),
-    }
-}
-
-struct M<'a> {
+/// One manifest under extraction.
+pub(crate) struct M<'a> {
     b: &'a mut SegmentBuilder,
     path: &'a str,
     dir: &'a str,
+    /// Its kind, as `Manifest` facts name it.
+    kind: &'static str,
 }
 
-impl M<'_> {
-    fn manifest(&mut self, eco: &str, name: &str) {
-        self.b.push(rel::MANIFEST, &[self.path.into(), eco.into(), name.into()]);
+impl<'a> M<'a> {
+    /// The manifest at `path` of `kind`, its facts appended to `b`.
+    pub(crate) fn new(b: &'a mut SegmentBuilder, path: &'a str, kind: &'static str) -> M<'a> {
+        let dir = match path.rfind('/') {
+            Some(i) => &path[..i],
+            None => "",
+        };
+        M { b, path, dir, kind }
+    }
+
+    /// The `Manifest` fact: the manifest's kind and the package it names.
+    fn manifest(&mut self, name: &str) {
+        self.b.push(rel::MANIFEST, &[self.path.into(), self.kind.into(), name.into()]);
     }
     fn error(&mut self, line: u32, msg: &str) {
         self.b.push(rel::MANIFEST_ERROR, &[self.path.into(), line.into(), msg.into()]);
@@ -95,14 +89,15 @@ fn parse_toml(m: &mut M, src: &str) -> Option<toml::Table> {
     }
 }
 
-fn cargo(m: &mut M, src: &str) {
+/// Reads a `Cargo.toml` (the parser its ecosystem row in the language table names).
+pub(crate) fn cargo(m: &mut M, src: &str) {
     let Some(t) = parse_toml(m, src) else {
-        m.manifest("cargo", "");
+        m.manifest("");
         return;
     };
     let pkg = t.get("package").and_then(|p| p.as_table());
     let name = pkg.and_then(|p| p.get("name")).and_then(|n| n.as_str()).unwrap_or("");
-    m.manifest("cargo", name);
+    m.manifest(name);
     if let Some(ws) = t.get("workspace").and_then(|w| w.as_table()) {
         for member in ws.get("members").and_then(|v| v.as_array()).into_iter().flatten() {
             if let Some(s) = member.as_str() {
@@ -219,13 +214,14 @@ fn parse_json(m: &mut M, src: &str, jsonc: bool) -> Option<serde_json::Value> {
     }
 }
 
-fn npm(m: &mut M, src: &str) {
+/// Reads a `package.json` (the parser its ecosystem row in the language table names).
+pub(crate) fn npm(m: &mut M, src: &str) {
     let Some(v) = parse_json(m, src, false) else {
-        m.manifest("npm", "");
+        m.manifest("");
         return;
     };
     let name = v.get("name").and_then(|n| n.as_str()).unwrap_or("");
-    m.manifest("npm", name);
+    m.manifest(name);
     if !name.is_empty() {
         m.b.push(rel::IMPORT_NAME, &[m.path.into(), name.into(), name.into()]);
     }
@@ -282,9 +278,10 @@ fn pep508_name(req: &str) -> &str {
     req[..end].trim()
 }
 
-fn pyproject(m: &mut M, src: &str) {
+/// Reads a `pyproject.toml` (the parser its ecosystem row in the language table names).
+pub(crate) fn pyproject(m: &mut M, src: &str) {
     let Some(t) = parse_toml(m, src) else {
-        m.manifest("python", "");
+        m.manifest("");
         return;
     };
     let project = t.get("project").and_then(|p| p.as_table());
@@ -294,7 +291,7 @@ fn pyproject(m: &mut M, src: &str) {
         .or_else(|| poetry.and_then(|p| p.get("name")))
         .and_then(|n| n.as_str())
         .unwrap_or("");
-    m.manifest("python", name);
+    m.manifest(name);
     if let Some(p) = project {
         for d in p.get("dependencies").and_then(|d| d.as_array()).into_iter().flatten() {
             if let Some(s) = d.as_str() {
@@ -332,7 +329,8 @@ fn pyproject(m: &mut M, src: &str) {
     }
 }
 
-fn setup_cfg(m: &mut M, src: &str) {
+/// Reads a `setup.cfg` (the parser its ecosystem row in the language table names).
+pub(crate) fn setup_cfg(m: &mut M, src: &str) {
     let mut section = String::new();
     let mut name = String::new();
     let mut in_requires = false;
@@ -370,16 +368,17 @@ fn setup_cfg(m: &mut M, src: &str) {
             }
         }
     }
-    m.manifest("python", &name);
+    m.manifest(&name);
     for d in deps {
         m.dep(&d, "normal");
     }
 }
 
+/// Reads a `setup.py` (the parser its ecosystem row in the language table names):
 /// `setup(name="x", install_requires=[...])`, read from the text (setup.py is never executed).
-fn setup_py(m: &mut M, src: &str) {
+pub(crate) fn setup_py(m: &mut M, src: &str) {
     let name = keyword_string(src, "name").unwrap_or_default();
-    m.manifest("python", &name);
+    m.manifest(&name);
     if let Some(list) = keyword_list(src, "install_requires") {
         for d in list {
             m.dep(pep508_name(&d), "normal");
@@ -421,8 +420,9 @@ fn keyword_list(src: &str, key: &str) -> Option<Vec<String>> {
     Some(out)
 }
 
-fn tsconfig(m: &mut M, src: &str) {
-    m.manifest("tsconfig", "");
+/// Reads a `tsconfig*.json` or `jsconfig*.json`.
+pub(crate) fn tsconfig(m: &mut M, src: &str) {
+    m.manifest("");
     let Some(v) = parse_json(m, src, true) else {
         return;
     };

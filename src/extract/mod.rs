@@ -1,135 +1,59 @@
 //! Extraction: one file's bytes → its fact [`crate::facts::Segment`]. Never fails because of source text:
 //! syntax errors become `ParseError` facts and imports in broken regions are recovered from text.
 //!
-//! Each language is one [`Lang`] row, one query in `grammars/<lang>/facts.scm` (compiled once per
-//! process), and one module here for its quirks. Parsers and query cursors are per thread
-//! ([`Context`]).
+//! Each language is one row of the language table ([`lang::LANGUAGES`]), one query in
+//! `grammars/<lang>/facts.scm` (compiled once per process), and one module here for its quirks.
+//! Parsers and query cursors are per thread ([`Context`]).
 
+mod extractor;
+pub mod lang;
 pub mod manifest;
 mod python;
 mod rust;
 mod text;
 mod typescript;
 
-use std::sync::LazyLock;
+use std::sync::OnceLock;
 
-use tree_sitter::{Language, Node, Parser, Query, QueryCursor, StreamingIterator, Tree};
+use tree_sitter::{Node, Parser, Query, QueryCursor, StreamingIterator, Tree};
 
-use crate::facts::{RelId, SplitBuilder, Val, rel};
+pub use lang::{GRAMMARS, Grammar, LANGUAGES, Lang, Language};
 
-/// A source language andon indexes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Lang {
-    Rust,
-    Python,
-    TypeScript,
-    JavaScript,
-}
+use crate::facts::{SegmentBuilder, SplitBuilder, rel};
+use extractor::{Extractor, ancestors, col, line};
 
-impl Lang {
-    /// The language of a file, by its name.
-    pub fn from_path(path: &str) -> Option<Lang> {
-        let name = path.rsplit('/').next().unwrap_or(path);
-        let ext = name.rsplit_once('.')?.1;
-        Some(match ext {
-            "rs" => Lang::Rust,
-            "py" | "pyi" => Lang::Python,
-            "ts" | "tsx" | "mts" | "cts" => Lang::TypeScript,
-            "js" | "jsx" | "mjs" | "cjs" => Lang::JavaScript,
-            _ => return None,
-        })
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Lang::Rust => "rust",
-            Lang::Python => "python",
-            Lang::TypeScript => "typescript",
-            Lang::JavaScript => "javascript",
-        }
-    }
-}
-
-/// The tree-sitter grammar a file is parsed with.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Grammar {
-    Rust,
-    Python,
-    TypeScript,
-    Tsx,
-}
-
-impl Grammar {
-    fn of(lang: Lang, path: &str) -> Grammar {
-        match lang {
-            Lang::Rust => Grammar::Rust,
-            Lang::Python => Grammar::Python,
-            Lang::TypeScript if path.ends_with(".tsx") => Grammar::Tsx,
-            Lang::TypeScript => Grammar::TypeScript,
-            Lang::JavaScript => Grammar::Tsx,
-        }
-    }
-
-    fn language(self) -> Language {
-        match self {
-            Grammar::Rust => tree_sitter_rust::LANGUAGE.into(),
-            Grammar::Python => tree_sitter_python::LANGUAGE.into(),
-            Grammar::TypeScript => tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
-            Grammar::Tsx => tree_sitter_typescript::LANGUAGE_TSX.into(),
-        }
-    }
-
-    fn query(self) -> &'static LangQuery {
-        match self {
-            Grammar::Rust => &RUST_QUERY,
-            Grammar::Python => &PYTHON_QUERY,
-            Grammar::TypeScript => &TS_QUERY,
-            Grammar::Tsx => &TSX_QUERY,
-        }
-    }
-}
-
-/// The extraction query sources, part of the index fingerprint.
-pub const QUERY_SOURCES: [&str; 3] = [
-    include_str!("../../grammars/rust/facts.scm"),
-    include_str!("../../grammars/python/facts.scm"),
-    include_str!("../../grammars/typescript/facts.scm"),
-];
-
-/// Grammar crate versions, part of the index fingerprint.
-pub const GRAMMAR_VERSIONS: &str = "tree-sitter 0.27.1; rust 0.24.2; python 0.25.0; typescript 0.23.2";
-
+/// An extraction query compiled for its grammar.
 pub(crate) struct LangQuery {
     query: Query,
     /// Capture index → capture name.
     names: Vec<&'static str>,
 }
 
-fn compile(grammar: Grammar, src: &'static str) -> LangQuery {
-    let query = Query::new(&grammar.language(), src)
-        .unwrap_or_else(|e| panic!("grammars/ query for {grammar:?} does not compile: {e}"));
+/// Compiles a grammar's extraction query (a query that does not compile is a build defect).
+fn compile(grammar: &Grammar) -> LangQuery {
+    let query = Query::new(&(grammar.language)(), grammar.query)
+        .unwrap_or_else(|e| panic!("grammars/ query for {} does not compile: {e}", grammar.name));
     let names = query.capture_names().iter().map(|n| &*Box::leak(n.to_string().into_boxed_str())).collect();
     LangQuery { query, names }
 }
 
-static RUST_QUERY: LazyLock<LangQuery> = LazyLock::new(|| compile(Grammar::Rust, QUERY_SOURCES[0]));
-static PYTHON_QUERY: LazyLock<LangQuery> = LazyLock::new(|| compile(Grammar::Python, QUERY_SOURCES[1]));
-static TS_QUERY: LazyLock<LangQuery> = LazyLock::new(|| compile(Grammar::TypeScript, QUERY_SOURCES[2]));
-static TSX_QUERY: LazyLock<LangQuery> = LazyLock::new(|| compile(Grammar::Tsx, QUERY_SOURCES[2]));
+/// Each grammar's compiled query, by slot (compiled once per process, on first use).
+static QUERIES: [OnceLock<LangQuery>; lang::GRAMMAR_COUNT] = [const { OnceLock::new() }; lang::GRAMMAR_COUNT];
+
+/// A grammar's compiled extraction query.
+fn query(grammar: &Grammar) -> &'static LangQuery {
+    QUERIES[grammar.slot].get_or_init(|| compile(grammar))
+}
 
 /// Every capture name each query uses, for the vocabulary test.
 pub fn capture_names() -> Vec<(&'static str, Vec<&'static str>)> {
-    vec![
-        ("rust", RUST_QUERY.names.clone()),
-        ("python", PYTHON_QUERY.names.clone()),
-        ("typescript", TS_QUERY.names.clone()),
-        ("tsx", TSX_QUERY.names.clone()),
-    ]
+    GRAMMARS.iter().map(|g| (g.name, query(g).names.clone())).collect()
 }
 
 /// Per-thread parsing state.
 pub struct Context {
-    parsers: [Option<Parser>; 4],
+    /// One parser per grammar slot, made on first use.
+    parsers: [Option<Parser>; lang::GRAMMAR_COUNT],
     cursor: QueryCursor,
 }
 
@@ -141,14 +65,14 @@ impl Default for Context {
 
 impl Context {
     pub fn new() -> Context {
-        Context { parsers: [None, None, None, None], cursor: QueryCursor::new() }
+        Context { parsers: Default::default(), cursor: QueryCursor::new() }
     }
 
-    fn parse(&mut self, grammar: Grammar, src: &[u8]) -> Option<Tree> {
-        let slot = &mut self.parsers[grammar as usize];
+    fn parse(&mut self, grammar: &Grammar, src: &[u8]) -> Option<Tree> {
+        let slot = &mut self.parsers[grammar.slot];
         let parser = slot.get_or_insert_with(|| {
             let mut p = Parser::new();
-            p.set_language(&grammar.language()).expect("grammar ABI is supported by this tree-sitter");
+            p.set_language(&(grammar.language)()).expect("grammar ABI is supported by this tree-sitter");
             p
         });
         parser.parse(src, None)
@@ -158,8 +82,9 @@ impl Context {
 /// Parses one source file and returns its facts. `path` is repo-relative with `/` separators;
 /// `src` must be valid UTF-8 (the walker turns anything else into a `Skipped` fact).
 pub fn extract_source(ctx: &mut Context, lang: Lang, path: &str, src: &str, out: &mut SplitBuilder) {
-    let grammar = Grammar::of(lang, path);
-    let mut x = Extractor::new(path, lang, src, out);
+    let spec = lang.spec();
+    let grammar = spec.grammar_for(path);
+    let mut x = Extractor::new(path, spec.is_test_path(path), src, out);
     x.push(rel::FILE, &[path.into(), lang.name().into()]);
     if x.test_file {
         x.push(rel::TEST_FILE, &[path.into()]);
@@ -169,7 +94,7 @@ pub fn extract_source(ctx: &mut Context, lang: Lang, path: &str, src: &str, out:
         return;
     };
     let root = tree.root_node();
-    let q = grammar.query();
+    let q = query(grammar);
     {
         let mut matches = ctx.cursor.matches(&q.query, root, src.as_bytes());
         while let Some(m) = matches.next() {
@@ -184,181 +109,39 @@ pub fn extract_source(ctx: &mut Context, lang: Lang, path: &str, src: &str, out:
                 }
             }
             let Some((cname, node)) = main else { continue };
-            match lang {
-                Lang::Rust => rust::on_capture(&mut x, cname, node, name),
-                Lang::Python => python::on_capture(&mut x, cname, node, name),
-                Lang::TypeScript | Lang::JavaScript => typescript::on_capture(&mut x, cname, node, name),
-            }
+            (spec.on_capture)(&mut x, cname, node, name);
         }
     }
     if root.has_error() {
         let broken = parse_errors(&mut x, root);
-        match lang {
-            Lang::TypeScript | Lang::JavaScript => typescript::recover_imports(&mut x, &broken),
-            Lang::Python => python::recover_imports(&mut x, &broken),
-            Lang::Rust => {}
+        if let Some(recover) = spec.recover_imports {
+            recover(&mut x, &broken);
         }
     }
 }
 
-/// Facts for one file under construction, with the helpers every language shares.
-pub(crate) struct Extractor<'a, 'o> {
-    pub path: &'a str,
-    pub src: &'a str,
-    pub test_file: bool,
-    b: &'o mut SplitBuilder,
-    seen_refs: std::collections::HashSet<(u32, &'a str), foldhash::fast::FixedState>,
-    /// Lines of imports taken from a clean syntax tree (for error recovery).
-    pub import_lines: std::collections::HashSet<u32>,
-}
-
-impl<'a, 'o> Extractor<'a, 'o> {
-    fn new(path: &'a str, lang: Lang, src: &'a str, out: &'o mut SplitBuilder) -> Self {
-        Extractor {
-            path,
-            src,
-            test_file: is_test_path(path, lang),
-            b: out,
-            seen_refs: Default::default(),
-            import_lines: Default::default(),
-        }
-    }
-
-    pub fn push(&mut self, rel: RelId, vals: &[Val]) {
-        self.b.push(rel, vals);
-    }
-
-    pub fn text(&self, node: Node) -> &'a str {
-        &self.src[node.byte_range()]
-    }
-
-    /// Captures every language treats alike: identifier references and comment/string text.
-    pub fn common_capture(&mut self, cap: &str, node: Node<'a>) {
-        match cap {
-            "ref" => {
-                let t = self.text(node);
-                self.reference(line(node), t);
-            }
-            "comment" => self.scan_text(node, true),
-            "string" => self.scan_text(node, false),
-            _ => {}
-        }
-    }
-
-    pub fn reference(&mut self, line: u32, name: &'a str) {
-        if self.seen_refs.insert((line, name)) {
-            self.b.push(rel::REFERENCES, &[self.path.into(), line.into(), name.into()]);
-        }
-    }
-
-    pub fn call(&mut self, node: Node, name: Node) {
-        let n = self.text(name);
-        self.push(rel::CALLS, &[self.path.into(), line(node).into(), n.into()]);
-    }
-
-    /// A definition with its span and visibility.
-    pub fn define(&mut self, node: Node, name: &str, kind: &str, visibility: &str) {
-        let (l, p) = (line(node), self.path);
-        let end = node.end_position();
-        self.push(rel::DEFINES, &[p.into(), name.into(), kind.into(), l.into()]);
-        self.push(
-            rel::DEF_SPAN,
-            &[
-                p.into(),
-                name.into(),
-                l.into(),
-                col(node).into(),
-                (end.row as u32 + 1).into(),
-                (end.column as u32 + 1).into(),
-            ],
-        );
-        self.push(rel::VISIBILITY, &[p.into(), name.into(), l.into(), visibility.into()]);
-    }
-
-    /// An import edge: one `Import` row for its form (`static` or `dynamic`) and one per qualifier.
-    pub fn import(&mut self, line: u32, spec: &str, kinds: &[&str]) {
-        let p = self.path;
-        let form = if kinds.contains(&"dynamic") { "dynamic" } else { "static" };
-        self.push(rel::IMPORT, &[p.into(), line.into(), spec.into(), form.into()]);
-        for k in kinds.iter().filter(|k| **k != "dynamic") {
-            self.push(rel::IMPORT, &[p.into(), line.into(), spec.into(), (*k).into()]);
-        }
-        if self.test_file && !kinds.contains(&"test") {
-            self.push(rel::IMPORT, &[p.into(), line.into(), spec.into(), "test".into()]);
-        }
-    }
-
-    pub fn imported_name(&mut self, line: u32, spec: &str, name: &str, alias: &str) {
-        self.push(rel::IMPORTED_NAME, &[self.path.into(), line.into(), spec.into(), name.into(), alias.into()]);
-    }
-
-    pub fn marker(&mut self, line: u32, kind: &str, text: &str) {
-        self.push(rel::MARKER, &[self.path.into(), line.into(), kind.into()]);
-        let t = text::clip(text.trim(), 200);
-        self.push(rel::MARKER_TEXT, &[self.path.into(), line.into(), t.as_str().into()]);
-    }
-
-    /// Scans comment or string text for markers (comments only) and text that addresses the tool.
-    pub fn scan_text(&mut self, node: Node, is_comment: bool) {
-        let t = self.text(node);
-        let first = line(node);
-        for (i, l) in t.lines().enumerate() {
-            let ln = first + i as u32;
-            if is_comment {
-                for kind in text::markers_in(l) {
-                    self.marker(ln, kind, l);
-                }
-            }
-            if text::addresses_tool(l) {
-                let clipped = text::clip(l.trim(), 200);
-                self.push(rel::SUSPECTED_INJECTION, &[self.path.into(), ln.into(), clipped.as_str().into()]);
-            }
-        }
+/// The manifest kind of a file, by its name: its ecosystem in the language table, or `tsconfig`.
+pub fn manifest_kind(path: &str) -> Option<&'static str> {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    match lang::Ecosystem::by_manifest(name) {
+        Some((eco, _)) => Some(eco.name),
+        None => manifest::is_tsconfig(name).then_some(manifest::TSCONFIG),
     }
 }
 
-/// 1-based line of a node's start.
-pub(crate) fn line(node: Node) -> u32 {
-    node.start_position().row as u32 + 1
-}
-
-/// 1-based column of a node's start.
-pub(crate) fn col(node: Node) -> u32 {
-    node.start_position().column as u32 + 1
-}
-
-/// The string value of a string-literal node: its text without the quotes.
-pub(crate) fn unquote(s: &str) -> &str {
-    let s = s.trim();
-    // string prefixes (`r"…"`, `b'…'`, `f"…"`, Rust `r#"…"#`) only when a quote follows
-    let body = s.trim_start_matches(['r', 'b', 'u', 'f', 'R', 'B', 'U', 'F', 'c']).trim_start_matches('#');
-    let s = if body.starts_with(['"', '\'']) { body.trim_end_matches('#') } else { s };
-    for q in ["\"\"\"", "'''", "\"", "'", "`"] {
-        if s.len() >= 2 * q.len() && s.starts_with(q) && s.ends_with(q) {
-            return &s[q.len()..s.len() - q.len()];
-        }
+/// Extracts a manifest's facts (appending to `b`) with the parser its ecosystem row names; any
+/// other manifest is a `tsconfig`.
+pub fn extract_manifest(b: &mut SegmentBuilder, path: &str, src: &str) {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    match lang::Ecosystem::by_manifest(name) {
+        Some((eco, parse)) => parse(&mut manifest::M::new(b, path, eco.name), src),
+        None => manifest::tsconfig(&mut manifest::M::new(b, path, manifest::TSCONFIG), src),
     }
-    s
 }
 
 /// Whether a file holds test-only code by its location or name.
 pub fn is_test_path(path: &str, lang: Lang) -> bool {
-    let mut parts = path.split('/');
-    let name = parts.next_back().unwrap_or("");
-    let dir_test = path
-        .split('/')
-        .rev()
-        .skip(1)
-        .any(|d| matches!(d, "tests" | "test" | "__tests__" | "testing" | "benches") || d.ends_with("_tests"));
-    let name_test = match lang {
-        Lang::Python => name.starts_with("test_") || name.ends_with("_test.py") || name == "conftest.py",
-        Lang::Rust => name.ends_with("_test.rs") || name == "tests.rs",
-        Lang::TypeScript | Lang::JavaScript => {
-            let stem = name.split('.').collect::<Vec<_>>();
-            stem.len() >= 3 && matches!(stem[stem.len() - 2], "test" | "spec")
-        }
-    };
-    dir_test || name_test
+    lang.spec().is_test_path(path)
 }
 
 /// Records every ERROR and MISSING node (at most 100 per file; the first ones are the useful ones)
@@ -404,15 +187,10 @@ fn parse_errors(x: &mut Extractor, root: Node) -> Vec<(u32, u32)> {
     ranges
 }
 
-/// Ancestors of a node, nearest first.
-pub(crate) fn ancestors(node: Node) -> impl Iterator<Item = Node> {
-    std::iter::successors(node.parent(), |n| n.parent())
-}
-
 /// Parses a file and walks every node without extracting anything: the raw tree-sitter cost that
 /// benchmarks compare extraction against. Returns the number of nodes.
 pub fn parse_only(ctx: &mut Context, lang: Lang, path: &str, src: &str) -> usize {
-    let Some(tree) = ctx.parse(Grammar::of(lang, path), src.as_bytes()) else {
+    let Some(tree) = ctx.parse(lang.spec().grammar_for(path), src.as_bytes()) else {
         return 0;
     };
     let mut cursor = tree.walk();
@@ -479,15 +257,6 @@ mod tests {
             assert_eq!(Lang::from_path(p), Some(l), "{p}");
         }
         assert_eq!(Lang::from_path("Makefile"), None);
-    }
-
-    #[test]
-    fn unquote_strips_quotes_and_prefixes_only_around_strings() {
-        assert_eq!(unquote("\"./a\""), "./a");
-        assert_eq!(unquote("f'x'"), "x");
-        assert_eq!(unquote("r#\"raw\"#"), "raw");
-        assert_eq!(unquote("util"), "util");
-        assert_eq!(unquote("fmt"), "fmt");
     }
 
     #[test]

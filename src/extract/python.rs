@@ -3,8 +3,13 @@
 
 use tree_sitter::Node;
 
-use super::{Extractor, ancestors, line, unquote};
+use super::extractor::{Extractor, ancestors, line, unquote};
 use crate::facts::rel;
+
+/// Whether a Python file's name makes it a test file (`test_*.py`, `*_test.py`, `conftest.py`).
+pub(super) fn is_test_file_name(name: &str) -> bool {
+    name.starts_with("test_") || name.ends_with("_test.py") || name == "conftest.py"
+}
 
 /// Records the facts of one query capture in a Python file.
 pub(super) fn on_capture<'a>(x: &mut Extractor<'a, '_>, cap: &str, node: Node<'a>, name: Option<Node<'a>>) {

@@ -2,9 +2,15 @@
 
 use tree_sitter::Node;
 
-use super::{Extractor, ancestors, line};
+use super::extractor::{Extractor, ancestors, line};
 use crate::facts::rel;
 
+/// Whether a Rust file's name makes it a test file (`*_test.rs`, `tests.rs`).
+pub(super) fn is_test_file_name(name: &str) -> bool {
+    name.ends_with("_test.rs") || name == "tests.rs"
+}
+
+/// Records the facts of one query capture in a Rust file.
 pub(super) fn on_capture<'a>(x: &mut Extractor<'a, '_>, cap: &str, node: Node<'a>, name: Option<Node<'a>>) {
     match cap {
         "import.use" => use_decl(x, node),

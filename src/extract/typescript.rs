@@ -4,9 +4,16 @@
 
 use tree_sitter::Node;
 
-use super::{Extractor, ancestors, line, unquote};
+use super::extractor::{Extractor, ancestors, line, unquote};
 use crate::facts::rel;
 
+/// Whether a TypeScript or JavaScript file's name makes it a test file (`*.test.*`, `*.spec.*`).
+pub(super) fn is_test_file_name(name: &str) -> bool {
+    let stem = name.split('.').collect::<Vec<_>>();
+    stem.len() >= 3 && matches!(stem[stem.len() - 2], "test" | "spec")
+}
+
+/// Records the facts of one query capture in a TypeScript or JavaScript file.
 pub(super) fn on_capture<'a>(x: &mut Extractor<'a, '_>, cap: &str, node: Node<'a>, name: Option<Node<'a>>) {
     match cap {
         "import.import" => import_statement(x, node),

@@ -18,7 +18,7 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use fs4::fs_std::FileExt;
 use rayon::prelude::*;
 
-use crate::extract::{self, Lang, manifest};
+use crate::extract::{self, Lang};
 use crate::facts::{EXTRACT_DIGEST, Facts, SCHEMA_TEXT, Segment, SegmentBuilder, rel};
 use walk::{FileKind, WalkEntry, WalkOptions};
 
@@ -106,12 +106,12 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> IndexError + '_ {
 /// Everything that decides whether a stored index may be trusted by this build of andon.
 pub fn fingerprint() -> String {
     let h = |s: &str| xxhash_rust::xxh3::xxh3_64(s.as_bytes());
-    let q = extract::QUERY_SOURCES.iter().map(|s| h(s)).fold(0u64, |a, b| a.rotate_left(7) ^ b);
+    let q = extract::lang::query_sources().iter().map(|s| h(s)).fold(0u64, |a, b| a.rotate_left(7) ^ b);
     format!(
         "andon {}; index {FORMAT_VERSION}; schema {:016x}; grammars {} / queries {q:016x}; extract {EXTRACT_DIGEST:016x}",
         env!("CARGO_PKG_VERSION"),
         h(SCHEMA_TEXT),
-        extract::GRAMMAR_VERSIONS,
+        extract::lang::grammar_versions(),
     )
 }
 
@@ -886,7 +886,7 @@ fn extract_file(
         }
     }
     if matches!(e.kind, FileKind::Manifest | FileKind::SourceAndManifest(_)) {
-        manifest::extract_manifest(&mut b.core, &e.rel, text);
+        extract::extract_manifest(&mut b.core, &e.rel, text);
     }
     b.finish()
 }

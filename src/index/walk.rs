@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
-use crate::extract::{Lang, manifest::manifest_kind};
+use crate::extract::{Lang, manifest_kind};
 
 /// Directories skipped unless `vendored` is on: dependency trees and build output.
 pub const VENDORED_DIRS: &[&str] = &[

@@ -15,6 +15,7 @@ use std::collections::{BTreeMap, BTreeSet};
 pub(crate) type HashSet<T> = std::collections::HashSet<T, foldhash::fast::FixedState>;
 pub(crate) type HashMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::FixedState>;
 
+use crate::extract::lang::{Ecosystem, Language, Resolver};
 use crate::facts::FileMeta;
 use crate::facts::{RelId, Segment, SegmentBuilder, rel};
 
@@ -217,7 +218,7 @@ impl Out {
         self.b.push(r, vals);
     }
 
-    fn resolution(&mut self, path: &str, lang: &str, imp: &Imp, t: &Target) {
+    fn resolution(&mut self, path: &str, hook: &dyn LangResolver, imp: &Imp, t: &Target) {
         let (p, l, spec) = (path, imp.line, imp.spec.as_str());
         let conf = |exact: bool| if exact { "exact" } else { "heuristic" };
         match t {
@@ -231,7 +232,7 @@ impl Out {
             Target::External(pkg, exact) => {
                 self.push(rel::IMPORT_RESOLUTION, &[p.into(), l.into(), spec.into(), conf(*exact).into()]);
                 self.push(rel::RESOLVES_EXTERNAL, &[p.into(), l.into(), pkg.into(), conf(*exact).into()]);
-                if !is_std(lang, pkg) {
+                if !hook.is_std(pkg) {
                     self.push(rel::PACKAGE_IMPORT, &[p.into(), l.into(), pkg.into()]);
                 }
             }
@@ -253,29 +254,89 @@ impl Out {
     }
 }
 
+/// A resolver hook (`src/resolve/<lang>.rs`): what resolution knows of the languages whose row
+/// of the language table names it.
+pub(crate) trait LangResolver {
+    /// The module facts of the language's files.
+    fn modules(&self, out: &mut Out);
+    /// Where one import of the file at `path` leads.
+    fn resolve(&self, path: &str, imp: &Imp, out: &mut Out) -> Target;
+    /// Whether `pkg` (as `ResolvesExternal` names it) is part of the language's standard library.
+    fn is_std(&self, pkg: &str) -> bool;
+    /// The name a dependency its ecosystem's manifests declare is imported by.
+    fn import_name(&self, dep: &str) -> String;
+    /// Importable top-level packages, (name, root directory): the stages of an ecosystem whose
+    /// stages are its packages ([`crate::extract::lang::StageRule::ImportablePackage`]).
+    fn top_level_packages(&self) -> Vec<(String, String)> {
+        Vec::new()
+    }
+}
+
+/// Every resolver hook, built over one repo.
+pub(crate) struct Resolvers<'r> {
+    rust: rust::Rust<'r>,
+    python: python::Python<'r>,
+    typescript: typescript::Ts<'r>,
+}
+
+impl<'r> Resolvers<'r> {
+    fn new(repo: &'r Repo<'r>, root_name: &str) -> Resolvers<'r> {
+        Resolvers {
+            python: python::Python::new(repo, root_name),
+            rust: rust::Rust::new(repo),
+            typescript: typescript::Ts::new(repo),
+        }
+    }
+
+    /// The implementation of the hook a table row names.
+    fn hook(&self, id: Resolver) -> &dyn LangResolver {
+        match id {
+            Resolver::Rust => &self.rust,
+            Resolver::Python => &self.python,
+            Resolver::TypeScript => &self.typescript,
+        }
+    }
+
+    /// Every hook, in the order their module facts are written (the whole-repo segment's order).
+    fn all(&self) -> [&dyn LangResolver; 3] {
+        [&self.python, &self.rust, &self.typescript]
+    }
+
+    /// The hook of an ecosystem: its first language's, if a language of the table belongs to it.
+    pub(crate) fn of_ecosystem(&self, ecosystem: &Ecosystem) -> Option<&dyn LangResolver> {
+        ecosystem.language().map(|l| self.hook(l.resolver))
+    }
+}
+
 /// Computes the whole-repo segment from every file's facts.
 /// `root_name` is the name of the indexed directory (a package when it holds `__init__.py`).
 pub fn resolve(metas: &[FileMeta], segments: &[&Segment], root_name: &str) -> Segment {
     let repo = Repo::build(metas, segments);
     let mut out = Out { b: SegmentBuilder::new() };
-    let py = python::Python::new(&repo, root_name);
-    let rs = rust::Rust::new(&repo);
-    let ts = typescript::Ts::new(&repo);
-    stages::stages(&repo, &py, root_name, &mut out);
-    py.modules(&mut out);
-    rs.modules(&mut out);
-    ts.modules(&mut out);
+    let hooks = Resolvers::new(&repo, root_name);
+    stages::stages(&repo, &hooks, root_name, &mut out);
+    for hook in hooks.all() {
+        hook.modules(&mut out);
+    }
+    let globs = resolve_imports(&repo, &hooks, &mut out);
+    glob_exports(&repo, &globs, &mut out);
+    dependency_imports(&repo, &hooks, &mut out);
+    out.b.finish()
+}
+
+/// Resolves every import of every file with its language's hook; returns the wildcard imports
+/// that carry the target's public names, (importing file, target file).
+fn resolve_imports<'p>(repo: &'p Repo, hooks: &Resolvers, out: &mut Out) -> Vec<(&'p str, String)> {
     let mut globs: Vec<(&str, String)> = Vec::new();
     for (path, fi) in &repo.files {
+        let Some(lang) = Language::by_name(&fi.lang) else { continue };
+        let hook = hooks.hook(lang.resolver);
         for imp in &fi.imports {
-            let t = match fi.lang.as_str() {
-                "python" => py.resolve(path, imp, &mut out),
-                "rust" => rs.resolve(path, imp, &mut out),
-                _ => ts.resolve(path, imp, &mut out),
-            };
+            let t = hook.resolve(path, imp, out);
             let t = if fi.recovered.contains(&imp.line) { t.downgraded() } else { t };
-            out.resolution(path, &fi.lang, imp, &t);
-            let carries = imp.kinds.contains("wildcard") && (imp.kinds.contains("re_export") || fi.lang == "python");
+            out.resolution(path, hook, imp, &t);
+            let carries =
+                imp.kinds.contains("wildcard") && (imp.kinds.contains("re_export") || lang.wildcard_import_reexports);
             if carries && let Target::Files(fs) = &t {
                 for (target, _) in fs {
                     globs.push((path.as_str(), target.clone()));
@@ -283,27 +344,18 @@ pub fn resolve(metas: &[FileMeta], segments: &[&Segment], root_name: &str) -> Se
             }
         }
     }
-    glob_exports(&repo, &globs, &mut out);
-    for (path, m) in &repo.manifests {
-        for dep in &m.deps {
-            let import = match m.ecosystem.as_str() {
-                "cargo" => dep.replace('-', "_"),
-                "python" => python::import_name(dep),
-                "npm" => typescript::import_name(dep),
-                _ => continue,
-            };
-            out.push(rel::DEPENDENCY_IMPORT, &[path.into(), dep.into(), import.as_str().into()]);
-        }
-    }
-    out.b.finish()
+    globs
 }
 
-/// Whether `pkg` (as `ResolvesExternal` names it) is part of the language's standard library.
-fn is_std(lang: &str, pkg: &str) -> bool {
-    match lang {
-        "rust" => rust::BUILTIN_CRATES.contains(&pkg),
-        "python" => python::is_stdlib(pkg),
-        _ => pkg.starts_with("node:"),
+/// `DependencyImport`: the name each declared dependency is imported by, as the resolver of its
+/// manifest's ecosystem names it (a manifest of no language's ecosystem declares none).
+fn dependency_imports(repo: &Repo, hooks: &Resolvers, out: &mut Out) {
+    for (path, m) in &repo.manifests {
+        let Some(hook) = Ecosystem::by_name(&m.ecosystem).and_then(|e| hooks.of_ecosystem(e)) else { continue };
+        for dep in &m.deps {
+            let import = hook.import_name(dep);
+            out.push(rel::DEPENDENCY_IMPORT, &[path.into(), dep.into(), import.as_str().into()]);
+        }
     }
 }
 

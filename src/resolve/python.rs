@@ -333,3 +333,22 @@ fn imports_bind(fi: &FileInfo, name: &str) -> bool {
 pub(crate) fn display_name(root_name: &str) -> String {
     if root_name.is_empty() { "root".to_string() } else { root_name.to_string() }
 }
+
+/// The resolver hook of Python.
+impl super::LangResolver for Python<'_> {
+    fn modules(&self, out: &mut Out) {
+        Python::modules(self, out)
+    }
+    fn resolve(&self, path: &str, imp: &Imp, out: &mut Out) -> Target {
+        Python::resolve(self, path, imp, out)
+    }
+    fn is_std(&self, pkg: &str) -> bool {
+        is_stdlib(pkg)
+    }
+    fn import_name(&self, dep: &str) -> String {
+        import_name(dep)
+    }
+    fn top_level_packages(&self) -> Vec<(String, String)> {
+        Python::top_level_packages(self)
+    }
+}

@@ -398,3 +398,20 @@ impl<'a> Rust<'a> {
         result
     }
 }
+
+/// The resolver hook of Rust.
+impl super::LangResolver for Rust<'_> {
+    fn modules(&self, out: &mut Out) {
+        Rust::modules(self, out)
+    }
+    fn resolve(&self, path: &str, imp: &Imp, out: &mut Out) -> Target {
+        Rust::resolve(self, path, imp, out)
+    }
+    fn is_std(&self, pkg: &str) -> bool {
+        BUILTIN_CRATES.contains(&pkg)
+    }
+    /// A crate is imported by its name with `-` as `_`.
+    fn import_name(&self, dep: &str) -> String {
+        dep.replace('-', "_")
+    }
+}

@@ -7,8 +7,8 @@
 
 use std::collections::BTreeMap;
 
-use super::python::Python;
-use super::{Out, Repo, parent_dir, under};
+use super::{Out, Repo, Resolvers, parent_dir, under};
+use crate::extract::lang::{ECOSYSTEMS, Ecosystem, Language, StageRule};
 use crate::facts::rel;
 
 struct Cand {
@@ -19,38 +19,43 @@ struct Cand {
     manifest: Option<String>,
 }
 
-pub(crate) fn stages(repo: &Repo, py: &Python, root_name: &str, out: &mut Out) {
+/// Stage candidates of the ecosystems whose stages are their named manifests, in manifest order.
+fn manifest_candidates(repo: &Repo) -> Vec<Cand> {
     let mut cands: Vec<Cand> = Vec::new();
     for (path, m) in &repo.manifests {
-        let root = parent_dir(path).to_string();
-        match m.ecosystem.as_str() {
-            "cargo" if !m.name.is_empty() => cands.push(Cand {
+        let Some(eco) = Ecosystem::by_name(&m.ecosystem) else { continue };
+        if eco.stages == StageRule::NamedManifest && !m.name.is_empty() {
+            cands.push(Cand {
                 name: m.name.clone(),
-                root,
-                ecosystem: "cargo",
-                source: "cargo-manifest",
+                root: parent_dir(path).to_string(),
+                ecosystem: eco.name,
+                source: eco.stage_source,
                 manifest: Some(path.clone()),
-            }),
-            "npm" if !m.name.is_empty() => cands.push(Cand {
-                name: m.name.clone(),
-                root,
-                ecosystem: "npm",
-                source: "npm-manifest",
-                manifest: Some(path.clone()),
-            }),
-            _ => {}
+            });
         }
     }
-    for (name, root) in py.top_level_packages() {
-        let manifest = repo.manifests_above(&format!("{root}/x"), "python").first().map(|(p, _)| p.to_string());
-        cands.push(Cand { name, root, ecosystem: "python", source: "python-package", manifest });
+    cands
+}
+
+/// Stage candidates of the ecosystems whose stages are their importable packages, as each one's
+/// resolver hook finds them, with the nearest manifest of the ecosystem above each.
+fn package_candidates(repo: &Repo, hooks: &Resolvers) -> Vec<Cand> {
+    let mut cands: Vec<Cand> = Vec::new();
+    for eco in ECOSYSTEMS.iter().filter(|e| e.stages == StageRule::ImportablePackage) {
+        let Some(hook) = hooks.of_ecosystem(eco) else { continue };
+        for (name, root) in hook.top_level_packages() {
+            let manifest = repo.manifests_above(&format!("{root}/x"), eco.name).first().map(|(p, _)| p.to_string());
+            cands.push(Cand { name, root, ecosystem: eco.name, source: eco.stage_source, manifest });
+        }
     }
+    cands
+}
+
+pub(crate) fn stages(repo: &Repo, hooks: &Resolvers, root_name: &str, out: &mut Out) {
+    let mut cands = manifest_candidates(repo);
+    cands.extend(package_candidates(repo, hooks));
     // Assign each source file to the deepest candidate root holding it, own ecosystem first.
-    let eco_of = |lang: &str| match lang {
-        "rust" => "cargo",
-        "python" => "python",
-        _ => "npm",
-    };
+    let eco_of = |lang: &str| Language::by_name(lang).map_or("", |l| l.ecosystem.name);
     let mut members: BTreeMap<usize, Vec<&str>> = BTreeMap::new();
     let mut homeless: Vec<&str> = Vec::new();
     for (path, fi) in &repo.files {

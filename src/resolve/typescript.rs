@@ -346,3 +346,20 @@ pub(crate) fn import_name(dep: &str) -> String {
         None => dep.to_string(),
     }
 }
+
+/// The resolver hook of TypeScript and JavaScript.
+impl super::LangResolver for Ts<'_> {
+    fn modules(&self, out: &mut Out) {
+        Ts::modules(self, out)
+    }
+    fn resolve(&self, path: &str, imp: &Imp, out: &mut Out) -> Target {
+        Ts::resolve(self, path, imp, out)
+    }
+    /// Node's built-in modules, `node:`-prefixed.
+    fn is_std(&self, pkg: &str) -> bool {
+        pkg.starts_with("node:")
+    }
+    fn import_name(&self, dep: &str) -> String {
+        import_name(dep)
+    }
+}

@@ -1,0 +1,160 @@
+//! Facts for one file under construction ([`Extractor`]) and the node helpers every language's
+//! extractor hooks share.
+
+use tree_sitter::Node;
+
+use super::text;
+use crate::facts::{RelId, SplitBuilder, Val, rel};
+
+/// Facts for one file under construction, with the helpers every language shares.
+pub(crate) struct Extractor<'a, 'o> {
+    pub path: &'a str,
+    pub src: &'a str,
+    pub test_file: bool,
+    b: &'o mut SplitBuilder,
+    seen_refs: std::collections::HashSet<(u32, &'a str), foldhash::fast::FixedState>,
+    /// Lines of imports taken from a clean syntax tree (for error recovery).
+    pub import_lines: std::collections::HashSet<u32>,
+}
+
+impl<'a, 'o> Extractor<'a, 'o> {
+    /// Facts of the file at `path` (test-only when `test_file`), pushed to `out`.
+    pub(super) fn new(path: &'a str, test_file: bool, src: &'a str, out: &'o mut SplitBuilder) -> Self {
+        Extractor { path, src, test_file, b: out, seen_refs: Default::default(), import_lines: Default::default() }
+    }
+
+    pub fn push(&mut self, rel: RelId, vals: &[Val]) {
+        self.b.push(rel, vals);
+    }
+
+    pub fn text(&self, node: Node) -> &'a str {
+        &self.src[node.byte_range()]
+    }
+
+    /// Captures every language treats alike: identifier references and comment/string text.
+    pub fn common_capture(&mut self, cap: &str, node: Node<'a>) {
+        match cap {
+            "ref" => {
+                let t = self.text(node);
+                self.reference(line(node), t);
+            }
+            "comment" => self.scan_text(node, true),
+            "string" => self.scan_text(node, false),
+            _ => {}
+        }
+    }
+
+    pub fn reference(&mut self, line: u32, name: &'a str) {
+        if self.seen_refs.insert((line, name)) {
+            self.b.push(rel::REFERENCES, &[self.path.into(), line.into(), name.into()]);
+        }
+    }
+
+    pub fn call(&mut self, node: Node, name: Node) {
+        let n = self.text(name);
+        self.push(rel::CALLS, &[self.path.into(), line(node).into(), n.into()]);
+    }
+
+    /// A definition with its span and visibility.
+    pub fn define(&mut self, node: Node, name: &str, kind: &str, visibility: &str) {
+        let (l, p) = (line(node), self.path);
+        let end = node.end_position();
+        self.push(rel::DEFINES, &[p.into(), name.into(), kind.into(), l.into()]);
+        self.push(
+            rel::DEF_SPAN,
+            &[
+                p.into(),
+                name.into(),
+                l.into(),
+                col(node).into(),
+                (end.row as u32 + 1).into(),
+                (end.column as u32 + 1).into(),
+            ],
+        );
+        self.push(rel::VISIBILITY, &[p.into(), name.into(), l.into(), visibility.into()]);
+    }
+
+    /// An import edge: one `Import` row for its form (`static` or `dynamic`) and one per qualifier.
+    pub fn import(&mut self, line: u32, spec: &str, kinds: &[&str]) {
+        let p = self.path;
+        let form = if kinds.contains(&"dynamic") { "dynamic" } else { "static" };
+        self.push(rel::IMPORT, &[p.into(), line.into(), spec.into(), form.into()]);
+        for k in kinds.iter().filter(|k| **k != "dynamic") {
+            self.push(rel::IMPORT, &[p.into(), line.into(), spec.into(), (*k).into()]);
+        }
+        if self.test_file && !kinds.contains(&"test") {
+            self.push(rel::IMPORT, &[p.into(), line.into(), spec.into(), "test".into()]);
+        }
+    }
+
+    pub fn imported_name(&mut self, line: u32, spec: &str, name: &str, alias: &str) {
+        self.push(rel::IMPORTED_NAME, &[self.path.into(), line.into(), spec.into(), name.into(), alias.into()]);
+    }
+
+    pub fn marker(&mut self, line: u32, kind: &str, text: &str) {
+        self.push(rel::MARKER, &[self.path.into(), line.into(), kind.into()]);
+        let t = text::clip(text.trim(), 200);
+        self.push(rel::MARKER_TEXT, &[self.path.into(), line.into(), t.as_str().into()]);
+    }
+
+    /// Scans comment or string text for markers (comments only) and text that addresses the tool.
+    pub fn scan_text(&mut self, node: Node, is_comment: bool) {
+        let t = self.text(node);
+        let first = line(node);
+        for (i, l) in t.lines().enumerate() {
+            let ln = first + i as u32;
+            if is_comment {
+                for kind in text::markers_in(l) {
+                    self.marker(ln, kind, l);
+                }
+            }
+            if text::addresses_tool(l) {
+                let clipped = text::clip(l.trim(), 200);
+                self.push(rel::SUSPECTED_INJECTION, &[self.path.into(), ln.into(), clipped.as_str().into()]);
+            }
+        }
+    }
+}
+
+/// 1-based line of a node's start.
+pub(crate) fn line(node: Node) -> u32 {
+    node.start_position().row as u32 + 1
+}
+
+/// 1-based column of a node's start.
+pub(crate) fn col(node: Node) -> u32 {
+    node.start_position().column as u32 + 1
+}
+
+/// The string value of a string-literal node: its text without the quotes.
+pub(crate) fn unquote(s: &str) -> &str {
+    let s = s.trim();
+    // string prefixes (`r"…"`, `b'…'`, `f"…"`, Rust `r#"…"#`) only when a quote follows
+    let body = s.trim_start_matches(['r', 'b', 'u', 'f', 'R', 'B', 'U', 'F', 'c']).trim_start_matches('#');
+    let s = if body.starts_with(['"', '\'']) { body.trim_end_matches('#') } else { s };
+    for q in ["\"\"\"", "'''", "\"", "'", "`"] {
+        if s.len() >= 2 * q.len() && s.starts_with(q) && s.ends_with(q) {
+            return &s[q.len()..s.len() - q.len()];
+        }
+    }
+    s
+}
+
+/// Ancestors of a node, nearest first.
+pub(crate) fn ancestors(node: Node) -> impl Iterator<Item = Node> {
+    std::iter::successors(node.parent(), |n| n.parent())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unquote_strips_quotes_and_prefixes_only_around_strings() {
+        assert_eq!(unquote("\"./a\""), "./a");
+        assert_eq!(unquote("f'x'"), "x");
+        assert_eq!(unquote("r#\"raw\"#"), "raw");
+        assert_eq!(unquote("util"), "util");
+        assert_eq!(unquote("fmt"), "fmt");
+    }
+}
