@@ -123,9 +123,9 @@ pub struct Language {
     /// Identifiers can name a dependency without any import (Rust paths such as `serde::de`), so
     /// its detail facts (`References`) count where dependency use is judged.
     pub references_name_packages: bool,
-    /// The mutation-testing tool that audits its proofs (a `crate::capabilities` tool name).
+    /// The mutation-testing tool that audits its proofs (a tool name of the capability registry).
     pub mutation_tool: Option<&'static str>,
-    /// The property-testing tools its tests use (`crate::evidence::property` tool names).
+    /// The property-testing tools its tests use (tool names of the property approach).
     pub property_tools: &'static [&'static str],
 }
 
