@@ -154,19 +154,30 @@ pub fn nearest<'a>(s: &str, candidates: impl IntoIterator<Item = &'a str>) -> Op
         .map(|(_, _, c)| c)
 }
 
-/// Writes `path` whole: a temporary sibling no other writer (process or thread) uses, fsynced,
-/// renamed over `path`, then the directory fsynced. A reader sees the old file or the new one,
-/// never half of either; on failure the temporary file is removed.
+/// Writes `path` whole: a temporary sibling no other writer (process or thread) uses, renamed
+/// over `path`. A reader sees the old file or the new one, never half of either; on failure the
+/// temporary file is removed. For reports and artifacts, which a crash may lose but never tear.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    write_whole(path, bytes, false)
+}
+
+/// [`write_atomic`], durable: the file is fsynced before the rename and its directory after, so
+/// a crash keeps the old file or the new one (the ledger).
+pub fn write_durable(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    write_whole(path, bytes, true)
+}
+
+fn write_whole(path: &Path, bytes: &[u8], durable: bool) -> io::Result<()> {
     let tmp = sibling(path, "tmp");
     let written = File::create(&tmp)
-        .and_then(|mut f| f.write_all(bytes).and_then(|_| f.sync_all()))
+        .and_then(|mut f| f.write_all(bytes).and_then(|_| if durable { f.sync_all() } else { Ok(()) }))
         .and_then(|_| fs::rename(&tmp, path));
     if written.is_err() {
         let _ = fs::remove_file(&tmp);
         return written;
     }
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
+    if durable
+        && let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
         && let Ok(d) = File::open(dir)
     {
         let _ = d.sync_all();
@@ -255,7 +266,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("r.json");
         write_atomic(&p, b"one").unwrap();
-        write_atomic(&p, b"two").unwrap();
+        write_durable(&p, b"two").unwrap();
         assert_eq!(fs::read(&p).unwrap(), b"two");
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
         assert!(write_atomic(&dir.path().join("missing/x"), b"x").is_err());

@@ -1083,9 +1083,9 @@ pub fn append(dir: &Path, header: &Header, events: &[Event], now: u64) -> Result
     Ok(written)
 }
 
-/// Writes `path` whole ([`crate::text::write_atomic`]).
+/// Writes `path` whole and durably ([`crate::text::write_durable`]).
 fn write_atomic(_dir: &Path, path: &Path, bytes: &[u8]) -> Result<(), LedgerError> {
-    crate::text::write_atomic(path, bytes).map_err(io_err(path))
+    crate::text::write_durable(path, bytes).map_err(io_err(path))
 }
 
 /// What `repair` did.
