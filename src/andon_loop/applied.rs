@@ -336,15 +336,7 @@ impl Ask<'_> {
         let results = request::prove_all(self.root, self.cfg, self.idx, subjects, target, checks, inputs, hash)
             .map_err(LedgerError::Io)?;
         let (unmet, condition) = request::judge(&results, &[]);
-        use crate::ledger::andon_rule::Condition;
-        let worse = match condition {
-            None => None,
-            Some(Condition::Tier1Hold) => Some((Verdict::Refuted, true)),
-            Some(Condition::Refuted | Condition::Tier2Hold) => Some((Verdict::Refuted, false)),
-            Some(Condition::Unproven) => Some((Verdict::Unproven, false)),
-            Some(_) => Some((Verdict::Unknown, false)),
-        };
-        if let Some((v, hold)) = worse {
+        if let Some((v, _, hold)) = condition.map(|c| c.verdict()) {
             if proof.verdict == Verdict::Proven || v == Verdict::Refuted {
                 proof.verdict = v;
                 proof.hold |= hold;
@@ -411,15 +403,7 @@ fn phase_contract(
     let changed: Vec<String> = change.files.iter().map(|(_, p)| p.clone()).collect();
     let holds = fix::tier1_at(idx, &changed)?;
     let (unmet, condition) = request::judge(&results, &holds);
-    use crate::ledger::andon_rule::Condition;
-    let (verdict, tier, hold) = match condition {
-        None => (Verdict::Proven, None, false),
-        Some(Condition::Tier1Hold) => (Verdict::Refuted, Some(1), true),
-        Some(Condition::Tier2Hold) => (Verdict::Refuted, Some(2), false),
-        Some(Condition::Refuted) => (Verdict::Refuted, None, false),
-        Some(Condition::Unproven) => (Verdict::Unproven, None, false),
-        Some(_) => (Verdict::Unknown, None, false),
-    };
+    let (verdict, tier, hold) = condition.map_or((Verdict::Proven, None, false), |c| c.verdict());
     let references = results
         .iter()
         .map(|r| {

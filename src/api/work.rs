@@ -358,6 +358,16 @@ pub struct VerifyAsk {
     pub approach: Option<String>,
 }
 
+/// The approach a person named to settle a routing tie, or an error listing the approaches.
+pub fn approach(s: Option<&str>) -> Result<Option<crate::evidence::route::Approach>, Error> {
+    use crate::evidence::route::Approach;
+    s.map(|s| {
+        Approach::parse(s)
+            .ok_or_else(|| Error::Failed(format!("unknown approach `{s}` (one of: {})", Approach::ids().join(", "))))
+    })
+    .transpose()
+}
+
 /// What `andon verify` answered.
 pub enum VerifyResult {
     Gap(Verified),
@@ -387,12 +397,7 @@ pub fn verify(
     ask: &VerifyAsk,
     request: Option<crate::andon_loop::request::Request>,
 ) -> Result<VerifyResult, Error> {
-    let chosen = match ask.approach.as_deref() {
-        None => None,
-        Some(s) => Some(crate::evidence::route::Approach::parse(s).ok_or_else(|| {
-            format!("unknown approach `{s}` (one of: {})", crate::evidence::route::Approach::ids().join(", "))
-        })?),
-    };
+    let chosen = approach(ask.approach.as_deref())?;
     let mut inputs = crate::andon_loop::prove::Inputs {
         command: ask.command.clone(),
         rubric: ask.rubric.clone(),
@@ -730,3 +735,41 @@ json_document!(
     LedgerCheck,
     LedgerRepair
 );
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The two mappings between evidence and the andon rule's conditions agree: a proof that
+    /// stands on a condition reads back as that condition.
+    #[test]
+    fn a_condition_and_the_evidence_it_makes_read_each_other_back() {
+        let evidence = |(verdict, tier, hold): (Verdict, Option<u8>, bool)| ledger::Evidence {
+            id: "E-1".into(),
+            gap: None,
+            wire: ledger::Wire { producer: "a".into(), consumer: "b".into() },
+            approach: "structural".into(),
+            verdict,
+            hold,
+            tier,
+            artifact: None,
+            claim: String::new(),
+            evidence: String::new(),
+            fix: None,
+            references: Vec::new(),
+            surface: None,
+            radius: None,
+            tree: None,
+            rung: None,
+        };
+        for c in [Condition::Tier1Hold, Condition::Tier2Hold, Condition::Refuted, Condition::Unproven] {
+            assert_eq!(condition_of(&evidence(c.verdict())), Some(c), "{c:?}");
+        }
+        for c in [Condition::NeedsHuman, Condition::Authorization, Condition::EntryGate] {
+            assert_eq!(condition_of(&evidence(c.verdict())), Some(Condition::NeedsHuman), "{c:?}");
+        }
+        assert_eq!(condition_of(&evidence((Verdict::Proven, Some(1), false))), None);
+        assert!(approach(Some("structurl")).is_err());
+        assert_eq!(approach(None).unwrap(), None);
+    }
+}

@@ -632,11 +632,8 @@ fn read_input(src: &str) -> Result<String, String> {
 fn run_verify(a: VerifyArgs) -> Result<Exit, String> {
     use crate::api::work::{self, VerifyResult};
     let cfg = Config::load(&a.path).map_err(|e| config_error(&e))?;
-    if let Some(s) = &a.approach {
-        crate::evidence::route::Approach::parse(s).ok_or_else(|| {
-            format!("unknown approach `{s}` (one of: {})", crate::evidence::route::Approach::ids().join(", "))
-        })?;
-    }
+    // a bad approach is refused before any work, an audit's included
+    work::approach(a.approach.as_deref()).map_err(|e| e.to_string())?;
     let json_out = matches!(a.common.format, FormatArg::Json);
     if let Some(id) = &a.audit {
         let path_var = std::env::var_os("PATH");

@@ -44,6 +44,18 @@ impl Condition {
         .find(|c| c.token() == s || (s == "authorization" && *c == Condition::Authorization))
     }
 
+    /// What a proof that stands on this condition is: its verdict, its tier and whether it is a
+    /// tier-1 hold (the inverse of reading a condition off evidence).
+    pub fn verdict(self) -> (Verdict, Option<u8>, bool) {
+        match self {
+            Condition::Tier1Hold => (Verdict::Refuted, Some(1), true),
+            Condition::Tier2Hold => (Verdict::Refuted, Some(2), false),
+            Condition::Refuted => (Verdict::Refuted, None, false),
+            Condition::Unproven => (Verdict::Unproven, None, false),
+            Condition::Authorization | Condition::NeedsHuman | Condition::EntryGate => (Verdict::Unknown, None, false),
+        }
+    }
+
     pub fn token(self) -> &'static str {
         match self {
             Condition::Refuted => "halt:refuted",
