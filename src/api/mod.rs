@@ -76,6 +76,18 @@ pub fn config(root: &Path) -> Result<Config, Error> {
     Config::load(root).map_err(|e| Error::Failed(config_error(&e)))
 }
 
+/// Which file the settings of `root` come from, when another is ignored: `andon.toml` wins whole,
+/// and a `[tool.andon]` table beside it is never merged in.
+pub fn settings_note(root: &Path) -> Option<String> {
+    let src = crate::config::source::find(root).ok()??;
+    let shadowed = src.shadowed?;
+    Some(format!(
+        "settings are read from {}; the [tool.andon] table in {} is ignored (the two are never merged)",
+        crate::text::line(&src.path.to_string_lossy()),
+        crate::text::line(&shadowed.to_string_lossy())
+    ))
+}
+
 /// A configuration error with the offending line of the file.
 pub fn config_error(e: &crate::config::ConfigError) -> String {
     let text = std::fs::read_to_string(&e.path).unwrap_or_default();

@@ -231,6 +231,7 @@ impl Config {
         json!({
             "schema_version": SCHEMA_VERSION,
             "source": self.source_shown(),
+            "ignored": self.shadowed.as_ref().map(|p| p.to_string_lossy().replace('\\', "/")),
             "settings": settings,
             "contracts": self.contracts.len(),
             "verdict": { "outcome": if self.settings.enabled.value { "shown" } else { "disabled" } },

@@ -481,6 +481,11 @@ pub fn main() -> ExitCode {
         let _ = emit(|w| output::disabled(w, &d, json));
         return Exit::Disabled.code();
     }
+    if let Some((path, _)) = repo_of(&cli.command)
+        && let Some(note) = crate::api::settings_note(&path)
+    {
+        eprintln!("andon: note: {note}");
+    }
     let result = match cli.command {
         Command::Index(a) => run_index(a),
         Command::Facts(a) => run_facts(a),

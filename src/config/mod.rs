@@ -8,6 +8,7 @@
 use std::path::{Path, PathBuf};
 
 pub mod settings;
+pub mod source;
 pub mod technique;
 
 use toml::de::{DeTable, DeValue};
@@ -22,6 +23,8 @@ pub const DEFAULT_MAX_FILE_SIZE: u64 = 4 * 1024 * 1024;
 pub struct Config {
     /// Where the settings came from, if anywhere.
     pub source: Option<PathBuf>,
+    /// A `pyproject.toml` whose `[tool.andon]` table is ignored because `andon.toml` is read.
+    pub shadowed: Option<PathBuf>,
     pub walk: WalkOptions,
     pub max_file_size: u64,
     /// The architecture contracts `andon check` proves, in file order.
@@ -241,11 +244,6 @@ pub(crate) fn line_at(text: &str, offset: usize) -> u32 {
     text[..offset.min(text.len())].matches('\n').count() as u32 + 1
 }
 
-/// `name` at `root`; `./andon.toml` reads better as `andon.toml` in messages.
-fn config_file(root: &Path, name: &str) -> PathBuf {
-    if root == Path::new(".") { PathBuf::from(name) } else { root.join(name) }
-}
-
 /// A top-level table with its key lines: `(key, line, value)`.
 type Table = Vec<(String, u32, Val)>;
 
@@ -253,6 +251,7 @@ impl Config {
     pub fn load(root: &Path) -> Result<Config, ConfigError> {
         let mut cfg = Config {
             source: None,
+            shadowed: None,
             walk: WalkOptions::standard(),
             max_file_size: DEFAULT_MAX_FILE_SIZE,
             contracts: Vec::new(),
@@ -260,21 +259,22 @@ impl Config {
             settings: Settings::default(),
         };
         // The legacy settings file first: andon.toml (or [tool.andon]) overrides it.
-        cfg.apply_legacy(&config_file(root, settings::LEGACY_FILE))?;
-        let Some((path, table)) = andon_table(root)? else {
+        cfg.apply_legacy(&source::config_file(root, settings::LEGACY_FILE))?;
+        let Some(src) = source::find(root)? else {
             return Ok(cfg);
         };
-        let p = Parser { path: &path };
-        for (k, line, v) in &table {
+        let p = Parser { path: &src.path };
+        for (k, line, v) in &source::table(&src)? {
             p.top_key(&mut cfg, k, *line, v)?;
         }
-        cfg.source = Some(path);
+        cfg.source = Some(src.path);
+        cfg.shadowed = src.shadowed;
         Ok(cfg)
     }
 
     /// Applies the settings of the legacy settings file `legacy`, when there is one.
     fn apply_legacy(&mut self, legacy: &Path) -> Result<(), ConfigError> {
-        let Ok(text) = std::fs::read_to_string(legacy) else {
+        let Some(text) = source::read_text(legacy)? else {
             return Ok(());
         };
         let err = |line: u32, message: String| ConfigError { path: legacy.to_path_buf(), line, message };
@@ -285,38 +285,6 @@ impl Config {
             self.settings.apply(&k, &v, Origin::File(legacy.to_path_buf(), line)).map_err(|m| err(line, m))?;
         }
         Ok(())
-    }
-}
-
-/// The configuration table and its file: `andon.toml`, else `[tool.andon]` in `pyproject.toml`;
-/// None when neither has one.
-fn andon_table(root: &Path) -> Result<Option<(PathBuf, Table)>, ConfigError> {
-    let andon = config_file(root, "andon.toml");
-    let py = config_file(root, "pyproject.toml");
-    if let Ok(text) = std::fs::read_to_string(&andon) {
-        let doc = DeTable::parse(&text).map_err(|e| ConfigError {
-            path: andon.clone(),
-            line: e.span().map(|s| line_at(&text, s.start)).unwrap_or(1),
-            message: format!("not valid TOML: {}", e.message()),
-        })?;
-        Ok(Some((andon, convert_table(&text, doc.get_ref()))))
-    } else if let Ok(text) = std::fs::read_to_string(&py) {
-        // a malformed pyproject.toml is reported by the index as a manifest error, not here
-        let Ok(doc) = DeTable::parse(&text) else {
-            return Ok(None);
-        };
-        let top = convert_table(&text, doc.get_ref());
-        let tool = top.into_iter().find(|(k, _, _)| k == "tool").map(|(_, _, v)| v);
-        let andon = tool.and_then(|t| match t.v {
-            V::Table(t) => t.into_iter().find(|(k, _, _)| k == "andon").map(|(_, _, v)| v),
-            _ => None,
-        });
-        match andon {
-            Some(Val { v: V::Table(t), .. }) => Ok(Some((py, t))),
-            _ => Ok(None),
-        }
-    } else {
-        Ok(None)
     }
 }
 

@@ -296,33 +296,31 @@ fn yaml_scalar(v: &str) -> Result<Scalar, String> {
 /// `enabled = false` from the settings of `root`, read before anything else is checked (R1): the
 /// origin of the `false`, or None when andon is enabled (or the settings cannot say).
 pub fn disabled(root: &Path) -> Option<Origin> {
-    let file = |name: &str| if root == Path::new(".") { PathBuf::from(name) } else { root.join(name) };
-    let andon = file("andon.toml");
-    // `enabled` as the settings file that is read (andon.toml, else [tool.andon]) sets it
-    let from_toml = |path: &Path, tool: bool| -> Option<(bool, Origin)> {
+    // `enabled` as the settings file that is read sets it; one that cannot be read says nothing
+    // here, and every command then stops on it as a configuration error
+    let set = || -> Option<(bool, Origin)> {
         use toml::de::{DeTable, DeValue};
-        let text = std::fs::read_to_string(path).ok()?;
-        let doc = DeTable::parse(&text).ok()?;
+        let src = super::source::find(root).ok()??;
+        let doc = DeTable::parse(&src.text).ok()?;
         let mut t = doc.get_ref();
-        if tool {
+        if src.tool_table {
             let DeValue::Table(tt) = t.get("tool")?.get_ref() else { return None };
             let DeValue::Table(a) = tt.get("andon")?.get_ref() else { return None };
             t = a;
         }
         let (k, v) = t.iter().find(|(k, _)| k.get_ref() == "enabled")?;
         let DeValue::Boolean(b) = v.get_ref() else { return None };
-        Some((*b, Origin::File(path.to_path_buf(), super::line_at(&text, k.span().start))))
+        Some((*b, Origin::File(src.path.clone(), super::line_at(&src.text, k.span().start))))
     };
-    let set = if andon.exists() { from_toml(&andon, false) } else { from_toml(&file("pyproject.toml"), true) };
     let legacy = || {
-        let path = file(LEGACY_FILE);
+        let path = super::source::config_file(root, LEGACY_FILE);
         let rows = front_matter(&std::fs::read_to_string(&path).ok()?).ok()?;
         rows.into_iter().find_map(|(k, v, l)| match v {
             Scalar::Bool(b) if k == "enabled" => Some((b, Origin::File(path.clone(), l))),
             _ => None,
         })
     };
-    match set.or_else(legacy) {
+    match set().or_else(legacy) {
         Some((false, origin)) => Some(origin),
         _ => None,
     }

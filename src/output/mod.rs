@@ -187,6 +187,13 @@ pub fn settings_report(w: &mut dyn Write, cfg: &crate::config::Config, format: F
         Format::Json => json(w, cfg),
         Format::Text => {
             writeln!(w, "settings file: {}", inline(source.as_deref().unwrap_or("none (all defaults)")))?;
+            if let Some(p) = &cfg.shadowed {
+                writeln!(
+                    w,
+                    "ignored: the [tool.andon] table in {} (andon.toml wins whole)",
+                    inline(&p.to_string_lossy())
+                )?;
+            }
             for (k, v, origin) in &rows {
                 let v = match v {
                     crate::config::Scalar::Str(s) => s.clone(),

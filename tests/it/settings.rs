@@ -166,3 +166,69 @@ fn the_legacy_file_can_disable_and_andon_toml_can_reenable() {
     std::fs::write(t.path().join("andon.toml"), format!("enabled = true\n{cfg}")).unwrap();
     assert_eq!(run(&["index", "-q"], t.path()).status.code(), Some(0));
 }
+
+/// `andon check` on `dir`: its exit code, stdout and stderr.
+fn check(dir: &Path) -> (i32, String, String) {
+    let o = run(&["check", "-q"], dir);
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    (o.status.code().unwrap_or(-1), text(&o.stdout), text(&o.stderr))
+}
+
+#[test]
+fn andon_toml_wins_whole_over_tool_andon_and_says_so() {
+    let t = scratch("check-py");
+    let py = std::fs::read_to_string(t.path().join("pyproject.toml")).unwrap();
+    // a [tool.andon] that, were it read or merged, would disable andon and move its reports
+    std::fs::write(
+        t.path().join("pyproject.toml"),
+        format!("{py}\n[tool.andon]\nenabled = false\noutput_dir = \"elsewhere\"\n"),
+    )
+    .unwrap();
+    let (code, out, err) = check(t.path());
+    assert_eq!(code, 1, "andon.toml's contracts give the verdict: {out}{err}");
+    assert!(err.contains("andon: note: settings are read from") && err.contains("is ignored"), "{err}");
+    let doc = show(t.path());
+    assert_eq!((doc["source"].as_str(), doc["ignored"].as_str()), (Some("andon.toml"), Some("pyproject.toml")));
+    assert_eq!(setting(&doc, "output_dir").0, "analysis/andon");
+    let o = run(&["config", "show"], t.path());
+    assert!(String::from_utf8_lossy(&o.stdout).contains("ignored: the [tool.andon] table in pyproject.toml"));
+}
+
+#[test]
+fn an_andon_toml_andon_cannot_read_is_a_config_error_never_a_fallback() {
+    let t = scratch("check-py");
+    let toml = std::fs::read(t.path().join("andon.toml")).unwrap();
+    let py = std::fs::read_to_string(t.path().join("pyproject.toml")).unwrap();
+    // the fallback would pass: its only contract is kept
+    std::fs::write(
+        t.path().join("pyproject.toml"),
+        format!("{py}\n[[tool.andon.contract]]\nname = \"no cycles\"\nkind = \"acyclic\"\n"),
+    )
+    .unwrap();
+    let with = |prefix: &[u8]| [prefix, &toml[..]].concat();
+    std::fs::write(t.path().join("andon.toml"), with(b"enabled = false\n# Contr\xf4les\n")).unwrap();
+    let (code, out, err) = check(t.path());
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(err.contains("andon.toml:2:") && err.contains("not UTF-8") && err.contains("byte offset 23"), "{err}");
+    assert!(!out.contains("verdict pass"), "{out}");
+    let o = run(&["config", "show"], t.path());
+    assert_eq!(o.status.code(), Some(2));
+    std::fs::remove_file(t.path().join("andon.toml")).unwrap();
+    std::fs::create_dir(t.path().join("andon.toml")).unwrap();
+    let (code, _, err) = check(t.path());
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("andon.toml") && err.contains("is a directory"), "{err}");
+    // without andon.toml, [tool.andon] is the settings, and a pyproject.toml that cannot be decoded
+    // while it mentions the table is an error too
+    std::fs::remove_dir(t.path().join("andon.toml")).unwrap();
+    assert_eq!(check(t.path()).0, 0);
+    let bad = format!("{py}\n# caf\u{e9}\n[[tool.andon.contract]]\nname = \"c\"\nkind = \"acyclic\"\n")
+        .replace('\u{e9}', "\u{1}");
+    let mut bytes = bad.into_bytes();
+    let at = bytes.iter().position(|b| *b == 1).unwrap();
+    bytes[at] = 0xe9;
+    std::fs::write(t.path().join("pyproject.toml"), bytes).unwrap();
+    let (code, _, err) = check(t.path());
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("pyproject.toml") && err.contains("not UTF-8"), "{err}");
+}

@@ -51,6 +51,7 @@ impl Repo for Memory {
 fn config() -> Config {
     Config {
         source: None,
+        shadowed: None,
         walk: WalkOptions::standard(),
         max_file_size: 0,
         contracts: Vec::new(),
