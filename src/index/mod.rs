@@ -448,7 +448,7 @@ fn rewalk_from_table(root: &Path, h: &Head, opts: &IndexOptions) -> Option<(Vec<
     }
     let mut entries = Vec::with_capacity(h.files.len());
     for f in &h.files {
-        let abs = root.join(&f.path);
+        let abs = walk::abs_path(root, &f.path)?;
         let m = if opts.walk.follow_links { fs::metadata(&abs) } else { fs::symlink_metadata(&abs) }.ok()?;
         if !m.is_file() {
             return None;
