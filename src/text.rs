@@ -1,7 +1,8 @@
 //! Repository text, made safe to show: the one rule for which characters never reach a reader
 //! raw, and one escaping for each place text is shown (a terminal line, a Markdown cell, HTML).
 //! JSON needs nothing beyond serde's encoding. Also the small text helpers every layer shares:
-//! the nearest name for "did you mean", and writing a file whole.
+//! a file name as reversible text (`path_text`), the nearest name for "did you mean", and writing
+//! a file whole.
 //!
 //! This module is a leaf: it depends on nothing else in the crate (R123).
 
@@ -124,6 +125,70 @@ pub fn html(s: &str) -> String {
         }
     }
     out
+}
+
+/// A file name (or repo-relative path) as text, reversibly: valid UTF-8 stays as it is, a
+/// backslash becomes `\\`, and each byte that is not part of valid UTF-8 becomes `\xNN` (two
+/// lowercase hex digits). Two distinct names never share a text, and [`path_bytes`] reads it back.
+pub fn path_text(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len());
+    for chunk in bytes.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            if c == '\\' {
+                out.push_str("\\\\");
+            } else {
+                out.push(c);
+            }
+        }
+        for b in chunk.invalid() {
+            out.push_str(&format!("\\x{b:02x}"));
+        }
+    }
+    out
+}
+
+/// The bytes of a name written by [`path_text`]; `None` for text it never writes (an unknown
+/// escape, or `\xNN` where the byte would be valid UTF-8), so the mapping is one to one.
+pub fn path_bytes(text: &str) -> Option<Vec<u8>> {
+    if !text.contains('\\') {
+        return Some(text.as_bytes().to_vec());
+    }
+    let mut out = Vec::with_capacity(text.len());
+    let mut it = text.bytes();
+    while let Some(b) = it.next() {
+        if b != b'\\' {
+            out.push(b);
+            continue;
+        }
+        match it.next()? {
+            b'\\' => out.push(b'\\'),
+            b'x' => {
+                let nibble = |c: u8| (c as char).to_digit(16).filter(|_| !c.is_ascii_uppercase());
+                out.push((nibble(it.next()?)? * 16 + nibble(it.next()?)?) as u8);
+            }
+            _ => return None,
+        }
+    }
+    (path_text(&out) == text).then_some(out)
+}
+
+/// [`path_text`] of an OS name (on Windows, of its WTF-8 bytes).
+pub fn os_path_text(name: &std::ffi::OsStr) -> String {
+    path_text(name.as_encoded_bytes())
+}
+
+/// The file-system path of a name written by [`path_text`] (`None` when the text is not one).
+pub fn os_path(text: &str) -> Option<PathBuf> {
+    let bytes = path_bytes(text)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStringExt;
+        Some(PathBuf::from(std::ffi::OsString::from_vec(bytes)))
+    }
+    #[cfg(not(unix))]
+    {
+        String::from_utf8(bytes).ok().map(PathBuf::from)
+    }
 }
 
 /// Levenshtein distance over chars, for "did you mean" suggestions.
@@ -259,6 +324,41 @@ mod tests {
         assert_eq!(nearest("Wyre", ["Wire", "Stage"]), Some("Wire"));
         assert_eq!(nearest("zzzzzz", ["Wire", "Stage"]), None);
         assert_eq!(edit_distance("kitten", "sitting"), 3);
+    }
+
+    #[test]
+    fn path_text_escapes_only_what_is_not_utf8_and_backslashes() {
+        assert_eq!(path_text(b"src/a.py"), "src/a.py");
+        assert_eq!(path_text("café.py".as_bytes()), "café.py");
+        assert_eq!(path_text(b"leak\xff.py"), "leak\\xff.py");
+        assert_eq!(path_text(b"leak\\xff.py"), "leak\\\\xff.py");
+        assert_eq!(path_bytes("leak\\xff.py").as_deref(), Some(&b"leak\xff.py"[..]));
+        for not_written in ["a\\", "a\\q", "\\x4", "\\x41", "\\xFF", "\\xc3\\xa9", "\\x+f"] {
+            assert_eq!(path_bytes(not_written), None, "{not_written:?}");
+        }
+    }
+
+    /// Any byte but `/` and NUL, with the bytes of escapes and of multi-byte UTF-8 made likely.
+    fn name_bytes() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
+        use proptest::prelude::*;
+        let byte = prop_oneof![
+            any::<u8>().prop_filter("no / or NUL", |b| *b != b'/' && *b != 0),
+            prop::sample::select(&b"\\xf0a9\xff\xfe\xc3\xa9\xe2\x80\xae"[..]),
+        ];
+        prop::collection::vec(byte, 0..16)
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn path_text_round_trips_and_is_one_to_one(a in name_bytes(), b in name_bytes()) {
+            for name in [&a, &b] {
+                let text = path_text(name);
+                proptest::prop_assert_eq!(path_bytes(&text), Some(name.clone()));
+                let on_disk = os_path(&text).unwrap().into_os_string().into_encoded_bytes();
+                proptest::prop_assert_eq!(&on_disk, name);
+            }
+            proptest::prop_assert_eq!(a == b, path_text(&a) == path_text(&b));
+        }
     }
 
     #[test]

@@ -25,19 +25,21 @@ fn untracked(root: &Path, exclude: &[String]) -> Vec<String> {
     let mut files: Vec<String> = out
         .split(|b| *b == 0)
         .filter(|f| !f.is_empty())
-        .map(|f| String::from_utf8_lossy(f).into_owned())
+        .map(crate::text::path_text)
         .filter(|f| !f.starts_with(".andon/") && !exclude.iter().any(|e| f.starts_with(e.as_str())))
         .collect();
     files.sort();
     files
 }
 
-/// Appends each file's name and contents to `bytes`.
+/// Appends each file's name and contents to `bytes` (a name as [`crate::text::path_text`] writes
+/// it names its own file; other text is taken as it is).
 fn add_files(bytes: &mut Vec<u8>, root: &Path, files: &[String]) {
     for f in files {
         bytes.extend(f.as_bytes());
         bytes.push(0);
-        bytes.extend(std::fs::read(root.join(f)).unwrap_or_default());
+        let path = crate::text::os_path(f).unwrap_or_else(|| f.into());
+        bytes.extend(std::fs::read(root.join(path)).unwrap_or_default());
         bytes.push(0);
     }
 }

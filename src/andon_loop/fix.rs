@@ -74,12 +74,12 @@ pub fn change(root: &Path, base: &str, write_set: &[String], exclude: &[String])
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     for line in git(root, &args)?.lines() {
         if let Some((st, path)) = line.split_once('\t') {
-            files.push((st.chars().next().unwrap_or('M').to_string(), path.to_string()));
+            files.push((st.chars().next().unwrap_or('M').to_string(), unquote(path)));
         }
     }
     for path in git(root, &["ls-files", "--others", "--exclude-standard"])?.lines() {
         if !path.starts_with(".andon/") && !exclude.iter().any(|e| path.starts_with(e.as_str())) {
-            files.push(("A".into(), path.to_string()));
+            files.push(("A".into(), unquote(path)));
         }
     }
     files.retain(|(_, p)| !exclude.iter().any(|e| p.starts_with(e.as_str())));
@@ -98,8 +98,9 @@ pub fn diff_text(root: &Path, base: &str, exclude: &[String]) -> Result<String, 
     git(root, &args)
 }
 
-/// A path as git writes it in a diff: C-quoted (`"a/caf\303\251.py"`) when it has special or
-/// non-ASCII characters, plain otherwise.
+/// A path as git writes it in a diff or a listing: C-quoted (`"a/caf\303\251.py"`) when it has
+/// special or non-ASCII characters, plain otherwise; returned as the index writes paths
+/// ([`crate::text::path_text`]).
 fn unquote(p: &str) -> String {
     let Some(inner) = p.strip_prefix('"').and_then(|p| p.strip_suffix('"')) else { return p.to_string() };
     let mut bytes = Vec::new();
@@ -131,7 +132,7 @@ fn unquote(p: &str) -> String {
             None => {}
         }
     }
-    String::from_utf8_lossy(&bytes).into_owned()
+    crate::text::path_text(&bytes)
 }
 
 /// The two paths of a `diff --git a/X b/Y` header (quoted or plain).
@@ -514,5 +515,34 @@ mod tests {
         assert!(change_from_diff(odd, "x", &[]).unwrap_err().contains("not a plain relative path"));
         let dot = "--- a/./x.py\n+++ b/./x.py\n";
         assert!(change_from_diff(dot, "x", &[]).is_err());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn git_paths_read_as_the_index_writes_them_and_edits_to_raw_names_change_the_hash() {
+        use std::os::unix::ffi::OsStrExt;
+        let t = tempfile::tempdir().unwrap();
+        let d = t.path();
+        let raw = |name: &[u8]| d.join(std::ffi::OsStr::from_bytes(name));
+        if std::fs::write(raw(b"leak\xff.py"), "a\n").is_err() {
+            return; // a file system that refuses non-UTF-8 names
+        }
+        std::fs::write(d.join("café.py"), "a\n").unwrap();
+        let ids = ["-c", "user.name=a", "-c", "user.email=a@example.invalid", "-c", "commit.gpgsign=false"];
+        for args in [&["init", "-q"][..], &["add", "-A"], &["commit", "-qm", "base"]] {
+            assert!(Command::new("git").arg("-C").arg(d).args(ids).args(args).output().unwrap().status.success());
+        }
+        std::fs::write(raw(b"leak\xff.py"), "b\n").unwrap();
+        std::fs::write(d.join("café.py"), "b\n").unwrap();
+        std::fs::write(raw(b"new\xfe.py"), "a\n").unwrap();
+        let c = change(d, "HEAD", &[], &[]).unwrap();
+        let mut paths: Vec<&str> = c.files.iter().map(|(_, p)| p.as_str()).collect();
+        paths.sort();
+        assert_eq!(paths, ["café.py", "leak\\xff.py", "new\\xfe.py"]);
+        for (_, p) in &c.files {
+            assert_eq!(crate::index::walk::rel_path(d, &crate::index::walk::abs_path(d, p).unwrap()), *p);
+        }
+        std::fs::write(raw(b"new\xfe.py"), "b\n").unwrap();
+        assert_ne!(change(d, "HEAD", &[], &[]).unwrap().hash, c.hash, "an edit to an untracked raw name is seen");
     }
 }

@@ -50,7 +50,7 @@ fn defs_of(root: &Path, idx: &Index, file: usize) -> Defs {
         defs.entry(name).or_insert((kind, line, end));
     }
     let exports = core.rows_of(rel::EXPORTS).map(|r| core.str(r[1]).to_string()).collect();
-    let text = std::fs::read_to_string(root.join(&idx.files[file].path)).ok();
+    let text = crate::index::walk::abs_path(root, &idx.files[file].path).and_then(|p| std::fs::read_to_string(p).ok());
     Defs { defs, exports, text }
 }
 

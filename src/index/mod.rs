@@ -84,7 +84,15 @@ use wire::{FileMeta, IndexHeader, SegmentWire, StageSummary, Summary};
 pub enum IndexError {
     NoSuchPath(PathBuf),
     NotADirectory(PathBuf),
-    Io { path: PathBuf, err: std::io::Error },
+    Io {
+        path: PathBuf,
+        err: std::io::Error,
+    },
+    /// The index must be written, but `.andon/` cannot be (why).
+    ReadOnly {
+        dir: PathBuf,
+        why: String,
+    },
     Config(String),
 }
 
@@ -94,6 +102,12 @@ impl std::fmt::Display for IndexError {
             IndexError::NoSuchPath(p) => write!(f, "{}: no such directory; pass the repository to index", p.display()),
             IndexError::NotADirectory(p) => write!(f, "{}: not a directory; pass the repository root", p.display()),
             IndexError::Io { path, err } => write!(f, "{}: {err}", path.display()),
+            IndexError::ReadOnly { dir, why } => write!(
+                f,
+                "{}: read-only ({why}), and the index is stale or missing: make the directory writable, \
+                 or run `andon index` where it is, then run this command again",
+                dir.display()
+            ),
             IndexError::Config(m) => write!(f, "{m}"),
         }
     }
@@ -259,14 +273,29 @@ enum LoadError {
     Untrusted(String),
 }
 
-fn read_head(path: &Path) -> Result<Head, LoadError> {
+/// Opens `path` for reading without blocking (a FIFO would block `open` until a writer comes),
+/// then refuses anything but a regular file, judged on the opened file so it cannot be swapped.
+fn open_regular(path: &Path) -> Result<(File, u64), LoadError> {
     let unreadable = |e: std::io::Error| LoadError::Untrusted(format!("unreadable ({e})"));
-    let mut file = match File::open(path) {
+    let mut o = fs::OpenOptions::new();
+    o.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut o, libc::O_NONBLOCK);
+    let file = match o.open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(LoadError::Missing),
         Err(e) => return Err(unreadable(e)),
     };
-    let len = file.metadata().map_err(unreadable)?.len();
+    let meta = file.metadata().map_err(unreadable)?;
+    if !meta.is_file() {
+        return Err(LoadError::Untrusted("not a regular file (a FIFO, device, socket or directory)".into()));
+    }
+    Ok((file, meta.len()))
+}
+
+fn read_head(path: &Path) -> Result<Head, LoadError> {
+    let unreadable = |e: std::io::Error| LoadError::Untrusted(format!("unreadable ({e})"));
+    let (mut file, len) = open_regular(path)?;
     let mut pre = [0u8; PREAMBLE];
     if len < PREAMBLE as u64 || file.read_exact(&mut pre).is_err() || &pre[..8] != MAGIC {
         return Err(LoadError::Untrusted("not an andon index (bad magic or truncated)".into()));
@@ -382,31 +411,121 @@ fn write_index(dir: &Path, idx: &Index) -> Result<(), IndexError> {
     bytes.extend_from_slice(&head);
     bytes.extend_from_slice(&body);
     let final_path = dir.join(INDEX_FILE);
-    let tmp = dir.join(format!("{INDEX_FILE}.tmp.{}", std::process::id()));
-    {
-        let mut f = File::create(&tmp).map_err(io(&tmp))?;
-        f.write_all(&bytes).map_err(io(&tmp))?;
-        f.sync_all().map_err(io(&tmp))?;
+    let tmp = dir.join(format!("{TMP_PREFIX}{}", std::process::id()));
+    // A file (or symbolic link) already at this name is a dead process's: never written through.
+    let _ = fs::remove_file(&tmp);
+    let written = fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&tmp)
+        .and_then(|mut f| f.write_all(&bytes).and_then(|_| f.sync_all()))
+        .map_err(io(&tmp))
+        .and_then(|_| fs::rename(&tmp, &final_path).map_err(io(&final_path)));
+    if let Err(e) = written {
+        let _ = fs::remove_file(&tmp);
+        return Err(e);
     }
-    fs::rename(&tmp, &final_path).map_err(io(&final_path))?;
     if let Ok(d) = File::open(dir) {
         let _ = d.sync_all();
     }
     Ok(())
 }
 
-/// Creates `.andon/` (with a `.gitignore` so the cache is never committed) and takes the writer lock.
-fn lock(root: &Path) -> Result<(PathBuf, File), IndexError> {
+/// The lock a run holds on `.andon/` while it lasts.
+struct Lock {
+    /// The writer's exclusive lock; where `.andon/` is read-only, a shared lock when the lock file
+    /// could be opened (so no writer replaces the index while it is read), else none.
+    _file: Option<File>,
+    /// Why nothing may be written, when `.andon/` is read-only.
+    read_only: Option<String>,
+}
+
+/// Creates `.andon/` (with a `.gitignore` so the cache is never committed) and takes the writer
+/// lock; where `.andon/` is read-only, a reader's lock.
+fn lock(root: &Path) -> Result<(PathBuf, Lock), IndexError> {
     let dir = root.join(INDEX_DIR);
-    fs::create_dir_all(&dir).map_err(io(&dir))?;
+    if let Err(err) = fs::create_dir_all(&dir) {
+        return if read_only(&err) {
+            Ok((dir, Lock { _file: None, read_only: Some(err.to_string()) }))
+        } else {
+            Err(io(&dir)(err))
+        };
+    }
     let gi = dir.join(".gitignore");
-    if !gi.exists() {
+    if fs::symlink_metadata(&gi).is_err() {
         let _ = fs::write(&gi, "*\n");
     }
     let lock_path = dir.join("lock");
-    let f = fs::OpenOptions::new().create(true).truncate(false).write(true).open(&lock_path).map_err(io(&lock_path))?;
-    f.lock_exclusive().map_err(io(&lock_path))?;
-    Ok((dir, f))
+    match open_lock(&lock_path, true) {
+        Ok(f) => {
+            f.lock_exclusive().map_err(io(&lock_path))?;
+            remove_dead_temporaries(&dir);
+            Ok((dir, Lock { _file: Some(f), read_only: None }))
+        }
+        Err(err) if read_only(&err) => {
+            let why = err.to_string();
+            match open_lock(&lock_path, false) {
+                Ok(f) => {
+                    FileExt::lock_shared(&f).map_err(io(&lock_path))?;
+                    Ok((dir, Lock { _file: Some(f), read_only: Some(why) }))
+                }
+                Err(err) if err.kind() == std::io::ErrorKind::NotFound || read_only(&err) => {
+                    Ok((dir, Lock { _file: None, read_only: Some(why) }))
+                }
+                Err(err) => Err(io(&lock_path)(err)),
+            }
+        }
+        Err(err) => Err(io(&lock_path)(err)),
+    }
+}
+
+/// Opens the lock file (created when `write`) without blocking on a FIFO or following a symbolic
+/// link, and refuses anything but a regular file.
+fn open_lock(path: &Path, write: bool) -> std::io::Result<File> {
+    let mut o = fs::OpenOptions::new();
+    if write {
+        o.create(true).truncate(false).write(true);
+    } else {
+        o.read(true);
+    }
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut o, libc::O_NONBLOCK | libc::O_NOFOLLOW);
+    let not_regular =
+        || std::io::Error::other("not a regular file (a FIFO, device, socket, directory or symbolic link); remove it");
+    match o.open(path) {
+        Ok(f) if f.metadata()?.is_file() => Ok(f),
+        Ok(_) => Err(not_regular()),
+        Err(_) if fs::symlink_metadata(path).is_ok_and(|m| !m.is_file()) => Err(not_regular()),
+        Err(err) => Err(err),
+    }
+}
+
+/// Whether `err` says the file system refuses to be written here (permissions, a read-only mount).
+fn read_only(err: &std::io::Error) -> bool {
+    matches!(err.kind(), std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem)
+}
+
+/// The prefix of the index's temporary files; the writer's process id follows.
+const TMP_PREFIX: &str = "index.bin.tmp.";
+
+/// Removes the temporary index files of writers that are gone (their process id is not alive),
+/// never a live process's. Called under the writer's lock. Only where liveness can be told
+/// (Linux: `/proc/<pid>`); elsewhere they stay.
+fn remove_dead_temporaries(dir: &Path) {
+    if !cfg!(target_os = "linux") || !Path::new("/proc/self").exists() {
+        return;
+    }
+    let Ok(entries) = fs::read_dir(dir) else { return };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(pid) = name.to_str().and_then(|n| n.strip_prefix(TMP_PREFIX)) else { continue };
+        if pid.is_empty() || !pid.bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        if pid != std::process::id().to_string() && !Path::new("/proc").join(pid).exists() {
+            let _ = fs::remove_file(e.path());
+        }
+    }
 }
 
 fn now_ns() -> u64 {
@@ -448,7 +567,7 @@ fn rewalk_from_table(root: &Path, h: &Head, opts: &IndexOptions) -> Option<(Vec<
     }
     let mut entries = Vec::with_capacity(h.files.len());
     for f in &h.files {
-        let abs = root.join(&f.path);
+        let abs = walk::abs_path(root, &f.path)?;
         let m = if opts.walk.follow_links { fs::metadata(&abs) } else { fs::symlink_metadata(&abs) }.ok()?;
         if !m.is_file() {
             return None;
@@ -468,7 +587,7 @@ pub fn update(
 ) -> Result<IndexReport, IndexError> {
     let t0 = Instant::now();
     let root = check_root(root)?;
-    let (dir, _lock) = lock(&root)?;
+    let (dir, lock) = lock(&root)?;
     let stamp_ns = now_ns();
     let ipath = dir.join(INDEX_FILE);
     let (head, rebuilt) = stored_head(&root, &ipath, opts);
@@ -503,7 +622,12 @@ pub fn update(
     let walk_changed = head
         .as_ref()
         .is_none_or(|h| h.header.walk.dirs != walk_wire.dirs || h.header.walk.ignore_files != walk_wire.ignore_files);
-    if !structure_changed && !tally.metas_changed && !walk_changed {
+    if let Some(why) = lock.read_only.as_ref().filter(|_| structure_changed) {
+        return Err(IndexError::ReadOnly { dir, why: why.clone() });
+    }
+    // Where nothing can be written, new stats or directory times change no fact: the stored
+    // index stands.
+    if !structure_changed && ((!tally.metas_changed && !walk_changed) || lock.read_only.is_some()) {
         let head = head.expect("an unchanged index exists");
         let diags = with_stored_diags(diagnostics, None);
         return Ok(unchanged_report(
@@ -522,7 +646,7 @@ pub fn update(
         Err(why) => {
             // The head was sound but the body is not: parse everything again.
             let why = format!("{}: {why}; rebuilding", rel_display(&root, &ipath));
-            drop(_lock);
+            drop(lock);
             return update(&root, &IndexOptions { rebuild: true, ..opts.clone() }, progress).map(|mut r| {
                 r.rebuilt = Some(why);
                 r

@@ -81,6 +81,8 @@ pub fn classify(rel: &str) -> Option<FileKind> {
     }
 }
 
+/// The repo-relative text of `path` (`/`-separated, each name as [`crate::text::path_text`] writes
+/// it, so a name that is not UTF-8 keeps its own text).
 pub fn rel_path(root: &Path, path: &Path) -> String {
     let r = path.strip_prefix(root).unwrap_or(path);
     let mut s = String::new();
@@ -88,9 +90,18 @@ pub fn rel_path(root: &Path, path: &Path) -> String {
         if i > 0 {
             s.push('/');
         }
-        s.push_str(&c.as_os_str().to_string_lossy());
+        s.push_str(&crate::text::os_path_text(c.as_os_str()));
     }
     s
+}
+
+/// The file on disk that the repo-relative text `rel` (written by [`rel_path`]) names; `None`
+/// for text `rel_path` never writes.
+pub fn abs_path(root: &Path, rel: &str) -> Option<PathBuf> {
+    if rel.is_empty() {
+        return Some(root.to_path_buf());
+    }
+    crate::text::os_path(rel).map(|p| root.join(p))
 }
 
 /// Walks `root` and returns the files andon indexes, sorted by path, plus what could not be read.
@@ -103,7 +114,8 @@ pub struct WalkState {
     pub options: u64,
     /// (repo-relative directory, mtime ns)
     pub dirs: Vec<(String, u64)>,
-    /// (absolute path, size, mtime ns); size `u64::MAX` records an absent file
+    /// (absolute path as [`crate::text::path_text`] writes it, size, mtime ns); size `u64::MAX`
+    /// records an absent file
     pub ignore_files: Vec<(String, u64, u64)>,
 }
 
@@ -131,13 +143,14 @@ impl WalkState {
             return false;
         }
         let dirs_ok = self.dirs.iter().all(|(rel, mtime)| {
-            let p = if rel.is_empty() { root.to_path_buf() } else { root.join(rel) };
-            std::fs::metadata(&p).is_ok_and(|m| m.is_dir() && mtime_ns(&m) == *mtime && *mtime < stamp_ns)
+            abs_path(root, rel)
+                .and_then(|p| std::fs::metadata(p).ok())
+                .is_some_and(|m| m.is_dir() && mtime_ns(&m) == *mtime && *mtime < stamp_ns)
         });
         dirs_ok
             && self.ignore_files.iter().all(|(p, size, mtime)| {
-                let now = stat_or_absent(Path::new(p));
-                now == (*size, *mtime) && (*size == u64::MAX || *mtime < stamp_ns)
+                let Some(p) = crate::text::os_path(p) else { return false };
+                stat_or_absent(&p) == (*size, *mtime) && (*size == u64::MAX || *mtime < stamp_ns)
             })
     }
 }
@@ -147,7 +160,7 @@ impl WalkState {
 fn ignore_files(root: &Path, dirs: &[(String, u64)]) -> Vec<(String, u64, u64)> {
     let mut candidates: Vec<std::path::PathBuf> = Vec::new();
     for (rel, _) in dirs {
-        let d = if rel.is_empty() { root.to_path_buf() } else { root.join(rel) };
+        let Some(d) = abs_path(root, rel) else { continue };
         candidates.push(d.join(".gitignore"));
         candidates.push(d.join(".ignore"));
     }
@@ -165,10 +178,11 @@ fn ignore_files(root: &Path, dirs: &[(String, u64)]) -> Vec<(String, u64, u64)> 
         .into_iter()
         .map(|p| {
             let (size, mtime) = stat_or_absent(&p);
-            (p.to_string_lossy().into_owned(), size, mtime)
+            (p, size, mtime)
         })
         // absent files inside walked directories are covered by the directory's mtime
-        .filter(|(p, size, _)| *size != u64::MAX || !Path::new(p).starts_with(root) || p.ends_with("info/exclude"))
+        .filter(|(p, size, _)| *size != u64::MAX || !p.starts_with(root) || p.ends_with(".git/info/exclude"))
+        .map(|(p, size, mtime)| (crate::text::os_path_text(p.as_os_str()), size, mtime))
         .collect()
 }
 

@@ -6,6 +6,7 @@ mod cycle;
 mod datalog;
 mod extract;
 mod hidden_chars;
+mod hostile_index;
 mod incremental;
 mod injection;
 mod ledger;

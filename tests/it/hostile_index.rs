@@ -1,0 +1,283 @@
+//! Hostile state around the index: file names that are not UTF-8, a FIFO where the index file
+//! should be, a read-only `.andon/`, and temporary files a dead writer left behind. None of them
+//! may move a verdict, hang a command or drop a file silently.
+#![cfg(unix)]
+
+use std::ffi::OsStr;
+use std::fs;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Output, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::support::{andon, json, run, run_ok};
+
+/// A path under `dir` whose last component is the raw bytes `name`.
+fn raw(dir: &Path, name: &[u8]) -> PathBuf {
+    dir.join(OsStr::from_bytes(name))
+}
+
+/// A Python project with a contract: `core` must not import `api`.
+fn contract_repo() -> tempfile::TempDir {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    for (f, text) in [
+        ("pyproject.toml", "[project]\nname = \"app\"\nversion = \"0.1.0\"\n"),
+        ("src/app/__init__.py", ""),
+        ("src/app/api/__init__.py", "def handler():\n    return 1\n"),
+        ("src/app/core/__init__.py", "def parse(text):\n    return text\n"),
+        ("web/main.ts", "export const x = 1;\n"),
+        (
+            "andon.toml",
+            "[[contract]]\nname = \"core stays independent of api\"\nkind = \"forbidden\"\n\
+             from = [\"src/app/core/**\"]\nto = [\"src/app/api/**\"]\n",
+        ),
+    ] {
+        fs::create_dir_all(d.join(f).parent().unwrap()).unwrap();
+        fs::write(d.join(f), text).unwrap();
+    }
+    t
+}
+
+/// Creates a file with a non-UTF-8 name, or `None` when the file system refuses such names.
+fn write_raw(dir: &Path, name: &[u8], text: &str) -> Option<PathBuf> {
+    let p = raw(dir, name);
+    fs::write(&p, text).ok().map(|_| p)
+}
+
+/// Runs andon and kills it after `secs`: `None` when it did not finish in time.
+fn run_within(args: &[&str], dir: &Path, secs: u64) -> Option<Output> {
+    let mut child = andon()
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("andon starts");
+    let t0 = Instant::now();
+    while t0.elapsed() < Duration::from_secs(secs) {
+        if child.try_wait().unwrap().is_some() {
+            return Some(child.wait_with_output().unwrap());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    None
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn a_breach_in_a_non_utf8_name_survives_a_colliding_name() {
+    let t = contract_repo();
+    let d = t.path();
+    let core = d.join("src/app/core");
+    if write_raw(&core, b"leak\xff.py", "from app.api import handler\n").is_none() {
+        eprintln!("skipped: this file system refuses non-UTF-8 file names");
+        return;
+    }
+    let first = run(&["check", "--quiet"], d);
+    assert_eq!(first.status.code(), Some(1), "the breach blocks:\n{}", stderr(&first));
+    // A second name that reads the same after a lossy conversion, with no breach of its own.
+    write_raw(&core, b"leak\xfe.py", "X = 1\n").unwrap();
+    let second = run(&["check", "--quiet"], d);
+    assert_eq!(second.status.code(), Some(1), "the breach still blocks:\n{}", stderr(&second));
+    let report = json(&run(&["check", "--quiet", "--format", "json"], d));
+    assert!(report.to_string().contains(r"leak\\xff.py"), "the finding names the escaped path: {report}");
+
+    // Both files are in the index, under distinct paths.
+    let out = run_ok(&["facts", "--relation", "File", "--format", "json", "--quiet"], d);
+    let files: Vec<String> =
+        json(&out)["facts"].as_array().unwrap().iter().map(|f| f.to_string()).filter(|f| f.contains("leak")).collect();
+    assert_eq!(files.len(), 2, "both names are indexed: {files:?}");
+
+    // An edit to either file is seen by `index --check`, and fixing the breach clears it.
+    run_ok(&["index", "--quiet"], d);
+    fs::write(raw(&core, b"leak\xfe.py"), "X = 2\n# longer\n").unwrap();
+    let stale = run(&["index", "--check", "--quiet"], d);
+    assert_eq!(stale.status.code(), Some(3), "an edit to the second file is seen:\n{}", stderr(&stale));
+    fs::write(raw(&core, b"leak\xff.py"), "import os\n").unwrap();
+    let fixed = run(&["check", "--quiet"], d);
+    assert_eq!(fixed.status.code(), Some(0), "the fix is seen:\n{}", stderr(&fixed));
+    let fresh = run(&["index", "--check", "--quiet"], d);
+    assert_eq!(fresh.status.code(), Some(0), "fresh after the update:\n{}", stderr(&fresh));
+}
+
+#[test]
+fn a_non_utf8_directory_keeps_its_files_and_its_ignore_file() {
+    let t = contract_repo();
+    let d = t.path();
+    let dir = raw(&d.join("src/app/core"), b"sub\xff");
+    if fs::create_dir(&dir).is_err() {
+        eprintln!("skipped: this file system refuses non-UTF-8 file names");
+        return;
+    }
+    fs::write(dir.join("__init__.py"), "").unwrap();
+    fs::write(dir.join("leak.py"), "from app.api import handler\n").unwrap();
+    run_ok(&["index", "--quiet"], d);
+    assert_eq!(run(&["check", "--quiet"], d).status.code(), Some(1));
+    // An ignore file in that directory is honoured, and a later edit to it is seen.
+    fs::write(dir.join(".ignore"), "nothing\n").unwrap();
+    run_ok(&["index", "--quiet"], d);
+    std::thread::sleep(Duration::from_millis(20));
+    fs::write(dir.join(".ignore"), "leak.py\n").unwrap();
+    let out = run(&["check", "--quiet"], d);
+    assert_eq!(out.status.code(), Some(0), "the ignored breach no longer counts:\n{}", stderr(&out));
+}
+
+#[test]
+fn a_fifo_at_the_index_file_hangs_nothing_and_is_rebuilt() {
+    let t = contract_repo();
+    let d = t.path();
+    run_ok(&["index", "--quiet"], d);
+    let ipath = d.join(".andon/index.bin");
+    fs::remove_file(&ipath).unwrap();
+    let made = std::process::Command::new("mkfifo").arg(&ipath).status();
+    if !made.is_ok_and(|s| s.success()) {
+        eprintln!("skipped: mkfifo is not available");
+        return;
+    }
+    let check = run_within(&["index", "--check", "--quiet"], d, 10).expect("index --check does not hang on a FIFO");
+    assert_eq!(check.status.code(), Some(3), "a FIFO is no usable index:\n{}", stderr(&check));
+    let said = String::from_utf8_lossy(&check.stdout);
+    assert!(said.contains("not a regular file"), "the report says why: {said}");
+    let gate = run_within(&["check", "--quiet"], d, 10).expect("check does not hang on a FIFO");
+    assert_eq!(gate.status.code(), Some(0), "check rebuilds the index:\n{}", stderr(&gate));
+    assert!(fs::symlink_metadata(&ipath).unwrap().file_type().is_file(), "the index is a regular file again");
+    let fresh = run_within(&["index", "--check", "--quiet"], d, 10).unwrap();
+    assert_eq!(fresh.status.code(), Some(0), "{}", stderr(&fresh));
+}
+
+#[test]
+fn a_fifo_at_the_lock_file_hangs_nothing() {
+    let t = contract_repo();
+    let d = t.path();
+    run_ok(&["index", "--quiet"], d);
+    let lock = d.join(".andon/lock");
+    let _ = fs::remove_file(&lock);
+    if !std::process::Command::new("mkfifo").arg(&lock).status().is_ok_and(|s| s.success()) {
+        eprintln!("skipped: mkfifo is not available");
+        return;
+    }
+    let out = run_within(&["index", "--quiet"], d, 10).expect("index does not hang on a FIFO lock");
+    assert_eq!(out.status.code(), Some(2), "a FIFO lock is an I/O error:\n{}", stderr(&out));
+    assert!(stderr(&out).contains(".andon/lock"), "the error names the lock: {}", stderr(&out));
+}
+
+/// Whether permission bits bind this process (they do not for root).
+fn permissions_bind(dir: &Path) -> bool {
+    let probe = dir.join("probe");
+    fs::create_dir(&probe).unwrap();
+    fs::set_permissions(&probe, fs::Permissions::from_mode(0o555)).unwrap();
+    let binds = fs::write(probe.join("x"), "x").is_err();
+    fs::set_permissions(&probe, fs::Permissions::from_mode(0o755)).unwrap();
+    fs::remove_dir_all(&probe).unwrap();
+    binds
+}
+
+/// Makes `.andon/` and everything in it read-only (or writable again).
+fn read_only(andon_dir: &Path, on: bool) {
+    let (file, dir) = if on { (0o444, 0o555) } else { (0o644, 0o755) };
+    if !on {
+        fs::set_permissions(andon_dir, fs::Permissions::from_mode(dir)).unwrap();
+    }
+    for e in fs::read_dir(andon_dir).unwrap() {
+        fs::set_permissions(e.unwrap().path(), fs::Permissions::from_mode(file)).unwrap();
+    }
+    if on {
+        fs::set_permissions(andon_dir, fs::Permissions::from_mode(dir)).unwrap();
+    }
+}
+
+/// How to run andon so permission bits bind: directly, or as `nobody` through `setpriv` when
+/// they do not bind this user (root); `None` when neither can be done.
+fn unprivileged(dir: &Path) -> Option<Vec<&'static str>> {
+    if permissions_bind(dir) {
+        return Some(Vec::new());
+    }
+    let prefix = vec!["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"];
+    let probe = std::process::Command::new(prefix[0]).args(&prefix[1..]).arg("true").status();
+    probe.is_ok_and(|s| s.success()).then_some(prefix)
+}
+
+/// Runs andon through `prefix` (see [`unprivileged`]).
+fn run_as(prefix: &[&str], args: &[&str], dir: &Path) -> Output {
+    let mut cmd = match prefix.split_first() {
+        Some((first, rest)) => {
+            let mut c = std::process::Command::new(first);
+            c.args(rest).arg(env!("CARGO_BIN_EXE_andon"));
+            c
+        }
+        None => andon(),
+    };
+    cmd.args(args).current_dir(dir).output().expect("andon runs")
+}
+
+#[test]
+fn a_read_only_index_serves_readers_and_refuses_a_stale_write_clearly() {
+    let t = contract_repo();
+    let d = t.path();
+    let Some(prefix) = unprivileged(d) else {
+        eprintln!("skipped: permission bits do not bind this user (root) and setpriv cannot drop them");
+        return;
+    };
+    fs::set_permissions(d, fs::Permissions::from_mode(0o755)).unwrap();
+    run_ok(&["index", "--quiet"], d);
+    let andon_dir = d.join(".andon");
+    read_only(&andon_dir, true);
+    let readers: &[&[&str]] = &[
+        &["query", "--quiet", "File(p, l)"],
+        &["facts", "--quiet"],
+        &["stream", "--quiet"],
+        &["check", "--quiet"],
+        &["index", "--check", "--quiet"],
+        &["index", "--quiet"],
+    ];
+    let mut failed = Vec::new();
+    for args in readers {
+        let out = run_as(&prefix, args, d);
+        if out.status.code() != Some(0) {
+            failed.push(format!("andon {args:?}: {:?}\n{}", out.status.code(), stderr(&out)));
+        }
+    }
+    // A new mtime alone changes no fact: still served read-only.
+    let api = d.join("src/app/api/__init__.py");
+    let text = fs::read(&api).unwrap();
+    std::thread::sleep(Duration::from_millis(20));
+    fs::write(&api, &text).unwrap();
+    let touched = run_as(&prefix, &["query", "--quiet", "File(p, l)"], d);
+    fs::write(&api, "def handler():\n    return 2\n").unwrap();
+    let stale = run_as(&prefix, &["query", "--quiet", "File(p, l)"], d);
+    read_only(&andon_dir, false);
+    assert!(failed.is_empty(), "read-only commands fail:\n{}", failed.join("\n"));
+    assert_eq!(touched.status.code(), Some(0), "a touched file needs no write:\n{}", stderr(&touched));
+    assert_eq!(stale.status.code(), Some(2), "a stale read-only index is an I/O error:\n{}", stderr(&stale));
+    let msg = stderr(&stale);
+    assert!(msg.contains(".andon") && msg.contains("read-only"), "the error says why and where: {msg}");
+    // Writable again, the same command brings the index up to date.
+    run_ok(&["query", "--quiet", "File(p, l)"], d);
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn temporary_files_of_dead_writers_are_removed_and_a_live_ones_kept() {
+    let t = contract_repo();
+    let d = t.path();
+    run_ok(&["index", "--quiet"], d);
+    let pid_max: u64 = fs::read_to_string("/proc/sys/kernel/pid_max").unwrap().trim().parse().unwrap();
+    let dead = d.join(format!(".andon/index.bin.tmp.{}", pid_max + 1));
+    let live = d.join(format!(".andon/index.bin.tmp.{}", std::process::id()));
+    let other = d.join(".andon/index.bin.tmp.notapid");
+    for p in [&dead, &live, &other] {
+        fs::write(p, vec![0u8; 1024]).unwrap();
+    }
+    run_ok(&["index", "--quiet"], d);
+    assert!(!dead.exists(), "a dead writer's temporary file is removed");
+    assert!(live.exists(), "a live process's temporary file is kept");
+    assert!(other.exists(), "a name that is not a writer's temporary file is kept");
+}
