@@ -254,6 +254,11 @@ pub fn ledger_check(w: &mut dyn Write, c: &crate::api::work::LedgerCheck, format
                 s.cycles
             ),
         ),
+        ("stale", _) => verdict_line(
+            w,
+            "stale",
+            "the log is valid; `andon ledger repair` or the next `andon loop` renders ledger.md again",
+        ),
         _ => verdict_line(w, "invalid", &format!("{} problem(s); nothing may act on this ledger", issues.len())),
     }
 }

@@ -9,6 +9,7 @@ mod hidden_chars;
 mod incremental;
 mod injection;
 mod ledger;
+mod ledger_recovery;
 mod preflight;
 mod request;
 mod settings;
