@@ -607,6 +607,15 @@ fn log_shown(dir: &Path) -> String {
     dir.join(ledger::LOG_FILE).to_string_lossy().replace('\\', "/")
 }
 
+/// Each problem of the ledger in `dir`: where (`ledger.jsonl:LINE`, or `ledger.md`) and what.
+fn issue_rows(dir: &Path, issues: &[ledger::Issue]) -> Vec<(String, String)> {
+    let (log, human) = (log_shown(dir), dir.join(ledger::HUMAN_FILE).to_string_lossy().replace('\\', "/"));
+    issues
+        .iter()
+        .map(|x| (if x.line == 0 { human.clone() } else { format!("{log}:{}", x.line) }, x.message.clone()))
+        .collect()
+}
+
 /// `andon ledger check`: every problem with its line, or the state's counts; `None` when there
 /// is no ledger.
 pub struct LedgerCheck {
@@ -644,16 +653,7 @@ impl LedgerCheck {
 
     /// Each problem: where (`ledger.jsonl:LINE`, or `ledger.md`) and what.
     pub fn issues(&self) -> Vec<(String, String)> {
-        let (log, human) =
-            (log_shown(&self.dir), self.dir.join(ledger::HUMAN_FILE).to_string_lossy().replace('\\', "/"));
-        self.result
-            .as_ref()
-            .map(|(i, _)| {
-                i.iter()
-                    .map(|x| (if x.line == 0 { human.clone() } else { format!("{log}:{}", x.line) }, x.message.clone()))
-                    .collect()
-            })
-            .unwrap_or_default()
+        self.result.as_ref().map(|(i, _)| issue_rows(&self.dir, i)).unwrap_or_default()
     }
 
     fn document(&self) -> Value {
@@ -683,6 +683,8 @@ pub struct LedgerRepair {
     pub result: Result<ledger::Repaired, LedgerError>,
     /// There is no ledger (the loop never ran, or was stopped creating it).
     pub absent: bool,
+    /// When the repair was refused: every problem of the ledger, as `andon ledger check` lists them.
+    pub issues: Vec<(String, String)>,
 }
 
 /// `andon ledger repair` on the repository at `root`.
@@ -691,7 +693,11 @@ pub fn ledger_repair(root: &Path) -> Result<LedgerRepair, Error> {
     let dir = ledger::dir_of(root, &cfg.settings);
     let absent = !dir.join(ledger::LOG_FILE).exists();
     let result = ledger::repair(&dir, super::now());
-    Ok(LedgerRepair { dir, result, absent })
+    let issues = match &result {
+        Err(_) => ledger::check(&dir).map(|(i, _)| issue_rows(&dir, &i)).unwrap_or_default(),
+        Ok(_) => Vec::new(),
+    };
+    Ok(LedgerRepair { dir, result, absent, issues })
 }
 
 /// A path as reports show it, `/`-separated.
@@ -753,6 +759,7 @@ impl LedgerRepair {
                 "last_line": a.lines.1, "kept_in": shown(&a.kept_in) })),
             "view": r.and_then(|r| r.view.as_ref()).map(view_repaired),
             "removed": r.map(|r| r.removed.iter().map(|p| shown(p)).collect::<Vec<_>>()).unwrap_or_default(),
+            "issues": self.issues.iter().map(|(at, m)| json!({ "at": at, "message": m })).collect::<Vec<_>>(),
             "next": if outcome == "refused" {
                 next("restore-ledger", None, "restore the ledger from a copy or version control; `andon ledger check` lists each problem")
             } else {

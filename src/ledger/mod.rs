@@ -1344,31 +1344,23 @@ pub fn check(dir: &Path) -> Result<(Vec<Issue>, Option<State>), LedgerError> {
     inspect(dir).map(|i| (i.issues, i.state))
 }
 
-/// [`check`], with how `ledger.md` stands against the log: the view of the records before an
-/// interrupted write, which it shows when the log is otherwise whole.
+/// [`check`], with how `ledger.md` stands against the log. The view is compared only with a log
+/// that has no problem: an edited or unreadable record is reported on its own line, and `repair`
+/// renders the view again when it sets an interrupted write aside.
 pub fn inspect(dir: &Path) -> Result<Inspection, LedgerError> {
     let path = dir.join(LOG_FILE);
     let bytes = fs::read(&path).map_err(io_err(&path))?;
     let log = parse_bytes(&bytes);
     let (state, mut issues) = examine(&log);
-    let view = match &log.header {
+    let view = match log.header.as_ref().filter(|_| issues.is_empty()) {
         Some(h) => {
-            let have = read_view(dir)?;
-            Some(match log.torn {
-                None => {
-                    let records: Vec<Record> = log.records.iter().map(|(_, r)| r.clone()).collect();
-                    view::stand(have.as_deref(), h, &state, &records)
-                }
-                Some(_) => {
-                    let (kept, _, records) = before_cut(&log);
-                    view::stand(have.as_deref(), h, &kept, &records)
-                }
-            })
+            let records: Vec<Record> = log.records.iter().map(|(_, r)| r.clone()).collect();
+            Some(view::stand(read_view(dir)?.as_deref(), h, &state, &records))
         }
         None => None,
     };
     if let Some(m) = view.as_ref().and_then(view_issue) {
-        issues.insert(0, Issue { line: 0, message: m });
+        issues.push(Issue { line: 0, message: m });
     }
     let state = issues.is_empty().then_some(state);
     Ok(Inspection { issues, state, view })

@@ -216,18 +216,20 @@ fn edit_line(text: &str, n: usize, edit: impl Fn(&str) -> String) -> String {
 fn repair_refuses_a_hand_edited_middle_record_and_names_its_line() {
     let (_outer, repo, text) = one_step();
     let path = repo.join(LEDGER).join(ledger::LOG_FILE);
-    let edits: Vec<(String, &str)> = vec![
-        (edit_line(&text, 3, |l| l.replace("\"kind\":\"stage_recorded\"", "\"kind\":\"stage_recordd\"")), "line 3:"),
-        (edit_line(&text, 3, |l| l.replace("\"seq\":2,", "\"seq\":7,")), "line 3:"),
-        (edit_line(&text, 2, |l| l.replace("\"confidence\":", "\"note\":\"trust me\",\"confidence\":")), "line 2:"),
+    let edits: Vec<(String, u64)> = vec![
+        (edit_line(&text, 3, |l| l.replace("\"kind\":\"stage_recorded\"", "\"kind\":\"stage_recordd\"")), 3),
+        (edit_line(&text, 3, |l| l.replace("\"seq\":2,", "\"seq\":7,")), 3),
+        (edit_line(&text, 2, |l| l.replace("\"confidence\":", "\"note\":\"trust me\",\"confidence\":")), 2),
     ];
-    for (edited, want) in edits {
+    for (edited, line) in edits {
+        let want = format!("line {line}:");
         assert_ne!(edited, text);
         std::fs::write(&path, &edited).unwrap();
         let o = run(&["ledger", "repair"], &repo);
         assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
         assert!(stdout(&o).contains("andon: verdict refused (not repaired:"), "{}", stdout(&o));
-        assert!(stdout(&o).contains(want), "{want}: {}", stdout(&o));
+        assert!(stdout(&o).contains(&want), "{want}: {}", stdout(&o));
+        assert!(stdout(&o).contains(&format!("ledger.jsonl:{line}: ")), "every problem listed: {}", stdout(&o));
         assert_eq!(std::fs::read_to_string(&path).unwrap(), edited, "nothing changed");
     }
 }
