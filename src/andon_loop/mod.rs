@@ -184,10 +184,12 @@ pub fn step(root: &Path, cfg: &Config, idx: &Index, opts: StepOptions) -> Result
     let dir = ledger::dir_of(root, &cfg.settings);
     // One step at a time per ledger: a second `andon loop` waits for the first to finish, so
     // two runs never record the same stage or gap twice.
-    let _lock = lock_steps(&dir)?;
+    let mut step_lock = lock_steps(&dir)?;
     let read = read_state(root, cfg, idx, &dir)?;
     let before = ledger::load(&dir)?;
-    check_identity(root, cfg, &dir, before.as_ref(), &read.header)?;
+    check_identity(root, cfg, &dir, before.as_ref(), &read.header, &read.stream)?;
+    let last_seq = before.as_ref().and_then(|(_, _, r)| r.last()).map_or(0, |r| r.seq);
+    let since = last_step(&mut step_lock, last_seq).or(opts.since);
     let had_ledger = before.is_some();
     let (state, records) = before.map(|(_, s, r)| (s, r)).unwrap_or_default();
     let mut book = book::Book::new(state, records, opts.now);
@@ -218,9 +220,18 @@ pub fn step(root: &Path, cfg: &Config, idx: &Index, opts: StepOptions) -> Result
     };
     let mut repo = LiveRepo { root, cfg, idx, store: &read.store, stream: &read.stream };
     let planned = plan::plan(&setup, pending, &mut book, &mut repo)?;
-    if !book.planned().is_empty() {
-        ledger::append(&dir, &read.header, book.planned(), opts.now)?;
-    }
+    // The step's records end with the last it wrote. With nothing to write, it still renders a
+    // view an interrupted writer left behind the log.
+    let (end, records) = if book.planned().is_empty() {
+        ledger::refresh_view(&dir)?;
+        (last_seq, std::mem::take(&mut book.records))
+    } else {
+        let end = ledger::append(&dir, &read.header, book.planned(), opts.now)?.last().map_or(last_seq, |r| r.seq);
+        let mut records = ledger::load(&dir)?.map(|(_, _, r)| r).unwrap_or_default();
+        records.retain(|r| r.seq <= end);
+        (end, records)
+    };
+    mark_step(&mut step_lock, end);
     // An artifact is removed only as the step read it: one written again while the step ran (a
     // new proposal for the same gap) waits for the next step.
     for f in &planned.consumed {
@@ -228,8 +239,28 @@ pub fn step(root: &Path, cfg: &Config, idx: &Index, opts: StepOptions) -> Result
             let _ = std::fs::remove_file(f);
         }
     }
-    let records = ledger::load(&dir)?.map(|(_, _, r)| r).unwrap_or_default();
-    Ok(session(planned, read.stream, &book.state, &records, opts.since))
+    Ok(session(planned, read.stream, &book.state, &records, since))
+}
+
+/// The ledger's last record when the previous step ended, as that step left it in the step lock
+/// (read under the lock, so a step that ran meanwhile counts as the previous one); `None` when no
+/// step left one, or one beyond the ledger (it was removed or repaired since).
+fn last_step(lock: &mut std::fs::File, last_seq: u64) -> Option<u64> {
+    use std::io::{Read, Seek};
+    let mut text = String::new();
+    lock.seek(std::io::SeekFrom::Start(0)).ok()?;
+    lock.read_to_string(&mut text).ok()?;
+    text.trim().parse().ok().filter(|s| *s <= last_seq)
+}
+
+/// Leaves `end`, the ledger's last record as this step leaves it, in the step lock for the next
+/// step; a failure only makes the next step's delta longer.
+fn mark_step(lock: &mut std::fs::File, end: u64) {
+    use std::io::{Seek, Write};
+    let _ = lock
+        .set_len(0)
+        .and_then(|_| lock.seek(std::io::SeekFrom::Start(0)))
+        .and_then(|_| lock.write_all(format!("{end}\n").as_bytes()));
 }
 
 /// The bytes of every pending artifact file, as the step read them.
@@ -250,6 +281,7 @@ fn lock_steps(dir: &Path) -> Result<std::fs::File, LedgerError> {
     let step_lock = std::fs::OpenOptions::new()
         .create(true)
         .truncate(false)
+        .read(true)
         .write(true)
         .open(&lock_path)
         .map_err(|e| LedgerError::Io(format!("{}: {e}", lock_path.display())))?;
@@ -325,26 +357,33 @@ fn check_command_stages(cfg: &Config, stream: &StreamReport) -> Result<(), Ledge
     Ok(())
 }
 
-/// A ledger outside the repository may be shared by mistake: it must name this repository. One
-/// inside belongs to it by place (a clone may well have another directory name).
+/// A ledger outside the repository may be shared by mistake: it must be this repository's. Its
+/// identity is never the directory's name alone, which a rename or a move changes: the ledger is
+/// another repository's only when the name it was created with differs and no stage it recorded
+/// is in this repository's stream (same name, same root). One inside the repository belongs to
+/// it by place (a clone, a rename or a move carries it along).
 fn check_identity(
     root: &Path,
     cfg: &Config,
     dir: &Path,
     before: Option<&(Header, State, Vec<ledger::Record>)>,
     header: &Header,
+    stream: &StreamReport,
 ) -> Result<(), LedgerError> {
     let outside = cfg.settings.ledger_dir.value.is_absolute()
         && std::fs::canonicalize(dir).ok().zip(std::fs::canonicalize(root).ok()).is_none_or(|(d, r)| !d.starts_with(r));
-    match before {
-        Some((h, _, _)) if outside && h.repo != header.repo => Err(LedgerError::Refused(format!(
-            "the ledger in {} belongs to repository `{}`, not `{}`: give each repository its own `ledger_dir`",
-            dir.display(),
-            h.repo,
-            header.repo
-        ))),
-        _ => Ok(()),
+    let Some((h, state, _)) = before.filter(|_| outside) else { return Ok(()) };
+    let shares_a_stage =
+        stream.stages.iter().any(|s| state.stages.get(&s.name).is_some_and(|recorded| recorded.root == s.root));
+    if h.repo == header.repo || shares_a_stage {
+        return Ok(());
     }
+    Err(LedgerError::Refused(format!(
+        "the ledger in {} belongs to repository `{}`, not `{}`: give each repository its own `ledger_dir` (no stage the ledger recorded is in this repository)",
+        dir.display(),
+        h.repo,
+        header.repo
+    )))
 }
 
 /// The configuration file, repo-relative (`andon.toml` when there is none).

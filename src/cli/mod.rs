@@ -780,7 +780,7 @@ fn run_status(a: StatusArgs) -> Result<Exit, String> {
 fn run_ledger_check(a: ConfigShowArgs) -> Result<Exit, String> {
     let check = crate::api::work::ledger_check(&a.path).map_err(|e| e.to_string())?;
     emit(|w| output::ledger_check(w, &check, format_of(&a.common)))?;
-    Ok(if check.outcome() == "invalid" { Exit::Findings } else { Exit::Success })
+    Ok(if matches!(check.outcome(), "invalid" | "stale") { Exit::Findings } else { Exit::Success })
 }
 
 fn run_ledger_repair(a: ConfigShowArgs) -> Result<Exit, String> {

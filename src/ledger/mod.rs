@@ -8,11 +8,15 @@
 //!   against it (a transition the state does not allow is refused and nothing is written), writes
 //!   whole lines in one write, fsyncs, and re-renders `ledger.md` (write, fsync, rename).
 //! - A torn last line (no newline) is detected and reported, never dropped or appended after.
+//! - The header is written once, when the ledger is created; `ledger.md` is a view rendered from
+//!   the log and that header alone (`view` says how it stands against the log): one a writer left behind the log is rendered again
+//!   by [`repair`] or the next step ([`refresh_view`]).
 //! - Current state is a fold of the events ([`fold`]); [`check`] validates everything and the
 //!   agreement of `ledger.md` with the log; [`facts`] exports the state as relations for queries.
 
 pub mod andon_rule;
 mod render;
+mod view;
 
 use std::collections::BTreeMap;
 use std::fs::{self, OpenOptions};
@@ -24,6 +28,7 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::config::BlastRadius;
 pub use render::render;
+pub use view::View;
 
 /// The ledger format this andon writes; a newer ledger is never appended to.
 pub const FORMAT: u32 = 1;
@@ -931,20 +936,43 @@ pub struct Log {
 
 /// Reads and strictly parses `ledger.jsonl` text.
 pub fn parse(text: &str) -> Log {
+    parse_bytes(text.as_bytes())
+}
+
+/// Reads and strictly parses the bytes of `ledger.jsonl`: a line that is not UTF-8 is a problem
+/// on its line, as a line that is not a record is.
+pub fn parse_bytes(bytes: &[u8]) -> Log {
     let mut log = Log { header: None, records: Vec::new(), issues: Vec::new(), torn: None };
-    let n_lines = text.lines().count() as u64;
-    if !text.is_empty() && !text.ends_with('\n') {
+    let mut lines: Vec<&[u8]> = bytes.split(|b| *b == b'\n').collect();
+    if bytes.is_empty() || bytes.ends_with(b"\n") {
+        lines.pop();
+    }
+    let n_lines = lines.len() as u64;
+    if !bytes.is_empty() && !bytes.ends_with(b"\n") {
         log.torn = Some(n_lines);
         log.issues.push(Issue {
             line: n_lines,
             message: "the last line is torn (no newline: a write was interrupted); it is not read, and nothing is appended until `andon ledger repair` sets it aside".into(),
         });
     }
-    for (i, line) in text.lines().enumerate() {
+    for (i, raw) in lines.iter().enumerate() {
         let n = i as u64 + 1;
         if log.torn == Some(n) {
             break;
         }
+        let line = match std::str::from_utf8(raw.strip_suffix(b"\r").unwrap_or(raw)) {
+            Ok(l) => l,
+            Err(e) => {
+                log.issues.push(Issue {
+                    line: n,
+                    message: format!(
+                        "not valid UTF-8 (byte {} of the line): the file was edited or damaged",
+                        e.valid_up_to() + 1
+                    ),
+                });
+                continue;
+            }
+        };
         if n == 1 {
             match serde_json::from_str::<Header>(line) {
                 Ok(h) => log.header = Some(h),
@@ -957,7 +985,16 @@ pub fn parse(text: &str) -> Log {
             Err(e) => log.issues.push(Issue { line: n, message: format!("bad record: {e}") }),
         }
     }
-    // Writes: a record with `more = k` is followed by k records counting down to 0.
+    check_writes(&mut log);
+    if bytes.is_empty() {
+        log.issues.push(Issue { line: 1, message: "the ledger is empty: it has no header".into() });
+    }
+    log
+}
+
+/// Writes: a record with `more = k` is followed by k records counting down to 0. A write whose
+/// last record is missing is interrupted: `torn` moves to its first line.
+fn check_writes(log: &mut Log) {
     let mut open: Option<(u64, u32)> = None; // (first line of the write, records still expected)
     for (n, r) in &log.records {
         match open {
@@ -984,10 +1021,6 @@ pub fn parse(text: &str) -> Log {
             message: format!("the write that starts here is incomplete ({k} record(s) missing: it was interrupted); nothing is appended until `andon ledger repair` sets it aside"),
         });
     }
-    if text.is_empty() {
-        log.issues.push(Issue { line: 1, message: "the ledger is empty: it has no header".into() });
-    }
-    log
 }
 
 /// Folds parsed records into the state, collecting every rule a record breaks.
@@ -1011,16 +1044,20 @@ fn io_err(p: &Path) -> impl Fn(std::io::Error) -> LedgerError + '_ {
     move |e| LedgerError::Io(format!("{}: {e}", p.display()))
 }
 
-/// Reads the ledger in `dir`: None when there is none; the state when it is valid.
-pub fn load(dir: &Path) -> Result<Option<(Header, State, Vec<Record>)>, LedgerError> {
+/// The bytes of the log in `dir`; `None` when there is none.
+fn read_log(dir: &Path) -> Result<Option<Vec<u8>>, LedgerError> {
     let path = dir.join(LOG_FILE);
-    let text = match fs::read_to_string(&path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(io_err(&path)(e)),
-    };
-    let log = parse(&text);
-    let (state, mut issues) = fold(&log);
+    match fs::read(&path) {
+        Ok(b) => Ok(Some(b)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(io_err(&path)(e)),
+    }
+}
+
+/// The state the parsed log folds into and every problem of it (its lines, its writes, its
+/// records' rules, a newer format), sorted by line.
+fn examine(log: &Log) -> (State, Vec<Issue>) {
+    let (state, mut issues) = fold(log);
     issues.extend(log.issues.iter().cloned());
     if let Some(h) = &log.header
         && h.andon_ledger > FORMAT
@@ -1031,29 +1068,59 @@ pub fn load(dir: &Path) -> Result<Option<(Header, State, Vec<Record>)>, LedgerEr
         });
     }
     issues.sort_by_key(|i| i.line);
+    (state, issues)
+}
+
+/// The log as it stands before an interrupted write (the whole log when there is none): the
+/// state those records fold into, the problems among them, and the records.
+fn before_cut(log: &Log) -> (State, Vec<Issue>, Vec<Record>) {
+    let cut = log.torn.unwrap_or(u64::MAX);
+    let kept = Log {
+        header: log.header.clone(),
+        records: log.records.iter().filter(|(n, _)| *n < cut).cloned().collect(),
+        issues: log.issues.iter().filter(|i| i.line < cut).cloned().collect(),
+        torn: None,
+    };
+    let (state, issues) = examine(&kept);
+    (state, issues, kept.records.into_iter().map(|(_, r)| r).collect())
+}
+
+/// Reads the ledger in `dir`: None when there is none; the state when it is valid.
+pub fn load(dir: &Path) -> Result<Option<(Header, State, Vec<Record>)>, LedgerError> {
+    let Some(bytes) = read_log(dir)? else { return Ok(None) };
+    let log = parse_bytes(&bytes);
+    let (state, issues) = examine(&log);
     match (issues.is_empty(), log.header) {
         (true, Some(h)) => Ok(Some((h, state, log.records.into_iter().map(|(_, r)| r).collect()))),
         _ => Err(LedgerError::Invalid(issues)),
     }
 }
 
-/// Appends `events` under the exclusive lock, creating the ledger with `header` when there is
-/// none. The whole log is checked first and every new event against the state; a refused event
-/// writes nothing. Returns the records written.
-pub fn append(dir: &Path, header: &Header, events: &[Event], now: u64) -> Result<Vec<Record>, LedgerError> {
-    fs::create_dir_all(dir).map_err(io_err(dir))?;
+/// Takes the ledger's exclusive lock in `dir`, held until the returned file is dropped.
+fn lock(dir: &Path) -> Result<fs::File, LedgerError> {
     let lock_path = dir.join(LOCK_FILE);
     let lock =
         OpenOptions::new().create(true).truncate(false).write(true).open(&lock_path).map_err(io_err(&lock_path))?;
     lock.lock_exclusive().map_err(io_err(&lock_path))?;
+    Ok(lock)
+}
+
+/// Appends `events` under the exclusive lock, creating the ledger with `header` when there is
+/// none (an existing ledger keeps the header it was created with, and its view is rendered from
+/// it). The whole log is checked first and every new event against the state; a refused event
+/// writes nothing. Returns the records written.
+pub fn append(dir: &Path, header: &Header, events: &[Event], now: u64) -> Result<Vec<Record>, LedgerError> {
+    fs::create_dir_all(dir).map_err(io_err(dir))?;
+    let lock = lock(dir)?;
+    view::remove_dead_temporaries(dir);
     let path = dir.join(LOG_FILE);
-    let (mut state, mut records, new_file) = match load(dir)? {
-        Some((_, state, records)) => (state, records, false),
-        None => (State::default(), Vec::new(), true),
+    let (recorded, mut state, mut records) = match load(dir)? {
+        Some((h, state, records)) => (Some(h), state, records),
+        None => (None, State::default(), Vec::new()),
     };
     let mut seq = records.len() as u64;
     let mut text = String::new();
-    if new_file {
+    if recorded.is_none() {
         text.push_str(&serde_json::to_string(header).expect("header serializes"));
         text.push('\n');
     }
@@ -1066,7 +1133,7 @@ pub fn append(dir: &Path, header: &Header, events: &[Event], now: u64) -> Result
         text.push('\n');
         written.push(r);
     }
-    if new_file {
+    if recorded.is_none() {
         // a new ledger appears whole (header and first write) or not at all
         write_atomic(dir, &path, text.as_bytes())?;
     } else {
@@ -1074,7 +1141,7 @@ pub fn append(dir: &Path, header: &Header, events: &[Event], now: u64) -> Result
         f.write_all(text.as_bytes()).and_then(|_| f.sync_all()).map_err(io_err(&path))?;
     }
     records.extend(written.iter().cloned());
-    write_human(dir, &render(header, &state, &records)).map_err(|e| {
+    write_human(dir, &render(recorded.as_ref().unwrap_or(header), &state, &records)).map_err(|e| {
         LedgerError::Io(format!(
             "the records were written to {LOG_FILE}, but {HUMAN_FILE} could not be rendered ({e}); the next write renders it again"
         ))
@@ -1088,103 +1155,231 @@ fn write_atomic(_dir: &Path, path: &Path, bytes: &[u8]) -> Result<(), LedgerErro
     crate::text::write_durable(path, bytes).map_err(io_err(path))
 }
 
-/// What `repair` did.
+/// Under the exclusive lock: renders `ledger.md` again when it is behind the log or missing (a
+/// writer was stopped between the two), and removes the temporary files of dead writers. A view
+/// that differs otherwise is left for `andon ledger check` to report. Returns how the view stood
+/// when it was rendered again; an invalid log is refused, as by [`load`].
+pub fn refresh_view(dir: &Path) -> Result<Option<View>, LedgerError> {
+    if !dir.is_dir() {
+        return Ok(None);
+    }
+    let lock = lock(dir)?;
+    view::remove_dead_temporaries(dir);
+    let Some((header, state, records)) = load(dir)? else { return Ok(None) };
+    let have = read_view(dir)?;
+    // a view that shows the last record is not behind: nothing to render (the common case)
+    if have.as_deref().and_then(view::last_shown).is_some_and(|n| Some(n) == records.last().map(|r| r.seq)) {
+        return Ok(None);
+    }
+    let stood = view::stand(have.as_deref(), &header, &state, &records);
+    if !stood.renders_again() {
+        return Ok(None);
+    }
+    write_human(dir, &render(&header, &state, &records))?;
+    drop(lock);
+    Ok(Some(stood))
+}
+
+/// An interrupted write `repair` set aside.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Repaired {
+pub struct SetAside {
     /// Lines set aside (first, last), counting the header as line 1.
     pub lines: (u64, u64),
     /// Where they were kept.
     pub kept_in: PathBuf,
 }
 
-/// Sets an interrupted last write aside (a torn last line, or whole lines of a write whose last
-/// record is missing) under the exclusive lock: the lines are copied to `ledger.torn-<at>.jsonl`
-/// beside the log, fsynced, and only then cut from the log. Nothing else is repaired: a ledger
-/// with any other problem is refused, because only a person can say what a hand edit meant.
-/// `None` when there is nothing to repair.
-pub fn repair(dir: &Path, now: u64) -> Result<Option<Repaired>, LedgerError> {
-    let lock_path = dir.join(LOCK_FILE);
-    let lock =
-        OpenOptions::new().create(true).truncate(false).write(true).open(&lock_path).map_err(io_err(&lock_path))?;
-    lock.lock_exclusive().map_err(io_err(&lock_path))?;
-    let path = dir.join(LOG_FILE);
-    let text = fs::read_to_string(&path).map_err(io_err(&path))?;
-    let log = parse(&text);
-    let Some(cut) = log.torn else {
-        return Ok(None);
-    };
-    // what remains must be a valid ledger on its own
-    let mut kept = Log { header: log.header.clone(), records: Vec::new(), issues: Vec::new(), torn: None };
-    kept.records = log.records.iter().filter(|(n, _)| *n < cut).cloned().collect();
-    let (state, mut issues) = fold(&kept);
-    issues.extend(log.issues.iter().filter(|i| i.line < cut).cloned());
-    issues.sort_by_key(|i| i.line);
-    if cut <= 1 {
-        issues.push(Issue {
-            line: 1,
-            message: "the header itself is torn: remove the ledger and run `andon loop` again".into(),
-        });
+/// What `repair` did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Repaired {
+    /// The interrupted last write, set aside.
+    pub set_aside: Option<SetAside>,
+    /// How `ledger.md` stood (behind the log, or missing) before it was rendered again.
+    pub view: Option<View>,
+    /// Temporary files of dead writers, removed.
+    pub removed: Vec<PathBuf>,
+}
+
+impl Repaired {
+    /// Anything was repaired.
+    pub fn changed(&self) -> bool {
+        self.set_aside.is_some() || self.view.is_some() || !self.removed.is_empty()
     }
-    if let Some(i) = issues.first() {
+}
+
+/// Under the exclusive lock, repairs what an interrupted writer leaves and nothing else: an
+/// interrupted last write (a torn last line, or whole lines of a write whose last record is
+/// missing) is copied to `ledger.torn-<at>.jsonl` beside the log, fsynced, and only then cut from
+/// it, and the view rendered again; a `ledger.md` behind the log or missing is rendered again;
+/// temporary files of dead writers are removed. A ledger with any other problem (a hand edit of
+/// the log, or a view that is no rendering of a whole log) is refused and left unchanged, because
+/// only a person can say what an edit meant.
+/// With no log, only the temporaries of dead writers are removed (a ledger being created whole
+/// when its writer was stopped).
+pub fn repair(dir: &Path, now: u64) -> Result<Repaired, LedgerError> {
+    if !dir.is_dir() {
+        return Ok(Repaired::default());
+    }
+    let lock = lock(dir)?;
+    let path = dir.join(LOG_FILE);
+    let Some(bytes) = read_log(dir)? else {
+        return Ok(Repaired { removed: view::remove_dead_temporaries(dir), ..Repaired::default() });
+    };
+    let log = parse_bytes(&bytes);
+    let (header, state, records) = repairable(&log)?;
+    let stood = view::stand(read_view(dir)?.as_deref(), &header, &state, &records);
+    // a view beside an interrupted write is rendered again whatever it shows; beside a whole log,
+    // one that is no earlier rendering of it says the log or the view was edited
+    if let (View::Differs { line }, None) = (&stood, log.torn) {
         return Err(LedgerError::Refused(format!(
-            "not repaired: line {}: {}; only an interrupted last write is repaired; restore {LOG_FILE} from a copy or version control",
-            i.line, i.message
+            "not repaired: {}; if the log is right as it is (only {HUMAN_FILE} was edited, or the log was restored), delete {HUMAN_FILE} and run `andon ledger repair` again, else restore {LOG_FILE} from a copy or version control",
+            view_differs(*line, &records, &header, &state)
         )));
     }
-    let offset: usize = text.split_inclusive('\n').take((cut - 1) as usize).map(str::len).sum();
-    let last = text.split_inclusive('\n').count() as u64;
-    let aside = dir.join(format!("ledger.torn-{now}.jsonl"));
-    write_atomic(dir, &aside, &text.as_bytes()[offset..])?;
-    let f = OpenOptions::new().write(true).open(&path).map_err(io_err(&path))?;
-    f.set_len(offset as u64).and_then(|_| f.sync_all()).map_err(io_err(&path))?;
-    let header = log.header.expect("a header: cut > 1 and no issue before it");
-    let records: Vec<Record> = kept.records.into_iter().map(|(_, r)| r).collect();
-    write_human(dir, &render(&header, &state, &records))?;
+    let mut done = Repaired { removed: view::remove_dead_temporaries(dir), ..Repaired::default() };
+    if let Some(cut) = log.torn {
+        let offset = line_start(&bytes, cut);
+        let last = bytes.split_inclusive(|b| *b == b'\n').count() as u64;
+        let aside = dir.join(format!("ledger.torn-{now}.jsonl"));
+        write_atomic(dir, &aside, &bytes[offset..])?;
+        let f = OpenOptions::new().write(true).open(&path).map_err(io_err(&path))?;
+        f.set_len(offset as u64).and_then(|_| f.sync_all()).map_err(io_err(&path))?;
+        done.set_aside = Some(SetAside { lines: (cut, last), kept_in: aside });
+    }
+    if done.set_aside.is_some() || stood.renders_again() {
+        write_human(dir, &render(&header, &state, &records))?;
+        done.view = stood.renders_again().then_some(stood);
+    }
     drop(lock);
-    Ok(Some(Repaired { lines: (cut, last), kept_in: aside }))
+    Ok(done)
+}
+
+/// The ledger `repair` would leave (header, state, records), or why it is refused: a problem
+/// anywhere before the interrupted write, or a torn header.
+fn repairable(log: &Log) -> Result<(Header, State, Vec<Record>), LedgerError> {
+    let (state, mut issues, records) = before_cut(log);
+    if log.torn.is_some_and(|cut| cut <= 1) {
+        issues.insert(
+            0,
+            Issue {
+                line: 1,
+                message: "the header itself is torn: remove the ledger and run `andon loop` again".into(),
+            },
+        );
+    }
+    match (issues.first(), &log.header) {
+        (None, Some(h)) => Ok((h.clone(), state, records)),
+        (first, _) => {
+            let i = first.cloned().unwrap_or(Issue { line: 1, message: "no header".into() });
+            Err(LedgerError::Refused(format!(
+                "not repaired: line {}: {}; only an interrupted last write is repaired; restore {LOG_FILE} from a copy or version control",
+                i.line, i.message
+            )))
+        }
+    }
+}
+
+/// The byte offset at which line `line` (1-based) of `bytes` starts.
+fn line_start(bytes: &[u8], line: u64) -> usize {
+    if line <= 1 {
+        return 0;
+    }
+    bytes.iter().enumerate().filter(|(_, b)| **b == b'\n').nth(line as usize - 2).map_or(bytes.len(), |(i, _)| i + 1)
+}
+
+/// Where a view that differs from the log's rendering first does: its line, and the log's line
+/// when that line of the rendering is a record's history line.
+fn view_differs(line: u64, records: &[Record], header: &Header, state: &State) -> String {
+    let want = render(header, state, records);
+    let seq = want
+        .lines()
+        .nth(line as usize - 1)
+        .and_then(|l| l.split_once(". "))
+        .and_then(|(n, _)| n.parse::<u64>().ok())
+        .filter(|s| records.iter().any(|r| r.seq == *s));
+    match seq {
+        Some(s) => format!(
+            "{HUMAN_FILE} disagrees with the log at its line {line}, which shows the record on line {} of {LOG_FILE}",
+            s + 1
+        ),
+        None => format!("{HUMAN_FILE} disagrees with the log at its line {line}"),
+    }
 }
 
 fn write_human(dir: &Path, text: &str) -> Result<(), LedgerError> {
     write_atomic(dir, &dir.join(HUMAN_FILE), text.as_bytes())
 }
 
+/// The text of `ledger.md` in `dir` (bytes that are not UTF-8 are replaced, so they differ);
+/// `None` when there is none.
+fn read_view(dir: &Path) -> Result<Option<String>, LedgerError> {
+    let path = dir.join(HUMAN_FILE);
+    match fs::read(&path) {
+        Ok(b) => Ok(Some(String::from_utf8_lossy(&b).into_owned())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(io_err(&path)(e)),
+    }
+}
+
+/// What `andon ledger check` finds: every problem (line 0 is `ledger.md`), the state when there
+/// is none, and how `ledger.md` stands against the log (when the log has a header).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Inspection {
+    pub issues: Vec<Issue>,
+    pub state: Option<State>,
+    pub view: Option<View>,
+}
+
+impl Inspection {
+    /// The log is valid and only its view lags (behind or missing): `andon ledger repair` or the
+    /// next `andon loop` renders it again.
+    pub fn stale(&self) -> bool {
+        self.view.as_ref().is_some_and(View::renders_again) && self.issues.iter().all(|i| i.line == 0)
+    }
+}
+
 /// Every problem of the ledger in `dir`: the log's format and rules, and whether `ledger.md`
 /// agrees with it. Err when there is no ledger.
 pub fn check(dir: &Path) -> Result<(Vec<Issue>, Option<State>), LedgerError> {
+    inspect(dir).map(|i| (i.issues, i.state))
+}
+
+/// [`check`], with how `ledger.md` stands against the log. The view is compared only with a log
+/// that has no problem: an edited or unreadable record is reported on its own line, and `repair`
+/// renders the view again when it sets an interrupted write aside.
+pub fn inspect(dir: &Path) -> Result<Inspection, LedgerError> {
     let path = dir.join(LOG_FILE);
-    let text = fs::read_to_string(&path).map_err(io_err(&path))?;
-    let log = parse(&text);
-    let (state, mut issues) = fold(&log);
-    issues.extend(log.issues.iter().cloned());
-    if let Some(h) = &log.header {
-        if h.andon_ledger > FORMAT {
-            issues.push(Issue { line: 1, message: format!("ledger format {} is newer than {FORMAT}", h.andon_ledger) });
+    let bytes = fs::read(&path).map_err(io_err(&path))?;
+    let log = parse_bytes(&bytes);
+    let (state, mut issues) = examine(&log);
+    let view = match log.header.as_ref().filter(|_| issues.is_empty()) {
+        Some(h) => {
+            let records: Vec<Record> = log.records.iter().map(|(_, r)| r.clone()).collect();
+            Some(view::stand(read_view(dir)?.as_deref(), h, &state, &records))
         }
-        let records: Vec<Record> = log.records.iter().map(|(_, r)| r.clone()).collect();
-        let want = render(h, &state, &records);
-        let human = dir.join(HUMAN_FILE);
-        match fs::read_to_string(&human) {
-            Ok(have) if have == want => {}
-            Ok(have) => {
-                let at = have
-                    .lines()
-                    .zip(want.lines())
-                    .position(|(a, b)| a != b)
-                    .unwrap_or(have.lines().count().min(want.lines().count()));
-                issues.push(Issue {
-                    line: 0,
-                    message: format!(
-                        "{HUMAN_FILE} disagrees with the log at its line {}; it is rendered from the log, never edited",
-                        at + 1
-                    ),
-                });
-            }
-            Err(_) => issues.push(Issue { line: 0, message: format!("{HUMAN_FILE} is missing") }),
-        }
+        None => None,
+    };
+    if let Some(m) = view.as_ref().and_then(view_issue) {
+        issues.push(Issue { line: 0, message: m });
     }
-    issues.sort_by_key(|i| i.line);
-    let ok = issues.is_empty();
-    Ok((issues, ok.then_some(state)))
+    let state = issues.is_empty().then_some(state);
+    Ok(Inspection { issues, state, view })
+}
+
+/// The problem a view that is not the log's rendering is, in words, with what to do.
+fn view_issue(v: &View) -> Option<String> {
+    match v {
+        View::Current => None,
+        View::Behind { shown, total } => Some(format!(
+            "{HUMAN_FILE} is behind the log: it shows {shown} of its {total} records (a writer was stopped after the log's append and before the view's); `andon ledger repair` or the next `andon loop` renders it again"
+        )),
+        View::Missing => Some(format!(
+            "{HUMAN_FILE} is missing; `andon ledger repair` or the next `andon loop` renders it from the log"
+        )),
+        View::Differs { line } => Some(format!(
+            "{HUMAN_FILE} disagrees with the log at its line {line}; it is rendered from the log, never edited: if the log is right as it is, delete {HUMAN_FILE} and run `andon ledger repair`, else restore {LOG_FILE} from a copy or version control"
+        )),
+    }
 }
 
 /// The ledger state as relation rows for queries: (relation name, rendered row).

@@ -229,10 +229,14 @@ pub fn invalid_ledger(w: &mut dyn Write, error: &str, json_out: bool) -> io::Res
     verdict_line(w, "refused", "invalid ledger")
 }
 
-/// `andon ledger repair`: what was set aside, or why nothing was.
+/// `andon ledger repair`: what was set aside, or why nothing was (with every problem, as
+/// `andon ledger check` lists them).
 pub fn ledger_repair(w: &mut dyn Write, r: &crate::api::work::LedgerRepair, format: Format) -> io::Result<()> {
     if format == Format::Json {
         return json(w, r);
+    }
+    for (at, m) in &r.issues {
+        writeln!(w, "{at}: {}", inline(m))?;
     }
     let (outcome, detail) = r.outcome();
     verdict_line(w, outcome, &detail)
@@ -260,6 +264,11 @@ pub fn ledger_check(w: &mut dyn Write, c: &crate::api::work::LedgerCheck, format
                 s.passes,
                 s.cycles
             ),
+        ),
+        ("stale", _) => verdict_line(
+            w,
+            "stale",
+            "the log is valid; `andon ledger repair` or the next `andon loop` renders ledger.md again",
         ),
         _ => verdict_line(w, "invalid", &format!("{} problem(s); nothing may act on this ledger", issues.len())),
     }

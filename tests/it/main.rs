@@ -10,6 +10,7 @@ mod hostile_index;
 mod incremental;
 mod injection;
 mod ledger;
+mod ledger_recovery;
 mod preflight;
 mod request;
 mod settings;
