@@ -14,6 +14,7 @@ pub use exit::Exit;
 use crate::config::Config;
 use crate::index::{self, IndexOptions};
 use crate::output::{self, Format};
+use crate::text;
 
 #[derive(Parser)]
 #[command(
@@ -549,7 +550,7 @@ pub fn main() -> ExitCode {
     match result {
         Ok(code) => code.code(),
         Err(msg) => {
-            eprintln!("error: {msg}");
+            eprintln!("error: {}", text::lines(&msg));
             Exit::Error.code()
         }
     }
@@ -724,7 +725,7 @@ fn run_loop(a: LoopArgs) -> Result<Exit, String> {
     let step = match crate::api::work::loop_step(&a.path, &cfg, &idx, a.max_passes, a.slow) {
         Ok(s) => s,
         Err(crate::api::Error::InvalidLedger(e)) => {
-            eprintln!("error: {e}");
+            eprintln!("error: {}", text::lines(&e));
             emit(|w| output::invalid_ledger(w, &e, json_out))?;
             return Ok(Exit::Findings);
         }
@@ -748,7 +749,8 @@ fn run_status(a: StatusArgs) -> Result<Exit, String> {
         Ok(s) => s,
         Err(crate::api::Error::InvalidLedger(e)) => {
             let cfg = Config::load(&a.path).map_err(|e| config_error(&e))?;
-            eprintln!("error: {}: {e}", crate::ledger::dir_of(&a.path, &cfg.settings).display());
+            let dir = crate::ledger::dir_of(&a.path, &cfg.settings);
+            eprintln!("error: {}", text::lines(&format!("{}: {e}", dir.display())));
             emit(|w| output::invalid_ledger(w, &e, matches!(a.format, StatusFormatArg::Json)))?;
             return Ok(Exit::Findings);
         }
@@ -888,7 +890,7 @@ fn fresh_index(
     match idx {
         Ok(i) => Ok(Ok(i)),
         Err(crate::api::Error::StaleIndex(m)) => {
-            eprintln!("error: {m}");
+            eprintln!("error: {}", text::line(&m));
             Ok(Err(Exit::StaleIndex))
         }
         Err(e) => Err(e.to_string()),
@@ -900,7 +902,7 @@ fn fresh_index(
 fn api_error(e: crate::api::Error) -> Result<Exit, String> {
     match e {
         crate::api::Error::StaleIndex(m) => {
-            eprintln!("error: {m}");
+            eprintln!("error: {}", text::line(&m));
             Ok(Exit::StaleIndex)
         }
         e => Err(e.to_string()),
@@ -998,7 +1000,7 @@ fn write_reports(
         .and_then(|_| write_atomic(&out_dir.join(human_name), &text))
         .and_then(|_| write_atomic(&out_dir.join(sidecar_name), &serde_json::to_vec_pretty(sidecar).expect("json")));
     if let Err(e) = written {
-        eprintln!("warning: the report was not written under {}: {e}", out_dir.display());
+        eprintln!("warning: {}", text::lines(&format!("the report was not written under {}: {e}", out_dir.display())));
     }
 }
 
