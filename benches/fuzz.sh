@@ -20,7 +20,7 @@ seconds="${FUZZ_SECONDS:-60}"
 timeout="${FUZZ_TIMEOUT:-10}"
 toolchain="${FUZZ_TOOLCHAIN:-nightly}"
 sanitizer="${FUZZ_SANITIZER:-none}"
-all_targets=(ledger_reader brief_parser proposal_json config_toml datalog_query panel_output request_json index_reader file_names)
+all_targets=(ledger_reader brief_parser proposal_json config_toml datalog_query panel_output request_json index_reader file_names text_escaping)
 if (($# > 0)); then targets=("$@"); else targets=("${all_targets[@]}"); fi
 
 if ! cargo "+$toolchain" --version >/dev/null 2>&1; then

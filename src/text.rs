@@ -1,5 +1,8 @@
 //! Repository text, made safe to show: the one rule for which characters never reach a reader
-//! raw, and one escaping for each place text is shown (a terminal line, a Markdown cell, HTML).
+//! raw, and one escaping for each place text is shown (a terminal line, a Markdown cell, HTML or
+//! XML, a quoted string, a CSV field, a Mermaid label, a GitHub workflow command). Every escaping
+//! starts from [`line()`]: its output keeps to one line (or, for [`lines()`], to the text's own
+//! lines) and reads back to the text, but for the cut ones ([`line_within`], [`short`]).
 //! JSON needs nothing beyond serde's encoding. Also the small text helpers every layer shares:
 //! a file name as reversible text (`path_text`), the nearest name for "did you mean", and writing
 //! a file whole.
@@ -109,8 +112,9 @@ pub fn markdown(s: &str) -> String {
     out
 }
 
-/// Text for HTML, in an element or a quoted attribute: [`line()`], then `&`, `<`, `>`, `"` and `'`
-/// as character references.
+/// Text for HTML or XML, in an element or a quoted attribute: [`line()`], then `&`, `<`, `>`, `"`
+/// and `'` as character references, and the noncharacters U+FFFE and U+FFFF (which XML cannot
+/// hold) as their escapes.
 pub fn html(s: &str) -> String {
     let one = line(s);
     let mut out = String::with_capacity(one.len() + 8);
@@ -121,10 +125,84 @@ pub fn html(s: &str) -> String {
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&#39;"),
+            '\u{fffe}' | '\u{ffff}' => out.extend(c.escape_unicode()),
             c => out.push(c),
         }
     }
     out
+}
+
+/// Text for a double-quoted string on one line (a fact's value, a Graphviz DOT id): [`line()`]
+/// with `"` as `\"`, between double quotes.
+pub fn quoted(s: &str) -> String {
+    let one = line(s);
+    let mut out = String::with_capacity(one.len() + 4);
+    out.push('"');
+    for c in one.chars() {
+        if c == '"' {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out.push('"');
+    out
+}
+
+/// Text for one CSV field (RFC 4180) of a record on one line: [`line()`], between double quotes
+/// (each `"` doubled) when it holds `,` or `"`.
+pub fn csv(s: &str) -> String {
+    let one = line(s);
+    if one.contains([',', '"']) { format!("\"{}\"", one.replace('"', "\"\"")) } else { one.into_owned() }
+}
+
+/// Text for a Mermaid label between double quotes: [`line()`], then `#`, `"`, `&`, `<` and `>` as
+/// Mermaid entity codes (`#35;`, `#quot;`, …), so a name can neither end the label nor open markup.
+pub fn mermaid(s: &str) -> String {
+    let one = line(s);
+    let mut out = String::with_capacity(one.len() + 8);
+    for c in one.chars() {
+        match c {
+            '#' => out.push_str("#35;"),
+            '"' => out.push_str("#quot;"),
+            '&' => out.push_str("#amp;"),
+            '<' => out.push_str("#lt;"),
+            '>' => out.push_str("#gt;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Text for a property value of a GitHub workflow command (`file=`, `title=`): [`line()`], then
+/// `%`, `:` and `,` percent-encoded as the runner decodes them.
+pub fn github_property(s: &str) -> String {
+    github_encoded(&line(s), true)
+}
+
+/// Text for the message of a GitHub workflow command: each of `lines` through [`line()`] with `%`
+/// percent-encoded, joined by `%0A`, which GitHub shows as the line breaks of one annotation; a
+/// line break inside a line stays an escape.
+pub fn github_message<S: AsRef<str>>(lines: &[S]) -> String {
+    lines.iter().map(|l| github_encoded(&line(l.as_ref()), false)).collect::<Vec<_>>().join("%0A")
+}
+
+fn github_encoded(one: &str, property: bool) -> String {
+    let mut out = String::with_capacity(one.len() + 8);
+    for c in one.chars() {
+        match c {
+            '%' => out.push_str("%25"),
+            ':' if property => out.push_str("%3A"),
+            ',' if property => out.push_str("%2C"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Text of several lines (a multi-line message): its own `\n` line breaks kept, each line through
+/// [`line()`].
+pub fn lines(s: &str) -> String {
+    s.split('\n').map(line).collect::<Vec<_>>().join("\n")
 }
 
 /// A file name (or repo-relative path) as text, reversibly: valid UTF-8 stays as it is, a
@@ -275,7 +353,18 @@ mod tests {
         for &c in CLASS {
             let s = format!("a{c}b");
             assert!(is_hidden(c), "{:?}", c);
-            for shown in [line(&s).into_owned(), markdown(&s), html(&s), line_within(&s, 100)] {
+            let every = [
+                line(&s).into_owned(),
+                markdown(&s),
+                html(&s),
+                line_within(&s, 100),
+                quoted(&s),
+                csv(&s),
+                mermaid(&s),
+                github_property(&s),
+                github_message(&[s.as_str()]),
+            ];
+            for shown in every {
                 assert!(!has_hidden(&shown), "{c:?} reached {shown:?}");
                 assert!(shown.contains(&format!("{:x}", c as u32)), "{c:?} is shown as an escape: {shown:?}");
             }
@@ -290,6 +379,20 @@ mod tests {
         assert_eq!(markdown("a|b `c` #d"), "a\\|b \\`c\\` \\#d");
         assert_eq!(html("<script>\"'&"), "&lt;script&gt;&quot;&#39;&amp;");
         assert_eq!(line("plain"), Cow::Borrowed("plain"));
+    }
+
+    #[test]
+    fn each_context_escapes_its_own_syntax() {
+        assert_eq!(quoted("a\"b\\"), "\"a\\\"b\\\\\"");
+        assert_eq!(quoted("plain"), "\"plain\"");
+        assert_eq!(csv("plain"), "plain");
+        assert_eq!(csv("a,\"b\""), "\"a,\"\"b\"\"\"");
+        assert_eq!(csv("a\nb"), "a\\u{a}b");
+        assert_eq!(mermaid("a\"#b<&>"), "a#quot;#35;b#lt;#amp;#gt;");
+        assert_eq!(html("\u{fffe}"), "\\u{fffe}");
+        assert_eq!(github_property("a:b,c%d\ne"), "a%3Ab%2Cc%25d\\u{a}e");
+        assert_eq!(github_message(&["a:b%", "c\nd"]), "a:b%25%0Ac\\u{a}d");
+        assert_eq!(lines("a\nb\u{1b}\r"), "a\nb\\u{1b}\\u{d}");
     }
 
     #[test]

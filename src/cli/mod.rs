@@ -14,6 +14,7 @@ pub use exit::Exit;
 use crate::config::Config;
 use crate::index::{self, IndexOptions};
 use crate::output::{self, Format};
+use crate::text;
 
 #[derive(Parser)]
 #[command(
@@ -554,7 +555,7 @@ pub fn main() -> ExitCode {
     match result {
         Ok(code) => code.code(),
         Err(msg) => {
-            eprintln!("error: {msg}");
+            eprintln!("error: {}", text::lines(&msg));
             Exit::Error.code()
         }
     }
@@ -729,7 +730,7 @@ fn run_loop(a: LoopArgs) -> Result<Exit, String> {
     let step = match crate::api::work::loop_step(&a.path, &cfg, &idx, a.max_passes, a.slow) {
         Ok(s) => s,
         Err(crate::api::Error::InvalidLedger(e)) => {
-            eprintln!("error: {e}");
+            eprintln!("error: {}", text::lines(&e));
             emit(|w| output::invalid_ledger(w, &e, json_out))?;
             return Ok(Exit::Findings);
         }
@@ -753,7 +754,8 @@ fn run_status(a: StatusArgs) -> Result<Exit, String> {
         Ok(s) => s,
         Err(crate::api::Error::InvalidLedger(e)) => {
             let cfg = Config::load(&a.path).map_err(|e| config_error(&e))?;
-            eprintln!("error: {}: {e}", crate::ledger::dir_of(&a.path, &cfg.settings).display());
+            let dir = crate::ledger::dir_of(&a.path, &cfg.settings);
+            eprintln!("error: {}", text::lines(&format!("{}: {e}", dir.display())));
             emit(|w| output::invalid_ledger(w, &e, matches!(a.format, StatusFormatArg::Json)))?;
             return Ok(Exit::Findings);
         }
@@ -893,7 +895,7 @@ fn fresh_index(
     match idx {
         Ok(i) => Ok(Ok(i)),
         Err(crate::api::Error::StaleIndex(m)) => {
-            eprintln!("error: {m}");
+            eprintln!("error: {}", text::line(&m));
             Ok(Err(Exit::StaleIndex))
         }
         Err(e) => Err(e.to_string()),
@@ -905,7 +907,7 @@ fn fresh_index(
 fn api_error(e: crate::api::Error) -> Result<Exit, String> {
     match e {
         crate::api::Error::StaleIndex(m) => {
-            eprintln!("error: {m}");
+            eprintln!("error: {}", text::line(&m));
             Ok(Exit::StaleIndex)
         }
         e => Err(e.to_string()),
@@ -1003,7 +1005,7 @@ fn write_reports(
         .and_then(|_| write_atomic(&out_dir.join(human_name), &text))
         .and_then(|_| write_atomic(&out_dir.join(sidecar_name), &serde_json::to_vec_pretty(sidecar).expect("json")));
     if let Err(e) = written {
-        eprintln!("warning: the report was not written under {}: {e}", out_dir.display());
+        eprintln!("warning: {}", text::lines(&format!("the report was not written under {}: {e}", out_dir.display())));
     }
 }
 

@@ -246,74 +246,41 @@ fn sarif_result(r: &CheckReport, f: &Finding, ids: &[String]) -> Value {
     v
 }
 
-/// Escapes workflow-command data (`%`, CR, LF) and, with `property`, also `:` and `,`.
-fn gh_escape(s: &str, property: bool) -> String {
-    let mut out = s.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A");
-    if property {
-        out = out.replace(':', "%3A").replace(',', "%2C");
-    }
-    visible(&out)
-}
-
-/// Every hidden character as its escape (R123); a workflow command has already encoded its line
-/// breaks.
-fn visible(s: &str) -> String {
-    s.chars()
-        .map(|c| match c {
-            c if crate::text::is_hidden(c) => c.escape_unicode().to_string(),
-            c => c.to_string(),
-        })
-        .collect()
-}
-
+/// GitHub workflow commands: one annotation per finding (its message and witness as the lines of
+/// the annotation) and per stale exception, each through the one escaping of workflow commands.
 fn github(w: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
+    use crate::text::{github_message, github_property};
     for f in r.findings.iter().filter(|f| f.excused.is_none()) {
         let level = if f.blocking() { "error" } else { "warning" };
-        let mut body = format!("{} [{}]", f.message, tags(f));
-        for h in &f.witness {
-            body.push('\n');
-            body.push_str(&hop_text(h));
-        }
+        let mut body = vec![format!("{} [{}]", f.message, tags(f))];
+        body.extend(f.witness.iter().map(hop_text));
         writeln!(
             w,
             "::{level} file={},line={},col={},title={}::{}",
-            gh_escape(&f.path, true),
+            github_property(&f.path),
             f.line,
             f.col,
-            gh_escape(&format!("{} (tier {})", f.contract, f.tier), true),
-            gh_escape(&body, false)
+            github_property(&format!("{} (tier {})", f.contract, f.tier)),
+            github_message(&body)
         )?;
     }
     for s in &r.stale_exceptions {
         writeln!(
             w,
             "::error file={},line={},title={}::{}",
-            gh_escape(&r.config, true),
+            github_property(&r.config),
             s.line,
-            gh_escape(&format!("{}: stale exception", s.contract), true),
-            gh_escape(&stale_message(s), false)
+            github_property(&format!("{}: stale exception", s.contract)),
+            github_message(&[stale_message(s)])
         )?;
     }
     summary_lines(w, r)?;
     verdict_line(w, outcome(r), &verdict_detail(r))
 }
 
-fn xml(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            // characters XML 1.0 cannot hold
-            c if (c as u32) < 0x20 && !matches!(c, '\t' | '\n' | '\r') => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c if crate::text::is_hidden(c) && !matches!(c, '\t' | '\n' | '\r') => out.extend(c.escape_unicode()),
-            c => out.push(c),
-        }
-    }
-    out
+/// Lines of XML text: each through the one HTML/XML escaping, so no repository string breaks one.
+fn xml_lines(lines: &[String]) -> String {
+    lines.iter().map(|l| format!("{}\n", crate::text::html(l))).collect()
 }
 
 fn junit(w: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
@@ -325,21 +292,19 @@ fn junit(w: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
     writeln!(w, r#"  <testsuite name="andon check" tests="{tests}" failures="{failures}" errors="0" skipped="0">"#)?;
     for c in &r.contracts {
         let mine: Vec<&Finding> = r.findings.iter().filter(|f| f.contract == c.name && f.excused.is_none()).collect();
-        write!(w, r#"    <testcase classname="andon.{}" name="{}""#, c.kind.name(), xml(&c.name))?;
+        write!(w, r#"    <testcase classname="andon.{}" name="{}""#, c.kind.name(), crate::text::html(&c.name))?;
         if mine.is_empty() {
             writeln!(w, "/>")?;
             continue;
         }
         writeln!(w, ">")?;
         let render = |fs: &[&&Finding]| {
-            let mut s = String::new();
+            let mut lines = Vec::new();
             for f in fs {
-                s.push_str(&format!("{}:{}:{}: {} [{}]\n", f.path, f.line, f.col, f.message, tags(f)));
-                for h in &f.witness {
-                    s.push_str(&format!("    {}\n", hop_text(h)));
-                }
+                lines.push(format!("{}:{}:{}: {} [{}]", f.path, f.line, f.col, f.message, tags(f)));
+                lines.extend(f.witness.iter().map(|h| format!("    {}", hop_text(h))));
             }
-            xml(&s)
+            xml_lines(&lines)
         };
         let blocking: Vec<&&Finding> = mine.iter().filter(|f| f.blocking()).collect();
         let advisory: Vec<&&Finding> = mine.iter().filter(|f| !f.blocking()).collect();
@@ -359,13 +324,13 @@ fn junit(w: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
     }
     write!(w, r#"    <testcase classname="andon.exceptions" name="every exception still excuses a finding""#)?;
     if stale {
-        let msg: String = r
+        let msg: Vec<String> = r
             .stale_exceptions
             .iter()
-            .map(|s| format!("{}:{}: {}: {}\n", r.config, s.line, s.contract, stale_message(s)))
+            .map(|s| format!("{}:{}: {}: {}", r.config, s.line, s.contract, stale_message(s)))
             .collect();
         writeln!(w, ">")?;
-        writeln!(w, r#"      <failure message="stale exceptions" type="config">{}</failure>"#, xml(&msg))?;
+        writeln!(w, r#"      <failure message="stale exceptions" type="config">{}</failure>"#, xml_lines(&msg))?;
         writeln!(w, "    </testcase>")?;
     } else {
         writeln!(w, "/>")?;

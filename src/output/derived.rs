@@ -8,6 +8,7 @@ use super::{SCHEMA_VERSION, inline, verdict_line};
 use crate::datalog::explain::Derivation;
 use crate::dialect::{Program, RelKind};
 use crate::ops::{StreamReport, WhyReport};
+use crate::text::quoted;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum QueryFormat {
@@ -24,10 +25,6 @@ pub enum GraphFormat {
     Mermaid,
 }
 
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_string() }
-}
-
 /// A query's answer; with explanations, one derivation per row.
 pub fn answer(w: &mut dyn Write, answered: &crate::api::structure::Answered, format: QueryFormat) -> io::Result<()> {
     let (a, explain) = (&answered.answer, answered.explanations.as_deref());
@@ -35,9 +32,10 @@ pub fn answer(w: &mut dyn Write, answered: &crate::api::structure::Answered, for
     match format {
         QueryFormat::Json => super::json(w, answered),
         QueryFormat::Csv => {
-            writeln!(w, "{}", a.columns.iter().map(|c| csv_field(c)).collect::<Vec<_>>().join(","))?;
+            let record = |cells: &[String]| cells.iter().map(|c| crate::text::csv(c)).collect::<Vec<_>>().join(",");
+            writeln!(w, "{}", record(&a.columns))?;
             for r in &a.rows {
-                writeln!(w, "{}", r.iter().map(|c| csv_field(c)).collect::<Vec<_>>().join(","))?;
+                writeln!(w, "{}", record(r))?;
             }
             Ok(())
         }
@@ -127,15 +125,6 @@ pub fn schema(w: &mut dyn Write, prog: &Program, json_out: bool) -> io::Result<(
     verdict_line(w, "listed", &format!("{} relations", rels.len()))
 }
 
-fn quote_dot(s: &str) -> String {
-    format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
-}
-
-/// Mermaid node ids must be plain: number the stages in order.
-fn mermaid_label(s: &str) -> String {
-    s.replace('"', "#quot;")
-}
-
 /// Writes the stream map in `format`.
 pub fn stream(w: &mut dyn Write, r: &StreamReport, format: GraphFormat) -> io::Result<()> {
     match format {
@@ -146,28 +135,33 @@ pub fn stream(w: &mut dyn Write, r: &StreamReport, format: GraphFormat) -> io::R
     }
 }
 
-/// The stream map as a Graphviz digraph: stages in a cycle red, heuristic wires dashed.
+/// The stream map as a Graphviz digraph: stages in a cycle red, heuristic wires dashed; a stage's
+/// label is its name and root on two lines (DOT's `\n` between them).
 fn stream_dot(w: &mut dyn Write, r: &StreamReport) -> io::Result<()> {
     writeln!(w, "digraph stream {{\n  rankdir=LR;\n  node [shape=box];")?;
     let cyclic: std::collections::BTreeSet<&str> = r.cycles.iter().flatten().map(String::as_str).collect();
     for s in &r.stages {
         let color = if cyclic.contains(s.name.as_str()) { ", color=red" } else { "" };
-        writeln!(w, "  {} [label={}{color}];", quote_dot(&s.name), quote_dot(&format!("{}\n{}", s.name, s.root)))?;
+        let (name, root) = (quoted(&s.name), quoted(&s.root));
+        let label =
+            format!("{}\\n{}", name.strip_suffix('"').unwrap_or(&name), root.strip_prefix('"').unwrap_or(&root));
+        writeln!(w, "  {name} [label={label}{color}];")?;
     }
     for x in &r.wires {
         let style = if x.confidence == "exact" { "" } else { ", style=dashed" };
-        writeln!(w, "  {} -> {} [label=\"{}\"{style}];", quote_dot(&x.producer), quote_dot(&x.consumer), x.imports)?;
+        writeln!(w, "  {} -> {} [label=\"{}\"{style}];", quoted(&x.producer), quoted(&x.consumer), x.imports)?;
     }
     writeln!(w, "}}")
 }
 
-/// The stream map as a Mermaid flowchart, stages numbered in stream order.
+/// The stream map as a Mermaid flowchart, stages numbered in stream order (a node id must be
+/// plain; the name is its label).
 fn stream_mermaid(w: &mut dyn Write, r: &StreamReport) -> io::Result<()> {
     writeln!(w, "flowchart LR")?;
     let id: std::collections::BTreeMap<&str, usize> =
         r.order.iter().enumerate().map(|(i, s)| (s.as_str(), i)).collect();
     for s in &r.order {
-        writeln!(w, "  s{}[\"{}\"]", id[s.as_str()], mermaid_label(s))?;
+        writeln!(w, "  s{}[\"{}\"]", id[s.as_str()], crate::text::mermaid(s))?;
     }
     for x in &r.wires {
         let (Some(a), Some(b)) = (id.get(x.producer.as_str()), id.get(x.consumer.as_str())) else { continue };

@@ -153,14 +153,15 @@ pub fn facts_report(w: &mut dyn Write, list: &FactList, format: Format) -> io::R
     verdict_line(w, "listed", &format!("{n} facts"))
 }
 
-/// One fact as Datalog text: `Import("src/a.py", 3, "os", "static")`.
+/// One fact as Datalog text on one line: `Import("src/a.py", 3, "os", "static")`, each string
+/// through the one quoted-string escaping.
 pub fn render_fact(facts: &Facts, r: RelId, row: &[u32]) -> String {
     let info = r.info();
     let vals: Vec<String> = info
         .columns
         .iter()
         .zip(row)
-        .map(|(c, v)| if c.ty == ColType::Int { v.to_string() } else { format!("{:?}", facts.str(*v)) })
+        .map(|(c, v)| if c.ty == ColType::Int { v.to_string() } else { crate::text::quoted(facts.str(*v)) })
         .collect();
     format!("{}({})", info.name, vals.join(", "))
 }

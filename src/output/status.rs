@@ -19,8 +19,34 @@ fn counts<K: std::fmt::Display>(m: &std::collections::BTreeMap<K, usize>) -> Str
     m.iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join(", ")
 }
 
+/// How a report is laid out: text or Markdown, with the one escaping of repository text for each.
+#[derive(Clone, Copy)]
+struct Style {
+    md: bool,
+    h2: &'static str,
+    item: &'static str,
+}
+
+impl Style {
+    fn of(md: bool) -> Style {
+        if md { Style { md, h2: "## ", item: "- " } } else { Style { md, h2: "", item: "  " } }
+    }
+
+    /// Repository text on one line of the report.
+    fn esc(self, s: &str) -> String {
+        if self.md { crate::text::markdown(s) } else { super::inline(s).into_owned() }
+    }
+
+    /// An id or name set off from the text: in backticks as text; escaped, without a code span (in
+    /// which an escape would not hold), in Markdown.
+    fn code(self, s: &str) -> String {
+        if self.md { self.esc(s) } else { format!("`{}`", self.esc(s)) }
+    }
+}
+
 /// The suspected-injection section (R123): the list, or why there is none to show.
-fn injections(w: &mut dyn Write, inj: &Injections, h2: &str, item: &str, md: bool) -> io::Result<()> {
+fn injections(w: &mut dyn Write, inj: &Injections, st: Style) -> io::Result<()> {
+    let Style { md, h2, item } = st;
     match inj {
         Injections::Listed(list) => super::injections(w, list, h2, item, md),
         Injections::NoIndex => {
@@ -29,7 +55,7 @@ fn injections(w: &mut dyn Write, inj: &Injections, h2: &str, item: &str, md: boo
         }
         Injections::Unreadable(why) => {
             writeln!(w, "{h2}{}: unknown", super::INJECTIONS_HEADING)?;
-            writeln!(w, "{item}the stored index cannot be read ({}): run `andon index`", super::inline(why))
+            writeln!(w, "{item}the stored index cannot be read ({}): run `andon index`", st.esc(why))
         }
     }
 }
@@ -41,18 +67,18 @@ pub fn report(w: &mut dyn Write, status: &crate::api::work::Status, format: Stat
     }
     let (b, ledger, inj) = (status.board.as_ref(), status.ledger.as_str(), &status.injections);
     let md = format == StatusFormat::Markdown;
-    let (h1, h2, item) = if md { ("# ", "## ", "- ") } else { ("", "", "  ") };
+    let st = Style::of(md);
     let Some(b) = b else {
-        return never_run(w, ledger, inj, md);
+        return never_run(w, ledger, inj, st);
     };
-    writeln!(w, "{h1}andon status")?;
-    holds(w, b, h2, item)?;
-    stages(w, b, h2, item)?;
-    summary(w, b, h2, item)?;
-    decisions(w, b, h2, item)?;
-    injections(w, inj, h2, item, md)?;
-    writeln!(w, "{h2}next")?;
-    writeln!(w, "{item}{}", super::inline(&b.next.detail))?;
+    writeln!(w, "{}andon status", if md { "# " } else { "" })?;
+    holds(w, b, st)?;
+    stages(w, b, st)?;
+    summary(w, b, st)?;
+    decisions(w, b, st)?;
+    injections(w, inj, st)?;
+    writeln!(w, "{}next", st.h2)?;
+    writeln!(w, "{}{}", st.item, st.esc(&b.next.detail))?;
     if md {
         return Ok(());
     }
@@ -61,22 +87,22 @@ pub fn report(w: &mut dyn Write, status: &crate::api::work::Status, format: Stat
 }
 
 /// The report when there is no ledger: the loop never ran here.
-fn never_run(w: &mut dyn Write, ledger: &str, inj: &Injections, md: bool) -> io::Result<()> {
-    let (h2, item) = if md { ("## ", "- ") } else { ("", "  ") };
-    if md {
-        writeln!(w, "# andon status\n\nThe loop has never run here (no ledger at `{ledger}`).\n")?;
-        injections(w, inj, h2, item, md)?;
+fn never_run(w: &mut dyn Write, ledger: &str, inj: &Injections, st: Style) -> io::Result<()> {
+    if st.md {
+        writeln!(w, "# andon status\n\nThe loop has never run here (no ledger at {}).\n", st.esc(ledger))?;
+        injections(w, inj, st)?;
         writeln!(w, "\n**Next:** run `andon loop`.")?;
         return Ok(());
     }
-    writeln!(w, "the loop has never run here (no ledger at {ledger})")?;
-    injections(w, inj, h2, item, md)?;
+    writeln!(w, "the loop has never run here (no ledger at {})", st.esc(ledger))?;
+    injections(w, inj, st)?;
     writeln!(w, "next: run `andon loop`")?;
     verdict_line(w, "never-run", "")
 }
 
 /// The standing tier-1 holds, when there are any.
-fn holds(w: &mut dyn Write, b: &Board, h2: &str, item: &str) -> io::Result<()> {
+fn holds(w: &mut dyn Write, b: &Board, st: Style) -> io::Result<()> {
+    let Style { h2, item, .. } = st;
     if b.holds.is_empty() {
         return Ok(());
     }
@@ -85,56 +111,52 @@ fn holds(w: &mut dyn Write, b: &Board, h2: &str, item: &str) -> io::Result<()> {
         writeln!(
             w,
             "{item}{}: {} (evidence {}; {})",
-            super::inline(&h.wire.to_string()),
-            super::inline(&h.claim),
-            super::inline(&h.evidence),
-            super::inline(&h.references.join(", "))
+            st.esc(&h.wire.to_string()),
+            st.esc(&h.claim),
+            st.esc(&h.evidence),
+            st.esc(&h.references.join(", "))
         )?;
     }
     Ok(())
 }
 
 /// Every stage with its wires, open entry gates and advisory notes.
-fn stages(w: &mut dyn Write, b: &Board, h2: &str, item: &str) -> io::Result<()> {
+fn stages(w: &mut dyn Write, b: &Board, st: Style) -> io::Result<()> {
+    let Style { h2, item, .. } = st;
     writeln!(w, "{h2}stages and wires")?;
     for s in &b.stages {
-        writeln!(w, "{item}{} [{}, {}]", super::inline(&s.name), s.confidence, s.source)?;
+        writeln!(w, "{item}{} [{}, {}]", st.esc(&s.name), s.confidence, s.source)?;
         for wl in &s.wires {
             let ev = wl
                 .evidence
                 .as_deref()
-                .map(|e| format!(" (evidence {})", super::inline(e)))
+                .map(|e| format!(" (evidence {})", st.esc(e)))
                 .unwrap_or_else(|| " (no evidence)".into());
             let reopened = if wl.reopened > 0 { format!(", reopened {}", wl.reopened) } else { String::new() };
-            writeln!(w, "{item}  {} : {}{ev}{reopened}", super::inline(&wl.wire.to_string()), wl.status)?;
+            writeln!(w, "{item}  {} : {}{ev}{reopened}", st.esc(&wl.wire.to_string()), wl.status)?;
         }
         if !s.open_gates.is_empty() {
             writeln!(
                 w,
                 "{item}  entry gate(s) awaiting a person's `andon confirm`: {}",
-                super::inline(&s.open_gates.join(", "))
+                st.esc(&s.open_gates.join(", "))
             )?;
         }
         for note in &s.advisory {
-            writeln!(w, "{item}  advisory (context, never a gap): \"{}\"", super::inline(note))?;
+            writeln!(w, "{item}  advisory (context, never a gap): \"{}\"", st.esc(note))?;
         }
     }
     Ok(())
 }
 
 /// The counters, the constraint, the gap counts and the proof approaches.
-fn summary(w: &mut dyn Write, b: &Board, h2: &str, item: &str) -> io::Result<()> {
+fn summary(w: &mut dyn Write, b: &Board, st: Style) -> io::Result<()> {
+    let Style { h2, item, .. } = st;
     writeln!(w, "{h2}counters")?;
     writeln!(w, "{item}passes {}, cycles {}, sub-cycles {}", b.passes, b.cycles, b.sub_cycles)?;
     writeln!(w, "{h2}constraint")?;
     match &b.constraint {
-        Some(c) => writeln!(
-            w,
-            "{item}{} ({}; rule: {})",
-            super::inline(&c.wire.to_string()),
-            super::inline(&c.detail),
-            c.rule
-        )?,
+        Some(c) => writeln!(w, "{item}{} ({}; rule: {})", st.esc(&c.wire.to_string()), st.esc(&c.detail), c.rule)?,
         None => writeln!(w, "{item}none: every wire is proven")?,
     }
     writeln!(w, "{h2}gaps")?;
@@ -142,28 +164,22 @@ fn summary(w: &mut dyn Write, b: &Board, h2: &str, item: &str) -> io::Result<()>
     writeln!(w, "{item}open by kind: {}", counts(&b.open_by_kind))?;
     writeln!(w, "{item}open by blast radius: {}", counts(&b.open_by_radius))?;
     writeln!(w, "{h2}proof approaches")?;
-    writeln!(w, "{item}{}", super::inline(&counts(&b.approaches)))
+    writeln!(w, "{item}{}", st.esc(&counts(&b.approaches)))
 }
 
 /// People's decisions and proof-strength audits, each section when it has entries.
-fn decisions(w: &mut dyn Write, b: &Board, h2: &str, item: &str) -> io::Result<()> {
+fn decisions(w: &mut dyn Write, b: &Board, st: Style) -> io::Result<()> {
+    let Style { h2, item, .. } = st;
     if !b.decisions.is_empty() {
         writeln!(w, "{h2}decisions")?;
         for d in &b.decisions {
-            writeln!(
-                w,
-                "{item}{} `{}` by {}: {}",
-                d.action,
-                super::inline(&d.gap),
-                super::inline(&d.by),
-                super::inline(&d.reason)
-            )?;
+            writeln!(w, "{item}{} {} by {}: {}", d.action, st.code(&d.gap), st.esc(&d.by), st.esc(&d.reason))?;
         }
     }
     if !b.audits.is_empty() {
         writeln!(w, "{h2}proof-strength audits")?;
         for (e, t, s, d) in &b.audits {
-            writeln!(w, "{item}`{}` by {}: {s}: {}", super::inline(e), super::inline(t), super::inline(d))?;
+            writeln!(w, "{item}{} by {}: {s}: {}", st.code(e), st.esc(t), st.esc(d))?;
         }
     }
     Ok(())

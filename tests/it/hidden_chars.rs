@@ -53,6 +53,16 @@ const COMMANDS: &[&[&str]] = &[
     &["check", "--format", "github"],
 ];
 
+/// The commands whose output has no verdict line (Markdown, CSV, DOT, Mermaid, JUnit): checked for
+/// leaks, and that no line of theirs starts a verdict.
+const SILENT: &[&[&str]] = &[
+    &["status", "--format", "markdown"],
+    &["query", "--format", "csv", "Stage(s, r), InStage(f, s)"],
+    &["stream", "--format", "dot"],
+    &["stream", "--format", "mermaid"],
+    &["check", "--format", "junit"],
+];
+
 /// The text files written under the output directory by `loop`, `status` and `preflight`.
 const REPORTS: &[&str] = &[
     "analysis/andon/ledger/ledger.md",
@@ -155,9 +165,9 @@ fn describe_leaks(what: &str, text: &str, problems: &mut Vec<String>) {
     }
 }
 
-/// Runs every command on `d` and checks its standard output, then the reports it wrote; returns
-/// each problem found, described.
-fn problems(d: &Path) -> Vec<String> {
+/// Runs every command on `d` (with `silent`, also those of [`SILENT`]) and checks its standard
+/// output, then the reports it wrote; returns each problem found, described.
+fn problems(d: &Path, silent: bool) -> Vec<String> {
     let mut problems = Vec::new();
     for &args in COMMANDS {
         let o = run(args, d);
@@ -178,6 +188,14 @@ fn problems(d: &Path) -> Vec<String> {
                 o.status.code(),
                 verdicts.len()
             ));
+        }
+    }
+    for &args in if silent { SILENT } else { &[] } {
+        let out = String::from_utf8_lossy(&run(args, d).stdout).into_owned();
+        let cmd = args.join(" ");
+        describe_leaks(&format!("`andon {cmd}` stdout"), &out, &mut problems);
+        if let Some(l) = out.lines().find(|l| l.trim_start().starts_with("andon: verdict")) {
+            problems.push(format!("`andon {cmd}` prints a verdict line: {l:?}"));
         }
     }
     for &f in REPORTS {
@@ -209,9 +227,9 @@ fn assert_premise(d: &Path, names: &[char]) {
     assert_eq!(run(&["check", "-q"], d).status.code(), Some(1), "the broken contract blocks");
 }
 
-fn assert_none_reach_a_reader(chars: &[char], names: &[char], words: &[&str]) {
+fn assert_none_reach_a_reader(chars: &[char], names: &[char], words: &[&str], silent: bool) {
     let t = repo(chars, names, words);
-    let found = problems(t.path());
+    let found = problems(t.path(), silent);
     assert_premise(t.path(), names);
     // the first problems are enough to locate a leak; the count says how many more there are
     assert!(
@@ -236,12 +254,12 @@ fn the_class_is_the_crate_rule() {
 }
 
 /// One repository that carries every member of the class in its text, and every member but NUL
-/// in its file names.
+/// in its file names; the formats without a verdict line are checked here too.
 #[test]
 fn every_member_of_the_class_is_escaped_everywhere() {
     let class = class();
     let names: Vec<char> = class.iter().copied().filter(|&c| c != '\0').collect();
-    assert_none_reach_a_reader(&class, &names, WORDS);
+    assert_none_reach_a_reader(&class, &names, WORDS, true);
 }
 
 fn member() -> impl Strategy<Value = char> {
@@ -279,6 +297,6 @@ proptest! {
             names.push(spare);
         }
         let words: Vec<&str> = words.iter().map(String::as_str).collect();
-        assert_none_reach_a_reader(&chars, &names, &words);
+        assert_none_reach_a_reader(&chars, &names, &words, false);
     }
 }

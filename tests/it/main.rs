@@ -5,6 +5,7 @@ mod cli;
 mod cycle;
 mod datalog;
 mod extract;
+mod forged_verdicts;
 mod hidden_chars;
 mod hostile_index;
 mod incremental;
