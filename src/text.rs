@@ -64,6 +64,31 @@ fn push_escaped(c: char, out: &mut String) {
     }
 }
 
+/// Serialized JSON with every hidden character that serde leaves raw (DEL, the C1 controls, line
+/// and paragraph separators, bidirectional controls, zero-width characters) as a `\uXXXX` escape
+/// (a surrogate pair above U+FFFF). A JSON reader gets the same text back; a terminal or a log
+/// viewer that shows the document sees no hidden character. Below U+0020 serde escapes already,
+/// and only there may a raw character of the class stand outside a string (the document's own
+/// whitespace), so those are left as they are.
+pub fn json(serialized: &str) -> Cow<'_, str> {
+    let raw = |c: char| is_hidden(c) && c as u32 >= 0x7f;
+    if !serialized.chars().any(raw) {
+        return Cow::Borrowed(serialized);
+    }
+    let mut out = String::with_capacity(serialized.len() + 16);
+    for c in serialized.chars() {
+        if raw(c) {
+            let mut units = [0u16; 2];
+            for u in c.encode_utf16(&mut units) {
+                out.push_str(&format!("\\u{u:04x}"));
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
 /// [`line()`] cut to at most `max` characters; a longer result ends in `…`. An escape is never cut
 /// in half.
 pub fn line_within(s: &str, max: usize) -> String {
@@ -340,6 +365,18 @@ pub fn sibling(path: &Path, ext: &str) -> PathBuf {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn json_escapes_what_serde_leaves_raw_and_reads_back() {
+        let v = serde_json::json!({ "name": "a\u{7f}b\u{85}c\u{2028}d\u{202e}e\u{200b}f\u{feff}g\u{e0001}h\né" });
+        let raw = serde_json::to_string_pretty(&v).unwrap();
+        assert!(raw.contains('\u{202e}'), "serde leaves it raw: {raw}");
+        let shown = json(&raw);
+        assert!(!shown.chars().any(|c| is_hidden(c) && c != '\n'), "{shown}");
+        assert!(shown.contains("\\u202e") && shown.contains("\\u0085") && shown.contains('é'), "{shown}");
+        assert_eq!(serde_json::from_str::<serde_json::Value>(&shown).unwrap(), v);
+        assert!(matches!(json("{\n  \"a\": 1\n}"), Cow::Borrowed(_)));
+    }
     use super::*;
 
     const CLASS: &[char] = &[

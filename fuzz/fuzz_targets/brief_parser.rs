@@ -1,7 +1,7 @@
 //! The modernization brief (`andon::ingest::parse`): `MODERNIZATION_BRIEF.md` and
 //! `transform_brief_summary.json` as bytes. The input is split at its first 0xFF byte (Markdown
 //! before, sidecar JSON after); without one, in halves. Also checks the documented promises of
-//! `escape_inline` (no control chars, at most INLINE_MAX chars) and that every error is one line.
+//! `text::short` (no control chars, at most INLINE_MAX chars) and that every error is one line.
 #![no_main]
 
 use std::path::Path;
@@ -34,7 +34,7 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     let text = String::from_utf8_lossy(data);
-    let esc = ingest::escape_inline(&text);
-    assert!(esc.chars().count() <= ingest::INLINE_MAX, "escape_inline returned {} chars", esc.chars().count());
-    assert!(!esc.chars().any(char::is_control), "escape_inline left a control char: {esc:?}");
+    let esc = andon::text::short(&text);
+    assert!(esc.chars().count() <= ingest::INLINE_MAX, "text::short returned {} chars", esc.chars().count());
+    assert!(!esc.chars().any(char::is_control), "text::short left a control char: {esc:?}");
 });

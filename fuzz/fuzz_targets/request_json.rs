@@ -1,10 +1,10 @@
 //! A `{wire, contract, fixDiff}` request as `andon verify --request` reads it
 //! (`cycle::request::parse`), then the diff's files as verify reads them
-//! (`verify::change_from_diff`). Neither may panic; a parsed request always carries a non-empty
+//! (`fix::change_from_diff`). Neither may panic; a parsed request always carries a non-empty
 //! diff, and every error names what is wrong.
 #![no_main]
 
-use andon::andon_loop::{request, verify};
+use andon::andon_loop::{fix, request};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -12,7 +12,7 @@ fuzz_target!(|data: &[u8]| {
     match request::parse(text) {
         Ok(r) => {
             assert!(!r.diff.trim().is_empty(), "a request without a diff was accepted");
-            if let Ok(change) = verify::change_from_diff(&r.diff, "request", &[]) {
+            if let Ok(change) = fix::change_from_diff(&r.diff, "request", &[]) {
                 for (_, p) in &change.files {
                     assert!(!p.starts_with('/') && !p.split('/').any(|c| c == ".."), "a path outside: {p}");
                 }

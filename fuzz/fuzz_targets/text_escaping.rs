@@ -171,4 +171,14 @@ fuzz_target!(|data: &[u8]| {
     check_markup(&s);
     check_quoting(&s);
     check_github(&s);
+    check_json(&s);
 });
+
+/// A JSON document holding the text: no raw hidden character at all (compact, so no whitespace of
+/// the document's own), and a JSON reader gets the text back.
+fn check_json(s: &str) {
+    let doc = serde_json::json!({ "name": s });
+    let shown = text::json(&serde_json::to_string(&doc).unwrap()).into_owned();
+    assert!(!shown.chars().any(text::is_hidden), "json left a hidden character: {shown:?}");
+    assert_eq!(serde_json::from_str::<serde_json::Value>(&shown).unwrap(), doc, "json does not read back");
+}

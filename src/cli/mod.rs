@@ -1003,7 +1003,7 @@ fn write_reports(
         .map_err(|e| format!("{}: {e}", out_dir.display()))
         .and_then(|_| human(&mut text).map_err(|e| e.to_string()))
         .and_then(|_| write_atomic(&out_dir.join(human_name), &text))
-        .and_then(|_| write_atomic(&out_dir.join(sidecar_name), &serde_json::to_vec_pretty(sidecar).expect("json")));
+        .and_then(|_| write_atomic(&out_dir.join(sidecar_name), output::json_text(sidecar).as_bytes()));
     if let Err(e) = written {
         eprintln!("warning: {}", text::lines(&format!("the report was not written under {}: {e}", out_dir.display())));
     }

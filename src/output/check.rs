@@ -44,9 +44,7 @@ pub fn report(
     match format {
         CheckFormat::Text => text(w, r),
         CheckFormat::Json => super::json(w, r),
-        CheckFormat::Sarif => {
-            writeln!(w, "{}", serde_json::to_string_pretty(&sarif(r, version, root_uri)).expect("json"))
-        }
+        CheckFormat::Sarif => super::json(w, &sarif(r, version, root_uri)),
         CheckFormat::Github => github(w, r),
         CheckFormat::Junit => junit(w, r),
     }

@@ -116,7 +116,7 @@ pub fn schema(w: &mut dyn Write, prog: &Program, json_out: bool) -> io::Result<(
             })
             .collect();
         let doc = json!({ "schema_version": SCHEMA_VERSION, "relations": v, "verdict": {"outcome": "listed"} });
-        return writeln!(w, "{}", serde_json::to_string_pretty(&doc).expect("json"));
+        return super::json(w, &doc);
     }
     for r in &rels {
         let cols: Vec<String> = r.columns.iter().map(|(n, t)| format!("{n}: {}", t.name())).collect();

@@ -21,7 +21,12 @@ pub use crate::api::SCHEMA_VERSION;
 
 /// A result's JSON document, pretty-printed on its own line.
 pub fn json(w: &mut dyn Write, doc: &impl serde::Serialize) -> io::Result<()> {
-    writeln!(w, "{}", serde_json::to_string_pretty(doc).expect("a document serializes"))
+    writeln!(w, "{}", json_text(doc))
+}
+
+/// The JSON document `doc`, pretty-printed, with no raw hidden character ([`crate::text::json`]).
+pub fn json_text(doc: &impl serde::Serialize) -> String {
+    crate::text::json(&serde_json::to_string_pretty(doc).expect("a document serializes")).into_owned()
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
