@@ -76,8 +76,8 @@ impl std::fmt::Display for Exceeded {
             ),
             Limit::Memory => (
                 format!(
-                    "the memory budget ({} MiB, estimated from the rows derived and their indexes) was exceeded \
-                     while deriving {rel}",
+                    "the memory budget ({} MiB, estimated from the rows derived, their indexes and the answer as \
+                     text) was exceeded while deriving {rel}",
                     b.max_memory_mib
                 ),
                 "--max-memory MIB",
@@ -95,6 +95,21 @@ impl std::fmt::Display for Exceeded {
              others multiplies the rows), or raise the budget with `{flag}` or `{key}` in andon.toml (0 lifts it)"
         )
     }
+}
+
+/// Estimated bytes of one row of an answer rendered as text, beyond its values.
+const RENDERED_ROW_BYTES: u64 = 24;
+/// Estimated bytes of one value of an answer rendered as text, beyond its text.
+const RENDERED_VALUE_BYTES: u64 = 32;
+
+/// Whether an answer of `rows` rows holding `values` values with `text` bytes of text in all fits
+/// the memory budget once rendered; Err names `relation`, the relation answered.
+pub fn rendered_fits(budget: Budget, rows: usize, values: usize, text: usize, relation: &str) -> Result<(), Exceeded> {
+    let bytes = RENDERED_ROW_BYTES * rows as u64 + RENDERED_VALUE_BYTES * values as u64 + text as u64;
+    if budget.max_memory_mib > 0 && bytes > budget.max_memory_mib.saturating_mul(1 << 20) {
+        return Err(Exceeded { limit: Limit::Memory, budget, relation: relation.to_string() });
+    }
+    Ok(())
 }
 
 /// Elements (values) a rule's pending rows may grow by between two checks.
@@ -252,6 +267,15 @@ mod tests {
         let mut m = Meter::new(Budget { timeout_secs: 0, max_memory_mib: 1, max_rows: 0 });
         m.settled(10, 2 << 20);
         assert_eq!(m.stop, Some(Limit::Memory));
+    }
+
+    #[test]
+    fn a_rendered_answer_counts_against_the_memory_budget() {
+        let budget = Budget { max_memory_mib: 1, ..Budget::UNLIMITED };
+        assert!(rendered_fits(budget, 1000, 4000, 100_000, "?").is_ok());
+        let e = rendered_fits(budget, 10_000, 40_000, 100_000, "?").unwrap_err();
+        assert_eq!(e.limit, Limit::Memory);
+        assert!(rendered_fits(Budget::UNLIMITED, usize::MAX / 64, usize::MAX / 64, 0, "?").is_ok());
     }
 
     #[test]

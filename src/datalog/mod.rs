@@ -203,6 +203,13 @@ pub fn answer(
     }
     run_within(&q.prog, &mut store, Some(&need), budget).map_err(|e| e.to_string())?;
     let types: Vec<lang::Ty> = q.prog.rels[q.rel].columns.iter().map(|c| c.1).collect();
+    let found = &store.rels[q.rel];
+    let text: usize = found
+        .iter()
+        .flat_map(|r| r.iter().zip(&types))
+        .map(|(v, t)| if *t == lang::Ty::Int { 10 } else { store.syms.str(*v).len() })
+        .sum();
+    budget::rendered_fits(budget, found.len(), found.data.len(), text, lang::QUERY_REL).map_err(|e| e.to_string())?;
     let rows = store
         .sorted_rows(&q.prog, q.rel)
         .into_iter()

@@ -121,6 +121,7 @@ fn a_rule_contract_over_budget_fails_check_with_exit_2() {
     std::fs::write(d.join("andon.toml"), format!("[query]\nmax_rows = 1000\n\n{contract}")).unwrap();
     let err = stopped(d, &["check", "-q"]);
     assert!(err.contains("no quads") && err.contains("row budget (1000 rows") && err.contains("`Quad`"), "{err}");
+    assert!(err.contains("note: quads.dl:2:") && err.contains("atom 2 `File(b, _)`"), "names the product: {err}");
     assert!(!err.contains("verdict pass"), "{err}");
     // the flags override andon.toml
     std::fs::write(
