@@ -114,6 +114,8 @@ pub fn rendered_fits(budget: Budget, rows: usize, values: usize, text: usize, re
 
 /// Elements (values) a rule's pending rows may grow by between two checks.
 const CHECK_EVERY: usize = 1 << 16;
+/// Pending rows below which they are not deduplicated before the rule ends.
+const MIN_COMPACTION: usize = 1 << 20;
 /// Rows a join may visit between two looks at the clock.
 const TICKS: u32 = 1 << 12;
 
@@ -142,11 +144,6 @@ impl Meter {
             .flatten();
         let max_bytes = (budget.max_memory_mib > 0).then(|| budget.max_memory_mib.saturating_mul(1 << 20));
         Meter { budget, deadline, max_bytes, ticks: TICKS, held: 0, check_at: 0, compact_at: 0, stop: None }
-    }
-
-    /// The budget watched.
-    pub fn budget(&self) -> Budget {
-        self.budget
     }
 
     /// Whether the evaluation must stop.
@@ -178,7 +175,7 @@ impl Meter {
     pub fn start_rule(&mut self, held: u64, pending: &[u32], arity: usize) {
         self.held = held;
         self.check_at = pending.len() + CHECK_EVERY;
-        self.compact_at = pending.len().max(self.row_elems(arity));
+        self.compact_at = self.next_compaction(pending.len() / arity.max(1)).saturating_mul(arity);
     }
 
     /// Whether the pending rows are due a look ([`Meter::grown`]).
@@ -188,29 +185,34 @@ impl Meter {
     }
 
     /// The pending rows (`arity` values each) of the rule being run grew: checks the clock and the
-    /// memory estimate; past the row budget, deduplicates them and stops if still over it.
+    /// memory estimate; once they are due, deduplicates them and stops if they are over the row
+    /// budget.
     pub fn grown(&mut self, pending: &mut Vec<u32>, arity: usize) {
         self.check_time();
         let bytes = self.held + 4 * pending.capacity() as u64;
         if self.max_bytes.is_some_and(|m| bytes > m) {
             self.stop.get_or_insert(Limit::Memory);
         }
-        if self.budget.max_rows > 0 && arity > 0 && pending.len() > self.compact_at {
+        if arity > 0 && pending.len() > self.compact_at {
             *pending = sorted_dedup(pending, arity);
-            if !self.rows_fit(pending.len() / arity) {
+            let rows = pending.len() / arity;
+            if !self.rows_fit(rows) {
                 self.stop.get_or_insert(Limit::Rows);
             }
-            self.compact_at = pending.len() + self.row_elems(arity);
+            self.compact_at = self.next_compaction(rows).saturating_mul(arity);
         }
         self.check_at = pending.len() + CHECK_EVERY;
     }
 
-    /// Values in `max_rows` rows of `arity` (no limit: never).
-    fn row_elems(&self, arity: usize) -> usize {
-        if self.budget.max_rows == 0 {
-            usize::MAX / 2
-        } else {
-            usize::try_from(self.budget.max_rows).unwrap_or(usize::MAX / 2).saturating_mul(arity.max(1))
+    /// The pending rows at which `rows` deduplicated rows are deduplicated again: twice as many
+    /// (at least [`MIN_COMPACTION`]) so that duplicates never pile up, but once they may exceed
+    /// the row budget; and never before half as many again, so the sorting adds up to a constant
+    /// factor of the rows produced.
+    fn next_compaction(&self, rows: usize) -> usize {
+        let doubled = rows.saturating_mul(2).max(MIN_COMPACTION);
+        match usize::try_from(self.budget.max_rows) {
+            Ok(0) | Err(_) => doubled,
+            Ok(max) => doubled.min(max.saturating_add(1)).max(rows.saturating_add(rows / 2)),
         }
     }
 
@@ -255,6 +257,16 @@ mod tests {
         m.compact_at = 0;
         m.grown(&mut pending, 2);
         assert_eq!(m.stop, Some(Limit::Rows));
+    }
+
+    #[test]
+    fn duplicates_never_pile_up_even_without_a_row_budget() {
+        let mut m = Meter::new(Budget::UNLIMITED);
+        let mut pending: Vec<u32> = Vec::new();
+        m.start_rule(0, &pending, 1);
+        pending.resize(MIN_COMPACTION + 1, 5);
+        m.grown(&mut pending, 1);
+        assert_eq!((m.stop, pending.as_slice()), (None, &[5][..]));
     }
 
     #[test]

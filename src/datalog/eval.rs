@@ -43,10 +43,20 @@ impl Rows {
     }
 }
 
-/// Sorted, deduplicated copy of flat rows.
+/// Sorted, deduplicated copy of flat rows. Rows of up to four values are sorted as one packed
+/// integer each (the same order, several times faster than comparing slices).
 pub fn sorted_dedup(data: &[u32], arity: usize) -> Vec<u32> {
-    if arity == 0 {
-        return Vec::new();
+    match arity {
+        0 => return Vec::new(),
+        1 => {
+            let mut out = data.to_vec();
+            out.sort_unstable();
+            out.dedup();
+            return out;
+        }
+        2 => return sorted_packed::<u64>(data, arity),
+        3 | 4 => return sorted_packed::<u128>(data, arity),
+        _ => {}
     }
     let mut perm: Vec<u32> = (0..(data.len() / arity) as u32).collect();
     let row = |i: u32| &data[i as usize * arity..i as usize * arity + arity];
@@ -55,6 +65,42 @@ pub fn sorted_dedup(data: &[u32], arity: usize) -> Vec<u32> {
     let mut out = Vec::with_capacity(perm.len() * arity);
     for i in perm {
         out.extend_from_slice(row(i));
+    }
+    out
+}
+
+/// A row of up to four values packed into one integer, in the order of the rows.
+trait Packed: Ord + Copy {
+    fn pack(row: &[u32]) -> Self;
+    fn unpack(self, arity: usize, out: &mut Vec<u32>);
+}
+
+impl Packed for u64 {
+    fn pack(row: &[u32]) -> u64 {
+        (u64::from(row[0]) << 32) | u64::from(row[1])
+    }
+    fn unpack(self, _: usize, out: &mut Vec<u32>) {
+        out.extend([(self >> 32) as u32, self as u32]);
+    }
+}
+
+impl Packed for u128 {
+    fn pack(row: &[u32]) -> u128 {
+        row.iter().fold(0u128, |acc, &v| (acc << 32) | u128::from(v))
+    }
+    fn unpack(self, arity: usize, out: &mut Vec<u32>) {
+        out.extend((0..arity).rev().map(|i| (self >> (32 * i)) as u32));
+    }
+}
+
+/// [`sorted_dedup`] of rows of `arity` values packed as `P`.
+fn sorted_packed<P: Packed>(data: &[u32], arity: usize) -> Vec<u32> {
+    let mut keys: Vec<P> = data.chunks_exact(arity).map(P::pack).collect();
+    keys.sort_unstable();
+    keys.dedup();
+    let mut out = Vec::with_capacity(keys.len() * arity);
+    for k in keys {
+        k.unpack(arity, &mut out);
     }
     out
 }
@@ -742,5 +788,32 @@ pub fn bindings(rule: &CRule, store: &Store, fixed: &[(usize, u32)], meter: &mut
 pub fn intern_constants(prog: &Program, store: &mut Store) {
     for s in prog.string_constants() {
         store.constant(&Value::Str(s));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The rows sorted and deduplicated by comparing slices: the order every arity must give.
+    fn reference(data: &[u32], arity: usize) -> Vec<u32> {
+        let mut rows: Vec<&[u32]> = data.chunks_exact(arity).collect();
+        rows.sort();
+        rows.dedup();
+        rows.concat()
+    }
+
+    #[test]
+    fn packed_sorting_keeps_the_row_order_of_every_arity() {
+        let mut x = 7u64;
+        let mut next = || {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            // small values repeat (duplicates); the high bit set tests the packing
+            if x >> 63 == 0 { ((x >> 33) % 5) as u32 } else { u32::MAX - ((x >> 33) % 3) as u32 }
+        };
+        for arity in 1..=6 {
+            let data: Vec<u32> = (0..arity * 400).map(|_| next()).collect();
+            assert_eq!(sorted_dedup(&data, arity), reference(&data, arity), "arity {arity}");
+        }
     }
 }
