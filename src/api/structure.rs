@@ -9,7 +9,9 @@ use serde_json::{Value, json};
 use super::{Error, Freshness, SCHEMA_VERSION, json_document};
 use crate::check::{CheckReport, Hop, StaleException};
 use crate::config::Config;
+use crate::datalog::Budget;
 use crate::datalog::explain::Derivation;
+use crate::datalog::lint::Cartesian;
 use crate::dialect::Ty;
 use crate::facts::{ColType, Facts, RELATIONS, RelId};
 use crate::index::{self, Change, Diag, Index, IndexOptions, IndexReport};
@@ -241,22 +243,49 @@ impl Config {
 
 json_document!(IndexReport, IndexCheck, FactList, Schema, Config);
 
-/// `andon check`: judges the contracts of the settings on the fresh index `idx`; with `base`, the
-/// same contracts on the tree of that git revision too, marking each finding new or not.
+/// Budgets given on the command line for a run-time evaluation; None keeps `[query]` of the
+/// settings, else the engine's default.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BudgetFlags {
+    pub max_rows: Option<u64>,
+    pub max_memory_mib: Option<u64>,
+    pub timeout_secs: Option<u64>,
+}
+
+/// The budget of a run-time evaluation: each limit from its flag, else from `[query]` of `cfg`,
+/// else the engine's default.
+pub fn budget(cfg: &Config, flags: &BudgetFlags) -> Budget {
+    let q = &cfg.settings.query;
+    let pick = |flag: Option<u64>, set: &Option<crate::config::Setting<u64>>, default: u64| {
+        flag.or(set.as_ref().map(|s| s.value)).unwrap_or(default)
+    };
+    let d = Budget::default();
+    Budget {
+        max_rows: pick(flags.max_rows, &q.max_rows, d.max_rows),
+        max_memory_mib: pick(flags.max_memory_mib, &q.max_memory_mib, d.max_memory_mib),
+        timeout_secs: pick(flags.timeout_secs, &q.timeout_secs, d.timeout_secs),
+    }
+}
+
+/// `andon check`: judges the contracts of the settings on the fresh index `idx` (`rule` contracts
+/// within the budget `flags` and the settings give); with `base`, the same contracts on the tree
+/// of that git revision too, marking each finding new or not.
 pub fn check(
     root: &Path,
     cfg: &Config,
     opts: &IndexOptions,
     idx: &Index,
     base: Option<&str>,
+    flags: &BudgetFlags,
 ) -> Result<CheckReport, Error> {
-    let mut report = match crate::check::run(idx, root, cfg) {
+    let budget = budget(cfg, flags);
+    let mut report = match crate::check::run(idx, root, cfg, budget) {
         Ok(r) => r,
         Err(crate::check::CheckError::Config(e)) => return Err(Error::Failed(super::config_error(&e))),
         Err(crate::check::CheckError::Other(m)) => return Err(Error::Failed(m)),
     };
     if let Some(base) = base {
-        let before = crate::check::base::fingerprints(root, base, cfg, opts, &std::env::temp_dir())?;
+        let before = crate::check::base::fingerprints(root, base, cfg, opts, &std::env::temp_dir(), budget)?;
         for f in &mut report.findings {
             f.new = Some(!before.contains(&f.fingerprint));
         }
@@ -454,17 +483,27 @@ fn datalog_error(e: &crate::dialect::DialectError, text: &str) -> String {
 /// `--explain` derives at most this many answers.
 pub const EXPLAIN_LIMIT: usize = 100;
 
-/// A query's answer, with one derivation per row (the first [`EXPLAIN_LIMIT`]) when asked.
+/// A query's answer, with one derivation per row (the first [`EXPLAIN_LIMIT`]) when asked, and the
+/// cartesian products in the bodies of the query and its rules.
 pub struct Answered {
     pub answer: crate::datalog::Answer,
     pub explanations: Option<Vec<Derivation>>,
+    pub warnings: Vec<Cartesian>,
 }
 
-/// `andon query`: answers `prepared` over the fresh index `idx`; ledger relations come from the
-/// ledger, and a query that reads them refuses an invalid ledger.
-pub fn query(root: &Path, idx: &Index, prepared: &crate::datalog::Query, explain: bool) -> Result<Answered, Error> {
+/// `andon query`: answers `prepared` over the fresh index `idx` within the budget `flags` and the
+/// settings give (an explanation has a budget of its own, as large); ledger relations come from
+/// the ledger, and a query that reads them refuses an invalid ledger.
+pub fn query(
+    root: &Path,
+    idx: &Index,
+    prepared: &crate::datalog::Query,
+    explain: bool,
+    flags: &BudgetFlags,
+) -> Result<Answered, Error> {
+    let cfg = super::config(root)?;
+    let budget = budget(&cfg, flags);
     let ledger_rows = if crate::datalog::needs_ledger(&prepared.prog, &prepared.prog.needed(&[prepared.rel])) {
-        let cfg = super::config(root)?;
         let dir = crate::ledger::dir_of(root, &cfg.settings);
         match crate::ledger::load(&dir).map_err(|e| format!("{}: {e}", dir.display()))? {
             Some((_, state, _)) => crate::ledger::facts(&state),
@@ -473,16 +512,25 @@ pub fn query(root: &Path, idx: &Index, prepared: &crate::datalog::Query, explain
     } else {
         Vec::new()
     };
-    let (answer, store) = crate::datalog::answer(prepared, idx, explain, &ledger_rows)?;
-    let explanations: Option<Vec<_>> = explain.then(|| {
-        store
-            .sorted_rows(&prepared.prog, answer.rel)
+    let (answer, store) = crate::datalog::answer(prepared, idx, explain, &ledger_rows, budget)?;
+    let explanations = if explain {
+        let mut meter = crate::datalog::budget::Meter::new(budget);
+        let rows = store.sorted_rows(&prepared.prog, answer.rel);
+        let explained = rows
             .into_iter()
             .take(EXPLAIN_LIMIT)
-            .map(|row| crate::datalog::explain::explain(&prepared.prog, &store, answer.rel, row))
-            .collect()
-    });
-    Ok(Answered { answer, explanations })
+            .map(|row| crate::datalog::explain::explain(&prepared.prog, &store, answer.rel, row, &mut meter));
+        Some(explained.collect::<Result<Vec<_>, _>>().map_err(|e| e.to_string())?)
+    } else {
+        None
+    };
+    Ok(Answered { answer, explanations, warnings: prepared.cartesian_products() })
+}
+
+/// A cartesian-product warning as JSON.
+fn cartesian_json(c: &Cartesian) -> Value {
+    json!({ "kind": "cartesian-product", "rule": c.source, "line": c.line, "col": c.col, "atom": c.atom,
+            "text": c.text, "relation": c.head, "message": c.to_string() })
 }
 
 fn cell(ty: Ty, v: &str) -> Value {
@@ -500,6 +548,7 @@ impl Answered {
             "columns": a.columns,
             "rows": rows,
             "count": n,
+            "warnings": self.warnings.iter().map(cartesian_json).collect::<Vec<_>>(),
             "verdict": { "outcome": "answered", "rows": n },
         });
         if let Some(ex) = &self.explanations {

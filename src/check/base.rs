@@ -107,6 +107,7 @@ pub fn fingerprints(
     cfg: &Config,
     opts: &IndexOptions,
     scratch: &Path,
+    budget: super::datalog::Budget,
 ) -> Result<BTreeSet<String>, String> {
     let root = std::fs::canonicalize(root).map_err(|e| format!("{}: {e}", root.display()))?;
     let name = root.file_name().map(|n| n.to_os_string()).unwrap_or_else(|| "repo".into());
@@ -125,12 +126,5 @@ pub fn fingerprints(
     }
     index::update(&dest, opts, &|_, _| {}).map_err(|e| format!("indexing --base {rev}: {e}"))?;
     let idx = index::load(&dest)?.ok_or("the --base index was not written")?;
-    let mut out = BTreeSet::new();
-    for c in &cfg.contracts {
-        let one = Config { contracts: vec![c.clone()], source: cfg.source.clone(), ..cfg.clone() };
-        if let Ok(report) = super::run(&idx, &dest, &one) {
-            out.extend(report.findings.into_iter().map(|f| f.fingerprint));
-        }
-    }
-    Ok(out)
+    super::fingerprints(&idx, &dest, cfg, budget).map_err(|e| e.to_string())
 }

@@ -131,8 +131,9 @@ struct Raw {
     tos: Vec<Selected>,
 }
 
-/// Judges every contract of `cfg` on the index of `root`.
-pub fn run(idx: &Index, root: &Path, cfg: &Config) -> Result<CheckReport, CheckError> {
+/// Judges every contract of `cfg` on the index of `root`; `rule` contracts are evaluated within
+/// `budget`.
+pub fn run(idx: &Index, root: &Path, cfg: &Config, budget: datalog::Budget) -> Result<CheckReport, CheckError> {
     let config_path = cfg.source.clone().unwrap_or_else(|| root.join("andon.toml"));
     if cfg.contracts.is_empty() {
         return Err(config_error(
@@ -145,9 +146,31 @@ pub fn run(idx: &Index, root: &Path, cfg: &Config) -> Result<CheckReport, CheckE
     let g = DepGraph::build(&store);
     let mut out = Outcome::default();
     for c in &cfg.contracts {
-        Judge { idx, root, config_path: &config_path, g: &g, store: &store, c }.judge(&mut out)?;
+        Judge { idx, root, config_path: &config_path, g: &g, store: &store, c, budget }.judge(&mut out)?;
     }
     Ok(out.report(idx, root, &config_path))
+}
+
+/// The fingerprints of the findings of each contract of `cfg` that can be judged on the index of
+/// `root`; a contract that cannot (an error) contributes none. The facts are derived once.
+pub fn fingerprints(
+    idx: &Index,
+    root: &Path,
+    cfg: &Config,
+    budget: datalog::Budget,
+) -> Result<BTreeSet<String>, CheckError> {
+    let config_path = cfg.source.clone().unwrap_or_else(|| root.join("andon.toml"));
+    let store = facts_for(idx, cfg)?;
+    let g = DepGraph::build(&store);
+    let mut prints = BTreeSet::new();
+    for c in &cfg.contracts {
+        let mut out = Outcome::default();
+        let judge = Judge { idx, root, config_path: &config_path, g: &g, store: &store, c, budget };
+        if judge.judge(&mut out).is_ok() {
+            prints.extend(out.findings.into_iter().map(|f| f.fingerprint));
+        }
+    }
+    Ok(prints)
 }
 
 /// A configuration error (exit 2) at `line` of the configuration file.
@@ -211,6 +234,8 @@ struct Judge<'a> {
     g: &'a DepGraph,
     store: &'a datalog::Store,
     c: &'a ContractSpec,
+    /// The budget of a `rule` contract's evaluation.
+    budget: datalog::Budget,
 }
 
 impl<'a> Judge<'a> {
@@ -473,7 +498,7 @@ impl<'a> Judge<'a> {
         let c = self.c;
         let r =
             c.rules.as_ref().ok_or_else(|| self.err(c.line, "a rule contract needs `rules = \"file.dl\"`".into()))?;
-        let raws = rule(self.idx, self.root, r).map_err(|m| self.err(r.line, m))?;
+        let raws = rule(self.idx, self.root, r, self.budget).map_err(|m| self.err(r.line, m))?;
         Ok((raws, format!("no `Violation` derived by {}", r.text)))
     }
 
@@ -952,10 +977,10 @@ fn line_naming(text: &str, dep: &str) -> u32 {
     1
 }
 
-/// A user rule file: every `Violation(...)` it derives is a tier-2 finding. The first `path`
-/// column and the first `int` column after it locate the finding; the other columns make the
-/// message.
-fn rule(idx: &Index, root: &Path, r: &Located) -> Result<Vec<Raw>, String> {
+/// A user rule file: every `Violation(...)` it derives (within `budget`) is a tier-2 finding. The
+/// first `path` column and the first `int` column after it locate the finding; the other columns
+/// make the message.
+fn rule(idx: &Index, root: &Path, r: &Located, budget: datalog::Budget) -> Result<Vec<Raw>, String> {
     let file = root.join(&r.text);
     let text = std::fs::read_to_string(&file).map_err(|e| format!("cannot read rules file `{}`: {e}", r.text))?;
     let files = vec![(r.text.clone(), text)];
@@ -972,7 +997,11 @@ fn rule(idx: &Index, root: &Path, r: &Located) -> Result<Vec<Raw>, String> {
     let arity = prog.rels[v].columns.len();
     let query: Vec<String> = (0..arity).map(|i| format!("c{i}")).collect();
     let q = datalog::prepare(&format!("Violation({})", query.join(", ")), &files).map_err(|e| e.to_string())?;
-    let (answer, _) = datalog::answer(&q, idx, false, &[])?;
+    let (answer, _) = datalog::answer(&q, idx, false, &[], budget).map_err(|e| {
+        // a rule that ran out of its budget: the cartesian products in it say why, most often
+        let notes: Vec<String> = q.cartesian_products().iter().map(|c| format!("\n  note: {c}")).collect();
+        format!("{e}{}", notes.concat())
+    })?;
     let cols: Vec<String> = prog.rels[v].columns.iter().map(|c| c.0.clone()).collect();
     let path_col = answer.types.iter().position(|t| *t == Ty::Path);
     let line_col =

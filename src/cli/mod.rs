@@ -317,6 +317,9 @@ struct CheckArgs {
     /// No progress bar.
     #[arg(long, short)]
     quiet: bool,
+    /// The budgets of each `rule` contract's evaluation.
+    #[command(flatten)]
+    budget: BudgetArgs,
     #[command(flatten)]
     walk: WalkArgs,
 }
@@ -360,7 +363,33 @@ struct QueryArgs {
     #[arg(long, short)]
     quiet: bool,
     #[command(flatten)]
+    budget: BudgetArgs,
+    #[command(flatten)]
     walk: WalkArgs,
+}
+
+/// The budgets of a run-time evaluation (default: `[query]` in andon.toml, else the defaults).
+#[derive(Args)]
+struct BudgetArgs {
+    /// Stop when a relation would hold more than N distinct rows (default 20000000; 0: no limit).
+    #[arg(long, value_name = "N")]
+    max_rows: Option<u64>,
+    /// Stop when what the evaluation derives is estimated above MIB mebibytes (default 2048; 0: no limit).
+    #[arg(long, value_name = "MIB")]
+    max_memory: Option<u64>,
+    /// Stop the evaluation after SECS seconds of wall time (default 60; 0: no limit).
+    #[arg(long, value_name = "SECS")]
+    timeout: Option<u64>,
+}
+
+impl BudgetArgs {
+    fn flags(&self) -> crate::api::structure::BudgetFlags {
+        crate::api::structure::BudgetFlags {
+            max_rows: self.max_rows,
+            max_memory_mib: self.max_memory,
+            timeout_secs: self.timeout,
+        }
+    }
 }
 
 #[derive(Args)]
@@ -940,7 +969,11 @@ fn run_query(a: QueryArgs) -> Result<Exit, String> {
         Ok(i) => i,
         Err(code) => return Ok(code),
     };
-    let answered = api::query(&path, &idx, &prepared, a.explain).map_err(|e| e.to_string())?;
+    // before the evaluation, which a cartesian product may take to its budget
+    for w in prepared.cartesian_products() {
+        eprintln!("warning: {}", crate::text::line(&w.to_string()));
+    }
+    let answered = api::query(&path, &idx, &prepared, a.explain, &a.budget.flags()).map_err(|e| e.to_string())?;
     let format = match a.format {
         QueryFormatArg::Table => output::derived::QueryFormat::Table,
         QueryFormatArg::Json => output::derived::QueryFormat::Json,
@@ -1034,8 +1067,8 @@ fn run_check(a: CheckArgs) -> Result<Exit, String> {
             return Ok(code);
         }
     };
-    let report =
-        crate::api::structure::check(&a.path, &cfg, &opts, &idx, a.base.as_deref()).map_err(|e| e.to_string())?;
+    let report = crate::api::structure::check(&a.path, &cfg, &opts, &idx, a.base.as_deref(), &a.budget.flags())
+        .map_err(|e| e.to_string())?;
     let root = std::fs::canonicalize(&a.path).map_err(|e| format!("{}: {e}", a.path.display()))?;
     let root_uri = crate::output::check::dir_uri(&root);
     let version = env!("CARGO_PKG_VERSION");

@@ -14,7 +14,7 @@ pub mod technique;
 use toml::de::{DeTable, DeValue};
 
 use crate::index::walk::WalkOptions;
-pub use settings::{BlastRadius, GapSource, Origin, Scalar, Setting, Settings};
+pub use settings::{BlastRadius, GapSource, Origin, QueryBudget, Scalar, Setting, Settings};
 
 /// Default size limit for parsed files (larger files are recorded as skipped).
 pub const DEFAULT_MAX_FILE_SIZE: u64 = 4 * 1024 * 1024;
@@ -186,7 +186,7 @@ pub const MANIFEST_CHECKS: &[&str] = &["undeclared", "unused"];
 
 /// Top-level keys: the tables, then the settings.
 fn top_keys() -> Vec<&'static str> {
-    let mut k = vec!["index", "contract", "command"];
+    let mut k = vec!["index", "query", "contract", "command"];
     k.extend(settings::KEYS);
     k
 }
@@ -219,8 +219,23 @@ impl Val {
     }
 }
 
-fn convert(text: &str, v: &toml::Spanned<DeValue<'_>>) -> Val {
-    let line = line_at(text, v.span().start);
+/// The byte offsets where the lines of a text start, to turn offsets into line numbers in
+/// logarithmic time (a file of many tables is converted in linear time).
+struct Lines(Vec<usize>);
+
+impl Lines {
+    fn of(text: &str) -> Lines {
+        Lines(std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1)).collect())
+    }
+
+    /// The 1-based line of byte `offset`.
+    fn at(&self, offset: usize) -> u32 {
+        self.0.partition_point(|&start| start <= offset) as u32
+    }
+}
+
+fn convert(lines: &Lines, v: &toml::Spanned<DeValue<'_>>) -> Val {
+    let line = lines.at(v.span().start);
     let v = match v.get_ref() {
         DeValue::String(s) => V::Str(s.to_string()),
         DeValue::Integer(i) => match i64::from_str_radix(i.as_str(), i.radix()) {
@@ -230,14 +245,19 @@ fn convert(text: &str, v: &toml::Spanned<DeValue<'_>>) -> Val {
         DeValue::Float(_) => V::Other,
         DeValue::Boolean(b) => V::Bool(*b),
         DeValue::Datetime(_) => V::Other,
-        DeValue::Array(a) => V::Array(a.iter().map(|x| convert(text, x)).collect()),
-        DeValue::Table(t) => V::Table(convert_table(text, t)),
+        DeValue::Array(a) => V::Array(a.iter().map(|x| convert(lines, x)).collect()),
+        DeValue::Table(t) => V::Table(table_of(lines, t)),
     };
     Val { line, v }
 }
 
 fn convert_table(text: &str, t: &DeTable<'_>) -> Vec<(String, u32, Val)> {
-    t.iter().map(|(k, v)| (k.get_ref().to_string(), line_at(text, k.span().start), convert(text, v))).collect()
+    table_of(&Lines::of(text), t)
+}
+
+/// A table's keys, each with its line and converted value.
+fn table_of(lines: &Lines, t: &DeTable<'_>) -> Vec<(String, u32, Val)> {
+    t.iter().map(|(k, v)| (k.get_ref().to_string(), lines.at(k.span().start), convert(lines, v))).collect()
 }
 
 pub(crate) fn line_at(text: &str, offset: usize) -> u32 {
@@ -301,6 +321,7 @@ impl Parser<'_> {
     fn top_key(&self, cfg: &mut Config, k: &str, line: u32, v: &Val) -> Result<(), ConfigError> {
         match k {
             "index" => self.index(cfg, line, v)?,
+            "query" => self.query(cfg, line, v)?,
             key if settings::KEYS.contains(&key) => {
                 let scalar = match &v.v {
                     V::Str(x) => Scalar::Str(x.clone()),
@@ -323,11 +344,15 @@ impl Parser<'_> {
         let V::Array(items) = &v.v else {
             return Err(self.err(line, "`contract` must be an array of tables: write `[[contract]]`"));
         };
+        // the line of each name, so that many contracts are checked in linear time
+        let mut lines: std::collections::HashMap<String, u32> =
+            cfg.contracts.iter().map(|x| (x.name.clone(), x.line)).collect();
         for item in items {
             let c = self.contract(item)?;
-            if let Some(prev) = cfg.contracts.iter().find(|x| x.name == c.name) {
-                return Err(self
-                    .err(c.line, format!("a contract named `{}` is already declared on line {}", c.name, prev.line)));
+            if let Some(prev) = lines.insert(c.name.clone(), c.line) {
+                return Err(
+                    self.err(c.line, format!("a contract named `{}` is already declared on line {prev}", c.name))
+                );
             }
             cfg.contracts.push(c);
         }
@@ -382,6 +407,23 @@ impl Parser<'_> {
                 }
                 other => return Err(self.err(kline, unknown(other, INDEX_KEYS, "index."))),
             }
+        }
+        Ok(())
+    }
+
+    /// The `[query]` table: the budgets of a run-time evaluation.
+    fn query(&self, cfg: &mut Config, line: u32, v: &Val) -> Result<(), ConfigError> {
+        let t = v.table().ok_or_else(|| self.err(line, "`query` must be a table: write `[query]`"))?;
+        for (k, kline, kv) in t {
+            if !settings::QUERY_KEYS.contains(&k.as_str()) {
+                return Err(self.err(*kline, unknown(k, settings::QUERY_KEYS, "query.")));
+            }
+            let scalar = match kv.v {
+                V::Int(n) => Scalar::Int(n),
+                _ => Scalar::Str(String::new()),
+            };
+            let origin = Origin::File(self.path.to_path_buf(), *kline);
+            cfg.settings.query.apply(k, &scalar, origin).map_err(|m| self.err(*kline, m))?;
         }
         Ok(())
     }
@@ -725,6 +767,29 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("andon.toml"), text).unwrap();
         Config::load(dir.path())
+    }
+
+    #[test]
+    fn lines_agree_with_line_at_at_every_offset() {
+        let text = "a = 1\n\n[index]\nexclude = [\"x\"]\nlast";
+        let lines = Lines::of(text);
+        for offset in 0..=text.len() + 2 {
+            assert_eq!(lines.at(offset), line_at(text, offset), "offset {offset}");
+        }
+    }
+
+    #[test]
+    fn query_budgets_parse_and_are_checked() {
+        let cfg = load("[query]\nmax_rows = 5\ntimeout_secs = 0\n").unwrap();
+        let q = &cfg.settings.query;
+        assert_eq!(q.max_rows.as_ref().map(|s| s.value), Some(5));
+        assert_eq!(q.timeout_secs.as_ref().map(|s| s.value), Some(0));
+        assert_eq!(q.max_memory_mib, None);
+        let e = load("[query]\nmax_memory_mib = \"big\"\n").unwrap_err();
+        assert_eq!(e.line, 2);
+        assert!(e.message.contains("`query.max_memory_mib` must be a whole number"), "{e}");
+        let e = load("query = 3\n").unwrap_err();
+        assert!(e.message.contains("`query` must be a table"), "{e}");
     }
 
     #[test]

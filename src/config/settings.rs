@@ -95,6 +95,40 @@ pub struct Settings {
     pub backtrack_depth: Setting<u32>,
     /// A wire reopened this many times is thrashing and becomes the constraint.
     pub thrash_threshold: Setting<u32>,
+    /// `[query]`: the budgets of a run-time evaluation.
+    pub query: QueryBudget,
+}
+
+/// `[query]`: the budgets of one run-time evaluation (an ad hoc query, a `rule` contract), each
+/// set or left to the engine's default; 0 lifts a limit.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct QueryBudget {
+    /// Distinct rows any one relation may hold.
+    pub max_rows: Option<Setting<u64>>,
+    /// The estimated memory of the rows and indexes held, in MiB.
+    pub max_memory_mib: Option<Setting<u64>>,
+    /// Wall time, in seconds.
+    pub timeout_secs: Option<Setting<u64>>,
+}
+
+/// The keys of `[query]`.
+pub const QUERY_KEYS: &[&str] = &["max_rows", "max_memory_mib", "timeout_secs"];
+
+impl QueryBudget {
+    /// Sets `[query]` key `key` to `v`; Err is the message (the caller adds file and line).
+    pub fn apply(&mut self, key: &str, v: &Scalar, origin: Origin) -> Result<(), String> {
+        let value = match v {
+            Scalar::Int(n) if *n >= 0 => Setting { value: *n as u64, origin },
+            _ => return Err(format!("`query.{key}` must be a whole number, 0 or more (0 lifts the limit)")),
+        };
+        match key {
+            "max_rows" => self.max_rows = Some(value),
+            "max_memory_mib" => self.max_memory_mib = Some(value),
+            "timeout_secs" => self.timeout_secs = Some(value),
+            _ => return Err(format!("`query.{key}` is not a setting")),
+        }
+        Ok(())
+    }
 }
 
 /// The settings keys, in the order `config show` lists them.
@@ -134,6 +168,7 @@ impl Default for Settings {
             self_assess_output_dir: default(PathBuf::from("analysis/self-assess")),
             backtrack_depth: default(2),
             thrash_threshold: default(3),
+            query: QueryBudget::default(),
         }
     }
 }

@@ -4,6 +4,7 @@
 //! premises were derived earliest is chosen.
 
 use super::Store;
+use super::budget::{Exceeded, Meter};
 use super::eval::bindings;
 use super::lang::{Arg, CRule, Lit, Program, RelKind, Ty, Value};
 
@@ -42,10 +43,12 @@ fn round(store: &Store, rel: usize, row: &[u32]) -> Option<u32> {
     store.rounds.as_ref().and_then(|m| m.get(&(rel, row.to_vec())).copied())
 }
 
-/// A row of `rel` matching `pattern` (None = any value), the earliest derived.
-fn witness(store: &Store, rel: usize, pattern: &[Option<u32>]) -> Option<Vec<u32>> {
+/// A row of `rel` matching `pattern` (None = any value), the earliest derived; each row looked at
+/// is a visit of `meter`.
+fn witness(store: &Store, rel: usize, pattern: &[Option<u32>], meter: &mut Meter) -> Option<Vec<u32>> {
     store.rels[rel]
         .iter()
+        .take_while(|_| !meter.visit())
         .filter(|r| r.iter().zip(pattern).all(|(v, p)| p.is_none_or(|p| p == *v)))
         .min_by_key(|r| round(store, rel, r).unwrap_or(0))
         .map(<[u32]>::to_vec)
@@ -62,35 +65,58 @@ fn pattern(store: &Store, args: &[Arg], env: &[u32]) -> Vec<Option<u32>> {
         .collect()
 }
 
-pub fn explain(prog: &Program, store: &Store, rel: usize, row: &[u32]) -> Derivation {
-    explain_at(prog, store, rel, row, 0)
+/// One minimal derivation of `row` of `rel`, within the budget `meter` watches (Err names the
+/// budget that ran out).
+pub fn explain(
+    prog: &Program,
+    store: &Store,
+    rel: usize,
+    row: &[u32],
+    meter: &mut Meter,
+) -> Result<Derivation, Exceeded> {
+    let d = Explainer { prog, store, meter }.at(rel, row, 0);
+    match meter.exceeded(&prog.rels[rel].name) {
+        Some(e) => Err(e),
+        None => Ok(d),
+    }
 }
 
-/// The derivation of `row` of `rel`, `depth` levels below the answer.
-fn explain_at(prog: &Program, store: &Store, rel: usize, row: &[u32], depth: usize) -> Derivation {
-    let fact = render(prog, store, rel, row);
-    match prog.rels[rel].kind {
-        RelKind::Base => return Derivation::Fact(fact),
-        RelKind::Computed => {
-            let from = prog.rels[rel].from.iter().map(|f| prog.rels[*f].name.clone()).collect();
-            return Derivation::Computed { fact, from };
+/// An explanation under way: the program, the final store and the meter of its budget.
+struct Explainer<'a> {
+    prog: &'a Program,
+    store: &'a Store,
+    meter: &'a mut Meter,
+}
+
+impl Explainer<'_> {
+    /// The derivation of `row` of `rel`, `depth` levels below the answer (truncated once the
+    /// meter stopped).
+    fn at(&mut self, rel: usize, row: &[u32], depth: usize) -> Derivation {
+        let (prog, store) = (self.prog, self.store);
+        let fact = render(prog, store, rel, row);
+        match prog.rels[rel].kind {
+            RelKind::Base => return Derivation::Fact(fact),
+            RelKind::Computed => {
+                let from = prog.rels[rel].from.iter().map(|f| prog.rels[*f].name.clone()).collect();
+                return Derivation::Computed { fact, from };
+            }
+            RelKind::Derived => {}
         }
-        RelKind::Derived => {}
-    }
-    if depth >= MAX_DEPTH {
-        return Derivation::Truncated(fact);
-    }
-    let Some(Instance { rule, env, premises, .. }) = earliest_instance(prog, store, rel, row) else {
-        return Derivation::Truncated(fact);
-    };
-    let (absent, checks) = side_conditions(prog, store, rule, &env);
-    Derivation::Rule {
-        fact,
-        rule: rule.text.clone(),
-        at: format!("{}:{}", rule.source, rule.span.line),
-        premises: premises.iter().map(|(b, w)| explain_at(prog, store, *b, w, depth + 1)).collect(),
-        absent,
-        checks,
+        if depth >= MAX_DEPTH || self.meter.stopped() {
+            return Derivation::Truncated(fact);
+        }
+        let Some(Instance { rule, env, premises, .. }) = earliest_instance(prog, store, rel, row, self.meter) else {
+            return Derivation::Truncated(fact);
+        };
+        let (absent, checks) = side_conditions(prog, store, rule, &env);
+        Derivation::Rule {
+            fact,
+            rule: rule.text.clone(),
+            at: format!("{}:{}", rule.source, rule.span.line),
+            premises: premises.iter().map(|(b, w)| self.at(*b, w, depth + 1)).collect(),
+            absent,
+            checks,
+        }
     }
 }
 
@@ -108,14 +134,20 @@ struct Instance<'r> {
 
 /// Among the rule instances that derive `row` of `rel` (for a recursive relation, only from rows
 /// of earlier rounds), the one whose premises were derived earliest.
-fn earliest_instance<'p>(prog: &'p Program, store: &Store, rel: usize, row: &[u32]) -> Option<Instance<'p>> {
+fn earliest_instance<'p>(
+    prog: &'p Program,
+    store: &Store,
+    rel: usize,
+    row: &[u32],
+    meter: &mut Meter,
+) -> Option<Instance<'p>> {
     let limit = round(store, rel, row).map(i64::from);
     let st = stratum_of(prog, rel);
     let mut best: Option<Instance> = None;
     for rule in prog.rules.iter().filter(|r| r.head == rel) {
         let Some(fixed) = unify(store, rule, row) else { continue };
-        for env in bindings(rule, store, &fixed) {
-            let Some((latest, premises)) = premises(prog, store, rule, &env, st) else { continue };
+        for env in bindings(rule, store, &fixed, meter)? {
+            let Some((latest, premises)) = premises(prog, store, rule, &env, st, meter) else { continue };
             if limit.is_some_and(|k| latest >= k) {
                 continue;
             }
@@ -129,12 +161,19 @@ fn earliest_instance<'p>(prog: &'p Program, store: &Store, rel: usize, row: &[u3
 
 /// The earliest row matching each positive atom of `rule` under `env`, and the latest round in
 /// which one of stratum `st` was derived (-1 when none is); None when an atom matches no row.
-fn premises(prog: &Program, store: &Store, rule: &CRule, env: &[u32], st: Option<usize>) -> Option<(i64, Premises)> {
+fn premises(
+    prog: &Program,
+    store: &Store,
+    rule: &CRule,
+    env: &[u32],
+    st: Option<usize>,
+    meter: &mut Meter,
+) -> Option<(i64, Premises)> {
     let mut premises = Vec::new();
     let mut latest = -1i64;
     for l in &rule.body {
         let Lit::Pos(b, args) = l else { continue };
-        let w = witness(store, *b, &pattern(store, args, env))?;
+        let w = witness(store, *b, &pattern(store, args, env), meter)?;
         if stratum_of(prog, *b) == st {
             latest = latest.max(round(store, *b, &w).map_or(0, i64::from));
         }

@@ -7,15 +7,18 @@
 //! Computed relations (stream order, cycles) are filled by [`crate::datalog::graph`] after the relations
 //! they read are complete.
 
+pub mod budget;
 pub mod eval;
 pub mod explain;
 pub mod graph;
+pub mod lint;
 pub use crate::dialect as lang;
 
 include!(concat!(env!("OUT_DIR"), "/compiled.rs"));
 
 use crate::facts::{CONSTANTS, RELATIONS, RULE_SOURCES, RelId, Segment, is_detail};
 use crate::index::Index;
+pub use budget::{Budget, Exceeded};
 pub use eval::{Rows, Store};
 use lang::{Builder, DialectError, Program, RelKind};
 
@@ -135,10 +138,15 @@ pub fn run_compiled(prog: &Program, store: &mut Store, need: Option<&[bool]>) {
 }
 
 /// Runs the built-in rules (and any added) with the run-time engine, for the relations `need`
-/// (all when `None`).
+/// (all when `None`), without a budget: the index bounds what the built-in rules derive.
 pub fn run_runtime(prog: &Program, store: &mut Store, need: Option<&[bool]>) {
+    run_within(prog, store, need, Budget::UNLIMITED).expect("an unlimited budget is never exceeded");
+}
+
+/// [`run_runtime`] within `budget`: Err names the budget that ran out and the relation that grew.
+pub fn run_within(prog: &Program, store: &mut Store, need: Option<&[bool]>, budget: Budget) -> Result<(), Exceeded> {
     eval::intern_constants(prog, store);
-    eval::evaluate(prog, store, need, &crate::datalog::graph::compute);
+    eval::evaluate(prog, store, need, &crate::datalog::graph::compute, budget)
 }
 
 /// A query's answer: its variables and every binding, sorted by rendered value.
@@ -157,6 +165,13 @@ pub struct Query {
     pub rel: usize,
 }
 
+impl Query {
+    /// The cartesian products in the bodies of the query and its rule files.
+    pub fn cartesian_products(&self) -> Vec<lint::Cartesian> {
+        lint::cartesian_products(&self.prog, &|source| !RULE_SOURCES.iter().any(|(path, _)| *path == source))
+    }
+}
+
 /// Checks a query and user rules against the schema and the built-in rules.
 pub fn prepare(query: &str, rule_files: &[(String, String)]) -> Result<Query, DialectError> {
     let mut b = builtin_builder();
@@ -171,17 +186,30 @@ pub fn prepare(query: &str, rule_files: &[(String, String)]) -> Result<Query, Di
     Ok(Query { prog, columns, rel })
 }
 
-/// Evaluates a prepared query over an index: loads only the base relations it reads, runs only the
-/// strata it needs.
-pub fn answer(q: &Query, idx: &Index, explain: bool, extra: &[(&str, Vec<String>)]) -> Result<(Answer, Store), String> {
+/// Evaluates a prepared query over an index within `budget`: loads only the base relations it
+/// reads, runs only the strata it needs. Err says what failed (a budget that ran out, by name).
+pub fn answer(
+    q: &Query,
+    idx: &Index,
+    explain: bool,
+    extra: &[(&str, Vec<String>)],
+    budget: Budget,
+) -> Result<(Answer, Store), String> {
     let need = q.prog.needed(&[q.rel]);
     let mut store = load(&q.prog, idx, Some(&need))?;
     add_rows(&q.prog, &mut store, extra);
     if explain {
         store.rounds = Some(Default::default());
     }
-    run_runtime(&q.prog, &mut store, Some(&need));
+    run_within(&q.prog, &mut store, Some(&need), budget).map_err(|e| e.to_string())?;
     let types: Vec<lang::Ty> = q.prog.rels[q.rel].columns.iter().map(|c| c.1).collect();
+    let found = &store.rels[q.rel];
+    let text: usize = found
+        .iter()
+        .flat_map(|r| r.iter().zip(&types))
+        .map(|(v, t)| if *t == lang::Ty::Int { 10 } else { store.syms.str(*v).len() })
+        .sum();
+    budget::rendered_fits(budget, found.len(), found.data.len(), text, lang::QUERY_REL).map_err(|e| e.to_string())?;
     let rows = store
         .sorted_rows(&q.prog, q.rel)
         .into_iter()

@@ -1,5 +1,6 @@
 //! The integration test binary: one module per area.
 
+mod budget;
 mod check;
 mod cli;
 mod cycle;

@@ -1,0 +1,198 @@
+//! Bounds on evaluation: the budgets of the run-time engine (rows per relation, memory estimate,
+//! wall time) end a runaway query or rule contract with exit 2 naming the budget and the relation;
+//! a cartesian product in a rule body is warned about; `check` costs linear time in its contracts.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use crate::support::{json, run, run_ok};
+
+fn stderr(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A small Python repository with `files` modules (each importing the next), indexed.
+fn repo(files: usize) -> tempfile::TempDir {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    std::fs::create_dir_all(d.join("pkg")).unwrap();
+    std::fs::write(d.join("pkg/__init__.py"), "").unwrap();
+    for i in 0..files {
+        let next = (i + 1) % files;
+        std::fs::write(d.join(format!("pkg/m{i}.py")), format!("from pkg import m{next}\n\nX{i} = m{next}\n")).unwrap();
+    }
+    run_ok(&["index", "-q"], d);
+    t
+}
+
+/// A four-way cartesian product of `File`: (files + 1)^4 rows.
+const CARTESIAN: &str = "File(a, x), File(b, y), File(c, z), File(d, w)";
+
+/// Runs a query that must be stopped by a budget; returns its stderr.
+fn stopped(dir: &Path, args: &[&str]) -> String {
+    let started = Instant::now();
+    let o = run(args, dir);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{args:?} must stop with exit 2:\n{err}");
+    assert!(started.elapsed() < Duration::from_secs(20), "{args:?} took {:?}", started.elapsed());
+    assert!(o.stdout.is_empty(), "no partial answer: {}", String::from_utf8_lossy(&o.stdout));
+    err
+}
+
+#[test]
+fn the_row_budget_stops_a_query_by_flag_and_by_andon_toml() {
+    let t = repo(30);
+    let err = stopped(t.path(), &["query", "-q", "--max-rows", "1000", CARTESIAN]);
+    assert!(err.contains("row budget") && err.contains("1000"), "{err}");
+    assert!(err.contains("the query's answers"), "names the relation that grew: {err}");
+    assert!(err.contains("--max-rows") && err.contains("query.max_rows"), "says how to raise it: {err}");
+    std::fs::write(t.path().join("andon.toml"), "[query]\nmax_rows = 500\n").unwrap();
+    let err = stopped(t.path(), &["query", "-q", CARTESIAN]);
+    assert!(err.contains("row budget") && err.contains("500"), "{err}");
+    // the flag overrides andon.toml; a query within its budget answers
+    let o = run(&["query", "-q", "--max-rows", "100000000", "File(a, x), File(b, y)"], t.path());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}
+
+#[test]
+fn the_row_budget_counts_distinct_rows() {
+    // 31 × 31 bindings, but only 31 distinct answers: a projection stays within a budget of 100
+    let t = repo(30);
+    let o = run(&["query", "-q", "--max-rows", "100", "--format", "json", "File(a, x), File(b, y), a = a"], t.path());
+    assert_eq!(o.status.code(), Some(2), "the query relation has 961 rows: {}", stderr(&o));
+    let rules = t.path().join("p.dl");
+    std::fs::write(&rules, "Some(a) :- File(a, _), File(_, _).\n").unwrap();
+    let o = run(&["query", "-q", "--max-rows", "100", "--rules", "p.dl", "--format", "json", "Some(a)"], t.path());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(json(&o)["count"], 31);
+}
+
+/// Four `File` atoms and a comparison no row passes: every combination is visited, none derived.
+const FRUITLESS: &str = "File(a, x), File(b, y), File(c, z), File(d, w), a < d, d < a";
+
+#[test]
+fn the_time_budget_stops_a_query_by_flag_and_by_andon_toml() {
+    // 151^4 ≈ 520 million combinations: far more than a second's work; no row grows
+    let t = repo(150);
+    let err = stopped(t.path(), &["query", "-q", "--timeout", "1", FRUITLESS]);
+    assert!(err.contains("time budget (1 s)") && err.contains("the query's answers"), "{err}");
+    assert!(err.contains("--timeout") && err.contains("query.timeout_secs"), "{err}");
+    std::fs::write(t.path().join("andon.toml"), "[query]\ntimeout_secs = 1\n").unwrap();
+    let err = stopped(t.path(), &["query", "-q", FRUITLESS]);
+    assert!(err.contains("time budget (1 s)"), "{err}");
+}
+
+#[test]
+fn the_memory_budget_stops_a_query_by_flag_and_by_andon_toml() {
+    let t = repo(30);
+    let err = stopped(t.path(), &["query", "-q", "--max-rows", "0", "--max-memory", "1", CARTESIAN]);
+    assert!(err.contains("memory budget") && err.contains("1 MiB"), "{err}");
+    assert!(err.contains("--max-memory") && err.contains("query.max_memory_mib"), "{err}");
+    std::fs::write(t.path().join("andon.toml"), "[query]\nmax_memory_mib = 1\nmax_rows = 0\n").unwrap();
+    let err = stopped(t.path(), &["query", "-q", CARTESIAN]);
+    assert!(err.contains("memory budget"), "{err}");
+}
+
+#[test]
+fn a_bad_query_table_names_the_line() {
+    let t = repo(2);
+    std::fs::write(t.path().join("andon.toml"), "[query]\nmax_rows = -3\n").unwrap();
+    let o = run(&["query", "-q", "File(a, x)"], t.path());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("andon.toml:2") && stderr(&o).contains("max_rows"), "{}", stderr(&o));
+    std::fs::write(t.path().join("andon.toml"), "[query]\nmax_row = 3\n").unwrap();
+    let o = run(&["query", "-q", "File(a, x)"], t.path());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("query.max_rows"), "suggests the nearest key: {}", stderr(&o));
+}
+
+#[test]
+fn a_rule_contract_over_budget_fails_check_with_exit_2() {
+    let t = repo(150);
+    let d = t.path();
+    std::fs::write(
+        d.join("quads.dl"),
+        ".decl Violation(path: path, line: int, message: sym)\n\
+         Quad(a, b, c, e) :- File(a, _), File(b, _), File(c, _), File(e, _).\n\
+         Violation(a, 1, \"quad\") :- Quad(a, _, _, _), a = \"none\".\n",
+    )
+    .unwrap();
+    let contract = "[[contract]]\nname = \"no quads\"\nkind = \"rule\"\nrules = \"quads.dl\"\n";
+    std::fs::write(d.join("andon.toml"), format!("[query]\nmax_rows = 1000\n\n{contract}")).unwrap();
+    let err = stopped(d, &["check", "-q"]);
+    assert!(err.contains("no quads") && err.contains("row budget (1000 rows") && err.contains("`Quad`"), "{err}");
+    assert!(err.contains("note: quads.dl:2:") && err.contains("atom 2 `File(b, _)`"), "names the product: {err}");
+    assert!(!err.contains("verdict pass"), "{err}");
+    // the flags override andon.toml
+    std::fs::write(
+        d.join("quads.dl"),
+        format!(".decl Violation(path: path, line: int, message: sym)\nViolation(a, 1, \"x\") :- {FRUITLESS}.\n"),
+    )
+    .unwrap();
+    let err = stopped(d, &["check", "-q", "--max-rows", "0", "--timeout", "1"]);
+    assert!(err.contains("no quads") && err.contains("time budget (1 s)") && err.contains("`Violation`"), "{err}");
+}
+
+#[test]
+fn a_cartesian_product_is_warned_about_and_still_answered() {
+    let t = repo(3);
+    let o = run(&["query", "-q", "--format", "json", "File(a, x), Module(p, m)"], t.path());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("warning:") && err.contains("cartesian product"), "{err}");
+    assert!(err.contains("atom 2 `Module(p, m)`") && err.contains("query:1:13"), "names the atom and where: {err}");
+    let doc = json(&o);
+    let w = &doc["warnings"][0];
+    assert_eq!(w["kind"], "cartesian-product", "{doc:#}");
+    assert_eq!(w["rule"], "query");
+    assert_eq!(w["atom"], 2);
+    assert!(doc["count"].as_u64().unwrap() > 0);
+    // a connected body: no warning
+    let o = run(&["query", "-q", "--format", "json", "File(a, x), Module(m, a)"], t.path());
+    assert!(!stderr(&o).contains("cartesian"), "{}", stderr(&o));
+    assert_eq!(json(&o)["warnings"], serde_json::json!([]));
+    // in a rule file: named by file and line
+    std::fs::write(t.path().join("r.dl"), "\nBoth(a, b) :- File(a, _), File(b, _).\n").unwrap();
+    let o = run(&["query", "-q", "--rules", "r.dl", "Both(a, b)"], t.path());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stderr(&o).contains("r.dl:2") && stderr(&o).contains("`File(b, _)`"), "{}", stderr(&o));
+}
+
+/// A repository with two packages and `n` trivial `acyclic` contracts, indexed.
+fn contracts(n: usize) -> tempfile::TempDir {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    std::fs::create_dir_all(d.join("src/a")).unwrap();
+    std::fs::create_dir_all(d.join("src/b")).unwrap();
+    std::fs::write(d.join("src/a/__init__.py"), "from src.b import x\n").unwrap();
+    std::fs::write(d.join("src/b/__init__.py"), "x = 1\n").unwrap();
+    let mut toml = String::new();
+    for i in 0..n {
+        toml.push_str(&format!(
+            "[[contract]]\nname = \"c{i}\"\nkind = \"acyclic\"\nmembers = [\"src/a\", \"src/b\"]\n\n"
+        ));
+    }
+    std::fs::write(d.join("andon.toml"), toml).unwrap();
+    run_ok(&["index", "-q"], d);
+    t
+}
+
+/// The fastest of three runs of `andon check` in `dir`.
+fn check_time(dir: &Path) -> Duration {
+    (0..3)
+        .map(|_| {
+            let started = Instant::now();
+            run_ok(&["check", "-q"], dir);
+            started.elapsed()
+        })
+        .min()
+        .unwrap()
+}
+
+#[test]
+fn check_time_grows_linearly_with_the_contracts() {
+    let (small, large) = (contracts(500), contracts(2000));
+    let (a, b) = (check_time(small.path()), check_time(large.path()));
+    // four times the contracts: about four times the time (quadratic would be sixteen)
+    assert!(b < a * 8, "500 contracts: {a:?}, 2000 contracts: {b:?}");
+}
