@@ -4,6 +4,7 @@ mod check;
 mod cli;
 mod cycle;
 mod datalog;
+mod deep;
 mod extract;
 mod hidden_chars;
 mod incremental;
