@@ -4,6 +4,7 @@
 use tree_sitter::Node;
 
 use super::text;
+use super::tree::Links;
 use crate::facts::{RelId, SplitBuilder, Val, rel};
 
 /// Facts for one file under construction, with the helpers every language shares.
@@ -11,6 +12,10 @@ pub(crate) struct Extractor<'a, 'o> {
     pub path: &'a str,
     pub src: &'a str,
     pub test_file: bool,
+    /// The root of the file's syntax tree (`None` when the parser returned no tree).
+    pub root: Option<Node<'a>>,
+    /// Parents and siblings of a deep tree's nodes (`None` for a shallow tree).
+    pub links: Option<Links<'a>>,
     b: &'o mut SplitBuilder,
     seen_refs: std::collections::HashSet<(u32, &'a str), foldhash::fast::FixedState>,
     /// Lines of imports taken from a clean syntax tree (for error recovery).
@@ -18,9 +23,52 @@ pub(crate) struct Extractor<'a, 'o> {
 }
 
 impl<'a, 'o> Extractor<'a, 'o> {
-    /// Facts of the file at `path` (test-only when `test_file`), pushed to `out`.
-    pub(super) fn new(path: &'a str, test_file: bool, src: &'a str, out: &'o mut SplitBuilder) -> Self {
-        Extractor { path, src, test_file, b: out, seen_refs: Default::default(), import_lines: Default::default() }
+    /// Facts of the file at `path` (test-only when `test_file`) with syntax tree `root`, pushed to
+    /// `out`.
+    pub(super) fn new(
+        path: &'a str,
+        test_file: bool,
+        src: &'a str,
+        root: Option<Node<'a>>,
+        out: &'o mut SplitBuilder,
+    ) -> Self {
+        let (seen_refs, import_lines) = Default::default();
+        Extractor { path, src, test_file, root, links: None, b: out, seen_refs, import_lines }
+    }
+
+    /// The parent of a node (`Node::parent` walks down from the root: use this in a deep tree).
+    pub fn parent(&self, node: Node<'a>) -> Option<Node<'a>> {
+        match &self.links {
+            Some(l) => l.parent(node),
+            None => node.parent(),
+        }
+    }
+
+    /// The previous sibling of a node (`Node::prev_sibling` asks for its parent first).
+    pub fn prev_sibling(&self, node: Node<'a>) -> Option<Node<'a>> {
+        match &self.links {
+            Some(l) => l.prev_sibling(node),
+            None => node.prev_sibling(),
+        }
+    }
+
+    /// Ancestors of a node, nearest first: by the links of a deep tree, else in one walk down from
+    /// the root (a chain of `Node::parent` calls costs the depth squared).
+    pub fn ancestors(&self, node: Node<'a>) -> Vec<Node<'a>> {
+        if let Some(l) = &self.links {
+            return l.ancestors(node);
+        }
+        let mut path = Vec::new();
+        let mut at = self.root;
+        while let Some(n) = at.filter(|n| n.id() != node.id()) {
+            path.push(n);
+            at = n.child_with_descendant(node);
+        }
+        if at.is_none() {
+            path.clear(); // `node` is not in this tree
+        }
+        path.reverse();
+        path
     }
 
     pub fn push(&mut self, rel: RelId, vals: &[Val]) {
@@ -138,11 +186,6 @@ pub(crate) fn unquote(s: &str) -> &str {
         }
     }
     s
-}
-
-/// Ancestors of a node, nearest first.
-pub(crate) fn ancestors(node: Node) -> impl Iterator<Item = Node> {
-    std::iter::successors(node.parent(), |n| n.parent())
 }
 
 #[cfg(test)]

@@ -1,5 +1,7 @@
 //! Extraction: one file's bytes → its fact [`crate::facts::Segment`]. Never fails because of source text:
 //! syntax errors become `ParseError` facts and imports in broken regions are recovered from text.
+//! The work per file is linear in its size: nodes deeper than [`MAX_DEPTH`] are not extracted (a
+//! `too-deep` `ParseError`), and no walk recurses on the stack.
 //!
 //! Each language is one row of the language table ([`lang::LANGUAGES`]), one query in
 //! `grammars/<lang>/facts.scm` (compiled once per process), and one module here for its quirks.
@@ -11,6 +13,7 @@ pub mod manifest;
 mod python;
 mod rust;
 mod text;
+mod tree;
 mod typescript;
 
 use std::sync::OnceLock;
@@ -18,9 +21,22 @@ use std::sync::OnceLock;
 use tree_sitter::{Node, Parser, Query, QueryCursor, StreamingIterator, Tree};
 
 pub use lang::{GRAMMARS, Grammar, LANGUAGES, Lang, Language};
+pub use tree::MAX_DEPTH;
 
 use crate::facts::{SegmentBuilder, SplitBuilder, rel};
-use extractor::{Extractor, ancestors, col, line};
+use extractor::{Extractor, col, line};
+use tree::{LINK_DEPTH, Links};
+
+/// The `ParseError` kind of a file whose syntax tree is deeper than [`MAX_DEPTH`].
+pub const TOO_DEEP: &str = "too-deep";
+
+/// What a `too-deep` parse error means, and what to do about it.
+pub fn too_deep_message() -> String {
+    format!(
+        "too deeply nested: facts below depth {MAX_DEPTH} omitted; its imports count as resting on a \
+         syntax error (tier 2 at most); split the nested code"
+    )
+}
 
 /// An extraction query compiled for its grammar.
 pub(crate) struct LangQuery {
@@ -65,7 +81,9 @@ impl Default for Context {
 
 impl Context {
     pub fn new() -> Context {
-        Context { parsers: Default::default(), cursor: QueryCursor::new() }
+        let mut cursor = QueryCursor::new();
+        cursor.set_max_start_depth(Some(MAX_DEPTH));
+        Context { parsers: Default::default(), cursor }
     }
 
     fn parse(&mut self, grammar: &Grammar, src: &[u8]) -> Option<Tree> {
@@ -82,38 +100,51 @@ impl Context {
 /// Parses one source file and returns its facts. `path` is repo-relative with `/` separators;
 /// `src` must be valid UTF-8 (the walker turns anything else into a `Skipped` fact).
 pub fn extract_source(ctx: &mut Context, lang: Lang, path: &str, src: &str, out: &mut SplitBuilder) {
+    extract_linked_past(ctx, lang, path, src, out, LINK_DEPTH);
+}
+
+/// [`extract_source`], with [`Links`] for a tree deeper than `link_depth`.
+fn extract_linked_past(ctx: &mut Context, lang: Lang, path: &str, src: &str, out: &mut SplitBuilder, link_depth: u32) {
     let spec = lang.spec();
     let grammar = spec.grammar_for(path);
-    let mut x = Extractor::new(path, spec.is_test_path(path), src, out);
+    let tree = ctx.parse(grammar, src.as_bytes());
+    let mut x = Extractor::new(path, spec.is_test_path(path), src, tree.as_ref().map(Tree::root_node), out);
     x.push(rel::FILE, &[path.into(), lang.name().into()]);
     if x.test_file {
         x.push(rel::TEST_FILE, &[path.into()]);
     }
-    let Some(tree) = ctx.parse(grammar, src.as_bytes()) else {
+    let Some(root) = x.root else {
         x.push(rel::PARSE_ERROR, &[path.into(), 1.into(), 1.into(), 1.into(), 1.into(), "error".into()]);
         return;
     };
-    let root = tree.root_node();
-    let q = query(grammar);
-    {
-        let mut matches = ctx.cursor.matches(&q.query, root, src.as_bytes());
-        while let Some(m) = matches.next() {
-            let mut main: Option<(&str, Node)> = None;
-            let mut name: Option<Node> = None;
-            for c in m.captures() {
-                let cname = q.names[c.index as usize];
-                if cname == "name" {
-                    name = Some(c.node);
-                } else if !cname.starts_with('_') {
-                    main = Some((cname, c.node));
-                }
-            }
-            let Some((cname, node)) = main else { continue };
-            (spec.on_capture)(&mut x, cname, node, name);
-        }
+    let survey = tree::survey(root);
+    if survey.depth > link_depth {
+        x.links = Some(Links::of(root));
     }
-    if root.has_error() {
-        let broken = parse_errors(&mut x, root);
+    let q = query(grammar);
+    let mut matches = ctx.cursor.matches(&q.query, root, src.as_bytes());
+    while let Some(m) = matches.next() {
+        let mut main: Option<(&str, Node)> = None;
+        let mut name: Option<Node> = None;
+        for c in m.captures() {
+            let cname = q.names[c.index as usize];
+            if cname == "name" {
+                name = Some(c.node);
+            } else if !cname.starts_with('_') {
+                main = Some((cname, c.node));
+            }
+        }
+        let Some((cname, node)) = main else { continue };
+        (spec.on_capture)(&mut x, cname, node, name);
+    }
+    let mut broken = if root.has_error() { parse_errors(&mut x, root) } else { Vec::new() };
+    if let Some(n) = survey.first_omitted {
+        let end = n.end_position();
+        let (el, ec) = (end.row as u32 + 1, end.column as u32 + 1);
+        x.push(rel::PARSE_ERROR, &[path.into(), line(n).into(), col(n).into(), el.into(), ec.into(), TOO_DEEP.into()]);
+    }
+    if root.has_error() || !survey.omitted.is_empty() {
+        broken.extend(survey.omitted);
         if let Some(recover) = spec.recover_imports {
             recover(&mut x, &broken);
         }
@@ -169,7 +200,7 @@ fn parse_errors(x: &mut Extractor, root: Node) -> Vec<(u32, u32)> {
         let end = n.end_position();
         // Recovery looks at the whole top-level statement around the error: tree-sitter often
         // folds the next lines into a broken statement without marking them as errors.
-        let top = ancestors(n).take_while(|a| a.parent().is_some()).last().unwrap_or(n);
+        let top = top_level(root, n);
         ranges.push((line(top).min(line(n)), (top.end_position().row as u32 + 1).max(end.row as u32 + 1)));
         let kind = if n.is_missing() { "missing" } else { "error" };
         x.push(
@@ -185,6 +216,15 @@ fn parse_errors(x: &mut Extractor, root: Node) -> Vec<(u32, u32)> {
         );
     }
     ranges
+}
+
+/// The child of `root` that holds `n` (`n` itself when it is one, or is `root`), found among the
+/// root's children: asking a node for its parent walks down from the root, once per level.
+fn top_level<'t>(root: Node<'t>, n: Node<'t>) -> Node<'t> {
+    let mut c = root.walk();
+    let (start, end) = (n.start_byte(), n.end_byte());
+    let top = root.children(&mut c).find(|k| k.start_byte() <= start && end <= k.end_byte());
+    top.unwrap_or(n)
 }
 
 /// Parses a file and walks every node without extracting anything: the raw tree-sitter cost that
@@ -241,6 +281,38 @@ mod tests {
                 let ok = known.contains(&n) || n.starts_with("def.") || n.starts_with('_');
                 assert!(ok, "grammars/{lang}: unknown capture @{n}");
             }
+        }
+    }
+
+    /// A tree's links change how hooks find parents and ancestors, never what they find: every
+    /// source file of the fixtures and of this module extracts to the same facts either way.
+    #[test]
+    fn links_change_no_fact() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut files = Vec::new();
+        let mut dirs = vec![root.join("tests/fixtures"), root.join("src/extract")];
+        while let Some(d) = dirs.pop() {
+            for e in std::fs::read_dir(&d).unwrap().map(Result::unwrap) {
+                let p = e.path();
+                if p.is_dir() {
+                    dirs.push(p);
+                } else if Lang::from_path(&p.to_string_lossy()).is_some() {
+                    files.push(p);
+                }
+            }
+        }
+        assert!(files.len() > 20, "{files:?}");
+        let mut ctx = Context::new();
+        for p in files {
+            let Ok(src) = std::fs::read_to_string(&p) else { continue }; // an invalid UTF-8 fixture
+            let path = p.to_string_lossy().into_owned();
+            let lang = Lang::from_path(&path).unwrap();
+            let facts = |ctx: &mut Context, link_depth| {
+                let mut out = SplitBuilder::default();
+                extract_linked_past(ctx, lang, &path, &src, &mut out, link_depth);
+                out.finish()
+            };
+            assert_eq!(facts(&mut ctx, 0), facts(&mut ctx, u32::MAX), "{path}");
         }
     }
 

@@ -3,7 +3,7 @@
 
 use tree_sitter::Node;
 
-use super::extractor::{Extractor, ancestors, line, unquote};
+use super::extractor::{Extractor, line, unquote};
 use crate::facts::rel;
 
 /// Whether a Python file's name makes it a test file (`test_*.py`, `*_test.py`, `conftest.py`).
@@ -126,7 +126,7 @@ fn import_dynamic<'a>(x: &mut Extractor<'a, '_>, node: Node<'a>) {
 /// A `def` or `class`: its definition, export (public at module level), test and stub facts.
 fn def_function_or_class<'a>(x: &mut Extractor<'a, '_>, cap: &str, node: Node<'a>, name: Node<'a>) {
     let nm = x.text(name);
-    let scope = enclosing_scope(node);
+    let scope = enclosing_scope(x, node);
     let in_class = scope.is_some_and(|s| s.kind() == "class_definition");
     let kind = match (cap, in_class) {
         ("def.class", _) => "class",
@@ -174,8 +174,8 @@ fn visibility(name: &str) -> &'static str {
 }
 
 /// The nearest enclosing function or class, if any.
-fn enclosing_scope(node: Node) -> Option<Node> {
-    ancestors(node).find(|a| matches!(a.kind(), "function_definition" | "class_definition" | "lambda"))
+fn enclosing_scope<'a>(x: &Extractor<'a, '_>, node: Node<'a>) -> Option<Node<'a>> {
+    x.ancestors(node).into_iter().find(|a| matches!(a.kind(), "function_definition" | "class_definition" | "lambda"))
 }
 
 fn raises_not_implemented(x: &Extractor, node: Node) -> bool {
@@ -201,10 +201,10 @@ fn is_test_function(x: &Extractor, scope: Option<Node>, name: &str) -> bool {
 }
 
 /// `type_checking` under `if TYPE_CHECKING:`, `test` in test files.
-fn context_kinds(x: &Extractor, node: Node) -> Vec<&'static str> {
+fn context_kinds<'a>(x: &Extractor<'a, '_>, node: Node<'a>) -> Vec<&'static str> {
     let mut kinds = Vec::new();
     let mut child = node;
-    for a in ancestors(node) {
+    for a in x.ancestors(node) {
         if a.kind() == "if_statement"
             && a.child_by_field_name("consequence").is_some_and(|c| c.id() == child.id())
             && a.child_by_field_name("condition").is_some_and(|c| {

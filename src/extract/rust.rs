@@ -2,7 +2,7 @@
 
 use tree_sitter::Node;
 
-use super::extractor::{Extractor, ancestors, line};
+use super::extractor::{Extractor, line};
 use crate::facts::rel;
 
 /// Whether a Rust file's name makes it a test file (`*_test.rs`, `tests.rs`).
@@ -31,7 +31,7 @@ pub(super) fn on_capture<'a>(x: &mut Extractor<'a, '_>, cap: &str, node: Node<'a
             let vis = visibility(x, node);
             let l = line(node);
             x.define(node, modname, "module", &vis);
-            if is_top_level(node) && vis.starts_with("pub") {
+            if is_top_level(x, node) && vis.starts_with("pub") {
                 x.push(rel::EXPORTS, &[x.path.into(), modname.into()]);
             }
             if node.child_by_field_name("body").is_none() {
@@ -45,14 +45,15 @@ pub(super) fn on_capture<'a>(x: &mut Extractor<'a, '_>, cap: &str, node: Node<'a
         c if c.starts_with("def.") => {
             let Some(n) = name else { return };
             let mut kind = &c[4..];
-            let in_impl = ancestors(node).take(2).any(|a| a.kind() == "impl_item" || a.kind() == "trait_item");
+            let in_impl =
+                x.ancestors(node).into_iter().take(2).any(|a| a.kind() == "impl_item" || a.kind() == "trait_item");
             if kind == "function" && in_impl {
                 kind = "method";
             }
             let nm = x.text(n);
             let vis = visibility(x, node);
             x.define(node, nm, kind, &vis);
-            if is_top_level(node) && vis.starts_with("pub") {
+            if is_top_level(x, node) && vis.starts_with("pub") {
                 x.push(rel::EXPORTS, &[x.path.into(), nm.into()]);
             }
             if kind == "function" || kind == "method" {
@@ -87,10 +88,13 @@ pub(super) fn on_capture<'a>(x: &mut Extractor<'a, '_>, cap: &str, node: Node<'a
 /// A path into this crate's own modules used without a `use` (`crate::a::f()`, `super::T`): an
 /// import of edge kind `qualified`, so module boundaries cannot be crossed unseen.
 fn qualified<'a>(x: &mut Extractor<'a, '_>, node: Node<'a>) {
-    if node.parent().is_some_and(|p| p.kind().starts_with("scoped_")) {
+    if x.parent(node).is_some_and(|p| p.kind().starts_with("scoped_")) {
         return; // only the outermost path
     }
-    if ancestors(node).any(|a| matches!(a.kind(), "use_declaration" | "visibility_modifier" | "attribute_item")) {
+    if x.ancestors(node)
+        .into_iter()
+        .any(|a| matches!(a.kind(), "use_declaration" | "visibility_modifier" | "attribute_item"))
+    {
         return;
     }
     let mut segs = Vec::new();
@@ -143,15 +147,20 @@ fn macro_paths<'a>(x: &mut Extractor<'a, '_>, node: Node<'a>) {
     }
 }
 
-/// The leaf tokens under `node`, in source order.
+/// The leaf tokens under `node`, in source order (a walk with a cursor: token trees nest as deep as
+/// the source's brackets).
 fn leaves<'a>(node: Node<'a>, out: &mut Vec<Node<'a>>) {
-    if node.child_count() == 0 {
-        out.push(node);
-        return;
-    }
     let mut c = node.walk();
-    for child in node.children(&mut c) {
-        leaves(child, out);
+    loop {
+        if c.goto_first_child() {
+            continue;
+        }
+        out.push(c.node());
+        while !c.goto_next_sibling() {
+            if !c.goto_parent() {
+                return;
+            }
+        }
     }
 }
 
@@ -161,7 +170,7 @@ fn use_decl<'a>(x: &mut Extractor<'a, '_>, node: Node<'a>) {
         return;
     };
     let mut leaves = Vec::new();
-    flatten(x, arg, &mut Vec::new(), &mut leaves);
+    flatten(x, arg, &mut leaves);
     let l = line(node);
     x.import_lines.insert(l);
     let within = inline_mods(x, node);
@@ -185,7 +194,7 @@ fn use_decl<'a>(x: &mut Extractor<'a, '_>, node: Node<'a>) {
             let name = leaf.path.last().map(String::as_str).unwrap_or("");
             let alias = leaf.alias.as_deref().unwrap_or(name);
             x.imported_name(l, &spec, name, alias);
-            if reexport && alias != "_" && is_top_level(node) {
+            if reexport && alias != "_" && is_top_level(x, node) {
                 x.push(rel::EXPORTS, &[x.path.into(), alias.into()]);
             }
         }
@@ -198,21 +207,53 @@ struct Leaf {
     glob: bool,
 }
 
+/// Appends the segments of the path `node` (`a::b::c`) to `out`, first to last; a path nests once
+/// per segment, so it is read in a loop.
 fn segments(x: &Extractor, node: Node, out: &mut Vec<String>) {
-    match node.kind() {
-        "scoped_identifier" | "scoped_type_identifier" => {
-            if let Some(p) = node.child_by_field_name("path") {
-                segments(x, p, out);
+    let start = out.len();
+    let mut at = Some(node);
+    while let Some(n) = at {
+        if matches!(n.kind(), "scoped_identifier" | "scoped_type_identifier") {
+            if let Some(name) = n.child_by_field_name("name") {
+                out.push(x.text(name).to_string());
             }
-            if let Some(n) = node.child_by_field_name("name") {
-                out.push(x.text(n).to_string());
-            }
+            at = n.child_by_field_name("path");
+        } else {
+            out.push(x.text(n).to_string());
+            at = None;
         }
-        _ => out.push(x.text(node).to_string()),
+    }
+    out[start..].reverse();
+}
+
+/// One step of flattening a use tree: a subtree to visit, or the prefix length to restore once a
+/// `a::{…}` list is done.
+enum Flatten<'a> {
+    Visit(Node<'a>),
+    Truncate(usize),
+}
+
+/// The leaves of the use tree `node`, each with its full path (use lists nest as deep as the source
+/// does, so the walk keeps its own stack).
+fn flatten<'a>(x: &Extractor, node: Node<'a>, out: &mut Vec<Leaf>) {
+    let mut prefix: Vec<String> = Vec::new();
+    let mut todo = vec![Flatten::Visit(node)];
+    while let Some(step) = todo.pop() {
+        match step {
+            Flatten::Truncate(len) => prefix.truncate(len),
+            Flatten::Visit(n) => flatten_step(x, n, &mut prefix, &mut todo, out),
+        }
     }
 }
 
-fn flatten(x: &Extractor, node: Node, prefix: &mut Vec<String>, out: &mut Vec<Leaf>) {
+/// Visits one node of a use tree: a leaf goes to `out`; a list schedules its children.
+fn flatten_step<'a>(
+    x: &Extractor,
+    node: Node<'a>,
+    prefix: &mut Vec<String>,
+    todo: &mut Vec<Flatten<'a>>,
+    out: &mut Vec<Leaf>,
+) {
     match node.kind() {
         "use_as_clause" => {
             let mut path = prefix.clone();
@@ -232,22 +273,20 @@ fn flatten(x: &Extractor, node: Node, prefix: &mut Vec<String>, out: &mut Vec<Le
         }
         "use_list" => {
             let mut c = node.walk();
-            for child in node.named_children(&mut c) {
-                if child.kind().ends_with("comment") || child.kind() == "attribute_item" {
-                    continue;
-                }
-                flatten(x, child, prefix, out);
-            }
+            let kids: Vec<Node> = node
+                .named_children(&mut c)
+                .filter(|k| !k.kind().ends_with("comment") && k.kind() != "attribute_item")
+                .collect();
+            todo.extend(kids.into_iter().rev().map(Flatten::Visit));
         }
         "scoped_use_list" => {
-            let before = prefix.len();
+            todo.push(Flatten::Truncate(prefix.len()));
             if let Some(p) = node.child_by_field_name("path") {
                 segments(x, p, prefix);
             }
             if let Some(list) = node.child_by_field_name("list") {
-                flatten(x, list, prefix, out);
+                todo.push(Flatten::Visit(list));
             }
-            prefix.truncate(before);
         }
         _ => {
             let mut path = prefix.clone();
@@ -275,13 +314,15 @@ fn visibility(x: &Extractor, node: Node) -> String {
     "private".to_string()
 }
 
-fn is_top_level(node: Node) -> bool {
-    node.parent().is_some_and(|p| p.kind() == "source_file")
+fn is_top_level<'a>(x: &Extractor<'a, '_>, node: Node<'a>) -> bool {
+    x.parent(node).is_some_and(|p| p.kind() == "source_file")
 }
 
 /// Names of the inline `mod x { … }` blocks around a node, outermost first, joined by `::`.
-fn inline_mods(x: &Extractor, node: Node) -> String {
-    let mut names: Vec<&str> = ancestors(node)
+fn inline_mods<'a>(x: &Extractor<'a, '_>, node: Node<'a>) -> String {
+    let mut names: Vec<&str> = x
+        .ancestors(node)
+        .into_iter()
         .filter(|a| a.kind() == "mod_item")
         .filter_map(|a| a.child_by_field_name("name"))
         .map(|n| x.text(n))
@@ -293,19 +334,19 @@ fn inline_mods(x: &Extractor, node: Node) -> String {
 /// The attribute items written directly before an item.
 fn attributes<'a>(x: &Extractor<'a, '_>, node: Node<'a>) -> Vec<&'a str> {
     let mut out = Vec::new();
-    let mut prev = node.prev_sibling();
+    let mut prev = x.prev_sibling(node);
     while let Some(p) = prev {
         match p.kind() {
             "attribute_item" => out.push(x.text(p)),
             "line_comment" | "block_comment" => {}
             _ => break,
         }
-        prev = p.prev_sibling();
+        prev = x.prev_sibling(p);
     }
     out
 }
 
-fn has_test_attribute(x: &Extractor, node: Node) -> bool {
+fn has_test_attribute<'a>(x: &Extractor<'a, '_>, node: Node<'a>) -> bool {
     attributes(x, node).iter().any(|a| {
         let inner = a.trim_start_matches("#[").trim_end_matches(']').trim();
         inner == "test" || inner.ends_with("::test") || inner.starts_with("test(") || inner.contains("::test(")
@@ -318,22 +359,27 @@ fn is_cfg_test(attr: &str) -> bool {
 }
 
 /// Edge kinds that come from where the node sits: `test` inside `#[cfg(test)]` code or a test file.
-fn context_kinds(x: &Extractor, node: Node) -> Vec<&'static str> {
+fn context_kinds<'a>(x: &Extractor<'a, '_>, node: Node<'a>) -> Vec<&'static str> {
     let mut kinds = Vec::new();
     let in_test = x.test_file
-        || file_is_cfg_test(x, node)
-        || ancestors(node).filter(|a| matches!(a.kind(), "mod_item" | "function_item" | "impl_item")).any(|a| {
-            attributes(x, a).iter().any(|t| is_cfg_test(t)) || (a.kind() == "function_item" && has_test_attribute(x, a))
-        });
+        || file_is_cfg_test(x)
+        || x.ancestors(node)
+            .into_iter()
+            .filter(|a| matches!(a.kind(), "mod_item" | "function_item" | "impl_item"))
+            .any(|a| {
+                attributes(x, a).iter().any(|t| is_cfg_test(t))
+                    || (a.kind() == "function_item" && has_test_attribute(x, a))
+            });
     if in_test {
         kinds.push("test");
     }
     kinds
 }
 
+/// Whether the file starts with `#![cfg(test)]`.
 #[allow(clippy::let_and_return)] // the cursor must outlive the iterator
-fn file_is_cfg_test(x: &Extractor, node: Node) -> bool {
-    let Some(root) = ancestors(node).last() else {
+fn file_is_cfg_test(x: &Extractor) -> bool {
+    let Some(root) = x.root else {
         return false;
     };
     let mut c = root.walk();

@@ -4,7 +4,7 @@
 
 use tree_sitter::Node;
 
-use super::extractor::{Extractor, ancestors, line, unquote};
+use super::extractor::{Extractor, line, unquote};
 use crate::facts::rel;
 
 /// Whether a TypeScript or JavaScript file's name makes it a test file (`*.test.*`, `*.spec.*`).
@@ -212,8 +212,8 @@ fn local_exports(x: &mut Extractor, node: Node) {
 }
 
 /// Visibility of a definition, and whether the module exports it.
-fn export_of(x: &Extractor, node: Node) -> (&'static str, bool) {
-    for a in ancestors(node).take(3) {
+fn export_of<'a>(x: &Extractor<'a, '_>, node: Node<'a>) -> (&'static str, bool) {
+    for a in x.ancestors(node).into_iter().take(3) {
         if a.kind() == "export_statement" {
             return if has_token(a, "default") { ("default", true) } else { ("exported", true) };
         }
@@ -221,7 +221,6 @@ fn export_of(x: &Extractor, node: Node) -> (&'static str, bool) {
             break;
         }
     }
-    let _ = x;
     ("private", false)
 }
 
@@ -240,7 +239,7 @@ fn member_visibility(x: &Extractor, node: Node, name: &str) -> &'static str {
 
 /// `const x = require("y")` binds `x`.
 fn require_binding<'a>(x: &Extractor<'a, '_>, call: Node<'a>) -> Option<&'a str> {
-    let p = call.parent()?;
+    let p = x.parent(call)?;
     if p.kind() == "variable_declarator" {
         let n = p.child_by_field_name("name")?;
         if n.kind() == "identifier" {

@@ -855,7 +855,8 @@ fn unchanged_report(
     }
 }
 
-/// Adds the diagnostics that live in the index as facts (skipped files, manifest errors).
+/// Adds the diagnostics that live in the index as facts (skipped files, too-deep files, manifest
+/// errors).
 fn with_stored_diags(mut diags: Vec<Diag>, idx: Option<&Index>) -> Vec<Diag> {
     if let Some(idx) = idx {
         for seg in idx.facts.iter().map(|f| &f.core) {
@@ -864,6 +865,10 @@ fn with_stored_diags(mut diags: Vec<Diag>, idx: Option<&Index>) -> Vec<Diag> {
                 if !diags.iter().any(|d| d.path == p && d.kind == why) {
                     diags.push(Diag { path: p.into(), line: 0, kind: why.into(), message: skipped_message(why) });
                 }
+            }
+            for r in seg.rows_of(rel::PARSE_ERROR).filter(|r| seg.str(r[5]) == extract::TOO_DEEP) {
+                let (path, line) = (seg.str(r[0]).into(), r[1]);
+                diags.push(Diag { path, line, kind: extract::TOO_DEEP.into(), message: extract::too_deep_message() });
             }
             for r in seg.rows_of(rel::MANIFEST_ERROR) {
                 diags.push(Diag {

@@ -5,6 +5,7 @@ mod check;
 mod cli;
 mod cycle;
 mod datalog;
+mod deep;
 mod extract;
 mod forged_verdicts;
 mod hidden_chars;
