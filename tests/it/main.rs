@@ -8,6 +8,7 @@ mod datalog;
 mod extract;
 mod forged_verdicts;
 mod hidden_chars;
+mod hostile_check;
 mod hostile_index;
 mod incremental;
 mod injection;
