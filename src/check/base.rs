@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use crate::config::Config;
-use crate::index::{self, IndexOptions};
+use crate::index::{self, IndexOptions, walk};
 
 /// Removes the exported tree when dropped.
 struct Scratch(PathBuf);
@@ -41,15 +41,18 @@ fn export(root: &Path, rev: &str, dest: &Path) -> Result<(), String> {
         .map_err(|_| format!("--base `{rev}` is not a commit of the repository at {}", root.display()))?;
     let commit = String::from_utf8_lossy(&commit).trim().to_string();
     let listing = git(root, &["ls-tree", "-r", "-z", &commit, "--", "."])?;
-    let mut blobs: Vec<(String, String)> = Vec::new();
+    // Names keep their raw bytes (as the text form the index stores, mapped back to the file).
+    let mut blobs: Vec<(String, PathBuf)> = Vec::new();
     for entry in listing.split(|b| *b == 0).filter(|e| !e.is_empty()) {
-        let entry = String::from_utf8_lossy(entry);
-        let Some((meta, path)) = entry.split_once('\t') else { continue };
+        let Some(tab) = entry.iter().position(|b| *b == b'\t') else { continue };
+        let meta = String::from_utf8_lossy(&entry[..tab]);
+        let path = crate::text::path_text(&entry[tab + 1..]);
         let mut parts = meta.split(' ');
         let (mode, kind, hash) = (parts.next(), parts.next(), parts.next());
-        if kind == Some("blob") && matches!(mode, Some("100644" | "100755")) {
-            if let Some(h) = hash {
-                blobs.push((h.to_string(), path.to_string()));
+        let plain = path.split('/').all(|c| !matches!(c, "" | "." | ".."));
+        if kind == Some("blob") && matches!(mode, Some("100644" | "100755")) && plain {
+            if let (Some(h), Some(file)) = (hash, walk::abs_path(dest, &path)) {
+                blobs.push((h.to_string(), file));
             }
         }
     }
@@ -72,7 +75,7 @@ fn export(root: &Path, rev: &str, dest: &Path) -> Result<(), String> {
         }
     });
     let mut out = BufReader::new(child.stdout.take().expect("piped stdout"));
-    for (_, path) in &blobs {
+    for (_, file) in &blobs {
         let mut header = String::new();
         out.read_line(&mut header).map_err(|e| format!("git cat-file: {e}"))?;
         let size: usize = header
@@ -83,14 +86,10 @@ fn export(root: &Path, rev: &str, dest: &Path) -> Result<(), String> {
         let mut body = vec![0u8; size + 1];
         out.read_exact(&mut body).map_err(|e| format!("git cat-file: {e}"))?;
         body.pop();
-        if path.split('/').any(|c| c == ".." || c == "." || c.is_empty()) {
-            continue;
-        }
-        let file = dest.join(path);
         if let Some(parent) = file.parent() {
             std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
         }
-        std::fs::write(&file, body).map_err(|e| format!("{}: {e}", file.display()))?;
+        std::fs::write(file, body).map_err(|e| format!("{}: {e}", file.display()))?;
     }
     let _ = writer.join();
     let _ = child.wait();
@@ -118,13 +117,65 @@ pub fn fingerprints(
     std::fs::create_dir_all(&dest).map_err(|e| format!("{}: {e}", dest.display()))?;
     export(&root, rev, &dest)?;
     // Unchanged files are reused from the current index (segments are keyed by path and content).
-    let current = index::index_path(&root);
-    if current.exists() {
+    // Only a regular file is copied, opened without blocking: a FIFO there would hang the copy.
+    if let Ok(mut current) = super::open_regular(&index::index_path(&root)) {
         let to = index::index_path(&dest);
         std::fs::create_dir_all(to.parent().expect("index dir")).map_err(|e| e.to_string())?;
-        let _ = std::fs::copy(&current, &to);
+        let _ = std::fs::File::create(&to).and_then(|mut to| std::io::copy(&mut current, &mut to));
     }
     index::update(&dest, opts, &|_, _| {}).map_err(|e| format!("indexing --base {rev}: {e}"))?;
     let idx = index::load(&dest)?.ok_or("the --base index was not written")?;
     super::fingerprints(&idx, &dest, cfg, budget).map_err(|e| e.to_string())
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use std::process::Command;
+    use std::time::Duration;
+
+    use super::*;
+    use crate::index::walk::WalkOptions;
+
+    /// Runs git in `dir` with a fixed identity, asserting success.
+    fn git_ok(dir: &Path, args: &[&str]) {
+        let out = Command::new("git")
+            .args(["-c", "user.name=andon", "-c", "user.email=andon@example.invalid", "-c", "commit.gpgsign=false"])
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .expect("git runs");
+        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+
+    #[test]
+    fn a_fifo_at_the_current_index_hangs_nothing() {
+        let t = tempfile::tempdir().unwrap();
+        let d = t.path().join("repo");
+        std::fs::create_dir_all(d.join("src/app/core")).unwrap();
+        std::fs::write(d.join("src/app/__init__.py"), "").unwrap();
+        std::fs::write(d.join("src/app/core/__init__.py"), "import app\n").unwrap();
+        std::fs::write(d.join("pyproject.toml"), "[project]\nname = \"app\"\nversion = \"0.1.0\"\n").unwrap();
+        let toml = "[[contract]]\nname = \"c\"\nkind = \"forbidden\"\nfrom = [\"src/app/core/**\"]\nto = [\"src/app/__init__.py\"]\n";
+        std::fs::write(d.join("andon.toml"), toml).unwrap();
+        git_ok(&d, &["init", "-q"]);
+        git_ok(&d, &["add", "-A"]);
+        git_ok(&d, &["commit", "-qm", "base"]);
+        let ipath = index::index_path(&d);
+        std::fs::create_dir_all(ipath.parent().unwrap()).unwrap();
+        if !Command::new("mkfifo").arg(&ipath).status().is_ok_and(|s| s.success()) {
+            eprintln!("skipped: mkfifo is not available");
+            return;
+        }
+        let cfg = Config::load(&d).unwrap();
+        let opts =
+            IndexOptions { walk: WalkOptions::standard(), max_file_size: 1 << 20, threads: Some(1), rebuild: false };
+        let scratch = t.path().join("scratch");
+        std::fs::create_dir_all(&scratch).unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(fingerprints(&d, "HEAD", &cfg, &opts, &scratch, Default::default()));
+        });
+        let got = rx.recv_timeout(Duration::from_secs(10)).expect("--base does not hang on a FIFO index");
+        assert_eq!(got.map(|f| f.len()), Ok(1), "the base is judged, on a cold index");
+    }
 }

@@ -13,7 +13,7 @@ use std::path::Path;
 use crate::config::{Config, ConfigError, ContractKind, ContractSpec, Located};
 use crate::datalog::{self, lang::Ty};
 use crate::facts::rel;
-use crate::index::Index;
+use crate::index::{Index, walk};
 use graph::DepGraph;
 use select::{Selected, Selector};
 
@@ -938,9 +938,7 @@ fn manifest(
             if !in_scope(&stage) {
                 continue;
             }
-            let text = texts
-                .entry(manifest.clone())
-                .or_insert_with(|| std::fs::read_to_string(root.join(&manifest)).unwrap_or_default());
+            let text = texts.entry(manifest.clone()).or_insert_with(|| source(root, &manifest).unwrap_or_default());
             let line = line_naming(text, &dep);
             out.push(Raw {
                 tier: 2,
@@ -981,8 +979,9 @@ fn line_naming(text: &str, dep: &str) -> u32 {
 /// first `path` column and the first `int` column after it locate the finding; the other columns
 /// make the message.
 fn rule(idx: &Index, root: &Path, r: &Located, budget: datalog::Budget) -> Result<Vec<Raw>, String> {
-    let file = root.join(&r.text);
-    let text = std::fs::read_to_string(&file).map_err(|e| format!("cannot read rules file `{}`: {e}", r.text))?;
+    // The setting names the file as selectors do (a non-UTF-8 byte as `\xNN`); other text is a plain path.
+    let file = walk::abs_path(root, &r.text).unwrap_or_else(|| root.join(&r.text));
+    let text = read_regular(&file).map_err(|e| format!("cannot read rules file `{}`: {e}", r.text))?;
     let files = vec![(r.text.clone(), text)];
     let mut b = datalog::builtin_builder();
     b.implicit_heads = true;
@@ -1045,16 +1044,40 @@ fn hop(g: &DepGraph, e: u32) -> Hop {
     }
 }
 
+/// The text of the file stored as `path` under `root` (`None` when it cannot be read).
+fn source(root: &Path, path: &str) -> Option<String> {
+    read_regular(&walk::abs_path(root, path)?).ok()
+}
+
+/// Opens `path` for reading without blocking (a FIFO would block `open` until a writer comes),
+/// then refuses anything but a regular file, judged on the opened file.
+fn open_regular(path: &Path) -> std::io::Result<std::fs::File> {
+    let mut o = std::fs::OpenOptions::new();
+    o.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut o, libc::O_NONBLOCK);
+    let file = o.open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::other("not a regular file (a FIFO, device, socket or directory)"));
+    }
+    Ok(file)
+}
+
+/// The text of the regular file at `path` (see [`open_regular`]).
+fn read_regular(path: &Path) -> std::io::Result<String> {
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut open_regular(path)?, &mut text)?;
+    Ok(text)
+}
+
 /// Fills the columns of findings and witness hops from the source: where the import's spec
 /// starts on its line (else the first non-blank character).
 fn columns(root: &Path, findings: &mut [Finding]) {
     let mut cache: HashMap<String, Vec<String>> = HashMap::new();
     let mut col = |path: &str, line: u32, spec: &str| -> u32 {
-        let lines = cache.entry(path.to_string()).or_insert_with(|| {
-            std::fs::read_to_string(root.join(path))
-                .map(|t| t.lines().map(str::to_string).collect())
-                .unwrap_or_default()
-        });
+        let lines = cache
+            .entry(path.to_string())
+            .or_insert_with(|| source(root, path).map(|t| t.lines().map(str::to_string).collect()).unwrap_or_default());
         let Some(l) = lines.get(line.saturating_sub(1) as usize) else { return 1 };
         let at = (!spec.is_empty()).then(|| l.find(spec)).flatten().or_else(|| l.find(|c: char| !c.is_whitespace()));
         at.map(|b| l[..b].chars().count() as u32 + 1).unwrap_or(1)
