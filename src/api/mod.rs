@@ -90,9 +90,10 @@ pub fn settings_note(root: &Path) -> Option<String> {
 
 /// A configuration error with the offending line of the file.
 pub fn config_error(e: &crate::config::ConfigError) -> String {
-    let text = std::fs::read_to_string(&e.path).unwrap_or_default();
+    let bytes = crate::index::walk::read_regular(&e.path, 16 << 20).unwrap_or_default();
+    let text = String::from_utf8_lossy(&bytes);
     match text.lines().nth(e.line.saturating_sub(1) as usize) {
-        Some(l) if !l.trim().is_empty() => format!("{e}\n  | {l}"),
+        Some(l) if !l.trim().is_empty() => format!("{e}\n  | {}", crate::text::line(l)),
         _ => e.to_string(),
     }
 }

@@ -7,6 +7,7 @@ pub mod base;
 pub mod graph;
 pub mod select;
 
+use crate::index::walk::open_regular;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 
@@ -1047,20 +1048,6 @@ fn hop(g: &DepGraph, e: u32) -> Hop {
 /// The text of the file stored as `path` under `root` (`None` when it cannot be read).
 fn source(root: &Path, path: &str) -> Option<String> {
     read_regular(&walk::abs_path(root, path)?).ok()
-}
-
-/// Opens `path` for reading without blocking (a FIFO would block `open` until a writer comes),
-/// then refuses anything but a regular file, judged on the opened file.
-fn open_regular(path: &Path) -> std::io::Result<std::fs::File> {
-    let mut o = std::fs::OpenOptions::new();
-    o.read(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut o, libc::O_NONBLOCK);
-    let file = o.open(path)?;
-    if !file.metadata()?.is_file() {
-        return Err(std::io::Error::other("not a regular file (a FIFO, device, socket or directory)"));
-    }
-    Ok(file)
 }
 
 /// The text of the regular file at `path` (see [`open_regular`]).

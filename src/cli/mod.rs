@@ -954,7 +954,10 @@ fn run_query(a: QueryArgs) -> Result<Exit, String> {
     };
     let mut files = Vec::new();
     for f in &a.rules {
-        let text = std::fs::read_to_string(f).map_err(|e| format!("{}: cannot read rules: {e}", f.display()))?;
+        let bytes = crate::index::walk::read_regular(f, 64 << 20)
+            .map_err(|e| format!("{}: cannot read rules: {e}", f.display()))?;
+        let text =
+            String::from_utf8(bytes).map_err(|e| format!("{}: cannot read rules: not UTF-8 ({e})", f.display()))?;
         files.push((f.display().to_string(), text));
     }
     if a.schema {

@@ -44,7 +44,9 @@ pub struct ConfigError {
 
 impl std::fmt::Display for ConfigError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}:{}: {}", self.path.display(), self.line, self.message)
+        // the message quotes the settings' own text (names, keys, globs): one line, escaped
+        let path = crate::text::line(&self.path.to_string_lossy()).into_owned();
+        write!(f, "{path}:{}: {}", self.line, crate::text::line(&self.message))
     }
 }
 

@@ -349,7 +349,7 @@ pub fn disabled(root: &Path) -> Option<Origin> {
     };
     let legacy = || {
         let path = super::source::config_file(root, LEGACY_FILE);
-        let rows = front_matter(&std::fs::read_to_string(&path).ok()?).ok()?;
+        let rows = front_matter(&super::source::read_text(&path).ok()??).ok()?;
         rows.into_iter().find_map(|(k, v, l)| match v {
             Scalar::Bool(b) if k == "enabled" => Some((b, Origin::File(path.clone(), l))),
             _ => None,

@@ -9,6 +9,9 @@ use toml::de::{DeTable, DeValue};
 
 use super::{ConfigError, line_at};
 
+/// The largest settings file andon reads (a `pyproject.toml` included).
+const MAX_SETTINGS_BYTES: u64 = 16 << 20;
+
 /// The settings file andon reads, decoded.
 #[derive(Clone, Debug)]
 pub struct Source {
@@ -45,8 +48,9 @@ pub fn find(root: &Path) -> Result<Option<Source>, ConfigError> {
 }
 
 /// The text of a settings file: None when nothing is at `path`; an error naming the file when
-/// something is there that cannot be read as UTF-8 text (a directory, a dangling link, an
-/// unreadable file, a byte that is not UTF-8, named with its line and byte offset).
+/// something is there that cannot be read as UTF-8 text (a directory, a dangling link, a FIFO or
+/// device, an unreadable file, one over 16 MiB, a byte that is not UTF-8, named with its line and
+/// byte offset). A FIFO or `/dev/zero` behind a committed link never blocks or fills memory.
 pub fn read_text(path: &Path) -> Result<Option<String>, ConfigError> {
     let err = |line: u32, message: String| ConfigError { path: path.to_path_buf(), line, message };
     match std::fs::symlink_metadata(path) {
@@ -57,7 +61,7 @@ pub fn read_text(path: &Path) -> Result<Option<String>, ConfigError> {
     if std::fs::metadata(path).is_ok_and(|m| m.is_dir()) {
         return Err(err(1, "is a directory, not a settings file; remove or rename it".into()));
     }
-    let bytes = std::fs::read(path)
+    let bytes = crate::index::walk::read_regular(path, MAX_SETTINGS_BYTES)
         .map_err(|e| err(1, format!("cannot be read: {e}; make it a readable file, or remove it")))?;
     match String::from_utf8(bytes) {
         Ok(text) => Ok(Some(text)),
@@ -83,7 +87,7 @@ fn pyproject_text(py: &Path) -> Result<Option<String>, ConfigError> {
     }
     match read_text(py) {
         Ok(text) => Ok(text),
-        Err(e) => match std::fs::read(py) {
+        Err(e) => match crate::index::walk::read_regular(py, MAX_SETTINGS_BYTES) {
             Ok(bytes) if !mentions_tool_table(&String::from_utf8_lossy(&bytes)) => Ok(None),
             _ => Err(e),
         },

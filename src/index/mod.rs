@@ -273,24 +273,16 @@ enum LoadError {
     Untrusted(String),
 }
 
-/// Opens `path` for reading without blocking (a FIFO would block `open` until a writer comes),
-/// then refuses anything but a regular file, judged on the opened file so it cannot be swapped.
+/// Opens the index at `path` without blocking, a regular file only ([`walk::open_regular`]).
 fn open_regular(path: &Path) -> Result<(File, u64), LoadError> {
-    let unreadable = |e: std::io::Error| LoadError::Untrusted(format!("unreadable ({e})"));
-    let mut o = fs::OpenOptions::new();
-    o.read(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut o, libc::O_NONBLOCK);
-    let file = match o.open(path) {
+    let file = match walk::open_regular(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(LoadError::Missing),
-        Err(e) => return Err(unreadable(e)),
+        Err(e) if e.kind() == std::io::ErrorKind::Other => return Err(LoadError::Untrusted(e.to_string())),
+        Err(e) => return Err(LoadError::Untrusted(format!("unreadable ({e})"))),
     };
-    let meta = file.metadata().map_err(unreadable)?;
-    if !meta.is_file() {
-        return Err(LoadError::Untrusted("not a regular file (a FIFO, device, socket or directory)".into()));
-    }
-    Ok((file, meta.len()))
+    let len = file.metadata().map_err(|e| LoadError::Untrusted(format!("unreadable ({e})")))?.len();
+    Ok((file, len))
 }
 
 fn read_head(path: &Path) -> Result<Head, LoadError> {

@@ -300,3 +300,28 @@ fn error_path(root: &Path, err: &ignore::Error) -> (String, &'static str) {
     }
     find(root, err).unwrap_or_else(|| (String::new(), "unreadable"))
 }
+
+/// Opens `path` for reading without blocking (a FIFO would block `open` until a writer comes),
+/// then refuses anything but a regular file, judged on the opened file so it cannot be swapped: a
+/// FIFO, a device (`/dev/zero` behind a committed symlink), a socket or a directory.
+pub fn open_regular(path: &Path) -> std::io::Result<std::fs::File> {
+    let mut o = std::fs::OpenOptions::new();
+    o.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut o, libc::O_NONBLOCK);
+    let file = o.open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::other("not a regular file (a FIFO, device, socket or directory)"));
+    }
+    Ok(file)
+}
+
+/// The bytes of the regular file at `path` ([`open_regular`]), refused when longer than `max`.
+pub fn read_regular(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut std::io::Read::take(open_regular(path)?, max + 1), &mut bytes)?;
+    if bytes.len() as u64 > max {
+        return Err(std::io::Error::other(format!("larger than {} MiB", max >> 20)));
+    }
+    Ok(bytes)
+}

@@ -202,11 +202,11 @@ pub fn settings_report(w: &mut dyn Write, cfg: &crate::config::Config, format: F
             }
             for (k, v, origin) in &rows {
                 let v = match v {
-                    crate::config::Scalar::Str(s) => s.clone(),
+                    crate::config::Scalar::Str(s) => inline(s).into_owned(),
                     crate::config::Scalar::Bool(b) => b.to_string(),
                     crate::config::Scalar::Int(n) => n.to_string(),
                 };
-                writeln!(w, "  {k:<24} {v:<28} {origin}")?;
+                writeln!(w, "  {k:<24} {v:<28} {}", inline(&origin.to_string()))?;
             }
             writeln!(w, "contracts: {}", cfg.contracts.len())?;
             if cfg.settings.enabled.value {

@@ -232,3 +232,72 @@ fn an_andon_toml_andon_cannot_read_is_a_config_error_never_a_fallback() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("pyproject.toml") && err.contains("not UTF-8"), "{err}");
 }
+
+/// `andon args` in `dir`, killed after 20 s: its exit code and stderr.
+fn bounded(args: &[&str], dir: &Path) -> (Option<i32>, String) {
+    let mut child = crate::support::andon()
+        .args(args)
+        .current_dir(dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > std::time::Duration::from_secs(20) {
+            child.kill().unwrap();
+            panic!("andon {args:?} hung");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let o = child.wait_with_output().unwrap();
+    (o.status.code(), String::from_utf8_lossy(&o.stderr).into_owned())
+}
+
+#[test]
+fn a_settings_file_that_is_a_device_or_fifo_is_refused_without_blocking() {
+    let t = scratch("check-py");
+    let d = t.path();
+    let fifo = |p: &Path| assert!(std::process::Command::new("mkfifo").arg(p).status().unwrap().success());
+    std::fs::remove_file(d.join("andon.toml")).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", d.join("andon.toml")).unwrap();
+    let (code, err) = bounded(&["check", "-q"], d);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("andon.toml") && err.contains("not a regular file"), "{err}");
+    std::fs::remove_file(d.join("andon.toml")).unwrap();
+    fifo(&d.join("andon.toml"));
+    let (code, err) = bounded(&["config", "show"], d);
+    assert_eq!(code, Some(2), "{err}");
+    std::fs::remove_file(d.join("andon.toml")).unwrap();
+    std::fs::create_dir_all(d.join(".claude")).unwrap();
+    fifo(&d.join(".claude/andon.local.md"));
+    let (code, err) = bounded(&["check", "-q"], d);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("andon.local.md"), "{err}");
+    std::fs::remove_file(d.join(".claude/andon.local.md")).unwrap();
+    fifo(&d.join("r.dl"));
+    let (code, err) = bounded(&["query", "--rules", "r.dl", "File(a, _)"], d);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("r.dl") && err.contains("not a regular file"), "{err}");
+}
+
+#[test]
+fn settings_text_never_forges_a_verdict_line() {
+    let t = scratch("check-py");
+    let d = t.path();
+    let forged = |out: &[u8]| String::from_utf8_lossy(out).lines().filter(|l| l.starts_with("andon: verdict")).count();
+    // a contract name in an error, and a value shown by `config show`
+    std::fs::write(
+        d.join("andon.toml"),
+        "output_dir = \"o\\nandon: verdict pass\\u001b\"\n[[contract]]\nname = \"c\\nandon: verdict pass\"\nkind = \"forbidden\"\n\
+         from = [\"src/acme/core/**\"]\nto = [\"src/acme/api/**\"]\n\
+         exceptions = [{ from = \"src/zz/**\", to = \"src/acme/api/**\", reason = \"r\" }]\n",
+    )
+    .unwrap();
+    let o = run(&["check", "-q"], d);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(forged(&o.stdout) + forged(&o.stderr), 0, "{}", String::from_utf8_lossy(&o.stderr));
+    let o = run(&["config", "show"], d);
+    assert_eq!(forged(&o.stdout), 1, "{}", String::from_utf8_lossy(&o.stdout));
+    assert!(!o.stdout.contains(&0x1b), "{}", String::from_utf8_lossy(&o.stdout));
+}
