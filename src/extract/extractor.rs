@@ -188,9 +188,73 @@ pub(crate) fn unquote(s: &str) -> &str {
     s
 }
 
+/// The value of a string-literal node as the language reads it: [`unquote`], then the escapes of
+/// a JavaScript/TypeScript or Python string decoded (`\x61`, `\u0061`, `\u{61}`, `\n`, `\\`,
+/// an escaped quote, a line continuation), so an import spelled with escapes names the module it
+/// loads. A raw string (`r"…"`) keeps its backslashes; an escape that does not decode stays as written.
+pub(crate) fn string_value(s: &str) -> std::borrow::Cow<'_, str> {
+    let body = unquote(s);
+    let raw = s.trim_start().starts_with(['r', 'R'])
+        || s.trim_start().starts_with(['b', 'B']) && s.trim_start()[1..].starts_with(['r', 'R']);
+    if raw || !body.contains('\\') {
+        return std::borrow::Cow::Borrowed(body);
+    }
+    let mut out = String::with_capacity(body.len());
+    let mut rest = body;
+    while let Some(i) = rest.find('\\') {
+        out.push_str(&rest[..i]);
+        let (decoded, used) = escape_at(&rest[i + 1..]);
+        match decoded {
+            Some(c) => out.extend(c),
+            None => out.push_str(&rest[i..i + 1 + used]),
+        }
+        rest = &rest[i + 1 + used..];
+    }
+    out.push_str(rest);
+    std::borrow::Cow::Owned(out)
+}
+
+/// The character an escape stands for (None: a line continuation, or no escape it knows) and how
+/// many bytes after the backslash it spans.
+fn escape_at(s: &str) -> (Option<Option<char>>, usize) {
+    let hex = |digits: &str| u32::from_str_radix(digits, 16).ok().and_then(char::from_u32);
+    let Some(c) = s.chars().next() else { return (None, 0) };
+    let fixed = |n: usize| match s.get(1..1 + n).filter(|d| d.chars().all(|c| c.is_ascii_hexdigit())) {
+        Some(d) => (hex(d).map(Some), 1 + n),
+        None => (None, c.len_utf8()),
+    };
+    match c {
+        'x' => fixed(2),
+        'u' if s[1..].starts_with('{') => match s[2..].find('}') {
+            Some(end) if end > 0 && end <= 6 => (hex(&s[2..2 + end]).map(Some), 3 + end),
+            _ => (None, 1),
+        },
+        'u' => fixed(4),
+        'U' => fixed(8),
+        'n' => (Some(Some('\n')), 1),
+        't' => (Some(Some('\t')), 1),
+        'r' => (Some(Some('\r')), 1),
+        '0' if !s[1..].starts_with(|d: char| d.is_ascii_digit()) => (Some(Some('\0')), 1),
+        '\n' => (Some(None), 1),
+        '\\' | '\'' | '"' | '`' | '/' => (Some(Some(c)), 1),
+        _ => (None, c.len_utf8()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn string_value_decodes_escapes_as_the_language_reads_them() {
+        assert_eq!(string_value("\"../\\u0061pi/index\""), "../api/index");
+        assert_eq!(string_value("'\\x61pi'"), "api");
+        assert_eq!(string_value("\"\\u{61}pi\""), "api");
+        assert_eq!(string_value("\"a\\\\b\\\"c\""), "a\\b\"c");
+        assert_eq!(string_value("r'\\x61'"), "\\x61");
+        assert_eq!(string_value("'\\q\\x6'"), "\\q\\x6");
+        assert_eq!(string_value("\"./a\""), "./a");
+    }
 
     #[test]
     fn unquote_strips_quotes_and_prefixes_only_around_strings() {

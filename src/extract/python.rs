@@ -3,7 +3,7 @@
 
 use tree_sitter::Node;
 
-use super::extractor::{Extractor, line, unquote};
+use super::extractor::{Extractor, line, string_value, unquote};
 use crate::facts::rel;
 
 /// Whether a Python file's name makes it a test file (`test_*.py`, `*_test.py`, `conftest.py`).
@@ -116,7 +116,7 @@ fn import_dynamic<'a>(x: &mut Extractor<'a, '_>, node: Node<'a>) {
         .child_by_field_name("arguments")
         .and_then(|a| a.named_child(0))
         .filter(|a| a.kind() == "string")
-        .map(|a| unquote(x.text(a)).to_string())
+        .map(|a| string_value(x.text(a)).to_string())
         .unwrap_or_else(|| "<dynamic>".to_string());
     let mut kinds = context_kinds(x, node);
     kinds.push("dynamic");

@@ -4,7 +4,7 @@
 
 use tree_sitter::Node;
 
-use super::extractor::{Extractor, line, unquote};
+use super::extractor::{Extractor, line, string_value, unquote};
 use crate::facts::rel;
 
 /// Whether a TypeScript or JavaScript file's name makes it a test file (`*.test.*`, `*.spec.*`).
@@ -23,7 +23,7 @@ pub(super) fn on_capture<'a>(x: &mut Extractor<'a, '_>, cap: &str, node: Node<'a
             let arg = node.child_by_field_name("arguments").and_then(|a| a.named_child(0));
             match arg.filter(|a| a.kind() == "string") {
                 Some(s) => {
-                    let spec = unquote(x.text(s));
+                    let spec: &str = &string_value(x.text(s));
                     x.import(l, spec, &[]);
                     if let Some(binding) = require_binding(x, node) {
                         x.imported_name(l, spec, "*", binding);
@@ -37,8 +37,10 @@ pub(super) fn on_capture<'a>(x: &mut Extractor<'a, '_>, cap: &str, node: Node<'a
             let l = line(node);
             let arg = node.child_by_field_name("arguments").and_then(|a| a.named_child(0));
             let spec = match arg {
-                Some(s) if s.kind() == "string" => unquote(x.text(s)).to_string(),
-                Some(s) if s.kind() == "template_string" && !x.text(s).contains("${") => unquote(x.text(s)).to_string(),
+                Some(s) if s.kind() == "string" => string_value(x.text(s)).to_string(),
+                Some(s) if s.kind() == "template_string" && !x.text(s).contains("${") => {
+                    string_value(x.text(s)).to_string()
+                }
                 _ => "<dynamic>".to_string(),
             };
             x.import(l, &spec, &["dynamic"]);
@@ -93,7 +95,7 @@ fn import_statement<'a>(x: &mut Extractor<'a, '_>, node: Node<'a>) {
     // `import x = require("y")`
     if let Some(req) = children.iter().find(|n| n.kind() == "import_require_clause") {
         if let Some(src) = req.child_by_field_name("source") {
-            let spec = unquote(x.text(src));
+            let spec: &str = &string_value(x.text(src));
             x.import(l, spec, if type_only { &["type_only"] } else { &[] });
             if let Some(id) = req.named_child(0).filter(|n| n.kind() == "identifier") {
                 let alias = x.text(id);
@@ -106,7 +108,7 @@ fn import_statement<'a>(x: &mut Extractor<'a, '_>, node: Node<'a>) {
     let Some(src) = node.child_by_field_name("source") else {
         return;
     };
-    let spec = unquote(x.text(src));
+    let spec: &str = &string_value(x.text(src));
     let clause = children.iter().find(|n| n.kind() == "import_clause").copied();
     let mut names: Vec<(&str, &str, bool)> = Vec::new();
     if let Some(cl) = clause {
@@ -149,7 +151,7 @@ fn export_from<'a>(x: &mut Extractor<'a, '_>, node: Node<'a>) {
     let Some(src) = node.child_by_field_name("source") else {
         return;
     };
-    let spec = unquote(x.text(src));
+    let spec: &str = &string_value(x.text(src));
     let type_only = has_token(node, "type");
     let mut kinds = vec!["re_export"];
     if type_only {

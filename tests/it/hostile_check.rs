@@ -172,3 +172,27 @@ fn a_fifo_as_the_rules_file_hangs_nothing() {
     assert_eq!(out.status.code(), Some(2), "a rules file that is no regular file is a config error:\n{err}");
     assert!(err.contains("rules.dl") && err.contains("not a regular file"), "the error names the file and why: {err}");
 }
+
+#[test]
+fn an_import_spelled_with_string_escapes_is_the_module_it_loads() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    write_all(
+        d,
+        &[
+            ("src/api/index.ts", "export const secret = 1;\n"),
+            ("src/core/index.ts", "import { secret } from \"../\\u0061pi/index\";\nexport const s = secret;\n"),
+            ("src/core/other.ts", "const m = require('../\\x61pi/index');\nexport { m };\n"),
+            ("app/__init__.py", ""),
+            ("lib/__init__.py", "import importlib\nm = importlib.import_module(\"\\x61pp\")\n"),
+            (
+                "andon.toml",
+                "[[contract]]\nname = \"c\"\nkind = \"forbidden\"\nfrom = [\"src/core/**\", \"lib/**\"]\nto = [\"src/api/**\", \"app/**\"]\n",
+            ),
+        ],
+    );
+    let paths: Vec<String> = findings(d, &[], 1).iter().map(|f| f["path"].as_str().unwrap().to_string()).collect();
+    for p in ["src/core/index.ts", "src/core/other.ts", "lib/__init__.py"] {
+        assert!(paths.iter().any(|x| x == p), "no finding at {p}: {paths:?}");
+    }
+}
