@@ -329,6 +329,18 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     write_whole(path, bytes, false)
 }
 
+/// Writes the file a person named (`--output FILE`): [`write_atomic`] over a regular file or none,
+/// but into whatever else is there, in place: a symlink's target, a device (`/dev/stdout`), a pipe
+/// (`>(…)`). Renaming over those would replace the link or the device node with a plain file.
+pub fn write_named(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    match fs::symlink_metadata(path) {
+        Ok(m) if !m.file_type().is_file() && !m.is_dir() => {
+            fs::OpenOptions::new().write(true).truncate(m.file_type().is_symlink()).open(path)?.write_all(bytes)
+        }
+        _ => write_atomic(path, bytes),
+    }
+}
+
 /// [`write_atomic`], durable: the file is fsynced before the rename and its directory after, so
 /// a crash keeps the old file or the new one (the ledger).
 pub fn write_durable(path: &Path, bytes: &[u8]) -> io::Result<()> {

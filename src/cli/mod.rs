@@ -305,7 +305,8 @@ struct CheckArgs {
     /// Output format (default: text, or github when GITHUB_ACTIONS=true).
     #[arg(long, value_enum)]
     format: Option<CheckFormatArg>,
-    /// Write the report to FILE (atomically) instead of standard output.
+    /// Write the report to FILE instead of standard output: atomically over a regular file; into a
+    /// link's target, a device or a pipe in place.
     #[arg(long, short, value_name = "FILE")]
     output: Option<PathBuf>,
     /// Mark which findings are new relative to this git revision (the whole graph is still judged).
@@ -1080,7 +1081,8 @@ fn run_check(a: CheckArgs) -> Result<Exit, String> {
             let mut buf = Vec::new();
             crate::output::check::report(&mut buf, &report, format, version, &root_uri)
                 .map_err(|e| format!("cannot render the report: {e}"))?;
-            write_atomic(file, &buf)?;
+            crate::text::write_named(file, &buf)
+                .map_err(|e| format!("{}: cannot write the report: {e}", file.display()))?;
             if !a.quiet {
                 let mut line = Vec::new();
                 let _ = crate::output::check::verdict(&mut line, &report);

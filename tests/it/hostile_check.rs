@@ -196,3 +196,17 @@ fn an_import_spelled_with_string_escapes_is_the_module_it_loads() {
         assert!(paths.iter().any(|x| x == p), "no finding at {p}: {paths:?}");
     }
 }
+
+#[test]
+fn an_output_file_behind_a_link_is_written_through_not_replaced() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    write_all(d, &[("app/__init__.py", ""), ("andon.toml", "[[contract]]\nname = \"c\"\nkind = \"acyclic\"\n")]);
+    fs::write(d.join("target.txt"), "old\n").unwrap();
+    std::os::unix::fs::symlink(d.join("target.txt"), d.join("report.json")).unwrap();
+    let o = run(&["check", "-q", "--format", "json", "-o", "report.json"], d);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(fs::symlink_metadata(d.join("report.json")).unwrap().file_type().is_symlink());
+    let written: Value = serde_json::from_str(&fs::read_to_string(d.join("target.txt")).unwrap()).unwrap();
+    assert_eq!(written["verdict"]["outcome"], "pass");
+}
