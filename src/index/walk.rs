@@ -2,6 +2,7 @@
 //! `.ignore`, hidden and vendored directories skipped by default.
 
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 use std::time::UNIX_EPOCH;
 
 use crate::extract::{Lang, manifest_kind};
@@ -190,7 +191,15 @@ fn ignore_files(root: &Path, dirs: &[(String, u64)]) -> Vec<(String, u64, u64)> 
 /// the state that lets the next run skip the walk when nothing it depends on changed.
 pub fn walk(root: &Path, opts: &WalkOptions) -> Result<(Vec<WalkEntry>, Vec<WalkError>, WalkState), String> {
     let mut found = Walked::default();
-    for item in builder(root, opts)?.build() {
+    let unsafe_ignores = Arc::new(Mutex::new(Vec::new()));
+    if !opts.no_ignore {
+        let mut at_root = unsafe_ignore_files(root, &IGNORE_NAMES);
+        at_root.extend(unsafe_ignore_files(&root.join(".git/info"), &["exclude"]));
+        if let Some(p) = at_root.first() {
+            return Err(refused_ignore_file(p));
+        }
+    }
+    for item in builder(root, opts, unsafe_ignores.clone())?.build() {
         match item {
             Ok(entry) => found.visit(root, &entry),
             Err(err) => {
@@ -198,6 +207,9 @@ pub fn walk(root: &Path, opts: &WalkOptions) -> Result<(Vec<WalkEntry>, Vec<Walk
                 found.errors.push(WalkError { rel, reason, message: err.to_string() });
             }
         }
+    }
+    if let Some(p) = unsafe_ignores.lock().expect("not poisoned").first() {
+        return Err(refused_ignore_file(p));
     }
     let Walked { mut files, mut errors, mut dirs } = found;
     files.sort_by(|a, b| a.rel.cmp(&b.rel));
@@ -211,7 +223,35 @@ pub fn walk(root: &Path, opts: &WalkOptions) -> Result<(Vec<WalkEntry>, Vec<Walk
 
 /// The directory walker for `opts`: ignore files honoured unless `no_ignore`, the exclude globs
 /// applied, andon's and git's own directories (and vendored ones, unless asked for) left out.
-fn builder(root: &Path, opts: &WalkOptions) -> Result<ignore::WalkBuilder, String> {
+/// The ignore files in `dir` that the walker must not read: a FIFO (reading it blocks), a device
+/// (`/dev/zero` behind a committed link fills memory), a socket.
+fn unsafe_ignore_files(dir: &Path, names: &[&str]) -> Vec<PathBuf> {
+    names
+        .iter()
+        .map(|n| dir.join(n))
+        .filter(|p| std::fs::metadata(p).is_ok_and(|m| !m.is_file() && !m.is_dir()))
+        .collect()
+}
+
+/// The ignore files the walker reads in each directory.
+const IGNORE_NAMES: [&str; 2] = [".gitignore", ".ignore"];
+
+/// The error for an ignore file the walk refuses to read.
+fn refused_ignore_file(p: &Path) -> String {
+    format!(
+        "{}: an ignore file that is not a regular file (a FIFO, device or socket, perhaps behind a link); \
+         andon will not read it: replace it with a file, or pass --no-ignore",
+        crate::text::line(&p.to_string_lossy())
+    )
+}
+
+/// `unsafe_ignores` collects the directories' ignore files that are not regular files; such a
+/// directory is not entered (its ignore files are never read), and the walk fails.
+fn builder(
+    root: &Path,
+    opts: &WalkOptions,
+    unsafe_ignores: Arc<Mutex<Vec<PathBuf>>>,
+) -> Result<ignore::WalkBuilder, String> {
     let mut b = ignore::WalkBuilder::new(root);
     b.hidden(!opts.hidden)
         .git_ignore(!opts.no_ignore)
@@ -232,6 +272,7 @@ fn builder(root: &Path, opts: &WalkOptions) -> Result<ignore::WalkBuilder, Strin
         b.overrides(ov);
     }
     let vendored = opts.vendored;
+    let check_ignores = !opts.no_ignore;
     b.filter_entry(move |e| {
         if e.depth() == 0 {
             return true;
@@ -241,6 +282,13 @@ fn builder(root: &Path, opts: &WalkOptions) -> Result<ignore::WalkBuilder, Strin
             return false;
         }
         let is_dir = e.file_type().is_some_and(|t| t.is_dir());
+        if is_dir && check_ignores {
+            let bad = unsafe_ignore_files(e.path(), &IGNORE_NAMES);
+            if !bad.is_empty() {
+                unsafe_ignores.lock().expect("not poisoned").extend(bad);
+                return false;
+            }
+        }
         !(is_dir && !vendored && VENDORED_DIRS.contains(&name.as_ref()))
     });
     Ok(b)

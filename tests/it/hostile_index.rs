@@ -281,3 +281,20 @@ fn temporary_files_of_dead_writers_are_removed_and_a_live_ones_kept() {
     assert!(live.exists(), "a live process's temporary file is kept");
     assert!(other.exists(), "a name that is not a writer's temporary file is kept");
 }
+
+#[test]
+fn an_ignore_file_that_is_a_device_or_fifo_is_refused_without_blocking() {
+    let t = contract_repo();
+    let d = t.path();
+    std::os::unix::fs::symlink("/dev/zero", d.join("src/app/.gitignore")).unwrap();
+    let o = run_within(&["check", "-q"], d, 20).expect("check hung on a .gitignore linked to /dev/zero");
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("src/app/.gitignore") && stderr(&o).contains("not a regular file"), "{}", stderr(&o));
+    fs::remove_file(d.join("src/app/.gitignore")).unwrap();
+    assert!(std::process::Command::new("mkfifo").arg(d.join(".ignore")).status().unwrap().success());
+    let o = run_within(&["index", "-q"], d, 20).expect("index hung on a FIFO .ignore");
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    // --no-ignore reads no ignore file, so nothing is in the way
+    let o = run_within(&["check", "-q", "--no-ignore"], d, 20).expect("check --no-ignore hung");
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}
