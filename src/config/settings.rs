@@ -276,12 +276,17 @@ pub type Entry = (String, Scalar, u32);
 /// The YAML front matter of a legacy settings file: flat `key: value` scalars between `---` lines.
 /// Err is (line, message).
 pub fn front_matter(text: &str) -> Result<Vec<Entry>, (u32, String)> {
-    let mut lines = text.lines().enumerate();
+    // a byte order mark and blank lines before the opener are no reason to drop the settings
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut lines = text.lines().enumerate().skip_while(|(_, l)| l.trim().is_empty());
     match lines.next() {
         Some((_, l)) if l.trim_end() == "---" => {}
+        Some((i, l)) if l.trim_start().starts_with("---") => {
+            return Err((i as u32 + 1, format!("the front matter must open with a line `---`, found `{}`", l.trim())));
+        }
         _ => return Ok(Vec::new()), // no front matter: nothing set
     }
-    let mut out = Vec::new();
+    let mut out: Vec<Entry> = Vec::new();
     for (i, raw) in lines {
         let n = i as u32 + 1;
         let l = raw.trim_end();
@@ -298,7 +303,11 @@ pub fn front_matter(text: &str) -> Result<Vec<Entry>, (u32, String)> {
         let Some((k, v)) = t.split_once(':') else {
             return Err((n, format!("expected `key: value`, found `{t}`")));
         };
-        out.push((k.trim().to_string(), yaml_scalar(v.trim()).map_err(|m| (n, m))?, n));
+        let k = k.trim();
+        if let Some((_, _, first)) = out.iter().find(|(seen, _, _)| seen == k) {
+            return Err((n, format!("`{k}` is set twice (first on line {first}); keep one")));
+        }
+        out.push((k.to_string(), yaml_scalar(v.trim()).map_err(|m| (n, m))?, n));
     }
     Err((1, "the front matter opened with `---` is never closed".into()))
 }

@@ -301,3 +301,24 @@ fn settings_text_never_forges_a_verdict_line() {
     assert_eq!(forged(&o.stdout), 1, "{}", String::from_utf8_lossy(&o.stdout));
     assert!(!o.stdout.contains(&0x1b), "{}", String::from_utf8_lossy(&o.stdout));
 }
+
+#[test]
+fn the_legacy_front_matter_is_read_strictly() {
+    let t = scratch("check-py");
+    let d = t.path();
+    std::fs::create_dir_all(d.join(".claude")).unwrap();
+    let legacy = d.join(".claude/andon.local.md");
+    // a byte order mark and a blank line before `---` still disable andon
+    std::fs::write(&legacy, "\u{feff}\n---\nenabled: false\n---\nnotes\n").unwrap();
+    assert_eq!(check(d).0, 4);
+    // a key set twice is an error, never one reading here and another there
+    std::fs::write(&legacy, "---\nenabled: false\nenabled: true\n---\n").unwrap();
+    let (code, _, err) = check(d);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("andon.local.md:3") && err.contains("set twice"), "{err}");
+    assert_eq!(run(&["config", "show"], d).status.code(), Some(2));
+    std::fs::write(&legacy, "----\nenabled: false\n---\n").unwrap();
+    let (code, _, err) = check(d);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("must open with a line `---`"), "{err}");
+}
