@@ -1118,6 +1118,9 @@ pub fn append(dir: &Path, header: &Header, events: &[Event], now: u64) -> Result
         Some((h, state, records)) => (Some(h), state, records),
         None => (None, State::default(), Vec::new()),
     };
+    if let Some(h) = &recorded {
+        refuse_a_view_that_differs(dir, h, &state, &records)?;
+    }
     let mut seq = records.len() as u64;
     let mut text = String::new();
     if recorded.is_none() {
@@ -1148,6 +1151,20 @@ pub fn append(dir: &Path, header: &Header, events: &[Event], now: u64) -> Result
     })?;
     drop(lock);
     Ok(written)
+}
+
+/// Refuses to write while `ledger.md` differs from the log's rendering (and is no earlier one):
+/// the log or the view was edited by hand, and a write would render the view again and erase the
+/// only trace of the edit. A view that is behind or missing is rendered by the write.
+fn refuse_a_view_that_differs(dir: &Path, h: &Header, state: &State, records: &[Record]) -> Result<(), LedgerError> {
+    match view::stand(read_view(dir)?.as_deref(), h, state, records) {
+        View::Differs { line } => Err(LedgerError::Refused(format!(
+            "refused, nothing written: {HUMAN_FILE} differs from {LOG_FILE} at its line {line}, and it is no earlier \
+             rendering of the log: one of them was edited by hand; run `andon ledger check`, then restore the edited \
+             file (or remove {HUMAN_FILE} if only the view was edited)"
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// Writes `path` whole and durably ([`crate::text::write_durable`]).

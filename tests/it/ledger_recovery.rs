@@ -248,6 +248,14 @@ fn repair_refuses_an_edit_that_only_the_view_betrays() {
     assert!(stdout(&o).contains("ledger.md disagrees with the log at its line"), "{}", stdout(&o));
     assert_eq!(std::fs::read(dir.join(ledger::HUMAN_FILE)).unwrap(), view, "never rendered over");
     assert_eq!(std::fs::read_to_string(dir.join(ledger::LOG_FILE)).unwrap(), edited);
+    // no writer launders the edit by rendering the view again
+    let o = run(&["loop"], &repo);
+    assert_ne!(o.status.code(), Some(0), "{}", stdout(&o));
+    let said = format!("{}{}", stdout(&o), String::from_utf8_lossy(&o.stderr));
+    assert!(said.contains("differs from ledger.jsonl"), "{said}");
+    assert_eq!(std::fs::read_to_string(dir.join(ledger::LOG_FILE)).unwrap(), edited, "nothing appended");
+    assert_eq!(std::fs::read(dir.join(ledger::HUMAN_FILE)).unwrap(), view, "never rendered over");
+    assert_eq!(run(&["ledger", "check"], &repo).status.code(), Some(1));
 }
 
 #[test]
