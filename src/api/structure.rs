@@ -401,6 +401,7 @@ impl CheckReport {
             "findings": findings,
             "stale_exceptions": stale,
             "suspected_injections": super::work::injections_json(&r.suspected_injections),
+            "unanalysed": r.unanalysed.iter().map(|(p, why)| json!({ "path": p, "reason": why })).collect::<Vec<_>>(),
             "summary": { "contracts": r.contracts.len(), "broken": t.broken, "blocking": t.blocking,
                          "tier1": t.tiers[0], "tier2": t.tiers[1], "tier3": t.tiers[2], "advisory": t.advisory,
                          "excused": t.excused, "exceptions_used": r.exceptions_used, "new": t.new },

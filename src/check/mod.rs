@@ -97,6 +97,9 @@ pub struct CheckReport {
     pub base: Option<String>,
     /// Text of the index addressing the tool (R123): listed, never a finding, never an excuse.
     pub suspected_injections: Vec<crate::ops::Injection>,
+    /// Source files the index did not parse, with why (`too-large`, `binary`, …): their imports are
+    /// unknown to every contract, so the report names them rather than pass over them in silence.
+    pub unanalysed: Vec<(String, String)>,
 }
 
 impl CheckReport {
@@ -223,6 +226,12 @@ impl Outcome {
             exceptions_used: self.used,
             base: None,
             suspected_injections: crate::ops::suspected_injections(idx),
+            unanalysed: idx
+                .files
+                .iter()
+                .filter(|f| f.kind != 1 && !f.lang.is_empty())
+                .filter_map(|f| f.skipped.as_ref().map(|why| (f.path.clone(), why.clone())))
+                .collect(),
         }
     }
 }

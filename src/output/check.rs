@@ -112,6 +112,14 @@ fn text(w: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
     if !r.suspected_injections.is_empty() {
         super::injections(w, &r.suspected_injections, "", "  ", false)?;
     }
+    for (path, why) in &r.unanalysed {
+        writeln!(
+            w,
+            "note: {} was not analysed ({}): no contract sees its imports; raise max_file_size or fix the file",
+            super::inline(path),
+            super::inline(why)
+        )?;
+    }
     summary_lines(w, r)?;
     verdict_line(w, outcome(r), &verdict_detail(r))
 }

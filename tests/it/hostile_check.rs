@@ -210,3 +210,31 @@ fn an_output_file_behind_a_link_is_written_through_not_replaced() {
     let written: Value = serde_json::from_str(&fs::read_to_string(d.join("target.txt")).unwrap()).unwrap();
     assert_eq!(written["verdict"]["outcome"], "pass");
 }
+
+#[test]
+fn a_source_file_too_large_to_parse_is_named_not_passed_over() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    write_all(
+        d,
+        &[
+            ("src/api/__init__.py", ""),
+            ("src/core/util.py", "x = 1\n"),
+            (
+                "andon.toml",
+                "[[contract]]\nname = \"c\"\nkind = \"forbidden\"\nfrom = [\"src/core/**\"]\nto = [\"src/api/**\"]\n",
+            ),
+        ],
+    );
+    fs::write(d.join("src/core/__init__.py"), format!("import src.api\n{}\n", "#".repeat(4_300_000))).unwrap();
+    let o = run(&["check", "-q"], d);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("note: src/core/__init__.py was not analysed (too-large)"), "{out}");
+    let doc = findings_doc(d);
+    assert_eq!(doc["unanalysed"][0]["path"], "src/core/__init__.py", "{doc:#}");
+    assert_eq!(doc["unanalysed"][0]["reason"], "too-large");
+}
+
+fn findings_doc(d: &Path) -> Value {
+    json(&run(&["check", "-q", "--format", "json"], d))
+}
