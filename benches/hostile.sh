@@ -27,7 +27,7 @@ if [ -z "${ANDON_BIN:-}" ]; then
   (cd "$ROOT" && cargo build --release --quiet)
   ANDON_BIN=${CARGO_TARGET_DIR:-$ROOT/target}/release/andon
 fi
-"$HERE/corpora.sh" "$CORPORA" >/dev/null
+[ -d "$CORPORA/django/django" ] || "$HERE/corpora.sh" "$CORPORA" >/dev/null
 rm -rf "$WORK" && mkdir -p "$WORK"
 
 median() { python3 -c "import json,sys; print(f\"{json.load(open(sys.argv[1]))['results'][0]['median']:.3f}\")" "$1"; }
