@@ -5,6 +5,9 @@
 //! the temp dir). The pure front-matter parser `settings::front_matter` runs on the text too.
 #![no_main]
 
+#[path = "scratch.rs"]
+mod scratch;
+
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
@@ -20,13 +23,7 @@ struct Dirs {
 fn dirs() -> &'static Dirs {
     static DIRS: OnceLock<Dirs> = OnceLock::new();
     DIRS.get_or_init(|| {
-        let shm = PathBuf::from("/dev/shm");
-        let base = match std::env::var_os("ANDON_FUZZ_SCRATCH") {
-            Some(d) => PathBuf::from(d),
-            None if shm.is_dir() => shm,
-            None => std::env::temp_dir(),
-        };
-        let base = base.join(format!("andon-fuzz-config-{}", std::process::id()));
+        let base = scratch::dir("config");
         let d = Dirs { andon: base.join("andon"), py: base.join("py"), legacy: base.join("legacy") };
         for p in [&d.andon, &d.py, &d.legacy.join(".claude")] {
             std::fs::create_dir_all(p).expect("scratch dir");

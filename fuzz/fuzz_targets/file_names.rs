@@ -8,6 +8,9 @@
 //! runs incrementally over it.
 #![no_main]
 
+#[path = "scratch.rs"]
+mod scratch;
+
 use std::collections::BTreeSet;
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
@@ -20,13 +23,7 @@ use libfuzzer_sys::fuzz_target;
 fn root() -> &'static PathBuf {
     static ROOT: OnceLock<PathBuf> = OnceLock::new();
     ROOT.get_or_init(|| {
-        let shm = PathBuf::from("/dev/shm");
-        let base = match std::env::var_os("ANDON_FUZZ_SCRATCH") {
-            Some(d) => PathBuf::from(d),
-            None if shm.is_dir() => shm,
-            None => std::env::temp_dir(),
-        };
-        let root = base.join(format!("andon-fuzz-names-{}", std::process::id()));
+        let root = scratch::dir("names");
         std::fs::create_dir_all(&root).expect("scratch dir");
         root
     })

@@ -9,6 +9,9 @@
 //! is. Whatever the bytes, nothing may panic; a damaged index is refused, never half-read.
 #![no_main]
 
+#[path = "scratch.rs"]
+mod scratch;
+
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
@@ -39,13 +42,7 @@ const FILES: &[(&str, &str)] = &[
 fn repo() -> &'static Repo {
     static REPO: OnceLock<Repo> = OnceLock::new();
     REPO.get_or_init(|| {
-        let shm = PathBuf::from("/dev/shm");
-        let base = match std::env::var_os("ANDON_FUZZ_SCRATCH") {
-            Some(d) => PathBuf::from(d),
-            None if shm.is_dir() => shm,
-            None => std::env::temp_dir(),
-        };
-        let root = base.join(format!("andon-fuzz-index-{}", std::process::id()));
+        let root = scratch::dir("index");
         for (path, text) in FILES {
             let p = root.join(path);
             std::fs::create_dir_all(p.parent().unwrap()).expect("scratch dir");

@@ -10,7 +10,7 @@ use std::process::Output;
 
 use andon::text::is_hidden;
 
-use crate::support::{facts, git, run};
+use crate::support::{commit_all, facts, run, write_files};
 
 /// What the hostile names carry after their first letter: a line break, a verdict, and an escape
 /// sequence that clears the terminal line.
@@ -85,14 +85,8 @@ fn repo() -> tempfile::TempDir {
         ("web/index.js".into(), "const other = require('./other');\nmodule.exports = other;\n".into()),
         ("web/other.js".into(), "module.exports = 1;\n".into()),
     ];
-    for (f, text) in &files {
-        let p = d.join(f);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(&p, text).unwrap_or_else(|e| panic!("writing {f:?}: {e}"));
-    }
-    git(d, &["init", "-q"]);
-    git(d, &["add", "-A"]);
-    git(d, &["commit", "-qm", "base"]);
+    write_files(d, &files);
+    commit_all(d);
     t
 }
 

@@ -8,7 +8,7 @@ use std::path::Path;
 use andon::text::is_hidden;
 use proptest::prelude::*;
 
-use crate::support::{facts, git, run};
+use crate::support::{commit_all, facts, run, write_files};
 
 /// The class, range by range: C0 and C1 controls and DEL, zero-width characters and the
 /// directional marks, the line and paragraph separators, the Arabic letter mark, the byte-order
@@ -135,14 +135,8 @@ fn repo(chars: &[char], names: &[char], words: &[&str]) -> tempfile::TempDir {
             "from core import parse\n\n\ndef go():\n    return parse(\"x\")\n".into(),
         ));
     }
-    for (f, text) in &files {
-        let p = d.join(f);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(&p, text).unwrap_or_else(|e| panic!("writing {f:?}: {e}"));
-    }
-    git(d, &["init", "-q"]);
-    git(d, &["add", "-A"]);
-    git(d, &["commit", "-qm", "base"]);
+    write_files(d, &files);
+    commit_all(d);
     t
 }
 

@@ -9,40 +9,18 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::support::{git, json, run};
+use crate::support::{contract_repo, git, json, run, write_files};
 
 /// A path under `dir` whose last component is the raw bytes `name`.
 fn raw(dir: &Path, name: &[u8]) -> PathBuf {
     dir.join(OsStr::from_bytes(name))
 }
 
-/// Writes `files` (relative path, text) under `dir`.
-fn write_all(dir: &Path, files: &[(&str, &str)]) {
-    for (f, text) in files {
-        fs::create_dir_all(dir.join(f).parent().unwrap()).unwrap();
-        fs::write(dir.join(f), text).unwrap();
-    }
-}
-
 /// A Python project whose contract forbids `core` to import `api`, with the breach in
 /// `src/app/core/leak\xff.py`; `None` when the file system refuses non-UTF-8 names.
 fn leak_repo() -> Option<tempfile::TempDir> {
-    let t = tempfile::tempdir().unwrap();
+    let t = contract_repo();
     let d = t.path();
-    write_all(
-        d,
-        &[
-            ("pyproject.toml", "[project]\nname = \"app\"\nversion = \"0.1.0\"\n"),
-            ("src/app/__init__.py", ""),
-            ("src/app/api/__init__.py", "def handler():\n    return 1\n"),
-            ("src/app/core/__init__.py", "def parse(text):\n    return text\n"),
-            (
-                "andon.toml",
-                "[[contract]]\nname = \"core stays independent of api\"\nkind = \"forbidden\"\n\
-                 from = [\"src/app/core/**\"]\nto = [\"src/app/api/**\"]\n",
-            ),
-        ],
-    );
     fs::write(raw(&d.join("src/app/core"), b"leak\xff.py"), "x = 1\nfrom app.api import handler\n").ok()?;
     Some(t)
 }
@@ -100,14 +78,14 @@ fn an_unused_dependency_in_a_non_utf8_directory_names_its_line() {
         eprintln!("skipped: this file system refuses non-UTF-8 file names");
         return;
     }
-    write_all(
+    write_files(
         &pkg,
         &[
             ("pyproject.toml", "[project]\nname = \"p\"\nversion = \"0.1.0\"\ndependencies = [\n  \"requests\",\n]\n"),
             ("src/p/__init__.py", "import os\n"),
         ],
     );
-    write_all(
+    write_files(
         d,
         &[("andon.toml", "[[contract]]\nname = \"declared is used\"\nkind = \"manifest\"\nchecks = [\"unused\"]\n")],
     );
@@ -130,7 +108,7 @@ fn a_rules_file_with_a_non_utf8_name_is_read() {
     )
     .unwrap();
     // TOML reads `\\` as one backslash: the setting is the name in its escaped text form.
-    write_all(
+    write_files(
         d,
         &[("andon.toml", "[[contract]]\nname = \"no files\"\nkind = \"rule\"\nrules = \"rules\\\\xff.dl\"\n")],
     );
@@ -142,7 +120,7 @@ fn a_rules_file_with_a_non_utf8_name_is_read() {
 fn a_fifo_as_the_rules_file_hangs_nothing() {
     let t = tempfile::tempdir().unwrap();
     let d = t.path();
-    write_all(
+    write_files(
         d,
         &[("a.py", "x = 1\n"), ("andon.toml", "[[contract]]\nname = \"r\"\nkind = \"rule\"\nrules = \"rules.dl\"\n")],
     );
@@ -177,7 +155,7 @@ fn a_fifo_as_the_rules_file_hangs_nothing() {
 fn an_import_spelled_with_string_escapes_is_the_module_it_loads() {
     let t = tempfile::tempdir().unwrap();
     let d = t.path();
-    write_all(
+    write_files(
         d,
         &[
             ("src/api/index.ts", "export const secret = 1;\n"),
@@ -201,7 +179,7 @@ fn an_import_spelled_with_string_escapes_is_the_module_it_loads() {
 fn an_output_file_behind_a_link_is_written_through_not_replaced() {
     let t = tempfile::tempdir().unwrap();
     let d = t.path();
-    write_all(d, &[("app/__init__.py", ""), ("andon.toml", "[[contract]]\nname = \"c\"\nkind = \"acyclic\"\n")]);
+    write_files(d, &[("app/__init__.py", ""), ("andon.toml", "[[contract]]\nname = \"c\"\nkind = \"acyclic\"\n")]);
     fs::write(d.join("target.txt"), "old\n").unwrap();
     std::os::unix::fs::symlink(d.join("target.txt"), d.join("report.json")).unwrap();
     let o = run(&["check", "-q", "--format", "json", "-o", "report.json"], d);
@@ -215,7 +193,7 @@ fn an_output_file_behind_a_link_is_written_through_not_replaced() {
 fn a_source_file_too_large_to_parse_is_named_not_passed_over() {
     let t = tempfile::tempdir().unwrap();
     let d = t.path();
-    write_all(
+    write_files(
         d,
         &[
             ("src/api/__init__.py", ""),

@@ -11,33 +11,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::support::{andon, json, run, run_ok};
+use crate::support::{andon, contract_repo, json, run, run_ok};
 
 /// A path under `dir` whose last component is the raw bytes `name`.
 fn raw(dir: &Path, name: &[u8]) -> PathBuf {
     dir.join(OsStr::from_bytes(name))
-}
-
-/// A Python project with a contract: `core` must not import `api`.
-fn contract_repo() -> tempfile::TempDir {
-    let t = tempfile::tempdir().unwrap();
-    let d = t.path();
-    for (f, text) in [
-        ("pyproject.toml", "[project]\nname = \"app\"\nversion = \"0.1.0\"\n"),
-        ("src/app/__init__.py", ""),
-        ("src/app/api/__init__.py", "def handler():\n    return 1\n"),
-        ("src/app/core/__init__.py", "def parse(text):\n    return text\n"),
-        ("web/main.ts", "export const x = 1;\n"),
-        (
-            "andon.toml",
-            "[[contract]]\nname = \"core stays independent of api\"\nkind = \"forbidden\"\n\
-             from = [\"src/app/core/**\"]\nto = [\"src/app/api/**\"]\n",
-        ),
-    ] {
-        fs::create_dir_all(d.join(f).parent().unwrap()).unwrap();
-        fs::write(d.join(f), text).unwrap();
-    }
-    t
 }
 
 /// Creates a file with a non-UTF-8 name, or `None` when the file system refuses such names.

@@ -64,6 +64,43 @@ pub fn facts(dir: &Path, relation: &str) -> Vec<serde_json::Value> {
     json(&out)["facts"].as_array().unwrap().clone()
 }
 
+/// Writes `files` (repo-relative path, text) under `dir`, creating their directories.
+pub fn write_files<P: AsRef<str>, T: AsRef<str>>(dir: &Path, files: &[(P, T)]) {
+    for (f, text) in files {
+        let p = dir.join(f.as_ref());
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, text.as_ref()).unwrap_or_else(|e| panic!("writing {:?}: {e}", f.as_ref()));
+    }
+}
+
+/// A Python project with a contract, `core` must not import `api`, and one TypeScript file.
+pub fn contract_repo() -> tempfile::TempDir {
+    let t = tempfile::tempdir().unwrap();
+    write_files(
+        t.path(),
+        &[
+            ("pyproject.toml", "[project]\nname = \"app\"\nversion = \"0.1.0\"\n"),
+            ("src/app/__init__.py", ""),
+            ("src/app/api/__init__.py", "def handler():\n    return 1\n"),
+            ("src/app/core/__init__.py", "def parse(text):\n    return text\n"),
+            ("web/main.ts", "export const x = 1;\n"),
+            (
+                "andon.toml",
+                "[[contract]]\nname = \"core stays independent of api\"\nkind = \"forbidden\"\n\
+                 from = [\"src/app/core/**\"]\nto = [\"src/app/api/**\"]\n",
+            ),
+        ],
+    );
+    t
+}
+
+/// `git init` in `dir` and one commit of everything in it.
+pub fn commit_all(dir: &Path) {
+    git(dir, &["init", "-q"]);
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-qm", "base"]);
+}
+
 pub fn git(dir: &std::path::Path, args: &[&str]) {
     let o = std::process::Command::new("git")
         .args(["-c", "user.name=andon", "-c", "user.email=andon@example.invalid", "-c", "commit.gpgsign=false"])
