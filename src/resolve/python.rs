@@ -12,6 +12,8 @@ use crate::facts::rel;
 pub(crate) struct Python<'a> {
     repo: &'a Repo<'a>,
     roots: BTreeSet<String>,
+    /// The roots every import can reach: the repository root and the manifests' roots.
+    installed_roots: BTreeSet<String>,
     /// dotted module → file (a `.py` wins over a `.pyi`)
     modules: BTreeMap<String, String>,
     /// file → (dotted module, is package `__init__`)
@@ -65,6 +67,7 @@ impl<'a> Python<'a> {
                 }
             }
         }
+        let mut installed_roots = roots.clone();
         // The parent of every top-level regular package is a source root.
         for f in &py_files {
             let name = f.rsplit('/').next().unwrap_or("");
@@ -84,6 +87,7 @@ impl<'a> Python<'a> {
             .filter(|r| r.is_empty() || !is_pkg_dir(r) || !repo.is_dir(parent_dir(r)) || !is_pkg_dir(parent_dir(r)))
             .cloned()
             .collect();
+        installed_roots.retain(|r| roots.contains(r));
         let valid = |n: &str| !n.is_empty() && n.chars().all(|c| c.is_alphanumeric() || c == '_');
         let root_package = (is_pkg_dir("") && valid(root_name)).then(|| root_name.to_string());
         let mut modules = BTreeMap::new();
@@ -129,7 +133,16 @@ impl<'a> Python<'a> {
                 k -= 1;
             }
         }
-        Python { repo, roots, modules, module_of, namespaces, root_package, root_name: display_name(root_name) }
+        Python {
+            repo,
+            roots,
+            installed_roots,
+            modules,
+            module_of,
+            namespaces,
+            root_package,
+            root_name: display_name(root_name),
+        }
     }
 
     /// Top-level importable names with their directory (packages) or file's directory (modules).
@@ -192,6 +205,23 @@ impl<'a> Python<'a> {
         }
     }
 
+    /// The source root file `path` is imported from: the longest root holding it.
+    fn root_of(&self, path: &str) -> Option<&String> {
+        self.roots.iter().filter(|r| under(path, r)).max_by_key(|r| r.len())
+    }
+
+    /// Whether an import in `from` surely reaches `file`: it sits under the importer's own
+    /// root, the repository root or a manifest's root. A root found only as the parent of a
+    /// top-level package (a `tests/` directory) is on the path only when something puts it
+    /// there, so the same name may be an installed package instead (`docs/conf.py` importing
+    /// `sphinx`, with a `tests/sphinx/` in the repository).
+    fn surely_reaches(&self, from: &str, file: &str) -> bool {
+        match self.root_of(file) {
+            Some(root) => self.installed_roots.contains(root) || self.root_of(from) == Some(root),
+            None => false,
+        }
+    }
+
     fn file_of(&self, dotted: &str) -> Option<(String, bool)> {
         if let Some(f) = self.modules.get(dotted) {
             return Some((f.clone(), true));
@@ -243,22 +273,23 @@ impl<'a> Python<'a> {
         if !abs.is_empty()
             && let Some((file, _)) = self.file_of(&abs)
         {
+            let sure = imp.spec.starts_with('.') || self.surely_reaches(path, &file);
             if !is_from || imp.kinds.contains("wildcard") {
-                return Target::Files(vec![(file, true)]);
+                return Target::Files(vec![(file, sure)]);
             }
             // `from pkg import a, b`: a submodule, or a name the module binds
             let mut targets = Vec::new();
             for (name, _) in &imp.names {
                 if let Some((sub, _)) = self.file_of(&format!("{abs}.{name}")) {
-                    targets.push((sub, true));
+                    targets.push((sub, sure));
                     continue;
                 }
                 match self.binds(&file, name) {
-                    Binding::Yes => targets.push((file.clone(), true)),
+                    Binding::Yes => targets.push((file.clone(), sure)),
                     Binding::Unknown => targets.push((file.clone(), false)),
                     Binding::No => {
                         out.missing_name(path, imp.line, name, &file);
-                        targets.push((file.clone(), true));
+                        targets.push((file.clone(), sure));
                     }
                 }
             }

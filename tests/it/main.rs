@@ -15,6 +15,7 @@ mod incremental;
 mod injection;
 mod ledger;
 mod ledger_recovery;
+mod names;
 mod preflight;
 mod request;
 mod settings;
