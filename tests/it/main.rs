@@ -18,4 +18,5 @@ mod ledger_recovery;
 mod preflight;
 mod request;
 mod settings;
+mod stubs;
 mod support;
