@@ -8,6 +8,7 @@
 (scoped_type_identifier path: (_)) @import.qualified
 (macro_invocation (token_tree) @import.macro_tokens)
 (mod_item name: (identifier) @name) @mod
+(impl_item trait: (_)) @impl
 
 (function_item name: (identifier) @name) @def.function
 (function_signature_item name: (identifier) @name) @def.function

@@ -21,6 +21,7 @@
 (program (export_statement declaration: (lexical_declaration (variable_declarator name: (identifier) @name) @def.variable)))
 (program (export_statement declaration: (variable_declaration (variable_declarator name: (identifier) @name) @def.variable)))
 (method_definition name: (property_identifier) @name) @def.method
+(abstract_method_signature name: (property_identifier) @name) @def.method
 (export_statement) @export
 
 (call_expression function: [(identifier) @name (member_expression property: (property_identifier) @name)]) @call

@@ -20,6 +20,8 @@ pub(crate) struct Extractor<'a, 'o> {
     seen_refs: std::collections::HashSet<(u32, &'a str), foldhash::fast::FixedState>,
     /// Lines of imports taken from a clean syntax tree (for error recovery).
     pub import_lines: std::collections::HashSet<u32>,
+    /// Functions and methods defined so far, and markers found so far (for `MarkerIn`).
+    pub owners: super::classes::Owners,
 }
 
 impl<'a, 'o> Extractor<'a, 'o> {
@@ -32,8 +34,8 @@ impl<'a, 'o> Extractor<'a, 'o> {
         root: Option<Node<'a>>,
         out: &'o mut SplitBuilder,
     ) -> Self {
-        let (seen_refs, import_lines) = Default::default();
-        Extractor { path, src, test_file, root, links: None, b: out, seen_refs, import_lines }
+        let (seen_refs, import_lines, owners) = Default::default();
+        Extractor { path, src, test_file, root, links: None, b: out, seen_refs, import_lines, owners }
     }
 
     /// The parent of a node (`Node::parent` walks down from the root: use this in a deep tree).
@@ -120,6 +122,7 @@ impl<'a, 'o> Extractor<'a, 'o> {
             ],
         );
         self.push(rel::VISIBILITY, &[p.into(), name.into(), l.into(), visibility.into()]);
+        self.owners.definition(kind, name, l, end.row as u32 + 1);
     }
 
     /// An import edge: one `Import` row for its form (`static` or `dynamic`) and one per qualifier.
@@ -143,6 +146,7 @@ impl<'a, 'o> Extractor<'a, 'o> {
         self.push(rel::MARKER, &[self.path.into(), line.into(), kind.into()]);
         let t = text::clip(text.trim(), 200);
         self.push(rel::MARKER_TEXT, &[self.path.into(), line.into(), t.as_str().into()]);
+        self.owners.marker(line, kind);
     }
 
     /// Scans comment or string text for markers (comments only) and text that addresses the tool.

@@ -7,6 +7,7 @@
 //! `grammars/<lang>/facts.scm` (compiled once per process), and one module here for its quirks.
 //! Parsers and query cursors are per thread ([`Context`]).
 
+mod classes;
 mod extractor;
 pub mod lang;
 pub mod manifest;
@@ -137,6 +138,7 @@ fn extract_linked_past(ctx: &mut Context, lang: Lang, path: &str, src: &str, out
         let Some((cname, node)) = main else { continue };
         (spec.on_capture)(&mut x, cname, node, name);
     }
+    classes::marker_owners(&mut x);
     let mut broken = if root.has_error() { parse_errors(&mut x, root) } else { Vec::new() };
     if let Some(n) = survey.first_omitted {
         let end = n.end_position();
@@ -267,6 +269,7 @@ mod tests {
             "import.export",
             "import.require",
             "mod",
+            "impl",
             "call",
             "call.macro",
             "ref",

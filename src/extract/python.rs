@@ -135,6 +135,7 @@ fn def_function_or_class<'a>(x: &mut Extractor<'a, '_>, cap: &str, node: Node<'a
     };
     let vis = visibility(nm);
     x.define(node, nm, kind, vis);
+    class_facts(x, node, nm, kind, scope);
     if scope.is_none() && vis == "public" {
         x.push(rel::EXPORTS, &[x.path.into(), nm.into()]);
     }
@@ -145,6 +146,45 @@ fn def_function_or_class<'a>(x: &mut Extractor<'a, '_>, cap: &str, node: Node<'a
         && let Some(stub) = stub_body(x, node)
     {
         x.push(rel::STUB_BODY, &[x.path.into(), nm.into(), line(node).into(), stub.into()]);
+    }
+}
+
+/// A class's bases and metaclass, a method's class, and the decorators of either.
+fn class_facts<'a>(x: &mut Extractor<'a, '_>, node: Node<'a>, name: &str, kind: &str, scope: Option<Node<'a>>) {
+    let l = line(node);
+    if kind == "method"
+        && let Some(class) = scope.and_then(|s| s.child_by_field_name("name"))
+    {
+        let class = x.text(class);
+        x.push(rel::MEMBER, &[x.path.into(), class.into(), name.into(), l.into()]);
+    }
+    if let Some(wrapper) = x.parent(node).filter(|p| p.kind() == "decorated_definition") {
+        let mut c = wrapper.walk();
+        for d in wrapper.named_children(&mut c).filter(|d| d.kind() == "decorator") {
+            let Some(e) = d.named_child(0) else { continue };
+            let e = if e.kind() == "call" { e.child_by_field_name("function").unwrap_or(e) } else { e };
+            let text: String = x.text(e).split_whitespace().collect();
+            x.push(rel::DECORATOR, &[x.path.into(), name.into(), l.into(), text.as_str().into()]);
+        }
+    }
+    let Some(bases) = node.child_by_field_name("superclasses").filter(|_| kind == "class") else {
+        return;
+    };
+    let mut c = bases.walk();
+    for b in bases.named_children(&mut c) {
+        if b.kind() == "keyword_argument" {
+            let key = b.child_by_field_name("name").map(|n| x.text(n));
+            if let (Some("metaclass"), Some(v)) = (key, b.child_by_field_name("value")) {
+                let meta: String = x.text(v).split_whitespace().collect();
+                x.push(rel::METACLASS, &[x.path.into(), l.into(), name.into(), meta.as_str().into()]);
+            }
+            continue;
+        }
+        let b = if b.kind() == "subscript" { b.child_by_field_name("value").unwrap_or(b) } else { b };
+        if matches!(b.kind(), "identifier" | "attribute") {
+            let base: String = x.text(b).split_whitespace().collect();
+            super::classes::inherits(x, l, name, &base, "extends", ".");
+        }
     }
 }
 

@@ -56,6 +56,9 @@ pub(super) fn on_capture<'a>(x: &mut Extractor<'a, '_>, cap: &str, node: Node<'a
             if is_top_level(x, node) && vis.starts_with("pub") {
                 x.push(rel::EXPORTS, &[x.path.into(), nm.into()]);
             }
+            if kind == "method" {
+                member(x, node, nm);
+            }
             if kind == "function" || kind == "method" {
                 if has_test_attribute(x, node) {
                     x.push(rel::TEST_DEF, &[x.path.into(), nm.into(), line(node).into()]);
@@ -65,6 +68,7 @@ pub(super) fn on_capture<'a>(x: &mut Extractor<'a, '_>, cap: &str, node: Node<'a
                 }
             }
         }
+        "impl" => impl_trait(x, node),
         "call" => {
             if let Some(n) = name {
                 x.call(node, n);
@@ -82,6 +86,43 @@ pub(super) fn on_capture<'a>(x: &mut Extractor<'a, '_>, cap: &str, node: Node<'a
             }
         }
         _ => x.common_capture(cap, node),
+    }
+}
+
+/// The name of a type as an `impl` block names it: `Foo` for `Foo`, `Foo<T>`, `&Foo` or `a::Foo`.
+fn type_name<'a>(x: &Extractor<'a, '_>, node: Node<'a>) -> Option<&'a str> {
+    let mut at = node;
+    loop {
+        at = match at.kind() {
+            "type_identifier" | "identifier" => return Some(x.text(at)),
+            "generic_type" | "reference_type" => at.child_by_field_name("type")?,
+            "scoped_type_identifier" | "scoped_identifier" => at.child_by_field_name("name")?,
+            _ => return None,
+        };
+    }
+}
+
+/// `impl Trait for Type`: the type inherits the trait (kind `impl`).
+fn impl_trait<'a>(x: &mut Extractor<'a, '_>, node: Node<'a>) {
+    let (Some(t), Some(ty)) = (node.child_by_field_name("trait"), node.child_by_field_name("type")) else {
+        return;
+    };
+    let Some(class) = type_name(x, ty) else { return };
+    let t = if t.kind() == "generic_type" { t.child_by_field_name("type").unwrap_or(t) } else { t };
+    let base: String = x.text(t).split_whitespace().collect();
+    super::classes::inherits(x, line(node), class, &base, "impl", "::");
+}
+
+/// A function of an `impl` block or a trait: a member of the type or the trait.
+fn member<'a>(x: &mut Extractor<'a, '_>, node: Node<'a>, name: &str) {
+    let owner = x.ancestors(node).into_iter().take(2).find(|a| matches!(a.kind(), "impl_item" | "trait_item"));
+    let class = match owner {
+        Some(o) if o.kind() == "trait_item" => o.child_by_field_name("name").map(|n| x.text(n)),
+        Some(o) => o.child_by_field_name("type").and_then(|t| type_name(x, t)),
+        None => None,
+    };
+    if let Some(class) = class {
+        x.push(rel::MEMBER, &[x.path.into(), class.into(), name.into(), line(node).into()]);
     }
 }
 

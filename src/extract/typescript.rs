@@ -56,6 +56,7 @@ pub(super) fn on_capture<'a>(x: &mut Extractor<'a, '_>, cap: &str, node: Node<'a
                 vis = member_visibility(x, node, nm);
             }
             x.define(node, nm, kind, vis);
+            class_facts(x, node, nm, kind);
             if exported && kind != "method" {
                 x.push(rel::EXPORTS, &[x.path.into(), nm.into()]);
             }
@@ -79,6 +80,43 @@ pub(super) fn on_capture<'a>(x: &mut Extractor<'a, '_>, cap: &str, node: Node<'a
             }
         }
         _ => x.common_capture(cap, node),
+    }
+}
+
+/// A class's or interface's bases, a method's class, and the `abstract` modifier of either.
+fn class_facts<'a>(x: &mut Extractor<'a, '_>, node: Node<'a>, name: &str, kind: &str) {
+    let l = line(node);
+    if matches!(node.kind(), "abstract_class_declaration" | "abstract_method_signature") {
+        x.push(rel::ABSTRACT_DEF, &[x.path.into(), name.into(), l.into()]);
+    }
+    if kind == "method" {
+        let class = x.parent(node).filter(|b| b.kind() == "class_body").and_then(|b| x.parent(b));
+        if let Some(class) = class.and_then(|c| c.child_by_field_name("name")) {
+            let class = x.text(class);
+            x.push(rel::MEMBER, &[x.path.into(), class.into(), name.into(), l.into()]);
+        }
+        return;
+    }
+    let mut c = node.walk();
+    for part in node.named_children(&mut c) {
+        let mut c2 = part.walk();
+        let clauses: Vec<Node> = match part.kind() {
+            "class_heritage" => part.named_children(&mut c2).collect(),
+            "extends_type_clause" => vec![part],
+            _ => continue,
+        };
+        for clause in clauses {
+            let kind = if clause.kind() == "implements_clause" { "implements" } else { "extends" };
+            let mut c3 = clause.walk();
+            for b in clause.named_children(&mut c3) {
+                let b = if b.kind() == "generic_type" { b.child_by_field_name("name").unwrap_or(b) } else { b };
+                if matches!(b.kind(), "identifier" | "type_identifier" | "member_expression" | "nested_type_identifier")
+                {
+                    let base: String = x.text(b).split_whitespace().collect();
+                    super::classes::inherits(x, l, name, &base, kind, ".");
+                }
+            }
+        }
     }
 }
 

@@ -19,4 +19,5 @@ mod names;
 mod preflight;
 mod request;
 mod settings;
+mod stubs;
 mod support;
