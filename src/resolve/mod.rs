@@ -46,6 +46,10 @@ pub(crate) struct FileInfo<'s> {
     pub import_within: HashMap<u32, String>,
     /// (line, name, within) of out-of-line Rust `mod` declarations.
     pub mod_decls: Vec<(u32, String, String)>,
+    /// Macros the file puts at its crate's root (`CrateRootMacro`).
+    pub root_macros: Vec<&'s str>,
+    /// Why the file's surface is open (`OpenSurface` from extraction).
+    pub open: Vec<&'s str>,
 }
 
 #[derive(Default, Debug)]
@@ -115,6 +119,8 @@ impl<'s> Repo<'s> {
                         fi.exports.insert(seg.str(c[1]));
                     }
                     rel::MOD_DECL => fi.mod_decls.push((c[1], s(c[2]), s(c[3]))),
+                    rel::CRATE_ROOT_MACRO => fi.root_macros.push(seg.str(c[2])),
+                    rel::OPEN_SURFACE => fi.open.push(seg.str(c[1])),
                     rel::CFG_TEST => {
                         fi.cfg_test.insert(c[1]);
                     }
@@ -335,6 +341,7 @@ fn resolve_imports<'p>(repo: &'p Repo, hooks: &Resolvers, out: &mut Out) -> Vec<
             let t = hook.resolve(path, imp, out);
             let t = if fi.recovered.contains(&imp.line) { t.downgraded() } else { t };
             out.resolution(path, hook, imp, &t);
+            open_glob(path, imp, &t, out);
             let carries =
                 imp.kinds.contains("wildcard") && (imp.kinds.contains("re_export") || lang.wildcard_import_reexports);
             if carries && let Target::Files(fs) = &t {
@@ -345,6 +352,22 @@ fn resolve_imports<'p>(repo: &'p Repo, hooks: &Resolvers, out: &mut Out) -> Vec<
         }
     }
     globs
+}
+
+/// A glob import (`use x::*`, `from x import *`, `export * from`) of something outside the index
+/// opens the importing module's surface: the names it brings in are unknown.
+fn open_glob(path: &str, imp: &Imp, t: &Target, out: &mut Out) {
+    if !imp.kinds.contains("wildcard") || imp.kinds.contains("test") {
+        return;
+    }
+    let whose = match t {
+        Target::Files(_) => return,
+        Target::External(pkg, _) => format!("the external package `{pkg}`"),
+        Target::Undeclared(pkg) => format!("the undeclared package `{pkg}`"),
+        Target::Unresolved(_) => "an unresolved module".to_string(),
+    };
+    let reason = format!("glob import of `{}` (line {}) from {whose}", imp.spec, imp.line);
+    out.push(rel::OPEN_SURFACE, &[path.into(), reason.as_str().into()]);
 }
 
 /// `DependencyImport`: the name each declared dependency is imported by, as the resolver of its
