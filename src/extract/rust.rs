@@ -439,7 +439,7 @@ fn item_macro<'a>(x: &mut Extractor<'a, '_>, node: Node<'a>, name: &str) {
         format!("item-level macro `{name}!` at line {}", line(node))
     };
     x.push(rel::OPEN_SURFACE, &[x.path.into(), reason.as_str().into()]);
-    if scope != "source_file" || x.macro_depth >= MAX_MACRO_DEPTH {
+    if name == "include" || scope != "source_file" || x.macro_depth >= MAX_MACRO_DEPTH {
         return;
     }
     let Some(tt) = node.named_children(&mut node.walk()).find(|c| c.kind() == "token_tree") else { return };

@@ -11,7 +11,8 @@ use proptest::prelude::*;
 
 use crate::support::{json, run, run_ok, scratch};
 
-const FIXTURES: &[&str] = &["broken", "py-gaps", "py-src-layout", "rs-targets", "rs-workspace", "ts-workspace"];
+const FIXTURES: &[&str] =
+    &["broken", "py-gaps", "py-src-layout", "rs-macros", "rs-targets", "rs-workspace", "ts-workspace"];
 
 /// Indexes fixture `name` in a scratch directory and loads every base relation.
 fn loaded(name: &str) -> (tempfile::TempDir, Program, Store) {

@@ -15,6 +15,7 @@ mod incremental;
 mod injection;
 mod ledger;
 mod ledger_recovery;
+mod open_surface;
 mod preflight;
 mod request;
 mod settings;
