@@ -443,7 +443,7 @@ pub fn structural_of(idx: &Index, wire: Option<&Wire>, path: &str, summary: &str
 
 /// Why a name missing across wire `w` is no exact absence: the first open surface its target
 /// rests on (R100), e.g. "`quote` is missing from src/lib.rs, whose surface is open: src/lib.rs has
-/// item-level macro `m!` at line 3".
+/// item-level macro `m!`".
 fn open_absence(store: &Store, w: &Wire) -> Option<String> {
     let s = |v: u32| store.syms.str(v).to_string();
     let on_wire = |path: u32| {

@@ -436,7 +436,7 @@ fn item_macro<'a>(x: &mut Extractor<'a, '_>, node: Node<'a>, name: &str) {
     let reason = if name == "include" {
         "`include!` of text the index does not hold".to_string()
     } else {
-        format!("item-level macro `{name}!` at line {}", line(node))
+        format!("item-level macro `{name}!`") // one row per macro and file, however often it is invoked
     };
     x.push(rel::OPEN_SURFACE, &[x.path.into(), reason.as_str().into()]);
     if name == "include" || scope != "source_file" || x.macro_depth >= MAX_MACRO_DEPTH {

@@ -1,8 +1,10 @@
 //! Rust: crate roots from `Cargo.toml` (lib, bins, build script, `src/bin`, `tests`, `examples`,
 //! `benches`), the module tree through out-of-line `mod` declarations (`a.rs` or `a/mod.rs`),
 //! `crate::`/`self::`/`super::` paths, 2018 uniform paths, workspace crates and declared
-//! dependencies, and `pub use` re-export chains. `#[path]` attributes and macro-generated modules
-//! are not followed (such imports resolve with `heuristic` confidence).
+//! dependencies, `pub use` re-export chains and glob imports into the repo, and the macros a crate's
+//! root defines (`CrateRootMacro`). `#[path]` attributes are not followed (such imports resolve with
+//! `heuristic` confidence). A name missing from its module is a `MissingName` on an exact
+//! resolution; whether that absence is sound is the rules' to say (`OpenSurface`).
 
 use std::collections::BTreeMap;
 
