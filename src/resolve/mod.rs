@@ -384,32 +384,28 @@ fn dependency_imports(repo: &Repo, hooks: &Resolvers, out: &mut Out) {
 
 /// `export * from`, `pub use m::*` and Python's `from m import *` put the target's public names on
 /// the importing module's surface too: propagated to a fixpoint over the files involved (cycles
-/// terminate).
+/// terminate), each name once per file (a work list of the names each file newly gained).
 fn glob_exports(repo: &Repo, globs: &[(&str, String)], out: &mut Out) {
-    let mut surface: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    let mut importers: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    let mut surface: BTreeMap<&str, HashSet<&str>> = BTreeMap::new();
     for (from, target) in globs {
+        importers.entry(target.as_str()).or_default().push(from);
         for f in [*from, target.as_str()] {
-            if !surface.contains_key(f) {
-                let own = repo.files.get(f).map(|fi| fi.exports.iter().copied().collect()).unwrap_or_default();
-                surface.insert(f, own);
-            }
+            surface.entry(f).or_insert_with(|| repo.files.get(f).map(|fi| fi.exports.clone()).unwrap_or_default());
         }
     }
+    let mut work: Vec<(&str, &str)> = Vec::new();
+    for target in importers.keys() {
+        work.extend(surface[target].iter().filter(|n| **n != "default").map(|n| (*target, *n)));
+    }
     let mut added: BTreeSet<(&str, &str)> = BTreeSet::new();
-    loop {
-        let mut changed = false;
-        for (from, target) in globs {
-            let names: Vec<&str> = surface[target.as_str()].iter().copied().filter(|n| *n != "default").collect();
+    while let Some((target, name)) = work.pop() {
+        for from in importers.get(target).into_iter().flatten() {
             let mine = surface.get_mut(from).expect("every glob's file has a surface");
-            for n in names {
-                if mine.insert(n) {
-                    added.insert((from, n));
-                    changed = true;
-                }
+            if mine.insert(name) {
+                added.insert((from, name));
+                work.push((from, name));
             }
-        }
-        if !changed {
-            break;
         }
     }
     for (p, n) in added {

@@ -43,6 +43,8 @@ pub(crate) struct Rust<'a> {
     found: std::cell::RefCell<HashMap<(String, String), Found>>,
     /// per crate, the macros its root defines wherever they are written (`CrateRootMacro`)
     root_macros: Vec<super::HashSet<&'a str>>,
+    /// file → the repo files its glob imports reach, with whether exactly
+    globs: std::cell::RefCell<HashMap<String, Vec<(String, bool)>>>,
 }
 
 /// Where an item was found: its file, and whether that is exact.
@@ -75,6 +77,7 @@ impl<'a> Rust<'a> {
             test_only: BTreeMap::new(),
             found: Default::default(),
             root_macros: Vec::new(),
+            globs: Default::default(),
         };
         for ci in 0..r.crates.len() {
             let lib = r.lib_root(ci);
@@ -433,21 +436,30 @@ impl<'a> Rust<'a> {
     /// that defines it, if a glob into the repo reaches one; a glob from outside the index is not
     /// followed (its module's surface is open instead).
     fn find_through_globs(&self, file: &str, name: &str, depth: u32) -> Found {
-        let fi = self.repo.files.get(file)?;
-        for imp in fi.imports.iter().filter(|i| i.kinds.contains("wildcard")) {
-            let fake = Imp { line: imp.line, spec: imp.spec.clone(), kinds: imp.kinds.clone(), names: Vec::new() };
-            let mut sink = Out { b: crate::facts::SegmentBuilder::new() };
-            let Target::Files(fs) = self.resolve_in(file, &fake, &mut sink, depth + 1) else { continue };
-            for (t, exact) in fs {
-                if t == file {
-                    continue;
-                }
-                if let Some((f, e)) = self.find_item(&t, name, depth + 1) {
-                    return Some((f, e && exact));
-                }
+        for (t, exact) in self.glob_targets(file, depth) {
+            if let Some((f, e)) = self.find_item(&t, name, depth + 1) {
+                return Some((f, e && exact));
             }
         }
         None
+    }
+
+    /// The repo files the glob imports of module file `file` reach (resolved once per file).
+    fn glob_targets(&self, file: &str, depth: u32) -> Vec<(String, bool)> {
+        if let Some(hit) = self.globs.borrow().get(file) {
+            return hit.clone();
+        }
+        let mut out = Vec::new();
+        let imports = self.repo.files.get(file).map(|fi| fi.imports.as_slice()).unwrap_or_default();
+        for imp in imports.iter().filter(|i| i.kinds.contains("wildcard")) {
+            let fake = Imp { line: imp.line, spec: imp.spec.clone(), kinds: imp.kinds.clone(), names: Vec::new() };
+            let mut sink = Out { b: crate::facts::SegmentBuilder::new() };
+            if let Target::Files(fs) = self.resolve_in(file, &fake, &mut sink, depth + 1) {
+                out.extend(fs.into_iter().filter(|(t, _)| t != file));
+            }
+        }
+        self.globs.borrow_mut().insert(file.to_string(), out.clone());
+        out
     }
 }
 
