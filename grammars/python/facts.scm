@@ -16,6 +16,9 @@
 (module (try_statement (except_clause (block (expression_statement (assignment left: [(identifier) @name (pattern_list (identifier) @name)]) @def.variable)))))
 
 (call function: [(identifier) @name (attribute attribute: (identifier) @name)]) @call
+; `__all__ += …` and `__all__.extend(…)`/`.append(…)`: the module's names are computed
+(augmented_assignment left: (identifier) @_all (#eq? @_all "__all__")) @open
+(call function: (attribute object: (identifier) @_all attribute: (identifier) @_m (#eq? @_all "__all__") (#any-of? @_m "extend" "append" "insert" "__iadd__"))) @open
 (raise_statement) @raise
 
 (identifier) @ref

@@ -316,6 +316,7 @@ const GOALS: &[crate::facts::RelId] = &[
     rel::IN_STAGE,
     rel::UNDECLARED_IMPORT,
     rel::UNUSED_DEPENDENCY_AT,
+    rel::OPEN_ABSENCE,
 ];
 
 /// Structural proof of a non-wire obligation at `path`: an undeclared import or an unused
@@ -402,6 +403,8 @@ pub fn structural_of(idx: &Index, wire: Option<&Wire>, path: &str, summary: &str
         refs.sort();
         let why = if tier == 1 {
             String::new()
+        } else if let Some(open) = open_absence(&store, w) {
+            format!(" (tier 2, not 1: {open})")
         } else {
             " (tier 2, not 1: the contradictions rest on heuristic resolution or a stub, not an exact fact)".to_string()
         };
@@ -436,6 +439,27 @@ pub fn structural_of(idx: &Index, wire: Option<&Wire>, path: &str, summary: &str
         ),
         imports,
     ))
+}
+
+/// Why a name missing across wire `w` is no exact absence: the first open surface its target
+/// rests on (R100), e.g. "`quote` is missing from src/lib.rs, whose surface is open: src/lib.rs has
+/// item-level macro `m!`".
+fn open_absence(store: &Store, w: &Wire) -> Option<String> {
+    let s = |v: u32| store.syms.str(v).to_string();
+    let on_wire = |path: u32| {
+        store.rels[rel::BROKEN_IMPORT_AT.0 as usize].iter().any(|r| r[0] == path && store.syms.str(r[3]) == w.producer)
+            && store.rels[rel::IN_STAGE.0 as usize].iter().any(|x| x[0] == path && store.syms.str(x[1]) == w.consumer)
+    };
+    let mut found: Vec<String> = store.rels[rel::OPEN_ABSENCE.0 as usize]
+        .iter()
+        .filter(|r| on_wire(r[0]))
+        .map(|r| {
+            let (name, target, origin, reason) = (s(r[2]), s(r[3]), s(r[4]), s(r[5]));
+            format!("`{name}` is missing from {target}, whose surface is open ({origin}: {reason})")
+        })
+        .collect();
+    found.sort();
+    found.into_iter().next()
 }
 
 /// Tier-1 contradictions touching `paths` (condition 3 of the andon rule): imports in them, or of

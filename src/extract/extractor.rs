@@ -22,6 +22,8 @@ pub(crate) struct Extractor<'a, 'o> {
     pub import_lines: std::collections::HashSet<u32>,
     /// Functions and methods defined so far, and markers found so far (for `MarkerIn`).
     pub owners: super::classes::Owners,
+    /// How many macro bodies this extractor's tree is nested in (0 for the file's own tree).
+    pub macro_depth: u32,
 }
 
 impl<'a, 'o> Extractor<'a, 'o> {
@@ -35,7 +37,26 @@ impl<'a, 'o> Extractor<'a, 'o> {
         out: &'o mut SplitBuilder,
     ) -> Self {
         let (seen_refs, import_lines, owners) = Default::default();
-        Extractor { path, src, test_file, root, links: None, b: out, seen_refs, import_lines, owners }
+        Extractor { path, src, test_file, root, links: None, b: out, seen_refs, import_lines, owners, macro_depth: 0 }
+    }
+
+    /// An extractor of the same file over `root`, the syntax tree of a macro body parsed on its
+    /// own, writing to the same facts.
+    pub fn nested<'b>(&'b mut self, root: Node<'b>) -> Extractor<'b, 'b> {
+        let (seen_refs, import_lines, owners) = Default::default();
+        let (path, src, test_file, macro_depth) = (self.path, self.src, self.test_file, self.macro_depth + 1);
+        Extractor {
+            path,
+            src,
+            test_file,
+            root: Some(root),
+            links: None,
+            b: self.b,
+            seen_refs,
+            import_lines,
+            owners,
+            macro_depth,
+        }
     }
 
     /// The parent of a node (`Node::parent` walks down from the root: use this in a deep tree).

@@ -153,6 +153,41 @@ fn extract_linked_past(ctx: &mut Context, lang: Lang, path: &str, src: &str, out
     }
 }
 
+/// Extracts the items written in the Rust macro body `body` (`cfg_x! { mod a; pub use a::B; }`) as
+/// if they were written in place: the body is parsed on its own, keeping the file's positions, and
+/// every capture of the Rust query in it but those named in `skip` (what the file's own tree already
+/// yields from a token tree) goes to the Rust hook. Syntax errors there are not the file's: a macro's
+/// input need not be items.
+pub(crate) fn extract_macro_body(x: &mut Extractor, body: tree_sitter::Range, skip: &[&str]) {
+    let grammar = Lang::Rust.spec().grammar_for(x.path);
+    let mut parser = Parser::new();
+    if parser.set_language(&(grammar.language)()).is_err() || parser.set_included_ranges(&[body]).is_err() {
+        return;
+    }
+    let src = x.src;
+    let Some(tree) = parser.parse(src.as_bytes(), None) else { return };
+    let root = tree.root_node();
+    let mut sub = x.nested(root);
+    if tree::survey(root).depth > LINK_DEPTH {
+        sub.links = Some(Links::of(root));
+    }
+    let q = query(grammar);
+    let mut cursor = QueryCursor::new();
+    cursor.set_max_start_depth(Some(MAX_DEPTH));
+    let mut matches = cursor.matches(&q.query, root, src.as_bytes());
+    while let Some(m) = matches.next() {
+        let name = m.captures().iter().find(|c| q.names[c.index as usize] == "name").map(|c| c.node);
+        let main = m
+            .captures()
+            .iter()
+            .map(|c| (q.names[c.index as usize], c.node))
+            .rfind(|(n, _)| *n != "name" && !n.starts_with('_'));
+        if let Some((cname, node)) = main.filter(|(n, _)| !skip.contains(n)) {
+            (Lang::Rust.spec().on_capture)(&mut sub, cname, node, name);
+        }
+    }
+}
+
 /// The manifest kind of a file, by its name: its ecosystem in the language table, or `tsconfig`.
 pub fn manifest_kind(path: &str) -> Option<&'static str> {
     let name = path.rsplit('/').next().unwrap_or(path);
@@ -278,6 +313,7 @@ mod tests {
             "raise",
             "throw",
             "export",
+            "open",
         ];
         for (lang, names) in capture_names() {
             for n in names {

@@ -33,6 +33,10 @@ pub(super) fn on_capture<'a>(x: &mut Extractor<'a, '_>, cap: &str, node: Node<'a
                 x.call(node, n);
             }
         }
+        "open" => {
+            let reason = format!("`__all__` is changed at line {}", line(node));
+            x.push(rel::OPEN_SURFACE, &[x.path.into(), reason.as_str().into()]);
+        }
         "raise" => {
             if raises_not_implemented(x, node) {
                 let t = x.text(node);
@@ -136,6 +140,10 @@ fn def_function_or_class<'a>(x: &mut Extractor<'a, '_>, cap: &str, node: Node<'a
     let vis = visibility(nm);
     x.define(node, nm, kind, vis);
     class_facts(x, node, nm, kind, scope);
+    if scope.is_none() && nm == "__getattr__" {
+        let reason = format!("module-level `__getattr__` at line {}", line(node));
+        x.push(rel::OPEN_SURFACE, &[x.path.into(), reason.as_str().into()]);
+    }
     if scope.is_none() && vis == "public" {
         x.push(rel::EXPORTS, &[x.path.into(), nm.into()]);
     }
@@ -194,6 +202,7 @@ fn def_variable<'a>(x: &mut Extractor<'a, '_>, node: Node<'a>, name: Node<'a>) {
     let vis = visibility(nm);
     x.define(node, nm, "variable", vis);
     if nm == "__all__" {
+        computed_all(x, node);
         if let Some(list) = node.child_by_field_name("right") {
             let mut c = list.walk();
             for item in list.named_children(&mut c) {
@@ -309,5 +318,17 @@ pub(super) fn recover_imports(x: &mut Extractor, broken: &[(u32, u32)]) {
         }
         x.import(l, &spec, &[]);
         x.push(rel::IMPORT_RECOVERED, &[x.path.into(), l.into(), spec.as_str().into()]);
+    }
+}
+
+/// `__all__ = <anything but a list or tuple of strings>` (`a.__all__ + b.__all__`, a
+/// comprehension): the module's names are computed, so its surface is open.
+fn computed_all<'a>(x: &mut Extractor<'a, '_>, node: Node<'a>) {
+    let Some(right) = node.child_by_field_name("right") else { return };
+    let literal = matches!(right.kind(), "list" | "tuple")
+        && right.named_children(&mut right.walk()).all(|i| matches!(i.kind(), "string" | "comment"));
+    if !literal {
+        let reason = format!("`__all__` is computed at line {}", line(node));
+        x.push(rel::OPEN_SURFACE, &[x.path.into(), reason.as_str().into()]);
     }
 }

@@ -53,6 +53,7 @@ pub(super) fn on_capture<'a>(x: &mut Extractor<'a, '_>, cap: &str, node: Node<'a
             let nm = x.text(n);
             let vis = visibility(x, node);
             x.define(node, nm, kind, &vis);
+            crate_root_macro(x, node, nm);
             if is_top_level(x, node) && vis.starts_with("pub") {
                 x.push(rel::EXPORTS, &[x.path.into(), nm.into()]);
             }
@@ -83,6 +84,7 @@ pub(super) fn on_capture<'a>(x: &mut Extractor<'a, '_>, cap: &str, node: Node<'a
                     let t = x.text(node);
                     x.marker(line(node), kind, t);
                 }
+                item_macro(x, node, m);
             }
         }
         _ => x.common_capture(cap, node),
@@ -451,5 +453,126 @@ fn stub_body(x: &Extractor, node: Node) -> Option<&'static str> {
         "todo" => Some("todo"),
         "unimplemented" => Some("unimplemented"),
         _ => None,
+    }
+}
+
+/// Item-level macros whose expansion defines no Rust item: they leave a module's surface closed.
+const INERT_ITEM_MACROS: &[&str] = &["compile_error", "global_asm"];
+
+/// Captures the file's own tree already yields from a macro's token tree, not taken again from its
+/// parsed body.
+const SEEN_IN_TOKENS: &[&str] = &["ref", "comment", "string", "import.qualified", "import.macro_tokens"];
+
+/// Nested macro bodies read as items, at most.
+const MAX_MACRO_DEPTH: u32 = 8;
+
+/// An item-level macro invocation (`cfg_rt! { … }`, `crate_root!();`, `include!(…)`): the module's
+/// surface is open (`OpenSurface`), unless the macro is inert; the body of one at the top of the
+/// file is read as items written in place.
+fn item_macro<'a>(x: &mut Extractor<'a, '_>, node: Node<'a>, name: &str) {
+    let Some(scope) = item_scope(x, node) else { return };
+    if INERT_ITEM_MACROS.contains(&name) {
+        return;
+    }
+    let reason = if name == "include" {
+        "`include!` of text the index does not hold".to_string()
+    } else {
+        format!("item-level macro `{name}!`") // one row per macro and file, however often it is invoked
+    };
+    x.push(rel::OPEN_SURFACE, &[x.path.into(), reason.as_str().into()]);
+    if name == "include" || scope != "source_file" || x.macro_depth >= MAX_MACRO_DEPTH {
+        return;
+    }
+    let Some(tt) = node.named_children(&mut node.walk()).find(|c| c.kind() == "token_tree") else { return };
+    match inside(tt) {
+        Some(body) => super::extract_macro_body(x, body, SEEN_IN_TOKENS),
+        None => {
+            // `m!()`: the expansion of a `macro_rules! m` of this file that takes no input
+            for body in argless_rules(x, name) {
+                super::extract_macro_body(x, body, SEEN_IN_TOKENS);
+            }
+        }
+    }
+}
+
+/// The text between a token tree's delimiters, `None` when it is empty.
+fn inside(tt: Node) -> Option<tree_sitter::Range> {
+    let n = tt.child_count();
+    let (open, close) = (tt.child(0)?, tt.child(n.checked_sub(1)?)?);
+    if n < 3 || open.end_byte() >= close.start_byte() {
+        return None;
+    }
+    Some(tree_sitter::Range {
+        start_byte: open.end_byte(),
+        end_byte: close.start_byte(),
+        start_point: open.end_position(),
+        end_point: close.start_position(),
+    })
+}
+
+/// The expansions of the rules that take no input (`() => { … }`) of the `macro_rules! name`
+/// written at the top of the file.
+fn argless_rules<'a>(x: &Extractor<'a, '_>, name: &str) -> Vec<tree_sitter::Range> {
+    let Some(root) = x.root else { return Vec::new() };
+    let mut c = root.walk();
+    let defs = root
+        .named_children(&mut c)
+        .filter(|d| d.kind() == "macro_definition" && d.child_by_field_name("name").is_some_and(|n| x.text(n) == name));
+    let mut out = Vec::new();
+    for def in defs {
+        let mut c = def.walk();
+        for rule in def.named_children(&mut c).filter(|r| r.kind() == "macro_rule") {
+            let takes_none = rule.child_by_field_name("left").is_some_and(|l| l.named_child_count() == 0);
+            if let Some(body) = rule.child_by_field_name("right").filter(|_| takes_none).and_then(inside) {
+                out.push(body);
+            }
+        }
+    }
+    out
+}
+
+/// Where a macro invocation sits when it is an item: `source_file` at the top of the file (or of a
+/// macro body read as items), `mod_item` inside an inline module; `None` inside a function, an
+/// `impl` or another expression.
+fn item_scope<'a>(x: &Extractor<'a, '_>, node: Node<'a>) -> Option<&'static str> {
+    let mut parent = x.parent(node)?;
+    if parent.kind() == "expression_statement" {
+        parent = x.parent(parent)?;
+    }
+    match parent.kind() {
+        "source_file" => Some("source_file"),
+        "declaration_list" if x.parent(parent).is_some_and(|p| p.kind() == "mod_item") => Some("mod_item"),
+        _ => None,
+    }
+}
+
+/// A macro its crate's root defines wherever it is written: `#[macro_export] macro_rules! m`, a
+/// `#[proc_macro]` or `#[proc_macro_attribute]` function (its own name) and a
+/// `#[proc_macro_derive(Name, …)]` function (the derive's name).
+fn crate_root_macro<'a>(x: &mut Extractor<'a, '_>, node: Node<'a>, name: &str) {
+    let kinds = matches!(node.kind(), "macro_definition" | "function_item");
+    if !kinds {
+        return;
+    }
+    for attr in attributes(x, node) {
+        let inner: String = attr.trim_start_matches("#[").trim_end_matches(']').split_whitespace().collect();
+        let (kind, root_name) = if node.kind() == "macro_definition" {
+            if inner != "macro_export" && !inner.starts_with("macro_export(") {
+                continue;
+            }
+            ("macro_export", name.to_string())
+        } else if inner == "proc_macro" || inner == "proc_macro_attribute" {
+            (if inner == "proc_macro" { "proc_macro" } else { "proc_macro_attribute" }, name.to_string())
+        } else if let Some(args) = inner.strip_prefix("proc_macro_derive(") {
+            let derive = args.split([',', ')']).next().unwrap_or("").to_string();
+            if derive.is_empty() {
+                continue;
+            }
+            ("proc_macro_derive", derive)
+        } else {
+            continue;
+        };
+        let l = line(node);
+        x.push(rel::CRATE_ROOT_MACRO, &[x.path.into(), l.into(), root_name.as_str().into(), kind.into()]);
     }
 }

@@ -46,6 +46,10 @@ pub(crate) struct FileInfo<'s> {
     pub import_within: HashMap<u32, String>,
     /// (line, name, within) of out-of-line Rust `mod` declarations.
     pub mod_decls: Vec<(u32, String, String)>,
+    /// Macros the file puts at its crate's root (`CrateRootMacro`).
+    pub root_macros: Vec<&'s str>,
+    /// Why the file's surface is open (`OpenSurface` from extraction).
+    pub open: Vec<&'s str>,
 }
 
 #[derive(Default, Debug)]
@@ -115,6 +119,8 @@ impl<'s> Repo<'s> {
                         fi.exports.insert(seg.str(c[1]));
                     }
                     rel::MOD_DECL => fi.mod_decls.push((c[1], s(c[2]), s(c[3]))),
+                    rel::CRATE_ROOT_MACRO => fi.root_macros.push(seg.str(c[2])),
+                    rel::OPEN_SURFACE => fi.open.push(seg.str(c[1])),
                     rel::CFG_TEST => {
                         fi.cfg_test.insert(c[1]);
                     }
@@ -335,6 +341,7 @@ fn resolve_imports<'p>(repo: &'p Repo, hooks: &Resolvers, out: &mut Out) -> Vec<
             let t = hook.resolve(path, imp, out);
             let t = if fi.recovered.contains(&imp.line) { t.downgraded() } else { t };
             out.resolution(path, hook, imp, &t);
+            open_glob(path, imp, &t, out);
             let carries =
                 imp.kinds.contains("wildcard") && (imp.kinds.contains("re_export") || lang.wildcard_import_reexports);
             if carries && let Target::Files(fs) = &t {
@@ -345,6 +352,22 @@ fn resolve_imports<'p>(repo: &'p Repo, hooks: &Resolvers, out: &mut Out) -> Vec<
         }
     }
     globs
+}
+
+/// A glob import (`use x::*`, `from x import *`, `export * from`) of something outside the index
+/// opens the importing module's surface: the names it brings in are unknown.
+fn open_glob(path: &str, imp: &Imp, t: &Target, out: &mut Out) {
+    if !imp.kinds.contains("wildcard") || imp.kinds.contains("test") {
+        return;
+    }
+    let whose = match t {
+        Target::Files(_) => return,
+        Target::External(pkg, _) => format!("the external package `{pkg}`"),
+        Target::Undeclared(pkg) => format!("the undeclared package `{pkg}`"),
+        Target::Unresolved(_) => "an unresolved module".to_string(),
+    };
+    let reason = format!("glob import of `{}` (line {}) from {whose}", imp.spec, imp.line);
+    out.push(rel::OPEN_SURFACE, &[path.into(), reason.as_str().into()]);
 }
 
 /// `DependencyImport`: the name each declared dependency is imported by, as the resolver of its
@@ -361,32 +384,28 @@ fn dependency_imports(repo: &Repo, hooks: &Resolvers, out: &mut Out) {
 
 /// `export * from`, `pub use m::*` and Python's `from m import *` put the target's public names on
 /// the importing module's surface too: propagated to a fixpoint over the files involved (cycles
-/// terminate).
+/// terminate), each name once per file (a work list of the names each file newly gained).
 fn glob_exports(repo: &Repo, globs: &[(&str, String)], out: &mut Out) {
-    let mut surface: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    let mut importers: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    let mut surface: BTreeMap<&str, HashSet<&str>> = BTreeMap::new();
     for (from, target) in globs {
+        importers.entry(target.as_str()).or_default().push(from);
         for f in [*from, target.as_str()] {
-            if !surface.contains_key(f) {
-                let own = repo.files.get(f).map(|fi| fi.exports.iter().copied().collect()).unwrap_or_default();
-                surface.insert(f, own);
-            }
+            surface.entry(f).or_insert_with(|| repo.files.get(f).map(|fi| fi.exports.clone()).unwrap_or_default());
         }
     }
+    let mut work: Vec<(&str, &str)> = Vec::new();
+    for target in importers.keys() {
+        work.extend(surface[target].iter().filter(|n| **n != "default").map(|n| (*target, *n)));
+    }
     let mut added: BTreeSet<(&str, &str)> = BTreeSet::new();
-    loop {
-        let mut changed = false;
-        for (from, target) in globs {
-            let names: Vec<&str> = surface[target.as_str()].iter().copied().filter(|n| *n != "default").collect();
+    while let Some((target, name)) = work.pop() {
+        for from in importers.get(target).into_iter().flatten() {
             let mine = surface.get_mut(from).expect("every glob's file has a surface");
-            for n in names {
-                if mine.insert(n) {
-                    added.insert((from, n));
-                    changed = true;
-                }
+            if mine.insert(name) {
+                added.insert((from, name));
+                work.push((from, name));
             }
-        }
-        if !changed {
-            break;
         }
     }
     for (p, n) in added {

@@ -230,16 +230,35 @@ impl<'a> Python<'a> {
     }
 
     fn binds(&self, file: &str, name: &str) -> Binding {
+        self.binds_at(file, name, 0)
+    }
+
+    /// [`Self::binds`], `depth` star imports deep (a chain longer than 8 is unknown). A star import
+    /// of a repo module is followed; one from outside the index is not (`OpenSurface` says the
+    /// module's surface is open, so a name missing there is a heuristic absence, not an exact one).
+    fn binds_at(&self, file: &str, name: &str, depth: u32) -> Binding {
         let Some(fi) = self.repo.files.get(file) else {
             return Binding::Unknown;
         };
         if fi.defines.contains(name) || fi.exports.contains(name) || imports_bind(fi, name) {
             return Binding::Yes;
         }
-        if fi.imports.iter().any(|i| i.kinds.contains("wildcard")) || fi.defines.contains("__getattr__") {
-            return Binding::Unknown;
+        let mut answer = Binding::No;
+        for imp in fi.imports.iter().filter(|i| i.kinds.contains("wildcard")) {
+            if depth >= 8 {
+                return Binding::Unknown;
+            }
+            let mut sink = Out { b: crate::facts::SegmentBuilder::new() };
+            let Target::Files(fs) = self.resolve(file, imp, &mut sink) else { continue };
+            for (t, _) in fs.iter().filter(|(t, _)| t != file) {
+                match self.binds_at(t, name, depth + 1) {
+                    Binding::Yes => return Binding::Yes,
+                    Binding::Unknown => answer = Binding::Unknown,
+                    Binding::No => {}
+                }
+            }
         }
-        Binding::No
+        answer
     }
 
     pub fn resolve(&self, path: &str, imp: &Imp, out: &mut Out) -> Target {

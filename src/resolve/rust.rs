@@ -1,8 +1,10 @@
 //! Rust: crate roots from `Cargo.toml` (lib, bins, build script, `src/bin`, `tests`, `examples`,
 //! `benches`), the module tree through out-of-line `mod` declarations (`a.rs` or `a/mod.rs`),
 //! `crate::`/`self::`/`super::` paths, 2018 uniform paths, workspace crates and declared
-//! dependencies, and `pub use` re-export chains. `#[path]` attributes and macro-generated modules
-//! are not followed (such imports resolve with `heuristic` confidence).
+//! dependencies, `pub use` re-export chains and glob imports into the repo, and the macros a crate's
+//! root defines (`CrateRootMacro`). `#[path]` attributes are not followed (such imports resolve with
+//! `heuristic` confidence). A name missing from its module is a `MissingName` on an exact
+//! resolution; whether that absence is sound is the rules' to say (`OpenSurface`).
 
 use std::collections::BTreeMap;
 
@@ -39,6 +41,10 @@ pub(crate) struct Rust<'a> {
     test_only: BTreeMap<String, ()>,
     /// (file, name) → where `find_item` found it
     found: std::cell::RefCell<HashMap<(String, String), Found>>,
+    /// per crate, the macros its root defines wherever they are written (`CrateRootMacro`)
+    root_macros: Vec<super::HashSet<&'a str>>,
+    /// file → the repo files its glob imports reach, with whether exactly
+    globs: std::cell::RefCell<HashMap<String, Vec<(String, bool)>>>,
 }
 
 /// Where an item was found: its file, and whether that is exact.
@@ -70,6 +76,8 @@ impl<'a> Rust<'a> {
             module_of: BTreeMap::new(),
             test_only: BTreeMap::new(),
             found: Default::default(),
+            root_macros: Vec::new(),
+            globs: Default::default(),
         };
         for ci in 0..r.crates.len() {
             let lib = r.lib_root(ci);
@@ -108,7 +116,37 @@ impl<'a> Rust<'a> {
             r.module_of.insert(f.clone(), (unit, m.clone(), false));
             r.modules.entry((unit, m)).or_insert(f);
         }
+        r.root_macros = r.crate_root_macros();
         r
+    }
+
+    /// Per crate, the macros its root defines: `#[macro_export]` macros in any of its files and
+    /// its proc macros.
+    fn crate_root_macros(&self) -> Vec<super::HashSet<&'a str>> {
+        let mut out = vec![super::HashSet::default(); self.crates.len()];
+        for (f, fi) in &self.repo.files {
+            if fi.root_macros.is_empty() {
+                continue;
+            }
+            if let Some(ci) = self.crate_of(f) {
+                out[ci].extend(fi.root_macros.iter().copied());
+            }
+        }
+        out
+    }
+
+    /// Whether `file` is the root of its crate's library and that root defines the macro `name`.
+    fn root_macro(&self, file: &str, name: &str) -> bool {
+        let Some(ci) = self.crate_of(file) else { return false };
+        let is_root =
+            self.lib_unit[ci].is_some_and(|u| self.modules.get(&(u, "crate".to_string())).is_some_and(|f| f == file));
+        is_root && self.root_macros[ci].contains(name)
+    }
+
+    /// Whether module file `file` `include!`s text the index does not hold: no name can be shown
+    /// missing there.
+    fn includes_unseen(&self, file: &str) -> bool {
+        self.repo.files.get(file).is_some_and(|f| f.open.iter().any(|r| r.starts_with("`include!`")))
     }
 
     fn crate_of(&self, file: &str) -> Option<usize> {
@@ -344,18 +382,13 @@ impl<'a> Rust<'a> {
         let name = remaining[0];
         match self.find_item(file, name, depth) {
             Some((f, exact)) => Target::Files(vec![(f, exact)]),
+            None if self.includes_unseen(file) => Target::Files(vec![(file.clone(), false)]),
             None => {
-                // Not defined, imported or re-exported there. Globs and macros may still provide
-                // it, so the resolution stays heuristic; without globs the name is reported missing.
-                let globs = self
-                    .repo
-                    .files
-                    .get(file.as_str())
-                    .is_some_and(|f| f.imports.iter().any(|i| i.kinds.contains("wildcard")));
-                if !globs {
-                    out.missing_name(path, imp.line, name, file);
-                }
-                Target::Files(vec![(file.clone(), false)])
+                // Not defined, imported, re-exported or brought in by a glob there: the module is
+                // certain, the name missing. Whether that absence is sound is the rules' to say
+                // (`OpenSurface`: an item-level macro or a glob from outside may still define it).
+                out.missing_name(path, imp.line, name, file);
+                Target::Files(vec![(file.clone(), true)])
             }
         }
     }
@@ -368,13 +401,13 @@ impl<'a> Rust<'a> {
             return hit.clone();
         }
         let fi = self.repo.files.get(file)?;
-        let result = if fi.defines.contains(name) {
+        let result = if fi.defines.contains(name) || self.root_macro(file, name) {
             Some((file.to_string(), true))
         } else if depth > 8 {
-            None
+            Some((file.to_string(), false)) // too long a chain to follow: unknown, not missing
         } else {
             let via = fi.imports.iter().find(|imp| imp.names.iter().any(|(_, a)| a == name));
-            via.map(|imp| {
+            let found = via.map(|imp| {
                 let fake = Imp { line: imp.line, spec: imp.spec.clone(), kinds: imp.kinds.clone(), names: Vec::new() };
                 let mut sink = Out { b: crate::facts::SegmentBuilder::new() };
                 match self.resolve_in(file, &fake, &mut sink, depth + 1) {
@@ -392,10 +425,41 @@ impl<'a> Rust<'a> {
                     },
                     _ => (file.to_string(), false),
                 }
-            })
+            });
+            found.or_else(|| self.find_through_globs(file, name, depth))
         };
         self.found.borrow_mut().insert(key, result.clone());
         result
+    }
+
+    /// `name` brought into module file `file` by one of its glob imports (`use a::*`): the file
+    /// that defines it, if a glob into the repo reaches one; a glob from outside the index is not
+    /// followed (its module's surface is open instead).
+    fn find_through_globs(&self, file: &str, name: &str, depth: u32) -> Found {
+        for (t, exact) in self.glob_targets(file, depth) {
+            if let Some((f, e)) = self.find_item(&t, name, depth + 1) {
+                return Some((f, e && exact));
+            }
+        }
+        None
+    }
+
+    /// The repo files the glob imports of module file `file` reach (resolved once per file).
+    fn glob_targets(&self, file: &str, depth: u32) -> Vec<(String, bool)> {
+        if let Some(hit) = self.globs.borrow().get(file) {
+            return hit.clone();
+        }
+        let mut out = Vec::new();
+        let imports = self.repo.files.get(file).map(|fi| fi.imports.as_slice()).unwrap_or_default();
+        for imp in imports.iter().filter(|i| i.kinds.contains("wildcard")) {
+            let fake = Imp { line: imp.line, spec: imp.spec.clone(), kinds: imp.kinds.clone(), names: Vec::new() };
+            let mut sink = Out { b: crate::facts::SegmentBuilder::new() };
+            if let Target::Files(fs) = self.resolve_in(file, &fake, &mut sink, depth + 1) {
+                out.extend(fs.into_iter().filter(|(t, _)| t != file));
+            }
+        }
+        self.globs.borrow_mut().insert(file.to_string(), out.clone());
+        out
     }
 }
 

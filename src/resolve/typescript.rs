@@ -305,7 +305,8 @@ impl<'a> Ts<'a> {
                         return true;
                     }
                 }
-                _ => return true,
+                // from outside the index: not followed (`OpenSurface` makes the absence heuristic)
+                _ => continue,
             }
         }
         // CommonJS or ambient declarations: treat as unknown

@@ -16,6 +16,7 @@ const FIXTURES: &[&str] = &[
     "py-gaps",
     "py-src-layout",
     "py-stubs",
+    "rs-macros",
     "rs-stubs",
     "rs-targets",
     "rs-workspace",

@@ -16,6 +16,7 @@ mod injection;
 mod ledger;
 mod ledger_recovery;
 mod names;
+mod open_surface;
 mod preflight;
 mod request;
 mod settings;
