@@ -345,7 +345,7 @@ fn resolve_imports<'p>(repo: &'p Repo, hooks: &Resolvers, out: &mut Out) -> Vec<
             let carries =
                 imp.kinds.contains("wildcard") && (imp.kinds.contains("re_export") || lang.wildcard_import_reexports);
             if carries && let Target::Files(fs) = &t {
-                for (target, _) in fs {
+                for (target, _) in fs.iter().filter(|(_, exact)| *exact) {
                     globs.push((path.as_str(), target.clone()));
                 }
             }
@@ -354,14 +354,18 @@ fn resolve_imports<'p>(repo: &'p Repo, hooks: &Resolvers, out: &mut Out) -> Vec<
     globs
 }
 
-/// A glob import (`use x::*`, `from x import *`, `export * from`) of something outside the index
-/// opens the importing module's surface: the names it brings in are unknown.
+/// A glob import (`use x::*`, `from x import *`, `export * from`) of something outside the index,
+/// or of a file found only heuristically, opens the importing module's surface: the names it
+/// brings in are unknown (a heuristic target's names are not carried, see `resolve_imports`).
 fn open_glob(path: &str, imp: &Imp, t: &Target, out: &mut Out) {
     if !imp.kinds.contains("wildcard") || imp.kinds.contains("test") {
         return;
     }
     let whose = match t {
-        Target::Files(_) => return,
+        Target::Files(fs) => match fs.iter().find(|(_, exact)| !exact) {
+            Some((f, _)) => format!("`{f}`, found only heuristically"),
+            None => return,
+        },
         Target::External(pkg, _) => format!("the external package `{pkg}`"),
         Target::Undeclared(pkg) => format!("the undeclared package `{pkg}`"),
         Target::Unresolved(_) => "an unresolved module".to_string(),
@@ -398,16 +402,18 @@ fn glob_exports(repo: &Repo, globs: &[(&str, String)], out: &mut Out) {
     for target in importers.keys() {
         work.extend(surface[target].iter().filter(|n| **n != "default").map(|n| (*target, *n)));
     }
-    let mut added: BTreeSet<(&str, &str)> = BTreeSet::new();
+    // A name enters a file's surface once, so each pair is new when it is added.
+    let mut added: Vec<(&str, &str)> = Vec::new();
     while let Some((target, name)) = work.pop() {
         for from in importers.get(target).into_iter().flatten() {
             let mine = surface.get_mut(from).expect("every glob's file has a surface");
             if mine.insert(name) {
-                added.insert((from, name));
+                added.push((from, name));
                 work.push((from, name));
             }
         }
     }
+    added.sort_unstable();
     for (p, n) in added {
         out.push(rel::EXPORTS, &[p.into(), n.into()]);
     }

@@ -380,6 +380,9 @@ impl<'a> Rust<'a> {
             return Target::Files(vec![(file.clone(), true)]);
         }
         let name = remaining[0];
+        if imp.kinds.contains("wildcard") {
+            return self.item_glob(path, imp, file, name, depth, out);
+        }
         match self.find_item(file, name, depth) {
             Some((f, exact)) => Target::Files(vec![(f, exact)]),
             None if self.includes_unseen(file) => Target::Files(vec![(file.clone(), false)]),
@@ -389,6 +392,19 @@ impl<'a> Rust<'a> {
                 // (`OpenSurface`: an item-level macro or a glob from outside may still define it).
                 out.missing_name(path, imp.line, name, file);
                 Target::Files(vec![(file.clone(), true)])
+            }
+        }
+    }
+
+    /// `use m::Item::*`: the glob takes the members of an item (an enum's variants), which the
+    /// index does not list, so its target is at most heuristic (and the importing module's surface
+    /// open); an item that is not there is a missing name too.
+    fn item_glob(&self, path: &str, imp: &Imp, file: &str, name: &str, depth: u32, out: &mut Out) -> Target {
+        match self.find_item(file, name, depth) {
+            Some((f, _)) => Target::Files(vec![(f, false)]),
+            None => {
+                out.missing_name(path, imp.line, name, file);
+                Target::Files(vec![(file.to_string(), false)])
             }
         }
     }

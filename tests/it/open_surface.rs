@@ -116,6 +116,12 @@ fn each_rust_cause_opens_the_surface() {
             assert_eq!(broken(t.path()), [], "{lib}");
         }
     }
+    // a glob of an item's members (an enum's variants) brings names the index does not list
+    let t = rust_pair("pub fn here() {}\npub enum Kind { Alpha, Beta }\npub use self::Kind::*;\n", "Alpha");
+    assert_eq!(broken(t.path()), [("Alpha".into(), "heuristic".into())]);
+    let why = open_absences(t.path());
+    assert_eq!(why.len(), 1, "{why:?}");
+    assert!(why[0].1.starts_with("glob import of `self::Kind` (line 3) from `core/src/lib.rs`"), "{why:?}");
     // the control: nothing opens it
     let t = rust_pair("pub fn here() {}\n", "gone");
     assert_eq!(broken(t.path()), [("gone".into(), "exact".into())]);
