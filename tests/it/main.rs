@@ -19,3 +19,4 @@ mod preflight;
 mod request;
 mod settings;
 mod support;
+mod ts_parse;
