@@ -22,3 +22,4 @@ mod request;
 mod settings;
 mod stubs;
 mod support;
+mod ts_parse;
