@@ -88,8 +88,7 @@ impl<'a> Python<'a> {
             .cloned()
             .collect();
         installed_roots.retain(|r| roots.contains(r));
-        let valid = |n: &str| !n.is_empty() && n.chars().all(|c| c.is_alphanumeric() || c == '_');
-        let root_package = (is_pkg_dir("") && valid(root_name)).then(|| root_name.to_string());
+        let root_package = is_pkg_dir("").then(|| root_package_name(repo, &is_pkg_dir, root_name)).flatten();
         let mut modules = BTreeMap::new();
         let mut module_of = HashMap::default();
         let mut namespaces = BTreeMap::new();
@@ -353,6 +352,38 @@ impl<'a> Python<'a> {
             return Target::External(top.to_string(), false);
         }
         Target::Undeclared(top.to_string())
+    }
+}
+
+/// The import name of an indexed directory that is itself a package: the name its own absolute
+/// imports give it (`django.db.models` in a copy named anything, where `db/` is a subpackage of
+/// the root), else the directory's name when that is an identifier.
+fn root_package_name(repo: &Repo, is_pkg_dir: &dyn Fn(&str) -> bool, dir_name: &str) -> Option<String> {
+    let valid = |n: &str| {
+        !n.is_empty()
+            && !n.starts_with(|c: char| c.is_ascii_digit())
+            && n.chars().all(|c| c.is_alphanumeric() || c == '_')
+    };
+    let below = |sub: &str| valid(sub) && (is_pkg_dir(sub) || repo.is_file(&format!("{sub}.py")));
+    let mut score: BTreeMap<&str, usize> = BTreeMap::new();
+    for fi in repo.files.values().filter(|f| f.lang == "python") {
+        for imp in fi.imports.iter().filter(|i| !i.spec.starts_with('.')) {
+            let mut parts = imp.spec.split('.');
+            let top = parts.next().unwrap_or("");
+            let hit = match parts.next() {
+                Some(sub) => below(sub),
+                None => imp.names.iter().any(|(n, _)| below(n)),
+            };
+            if hit && valid(top) && !is_stdlib(top) {
+                *score.entry(top).or_default() += 1;
+            }
+        }
+    }
+    let own = score.get(dir_name).copied().unwrap_or(0);
+    let best = score.iter().max_by_key(|(name, n)| (**n, std::cmp::Reverse(**name)));
+    match best {
+        Some((name, n)) if *n >= 3 && *n > own => Some(name.to_string()),
+        _ => valid(dir_name).then(|| dir_name.to_string()),
     }
 }
 

@@ -33,3 +33,38 @@ fn a_module_found_only_under_another_packages_parent_is_not_an_exact_target() {
     assert_eq!(broken_confidences(t.path(), "addnodes"), ["heuristic"]);
     assert_eq!(broken_confidences(t.path(), "gone"), ["exact"]);
 }
+
+/// A package indexed from a directory of another name (a copy, a checkout under any name) is
+/// named by its own absolute imports, so they resolve into it and a subclass's override is seen.
+#[test]
+fn a_package_copied_under_another_name_is_named_by_its_own_imports() {
+    for dir in ["copy-7", "other"] {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path().join(dir);
+        write_files(
+            &root,
+            &[
+                ("__init__.py", ""),
+                ("db/__init__.py", ""),
+                ("db/base.py", "class Base:\n    def run(self):\n        raise NotImplementedError\n"),
+                (
+                    "core/__init__.py",
+                    "from myproj.db.base import Base\nfrom myproj.db import base\nimport myproj.core.x\n\nclass Impl(Base):\n    def run(self):\n        return 1\n",
+                ),
+                ("core/x.py", "y = 1\n"),
+            ],
+        );
+        run_ok(&["index", "-q"], &root);
+        let out = run_ok(&["query", "-q", "Module(\"db/base.py\", m)", "--format", "json"], &root);
+        assert_eq!(json(&out)["rows"], serde_json::json!([["myproj.db.base"]]), "{dir}");
+        let out = run_ok(&["query", "-q", "Overridden(p, c, n)", "--format", "json"], &root);
+        assert_eq!(json(&out)["rows"], serde_json::json!([["db/base.py", "Base", "run"]]), "{dir}");
+    }
+    // with no imports of its own that say otherwise, the directory's name stays the package's
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path().join("plain");
+    write_files(&root, &[("__init__.py", ""), ("a.py", "import os\n")]);
+    run_ok(&["index", "-q"], &root);
+    let out = run_ok(&["query", "-q", "Module(\"a.py\", m)", "--format", "json"], &root);
+    assert_eq!(json(&out)["rows"], serde_json::json!([["plain.a"]]));
+}
