@@ -6,7 +6,8 @@
 # Usage: benches/names.sh [CORPUS_DIR] [ANDON]
 #   CORPUS_DIR  what benches/corpora.sh fetched (default: $ANDON_CORPUS_DIR, else target/bench-corpora)
 #   ANDON       the binary to measure (default: target/release/andon)
-# tsc: set TS_NODE_MODULES to a node_modules holding typescript@5.9.3 (else its column reads "-").
+# tsc: ANDON_TYPESCRIPT_NODE_MODULES names a node_modules holding typescript@5.9.3 (default
+# ~/.cache/andon-ci/typescript/node_modules, where .ci/run installs it); without it the column reads "-".
 # Each corpus is indexed in a scratch copy, so the corpora stay untouched.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -22,8 +23,9 @@ distinct_files() { "$ANDON" query -q --no-index "$2" "$1" --format csv | tail -n
 
 # tsc_bad DIR: files tsc's parser reports a syntax diagnostic in, or "-" without typescript.
 tsc_bad() {
-  if [ -n "${TS_NODE_MODULES:-}" ] && [ -d "$TS_NODE_MODULES/typescript" ]; then
-    NODE_PATH=$TS_NODE_MODULES node "$HERE/ts-parse-oracle.js" "$1" 2>&1 >/dev/null \
+  local modules=${ANDON_TYPESCRIPT_NODE_MODULES:-$HOME/.cache/andon-ci/typescript/node_modules}
+  if [ -d "$modules/typescript" ] && command -v node > /dev/null; then
+    NODE_PATH=$modules node "$HERE/ts-parse-oracle.js" "$1" 2>&1 >/dev/null \
       | sed -n 's/^\([0-9]*\) files, \([0-9]*\) with syntax.*/\2/p'
   else
     echo "-"
