@@ -418,14 +418,23 @@ impl<'a> Rust<'a> {
     /// The file that defines `name` visible from module file `file`, following `pub use` chains
     /// and globs (at most 8 deep). A cycle (`pub use a::*;` in a module whose `a` has
     /// `use super::*;`) adds nothing: the pair it leads back to is still looking, and finds the
-    /// name elsewhere or not at all. A result found while such an outer pair is still looking is
-    /// not final, so it is not kept.
+    /// name elsewhere or not at all (unless a module on the cycle has an open surface: then the
+    /// name is unknown, as at the depth limit). A result found while such an outer pair is still
+    /// looking is not final, so it is not kept.
     fn find_item(&self, file: &str, name: &str, depth: u32) -> Option<(String, bool)> {
         let key = (file.to_string(), name.to_string());
         if let Some(hit) = self.found.borrow().get(&key) {
             return hit.clone();
         }
-        if let Some(at) = self.looking.borrow().iter().position(|k| *k == key) {
+        let cycle = self.looking.borrow().iter().position(|k| *k == key);
+        if let Some(at) = cycle {
+            // through a module whose surface is open, the cycle may carry names the index cannot see
+            let open = self.looking.borrow()[at..]
+                .iter()
+                .any(|(f, _)| self.repo.files.get(f).is_some_and(|fi| !fi.open.is_empty()));
+            if open {
+                return Some((file.to_string(), false));
+            }
             self.cycle_to.set(self.cycle_to.get().min(at));
             return None;
         }
