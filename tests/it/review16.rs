@@ -394,3 +394,27 @@ fn a_deep_class_chain_does_not_stall_the_loop() {
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(took < std::time::Duration::from_secs(8), "the loop took {took:?} on an 800-class chain");
 }
+
+/// A trait written inside an item-level macro (`cfg_feature! { pub trait Shape { … } }`, tokio's
+/// `cfg_*!` wrappers) has the same members as one written in place: its default `todo!()`, which
+/// `Square` overrides, is no gap; the one nobody overrides still is.
+#[test]
+fn a_stub_inside_an_item_level_macro_is_judged_as_one_written_in_place() {
+    let t = tempfile::tempdir().unwrap();
+    write_files(
+        t.path(),
+        &[
+            ("Cargo.toml", "[package]\nname = \"shapes\"\nversion = \"0.1.0\"\n"),
+            (
+                "src/lib.rs",
+                "macro_rules! cfg_feature {\n    ($($item:item)*) => { $( $item )* };\n}\n\n\
+                 cfg_feature! {\n    pub trait Shape {\n        fn area(&self) -> f64 {\n            todo!()\n        }\n\n\
+                 \x20       fn corners(&self) -> u32 {\n            todo!()\n        }\n    }\n}\n\n\
+                 pub struct Square;\n\nimpl Shape for Square {\n    fn area(&self) -> f64 {\n        1.0\n    }\n}\n",
+            ),
+        ],
+    );
+    let want: BTreeSet<(String, u64, String)> =
+        [("src/lib.rs".to_string(), 12, "todo! marker".to_string())].into_iter().collect();
+    assert_eq!(marker_gaps(t.path()), want);
+}
