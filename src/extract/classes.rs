@@ -36,6 +36,12 @@ impl Owners {
         self.markers.push((line, matches!(kind, "TODO" | "FIXME" | "XXX")));
     }
 
+    /// Adds the definitions and markers of `other` (those of a macro body read as items).
+    pub fn absorb(&mut self, other: Owners) {
+        self.defs.extend(other.defs);
+        self.markers.extend(other.markers);
+    }
+
     /// The innermost definition whose lines hold `line`.
     fn around(&self, line: u32) -> Option<&Owner> {
         self.defs.iter().filter(|d| d.first <= line && line <= d.last).min_by_key(|d| (d.last - d.first, d.first))

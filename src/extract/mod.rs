@@ -186,6 +186,9 @@ pub(crate) fn extract_macro_body(x: &mut Extractor, body: tree_sitter::Range, sk
             (Lang::Rust.spec().on_capture)(&mut sub, cname, node, name);
         }
     }
+    // the body's functions and markers are the file's (`MarkerIn`)
+    let owners = std::mem::take(&mut sub.owners);
+    x.owners.absorb(owners);
 }
 
 /// The manifest kind of a file, by its name: its ecosystem in the language table, or `tsconfig`.

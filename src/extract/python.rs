@@ -201,6 +201,11 @@ fn def_variable<'a>(x: &mut Extractor<'a, '_>, node: Node<'a>, name: Node<'a>) {
     let nm = x.text(name);
     let vis = visibility(nm);
     x.define(node, nm, "variable", vis);
+    if nm == "__getattr__" {
+        // `__getattr__ = make_getattr(…)`, lazy_loader's `__getattr__, __dir__, _ = lazy.attach(…)`
+        let reason = format!("module-level `__getattr__` at line {}", line(node));
+        x.push(rel::OPEN_SURFACE, &[x.path.into(), reason.as_str().into()]);
+    }
     if nm == "__all__" {
         computed_all(x, node);
         if let Some(list) = node.child_by_field_name("right") {

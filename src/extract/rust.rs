@@ -548,31 +548,56 @@ fn item_scope<'a>(x: &Extractor<'a, '_>, node: Node<'a>) -> Option<&'static str>
 
 /// A macro its crate's root defines wherever it is written: `#[macro_export] macro_rules! m`, a
 /// `#[proc_macro]` or `#[proc_macro_attribute]` function (its own name) and a
-/// `#[proc_macro_derive(Name, …)]` function (the derive's name).
+/// `#[proc_macro_derive(Name, …)]` function (the derive's name), each also under `#[cfg_attr(…)]`.
 fn crate_root_macro<'a>(x: &mut Extractor<'a, '_>, node: Node<'a>, name: &str) {
     let kinds = matches!(node.kind(), "macro_definition" | "function_item");
     if !kinds {
         return;
     }
     for attr in attributes(x, node) {
-        let inner: String = attr.trim_start_matches("#[").trim_end_matches(']').split_whitespace().collect();
-        let (kind, root_name) = if node.kind() == "macro_definition" {
-            if inner != "macro_export" && !inner.starts_with("macro_export(") {
-                continue;
-            }
-            ("macro_export", name.to_string())
-        } else if inner == "proc_macro" || inner == "proc_macro_attribute" {
-            (if inner == "proc_macro" { "proc_macro" } else { "proc_macro_attribute" }, name.to_string())
-        } else if let Some(args) = inner.strip_prefix("proc_macro_derive(") {
-            let derive = args.split([',', ')']).next().unwrap_or("").to_string();
-            if derive.is_empty() {
-                continue;
-            }
-            ("proc_macro_derive", derive)
-        } else {
-            continue;
-        };
-        let l = line(node);
-        x.push(rel::CRATE_ROOT_MACRO, &[x.path.into(), l.into(), root_name.as_str().into(), kind.into()]);
+        let whole: String = attr.trim_start_matches("#[").trim_end_matches(']').split_whitespace().collect();
+        for inner in applied_attributes(&whole) {
+            let Some((kind, root_name)) = root_macro_attribute(node.kind(), inner, name) else { continue };
+            let l = line(node);
+            x.push(rel::CRATE_ROOT_MACRO, &[x.path.into(), l.into(), root_name.as_str().into(), kind.into()]);
+        }
     }
+}
+
+/// The attributes an attribute's text (without `#[`, `]` and whitespace) applies: itself, or those a
+/// `cfg_attr(predicate, a, b)` applies with its predicate taken as true (as the index takes every
+/// `cfg`), nested `cfg_attr`s included.
+fn applied_attributes(inner: &str) -> Vec<&str> {
+    let Some(args) = inner.strip_prefix("cfg_attr(").and_then(|a| a.strip_suffix(')')) else {
+        return vec![inner];
+    };
+    let (mut parts, mut depth, mut start) = (Vec::new(), 0i32, 0);
+    for (i, ch) in args.char_indices() {
+        match ch {
+            '(' | '[' | '{' => depth += 1,
+            ')' | ']' | '}' => depth -= 1,
+            ',' if depth == 0 => {
+                parts.push(&args[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(&args[start..]);
+    parts.into_iter().skip(1).filter(|a| !a.is_empty()).flat_map(applied_attributes).collect()
+}
+
+/// The kind and root name of the crate-root macro that the attribute `inner` makes of the item of
+/// node kind `item` named `name`.
+fn root_macro_attribute(item: &str, inner: &str, name: &str) -> Option<(&'static str, String)> {
+    if item == "macro_definition" {
+        let export = inner == "macro_export" || inner.starts_with("macro_export(");
+        return export.then(|| ("macro_export", name.to_string()));
+    }
+    if inner == "proc_macro" || inner == "proc_macro_attribute" {
+        return Some((if inner == "proc_macro" { "proc_macro" } else { "proc_macro_attribute" }, name.to_string()));
+    }
+    let args = inner.strip_prefix("proc_macro_derive(")?;
+    let derive = args.split([',', ')']).next().unwrap_or("");
+    (!derive.is_empty()).then(|| ("proc_macro_derive", derive.to_string()))
 }

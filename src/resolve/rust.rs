@@ -45,6 +45,10 @@ pub(crate) struct Rust<'a> {
     root_macros: Vec<super::HashSet<&'a str>>,
     /// file → the repo files its glob imports reach, with whether exactly
     globs: std::cell::RefCell<HashMap<String, Vec<(String, bool)>>>,
+    /// the (file, name) pairs `find_item` is looking up, outermost first
+    looking: std::cell::RefCell<Vec<(String, String)>>,
+    /// the outermost position in `looking` that a cycle led back to (`usize::MAX`: none)
+    cycle_to: std::cell::Cell<usize>,
 }
 
 /// Where an item was found: its file, and whether that is exact.
@@ -78,6 +82,8 @@ impl<'a> Rust<'a> {
             found: Default::default(),
             root_macros: Vec::new(),
             globs: Default::default(),
+            looking: Default::default(),
+            cycle_to: std::cell::Cell::new(usize::MAX),
         };
         for ci in 0..r.crates.len() {
             let lib = r.lib_root(ci);
@@ -410,14 +416,44 @@ impl<'a> Rust<'a> {
     }
 
     /// The file that defines `name` visible from module file `file`, following `pub use` chains
-    /// (at most 8 deep; cycles end there).
+    /// and globs (at most 8 deep). A cycle (`pub use a::*;` in a module whose `a` has
+    /// `use super::*;`) adds nothing: the pair it leads back to is still looking, and finds the
+    /// name elsewhere or not at all (unless a module on the cycle has an open surface: then the
+    /// name is unknown, as at the depth limit). A result found while such an outer pair is still
+    /// looking is not final, so it is not kept.
     fn find_item(&self, file: &str, name: &str, depth: u32) -> Option<(String, bool)> {
         let key = (file.to_string(), name.to_string());
         if let Some(hit) = self.found.borrow().get(&key) {
             return hit.clone();
         }
+        let cycle = self.looking.borrow().iter().position(|k| *k == key);
+        if let Some(at) = cycle {
+            // through a module whose surface is open, the cycle may carry names the index cannot see
+            let open = self.looking.borrow()[at..]
+                .iter()
+                .any(|(f, _)| self.repo.files.get(f).is_some_and(|fi| !fi.open.is_empty()));
+            if open {
+                return Some((file.to_string(), false));
+            }
+            self.cycle_to.set(self.cycle_to.get().min(at));
+            return None;
+        }
+        let me = self.looking.borrow().len();
+        self.looking.borrow_mut().push(key.clone());
+        let result = self.find_item_uncached(file, name, depth);
+        self.looking.borrow_mut().pop();
+        if self.cycle_to.get() == me {
+            self.cycle_to.set(usize::MAX);
+        }
+        if self.cycle_to.get() > me {
+            self.found.borrow_mut().insert(key, result.clone());
+        }
+        result
+    }
+
+    fn find_item_uncached(&self, file: &str, name: &str, depth: u32) -> Option<(String, bool)> {
         let fi = self.repo.files.get(file)?;
-        let result = if fi.defines.contains(name) || self.root_macro(file, name) {
+        if fi.defines.contains(name) || self.root_macro(file, name) {
             Some((file.to_string(), true))
         } else if depth > 8 {
             Some((file.to_string(), false)) // too long a chain to follow: unknown, not missing
@@ -443,9 +479,7 @@ impl<'a> Rust<'a> {
                 }
             });
             found.or_else(|| self.find_through_globs(file, name, depth))
-        };
-        self.found.borrow_mut().insert(key, result.clone());
-        result
+        }
     }
 
     /// `name` brought into module file `file` by one of its glob imports (`use a::*`): the file

@@ -19,6 +19,7 @@ mod names;
 mod open_surface;
 mod preflight;
 mod request;
+mod review16;
 mod settings;
 mod stubs;
 mod support;
