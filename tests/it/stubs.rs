@@ -97,7 +97,17 @@ fn a_method_never_crosses_a_wire_as_a_stub() {
 #[test]
 fn inheritance_is_queryable_and_transitive() {
     let t = scratch("py-stubs");
-    let rows = json(&run_ok(&["query", "--format", "json", "-q", "SubclassOf(p, c, bp, \"Shape\")"], t.path()));
+    // the closure, as docs/query.md writes it
+    let rules = t.path().join("subclass.dl");
+    std::fs::write(
+        &rules,
+        ".decl SubclassOf(path: path, class: sym, base_path: path, base_class: sym)\n\
+         SubclassOf(p, c, bp, b) :- BaseDefinition(p, c, bp, b).\n\
+         SubclassOf(p, c, bp, b) :- SubclassOf(p, c, mp, m), BaseDefinition(mp, m, bp, b).\n",
+    )
+    .unwrap();
+    let q = ["query", "--format", "json", "-q", "--rules", "subclass.dl", "SubclassOf(p, c, bp, \"Shape\")"];
+    let rows = json(&run_ok(&q, t.path()));
     let subclasses: BTreeSet<String> =
         rows["rows"].as_array().unwrap().iter().map(|r| r[1].as_str().unwrap().to_string()).collect();
     let want: BTreeSet<String> = ["Cube", "Square", "Tagged"].iter().map(|s| s.to_string()).collect();
