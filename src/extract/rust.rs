@@ -23,6 +23,11 @@ pub(super) fn on_capture<'a>(x: &mut Extractor<'a, '_>, cap: &str, node: Node<'a
                 let kinds = context_kinds(x, node);
                 x.import(l, crate_name, &kinds);
                 x.import_lines.insert(l);
+                if visibility(x, node).starts_with("pub") {
+                    // `pub extern crate libc [as c];` puts a crate's name on the module's surface
+                    let reason = format!("`pub extern crate {crate_name}` at line {l}");
+                    x.push(rel::OPEN_SURFACE, &[x.path.into(), reason.as_str().into()]);
+                }
             }
         }
         "mod" => {
@@ -54,6 +59,7 @@ pub(super) fn on_capture<'a>(x: &mut Extractor<'a, '_>, cap: &str, node: Node<'a
             let vis = visibility(x, node);
             x.define(node, nm, kind, &vis);
             crate_root_macro(x, node, nm);
+            generating_attributes(x, node);
             if is_top_level(x, node) && vis.starts_with("pub") {
                 x.push(rel::EXPORTS, &[x.path.into(), nm.into()]);
             }
@@ -560,6 +566,88 @@ fn crate_root_macro<'a>(x: &mut Extractor<'a, '_>, node: Node<'a>, name: &str) {
             let Some((kind, root_name)) = root_macro_attribute(node.kind(), inner, name) else { continue };
             let l = line(node);
             x.push(rel::CRATE_ROOT_MACRO, &[x.path.into(), l.into(), root_name.as_str().into(), kind.into()]);
+        }
+    }
+}
+
+/// Attributes the compiler itself reads (or tools, by their path): they define no item.
+const BUILTIN_ATTRIBUTES: &[&str] = &[
+    "allow",
+    "warn",
+    "deny",
+    "forbid",
+    "expect",
+    "doc",
+    "inline",
+    "cold",
+    "must_use",
+    "deprecated",
+    "repr",
+    "non_exhaustive",
+    "path",
+    "test",
+    "ignore",
+    "should_panic",
+    "macro_export",
+    "macro_use",
+    "proc_macro",
+    "proc_macro_attribute",
+    "proc_macro_derive",
+    "no_mangle",
+    "export_name",
+    "link",
+    "link_name",
+    "link_section",
+    "used",
+    "track_caller",
+    "automatically_derived",
+    "target_feature",
+    "cfg",
+    "derive",
+    "unsafe",
+    "naked",
+    "no_std",
+    "instruction_set",
+    "optimize",
+    "coverage",
+    "debugger_visualizer",
+    "collapse_debuginfo",
+    "cfg_attr",
+];
+
+/// Derives that only implement a trait for the item, so they define no name.
+const IMPL_ONLY_DERIVES: &[&str] =
+    &["Debug", "Clone", "Copy", "PartialEq", "Eq", "PartialOrd", "Ord", "Hash", "Default", "Serialize", "Deserialize"];
+
+/// A derive or an attribute macro on a module-level item may define items the index cannot see
+/// (`#[derive(Builder)]` makes `ConfigBuilder`): such an item opens its module's surface.
+fn generating_attributes<'a>(x: &mut Extractor<'a, '_>, node: Node<'a>) {
+    if item_scope(x, node).is_none() {
+        return;
+    }
+    for attr in attributes(x, node) {
+        let whole: String = attr.trim_start_matches("#[").trim_end_matches(']').split_whitespace().collect();
+        for inner in applied_attributes(&whole) {
+            let head = inner.split(['(', '=']).next().unwrap_or(inner);
+            let reason = if let Some(list) = inner.strip_prefix("derive(").and_then(|d| d.strip_suffix(')')) {
+                let made = list.split(',').filter(|d| !d.is_empty()).find(|d| {
+                    let last = d.rsplit("::").next().unwrap_or(d);
+                    !IMPL_ONLY_DERIVES.contains(&last)
+                });
+                match made {
+                    Some(d) => format!("derive macro `{d}`"),
+                    None => continue,
+                }
+            } else if BUILTIN_ATTRIBUTES.contains(&head)
+                || head.starts_with("rustfmt::")
+                || head.starts_with("clippy::")
+                || head.starts_with("diagnostic::")
+            {
+                continue;
+            } else {
+                format!("attribute macro `#[{head}]`")
+            };
+            x.push(rel::OPEN_SURFACE, &[x.path.into(), reason.as_str().into()]);
         }
     }
 }
