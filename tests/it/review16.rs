@@ -8,8 +8,6 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use serde_json::Value;
-
 use crate::support::{andon, commit_all, git, json, run, run_ok, write_files};
 
 /// (name, confidence) of every `BrokenImportAt` row of the repository at `dir`, indexing it first.
@@ -309,21 +307,10 @@ fn typescript_exports_of_every_form_are_no_exact_absence() {
 
 // ---- stubs --------------------------------------------------------------------------------------
 
-/// The marker gaps of the first loop step: (path, line, summary).
+/// The marker gaps of the first loop step, once `dir` is committed: (path, line, summary).
 fn marker_gaps(dir: &Path) -> BTreeSet<(String, u64, String)> {
     commit_all(dir);
-    let o = run(&["loop", "--format", "json", "-q"], dir);
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
-    let v: Value = json(&o);
-    v["gaps"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|g| g["source"] == "StageMarker")
-        .map(|g| {
-            (g["path"].as_str().unwrap().into(), g["line"].as_u64().unwrap(), g["summary"].as_str().unwrap().into())
-        })
-        .collect()
+    crate::stubs::marker_gaps(dir)
 }
 
 /// `class Command(Command)` extends the imported `Command`, not itself, and an inheritance cycle

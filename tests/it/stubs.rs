@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use crate::support::{commit_all, json, run, run_ok, scratch, write_files};
 
 /// The marker gaps of the first `andon loop --format json` step in `dir`: (path, line, summary).
-fn marker_gaps(dir: &std::path::Path) -> BTreeSet<(String, u64, String)> {
+pub(crate) fn marker_gaps(dir: &std::path::Path) -> BTreeSet<(String, u64, String)> {
     let o = run(&["loop", "--format", "json", "-q"], dir);
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
     let v = json(&o);
