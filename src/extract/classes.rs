@@ -67,9 +67,33 @@ fn next_statement(lines: &[&str], line: u32) -> Option<u32> {
     }
     let mut at = line as usize; // 0-based index of the next line
     while at < lines.len() && is_annotation_line(lines[at].trim_start()) {
-        at += 1;
+        at = past_annotation(lines, at);
     }
     Some(at as u32 + 1)
+}
+
+/// The index of the line after the annotation starting at `lines[at]`: a decorator or attribute
+/// whose brackets stay open (`@lru_cache(\n    maxsize=None,\n)`) runs on until they close.
+fn past_annotation(lines: &[&str], mut at: usize) -> usize {
+    let t = lines[at].trim_start();
+    if !(t.starts_with('@') || t.starts_with("#[")) {
+        return at + 1;
+    }
+    let mut depth = 0i32;
+    while at < lines.len() {
+        for c in lines[at].chars() {
+            match c {
+                '(' | '[' | '{' => depth += 1,
+                ')' | ']' | '}' => depth -= 1,
+                _ => {}
+            }
+        }
+        at += 1;
+        if depth <= 0 {
+            break;
+        }
+    }
+    at
 }
 
 /// Pushes `MarkerIn` for every marker of the file that belongs to a function or method, and

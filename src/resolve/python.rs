@@ -49,6 +49,19 @@ const DIST_IMPORTS: &[(&str, &str)] = &[
 
 const STDLIB: &str = include_str!("python_stdlib.txt");
 
+/// Names every module binds (a package also binds `__path__`).
+const MODULE_DUNDERS: &[&str] = &[
+    "__name__",
+    "__file__",
+    "__doc__",
+    "__path__",
+    "__package__",
+    "__spec__",
+    "__loader__",
+    "__dict__",
+    "__builtins__",
+];
+
 impl<'a> Python<'a> {
     pub fn new(repo: &'a Repo<'a>, root_name: &str) -> Python<'a> {
         let py_files: Vec<&String> = repo.files.iter().filter(|(_, f)| f.lang == "python").map(|(p, _)| p).collect();
@@ -229,6 +242,9 @@ impl<'a> Python<'a> {
     }
 
     fn binds(&self, file: &str, name: &str) -> Binding {
+        if MODULE_DUNDERS.contains(&name) {
+            return Binding::Yes;
+        }
         self.binds_at(file, name, 0)
     }
 
