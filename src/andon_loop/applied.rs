@@ -7,9 +7,10 @@
 
 use std::path::Path;
 
-use super::{commands, fix, own_paths, prove, recorded_proposal, recorded_proposer, request, surface};
+use super::{commands, fix, judged, own_paths, prove, recorded_proposal, recorded_proposer, request, surface};
 use crate::config::{BlastRadius, Config};
 use crate::datalog;
+use crate::evidence::route::Approach;
 use crate::extract::lang::references_name_packages;
 use crate::facts::rel;
 use crate::index::Index;
@@ -17,7 +18,8 @@ use crate::ledger::{self, GapStatus, LedgerError, State, Verdict, Wire, WireStat
 
 /// The applied change, checked before anything is proven: the working tree against `base` (or a
 /// given unified diff, which must then describe the tree), no file outside `write_set` (R113),
-/// and its blast radius re-rated (R75). With git, the tree decides the hash and counts in the
+/// and its blast radius re-rated (R75): a change to how it is judged ([`judged`]) rates hard to
+/// reverse. With git, the tree decides the hash and counts in the
 /// rating even when a diff is given, so a diff cannot describe a smaller change than the one made.
 /// `Err` is a refusal's message.
 pub(super) fn checked_change(
@@ -26,13 +28,13 @@ pub(super) fn checked_change(
     base: &str,
     write_set: &[String],
     diff_text: Option<&str>,
-) -> Result<Result<(fix::AppliedChange, BlastRadius, String), VerifyStop>, String> {
+) -> Result<Result<Checked, VerifyStop>, String> {
     let own = own_paths(cfg);
-    let tree = if base != "none" { Some(fix::change(root, base, write_set, &own)) } else { None };
+    let tree = if base != "none" { Some(fix::change(root, base, &own)) } else { None };
     let change = match (diff_text, &tree) {
         (Some(text), _) => fix::change_from_diff(text, base, &own)?,
         (None, Some(t)) => t.clone()?,
-        (None, None) => fix::change(root, base, write_set, &own)?,
+        (None, None) => fix::change(root, base, &own)?,
     };
     if change.files.is_empty() {
         return Err(
@@ -60,7 +62,20 @@ pub(super) fn checked_change(
     if !outside.is_empty() {
         return Ok(Err(VerifyStop::Scope(outside)));
     }
-    Ok(Ok((change, rerated, because)))
+    let judged = judged::of_change(root, cfg, base, &change);
+    if !judged.is_empty() && BlastRadius::HardToReverse > rerated {
+        (rerated, because) = (BlastRadius::HardToReverse, judged.reason());
+    }
+    Ok(Ok(Checked { change, radius: rerated, because, judged }))
+}
+
+/// An applied change that passed the checks: the change, its blast radius and the rule that
+/// rated it, and what it alters in how it is judged.
+pub(super) struct Checked {
+    pub change: fix::AppliedChange,
+    pub radius: BlastRadius,
+    pub because: String,
+    pub judged: judged::Judged,
 }
 
 /// Does the working tree change a public surface — what crosses a proven wire, as its proof
@@ -97,6 +112,10 @@ pub enum VerifyStop {
     Scope(Vec<String>),
     /// The actual diff rates above the ceiling and no authority covers this diff (R75).
     Authorization(BlastRadius, String),
+    /// The fix changes how it is judged (its proof's definition, or tests it had at the base)
+    /// and would back an executed, numeric or property proof: a person's decision, which
+    /// `andon authorize` binds to this diff. The level, and what changes.
+    Judged(BlastRadius, String),
     /// Bad request: no such gap, no proposal, no base commit, missing command.
     Refused(String),
 }
@@ -124,10 +143,16 @@ pub fn verify(
         Ok(r) => r,
         Err(stop) => return Ok(Err(stop)),
     };
-    let outcome = match ask.prove(&proposed, rated)? {
+    let mut outcome = match ask.prove(&proposed, rated)? {
         Ok(o) => o,
         Err(stop) => return Ok(Err(stop)),
     };
+    if outcome.evidence.verdict == Verdict::Proven && proposed.base != "none" {
+        match keep_proven_tree(root, cfg, &proposed.base, &outcome) {
+            Ok(commit) => outcome.evidence.commit = Some(commit),
+            Err(m) => outcome.evidence.references.push(format!("the proven tree is not kept: {m}")),
+        }
+    }
     let file = fix::artifact_path(&cfg.settings.output_path(root), gap);
     if let Some(parent) = file.parent() {
         std::fs::create_dir_all(parent).map_err(|e| LedgerError::Io(format!("{}: {e}", parent.display())))?;
@@ -135,6 +160,23 @@ pub fn verify(
     crate::text::write_atomic(&file, &serde_json::to_vec_pretty(&outcome).expect("json"))
         .map_err(|e| LedgerError::Io(format!("{}: {e}", file.display())))?;
     Ok(Ok(outcome))
+}
+
+/// Keeps the working tree verify proved as a commit object on `base` (the next proposal's base
+/// once the loop records the proof); `Err` when the tree is no longer the change verify proved.
+fn keep_proven_tree(root: &Path, cfg: &Config, base: &str, outcome: &fix::VerifyOutcome) -> Result<String, String> {
+    let snap = super::diff::Snapshot::take(root, &own_paths(cfg))?;
+    if snap.hash(base)? != outcome.change.hash {
+        return Err("the working tree changed while the checks ran".into());
+    }
+    snap.keep(base, &format!("andon: the tree proven for gap {}", outcome.gap))
+}
+
+/// May a gap in `status` be verified: proposed, or halted on the proof of its last fix (refuted,
+/// a hold, unproven, awaiting a person): the fix is changed and verified again, with the same
+/// proposal while its scope holds.
+pub(super) fn verifiable(status: GapStatus) -> bool {
+    matches!(status, GapStatus::Proposed | GapStatus::Halted | GapStatus::HaltedAwaitingAuthorization)
 }
 
 /// A proposed gap as the ledger recorded it, with the inputs verify proves it with.
@@ -153,8 +195,11 @@ impl<'s> Proposed<'s> {
     /// `--proposer` naming someone else is refused). `Err` is why verify refuses.
     fn of(state: &'s State, records: &[ledger::Record], gap: &str, inputs: &prove::Inputs) -> Result<Self, String> {
         let Some(g) = state.gaps.get(gap) else { return Err(format!("no gap `{gap}` in the ledger")) };
-        if g.status != GapStatus::Proposed {
-            return Err(format!("gap `{gap}` is {}; only a proposed gap is verified", g.status.name()));
+        if !verifiable(g.status) {
+            return Err(format!(
+                "gap `{gap}` is {}; only a proposed gap, or one halted on its last proof, is verified",
+                g.status.name()
+            ));
         }
         let Some((base, write_set, approach, radius)) = recorded_proposal(records, gap) else {
             return Err(format!("gap `{gap}` has no recorded proposal"));
@@ -174,8 +219,8 @@ impl<'s> Proposed<'s> {
     }
 }
 
-/// The applied change, re-rated: the change, its blast radius and the rule that rated it.
-type Rated = (fix::AppliedChange, BlastRadius, String);
+/// The applied change, re-rated.
+type Rated = Checked;
 
 /// What one verification works with.
 struct Ask<'a> {
@@ -191,7 +236,7 @@ impl Ask<'_> {
     /// The applied change, checked and re-rated (a changed public surface is hard to reverse),
     /// and held against the ceiling again unless authority covers this very diff (R75).
     fn rated_change(&self, p: &Proposed) -> Result<Result<Rated, VerifyStop>, LedgerError> {
-        let (change, mut rerated, mut because) =
+        let Checked { change, radius: mut rerated, mut because, judged } =
             match checked_change(self.root, self.cfg, &p.base, &p.write_set, self.diff_text) {
                 Ok(Ok(c)) => c,
                 Ok(Err(stop)) => return Ok(Err(stop)),
@@ -204,16 +249,16 @@ impl Ask<'_> {
         }
         let level = rerated.max(p.radius);
         if level > self.cfg.settings.authorization_level.value {
-            let covered = self
-                .state
-                .authority
-                .get(&p.gap.id)
-                .is_some_and(|a| a.iter().any(|(h, l)| *h == change.hash && *l >= level));
-            if !covered {
+            if !self.covered(&p.gap.id, &change.hash, level) {
                 return Ok(Err(VerifyStop::Authorization(level, because)));
             }
         }
-        Ok(Ok((change, rerated, because)))
+        Ok(Ok(Checked { change, radius: rerated, because, judged }))
+    }
+
+    /// Is authority raised for this very diff at `level` or above?
+    fn covered(&self, g: &str, hash: &str, level: BlastRadius) -> bool {
+        self.state.authority.get(g).is_some_and(|a| a.iter().any(|(h, l)| *h == hash && *l >= level))
     }
 
     /// What the proof of gap `g` is about: its stages, wire, claim and criterion, and the diff.
@@ -245,7 +290,7 @@ impl Ask<'_> {
     /// outcome.
     fn prove(&self, p: &Proposed, rated: Rated) -> Result<Result<fix::VerifyOutcome, VerifyStop>, LedgerError> {
         let (g, inputs) = (p.gap, self.inputs);
-        let (change, rerated, because) = rated;
+        let Checked { change, radius: rerated, because, judged } = rated;
         let stages = vec![g.stage.clone()];
         let checks = prove::checks(self.cfg, &stages, inputs.command.as_deref());
         let subject = prove::subject_of_gap(g, !checks.is_empty());
@@ -256,6 +301,12 @@ impl Ask<'_> {
             Err(m) => return Ok(Err(VerifyStop::Refused(m))),
         };
         let routing = prove::routing_record(&route, Some(p.approach.as_str()));
+        let runs_checks = g.source == "PhaseContract"
+            || matches!(route.approach, Some(Approach::Executed | Approach::Numeric | Approach::Property));
+        let level = rerated.max(p.radius);
+        if runs_checks && !judged.is_empty() && !self.covered(&g.id, &change.hash, level) {
+            return Ok(Err(VerifyStop::Judged(level, judged.reason())));
+        }
         let target = self.target(p, &checks);
         // a request handed in for this gap: its declared files bound the change (R113)
         if !inputs.declared.is_empty() {
@@ -296,6 +347,16 @@ impl Ask<'_> {
             proof.artifact,
             &change.hash,
         );
+        if !judged.is_empty() {
+            // the evidence says what changed in how the gap is judged, and who let it
+            let by = if self.covered(&g.id, &change.hash, rerated.max(p.radius)) {
+                "a person authorized this diff (`andon authorize`)"
+            } else {
+                "no check of the proof rests on it"
+            };
+            ev.evidence = format!("{}; {} ({by})", ev.evidence, judged.reason());
+            ev.references.extend(judged.tests.iter().cloned());
+        }
         let phase = label.is_some();
         if let Some((approaches, rung)) = label {
             ev.approach = approaches;

@@ -1,35 +1,135 @@
-//! The applied change: a hash that identifies it, so authority raised for one diff lapses when the
-//! diff changes (R76). With git: the working tree against the proposal's base commit, untracked
-//! files included; without: the contents of the declared write-set.
+//! The applied change. With git it is the working tree as git would commit it (tracked edits and
+//! untracked, unignored files alike) against the proposal's base: the base commit, or the tree
+//! the loop last proved (the base commit plus the proven, recorded fixes), kept as a commit object
+//! under `refs/andon/proven`. Its hash identifies it, so authority raised for one diff lapses when
+//! the diff changes (R76). Without git: the contents of the declared write-set.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// The ref that keeps the proven trees reachable (each one's parent is the tree before it).
+pub const PROVEN_REF: &str = "refs/andon/proven";
 
 fn git(root: &Path, args: &[&str]) -> Option<Vec<u8>> {
     let out = Command::new("git").arg("-C").arg(root).args(args).output().ok()?;
     out.status.success().then_some(out.stdout)
 }
 
-/// The tracked change against `base` without the `exclude`d directories, as a binary diff.
-fn tracked(root: &Path, base: &str, exclude: &[String]) -> Option<Vec<u8>> {
-    let mut args: Vec<String> =
-        ["diff", "--no-color", "--binary", "--relative", base, "--", "."].iter().map(|s| s.to_string()).collect();
-    args.extend(exclude.iter().map(|e| format!(":(exclude){e}")));
-    git(root, &args.iter().map(String::as_str).collect::<Vec<_>>())
+/// `args` then `-- .` and one `:(exclude)` pathspec per `exclude`d directory.
+fn with_pathspecs<'a>(args: &[&'a str], exclude: &'a [String]) -> Vec<String> {
+    let mut v: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+    v.extend(["--".to_string(), ".".to_string()]);
+    v.extend(exclude.iter().map(|e| format!(":(exclude){e}")));
+    v
 }
 
-/// The untracked, unignored files at `root`, sorted, without andon's cache and the `exclude`d
-/// directories.
-fn untracked(root: &Path, exclude: &[String]) -> Vec<String> {
-    let out = git(root, &["ls-files", "-z", "--others", "--exclude-standard"]).unwrap_or_default();
-    let mut files: Vec<String> = out
-        .split(|b| *b == 0)
-        .filter(|f| !f.is_empty())
-        .map(crate::text::path_text)
-        .filter(|f| !f.starts_with(".andon/") && !exclude.iter().any(|e| f.starts_with(e.as_str())))
-        .collect();
-    files.sort();
-    files
+/// The working tree as git would commit it, in a private index: a copy of the repository's own
+/// (so unchanged files are not read again) with every change under the root added, untracked
+/// unignored files included, andon's cache and own directories left out. The repository's index
+/// is never touched; the copy is removed on drop.
+pub struct Snapshot {
+    root: PathBuf,
+    index: PathBuf,
+    exclude: Vec<String>,
+}
+
+impl Snapshot {
+    /// The working tree at `root` now, without the `exclude`d directories (`dir/` prefixes).
+    /// `Err` when `root` is not in a git repository or git fails.
+    pub fn take(root: &Path, exclude: &[String]) -> Result<Snapshot, String> {
+        static N: AtomicU32 = AtomicU32::new(0);
+        let own = git(root, &["rev-parse", "--git-path", "index"]).ok_or("not a git repository")?;
+        let own = root.join(String::from_utf8_lossy(&own).trim());
+        let index = std::env::temp_dir().join(format!(
+            "andon-index-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
+        if own.is_file() {
+            std::fs::copy(&own, &index).map_err(|e| format!("{}: {e}", own.display()))?;
+        }
+        let mut exclude = exclude.to_vec();
+        exclude.push(".andon/".into());
+        let snap = Snapshot { root: root.to_path_buf(), index, exclude };
+        // every tracked file's edit or deletion, then the new files but build output and
+        // dependency trees nobody committed (the directories the index walk skips)
+        snap.run(&with_pathspecs(&["add", "-u"], &snap.exclude))?;
+        let mut args = with_pathspecs(&["add", "-A", "--ignore-errors"], &[]);
+        args.extend(snap.exclude.iter().map(|e| format!(":(exclude){e}")));
+        args.extend(crate::index::walk::VENDORED_DIRS.iter().map(|d| format!(":(exclude,glob)**/{d}/**")));
+        snap.run(&args)?;
+        Ok(snap)
+    }
+
+    /// Runs git on the private index; `Err` carries git's message.
+    fn run(&self, args: &[String]) -> Result<Vec<u8>, String> {
+        let out = Command::new("git")
+            .arg("-C")
+            .arg(&self.root)
+            .args(args)
+            .env("GIT_INDEX_FILE", &self.index)
+            .output()
+            .map_err(|e| format!("verify needs git on PATH: {e}"))?;
+        if !out.status.success() {
+            return Err(format!("git {}: {}", args.join(" "), String::from_utf8_lossy(&out.stderr).trim()));
+        }
+        Ok(out.stdout)
+    }
+
+    /// `git diff --cached` of the snapshot against `base` with `args`, under the root, without
+    /// the excluded directories.
+    pub fn diff(&self, base: &str, args: &[&str]) -> Result<Vec<u8>, String> {
+        let mut a = vec!["diff", "--cached", "--no-color", "--no-renames"];
+        a.extend(args);
+        a.push(base);
+        self.run(&with_pathspecs(&a, &self.exclude))
+    }
+
+    /// The stable hash of the change against `base`.
+    pub fn hash(&self, base: &str) -> Result<String, String> {
+        let bytes = self.diff(base, &["--binary", "--relative"])?;
+        Ok(format!("{:032x}", xxhash_rust::xxh3::xxh3_128(&bytes)))
+    }
+
+    /// Keeps the snapshot as a commit object whose parent is `base`, reachable from
+    /// [`PROVEN_REF`]: the tree the loop proved. Returns the commit's id.
+    pub fn keep(&self, base: &str, message: &str) -> Result<String, String> {
+        let tree = String::from_utf8_lossy(&self.run(&["write-tree".to_string()])?).trim().to_string();
+        let ident = [("GIT_AUTHOR_NAME", "andon"), ("GIT_AUTHOR_EMAIL", "andon@localhost")];
+        let out = Command::new("git")
+            .arg("-C")
+            .arg(&self.root)
+            .args(["commit-tree", &tree, "-p", base, "-m", message])
+            .envs(ident)
+            .envs([("GIT_COMMITTER_NAME", "andon"), ("GIT_COMMITTER_EMAIL", "andon@localhost")])
+            .output()
+            .map_err(|e| e.to_string())?;
+        if !out.status.success() {
+            return Err(format!("git commit-tree: {}", String::from_utf8_lossy(&out.stderr).trim()));
+        }
+        let commit = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        git(&self.root, &["update-ref", PROVEN_REF, &commit]).ok_or("git update-ref failed")?;
+        Ok(commit)
+    }
+}
+
+impl Drop for Snapshot {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.index);
+    }
+}
+
+/// The base a new proposal is applied on: `proven`, the tree the loop last proved, while HEAD is
+/// still one of its ancestors (nothing was committed on top since); else HEAD. `None` without
+/// git or a commit.
+pub fn proposal_base(root: &Path, proven: Option<&str>) -> Option<String> {
+    let head = super::proposal::head_commit(root)?;
+    let usable = |c: &str| {
+        git(root, &["cat-file", "-e", &format!("{c}^{{commit}}")]).is_some()
+            && git(root, &["merge-base", "--is-ancestor", &head, c]).is_some()
+    };
+    Some(proven.filter(|c| usable(c)).map_or(head, str::to_string))
 }
 
 /// Appends each file's name and contents to `bytes` (a name as [`crate::text::path_text`] writes
@@ -47,15 +147,34 @@ fn add_files(bytes: &mut Vec<u8>, root: &Path, files: &[String]) {
 /// A stable hash of the change at `root` relative to `base` (or of `write_set` without git).
 /// Paths under `exclude` (andon's own reports and ledger, as `dir/` prefixes) are not the change.
 pub fn hash(root: &Path, base: Option<&str>, write_set: &[String], exclude: &[String]) -> String {
-    let mut bytes: Vec<u8> = Vec::new();
-    match base.filter(|b| *b != "none").and_then(|b| tracked(root, b, exclude)) {
-        Some(diff) => {
-            bytes.extend(diff);
-            add_files(&mut bytes, root, &untracked(root, exclude));
-        }
-        None => add_files(&mut bytes, root, write_set),
+    if let Some(b) = base.filter(|b| *b != "none")
+        && let Ok(h) = Snapshot::take(root, exclude).and_then(|s| s.hash(b))
+    {
+        return h;
     }
+    let mut bytes: Vec<u8> = Vec::new();
+    add_files(&mut bytes, root, write_set);
     format!("{:032x}", xxhash_rust::xxh3::xxh3_128(&bytes))
+}
+
+/// The tracked change against `base` without the `exclude`d directories, as a binary diff.
+fn tracked(root: &Path, base: &str, exclude: &[String]) -> Option<Vec<u8>> {
+    let args = with_pathspecs(&["diff", "--no-color", "--binary", "--relative", base], exclude);
+    git(root, &args.iter().map(String::as_str).collect::<Vec<_>>())
+}
+
+/// The untracked, unignored files at `root`, sorted, without andon's cache and the `exclude`d
+/// directories.
+fn untracked(root: &Path, exclude: &[String]) -> Vec<String> {
+    let out = git(root, &["ls-files", "-z", "--others", "--exclude-standard"]).unwrap_or_default();
+    let mut files: Vec<String> = out
+        .split(|b| *b == 0)
+        .filter(|f| !f.is_empty())
+        .map(crate::text::path_text)
+        .filter(|f| !f.starts_with(".andon/") && !exclude.iter().any(|e| f.starts_with(e.as_str())))
+        .collect();
+    files.sort();
+    files
 }
 
 /// A seal on the working tree while checks re-run: the tracked change against `HEAD` plus the

@@ -7,7 +7,6 @@
 //! artifact the loop records.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use serde::{Deserialize, Serialize};
 
@@ -45,57 +44,38 @@ pub struct VerifyOutcome {
     pub routing: Option<super::prove::Routing>,
 }
 
-fn git(root: &Path, args: &[&str]) -> Result<String, String> {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(root)
-        .args(args)
-        .output()
-        .map_err(|e| format!("verify needs git on PATH: {e}"))?;
-    if !out.status.success() {
-        return Err(format!("git {}: {}", args.join(" "), String::from_utf8_lossy(&out.stderr).trim()));
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-}
-
-/// The change at `root` against commit `base`: tracked edits and untracked files.
-pub fn change(root: &Path, base: &str, write_set: &[String], exclude: &[String]) -> Result<AppliedChange, String> {
+/// The change at `root` against commit `base`: the working tree as git would commit it, tracked
+/// edits and untracked files alike ([`super::diff::Snapshot`]).
+pub fn change(root: &Path, base: &str, exclude: &[String]) -> Result<AppliedChange, String> {
     if base == "none" {
         return Err(
             "the proposal has no base commit (not a git repository): verify needs one to compute the diff".into()
         );
     }
+    let snap = super::diff::Snapshot::take(root, exclude)?;
+    change_in(&snap, base)
+}
+
+/// The change [`change`] finds, in a snapshot already taken.
+pub fn change_in(snap: &super::diff::Snapshot, base: &str) -> Result<AppliedChange, String> {
     let mut files: Vec<(String, String)> = Vec::new();
-    let mut args: Vec<String> = ["diff", "--name-status", "--no-renames", "--relative", base, "--", "."]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-    args.extend(exclude.iter().map(|e| format!(":(exclude){e}")));
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    for line in git(root, &args)?.lines() {
+    let listing = snap.diff(base, &["--name-status", "--relative"])?;
+    for line in String::from_utf8_lossy(&listing).lines() {
         if let Some((st, path)) = line.split_once('\t') {
             files.push((st.chars().next().unwrap_or('M').to_string(), unquote(path)));
         }
     }
-    for path in git(root, &["ls-files", "--others", "--exclude-standard"])?.lines() {
-        if !path.starts_with(".andon/") && !exclude.iter().any(|e| path.starts_with(e.as_str())) {
-            files.push(("A".into(), unquote(path)));
-        }
-    }
-    files.retain(|(_, p)| !exclude.iter().any(|e| p.starts_with(e.as_str())));
     files.sort();
     files.dedup();
-    Ok(AppliedChange { base: base.into(), hash: super::diff::hash(root, Some(base), write_set, exclude), files })
+    Ok(AppliedChange { base: base.into(), hash: snap.hash(base)?, files })
 }
 
-/// The text of the working tree's diff against `base` (tracked files), without the `exclude`d
-/// directories (andon's own ledger and reports: a proposer's reasoning and earlier verdicts live
-/// there, and the panel's roles must not read them as part of the change, R102).
+/// The text of the working tree's diff against `base` (new files included), without the
+/// `exclude`d directories (andon's own ledger and reports: a proposer's reasoning and earlier
+/// verdicts live there, and the panel's roles must not read them as part of the change, R102).
 pub fn diff_text(root: &Path, base: &str, exclude: &[String]) -> Result<String, String> {
-    let pathspecs: Vec<String> = exclude.iter().map(|d| format!(":(exclude){d}")).collect();
-    let mut args = vec!["diff", "--no-renames", base, "--", "."];
-    args.extend(pathspecs.iter().map(String::as_str));
-    git(root, &args)
+    let snap = super::diff::Snapshot::take(root, exclude)?;
+    Ok(String::from_utf8_lossy(&snap.diff(base, &[])?).into_owned())
 }
 
 /// A path as git writes it in a diff or a listing: C-quoted (`"a/caf\303\251.py"`) when it has
@@ -518,12 +498,14 @@ pub fn evidence(
         radius: None,
         tree: None,
         rung: crate::evidence::route::Approach::parse(approach).map(|a| a.rung().number()),
+        commit: None,
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::process::Command;
 
     #[test]
     fn git_diff_headers_name_every_file_git_writes() {
@@ -559,7 +541,7 @@ mod tests {
         std::fs::write(raw(b"leak\xff.py"), "b\n").unwrap();
         std::fs::write(d.join("café.py"), "b\n").unwrap();
         std::fs::write(raw(b"new\xfe.py"), "a\n").unwrap();
-        let c = change(d, "HEAD", &[], &[]).unwrap();
+        let c = change(d, "HEAD", &[]).unwrap();
         let mut paths: Vec<&str> = c.files.iter().map(|(_, p)| p.as_str()).collect();
         paths.sort();
         assert_eq!(paths, ["café.py", "leak\\xff.py", "new\\xfe.py"]);
@@ -567,6 +549,6 @@ mod tests {
             assert_eq!(crate::index::walk::rel_path(d, &crate::index::walk::abs_path(d, p).unwrap()), *p);
         }
         std::fs::write(raw(b"new\xfe.py"), "b\n").unwrap();
-        assert_ne!(change(d, "HEAD", &[], &[]).unwrap().hash, c.hash, "an edit to an untracked raw name is seen");
+        assert_ne!(change(d, "HEAD", &[]).unwrap().hash, c.hash, "an edit to an untracked raw name is seen");
     }
 }

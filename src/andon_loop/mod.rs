@@ -22,6 +22,7 @@ pub mod commands;
 pub mod diff;
 pub mod fix;
 pub mod ingest;
+pub mod judged;
 pub mod plan;
 pub mod proposal;
 pub mod prove;
@@ -467,7 +468,7 @@ impl plan::Repo for LiveRepo<'_> {
         base: &str,
         write_set: &[String],
     ) -> Result<Result<(fix::AppliedChange, BlastRadius, String), VerifyStop>, String> {
-        checked_change(self.root, self.cfg, base, write_set, None)
+        Ok(checked_change(self.root, self.cfg, base, write_set, None)?.map(|c| (c.change, c.radius, c.because)))
     }
 
     fn surface_changed(&self, state: &State) -> Result<bool, String> {
@@ -627,9 +628,9 @@ pub fn record_decision(root: &Path, cfg: &Config, gap: &str, d: &Decision, now: 
                 .ok_or_else(|| LedgerError::Refused(format!("gap `{gap}` has no proposal")))?;
             // bound to the diff as it is now, at the radius that diff rates (never below the proposal's)
             let own = own_paths(cfg);
-            let (hash, mut level) = match fix::change(root, &base, &write_set, &own) {
-                Ok(c) => (c.hash.clone(), radius.max(fix::rerate(&c).0)),
-                Err(_) => (diff::hash(root, Some(&base), &write_set, &own), radius),
+            let (hash, mut level) = match checked_change(root, cfg, &base, &write_set, None) {
+                Ok(Ok(c)) => (c.change.hash.clone(), radius.max(c.radius)),
+                _ => (diff::hash(root, Some(&base), &write_set, &own), radius),
             };
             // a changed public surface rates the diff hard to reverse (as verify rated it)
             if let Ok(Some(idx)) = crate::index::load(root)
@@ -688,6 +689,23 @@ pub(crate) fn own_paths(cfg: &Config) -> Vec<String> {
             format!("{}/", p.trim_start_matches("./").trim_end_matches('/'))
         })
         .collect()
+}
+
+/// The base a new proposal's fix is applied on: the tree the loop last proved (the base commit
+/// plus the proven, recorded fixes) while nothing was committed on top of it, else HEAD; `None`
+/// outside git. So a proven fix need not be committed before the next gap.
+pub fn proposal_base(root: &Path, cfg: &Config) -> Option<String> {
+    let dir = ledger::dir_of(root, &cfg.settings);
+    let proven = ledger::load(&dir).ok().flatten().and_then(|(_, state, records)| last_proven_tree(&state, &records));
+    diff::proposal_base(root, proven.as_deref())
+}
+
+/// The tree of the newest gap closed on a proof of an applied fix.
+fn last_proven_tree(state: &State, records: &[ledger::Record]) -> Option<String> {
+    records.iter().rev().find_map(|r| match &r.event {
+        Event::GapClosed { evidence, .. } => state.evidence.get(evidence)?.commit.clone(),
+        _ => None,
+    })
 }
 
 /// The proposal recorded for `gap`: (base commit, write-set, approach, blast radius).

@@ -206,7 +206,7 @@ fn evidence(
             plan.notes.push(format!("{}: not recorded: no gap `{}`", file.display(), outcome.gap));
             continue;
         };
-        let refused = if g.status != GapStatus::Proposed {
+        let refused = if !super::applied::verifiable(g.status) {
             Some(format!("gap `{}` is {}", g.id, g.status.name()))
         } else {
             match still_applied(book, repo, &g, &outcome)? {
@@ -481,6 +481,7 @@ fn stale_evidence(
         radius: None,
         tree: None,
         rung: Some(2),
+        commit: None,
     }
 }
 
@@ -999,14 +1000,14 @@ fn next_by_status(book: &Book, g: &GapState) -> Next {
                     action: Action::FixTheCode,
                     gap,
                     detail: format!(
-                        "gap `{id}` halted ({why}): change the fix, `andon propose` it again if its scope changes, then `andon verify`"
+                        "gap `{id}` halted ({why}): change the fix, then `andon verify --gap {id}` (the proposal holds while the fix stays in its write-set; to write other files, `andon propose --gap {id} …` first)"
                     ),
                 },
                 Some(Condition::Tier2Hold) => Next {
                     action: Action::Decide,
                     gap,
                     detail: format!(
-                        "gap `{id}` halted on a tier-2 contradiction ({why}): change the fix, or a person overrides it with `andon override {id} --evidence E --basis B --by WHO --reason R`"
+                        "gap `{id}` halted on a tier-2 contradiction ({why}): change the fix, then `andon verify --gap {id}`; or a person overrides it with `andon override {id} --evidence E --basis B --by WHO --reason R`"
                     ),
                 },
                 _ => Next {
@@ -1143,6 +1144,7 @@ fn gone_evidence(state: &State, g: &GapState, stage: &str, tree: &str) -> ledger
         radius: None,
         tree: Some(tree.to_string()),
         rung: Some(if command { 3 } else { 2 }),
+        commit: None,
     }
 }
 

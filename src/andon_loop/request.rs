@@ -12,6 +12,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::fix::{self, AppliedChange};
+use super::judged::Judged;
 use super::prove::{self, Inputs, Proof, Routing, Target};
 use crate::config::{BlastRadius, Config};
 use crate::evidence::route::{self, Approach, Object, Subject};
@@ -358,10 +359,13 @@ pub enum Stop {
 
 /// Verifies a parsed request on the fresh index of `root`.
 pub fn verify(root: &Path, cfg: &Config, idx: &Index, req: &Request, inputs: &Inputs) -> Result<RequestOutcome, Stop> {
-    let change = scoped_change(root, cfg, req)?;
+    let (change, judged) = scoped_change(root, cfg, req)?;
     let stages = StageMap::of(idx, &change)?;
     let site = resolve_wire(root, &req.wire, &change, &stages)?;
-    let (rerated, rerated_because) = fix::rerate(&change);
+    let (mut rerated, mut rerated_because) = fix::rerate(&change);
+    if !judged.tests.is_empty() && BlastRadius::HardToReverse > rerated {
+        (rerated, rerated_because) = (BlastRadius::HardToReverse, judged.reason());
+    }
     let has_checks = !prove::checks(cfg, &site.stages, inputs.command.as_deref()).is_empty();
     let subjects = obligations_of(req, has_checks);
     let checks = prove::checks(cfg, &site.stages, inputs.command.as_deref());
@@ -401,27 +405,27 @@ pub fn verify(root: &Path, cfg: &Config, idx: &Index, req: &Request, inputs: &In
 
 /// The request's change, refused unless it is the whole change applied to the tree, leaves
 /// andon's own settings and state alone and stays inside its declared scope (R110, R113).
-fn scoped_change(root: &Path, cfg: &Config, req: &Request) -> Result<AppliedChange, Stop> {
+fn scoped_change(root: &Path, cfg: &Config, req: &Request) -> Result<(AppliedChange, Judged), Stop> {
     let own = super::own_paths(cfg);
     let change = fix::change_from_diff(&req.diff, "request", &[]).map_err(Stop::Refused)?;
-    refuse_own_state(&change, &own)?;
+    let judged = super::judged::of_change(root, cfg, "HEAD", &change);
+    refuse_own_state(&judged)?;
     applied(root, &req.diff)?;
     refuse_partial(root, &change, &own)?;
     refuse_undeclared(&change, &req.files)?;
-    Ok(change)
+    Ok((change, judged))
 }
 
-/// Refuses a diff that writes andon's own state or settings: they decide how a change is
-/// proven, so no change proves itself by rewriting them.
-fn refuse_own_state(change: &AppliedChange, own: &[String]) -> Result<(), Stop> {
-    let own_state: Vec<String> = change
-        .files
-        .iter()
-        .map(|(_, p)| p.clone())
-        .filter(|p| p == "andon.toml" || p.starts_with(".andon/") || own.iter().any(|o| p.starts_with(o.as_str())))
-        .collect();
+/// Refuses a diff that writes what defines its proof (andon's settings, a contract's rules, a
+/// file a `[[command]]` runs) or andon's state: no change proves itself by rewriting them, and a
+/// standalone request has no person to authorize it.
+fn refuse_own_state(judged: &Judged) -> Result<(), Stop> {
+    let own_state = judged.settings_paths();
     if !own_state.is_empty() {
-        return Err(Stop::Scope(own_state, "the diff writes andon's own settings or state".into()));
+        return Err(Stop::Scope(
+            own_state,
+            format!("the diff writes andon's own settings or state ({})", judged.reason()),
+        ));
     }
     Ok(())
 }
@@ -429,7 +433,7 @@ fn refuse_own_state(change: &AppliedChange, own: &[String]) -> Result<(), Stop> 
 /// Refuses a diff that is not the whole change: with git, nothing else may differ in the tree
 /// the checks run on.
 fn refuse_partial(root: &Path, change: &AppliedChange, own: &[String]) -> Result<(), Stop> {
-    let Ok(tree) = fix::change(root, "HEAD", &[], own) else { return Ok(()) };
+    let Ok(tree) = fix::change(root, "HEAD", own) else { return Ok(()) };
     let given: BTreeSet<&str> = change.files.iter().map(|(_, p)| p.as_str()).collect();
     let missing: Vec<String> = tree
         .files

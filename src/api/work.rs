@@ -229,7 +229,7 @@ pub fn propose(root: &Path, cfg: &Config, mut p: Proposal) -> Result<Proposed, E
     if !problems.is_empty() {
         return Ok(Proposed::Refused { problems, gated });
     }
-    p.base_commit = proposal::head_commit(root);
+    p.base_commit = andon_loop::proposal_base(root, cfg);
     let file = proposal::artifact_path(&cfg.settings.output_path(root), &p.gap);
     std::fs::create_dir_all(file.parent().expect("proposals dir")).map_err(|e| format!("{}: {e}", file.display()))?;
     crate::text::write_atomic(&file, &serde_json::to_vec_pretty(&p).expect("json"))
@@ -485,7 +485,7 @@ impl Verified {
         match &self.result {
             Ok(o) => condition_of(&o.evidence).map_or("proven", Condition::token).to_string(),
             Err(VerifyStop::Scope(_)) => "refused:scope".into(),
-            Err(VerifyStop::Authorization(..)) => Condition::Authorization.token().into(),
+            Err(VerifyStop::Authorization(..) | VerifyStop::Judged(..)) => Condition::Authorization.token().into(),
             Err(VerifyStop::Refused(_)) => "refused".into(),
         }
     }
@@ -499,9 +499,13 @@ impl Verified {
                 let next = if e.verdict == Verdict::Proven {
                     "run `andon loop`: it records the evidence and advances".to_string()
                 } else if e.hold {
-                    "change the code: a tier-1 hold is cleared only by a re-index showing the contradiction gone".into()
+                    format!(
+                        "run `andon loop` to record the hold, change the code (only changed code clears a tier-1 hold), then `andon verify --gap {gap}` again"
+                    )
                 } else {
-                    "run `andon loop` to record the evidence, then fix and verify again".into()
+                    format!(
+                        "run `andon loop` to record the evidence, change the fix, then `andon verify --gap {gap}` again"
+                    )
                 };
                 (e.claim.clone(), next)
             }
@@ -512,6 +516,12 @@ impl Verified {
             Err(VerifyStop::Authorization(level, because)) => (
                 format!("the applied diff rates {} ({because}), above the ceiling", level.name()),
                 format!("a person raises the authority for this diff: `andon authorize {gap} --by WHO --reason ...`"),
+            ),
+            Err(VerifyStop::Judged(_, what)) => (
+                format!("{what}; an executed, numeric or property proof cannot rest on that without a person"),
+                format!(
+                    "undo that part of the change (the proof is defined as it was at the proposal's base), or a person decides: `andon authorize {gap} --by WHO --reason ...` binds it to this diff"
+                ),
             ),
             Err(VerifyStop::Refused(m)) => (m.clone(), "fix the request".into()),
         }
@@ -808,6 +818,7 @@ mod tests {
             radius: None,
             tree: None,
             rung: None,
+            commit: None,
         };
         for c in [Condition::Tier1Hold, Condition::Tier2Hold, Condition::Refuted, Condition::Unproven] {
             assert_eq!(condition_of(&evidence(c.verdict())), Some(c), "{c:?}");

@@ -87,7 +87,7 @@ impl Exit {
         match &v.result {
             Ok(o) => crate::api::work::condition_of(&o.evidence).map_or(Exit::Success, Exit::halt),
             Err(VerifyStop::Scope(_)) => Exit::Findings,
-            Err(VerifyStop::Authorization(..)) => Exit::halt(Condition::Authorization),
+            Err(VerifyStop::Authorization(..) | VerifyStop::Judged(..)) => Exit::halt(Condition::Authorization),
             Err(VerifyStop::Refused(_)) => Exit::Error,
         }
     }

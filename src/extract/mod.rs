@@ -13,6 +13,7 @@ pub mod lang;
 pub mod manifest;
 mod python;
 mod rust;
+pub mod test_defs;
 mod text;
 mod tree;
 mod typescript;

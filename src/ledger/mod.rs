@@ -132,6 +132,11 @@ pub struct Evidence {
     /// 2 static-structural, 3 executed-and-inspected, 4 rendered/visual, 5 judged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rung: Option<u8>,
+    /// For a proof of an applied fix under git: the commit object holding the tree it proved
+    /// (the proposal's base plus the fix), kept under `refs/andon/proven`; once the gap closes on
+    /// it, the next proposal's base.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -62,6 +62,7 @@ fn evidence(id: &str, verdict: Verdict) -> Event {
             radius: None,
             tree: None,
             rung: None,
+            commit: None,
         },
     }
 }
@@ -429,6 +430,7 @@ fn status_board_holds_first_then_everything_and_one_next_step() {
             radius: None,
             tree: None,
             rung: None,
+            commit: None,
         },
     };
     ledger::append(
@@ -532,6 +534,7 @@ fn proof_on(id: &str, gap: &str, verdict: Verdict, tier: u8, hold: bool, tree: &
             radius: None,
             tree: Some(tree.into()),
             rung: None,
+            commit: None,
         },
     }
 }

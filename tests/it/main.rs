@@ -9,6 +9,7 @@ mod deep;
 mod extract;
 mod forged_verdicts;
 mod hidden_chars;
+mod honesty;
 mod hostile_check;
 mod hostile_index;
 mod incremental;
