@@ -248,10 +248,8 @@ impl Ask<'_> {
             (rerated, because) = (BlastRadius::HardToReverse, what);
         }
         let level = rerated.max(p.radius);
-        if level > self.cfg.settings.authorization_level.value {
-            if !self.covered(&p.gap.id, &change.hash, level) {
-                return Ok(Err(VerifyStop::Authorization(level, because)));
-            }
+        if level > self.cfg.settings.authorization_level.value && !self.covered(&p.gap.id, &change.hash, level) {
+            return Ok(Err(VerifyStop::Authorization(level, because)));
         }
         Ok(Ok(Checked { change, radius: rerated, because, judged }))
     }
