@@ -54,12 +54,21 @@ impl Snapshot {
         let snap = Snapshot { root: root.to_path_buf(), index, exclude };
         // every tracked file's edit or deletion, then the new files but build output and
         // dependency trees nobody committed (the directories the index walk skips)
-        snap.run(&with_pathspecs(&["add", "-u"], &snap.exclude))?;
+        snap.add(&with_pathspecs(&["add", "-u"], &snap.exclude))?;
         let mut args = with_pathspecs(&["add", "-A", "--ignore-errors"], &[]);
         args.extend(snap.exclude.iter().map(|e| format!(":(exclude){e}")));
         args.extend(crate::index::walk::VENDORED_DIRS.iter().map(|d| format!(":(exclude,glob)**/{d}/**")));
-        snap.run(&args)?;
+        snap.add(&args)?;
         Ok(snap)
+    }
+
+    /// `git add` on the private index: a pathspec that names an ignored directory (andon's own,
+    /// often ignored) is no error.
+    fn add(&self, args: &[String]) -> Result<(), String> {
+        match self.run(args) {
+            Err(m) if m.contains("ignored by one of your .gitignore files") && !m.contains("fatal:") => Ok(()),
+            r => r.map(|_| ()),
+        }
     }
 
     /// Runs git on the private index; `Err` carries git's message.
