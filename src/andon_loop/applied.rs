@@ -10,7 +10,6 @@ use std::path::Path;
 use super::{commands, fix, judged, own_paths, prove, recorded_proposal, recorded_proposer, request, surface};
 use crate::config::{BlastRadius, Config};
 use crate::datalog;
-use crate::evidence::route::Approach;
 use crate::extract::lang::references_name_packages;
 use crate::facts::rel;
 use crate::index::Index;
@@ -112,9 +111,9 @@ pub enum VerifyStop {
     Scope(Vec<String>),
     /// The actual diff rates above the ceiling and no authority covers this diff (R75).
     Authorization(BlastRadius, String),
-    /// The fix changes how it is judged (its proof's definition, or tests it had at the base)
-    /// and would back an executed, numeric or property proof: a person's decision, which
-    /// `andon authorize` binds to this diff. The level, and what changes.
+    /// The fix changes how it is judged (its proof's definition, or tests it had at the base):
+    /// a person's decision, which `andon authorize` binds to this diff. The level, and what
+    /// changes.
     Judged(BlastRadius, String),
     /// Bad request: no such gap, no proposal, no base commit, missing command.
     Refused(String),
@@ -251,6 +250,10 @@ impl Ask<'_> {
         if level > self.cfg.settings.authorization_level.value && !self.covered(&p.gap.id, &change.hash, level) {
             return Ok(Err(VerifyStop::Authorization(level, because)));
         }
+        // whatever the ceiling and the approach: how a fix is judged is a person's decision
+        if !judged.is_empty() && !self.covered(&p.gap.id, &change.hash, level) {
+            return Ok(Err(VerifyStop::Judged(level, judged.reason())));
+        }
         Ok(Ok(Checked { change, radius: rerated, because, judged }))
     }
 
@@ -299,12 +302,6 @@ impl Ask<'_> {
             Err(m) => return Ok(Err(VerifyStop::Refused(m))),
         };
         let routing = prove::routing_record(&route, Some(p.approach.as_str()));
-        let runs_checks = g.source == "PhaseContract"
-            || matches!(route.approach, Some(Approach::Executed | Approach::Numeric | Approach::Property));
-        let level = rerated.max(p.radius);
-        if runs_checks && !judged.is_empty() && !self.covered(&g.id, &change.hash, level) {
-            return Ok(Err(VerifyStop::Judged(level, judged.reason())));
-        }
         let target = self.target(p, &checks);
         // a request handed in for this gap: its declared files bound the change (R113)
         if !inputs.declared.is_empty() {
@@ -347,12 +344,8 @@ impl Ask<'_> {
         );
         if !judged.is_empty() {
             // the evidence says what changed in how the gap is judged, and who let it
-            let by = if self.covered(&g.id, &change.hash, rerated.max(p.radius)) {
-                "a person authorized this diff (`andon authorize`)"
-            } else {
-                "no check of the proof rests on it"
-            };
-            ev.evidence = format!("{}; {} ({by})", ev.evidence, judged.reason());
+            ev.evidence =
+                format!("{}; {} (a person authorized this diff: `andon authorize`)", ev.evidence, judged.reason());
             ev.references.extend(judged.tests.iter().cloned());
         }
         let phase = label.is_some();

@@ -518,7 +518,7 @@ impl Verified {
                 format!("a person raises the authority for this diff: `andon authorize {gap} --by WHO --reason ...`"),
             ),
             Err(VerifyStop::Judged(_, what)) => (
-                format!("{what}; an executed, numeric or property proof cannot rest on that without a person"),
+                format!("{what}; no proof rests on that without a person"),
                 format!(
                     "undo that part of the change (the proof is defined as it was at the proposal's base), or a person decides: `andon authorize {gap} --by WHO --reason ...` binds it to this diff"
                 ),

@@ -310,3 +310,25 @@ fn a_tier2_hold_is_cleared_by_changed_code_and_verify_again() {
     let (code, v) = step(d);
     assert_eq!(code, 0, "{v:#}");
 }
+
+#[test]
+fn a_structural_fix_that_also_rewrites_the_command_needs_a_person() {
+    // fixing the import and silencing the suite in one diff: the structural proof would pass and
+    // the command's gap would vanish with it, so no approach rests on such a diff without a person
+    let toml = format!("authorization_level = \"shared-state-visible\"\n\n{COMMAND}");
+    let cart = "from catalog import price_of, total_of\n\n\ndef cart_total(items):\n    return total_of(items)\n";
+    let t = shop(&toml, &[("shop/cart.py", cart)]);
+    let d = t.path();
+    let gap = picked(d, "`total_of` is imported");
+    propose(d, &gap, "structural", &["catalog/__init__.py", "catalog/prices.py", "andon.toml"]);
+    write(d, "catalog/prices.py", &format!("{PRICES}\n\ndef total_of(names):\n    return 0\n"));
+    write(
+        d,
+        "catalog/__init__.py",
+        "from catalog.prices import price_of, total_of\n\n__all__ = [\"price_of\", \"total_of\"]\n",
+    );
+    write(d, "andon.toml", &toml.replace("python3 -m unittest discover -s . -p test_*.py -t .", "true"));
+    let (code, v) = verify(d, &gap);
+    assert_eq!((code, v["verdict"]["outcome"].as_str()), (11, Some("halt:authorization")), "{v:#}");
+    assert!(v["detail"].as_str().unwrap().contains("`andon.toml`"), "{v:#}");
+}
