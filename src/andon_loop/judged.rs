@@ -81,8 +81,12 @@ fn defines_proof(root: &Path, cfg: &Config, path: &str, before: Option<&str>) ->
     if let Some(c) = cfg.contracts.iter().find(|c| c.rules.as_ref().is_some_and(|r| plain(&r.text) == path)) {
         return Some(format!("holds the rules of contract `{}`", c.name));
     }
-    // a file a command names is part of the check once it exists (a new one may be the fix)
+    // a file a command names is part of the check once it exists (a new one may be the fix); a
+    // test file it names is judged by the tests it keeps (a test added to it is a good fix)
     before?;
+    if crate::extract::Lang::from_path(path).is_some_and(|l| crate::extract::is_test_path(path, l)) {
+        return None;
+    }
     let runs = |run: &str| run.split(|c: char| c.is_whitespace() || c == '=' || c == ';').any(|t| plain(t) == path);
     cfg.commands
         .iter()
@@ -143,6 +147,19 @@ fn read(root: &Path, path: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_script_a_command_runs_defines_the_proof_but_a_test_file_it_names_does_not() {
+        let t = tempfile::tempdir().unwrap();
+        let toml = "[[command]]\nname = \"unit\"\nrun = \"sh ./scripts/check.sh && pytest tests/test_a.py\"\n";
+        std::fs::write(t.path().join("andon.toml"), toml).unwrap();
+        let cfg = Config::load(t.path()).unwrap();
+        let why = defines_proof(t.path(), &cfg, "scripts/check.sh", Some("exit 1\n"));
+        assert_eq!(why.as_deref(), Some("is named by [[command]] `unit`, which judges the fix"));
+        assert_eq!(defines_proof(t.path(), &cfg, "scripts/check.sh", None), None, "a new file may be the fix");
+        assert_eq!(defines_proof(t.path(), &cfg, "tests/test_a.py", Some("def test_a(): pass\n")), None);
+        assert!(defines_proof(t.path(), &cfg, "andon.toml", Some(toml)).is_some());
+    }
 
     #[test]
     fn only_the_andon_tables_of_pyproject_count() {
