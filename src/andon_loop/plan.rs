@@ -650,6 +650,7 @@ impl Walker<'_, '_> {
             .collect();
         self.recorded += new.len();
         book.record(&new)?;
+        book.record(&super::scan::restated(state, &cands))?;
         Ok(cands)
     }
 
