@@ -424,7 +424,17 @@ pub fn verify(
     }
     let gap = ask.gap.clone().unwrap_or_default();
     let result = andon_loop::verify(root, cfg, idx, &gap, &inputs, diff.as_deref()).map_err(|e| e.to_string())?;
-    Ok(VerifyResult::Gap(Verified { gap, result }))
+    let injections = changed_injections(idx, &result);
+    Ok(VerifyResult::Gap(Verified { gap, result, injections }))
+}
+
+/// The suspected injections in the files a gap's fix changed (or wrote outside its write-set).
+fn changed_injections(idx: &Index, result: &Result<fix::VerifyOutcome, VerifyStop>) -> Vec<Injection> {
+    match result {
+        Ok(o) => crate::ops::injections_in(idx, o.change.files.iter().map(|(_, p)| p.as_str())),
+        Err(VerifyStop::Scope(files)) => crate::ops::injections_in(idx, files.iter().map(String::as_str)),
+        Err(_) => Vec::new(),
+    }
 }
 
 /// A request reached from the loop: its wire must be the gap's, and the gap routes it (no `kind`).
@@ -477,6 +487,8 @@ fn standalone(
 pub struct Verified {
     pub gap: String,
     pub result: Result<fix::VerifyOutcome, VerifyStop>,
+    /// The suspected injections of the changed files (R123: listed, never obeyed).
+    pub injections: Vec<Injection>,
 }
 
 impl Verified {
@@ -513,7 +525,7 @@ impl Verified {
                 format!("the applied diff rates {} ({because}), above the ceiling", level.name()),
                 format!("a person raises the authority for this diff: `andon authorize {gap} --by WHO --reason ...`"),
             ),
-            Err(VerifyStop::Refused(m)) => (m.clone(), "fix the request".into()),
+            Err(VerifyStop::Refused(m)) => (m.clone(), refused_next(gap)),
         }
     }
 
@@ -534,8 +546,16 @@ impl Verified {
         if let Err(VerifyStop::Scope(files)) = &self.result {
             v["outside_write_set"] = json!(files);
         }
+        v["suspected_injections"] = injections_json(&self.injections);
         v
     }
+}
+
+/// The next step after `andon verify --gap` refused: nothing was proven or recorded.
+fn refused_next(gap: &str) -> String {
+    format!(
+        "nothing was verified: do what the refusal says (`andon loop` names the next step for `{gap}`), then run `andon verify --gap {gap}` again"
+    )
 }
 
 /// `andon verify --request`: the verdict a caller cannot mistake for cleared (R111).
