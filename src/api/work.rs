@@ -825,6 +825,7 @@ mod tests {
             fix: None,
             references: Vec::new(),
             surface: None,
+            crossing: Default::default(),
             radius: None,
             tree: None,
             rung: None,

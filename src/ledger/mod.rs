@@ -120,6 +120,10 @@ pub struct Evidence {
     /// the proof is stale when the surface changes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub surface: Option<String>,
+    /// For a proof of a wire: each name crossing it (`producer file:name`) with the digest of its
+    /// contract, so a stale proof names the contracts that changed.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub crossing: BTreeMap<String, String>,
     /// For a proof of an applied fix: the blast radius its actual diff rates (R75); the andon rule
     /// holds the larger of this and the proposal's against the ceiling.
     #[serde(default, skip_serializing_if = "Option::is_none")]
