@@ -184,7 +184,9 @@ pub struct Preflight {
 /// and the executable search path `path_var` for the external tools.
 pub fn preflight(root: &Path, cfg: &Config, idx: Option<&Index>, path_var: Option<&std::ffi::OsStr>) -> Preflight {
     let stream = idx.and_then(|i| crate::ops::stream(i).ok());
-    Preflight { items: crate::preflight::run(root, cfg, stream.as_ref(), path_var) }
+    let languages: Option<Vec<String>> =
+        idx.map(|i| i.header.summary.files_by_lang.iter().map(|(l, _)| l.clone()).collect());
+    Preflight { items: crate::preflight::run(root, cfg, stream.as_ref(), languages.as_deref(), path_var) }
 }
 
 impl Preflight {
