@@ -53,6 +53,7 @@ fn events() -> Vec<Event> {
                     fix: None,
                     references: vec![format!("src/m{}.py:1", i % 900)],
                     surface: None,
+                    crossing: Default::default(),
                     radius: None,
                     tree: None,
                     rung: None,

@@ -180,6 +180,13 @@ pub fn suspected_injections(idx: &Index) -> Vec<Injection> {
     out
 }
 
+/// The suspected injections in `files` (a change's files): [`suspected_injections`] of those
+/// paths only, in the same order.
+pub fn injections_in<'a>(idx: &Index, files: impl IntoIterator<Item = &'a str>) -> Vec<Injection> {
+    let files: std::collections::BTreeSet<&str> = files.into_iter().collect();
+    suspected_injections(idx).into_iter().filter(|i| files.contains(i.path.as_str())).collect()
+}
+
 /// What `andon why` was asked about, resolved to files.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Endpoint {

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::config::{Config, GapSource, Settings};
-use crate::ops::StreamReport;
+use crate::ops::{StageRow, StreamReport};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Readiness {
@@ -50,16 +50,18 @@ fn resolve(root: &Path, p: &Path) -> PathBuf {
     if p.is_absolute() { p.to_path_buf() } else { root.join(p) }
 }
 
-/// Runs every check. `stream` is the detected stream (None when the index could not be built);
-/// `path_var` is the PATH to look for external tools on.
+/// Runs every check. `stream` is the detected stream and `languages` the languages of the
+/// indexed files (None when the index could not be built: every tool is named then); `path_var`
+/// is the PATH to look for external tools on.
 pub fn run(
     root: &Path,
     cfg: &Config,
     stream: Option<&StreamReport>,
+    languages: Option<&[String]>,
     path_var: Option<&std::ffi::OsStr>,
 ) -> Vec<PreflightItem> {
     let s = &cfg.settings;
-    let mut items = vec![stream_item(stream)];
+    let mut items = vec![stream_item(root, stream)];
     // Persistence: the ledger and the reports.
     items.push(ledger_item(root, s));
     items.push(reports_item(root, s));
@@ -68,8 +70,8 @@ pub fn run(
     // Verify: the diff needs git; structural proofs need the index.
     items.push(applied_diff_item(root, path_var));
     items.push(structural_item(stream));
-    items.push(property_item(root));
-    items.extend(audit_items(path_var));
+    items.push(property_item(root, languages));
+    items.extend(audit_items(languages, path_var));
     // Ingest mode reads the brief, only when selected (R11).
     if s.gap_source.value == GapSource::Ingest {
         items.push(brief_item(root, s));
@@ -77,8 +79,8 @@ pub fn run(
     items
 }
 
-/// The stream: whether it was detected, and how exactly.
-fn stream_item(stream: Option<&StreamReport>) -> PreflightItem {
+/// The stream: whether it was detected, and whether each stage is a package its manifest declares.
+fn stream_item(root: &Path, stream: Option<&StreamReport>) -> PreflightItem {
     match stream {
         None => PreflightItem {
             capability: "stream detection",
@@ -93,25 +95,120 @@ fn stream_item(stream: Option<&StreamReport>) -> PreflightItem {
             fix: Some("run andon at the repository root, or check `index.exclude`".into()),
         },
         Some(st) => {
-            let heuristic = st.stages.iter().filter(|x| x.confidence != "exact").count();
-            let found = format!(
-                "{} stage(s), {} wire(s); {} of the stages detected with reduced confidence",
-                st.stages.len(),
-                st.wires.len(),
-                heuristic
-            );
-            if heuristic > 0 {
+            let undeclared = undeclared_stages(root, &st.stages);
+            let counts = format!("{} stage(s), {} wire(s)", st.stages.len(), st.wires.len());
+            if undeclared.is_empty() {
+                let found = format!("{counts}; every stage is a package its manifest declares");
+                PreflightItem { capability: "stream detection", level: Readiness::Ready, found, fix: None }
+            } else {
+                let found = format!(
+                    "{counts}; {} of the stages no manifest declares (inferred from the directory layout)",
+                    undeclared.len()
+                );
                 PreflightItem {
                     capability: "stream detection",
                     level: Readiness::ReadyWithGaps,
                     found,
-                    fix: Some("declare the packages in manifests (Cargo.toml, pyproject.toml, package.json) to make the stages exact".into()),
+                    fix: Some(declare_advice(&undeclared)),
                 }
-            } else {
-                PreflightItem { capability: "stream detection", level: Readiness::Ready, found, fix: None }
             }
         }
     }
+}
+
+/// How many undeclared stages the advice names before it counts the rest.
+const NAMED_STAGES: usize = 8;
+
+/// The stages no manifest declares: a Python package its `pyproject.toml` does not list, or a
+/// directory of loose files. A Cargo crate or an npm package is its manifest.
+fn undeclared_stages<'s>(root: &Path, stages: &'s [StageRow]) -> Vec<&'s StageRow> {
+    stages
+        .iter()
+        .filter(|st| match st.ecosystem.as_str() {
+            "python" => !pyproject_declares(root, st),
+            "directory" => true,
+            _ => false,
+        })
+        .collect()
+}
+
+/// What to declare, and where, for the `undeclared` stages (the first [`NAMED_STAGES`] named).
+fn declare_advice(undeclared: &[&StageRow]) -> String {
+    let mut names: Vec<String> = undeclared.iter().take(NAMED_STAGES).map(|s| format!("`{}`", s.name)).collect();
+    if undeclared.len() > NAMED_STAGES {
+        names.push(format!("and {} more", undeclared.len() - NAMED_STAGES));
+    }
+    let mut wheres = Vec::new();
+    if undeclared.iter().any(|s| s.ecosystem == "python") {
+        wheres.push(
+            "a Python package in its pyproject.toml, with `[tool.setuptools.packages.find]` or `packages = [...]`",
+        );
+    }
+    if undeclared.iter().any(|s| s.ecosystem == "directory") {
+        wheres.push("loose files by making them a package a manifest declares");
+    }
+    format!(
+        "declare {}: {}; each stage is then a package you named, not a directory andon inferred",
+        names.join(", "),
+        wheres.join("; ")
+    )
+}
+
+/// The nearest `pyproject.toml` at or above Python stage `st`'s root declares its package.
+fn pyproject_declares(root: &Path, st: &StageRow) -> bool {
+    let package = st.root.rsplit('/').next().filter(|p| !p.is_empty()).unwrap_or(&st.name);
+    let mut dir = st.root.trim_end_matches('/').to_string();
+    loop {
+        let parent = dir.rsplit_once('/').map_or("", |(p, _)| p).to_string();
+        let at = if dir.is_empty() { root.to_path_buf() } else { root.join(&dir) };
+        if let Ok(text) = std::fs::read_to_string(at.join("pyproject.toml")) {
+            let below = st.root.strip_prefix(dir.as_str()).unwrap_or(&st.root).trim_start_matches('/');
+            return declared_in(&text, package, below);
+        }
+        if dir.is_empty() {
+            return false;
+        }
+        dir = parent;
+    }
+}
+
+/// `pyproject` declares the top-level package `name`, at `rel` below its directory: in
+/// `[tool.setuptools] packages`, `[tool.setuptools.packages.find]` (`where`, `include`, `exclude`),
+/// poetry's `packages` (`include`, `from`) or hatch's wheel `packages`.
+fn declared_in(pyproject: &str, name: &str, rel: &str) -> bool {
+    let Ok(doc) = pyproject.parse::<toml::Table>() else { return false };
+    let at = |path: &[&str]| path.iter().try_fold(&doc, |t, k| t.get(*k)?.as_table());
+    let strings = |v: Option<&toml::Value>| -> Option<Vec<String>> {
+        Some(v?.as_array()?.iter().filter_map(|x| x.as_str().map(str::to_string)).collect())
+    };
+    let glob = |pattern: &str| globset::Glob::new(pattern).map(|g| g.compile_matcher()).ok();
+    let matches = |patterns: &[String]| patterns.iter().any(|p| glob(p).is_some_and(|g| g.is_match(name)));
+    let joined = |base: &str| {
+        let base = base.trim_start_matches("./").trim_matches('/');
+        if base.is_empty() || base == "." { name.to_string() } else { format!("{base}/{name}") }
+    };
+    let setuptools = at(&["tool", "setuptools"]);
+    if let Some(list) = strings(setuptools.and_then(|t| t.get("packages")))
+        && list.iter().any(|p| p.split('.').next() == Some(name))
+    {
+        return true;
+    }
+    if let Some(find) = at(&["tool", "setuptools", "packages", "find"]) {
+        let wheres = strings(find.get("where")).unwrap_or_else(|| vec![".".into()]);
+        let include = strings(find.get("include")).unwrap_or_else(|| vec!["*".into()]);
+        let exclude = strings(find.get("exclude")).unwrap_or_default();
+        if wheres.iter().any(|w| joined(w) == rel) && matches(&include) && !matches(&exclude) {
+            return true;
+        }
+    }
+    let poetry = at(&["tool", "poetry"]).and_then(|p| p.get("packages")).and_then(|p| p.as_array());
+    let in_poetry = poetry.into_iter().flatten().any(|p| {
+        let from = p.get("from").and_then(|f| f.as_str()).unwrap_or(".");
+        p.get("include").and_then(|i| i.as_str()).is_some_and(|i| glob(i).is_some_and(|g| g.is_match(name)))
+            && joined(from) == rel
+    });
+    let hatch = strings(at(&["tool", "hatch", "build", "targets", "wheel"]).and_then(|t| t.get("packages")));
+    in_poetry || hatch.unwrap_or_default().iter().any(|p| p.trim_start_matches("./").trim_matches('/') == rel)
 }
 
 /// Whether the ledger directory is writable, or can be created (without creating it).
@@ -221,14 +318,27 @@ fn structural_item(stream: Option<&StreamReport>) -> PreflightItem {
     }
 }
 
-/// Property checks (approach f) run only through a tool the repository itself declares (R98).
-fn property_item(root: &Path) -> PreflightItem {
+/// Whether the repository has code in a language `serves` lists (every language when the
+/// languages are not known).
+fn has_any(languages: Option<&[String]>, serves: &[&str]) -> bool {
+    languages.is_none_or(|have| have.iter().any(|l| serves.contains(&l.as_str())))
+}
+
+/// Property checks (approach f) run only through a tool the repository itself declares (R98);
+/// the tools named are those of the repository's languages.
+fn property_item(root: &Path, languages: Option<&[String]>) -> PreflightItem {
     let declared = crate::evidence::property::detect(root);
     if declared.is_empty() {
+        let tools: Vec<&str> = crate::evidence::property::PropertyTool::ALL
+            .iter()
+            .filter(|t| has_any(languages, &t.languages()))
+            .map(|t| t.name())
+            .collect();
+        let tools = if tools.is_empty() { String::new() } else { format!(" ({})", tools.join(", ")) };
         PreflightItem {
             capability: "verify: property",
             level: Readiness::ReadyWithGaps,
-            found: "no property-testing tool is declared (proptest, quickcheck, hypothesis, fast-check)".into(),
+            found: format!("no property-testing tool is declared{tools}"),
             fix: Some("declare one as a (dev-)dependency to prove invariants over generated inputs; until then those obligations stay unknown".into()),
         }
     } else {
@@ -245,12 +355,13 @@ fn property_item(root: &Path) -> PreflightItem {
     }
 }
 
-/// Optional external capabilities (R118-R121), one item per tool: absent means unavailable, never
-/// a failure.
-fn audit_items(path_var: Option<&std::ffi::OsStr>) -> Vec<PreflightItem> {
+/// Optional external capabilities (R118-R121), one item per tool of the repository's languages:
+/// absent means unavailable, never a failure.
+fn audit_items(languages: Option<&[String]>, path_var: Option<&std::ffi::OsStr>) -> Vec<PreflightItem> {
     let mut items = Vec::new();
     let mut seen = std::collections::BTreeSet::new();
-    for t in crate::capabilities::REGISTRY.iter().filter(|t| seen.insert(t.name)) {
+    let ours = |t: &crate::capabilities::Tool| has_any(languages, &t.languages().collect::<Vec<_>>());
+    for t in crate::capabilities::REGISTRY.iter().filter(|t| ours(t) && seen.insert(t.name)) {
         let (tool, lang) = (t.name, t.language());
         items.push(if on_path(tool, path_var) {
             PreflightItem {
@@ -317,5 +428,49 @@ fn check_creatable(dir: &Path) -> Result<(), String> {
             Some(p) if p != d => d = p.to_path_buf(),
             _ => return Err("no existing parent directory".into()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pyproject_declares_its_packages_in_the_ways_builders_read() {
+        let find =
+            "[tool.setuptools.packages.find]\nwhere = [\"src\"]\ninclude = [\"shop*\"]\nexclude = [\"shop_tests*\"]\n";
+        assert!(declared_in(find, "shop", "src/shop"));
+        assert!(!declared_in(find, "shop", "shop"), "another directory than `where`");
+        assert!(!declared_in(find, "shop_tests", "src/shop_tests"), "excluded");
+        assert!(!declared_in(find, "catalog", "src/catalog"), "not included");
+        let default = "[tool.setuptools.packages.find]\n";
+        assert!(declared_in(default, "catalog", "catalog") && !declared_in(default, "catalog", "src/catalog"));
+        let list = "[tool.setuptools]\npackages = [\"shop\", \"shop.cart\"]\n";
+        assert!(declared_in(list, "shop", "src/shop") && !declared_in(list, "cart", "cart"));
+        let poetry = "[tool.poetry]\npackages = [{ include = \"shop\", from = \"src\" }, { include = \"cat*\" }]\n";
+        assert!(declared_in(poetry, "shop", "src/shop") && declared_in(poetry, "catalog", "catalog"));
+        assert!(!declared_in(poetry, "shop", "shop"));
+        let hatch = "[tool.hatch.build.targets.wheel]\npackages = [\"src/shop\"]\n";
+        assert!(declared_in(hatch, "shop", "src/shop") && !declared_in(hatch, "catalog", "src/catalog"));
+        assert!(!declared_in("[project]\nname = \"shop\"\n", "shop", "shop"), "discovery is not a declaration");
+        assert!(!declared_in("not toml [", "shop", "shop"));
+    }
+
+    #[test]
+    fn the_advice_names_a_few_stages_and_counts_the_rest() {
+        let stage = |n: usize| StageRow {
+            name: format!("s{n}"),
+            root: format!("s{n}"),
+            ecosystem: "python".into(),
+            confidence: "heuristic".into(),
+            source: "python-package".into(),
+            files: 1,
+        };
+        let stages: Vec<StageRow> = (0..10).map(stage).collect();
+        let refs: Vec<&StageRow> = stages.iter().collect();
+        let advice = declare_advice(&refs);
+        assert!(advice.starts_with("declare `s0`, `s1`"), "{advice}");
+        assert!(advice.contains("`s7`, and 2 more: a Python package in its pyproject.toml"), "{advice}");
+        assert!(!advice.contains("`s8`") && !advice.contains("loose files"), "{advice}");
     }
 }

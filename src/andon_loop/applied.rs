@@ -81,11 +81,11 @@ pub(super) struct Checked {
 /// recorded it (design §3)? Such a change is hard to reverse: every consumer rests on it. Says
 /// which wires and what crosses them now.
 pub(super) fn surface_change(root: &Path, idx: &Index, state: &State) -> Result<Option<String>, String> {
-    let proven: Vec<(Wire, &str)> = state
+    let proven: Vec<(Wire, &ledger::Evidence)> = state
         .wires
         .iter()
         .filter(|(_, ws)| ws.status == WireStatus::Proven)
-        .filter_map(|(w, ws)| Some((w.clone(), state.evidence.get(&ws.evidence)?.surface.as_deref()?)))
+        .filter_map(|(w, ws)| state.evidence.get(&ws.evidence).filter(|e| e.surface.is_some()).map(|e| (w.clone(), e)))
         .collect();
     if proven.is_empty() {
         return Ok(None);
@@ -98,8 +98,8 @@ pub(super) fn surface_change(root: &Path, idx: &Index, state: &State) -> Result<
     let now = surface::surfaces(root, idx, &store, &wires);
     let changed: Vec<String> = proven
         .iter()
-        .filter(|(w, fp)| now.get(w).is_some_and(|s| s.fingerprint != *fp))
-        .map(|(w, _)| format!("{w} ({})", now[w].names.join(", ")))
+        .filter(|(w, e)| now.get(w).is_some_and(|s| Some(&s.fingerprint) != e.surface.as_ref()))
+        .map(|(w, e)| format!("{w} ({})", surface::what_changed(&e.crossing, &now[w])))
         .collect();
     Ok((!changed.is_empty()).then(|| format!("changes the public surface of {}", changed.join("; "))))
 }

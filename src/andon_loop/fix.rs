@@ -495,6 +495,7 @@ pub fn evidence(
         fix: None,
         references,
         surface: None,
+        crossing: Default::default(),
         radius: None,
         tree: None,
         rung: crate::evidence::route::Approach::parse(approach).map(|a| a.rung().number()),

@@ -541,6 +541,7 @@ fn delta(records: &[ledger::Record], since: u64) -> Vec<String> {
         let k = match &r.event {
             Event::StageRecorded { .. } => "stage recorded",
             Event::GapOpened { .. } => "gap opened",
+            Event::GapRestated { .. } => "gap restated",
             Event::ProposalRecorded { .. } => "proposal recorded",
             Event::Halted { .. } => "halt",
             Event::AuthorizationRaised { .. } => "authority raised",

@@ -273,7 +273,7 @@ fn record_proof(
     ev.tree = Some(setup.tree.to_string());
     ev.radius = Some(radius);
     if ev.verdict == Verdict::Proven && g.wire.is_some() {
-        ev.surface = g.wire.as_ref().and_then(|w| setup.surfaces.get(w)).map(|s| s.fingerprint.clone());
+        surface::stamp(&mut ev, g.wire.as_ref().and_then(|w| setup.surfaces.get(w)));
     }
     let mut events = vec![Event::EvidenceRecorded { evidence: ev.clone() }];
     // a brief's work item is about its phase's wire, but only the phase contract proves it
@@ -423,15 +423,16 @@ fn reopen_stale(
     for w in &stream.wires {
         let wire = Wire { producer: w.producer.clone(), consumer: w.consumer.clone() };
         let Some(ws) = state.wires.get(&wire).filter(|s| s.status == WireStatus::Proven) else { continue };
-        let Some(proof) = state.evidence.get(&ws.evidence).and_then(|e| e.surface.as_deref()) else { continue };
+        let Some(proven) = state.evidence.get(&ws.evidence) else { continue };
+        let Some(proof) = proven.surface.as_deref() else { continue };
         let Some(now) = surfaces.get(&wire) else { continue };
         if now.fingerprint == proof || fixed.is_some_and(|g| g.wire.as_ref() == Some(&wire)) {
             continue;
         }
         k += 1;
         let id = format!("E-stale-{k}");
-        let crossing = if now.names.is_empty() { "nothing".to_string() } else { now.names.join(", ") };
-        out.push(Event::EvidenceRecorded { evidence: stale_evidence(&id, &wire, proof, now, fixed) });
+        let crossing = surface::what_changed(&proven.crossing, now);
+        out.push(Event::EvidenceRecorded { evidence: stale_evidence(&id, &wire, proven, now, fixed) });
         out.push(Event::WireStatusChanged { wire: wire.clone(), status: WireStatus::BrokenOrUnproven, evidence: id });
         let reopens = ws.reopened.len() as u32 + 1;
         let backtrack = fixed.filter(|g| upstream.contains_key(&w.consumer) || w.producer == g.stage);
@@ -453,14 +454,17 @@ fn reopen_stale(
     out
 }
 
-/// The `unproven` evidence that a wire's proof went stale: its surface `proof` is now `now`.
+/// The `unproven` evidence that a wire's proof `proven` went stale: its surface is now `now`; the
+/// references are the names whose contract changed, came or went.
 fn stale_evidence(
     id: &str,
     wire: &Wire,
-    proof: &str,
+    proven: &ledger::Evidence,
     now: &surface::Surface,
     fixed: Option<&GapState>,
 ) -> ledger::Evidence {
+    let proof = proven.surface.as_deref().unwrap_or_default();
+    let changed = surface::Delta::of(&proven.crossing, now).names();
     ledger::Evidence {
         id: id.to_string(),
         gap: None,
@@ -474,10 +478,15 @@ fn stale_evidence(
             Some(g) => format!("the fix for `{}` changed the surface {wire} was proven on; its proof is stale", g.id),
             None => format!("the surface {wire} was proven on has changed; its proof is stale"),
         },
-        evidence: format!("surface {proof} is now {}", now.fingerprint),
+        evidence: format!(
+            "surface {proof} is now {}: {}",
+            now.fingerprint,
+            surface::what_changed(&proven.crossing, now)
+        ),
         fix: None,
-        references: now.names.clone(),
+        references: if proven.crossing.is_empty() { now.names.clone() } else { changed },
         surface: Some(now.fingerprint.clone()),
+        crossing: Default::default(),
         radius: None,
         tree: None,
         rung: Some(2),
@@ -651,6 +660,7 @@ impl Walker<'_, '_> {
             .collect();
         self.recorded += new.len();
         book.record(&new)?;
+        book.record(&super::scan::restated(state, &cands))?;
         Ok(cands)
     }
 
@@ -908,7 +918,7 @@ impl Walker<'_, '_> {
         let mut ev = fix::evidence(g, "structural", verdict, tier, hold, claim, detail, refs, None, "00000000");
         ev.id = book.next_evidence_id(&g.id);
         if verdict == Verdict::Proven {
-            ev.surface = setup.surfaces.get(wire).map(|s| s.fingerprint.clone());
+            surface::stamp(&mut ev, setup.surfaces.get(wire));
         }
         ev.tree = Some(setup.tree.to_string());
         let mut events = vec![
@@ -1141,6 +1151,7 @@ fn gone_evidence(state: &State, g: &GapState, stage: &str, tree: &str) -> ledger
             None => g.location.path.clone(),
         }],
         surface: None,
+        crossing: Default::default(),
         radius: None,
         tree: Some(tree.to_string()),
         rung: Some(if command { 3 } else { 2 }),

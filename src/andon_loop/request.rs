@@ -386,10 +386,7 @@ pub fn verify(root: &Path, cfg: &Config, idx: &Index, req: &Request, inputs: &In
     let holds = tier1_holds(idx, target_wire.as_ref(), &change)?;
     let (mut unmet, mut condition) = judge(&obligations, &holds);
     over_ceiling(cfg, rerated, &rerated_because, &mut unmet, &mut condition);
-    let injections = crate::ops::suspected_injections(idx)
-        .into_iter()
-        .filter(|i| change.files.iter().any(|(_, p)| *p == i.path))
-        .collect();
+    let injections = crate::ops::injections_in(idx, change.files.iter().map(|(_, p)| p.as_str()));
     Ok(RequestOutcome {
         injections,
         wire: req.wire.clone(),

@@ -205,6 +205,20 @@ pub(super) fn command_gap(config: &str, stage: &str, r: &commands::Run) -> Candi
     }
 }
 
+/// The recorded gaps not closed that the scan finds told otherwise (a failing command's newest
+/// log, a gap on another line), each restated as the scan finds it now.
+pub(super) fn restated(state: &State, cands: &[Candidate]) -> Vec<Event> {
+    cands
+        .iter()
+        .filter(|c| {
+            state.gaps.get(&c.id).is_some_and(|g| {
+                g.status != crate::ledger::GapStatus::Closed && (g.location != c.location || g.summary != c.summary)
+            })
+        })
+        .map(|c| Event::GapRestated { gap: c.id.clone(), location: c.location.clone(), summary: c.summary.clone() })
+        .collect()
+}
+
 /// A gap is on the constraint when it is about the constraint's wire or lies in its producer stage.
 pub(super) fn on_constraint(constraint: Option<&crate::status::Constraint>, c: &Candidate) -> bool {
     constraint.is_some_and(|k| Some(&k.wire) == c.wire.as_ref() || k.wire.producer == c.stage)

@@ -24,6 +24,63 @@ pub struct Surface {
     pub names: Vec<String>,
     /// xxh3 of the names and the normalised text of their contracts (16 hex digits).
     pub fingerprint: String,
+    /// Each name with the xxh3 of its contract's normalised text (16 hex digits).
+    pub contracts: BTreeMap<String, String>,
+}
+
+/// Records on the proof `ev` of a wire the surface it was proven on: its fingerprint, and each
+/// name's contract digest (so a stale proof can say which names changed).
+pub fn stamp(ev: &mut crate::ledger::Evidence, surface: Option<&Surface>) {
+    ev.surface = surface.map(|s| s.fingerprint.clone());
+    ev.crossing = surface.map(|s| s.contracts.clone()).unwrap_or_default();
+}
+
+/// How what crosses a wire differs from what its proof recorded (`proof`, name → contract
+/// digest): the names whose contract changed, the names added and the names removed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Delta {
+    pub changed: Vec<String>,
+    pub added: Vec<String>,
+    pub removed: Vec<String>,
+}
+
+impl Delta {
+    /// The difference between the proof's names `proof` and the surface `now`.
+    pub fn of(proof: &BTreeMap<String, String>, now: &Surface) -> Delta {
+        let mut d = Delta::default();
+        for (name, digest) in &now.contracts {
+            match proof.get(name) {
+                None => d.added.push(name.clone()),
+                Some(was) if was != digest => d.changed.push(name.clone()),
+                Some(_) => {}
+            }
+        }
+        d.removed = proof.keys().filter(|n| !now.contracts.contains_key(*n)).cloned().collect();
+        d
+    }
+
+    /// Every name the delta lists, sorted.
+    pub fn names(&self) -> Vec<String> {
+        let mut all: Vec<String> = self.changed.iter().chain(&self.added).chain(&self.removed).cloned().collect();
+        all.sort();
+        all
+    }
+}
+
+/// What changed on a wire since its proof, in words: `changed: …; added: …; removed: …`. A proof
+/// that recorded no names (an older ledger) gets what crosses the wire now.
+pub fn what_changed(proof: &BTreeMap<String, String>, now: &Surface) -> String {
+    let d = Delta::of(proof, now);
+    let parts: Vec<String> = [("changed", &d.changed), ("added", &d.added), ("removed", &d.removed)]
+        .into_iter()
+        .filter(|(_, names)| !names.is_empty())
+        .map(|(what, names)| format!("{what}: {}", names.join(", ")))
+        .collect();
+    match (proof.is_empty(), parts.is_empty()) {
+        (false, false) => parts.join("; "),
+        _ if now.names.is_empty() => "nothing crosses it now".to_string(),
+        _ => format!("crossing it now: {}", now.names.join(", ")),
+    }
 }
 
 /// One producer file's definitions: name → (kind, start line, end line).
@@ -139,9 +196,13 @@ pub fn surfaces(root: &Path, idx: &Index, store: &Store, wires: &[Wire]) -> BTre
             h.update(v.as_bytes());
             h.update(b"\0");
         }
+        let contracts: BTreeMap<String, String> = items
+            .iter()
+            .map(|(k, v)| (k.clone(), format!("{:016x}", xxhash_rust::xxh3::xxh3_64(v.as_bytes()))))
+            .collect();
         out.insert(
             w.clone(),
-            Surface { names: items.into_keys().collect(), fingerprint: format!("{:016x}", h.digest()) },
+            Surface { names: items.into_keys().collect(), fingerprint: format!("{:016x}", h.digest()), contracts },
         );
     }
     out
@@ -150,6 +211,29 @@ pub fn surfaces(root: &Path, idx: &Index, store: &Store, wires: &[Wire]) -> BTre
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn surface(contracts: &[(&str, &str)]) -> Surface {
+        let contracts: BTreeMap<String, String> =
+            contracts.iter().map(|(n, d)| (n.to_string(), d.to_string())).collect();
+        Surface { names: contracts.keys().cloned().collect(), fingerprint: "f".into(), contracts }
+    }
+
+    #[test]
+    fn what_changed_names_only_the_changed_added_and_removed_contracts() {
+        let proof = surface(&[("a.py:keep", "1"), ("a.py:parse", "2"), ("a.py:gone", "3")]).contracts;
+        let now = surface(&[("a.py:keep", "1"), ("a.py:parse", "9"), ("a.py:new", "4")]);
+        let d = Delta::of(&proof, &now);
+        assert_eq!(
+            (d.changed, d.added, d.removed),
+            (vec!["a.py:parse".into()], vec!["a.py:new".into()], vec!["a.py:gone".into()])
+        );
+        assert_eq!(what_changed(&proof, &now), "changed: a.py:parse; added: a.py:new; removed: a.py:gone");
+        assert_eq!(Delta::of(&proof, &now).names(), ["a.py:gone", "a.py:new", "a.py:parse"]);
+        // a proof that recorded no names (an older ledger): what crosses now
+        assert_eq!(what_changed(&BTreeMap::new(), &now), "crossing it now: a.py:keep, a.py:new, a.py:parse");
+        assert_eq!(what_changed(&proof, &surface(&[])), "removed: a.py:gone, a.py:keep, a.py:parse");
+        assert_eq!(what_changed(&BTreeMap::new(), &surface(&[])), "nothing crosses it now");
+    }
 
     #[test]
     fn a_signature_stops_at_the_body() {

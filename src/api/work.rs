@@ -184,7 +184,9 @@ pub struct Preflight {
 /// and the executable search path `path_var` for the external tools.
 pub fn preflight(root: &Path, cfg: &Config, idx: Option<&Index>, path_var: Option<&std::ffi::OsStr>) -> Preflight {
     let stream = idx.and_then(|i| crate::ops::stream(i).ok());
-    Preflight { items: crate::preflight::run(root, cfg, stream.as_ref(), path_var) }
+    let languages: Option<Vec<String>> =
+        idx.map(|i| i.header.summary.files_by_lang.iter().map(|(l, _)| l.clone()).collect());
+    Preflight { items: crate::preflight::run(root, cfg, stream.as_ref(), languages.as_deref(), path_var) }
 }
 
 impl Preflight {
@@ -424,7 +426,17 @@ pub fn verify(
     }
     let gap = ask.gap.clone().unwrap_or_default();
     let result = andon_loop::verify(root, cfg, idx, &gap, &inputs, diff.as_deref()).map_err(|e| e.to_string())?;
-    Ok(VerifyResult::Gap(Verified { gap, result }))
+    let injections = changed_injections(idx, &result);
+    Ok(VerifyResult::Gap(Verified { gap, result, injections }))
+}
+
+/// The suspected injections in the files a gap's fix changed (or wrote outside its write-set).
+fn changed_injections(idx: &Index, result: &Result<fix::VerifyOutcome, VerifyStop>) -> Vec<Injection> {
+    match result {
+        Ok(o) => crate::ops::injections_in(idx, o.change.files.iter().map(|(_, p)| p.as_str())),
+        Err(VerifyStop::Scope(files)) => crate::ops::injections_in(idx, files.iter().map(String::as_str)),
+        Err(_) => Vec::new(),
+    }
 }
 
 /// A request reached from the loop: its wire must be the gap's, and the gap routes it (no `kind`).
@@ -477,6 +489,8 @@ fn standalone(
 pub struct Verified {
     pub gap: String,
     pub result: Result<fix::VerifyOutcome, VerifyStop>,
+    /// The suspected injections of the changed files (R123: listed, never obeyed).
+    pub injections: Vec<Injection>,
 }
 
 impl Verified {
@@ -523,7 +537,7 @@ impl Verified {
                     "undo that part of the change (the proof is defined as it was at the proposal's base), or a person decides: `andon authorize {gap} --by WHO --reason ...` binds it to this diff"
                 ),
             ),
-            Err(VerifyStop::Refused(m)) => (m.clone(), "fix the request".into()),
+            Err(VerifyStop::Refused(m)) => (m.clone(), refused_next(gap)),
         }
     }
 
@@ -544,8 +558,16 @@ impl Verified {
         if let Err(VerifyStop::Scope(files)) = &self.result {
             v["outside_write_set"] = json!(files);
         }
+        v["suspected_injections"] = injections_json(&self.injections);
         v
     }
+}
+
+/// The next step after `andon verify --gap` refused: nothing was proven or recorded.
+fn refused_next(gap: &str) -> String {
+    format!(
+        "nothing was verified: do what the refusal says (`andon loop` names the next step for `{gap}`), then run `andon verify --gap {gap}` again"
+    )
 }
 
 /// `andon verify --request`: the verdict a caller cannot mistake for cleared (R111).
@@ -815,6 +837,7 @@ mod tests {
             fix: None,
             references: Vec::new(),
             surface: None,
+            crossing: Default::default(),
             radius: None,
             tree: None,
             rung: None,

@@ -173,7 +173,7 @@ pub struct CommandSpec {
     pub timeout_secs: u64,
     /// For a numeric check (approach b): the technique it applies (R95).
     pub technique: Option<technique::Technique>,
-    /// Line of the command's `name` (as for [`ContractSpec::line`]).
+    /// Line of the command's table (its `[[command]]` header), where its gap is located.
     pub line: u32,
 }
 
@@ -369,8 +369,9 @@ impl Parser<'_> {
         for item in items {
             let c = self.command(item)?;
             if let Some(prev) = cfg.commands.iter().find(|x| x.name == c.name) {
+                let name_line = item.table().and_then(|t| t.iter().find(|(k, _, _)| k == "name")).map(|(_, l, _)| *l);
                 return Err(self.err(
-                    c.line,
+                    name_line.unwrap_or(c.line),
                     format!(
                         "a command named `{}` is already declared on line {}; give each command its own name",
                         c.name, prev.line
@@ -623,7 +624,7 @@ impl Parser<'_> {
             lane: Lane::Fast,
             timeout_secs: DEFAULT_COMMAND_TIMEOUT_SECS,
             technique: None,
-            line,
+            line: item.line,
         };
         for (k, kl, v) in t {
             self.command_value(&mut c, k, *kl, v)?;
@@ -853,7 +854,7 @@ mod tests {
                     lane: Lane::Fast,
                     timeout_secs: 600,
                     technique: None,
-                    line: 2,
+                    line: 1,
                 },
                 CommandSpec {
                     name: "lint.all_2".into(),
@@ -862,7 +863,7 @@ mod tests {
                     lane: Lane::Slow,
                     timeout_secs: 30,
                     technique: None,
-                    line: 6,
+                    line: 5,
                 },
             ]
         );
@@ -905,7 +906,7 @@ mod tests {
         let e = load("[[command]]\nname = \"\"\nrun = \"true\"\n").unwrap_err();
         assert_eq!((e.line, e.message.contains("non-empty string")), (2, true), "{e}");
         let e = load("[[command]]\nname = \"t\"\nrun = \"a\"\n[[command]]\nname = \"t\"\nrun = \"b\"\n").unwrap_err();
-        assert_eq!((e.line, e.message.contains("already declared on line 2")), (5, true), "{e}");
+        assert_eq!((e.line, e.message.contains("already declared on line 1")), (5, true), "{e}");
         let e = load("[command]\nname = \"t\"\nrun = \"true\"\n").unwrap_err();
         assert_eq!((e.line, e.message.contains("write `[[command]]`")), (1, true), "{e}");
         let e = load("[[comand]]\nname = \"t\"\n").unwrap_err();
@@ -923,6 +924,6 @@ mod tests {
         .unwrap();
         let cfg = Config::load(dir.path()).unwrap();
         assert_eq!(cfg.contracts[0].line, 5);
-        assert_eq!((cfg.commands[0].name.as_str(), cfg.commands[0].lane, cfg.commands[0].line), ("t", Lane::Slow, 9));
+        assert_eq!((cfg.commands[0].name.as_str(), cfg.commands[0].lane, cfg.commands[0].line), ("t", Lane::Slow, 8));
     }
 }

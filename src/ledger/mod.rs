@@ -120,6 +120,10 @@ pub struct Evidence {
     /// the proof is stale when the surface changes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub surface: Option<String>,
+    /// For a proof of a wire: each name crossing it (`producer file:name`) with the digest of its
+    /// contract, so a stale proof names the contracts that changed.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub crossing: BTreeMap<String, String>,
     /// For a proof of an applied fix: the blast radius its actual diff rates (R75); the andon rule
     /// holds the larger of this and the proposal's against the ceiling.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -263,6 +267,13 @@ pub enum Event {
         ceiling: BlastRadius,
         /// The applied diff the decision was about.
         diff_hash: Option<String>,
+    },
+    /// The scan finds an open gap again, told otherwise: where it is now and what it says now
+    /// (a failing command's newest log, a marker moved to another line).
+    GapRestated {
+        gap: String,
+        location: Location,
+        summary: String,
     },
     CycleConverged {
         cycle: u32,
@@ -585,7 +596,22 @@ pub fn apply(state: &mut State, seq: u64, e: &Event) -> Result<(), String> {
             close_pass(state, *pass, gap, *advanced, *ceiling, diff_hash.as_deref())
         }
         Event::CycleConverged { cycle, passes, intent, .. } => converge_cycle(state, *cycle, *passes, intent.as_ref()),
+        Event::GapRestated { gap, location, summary } => restate_gap(state, gap, location, summary),
     }
+}
+
+/// Restates a gap not closed: its location and summary as the scan finds it now.
+fn restate_gap(state: &mut State, gap: &str, location: &Location, summary: &str) -> Result<(), String> {
+    let g = gap_of(state, gap)?;
+    if g.status == GapStatus::Closed {
+        return Err(format!("gap `{gap}` is closed; a gap found again opens anew"));
+    }
+    if location.path.trim().is_empty() || summary.trim().is_empty() {
+        return Err(format!("gap `{gap}` is restated without a location or a summary"));
+    }
+    g.location = location.clone();
+    g.summary = summary.to_string();
+    Ok(())
 }
 
 /// Replaces a stage's brief context; a confirmation stands only for a rule still worded as it was.
@@ -1484,5 +1510,33 @@ mod tests {
         apply(&mut state, 5, &confirm).unwrap();
         apply(&mut state, 6, &context("Low", "every write is durable")).unwrap();
         assert_eq!(state.context["P2"].open_gates().len(), 1);
+    }
+
+    #[test]
+    fn a_gap_is_restated_while_it_is_not_closed() {
+        let mut state = State::default();
+        let at = |line| Location { path: "andon.toml".into(), line: Some(line) };
+        let opened = Event::GapOpened {
+            gap: "B-1".into(),
+            gap_kind: GapKind::Bug,
+            stage: "core".into(),
+            wire: None,
+            location: at(1),
+            on_constraint: false,
+            summary: "command `t` exits 1; its output is in a.log".into(),
+            source: "FailingCommand".into(),
+        };
+        apply(&mut state, 1, &opened).unwrap();
+        let restate =
+            |summary: &str| Event::GapRestated { gap: "B-1".into(), location: at(3), summary: summary.into() };
+        apply(&mut state, 2, &restate("command `t` exits 2; its output is in b.log")).unwrap();
+        let g = &state.gaps["B-1"];
+        assert_eq!((g.location.line, g.summary.as_str()), (Some(3), "command `t` exits 2; its output is in b.log"));
+        assert_eq!(g.status, GapStatus::Open);
+        assert!(apply(&mut state, 3, &restate(" ")).unwrap_err().contains("without a location or a summary"));
+        let missing = Event::GapRestated { gap: "B-2".into(), location: at(1), summary: "x".into() };
+        assert!(apply(&mut state, 3, &missing).unwrap_err().contains("no gap `B-2`"));
+        state.gaps.get_mut("B-1").unwrap().status = GapStatus::Closed;
+        assert!(apply(&mut state, 3, &restate("again")).unwrap_err().contains("is closed"));
     }
 }

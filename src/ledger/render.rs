@@ -142,6 +142,7 @@ fn history_line(e: &Event, cycle: &mut u32) -> String {
     match e {
         Event::StageRecorded { stage, .. } => format!("stage `{}` recorded", cell(stage)),
         Event::GapOpened { gap, .. } => format!("gap `{}` opened", cell(gap)),
+        Event::GapRestated { gap, summary, .. } => format!("gap `{}` restated: {}", cell(gap), cell(summary)),
         Event::ProposalRecorded { gap, blast_radius, .. } => {
             format!("proposal for `{}` ({})", cell(gap), blast_radius.name())
         }

@@ -343,6 +343,9 @@ pub fn verify_report(w: &mut dyn Write, v: &crate::api::work::Verified, json_out
             inline(&o.rerated_because)
         )?;
     }
+    if !v.injections.is_empty() {
+        injections(w, &v.injections, "", "  ", false)?;
+    }
     writeln!(w, "next: {}", inline(&next))?;
     verdict_line(w, &token, gap)
 }

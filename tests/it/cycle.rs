@@ -854,7 +854,7 @@ fn a_failing_configured_command_is_a_gap_in_its_lane_and_proves_the_fix() {
     let gap = v["picked"]["gap"].as_str().unwrap().to_string();
     let g = v["gaps"].as_array().unwrap().iter().find(|x| x["id"] == gap.as_str()).unwrap().clone();
     assert_eq!((g["source"].as_str(), g["kind"].as_str()), (Some("FailingCommand"), Some("bug")), "{v:#}");
-    assert_eq!((g["path"].as_str(), g["line"].as_u64()), (Some("andon.toml"), Some(2)), "{g:#}");
+    assert_eq!((g["path"].as_str(), g["line"].as_u64()), (Some("andon.toml"), Some(1)), "{g:#}");
     assert!(g["summary"].as_str().unwrap().contains("`core-check` (fast lane) exits 1"), "{g:#}");
     assert_eq!(lines_in(&d.join("analysis/fast-runs")), 1, "one run per step");
     assert_eq!(lines_in(&d.join("analysis/slow-runs")), 0, "the slow lane runs only on request");
@@ -909,7 +909,7 @@ fn a_command_naming_an_unknown_stage_is_a_config_error() {
     let o = run(&["loop", "-q"], t.path());
     assert_ne!(o.status.code(), Some(0));
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("andon.toml:2: command `x` names stage `cor`"), "{err}");
+    assert!(err.contains("andon.toml:1: command `x` names stage `cor`"), "{err}");
 }
 
 #[test]

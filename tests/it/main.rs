@@ -24,4 +24,5 @@ mod review16;
 mod settings;
 mod stubs;
 mod support;
+mod trial_details;
 mod ts_parse;
