@@ -21,6 +21,7 @@ mod preflight;
 mod request;
 mod review16;
 mod settings;
+mod stages;
 mod stubs;
 mod support;
 mod ts_parse;
