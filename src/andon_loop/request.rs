@@ -458,18 +458,26 @@ fn refuse_undeclared(change: &AppliedChange, declared: &[String]) -> Result<(), 
     Ok(())
 }
 
-/// The stages the index knows, and the stage of each file (indexed or changed).
+/// The stages the index knows, the stage of each file (indexed or changed), and the stages each
+/// test file in no stage imports.
 struct StageMap {
     stage_of: BTreeMap<String, String>,
     stages: BTreeSet<String>,
+    tests_of: BTreeMap<String, BTreeSet<String>>,
 }
 
 impl StageMap {
     /// Reads the stages from `idx`; a changed file the index does not hold (deleted, not
     /// indexed) belongs to the stage whose root holds it.
     fn of(idx: &Index, change: &AppliedChange) -> Result<StageMap, Stop> {
-        let store = crate::ops::derive(&crate::datalog::builtin_program(), idx, &[rel::IN_STAGE, rel::STAGE])
-            .map_err(Stop::Refused)?;
+        let store =
+            crate::ops::derive(&crate::datalog::builtin_program(), idx, &[rel::IN_STAGE, rel::STAGE, rel::TEST_IMPORT])
+                .map_err(Stop::Refused)?;
+        let mut tests_of: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for r in store.rels[rel::TEST_IMPORT.0 as usize].iter() {
+            let (stage, path) = (store.syms.str(r[0]), store.syms.str(r[1]));
+            tests_of.entry(path.to_string()).or_default().insert(stage.to_string());
+        }
         let mut stage_of: BTreeMap<String, String> = store.rels[rel::IN_STAGE.0 as usize]
             .iter()
             .map(|r| (store.syms.str(r[0]).to_string(), store.syms.str(r[1]).to_string()))
@@ -491,7 +499,20 @@ impl StageMap {
                 stage_of.insert(p.clone(), st.clone());
             }
         }
-        Ok(StageMap { stage_of, stages })
+        Ok(StageMap { stage_of, stages, tests_of })
+    }
+
+    /// Why changed file `p` is outside the wire `from -> to`: it is in a third stage, or it is a
+    /// test in no stage that tests only other stages (a test of a stage of the wire is in scope).
+    fn outside(&self, p: &str, from: &str, to: &str) -> Option<String> {
+        if let Some(s) = self.stage_of.get(p) {
+            return (s != from && s != to).then(|| format!("{p} (stage `{s}`)"));
+        }
+        let reached = self.tests_of.get(p)?;
+        (!reached.contains(from) && !reached.contains(to)).then(|| {
+            let names: Vec<String> = reached.iter().map(|s| format!("`{s}`")).collect();
+            format!("{p} (a test of stage {})", names.join(", "))
+        })
     }
 }
 
@@ -513,7 +534,7 @@ fn resolve_wire(root: &Path, wire: &WireRef, change: &AppliedChange, map: &Stage
 
 /// A cross-stage move: both stages exist, and the diff writes no third stage.
 fn stages_target(from: &str, to: &str, change: &AppliedChange, map: &StageMap) -> Result<WireTarget, Stop> {
-    let (stage_of, stages) = (&map.stage_of, &map.stages);
+    let stages = &map.stages;
     for s in [from, to] {
         if !stages.contains(s) {
             let near = crate::config::nearest(s, stages.iter().map(String::as_str))
@@ -526,12 +547,7 @@ fn stages_target(from: &str, to: &str, change: &AppliedChange, map: &StageMap) -
             )));
         }
     }
-    let other: Vec<String> = change
-        .files
-        .iter()
-        .filter(|(_, p)| stage_of.get(p).is_some_and(|s| s != from && s != to))
-        .map(|(_, p)| format!("{p} (stage `{}`)", stage_of[p]))
-        .collect();
+    let other: Vec<String> = change.files.iter().filter_map(|(_, p)| map.outside(p, from, to)).collect();
     if !other.is_empty() {
         return Err(Stop::Scope(other, format!("the diff writes stages other than the wire's `{from}` and `{to}`")));
     }

@@ -108,7 +108,10 @@ impl Found<'_> {
     fn wire_gaps(&mut self) {
         let stage = self.stage.to_string();
         for r in self.of_stage(rel::BROKEN_IMPORT, 3) {
-            let consumer = self.rows(rel::IN_STAGE).find(|x| x[0] == r[0]).map(|x| self.s(x[1])).unwrap_or_default();
+            let Some(consumer) = self.rows(rel::IN_STAGE).find(|x| x[0] == r[0]).map(|x| self.s(x[1])) else {
+                self.test_import_gap(&r);
+                continue;
+            };
             let what = format!("`{}` is imported from stage `{stage}` but not defined or exported there", self.s(r[2]));
             let wire = Wire { producer: stage.clone(), consumer };
             self.push(GapKind::Wire, Some(wire), (self.s(r[0]), Some(r[1])), what, "BrokenImport");
@@ -119,6 +122,17 @@ impl Found<'_> {
             let wire = Wire { producer: stage.clone(), consumer: self.s(r[1]) };
             self.push(GapKind::Wire, Some(wire), (self.s(r[3]), Some(r[4])), what, "StubHandoff");
         }
+    }
+
+    /// A broken import in a test file that is in no stage: a bug of the stage it imports from,
+    /// on no wire (a test-only directory has none).
+    fn test_import_gap(&mut self, r: &[u32]) {
+        let what = format!(
+            "`{}` is imported by a test from stage `{}` but not defined or exported there",
+            self.s(r[2]),
+            self.stage
+        );
+        self.push(GapKind::Bug, None, (self.s(r[0]), Some(r[1])), what, "BrokenImport");
     }
 
     /// Markers in the stage, and a stage no test reaches (R49: the gap sits at its first file).

@@ -3,7 +3,12 @@
 //! top-level Python package (or namespace package) under a source root is a stage of its own, so
 //! two importable packages under one `pyproject.toml` are two stages. Each file belongs to the
 //! deepest stage root that holds it (preferring its own ecosystem); files outside every stage form
-//! one directory stage. All of it is local detection, labelled `heuristic` with its source (R30).
+//! one directory stage. A candidate whose files are all test files (`TestFile`: a `tests/`
+//! package, a `__tests__` directory, a test-only crate) is no stage, and a test file outside
+//! every candidate joins no directory stage: such files are in no stage and carry no wire, and
+//! their imports are test evidence for the stages they reach. A candidate with one non-test file
+//! keeps all its files (a crate's own `tests/`). All of it is local detection, labelled
+//! `heuristic` with its source (R30).
 
 use std::collections::BTreeMap;
 
@@ -51,10 +56,9 @@ fn package_candidates(repo: &Repo, hooks: &Resolvers) -> Vec<Cand> {
     cands
 }
 
-pub(crate) fn stages(repo: &Repo, hooks: &Resolvers, root_name: &str, out: &mut Out) {
-    let mut cands = manifest_candidates(repo);
-    cands.extend(package_candidates(repo, hooks));
-    // Assign each source file to the deepest candidate root holding it, own ecosystem first.
+/// Each source file's candidate: the deepest candidate root holding it, own ecosystem first;
+/// the files no candidate holds are the second part.
+fn assign<'r>(repo: &'r Repo, cands: &[Cand]) -> (BTreeMap<usize, Vec<&'r str>>, Vec<&'r str>) {
     let eco_of = |lang: &str| Language::by_name(lang).map_or("", |l| l.ecosystem.name);
     let mut members: BTreeMap<usize, Vec<&str>> = BTreeMap::new();
     let mut homeless: Vec<&str> = Vec::new();
@@ -73,6 +77,28 @@ pub(crate) fn stages(repo: &Repo, hooks: &Resolvers, root_name: &str, out: &mut 
             None => homeless.push(path),
         }
     }
+    (members, homeless)
+}
+
+/// Drops what is test code only: the candidates all of whose files are test files, and the test
+/// files among the homeless ones (they join no directory stage).
+fn without_test_only<'r>(
+    repo: &Repo,
+    members: BTreeMap<usize, Vec<&'r str>>,
+    homeless: Vec<&'r str>,
+) -> (BTreeMap<usize, Vec<&'r str>>, Vec<&'r str>) {
+    let is_test = |p: &str| repo.files.get(p).is_some_and(|f| f.test_file);
+    let members = members.into_iter().filter(|(_, files)| !files.iter().all(|p| is_test(p))).collect();
+    (members, homeless.into_iter().filter(|p| !is_test(p)).collect())
+}
+
+/// Emits the stages (names made unique), their info and manifests, each file's stage and each
+/// manifest's owner.
+pub(crate) fn stages(repo: &Repo, hooks: &Resolvers, root_name: &str, out: &mut Out) {
+    let mut cands = manifest_candidates(repo);
+    cands.extend(package_candidates(repo, hooks));
+    let (members, homeless) = assign(repo, &cands);
+    let (members, homeless) = without_test_only(repo, members, homeless);
     let mut stages: Vec<(Cand, Vec<&str>)> = Vec::new();
     for (i, files) in members {
         let c = &cands[i];

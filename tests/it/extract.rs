@@ -323,11 +323,13 @@ fn py_src_layout_has_one_stage_per_top_level_package() {
     ] {
         assert_has(&in_stage, json!({"path": p, "stage": s}));
     }
-    // every source file is in exactly one stage
+    // every source file is in exactly one stage, but a test file of the test-only `tests/`, in none
     for f in r.rel("File") {
         let n = matching(&in_stage, &json!({"path": f["path"]})).len();
-        assert_eq!(n, 1, "{} is in {n} stages", f["path"]);
+        let want = usize::from(f["path"] != "tests/test_views.py");
+        assert_eq!(n, want, "{} is in {n} stages", f["path"]);
     }
+    assert!(!r.rel("Stage").iter().any(|s| s["stage"] == "tests"), "a test-only directory is no stage");
     assert_has(&r.rel("SourceRoot"), json!({"root": "src"}));
     let modules = r.rel("Module");
     assert_has(&modules, json!({"path": "src/acme_api/views.py", "module": "acme_api.views"}));

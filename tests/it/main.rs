@@ -22,6 +22,7 @@ mod preflight;
 mod request;
 mod review16;
 mod settings;
+mod stages;
 mod stubs;
 mod support;
 mod trial_details;
