@@ -47,7 +47,7 @@ impl Snapshot {
             N.fetch_add(1, Ordering::Relaxed)
         ));
         if own.is_file() {
-            std::fs::copy(&own, &index).map_err(|e| format!("{}: {e}", own.display()))?;
+            copy_index(&own, &index).map_err(|e| format!("{}: {e}", own.display()))?;
         }
         let mut exclude = exclude.to_vec();
         exclude.push(".andon/".into());
@@ -123,6 +123,15 @@ impl Snapshot {
     }
 }
 
+/// Copies the index at `from` to `to` with its modification time: git trusts an entry's cached
+/// stat only when the entry is older than the index file, so a copy that looked newer would hide
+/// an edit made in the second the index was written (git's "racy clean" rule).
+fn copy_index(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::copy(from, to)?;
+    let modified = std::fs::metadata(from)?.modified()?;
+    std::fs::File::options().write(true).open(to)?.set_modified(modified)
+}
+
 impl Drop for Snapshot {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.index);
@@ -196,4 +205,49 @@ pub fn seal(root: &Path, exclude: &[String], before: Option<&[String]>) -> Optio
     let files = before.map_or_else(|| untracked(root, exclude), <[String]>::to_vec);
     add_files(&mut bytes, root, &files);
     Some((format!("{:032x}", xxhash_rust::xxh3::xxh3_128(&bytes)), files))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn git_ok(d: &Path, args: &[&str]) {
+        let ids = ["-c", "user.name=a", "-c", "user.email=a@example.invalid", "-c", "commit.gpgsign=false"];
+        assert!(Command::new("git").arg("-C").arg(d).args(ids).args(args).output().unwrap().status.success());
+    }
+
+    #[test]
+    fn an_edit_in_the_second_the_index_was_written_is_seen_later() {
+        let t = tempfile::tempdir().unwrap();
+        let d = t.path();
+        std::fs::write(d.join("a.py"), "x = 1\n").unwrap();
+        git_ok(d, &["init", "-q"]);
+        git_ok(d, &["add", "-A"]);
+        git_ok(d, &["commit", "-qm", "base"]);
+        // same size, most likely the same second as the index: only git's racy rule catches it
+        std::fs::write(d.join("a.py"), "x = 2\n").unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(1100));
+        let snap = Snapshot::take(d, &[]).unwrap();
+        let listing = String::from_utf8(snap.diff("HEAD", &["--name-only"]).unwrap()).unwrap();
+        assert_eq!(listing.trim(), "a.py");
+    }
+
+    #[test]
+    fn new_files_count_but_build_output_nobody_committed_does_not() {
+        let t = tempfile::tempdir().unwrap();
+        let d = t.path();
+        std::fs::write(d.join("a.py"), "x = 1\n").unwrap();
+        git_ok(d, &["init", "-q"]);
+        git_ok(d, &["add", "-A"]);
+        git_ok(d, &["commit", "-qm", "base"]);
+        std::fs::create_dir_all(d.join("pkg/__pycache__")).unwrap();
+        std::fs::write(d.join("pkg/__pycache__/a.cpython-312.pyc"), b"\0\x01").unwrap();
+        std::fs::write(d.join("pkg/b.py"), "y = 1\n").unwrap();
+        let snap = Snapshot::take(d, &[]).unwrap();
+        let listing = String::from_utf8(snap.diff("HEAD", &["--name-status"]).unwrap()).unwrap();
+        assert_eq!(listing.trim(), "A\tpkg/b.py");
+        // the repository's own index is untouched
+        let o = Command::new("git").arg("-C").arg(d).args(["diff", "--cached", "--name-only"]).output().unwrap();
+        assert!(o.stdout.is_empty());
+    }
 }

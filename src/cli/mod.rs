@@ -107,8 +107,9 @@ struct ProposeArgs {
     /// What the fix does.
     #[arg(long)]
     description: Option<String>,
-    /// A file the fix will write (repeatable; every one must be declared).
-    #[arg(long = "write-set", value_name = "PATH")]
+    /// The files the fix will write (one or more after the flag, and repeatable; every one must
+    /// be declared).
+    #[arg(long = "write-set", value_name = "PATH", num_args = 1..)]
     write_set: Vec<String>,
     /// Who proposes and builds the fix (a provenance id): recorded with the proposal, so the
     /// adversarial panel refuses an against case from them.

@@ -332,3 +332,37 @@ fn a_structural_fix_that_also_rewrites_the_command_needs_a_person() {
     assert_eq!((code, v["verdict"]["outcome"].as_str()), (11, Some("halt:authorization")), "{v:#}");
     assert!(v["detail"].as_str().unwrap().contains("`andon.toml`"), "{v:#}");
 }
+
+#[test]
+fn a_write_set_takes_several_files_after_one_flag() {
+    let t = failing(COMMAND);
+    let d = t.path();
+    let gap = picked(d, "command `unit`");
+    let o = run(
+        &[
+            "propose",
+            "--gap",
+            &gap,
+            "--blast-radius",
+            "local+reversible",
+            "--approach",
+            "executed",
+            "--reason",
+            "r",
+            "--description",
+            "d",
+            "--write-set",
+            "catalog/prices.py",
+            "catalog/test_prices.py",
+            "--format",
+            "json",
+            "-q",
+        ],
+        d,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
+    let p: Value =
+        serde_json::from_slice(&std::fs::read(d.join("analysis/andon/proposals").join(format!("{gap}.json"))).unwrap())
+            .unwrap();
+    assert_eq!(p["write_set"], serde_json::json!(["catalog/prices.py", "catalog/test_prices.py"]));
+}
