@@ -117,14 +117,21 @@ pub fn status(root: &Path) -> Result<Status, Error> {
     }
     let cfg = super::config(root)?;
     let dir = ledger::dir_of(root, &cfg.settings);
-    let state = match ledger::load(&dir) {
-        Ok(s) => s.map(|(_, state, _)| state),
+    let loaded = match ledger::load(&dir) {
+        Ok(s) => s,
         Err(e) => return Err(Error::InvalidLedger(e.to_string())),
     };
-    let ingest = cfg.settings.gap_source.value == crate::config::GapSource::Ingest;
-    let board = state.as_ref().map(|s| crate::status::board(s, cfg.settings.thrash_threshold.value, ingest));
+    let board = loaded.as_ref().map(|(_, s, records)| crate::status::board(s, records, agenda_options(&cfg)));
     let injections = crate::status::Injections::of_stored_index(root);
     Ok(Status { board, ledger: log_shown(&dir), injections })
+}
+
+/// How the agenda reads the ledger under configuration `cfg`.
+fn agenda_options(cfg: &Config) -> crate::status::Options {
+    crate::status::Options {
+        thrash: cfg.settings.thrash_threshold.value,
+        ingest: cfg.settings.gap_source.value == crate::config::GapSource::Ingest,
+    }
 }
 
 /// `suspected_injections` and the state of the index they come from.
@@ -169,7 +176,9 @@ impl Status {
             "audits": b.audits.iter().map(|(e, t, s, d)| json!({ "evidence": e, "tool": t, "strength": s, "detail": d })).collect::<Vec<_>>(),
             "suspected_injections": suspected,
             "index": index,
-            "next": { "action": b.next.action, "gap": b.next.gap, "detail": b.next.detail },
+            "vanished": b.vanished.iter().map(|g| json!({ "id": g.id, "kind": gap_kind_name(g.kind), "stage": g.stage,
+                "path": g.location.path, "line": g.location.line, "summary": g.summary })).collect::<Vec<_>>(),
+            "next": { "action": b.next.action.token(), "gap": b.next.gap, "detail": b.next.detail },
             "verdict": { "outcome": if b.holds.is_empty() { "shown" } else { "holding" }, "holds": b.holds.len() },
         })
     }

@@ -27,6 +27,7 @@ fn gap(id: &str) -> Event {
         on_constraint: true,
         summary: "the handoff is unproven".into(),
         source: "UnprovenWire".into(),
+        estimated_radius: None,
     }
 }
 
@@ -157,6 +158,7 @@ fn refused_events_write_nothing() {
                     on_constraint: false,
                     summary: "a bug".into(),
                     source: "StageMarker".into(),
+                    estimated_radius: None,
                 },
                 Event::GapClosed { gap: "G3".into(), evidence: "E1".into() },
             ],
@@ -190,6 +192,7 @@ fn refused_events_write_nothing() {
                 on_constraint: false,
                 summary: "s".into(),
                 source: "StageMarker".into(),
+                estimated_radius: None,
             }],
             "no location",
         ),
