@@ -669,6 +669,14 @@ pub fn recorded_halt(records: &[Record], id: &str) -> Option<(Option<Condition>,
 fn settled(state: &State, records: &[Record], stream: &Stream, ingest: bool) -> Next {
     let all_proven = stream.wires.iter().all(|w| state.wires.get(w).is_some_and(|ws| ws.status == WireStatus::Proven));
     if !all_proven {
+        if let Some((w, _)) =
+            state.wires.iter().find(|(_, ws)| state.evidence.get(&ws.evidence).is_some_and(|e| e.hold))
+        {
+            let detail = format!(
+                "resolve the tier-1 hold on {w}: change the code (or the contract) and re-run `andon loop`; no command or override clears it"
+            );
+            return Next { action: Action::FixTheCode, gap: None, detail };
+        }
         let detail = if ingest {
             "every work item of the brief is settled; the phases' wires and their Behavior Contract obligations are not proven by the loop in this version".into()
         } else {

@@ -722,12 +722,12 @@ impl Walker<'_, '_> {
         events
     }
 
-    /// Nothing to pick: when every wire is proven (the agenda's `action` is not `none`) the
+    /// Nothing to pick: when every wire is proven (the agenda says converged or hardened) the
     /// cycle converges, recorded once with its constraint and the next cycle's intent; a cycle
     /// that needed nothing (no pass, no gap closed or vanished, none skipped or deferred) is
     /// recorded hardened, by the step that reports it so.
     fn converge(&mut self, book: &mut Book, repo: &dyn Repo, action: Action) -> Result<(), LedgerError> {
-        if action == Action::None {
+        if !matches!(action, Action::Converged | Action::Hardened) {
             return Ok(());
         }
         let state = &book.state;

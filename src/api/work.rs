@@ -218,10 +218,12 @@ impl Preflight {
 
 /// `andon propose`: the proposal written for the loop to record, or every problem with it.
 pub enum Proposed {
-    /// Nothing written; `gated` when a stage's entry gate nobody confirmed refused it.
+    /// Nothing written; `gated` when a stage's entry gate nobody confirmed refused it, `picked`
+    /// when the loop works on another gap.
     Refused {
         problems: Vec<String>,
         gated: bool,
+        picked: Option<String>,
     },
     Written {
         proposal: Proposal,
@@ -235,8 +237,13 @@ pub enum Proposed {
 pub fn propose(root: &Path, cfg: &Config, mut p: Proposal) -> Result<Proposed, Error> {
     let mut problems = proposal::validate(&p).err().unwrap_or_default();
     let gated = gap_problems(root, cfg, &p.gap, &mut problems);
+    let picked = if problems.is_empty() { another_pick(root, cfg, &p.gap) } else { None };
+    if let Some((id, why)) = &picked {
+        problems.push(why.clone());
+        return Ok(Proposed::Refused { problems, gated, picked: Some(id.clone()) });
+    }
     if !problems.is_empty() {
-        return Ok(Proposed::Refused { problems, gated });
+        return Ok(Proposed::Refused { problems, gated, picked: None });
     }
     p.base_commit = proposal::head_commit(root);
     let file = proposal::artifact_path(&cfg.settings.output_path(root), &p.gap);
@@ -280,10 +287,27 @@ fn gap_problems(root: &Path, cfg: &Config, gap: &str, problems: &mut Vec<String>
     true
 }
 
+/// The gap the loop works on, when it is not `gap`, and why a proposal for `gap` is refused: the
+/// ledger's agenda (what `andon loop` and `andon status` name) picked another, in progress or
+/// next. A gap a person skipped or deferred is never the pick.
+fn another_pick(root: &Path, cfg: &Config, gap: &str) -> Option<(String, String)> {
+    let (_, state, records) = ledger::load(&ledger::dir_of(root, &cfg.settings)).ok()??;
+    let agenda = crate::status::agenda(&state, &records, agenda_options(cfg));
+    let (picked, _) = agenda.picked.filter(|(id, _)| id != gap)?;
+    let why = format!(
+        "the loop works on gap `{picked}` ({}): finish it first, as `andon loop` says, or a person skips or defers it (`andon skip {picked} --by WHO --reason WHY`); then the loop picks the next gap",
+        agenda.next.action.token()
+    );
+    Some((picked, why))
+}
+
 impl Proposed {
     /// What happens next, in words.
     pub fn next_detail(&self) -> String {
         match self {
+            Proposed::Refused { picked: Some(id), .. } => {
+                format!("work on gap `{id}`, the loop's pick: `andon loop` says what is next for it")
+            }
             Proposed::Refused { .. } => "fix the proposal and propose again".into(),
             Proposed::Written { proposal: p, over_ceiling: true, .. } => format!(
                 "run `andon loop`: it records the proposal and halts, because {} exceeds the authorization ceiling",
@@ -298,9 +322,11 @@ impl Proposed {
 
     fn document(&self) -> Value {
         match self {
-            Proposed::Refused { problems, .. } => json!({ "schema_version": SCHEMA_VERSION, "problems": problems,
+            Proposed::Refused { problems, picked, .. } => {
+                json!({ "schema_version": SCHEMA_VERSION, "problems": problems, "picked": picked,
                 "next": { "action": "propose", "detail": self.next_detail() },
-                "verdict": { "outcome": "refused" } }),
+                "verdict": { "outcome": "refused" } })
+            }
             Proposed::Written { proposal: p, file, over_ceiling } => json!({ "schema_version": SCHEMA_VERSION,
                 "gap": p.gap, "artifact": file.to_string_lossy(),
                 "blast_radius": p.blast_radius.name(), "over_ceiling": over_ceiling, "base_commit": p.base_commit,

@@ -721,6 +721,9 @@ fn close_gap(state: &mut State, gap: &str, evidence: &str) -> Result<(), String>
     // a gap whose last evidence is a tier-1 hold closes only on evidence about changed code
     check_gap_hold(state, gap, evidence)?;
     let g = gap_of(state, gap)?;
+    if g.status.finished() {
+        return Err(format!("gap `{gap}` is already {}", g.status.name()));
+    }
     let ev = ev.ok_or_else(|| format!("gap `{gap}` closes on evidence `{evidence}`, which was never recorded"))?;
     let overridden = ev.verdict == Verdict::Refuted && ev.tier == Some(2) && was_overridden;
     if ev.verdict != Verdict::Proven && !overridden {
@@ -733,9 +736,6 @@ fn close_gap(state: &mut State, gap: &str, evidence: &str) -> Result<(), String>
         return Err(format!(
             "gap `{gap}` closes without a proposal's blast radius, and `{evidence}` is not the proof of a verified fix of another gap"
         ));
-    }
-    if g.status.finished() {
-        return Err(format!("gap `{gap}` is already {}", g.status.name()));
     }
     g.status = GapStatus::Closed;
     g.resolved_by = Some(evidence.to_string());

@@ -454,8 +454,9 @@ fn status_board_holds_first_then_everything_and_one_next_step() {
     assert_eq!(v["constraint"]["rule"], "most-blocked");
     assert_eq!(v["stages"][0]["name"], "core", "stream order, producers first");
     assert_eq!(v["gaps"]["open_by_blast_radius"]["unproposed"], 1);
-    assert!(v["next"]["detail"].as_str().unwrap().contains("constraint api -> cli"), "{v:#}");
-    assert_eq!(v["next"]["action"], "loop");
+    // the one next step is the loop's: the cursor is on `api`, whose open wire gap the loop proves itself
+    assert_eq!((v["next"]["action"].as_str(), v["next"]["gap"].as_str()), (Some("budget"), Some("G1")), "{v:#}");
+    assert!(v["next"]["detail"].as_str().unwrap().contains("run `andon loop`"), "{v:#}");
     // a tier-1 hold on core -> api: listed first, and the one next step is to fix the code
     ledger::append(
         &dir,
