@@ -877,7 +877,10 @@ fn a_failing_configured_command_is_a_gap_in_its_lane_and_proves_the_fix() {
     let slow =
         json(&o)["gaps"].as_array().unwrap().iter().any(|x| x["summary"].as_str().unwrap().contains("core-suite"));
     assert!(slow, "{:#}", json(&o));
-    // the fix: verify runs every configured command of the stage, both lanes
+    // the fix, for the gap the loop picks now: verify runs every configured command of the stage,
+    // both lanes; the other command's gap closes on that proof
+    let other = gap;
+    let gap = json(&o)["picked"]["gap"].as_str().unwrap().to_string();
     assert_eq!(propose_with(d, &gap, "executed", "src/core/ready").status.code(), Some(0));
     loop_json(d);
     std::fs::write(d.join("src/core/ready"), "").unwrap();
@@ -892,6 +895,10 @@ fn a_failing_configured_command_is_a_gap_in_its_lane_and_proves_the_fix() {
     let (code, v) = loop_json(d);
     assert_eq!(code, 0, "{v:#}");
     assert!(notes(&v).iter().any(|n| n.contains(&format!("gap `{gap}`: proven by executed"))), "{:?}", notes(&v));
+    let (_, state, _) = ledger::load(&d.join("analysis/andon/ledger")).unwrap().unwrap();
+    if other != gap {
+        assert_eq!(state.gaps[&other].resolved_by, state.gaps[&gap].resolved_by, "{:?}", state.gaps[&other]);
+    }
 }
 
 #[test]
@@ -1327,17 +1334,17 @@ fn an_ingest_phase_contract_is_proven_obligation_by_obligation_and_the_phase_adv
     let status = json(&run(&["status", "--format", "json"], d));
     assert_eq!(status["constraint"]["rule"], "brief-order", "{status:#}");
     assert!(status["constraint"]["detail"].as_str().unwrap().contains("`P1`"), "{status:#}");
-    // W1 fixed, verified by the repository's own check; W2 set aside
+    // W2 set aside (so W1 is the loop's pick); W1 fixed, verified by the repository's own check
     let gaps = v["gaps"].as_array().unwrap().clone();
     let w1 = gaps.iter().find(|g| g["path"] == "shared/types.py").unwrap()["id"].as_str().unwrap().to_string();
     let w2 = gaps.iter().find(|g| g["path"] == "shared/money.py").unwrap()["id"].as_str().unwrap().to_string();
+    assert_eq!(run(&["defer", &w2, "--by", "lead", "--reason", "later"], d).status.code(), Some(0));
     assert_eq!(propose_with(d, &w1, "executed", "shared/types.py").status.code(), Some(0));
     loop_json(d);
     std::fs::write(d.join("shared/types.py"), "X: int = 1\n").unwrap();
     let o = run(&["verify", "--gap", &w1, "--format", "json", "-q"], d);
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
     git(d, &["commit", "-qam", "W1"]);
-    assert_eq!(run(&["defer", &w2, "--by", "lead", "--reason", "later"], d).status.code(), Some(0));
     let (_, v) = loop_json(d);
     let contract = v["picked"]["gap"].as_str().unwrap().to_string();
     assert!(
