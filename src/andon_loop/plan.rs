@@ -488,7 +488,14 @@ fn stale_evidence(
 /// `andon status` shows) picks the gap. A wire that needs no change the loop proves itself and
 /// walks on, up to `max_passes` proofs; anything else stops the walk with the agenda's next step.
 fn walk(setup: &Setup, book: &mut Book, repo: &mut dyn Repo, plan: &mut Plan) -> Result<(), LedgerError> {
-    let mut walker = Walker { setup, runs: BTreeMap::new(), recorded: 0, self_passes: 0, notes: Vec::new() };
+    let mut walker = Walker {
+        setup,
+        runs: BTreeMap::new(),
+        unchanged: BTreeMap::new(),
+        recorded: 0,
+        self_passes: 0,
+        notes: Vec::new(),
+    };
     let opts = agenda_options(setup);
     loop {
         if walker.close_overridden(book)? {
@@ -529,6 +536,9 @@ fn agenda_options(setup: &Setup) -> crate::status::Options {
 struct Walker<'s, 'a> {
     setup: &'s Setup<'a>,
     runs: BTreeMap<String, commands::Run>,
+    /// Per command run in this step: whether its command line is that of its previous recorded
+    /// run (a command redefined since cannot show that a fix made it pass).
+    unchanged: BTreeMap<String, bool>,
     recorded: usize,
     self_passes: u32,
     notes: Vec<String>,
@@ -663,6 +673,10 @@ impl Walker<'_, '_> {
         };
         for spec in commands::applicable(&setup.cfg.commands, stage, setup.slow) {
             let fingerprint = format!("{}-{:016x}", setup.tree, command_key(spec));
+            if !self.runs.contains_key(&spec.name) {
+                let same = repo.last_run(&spec.name).is_some_and(|r| r.run == spec.run);
+                self.unchanged.insert(spec.name.clone(), same);
+            }
             let r = self.runs.entry(spec.name.clone()).or_insert_with(|| repo.run_command(spec, &fingerprint));
             if !r.passed() {
                 cands.push(command_gap(&setup.config_path, stage, r));
@@ -678,10 +692,10 @@ impl Walker<'_, '_> {
     fn gone(&mut self, state: &State, records: &[ledger::Record], stage: &str, cands: &[Candidate]) -> Vec<Event> {
         let setup = self.setup;
         let found: BTreeSet<&str> = cands.iter().map(|c| c.id.as_str()).collect();
-        let passed: Vec<String> = commands::applicable(&setup.cfg.commands, stage, setup.slow)
+        let passed: Vec<(String, bool)> = commands::applicable(&setup.cfg.commands, stage, setup.slow)
             .iter()
             .filter(|spec| self.runs.get(&spec.name).is_some_and(commands::Run::passed))
-            .map(|spec| command_id(&spec.name))
+            .map(|spec| (command_id(&spec.name), self.unchanged.get(&spec.name).copied().unwrap_or(false)))
             .collect();
         let mut events = Vec::new();
         for g in state.gaps.values().filter(|g| g.stage == stage && g.status == GapStatus::Open) {
@@ -692,14 +706,17 @@ impl Walker<'_, '_> {
                 // leaving the brief (nothing was proven about it)
                 "WorkItem" | "PhaseContract" => false,
                 "UnprovenWire" => proof.is_some(),
-                "FailingCommand" => passed.iter().any(|p| p == base),
+                "FailingCommand" => passed.iter().any(|(p, _)| p == base),
                 _ => true,
             };
             if !judged || found.contains(g.id.as_str()) {
                 continue;
             }
+            // a command redefined since its failing run passes on its new definition, not the fix
+            let redefined = g.source == "FailingCommand" && !passed.iter().any(|(p, same)| p == base && *same);
             let by = match proof.filter(|_| g.source == "UnprovenWire") {
                 Some(ws) => Some(ws.evidence.clone()),
+                None if redefined => None,
                 None => removing_fix(state, records, g, setup.tree),
             };
             match by {

@@ -372,3 +372,35 @@ fn the_ledger_takes_vanished_gaps_fixes_that_remove_gaps_and_hardening_and_refus
         String::from_utf8_lossy(&o.stdout)
     );
 }
+
+#[test]
+fn a_failing_command_redefined_beside_a_verified_fix_vanishes_rather_than_closing_on_that_fix() {
+    let t = trial();
+    let d = t.path();
+    let v = step(d);
+    let wire = v["next"]["gap"].as_str().unwrap().to_string();
+    assert!(summary(&v, &wire).contains("`total_of`"), "{v:#}");
+    let (approach, mut write_set, files) = fix_of(&summary(&v, &wire));
+    write_set.push("andon.toml");
+    let mut args = vec!["propose", "--gap", &wire, "--blast-radius", "local+reversible", "--approach", approach];
+    args.extend(["--reason", "r", "--description", "d"]);
+    for f in &write_set {
+        args.extend(["--write-set", f]);
+    }
+    assert_eq!(run(&args, d).status.code(), Some(0));
+    step(d);
+    // the real fix, and the failing command weakened beside it
+    write_files(d, &files);
+    let toml = std::fs::read_to_string(d.join("andon.toml")).unwrap();
+    let weakened = toml.replace("grep -q 'def total_of' catalog/prices.py", "true");
+    assert_ne!(weakened, toml);
+    std::fs::write(d.join("andon.toml"), weakened).unwrap();
+    let o = run(&["verify", "--gap", &wire, "--format", "json"], d);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
+    step(d);
+    let (_, state, _) = ledger::load(&d.join("analysis/andon/ledger")).unwrap().unwrap();
+    assert_eq!(state.gaps[&wire].status, ledger::GapStatus::Closed);
+    let command = state.gaps.values().find(|g| g.source == "FailingCommand").unwrap();
+    assert_eq!(command.status, ledger::GapStatus::Vanished, "{command:?}");
+    assert_eq!(command.resolved_by, None);
+}
