@@ -23,6 +23,7 @@ fn events() -> Vec<Event> {
             on_constraint: i % 7 == 0,
             summary: "the handoff is unproven".into(),
             source: "UnprovenWire".into(),
+            estimated_radius: None,
         });
         out.push(Event::ProposalRecorded {
             gap: gap.clone(),

@@ -5,7 +5,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::ledger::{GapStatus, State, Wire, WireStatus};
+use crate::ledger::andon_rule::Condition;
+use crate::ledger::{BlastRadius, Event, GapKind, GapState, GapStatus, Record, State, Verdict, Wire, WireStatus};
 
 /// The suspected injections (R123) status lists: those of the stored index, as the last `andon
 /// index`, `check` or `loop` left it. Status reads the index and never updates it (R114: no scan,
@@ -42,7 +43,7 @@ pub struct Hold {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WireLine {
     pub wire: Wire,
-    /// proven, broken/unproven, unknown
+    /// proven, broken/unproven, unproven, unknown ([`wire_status_name`])
     pub status: &'static str,
     /// The evidence behind the status (None: never examined, so unproven).
     pub evidence: Option<String>,
@@ -88,45 +89,24 @@ pub struct Board {
     pub decisions: Vec<crate::ledger::HumanDecision>,
     /// Proof-strength audits: (evidence, tool, strength, detail).
     pub audits: Vec<(String, String, String, String)>,
-    pub next: NextStep,
+    /// Gaps the scan no longer found without a verified fix: set aside, never proven.
+    pub vanished: Vec<GapState>,
+    /// What the loop works on next, exactly as `andon loop` reported it ([`agenda`]).
+    pub next: Next,
 }
 
-/// The one recommended next step: an action (`fix-the-code`, `decide`, `apply-and-verify`,
-/// `loop`), the gap it is about, and what to do in words.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct NextStep {
-    pub action: &'static str,
-    pub gap: Option<String>,
-    pub detail: String,
-}
-
-fn status_name(s: WireStatus) -> &'static str {
-    match s {
-        WireStatus::Proven => "proven",
-        WireStatus::BrokenOrUnproven => "broken/unproven",
-        WireStatus::Unknown => "unknown",
-    }
-}
-
-/// The board; a wire reopened `thrash` times or more is thrashing and becomes the constraint
-/// (design §3).
-/// `ingest`: the configuration takes the stream from a brief (its constraint is the brief's, over
-/// the brief's stages only, whatever else an earlier self-scan left in the ledger).
-pub fn board(state: &State, threshold: u32, ingest: bool) -> Board {
+/// The board from the ledger's state and records (see [`agenda`] for `opts`).
+pub fn board(state: &State, records: &[Record], opts: Options) -> Board {
     let stream = Stream::of(state);
     let stages = stage_lines(state, &stream);
     let holds = holds(state);
-    let constraint = if ingest {
-        brief_constraint(state, &stream)
-    } else {
-        thrash_constraint(state, &stream, threshold as usize).or_else(|| most_blocked_constraint(state, &stream))
-    };
+    let Agenda { constraint, next, .. } = agenda(state, records, opts);
     let gaps = GapCounts::of(state);
     let mut approaches = BTreeMap::new();
     for e in state.evidence.values() {
         *approaches.entry(e.approach.clone()).or_default() += 1;
     }
-    let next = next_step(state, &holds, constraint.as_ref(), ingest);
+    let vanished = state.gaps.values().filter(|g| g.status == GapStatus::Vanished).cloned().collect();
     Board {
         holds,
         stages,
@@ -144,6 +124,7 @@ pub fn board(state: &State, threshold: u32, ingest: bool) -> Board {
             .iter()
             .flat_map(|(e, v)| v.iter().map(move |(t, s, d)| (e.clone(), t.clone(), s.clone(), d.clone())))
             .collect(),
+        vanished,
         next,
     }
 }
@@ -182,6 +163,13 @@ impl Stream {
         Stream { wires, order }
     }
 
+    /// The stages the loop works, in stream order: every recorded stage, or in ingest mode the
+    /// brief's only.
+    fn worked(&self, state: &State, ingest: bool) -> Vec<String> {
+        let brief = |s: &str| state.stages.get(s).is_some_and(|x| x.source == "brief");
+        self.order.iter().filter(|s| !ingest || brief(s)).cloned().collect()
+    }
+
     /// A stage's place in stream order (unrecorded stages last).
     fn position(&self, s: &str) -> usize {
         self.order.iter().position(|x| x == s).unwrap_or(usize::MAX)
@@ -213,7 +201,7 @@ fn stage_lines(state: &State, stream: &Stream) -> Vec<StageLine> {
         let st = state.wires.get(w);
         WireLine {
             wire: w.clone(),
-            status: st.map(|s| status_name(s.status)).unwrap_or("broken/unproven"),
+            status: wire_status_name(state, w),
             evidence: st.map(|s| s.evidence.clone()),
             reopened: st.map(|s| s.reopened.len()).unwrap_or(0),
         }
@@ -254,25 +242,6 @@ fn holds(state: &State) -> Vec<Hold> {
             })
         })
         .collect()
-}
-
-/// In ingest mode the constraint is the brief's own: the earliest phase with open work (R59).
-fn brief_constraint(state: &State, stream: &Stream) -> Option<Constraint> {
-    let open = |stage: &str| {
-        state.stages.get(stage).is_some_and(|s| s.source == "brief")
-            && state.gaps.values().any(|g| g.stage == stage && !g.status.set_aside())
-    };
-    stream.order.iter().find(|s| open(s)).map(|stage| Constraint {
-        // the phase's own wire, out of it (its contract's, `andon_loop::ingest::phase_wire`)
-        wire: stream
-            .wires
-            .iter()
-            .find(|w| &w.producer == stage && state.stages.get(&w.consumer).is_some_and(|s| s.source == "brief"))
-            .cloned()
-            .unwrap_or(Wire { producer: stage.clone(), consumer: stage.clone() }),
-        rule: "brief-order",
-        detail: format!("`{stage}` is the earliest phase of the brief with open work"),
-    })
 }
 
 /// A thrashing wire (reopened `threshold` times or more): the most reopened, then stream order.
@@ -322,7 +291,7 @@ impl GapCounts {
             GapCounts { by_status: BTreeMap::new(), open_by_kind: BTreeMap::new(), open_by_radius: BTreeMap::new() };
         for g in state.gaps.values() {
             *c.by_status.entry(g.status.name()).or_default() += 1;
-            if g.status != GapStatus::Closed {
+            if !g.status.finished() {
                 let kind = match g.kind {
                     crate::ledger::GapKind::Bug => "bug",
                     crate::ledger::GapKind::Feature => "feature",
@@ -336,61 +305,429 @@ impl GapCounts {
     }
 }
 
-/// A next step about `gap`, if any.
-fn step(action: &'static str, gap: Option<&str>, detail: String) -> NextStep {
-    NextStep { action, gap: gap.map(str::to_string), detail }
+/// What the person or agent driving the loop does next: the `next.action` token of every report.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Action {
+    /// Propose a fix for the picked gap.
+    Propose,
+    /// Apply the proposed fix, then verify it.
+    ApplyAndVerify,
+    /// A person decides (authority, a tier-2 override, deferral, skipping, a thrashing wire).
+    Decide,
+    /// The code contradicts the wire or the fix: change the code.
+    FixTheCode,
+    /// A person confirms an entry gate before the stage's work starts (ingest mode).
+    Confirm,
+    /// The loop spent its pass budget.
+    Budget,
+    /// The cycle converged.
+    Converged,
+    /// A cycle converged without a single fix.
+    Hardened,
+    /// Nothing the loop can do.
+    #[default]
+    None,
 }
 
-/// The one next step: clear a standing hold, confirm the constraint's entry gates, decide a halted
-/// gap, apply a proposal, or loop.
-fn next_step(state: &State, holds: &[Hold], constraint: Option<&Constraint>, ingest: bool) -> NextStep {
-    let first = |st: GapStatus| state.gaps.values().find(|g| g.status == st);
-    if let Some(h) = holds.first() {
-        step(
-            "fix-the-code",
-            None,
-            format!(
-                "resolve the tier-1 hold on {}: change the code (or the contract) and re-run `andon loop`; no command or override clears it",
-                h.wire
-            ),
-        )
-    } else if let Some(s) = constraint.filter(|_| ingest).and_then(|c| gate_step(state, c)) {
-        s
-    } else if let Some(g) = first(GapStatus::HaltedAwaitingAuthorization) {
-        step(
-            "decide",
-            Some(&g.id),
-            format!("a person decides gap `{}`: raise the authority for this fix, or defer or skip it", g.id),
-        )
-    } else if let Some(g) = first(GapStatus::Proposed) {
-        step(
-            "apply-and-verify",
-            Some(&g.id),
-            format!("apply the proposal for gap `{}` with your own tools, then verify it", g.id),
-        )
-    } else if let Some(c) = constraint {
-        step("loop", None, format!("run `andon loop`: it works on the constraint {} ({})", c.wire, c.detail))
-    } else {
-        step("loop", None, "every wire is proven: run `andon loop` to start a new cycle".to_string())
+impl Action {
+    /// The token reports print.
+    pub fn token(self) -> &'static str {
+        match self {
+            Action::Propose => "propose",
+            Action::ApplyAndVerify => "apply-and-verify",
+            Action::Decide => "decide",
+            Action::FixTheCode => "fix-the-code",
+            Action::Confirm => "confirm",
+            Action::Budget => "budget",
+            Action::Converged => "converged",
+            Action::Hardened => "hardened",
+            Action::None => "none",
+        }
     }
 }
 
-/// The step that confirms the entry gates of the constraint's stage, when any is open.
-fn gate_step(state: &State, c: &Constraint) -> Option<NextStep> {
-    let stage = &c.wire.producer;
-    let gates = state.context.get(stage)?.open_gates();
-    if gates.is_empty() {
+/// What the person or agent driving the loop does next, about which gap, and why.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Next {
+    pub action: Action,
+    pub gap: Option<String>,
+    pub detail: String,
+}
+
+/// How the agenda reads the ledger: the reopen count at which a wire thrashes, and whether the
+/// stream is a brief's (ingest mode: its constraint is the brief's, over the brief's stages only,
+/// whatever else an earlier self-scan left in the ledger).
+#[derive(Clone, Copy, Debug)]
+pub struct Options {
+    pub thrash: u32,
+    pub ingest: bool,
+}
+
+/// What the loop works on, derived from the ledger alone: `andon loop` picks by it after its scan
+/// and reports it, `andon status` shows it, and `andon propose` refuses any other gap.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Agenda {
+    pub constraint: Option<Constraint>,
+    /// The stage the loop works in (R37).
+    pub cursor: Option<String>,
+    /// The gap worked on and the rule that picked it.
+    pub picked: Option<(String, String)>,
+    pub next: Next,
+}
+
+/// The agenda of the ledger's state: the constraint, the cursor, the picked gap and the one next
+/// step. The one function behind the loop's pick, `andon status` and `andon propose`.
+pub fn agenda(state: &State, records: &[Record], opts: Options) -> Agenda {
+    let stream = Stream::of(state);
+    let cursor = cursor(state, &stream, opts.ingest);
+    let constraint = if opts.ingest {
+        cursor.as_deref().map(|c| brief_constraint(state, &stream, c))
+    } else {
+        constraint(state, records, &stream, opts.thrash)
+    };
+    let picked = cursor.as_deref().and_then(|c| pick(state, c, constraint.as_ref()));
+    let next = match &picked {
+        Some((id, _)) => next_for(state, records, &state.gaps[id], opts.thrash),
+        None => settled(state, records, &stream, opts.ingest),
+    };
+    Agenda { constraint, cursor, picked, next }
+}
+
+/// The constraint outside ingest mode: a thrashing wire, else the unproven wire blocking the most
+/// stages, else the wire the last convergence recorded as limiting its cycle.
+fn constraint(state: &State, records: &[Record], stream: &Stream, thrash: u32) -> Option<Constraint> {
+    thrash_constraint(state, stream, thrash as usize)
+        .or_else(|| most_blocked_constraint(state, stream))
+        .or_else(|| converged_constraint(records))
+}
+
+/// The constraint the last convergence recorded (R64), with its wire.
+fn converged_constraint(records: &[Record]) -> Option<Constraint> {
+    let (cycle, text, wire) = records.iter().rev().find_map(|r| match &r.event {
+        Event::CycleConverged { cycle, constraint, constraint_wire, .. } => {
+            Some((*cycle, constraint.clone(), constraint_wire.clone()))
+        }
+        _ => None,
+    })?;
+    let text = text?;
+    // a ledger written before the wire was recorded names it first: `producer -> consumer (…)`
+    let wire = wire.or_else(|| {
+        let (p, rest) = text.split_once(" -> ")?;
+        let c = rest.split(" (").next()?;
+        Some(Wire { producer: p.to_string(), consumer: c.to_string() })
+    })?;
+    Some(Constraint { wire, rule: "last-cycle", detail: format!("the wire that limited cycle {cycle} most: {text}") })
+}
+
+/// In ingest mode the constraint is the brief's own: the phase the cursor stands on, the earliest
+/// with open work (R59), on the phase's own wire into the next phase of the brief.
+fn brief_constraint(state: &State, stream: &Stream, stage: &str) -> Constraint {
+    let brief = |s: &str| state.stages.get(s).is_some_and(|x| x.source == "brief");
+    Constraint {
+        wire: stream
+            .wires
+            .iter()
+            .find(|w| w.producer == stage && brief(&w.consumer))
+            .cloned()
+            .unwrap_or(Wire { producer: stage.to_string(), consumer: stage.to_string() }),
+        rule: "brief-order",
+        detail: format!("`{stage}` is the earliest phase of the brief with open work"),
+    }
+}
+
+/// A gap in progress: proposed, or halted (awaiting authority or on a condition). It is finished
+/// before another is picked.
+pub fn in_progress(state: &State) -> Option<&GapState> {
+    state
+        .gaps
+        .values()
+        .find(|g| matches!(g.status, GapStatus::Proposed | GapStatus::HaltedAwaitingAuthorization | GapStatus::Halted))
+}
+
+/// The cursor (R37): the stage of a gap in progress, else the first stage in stream order with an
+/// outgoing wire that is not proven, else the first stage with open gaps. In ingest mode the
+/// phases' wires are not proven by the loop: the cursor is the earliest phase with open work (R59).
+fn cursor(state: &State, stream: &Stream, ingest: bool) -> Option<String> {
+    held_cursor(state, stream, ingest).or_else(|| stream.worked(state, ingest).into_iter().find(|s| open_in(state, s)))
+}
+
+/// The cursor when the ledger fixes it whatever a scan finds: the stage of a gap in progress,
+/// else (outside ingest mode) the first stage in stream order with an outgoing wire not proven.
+fn held_cursor(state: &State, stream: &Stream, ingest: bool) -> Option<String> {
+    if let Some(g) = in_progress(state) {
+        return Some(g.stage.clone());
+    }
+    let unproven = |s: &str| {
+        stream
+            .wires
+            .iter()
+            .any(|w| w.producer == s && state.wires.get(w).is_none_or(|ws| ws.status != WireStatus::Proven))
+    };
+    if ingest {
         return None;
     }
-    let ids: Vec<String> =
-        gates.iter().map(|o| format!("`{}` ({}, {} confidence)", o.id, o.priority, o.confidence)).collect();
-    Some(step(
-        "confirm",
-        None,
-        format!(
-            "a person confirms the entry gate(s) of `{stage}` before any work there: {}; `andon confirm {stage} --rule {} --by NAME --reason WHY`",
-            ids.join(", "),
-            gates[0].id
+    stream.worked(state, ingest).into_iter().find(|s| unproven(s))
+}
+
+/// Where the loop's scan goes, as the agenda reads the ledger: the held cursor ([`cursor`]'s
+/// first two rules) alone, or else every worked stage in stream order, the first with open gaps
+/// after its scan being the cursor.
+pub fn scan_order(state: &State, ingest: bool) -> Result<String, Vec<String>> {
+    let stream = Stream::of(state);
+    held_cursor(state, &stream, ingest).ok_or_else(|| stream.worked(state, ingest))
+}
+
+/// Whether the ledger has an open gap in `stage`.
+pub fn open_in(state: &State, stage: &str) -> bool {
+    state.gaps.values().any(|g| g.stage == stage && g.status == GapStatus::Open)
+}
+
+/// A gap is on the constraint when it is about the constraint's wire or lies in its producer stage.
+pub fn on_constraint(constraint: Option<&Constraint>, stage: &str, wire: Option<&Wire>) -> bool {
+    constraint.is_some_and(|k| Some(&k.wire) == wire || k.wire.producer == stage)
+}
+
+/// The blast radius a fix of `g` is estimated to have, as recorded when it opened; a gap recorded
+/// without one is estimated from its place (CI configuration, an unproven wire).
+pub fn estimated_radius(g: &GapState) -> BlastRadius {
+    g.estimated_radius.unwrap_or_else(|| {
+        let p = g.location.path.as_str();
+        if p.starts_with(".github/") || p.starts_with(".gitlab") || p.starts_with(".ci/") {
+            BlastRadius::SharedStateVisible
+        } else if g.kind == GapKind::Wire && g.source == "UnprovenWire" {
+            BlastRadius::HardToReverse
+        } else {
+            BlastRadius::LocalReversible
+        }
+    })
+}
+
+/// The gap to work on in `stage`: a gap in progress is finished before another is picked; else
+/// the pick order (R61–R65) among the stage's open gaps: on the constraint as it is now (R63),
+/// then wire before bug before feature, then the smallest estimated blast radius, then the id.
+/// Returns the gap and the rule that decided.
+fn pick(state: &State, stage: &str, constraint: Option<&Constraint>) -> Option<(String, String)> {
+    if let Some(g) = in_progress(state) {
+        return Some((g.id.clone(), "in progress: a gap is finished before another is picked".into()));
+    }
+    let kind_rank = |k: GapKind| match k {
+        GapKind::Wire => 0,
+        GapKind::Bug => 1,
+        GapKind::Feature => 2,
+    };
+    let key = |g: &GapState| {
+        (!on_constraint(constraint, &g.stage, g.wire.as_ref()), kind_rank(g.kind), estimated_radius(g), g.id.clone())
+    };
+    let mut open: Vec<&GapState> =
+        state.gaps.values().filter(|g| g.stage == stage && g.status == GapStatus::Open).collect();
+    open.sort_by_key(|g| key(g));
+    let first = *open.first()?;
+    let rule = match open.get(1) {
+        None => "the only open gap".to_string(),
+        Some(second) => {
+            let (a, b) = (key(first), key(second));
+            if a.0 != b.0 {
+                "rule 1: it is on the constraint".into()
+            } else if a.1 != b.1 {
+                format!("rule 2: a {:?} gap comes before a {:?} gap", first.kind, second.kind).to_lowercase()
+            } else if a.2 != b.2 {
+                format!("rule 3: smallest estimated blast radius ({})", a.2.name())
+            } else {
+                "rule 4: stable tie-break by id".into()
+            }
+        }
+    };
+    Some((first.id.clone(), rule))
+}
+
+/// Whether the loop proves the picked gap `g` itself: an open wire with no proof, which needs no
+/// change (one pass per wire), unless it thrashes or its stage awaits an entry gate.
+pub fn proven_by_the_loop(state: &State, g: &GapState, thrash: u32) -> bool {
+    g.status == GapStatus::Open
+        && g.source == "UnprovenWire"
+        && g.wire.as_ref().is_some_and(|w| state.wires.get(w).is_none_or(|ws| (ws.reopened.len() as u32) < thrash))
+        && entry_gate(state, g).is_none()
+}
+
+/// What is next for the picked gap `g`.
+fn next_for(state: &State, records: &[Record], g: &GapState, thrash: u32) -> Next {
+    if let Some(next) = entry_gate(state, g) {
+        return next;
+    }
+    let (id, gap) = (g.id.clone(), Some(g.id.clone()));
+    if g.status == GapStatus::Open
+        && g.source == "UnprovenWire"
+        && let Some(w) = &g.wire
+    {
+        return match state.wires.get(w).filter(|ws| ws.reopened.len() as u32 >= thrash) {
+            Some(ws) => Next {
+                action: Action::Decide,
+                gap,
+                detail: format!(
+                    "escalation: {w} has reopened {} times (threshold {thrash}) and is the constraint; the loop stops re-proving it: find why its surface keeps changing and propose a fix for `{id}`, or a person defers it",
+                    ws.reopened.len()
+                ),
+            },
+            None => Next {
+                action: Action::Budget,
+                gap,
+                detail: format!(
+                    "the loop proves {w} itself and stopped at its pass budget: run `andon loop` again to go on"
+                ),
+            },
+        };
+    }
+    next_by_status(records, g)
+}
+
+/// Ingest mode: a stage with an unconfirmed entry gate is worked only after a person confirms
+/// it (R57); the andon rule refuses any advance there until then.
+fn entry_gate(state: &State, g: &GapState) -> Option<Next> {
+    let c = state.context.get(&g.stage).filter(|c| !c.open_gates().is_empty())?;
+    let gates: Vec<String> = c
+        .open_gates()
+        .iter()
+        .map(|o| format!("`{}` ({}, {} confidence: {})", o.id, o.priority, o.confidence, o.rule))
+        .collect();
+    Some(Next {
+        action: Action::Confirm,
+        gap: Some(g.id.clone()),
+        detail: format!(
+            "stage `{}` has entry gate(s) a person confirms before its work starts: {}; `andon confirm {} --rule {} --by WHO --reason WHY`",
+            g.stage,
+            gates.join("; "),
+            g.stage,
+            c.open_gates()[0].id
         ),
-    ))
+    })
+}
+
+/// The next action for a picked gap, by its status (and, when halted, by the condition it was
+/// halted on).
+fn next_by_status(records: &[Record], g: &GapState) -> Next {
+    let id = g.id.clone();
+    let gap = Some(id.clone());
+    match g.status {
+        GapStatus::Open => Next {
+            action: Action::Propose,
+            gap,
+            detail: format!(
+                "propose a fix for `{id}` ({}): one blast-radius tag, one verification approach with its reason, a description and the files it will write",
+                g.summary
+            ),
+        },
+        GapStatus::Proposed => Next {
+            action: Action::ApplyAndVerify,
+            gap,
+            detail: format!("apply the proposed fix for `{id}` with your own tools, then verify it"),
+        },
+        GapStatus::HaltedAwaitingAuthorization => Next {
+            action: Action::Decide,
+            gap,
+            detail: format!("a person decides `{id}`: raise the authority for this fix, or defer or skip it"),
+        },
+        GapStatus::Halted => {
+            let (cond, why) = recorded_halt(records, &id).unwrap_or((None, String::new()));
+            match cond {
+                Some(Condition::Refuted | Condition::Tier1Hold | Condition::Unproven) => Next {
+                    action: Action::FixTheCode,
+                    gap,
+                    detail: format!(
+                        "gap `{id}` halted ({why}): change the fix, then `andon verify --gap {id}` (the proposal holds while the fix stays in its write-set; to write other files, `andon propose --gap {id} …` first)"
+                    ),
+                },
+                Some(Condition::Tier2Hold) => Next {
+                    action: Action::Decide,
+                    gap,
+                    detail: format!(
+                        "gap `{id}` halted on a tier-2 contradiction ({why}): change the fix, then `andon verify --gap {id}`; or a person overrides it with `andon override {id} --evidence E --basis B --by WHO --reason R`"
+                    ),
+                },
+                _ => Next {
+                    action: Action::Decide,
+                    gap,
+                    detail: format!("gap `{id}` is halted ({why}): a person decides (`andon defer` or `andon skip`)"),
+                },
+            }
+        }
+        _ => Next { action: Action::Decide, gap, detail: format!("gap `{id}` is {}", g.status.name()) },
+    }
+}
+
+/// The condition gap `id` was last halted on, as recorded, with its reason.
+pub fn recorded_halt(records: &[Record], id: &str) -> Option<(Option<Condition>, String)> {
+    records.iter().rev().find_map(|r| match &r.event {
+        Event::Halted { gap, condition, reason } if gap == id => {
+            Some((Condition::from_recorded(condition), reason.clone()))
+        }
+        _ => None,
+    })
+}
+
+/// Nothing to pick: some wire is still not proven (nothing the loop can do), or the cycle
+/// converged, as its last convergence record says (hardened when it needed nothing).
+fn settled(state: &State, records: &[Record], stream: &Stream, ingest: bool) -> Next {
+    let all_proven = stream.wires.iter().all(|w| state.wires.get(w).is_some_and(|ws| ws.status == WireStatus::Proven));
+    if !all_proven {
+        if let Some((w, _)) =
+            state.wires.iter().find(|(_, ws)| state.evidence.get(&ws.evidence).is_some_and(|e| e.hold))
+        {
+            let detail = format!(
+                "resolve the tier-1 hold on {w}: change the code (or the contract) and re-run `andon loop`; no command or override clears it"
+            );
+            return Next { action: Action::FixTheCode, gap: None, detail };
+        }
+        let detail = if ingest {
+            "every work item of the brief is settled; the phases' wires and their Behavior Contract obligations are not proven by the loop in this version".into()
+        } else {
+            "no open gap the scan can see, but some wire is not proven".into()
+        };
+        return Next { action: Action::None, gap: None, detail };
+    }
+    let mut convergences = records.iter().rev().filter_map(|r| match &r.event {
+        Event::CycleConverged { passes, hardened, .. } => Some((r.seq, *passes, *hardened)),
+        _ => None,
+    });
+    let last = convergences.next();
+    if last.is_some_and(|(_, _, hardened)| hardened) {
+        return Next {
+            action: Action::Hardened,
+            gap: None,
+            detail: "a cycle converged without a single fix: the stream is hardened".into(),
+        };
+    }
+    let (end, passes) = last.map_or((u64::MAX, 0), |(seq, passes, _)| (seq, passes));
+    let start = convergences.next().map_or(0, |(seq, ..)| seq);
+    let vanished =
+        records.iter().filter(|r| r.seq > start && r.seq < end && matches!(r.event, Event::GapVanished { .. })).count();
+    let set_aside =
+        state.gaps.values().filter(|g| matches!(g.status, GapStatus::Skipped | GapStatus::Deferred)).count();
+    let detail = if set_aside > 0 {
+        format!(
+            "the cycle converged after {passes} pass(es), except {set_aside} gap(s) skipped or deferred by a person; it cannot be hardened while they stand"
+        )
+    } else if vanished > 0 {
+        format!(
+            "the cycle converged after {passes} pass(es); {vanished} gap(s) vanished from the scan without a proof (`andon status` lists them): run `andon loop` again to confirm it is hardened"
+        )
+    } else {
+        format!("the cycle converged after {passes} pass(es): run `andon loop` again to confirm it is hardened")
+    };
+    Next { action: Action::Converged, gap: None, detail }
+}
+
+/// How a wire stands, in words: `proven`, `unknown`, `broken/unproven` when a refutation or an
+/// open gap across it says something is broken, else `unproven` (nothing broken, no proof yet).
+pub fn wire_status_name(state: &State, wire: &Wire) -> &'static str {
+    let ws = state.wires.get(wire);
+    match ws.map(|s| s.status) {
+        Some(WireStatus::Proven) => return "proven",
+        Some(WireStatus::Unknown) => return "unknown",
+        _ => {}
+    }
+    let refuted = ws.and_then(|s| state.evidence.get(&s.evidence)).is_some_and(|e| e.verdict == Verdict::Refuted);
+    let broken_gap = state.gaps.values().any(|g| {
+        g.wire.as_ref() == Some(wire) && g.kind == GapKind::Wire && g.source != "UnprovenWire" && !g.status.set_aside()
+    });
+    if refuted || broken_gap { "broken/unproven" } else { "unproven" }
 }

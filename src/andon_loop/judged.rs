@@ -81,10 +81,10 @@ fn defines_proof(root: &Path, cfg: &Config, path: &str, before: Option<&str>) ->
     if let Some(c) = cfg.contracts.iter().find(|c| c.rules.as_ref().is_some_and(|r| plain(&r.text) == path)) {
         return Some(format!("holds the rules of contract `{}`", c.name));
     }
-    // a file a command names is part of the check once it exists (a new one may be the fix); a
-    // test file it names is judged by the tests it keeps (a test added to it is a good fix)
+    // a file a command names is part of the check once it exists (a new one may be the fix),
+    // unless it is source code: the code under test, or tests, judged by the tests they keep
     before?;
-    if crate::extract::Lang::from_path(path).is_some_and(|l| crate::extract::is_test_path(path, l)) {
+    if crate::extract::Lang::from_path(path).is_some() {
         return None;
     }
     let runs = |run: &str| run.split(|c: char| c.is_whitespace() || c == '=' || c == ';').any(|t| plain(t) == path);
@@ -149,7 +149,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_script_a_command_runs_defines_the_proof_but_a_test_file_it_names_does_not() {
+    fn a_script_a_command_runs_defines_the_proof_but_source_it_names_does_not() {
         let t = tempfile::tempdir().unwrap();
         let toml = "[[command]]\nname = \"unit\"\nrun = \"sh ./scripts/check.sh && pytest tests/test_a.py\"\n";
         std::fs::write(t.path().join("andon.toml"), toml).unwrap();
@@ -158,6 +158,10 @@ mod tests {
         assert_eq!(why.as_deref(), Some("is named by [[command]] `unit`, which judges the fix"));
         assert_eq!(defines_proof(t.path(), &cfg, "scripts/check.sh", None), None, "a new file may be the fix");
         assert_eq!(defines_proof(t.path(), &cfg, "tests/test_a.py", Some("def test_a(): pass\n")), None);
+        let grep = "[[command]]\nname = \"g\"\nrun = \"grep -q total src/app.py\"\n";
+        std::fs::write(t.path().join("andon.toml"), grep).unwrap();
+        let cfg = Config::load(t.path()).unwrap();
+        assert_eq!(defines_proof(t.path(), &cfg, "src/app.py", Some("x = 1\n")), None, "the code under test");
         assert!(defines_proof(t.path(), &cfg, "andon.toml", Some(toml)).is_some());
     }
 

@@ -32,49 +32,10 @@ pub mod surface;
 
 pub use applied::{VerifyStop, verify};
 use applied::{checked_change, surface_change};
-pub use scan::{Candidate, estimated_radius, pick, scan};
+pub use scan::{Candidate, estimated_radius, scan};
 use scan::{kind_letter, short_hash};
 
-/// What the person or agent driving the loop does next: the `next.action` token of every report.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum Action {
-    /// Propose a fix for the picked gap.
-    Propose,
-    /// Apply the proposed fix, then verify it.
-    ApplyAndVerify,
-    /// A person decides (authority, a tier-2 override, deferral, skipping, a thrashing wire).
-    Decide,
-    /// The code contradicts the wire or the fix: change the code.
-    FixTheCode,
-    /// A person confirms an entry gate before the stage's work starts (ingest mode).
-    Confirm,
-    /// The loop spent its pass budget.
-    Budget,
-    /// The cycle converged.
-    Converged,
-    /// A cycle converged without a single fix.
-    Hardened,
-    /// Nothing the loop can do.
-    #[default]
-    None,
-}
-
-impl Action {
-    /// The token reports print.
-    pub fn token(self) -> &'static str {
-        match self {
-            Action::Propose => "propose",
-            Action::ApplyAndVerify => "apply-and-verify",
-            Action::Decide => "decide",
-            Action::FixTheCode => "fix-the-code",
-            Action::Confirm => "confirm",
-            Action::Budget => "budget",
-            Action::Converged => "converged",
-            Action::Hardened => "hardened",
-            Action::None => "none",
-        }
-    }
-}
+pub use crate::status::{Action, Next};
 
 /// The verdict of one step: the halt condition it stopped on, or what it waits for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -129,14 +90,6 @@ impl Session {
             Action::Confirm | Action::None => StepVerdict::Clear,
         }
     }
-}
-
-/// What the person or agent driving the loop does next, about which gap, and why.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Next {
-    pub action: Action,
-    pub gap: Option<String>,
-    pub detail: String,
 }
 
 /// One step of the loop, as it is reported.
@@ -409,11 +362,7 @@ fn session(
         .iter()
         .map(|w| {
             let wire = Wire { producer: w.producer.clone(), consumer: w.consumer.clone() };
-            let st = match state.wires.get(&wire).map(|s| s.status) {
-                Some(WireStatus::Proven) => "proven",
-                Some(WireStatus::Unknown) => "unknown",
-                _ => "broken/unproven",
-            };
+            let st = crate::status::wire_status_name(state, &wire);
             (wire, st)
         })
         .collect();
@@ -493,7 +442,7 @@ fn cycle_report(
     state: &State,
     records: &[ledger::Record],
     slow_pending: &[String],
-) -> (Option<String>, ledger::Intent) {
+) -> (Option<(Wire, String)>, ledger::Intent) {
     let since = records.iter().rev().find(|r| matches!(r.event, Event::CycleConverged { .. })).map_or(0, |r| r.seq);
     let mut load: BTreeMap<&Wire, (usize, usize)> = BTreeMap::new();
     for (w, ws) in &state.wires {
@@ -511,7 +460,7 @@ fn cycle_report(
         .filter(|(_, (reopens, attempts))| *reopens > 0 || *attempts > 1)
         .max_by(|a, b| a.1.cmp(b.1).then_with(|| b.0.cmp(a.0)));
     let constraint = worst.map(|(w, (reopens, attempts))| {
-        format!("{w} (reopened {reopens} time(s), {attempts} proof attempt(s) this cycle)")
+        ((*w).clone(), format!("{w} (reopened {reopens} time(s), {attempts} proof attempt(s) this cycle)"))
     });
     let intent = match worst {
         Some((w, (reopens, _))) if *reopens > 0 => {
@@ -562,6 +511,7 @@ fn delta(records: &[ledger::Record], since: u64) -> Vec<String> {
                 "wire status changed"
             }
             Event::GapClosed { .. } => "gap closed",
+            Event::GapVanished { .. } => "gap vanished",
             Event::SubCycle { .. } => "sub-cycle",
             Event::PassClosed { .. } => "pass closed",
             Event::CycleConverged { .. } => "cycle converged",

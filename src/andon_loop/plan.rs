@@ -18,7 +18,7 @@ use std::path::PathBuf;
 
 use super::book::Book;
 use super::commands::{self, CommandSpec};
-use super::scan::{Candidate, command_gap, command_id, command_key, on_constraint, pick, stage_events};
+use super::scan::{Candidate, command_gap, command_id, command_key, stage_events};
 use super::{Action, Next, VerifyStop, audit, fix, ingest, proposal, surface};
 use crate::config::{BlastRadius, Config};
 use crate::ledger::andon_rule::{Condition, Ruling};
@@ -102,7 +102,6 @@ pub fn plan(setup: &Setup, pending: Pending, book: &mut Book, repo: &mut dyn Rep
     stale(setup, book, &mut plan.notes)?;
     walk(setup, book, repo, &mut plan)?;
     plan.halt = halt_of(book, &plan);
-    plan.constraint = brief_constraint(setup, plan.cursor.as_deref(), plan.constraint.take());
     Ok(plan)
 }
 
@@ -494,41 +493,52 @@ fn stale_evidence(
     }
 }
 
-/// What one pass of the walk over the stream ended on.
-struct Stop {
-    cursor: Option<String>,
-    picked: Option<(String, String)>,
-    next: Next,
-}
-
 /// Phase 4: the walk. Each pass scans the cursor's stage (or every stage until one has open
-/// work), picks one gap and either stops with the next action or, for a wire that needs no
-/// change, proves it and walks on, up to `max_passes` proofs.
+/// work) and records what it finds; the agenda of the ledger ([`crate::status::agenda`], the one
+/// `andon status` shows) picks the gap. A wire that needs no change the loop proves itself and
+/// walks on, up to `max_passes` proofs; anything else stops the walk with the agenda's next step.
 fn walk(setup: &Setup, book: &mut Book, repo: &mut dyn Repo, plan: &mut Plan) -> Result<(), LedgerError> {
-    let mut walker = Walker { setup, runs: BTreeMap::new(), recorded: 0, self_passes: 0, notes: Vec::new() };
-    let stop = loop {
-        let board = crate::status::board(&book.state, setup.cfg.settings.thrash_threshold.value, setup.brief.is_some());
-        plan.constraint = board.constraint.clone();
+    let mut walker = Walker {
+        setup,
+        runs: BTreeMap::new(),
+        unchanged: BTreeMap::new(),
+        recorded: 0,
+        self_passes: 0,
+        notes: Vec::new(),
+    };
+    let opts = agenda_options(setup);
+    loop {
         if walker.close_overridden(book)? {
             continue;
         }
-        let (cursor, found) = walker.scan_to_cursor(book, repo, &board)?;
-        plan.found = found;
-        let Some((id, rule)) = walker.pick(book, cursor.as_deref(), &plan.found, &board) else {
-            let next = walker.converge(book, repo)?;
-            break Stop { cursor, picked: None, next };
-        };
-        match walker.next_for(book, repo, &id)? {
-            Some(next) => break Stop { cursor, picked: Some((id, rule)), next },
-            None => continue,
+        plan.found = walker.scan_to_cursor(book, repo)?;
+        let agenda = crate::status::agenda(&book.state, &book.records, opts);
+        match agenda.picked {
+            None => {
+                walker.converge(book, repo, agenda.next.action)?;
+                break;
+            }
+            Some((id, _)) if walker.proves_itself(book, &id) => {
+                if !walker.prove_wire(book, repo, &id)? {
+                    break;
+                }
+            }
+            Some(_) => break,
         }
-    };
+    }
+    let agenda = crate::status::agenda(&book.state, &book.records, opts);
     plan.notes.append(&mut walker.notes);
-    plan.cursor = stop.cursor;
-    plan.picked = stop.picked;
-    plan.next = stop.next;
+    plan.cursor = agenda.cursor;
+    plan.picked = agenda.picked;
+    plan.next = agenda.next;
+    plan.constraint = agenda.constraint;
     plan.recorded = walker.recorded;
     Ok(())
+}
+
+/// How the agenda reads the ledger in this configuration.
+fn agenda_options(setup: &Setup) -> crate::status::Options {
+    crate::status::Options { thrash: setup.cfg.settings.thrash_threshold.value, ingest: setup.brief.is_some() }
 }
 
 /// The walk's working state: command runs cached for the step, gaps recorded, proofs the loop
@@ -536,6 +546,9 @@ fn walk(setup: &Setup, book: &mut Book, repo: &mut dyn Repo, plan: &mut Plan) ->
 struct Walker<'s, 'a> {
     setup: &'s Setup<'a>,
     runs: BTreeMap<String, commands::Run>,
+    /// Per command run in this step: whether its command line is that of its previous recorded
+    /// run (a command redefined since cannot show that a fix made it pass).
+    unchanged: BTreeMap<String, bool>,
     recorded: usize,
     self_passes: u32,
     notes: Vec<String>,
@@ -546,7 +559,9 @@ impl Walker<'_, '_> {
     /// rule now: it closes on that evidence and the cursor advances.
     fn close_overridden(&mut self, book: &mut Book) -> Result<bool, LedgerError> {
         let ceiling = self.setup.cfg.settings.authorization_level.value;
-        let Some(g) = in_progress(&book.state).filter(|g| g.status == GapStatus::Halted) else { return Ok(false) };
+        let Some(g) = crate::status::in_progress(&book.state).filter(|g| g.status == GapStatus::Halted) else {
+            return Ok(false);
+        };
         let g = g.clone();
         let diff_hash = book.records.iter().rev().find_map(|r| match &r.event {
             Event::PassClosed { gap, diff_hash, .. } if gap == &g.id => diff_hash.clone(),
@@ -580,42 +595,25 @@ impl Walker<'_, '_> {
         Ok(true)
     }
 
-    /// The cursor (R37) and what the scan found there: the stage of a gap in progress, else the
-    /// first stage in stream order with an outgoing wire that is not proven, else the first stage
-    /// with open gaps. In ingest mode the phases' wires are not proven by the loop: the cursor is
-    /// the earliest phase with open work (R59).
-    fn scan_to_cursor(
-        &mut self,
-        book: &mut Book,
-        repo: &mut dyn Repo,
-        board: &crate::status::Board,
-    ) -> Result<(Option<String>, Vec<Candidate>), LedgerError> {
+    /// Scans where the cursor is (R37, [`crate::status::scan_order`]) and records what the scan
+    /// finds: the held cursor's stage, or every stage in stream order until one has open gaps in
+    /// the ledger after its scan. Returns what the scan found in the last stage it scanned.
+    fn scan_to_cursor(&mut self, book: &mut Book, repo: &mut dyn Repo) -> Result<Vec<Candidate>, LedgerError> {
         let state = book.state.clone();
-        let stream = self.setup.stream;
-        let unproven = |stage: &str| {
-            stream.wires.iter().any(|w| {
-                w.producer == stage
-                    && state
-                        .wires
-                        .get(&Wire { producer: w.producer.clone(), consumer: w.consumer.clone() })
-                        .is_none_or(|s| s.status != WireStatus::Proven)
-            })
-        };
-        let cursor = in_progress(&state).map(|g| g.stage.clone()).or_else(|| {
-            if self.setup.brief.is_some() { None } else { stream.order.iter().find(|s| unproven(s)).cloned() }
-        });
-        if let Some(stage) = cursor {
-            let found = self.record_scan(book, repo, board, &state, &stage)?;
-            return Ok((Some(stage), found));
-        }
-        for stage in &stream.order {
-            let cands = self.record_scan(book, repo, board, &state, stage)?;
-            // a candidate is open when it was just recorded, or is recorded as open
-            if cands.iter().any(|c| state.gaps.get(&c.id).is_none_or(|g| g.status == GapStatus::Open)) {
-                return Ok((Some(stage.clone()), cands));
+        let opts = agenda_options(self.setup);
+        let constraint = crate::status::agenda(&state, &book.records, opts).constraint;
+        match crate::status::scan_order(&state, opts.ingest) {
+            Ok(stage) => self.record_scan(book, repo, constraint.as_ref(), &state, &stage),
+            Err(order) => {
+                for stage in &order {
+                    let found = self.record_scan(book, repo, constraint.as_ref(), &state, stage)?;
+                    if crate::status::open_in(&book.state, stage) {
+                        return Ok(found);
+                    }
+                }
+                Ok(Vec::new())
             }
         }
-        Ok((None, Vec::new()))
     }
 
     /// Records what the scan finds in `stage` against `state` (the ledger as the pass began): gaps
@@ -624,13 +622,13 @@ impl Walker<'_, '_> {
         &mut self,
         book: &mut Book,
         repo: &mut dyn Repo,
-        board: &crate::status::Board,
+        constraint: Option<&Constraint>,
         state: &State,
         stage: &str,
     ) -> Result<Vec<Candidate>, LedgerError> {
         let mut cands = self.candidates(repo, state, stage);
         settle_ids(&mut cands, state, self.setup.brief.is_some());
-        let gone = self.gone(state, stage, &cands);
+        let gone = self.gone(state, &book.records, stage, &cands);
         book.record(&gone)?;
         let setup = self.setup;
         // in ingest mode the constraint is the earliest phase with open work, counting what
@@ -652,10 +650,11 @@ impl Walker<'_, '_> {
                 location: c.location.clone(),
                 on_constraint: match brief_constraint {
                     Some(p) => p == c.stage,
-                    None => on_constraint(board.constraint.as_ref(), c),
+                    None => crate::status::on_constraint(constraint, &c.stage, c.wire.as_ref()),
                 },
                 summary: c.summary.clone(),
                 source: c.source.into(),
+                estimated_radius: Some(super::scan::estimated_radius(c)),
             })
             .collect();
         self.recorded += new.len();
@@ -685,6 +684,10 @@ impl Walker<'_, '_> {
         };
         for spec in commands::applicable(&setup.cfg.commands, stage, setup.slow) {
             let fingerprint = format!("{}-{:016x}", setup.tree, command_key(spec));
+            if !self.runs.contains_key(&spec.name) {
+                let same = repo.last_run(&spec.name).is_some_and(|r| r.run == spec.run);
+                self.unchanged.insert(spec.name.clone(), same);
+            }
             let r = self.runs.entry(spec.name.clone()).or_insert_with(|| repo.run_command(spec, &fingerprint));
             if !r.passed() {
                 cands.push(command_gap(&setup.config_path, stage, r));
@@ -693,125 +696,87 @@ impl Walker<'_, '_> {
         cands
     }
 
-    /// The open gaps of `stage` the scan no longer finds: gone from the code, each closes on that
-    /// evidence (tier 1: the fresh index). Wire proofs and commands that did not run now are not
-    /// judged here.
-    fn gone(&mut self, state: &State, stage: &str, cands: &[Candidate]) -> Vec<Event> {
+    /// The open gaps of `stage` the scan no longer finds: a wire gap on a wire proven since closes
+    /// on that proof, a gap a verified fix removed closes on the fix's proof ([`removing_fix`]),
+    /// and any other vanishes (never proven). Wire proofs and commands that did not run now are
+    /// not judged here.
+    fn gone(&mut self, state: &State, records: &[ledger::Record], stage: &str, cands: &[Candidate]) -> Vec<Event> {
         let setup = self.setup;
         let found: BTreeSet<&str> = cands.iter().map(|c| c.id.as_str()).collect();
-        let passed: Vec<String> = commands::applicable(&setup.cfg.commands, stage, setup.slow)
+        let passed: Vec<(String, bool)> = commands::applicable(&setup.cfg.commands, stage, setup.slow)
             .iter()
             .filter(|spec| self.runs.get(&spec.name).is_some_and(commands::Run::passed))
-            .map(|spec| command_id(&spec.name))
+            .map(|spec| (command_id(&spec.name), self.unchanged.get(&spec.name).copied().unwrap_or(false)))
             .collect();
         let mut events = Vec::new();
         for g in state.gaps.values().filter(|g| g.stage == stage && g.status == GapStatus::Open) {
             let base = g.id.split('.').next().unwrap_or(&g.id);
+            let proof = g.wire.as_ref().and_then(|w| state.wires.get(w)).filter(|ws| ws.status == WireStatus::Proven);
             let judged = match g.source.as_str() {
                 // a brief's work item or phase contract closes through a proof, never by
                 // leaving the brief (nothing was proven about it)
                 "WorkItem" | "PhaseContract" => false,
-                "UnprovenWire" => g
-                    .wire
-                    .as_ref()
-                    .is_some_and(|w| state.wires.get(w).is_some_and(|ws| ws.status == WireStatus::Proven)),
-                "FailingCommand" => passed.iter().any(|p| p == base),
+                "UnprovenWire" => proof.is_some(),
+                "FailingCommand" => passed.iter().any(|(p, _)| p == base),
                 _ => true,
             };
             if !judged || found.contains(g.id.as_str()) {
                 continue;
             }
-            let ev = gone_evidence(state, g, stage, setup.tree);
-            self.notes.push(format!("gap `{}` is gone from the code ({}); it closes", g.id, g.summary));
-            events.push(Event::EvidenceRecorded { evidence: ev.clone() });
-            events.push(Event::GapClosed { gap: g.id.clone(), evidence: ev.id });
+            // a command redefined since its failing run passes on its new definition, not the fix
+            let redefined = g.source == "FailingCommand" && !passed.iter().any(|(p, same)| p == base && *same);
+            let by = match proof.filter(|_| g.source == "UnprovenWire") {
+                Some(ws) => Some(ws.evidence.clone()),
+                None if redefined => None,
+                None => removing_fix(state, records, g, setup.tree),
+            };
+            match by {
+                Some(evidence) => {
+                    self.notes.push(format!(
+                        "gap `{}` is gone from the code ({}); it closes on `{evidence}`",
+                        g.id, g.summary
+                    ));
+                    events.push(Event::GapClosed { gap: g.id.clone(), evidence });
+                }
+                None => {
+                    self.notes.push(format!(
+                        "gap `{}` vanished from the scan ({}) with no verified fix that removed it: set aside as vanished, not proven",
+                        g.id, g.summary
+                    ));
+                    events.push(Event::GapVanished { gap: g.id.clone(), tree: setup.tree.to_string() });
+                }
+            }
         }
         events
     }
-    /// The gap to work on: a gap in progress is finished before another is picked; else the
-    /// pick order among the open gaps found, on the constraint as it is now (R63), not as it was
-    /// when the gap was opened. In ingest mode the constraint is the phase the cursor stands on
-    /// (R59).
-    fn pick(
-        &self,
-        book: &Book,
-        cursor: Option<&str>,
-        found: &[Candidate],
-        board: &crate::status::Board,
-    ) -> Option<(String, String)> {
-        if let Some(g) = in_progress(&book.state) {
-            return Some((g.id.clone(), "in progress: a gap is finished before another is picked".into()));
-        }
-        let ingest_constraint = self.setup.brief.and(cursor);
-        let on_constraint = |c: &Candidate| match ingest_constraint {
-            Some(stage) => c.stage == stage,
-            None => on_constraint(board.constraint.as_ref(), c),
-        };
-        let open: Vec<&Candidate> =
-            found.iter().filter(|c| book.state.gaps.get(&c.id).is_some_and(|g| g.status == GapStatus::Open)).collect();
-        pick(&open, &on_constraint).map(|(c, rule)| (c.id.clone(), rule))
-    }
 
-    /// Nothing open in any stage: the cycle converges when every wire is proven too (recording
-    /// its constraint and the next cycle's intent once), and is hardened when it needed no fix.
-    fn converge(&mut self, book: &mut Book, repo: &dyn Repo) -> Result<Next, LedgerError> {
-        let setup = self.setup;
-        let state = &book.state;
-        let all_proven = setup.stream.wires.iter().all(|w| {
-            state
-                .wires
-                .get(&Wire { producer: w.producer.clone(), consumer: w.consumer.clone() })
-                .is_some_and(|s| s.status == WireStatus::Proven)
-        });
-        if !all_proven {
-            let detail = if setup.brief.is_some() {
-                "every work item of the brief is settled; the phases' wires and their Behavior Contract obligations are not proven by the loop in this version".into()
-            } else {
-                "no open gap the scan can see, but some wire is not proven".into()
-            };
-            return Ok(Next { action: Action::None, gap: None, detail });
+    /// Nothing to pick: when every wire is proven (the agenda says converged or hardened) the
+    /// cycle converges, recorded once with its constraint and the next cycle's intent; a cycle
+    /// that needed nothing (no pass, no gap closed or vanished, none skipped or deferred) is
+    /// recorded hardened, by the step that reports it so.
+    fn converge(&mut self, book: &mut Book, repo: &dyn Repo, action: Action) -> Result<(), LedgerError> {
+        if !matches!(action, Action::Converged | Action::Hardened) {
+            return Ok(());
         }
+        let state = &book.state;
         let in_cycle = state.passes - state.passes_at_convergence;
-        // gaps closed since the last convergence (a pass, or a gap gone from the code)
-        let closed_since = book
-            .records
-            .iter()
-            .rev()
-            .take_while(|r| !matches!(r.event, Event::CycleConverged { .. }))
-            .any(|r| matches!(r.event, Event::GapClosed { .. }));
-        if !matches!(book.records.last().map(|r| &r.event), Some(Event::CycleConverged { .. })) {
-            let event = self.converged(book, repo, in_cycle);
+        let set_aside = state.gaps.values().any(|g| matches!(g.status, GapStatus::Skipped | GapStatus::Deferred));
+        let hardened = in_cycle == 0 && state.settled_since_convergence == 0 && !set_aside;
+        let last = book.records.last().map(|r| &r.event);
+        let recorded = match last {
+            Some(Event::CycleConverged { hardened: h, .. }) => *h || !hardened,
+            _ => false,
+        };
+        if !recorded {
+            let event = self.converged(book, repo, in_cycle, hardened);
             book.record(&[event])?;
         }
-        // gaps a person set aside are not done: such a cycle is never hardened
-        let set_aside =
-            book.state.gaps.values().filter(|g| matches!(g.status, GapStatus::Skipped | GapStatus::Deferred)).count();
-        Ok(if in_cycle == 0 && !closed_since && set_aside == 0 {
-            Next {
-                action: Action::Hardened,
-                gap: None,
-                detail: "a cycle converged without a single fix: the stream is hardened".into(),
-            }
-        } else {
-            Next {
-                action: Action::Converged,
-                gap: None,
-                detail: if set_aside > 0 {
-                    format!(
-                        "the cycle converged after {in_cycle} pass(es), except {set_aside} gap(s) skipped or deferred by a person; it cannot be hardened while they stand"
-                    )
-                } else {
-                    format!(
-                        "the cycle converged after {in_cycle} pass(es): run `andon loop` again to confirm it is hardened"
-                    )
-                },
-            }
-        })
+        Ok(())
     }
 
     /// The cycle's convergence record (R64, R65): the wires proven, its constraint and the next
     /// cycle's intent.
-    fn converged(&mut self, book: &Book, repo: &dyn Repo, in_cycle: u32) -> Event {
+    fn converged(&mut self, book: &Book, repo: &dyn Repo, in_cycle: u32, hardened: bool) -> Event {
         let (setup, state) = (self.setup, &book.state);
         let proven: Vec<Wire> =
             state.wires.iter().filter(|(_, s)| s.status == WireStatus::Proven).map(|(w, _)| w.clone()).collect();
@@ -826,10 +791,12 @@ impl Walker<'_, '_> {
             })
             .map(|c| c.name.clone())
             .collect();
-        let (constraint, intent) = super::cycle_report(state, &book.records, &slow_pending);
+        let (limit, intent) = super::cycle_report(state, &book.records, &slow_pending);
+        let (constraint_wire, constraint) = limit.map_or((None, None), |(w, c)| (Some(w), Some(c)));
         self.notes.push(format!(
-            "cycle {} converged after {in_cycle} pass(es); constraint: {}; next cycle: {} ({})",
+            "cycle {} {} after {in_cycle} pass(es); constraint: {}; next cycle: {} ({})",
             state.cycles + 1,
+            if hardened { "hardened" } else { "converged" },
             constraint.as_deref().unwrap_or("none"),
             intent.next,
             intent.because
@@ -841,48 +808,25 @@ impl Walker<'_, '_> {
             proven,
             constraint,
             intent: Some(intent),
+            constraint_wire,
+            hardened,
         }
     }
 
-    /// What is next for the picked gap `id`, or `None` when the loop proved its wire itself and
-    /// walks on.
-    fn next_for(&mut self, book: &mut Book, repo: &dyn Repo, id: &str) -> Result<Option<Next>, LedgerError> {
-        let g = book.state.gaps[id].clone();
-        if let Some(next) = entry_gate(book, &g) {
-            return Ok(Some(next));
-        }
-        // A wire that needs no change is proven by the loop itself, one pass per wire.
-        if g.status == GapStatus::Open && g.source == "UnprovenWire" && g.wire.is_some() {
-            return self.prove_wire(book, repo, &g);
-        }
-        Ok(Some(next_by_status(book, &g)))
-    }
-
-    /// The loop proves a wire that needs no change, structurally on the fresh index: a
-    /// thrashing wire is escalated instead (R83), and the pass budget bounds the proofs.
-    fn prove_wire(&mut self, book: &mut Book, repo: &dyn Repo, g: &GapState) -> Result<Option<Next>, LedgerError> {
-        let id = g.id.clone();
+    /// Whether the loop proves the picked gap `id` itself now: an open wire with no proof
+    /// ([`crate::status::proven_by_the_loop`]), with passes left in this step's budget.
+    fn proves_itself(&self, book: &Book, id: &str) -> bool {
         let thrash = self.setup.cfg.settings.thrash_threshold.value;
+        self.self_passes < self.setup.max_passes
+            && book.state.gaps.get(id).is_some_and(|g| crate::status::proven_by_the_loop(&book.state, g, thrash))
+    }
+
+    /// The loop proves a wire that needs no change, structurally on the fresh index (one pass).
+    /// Returns whether it advanced (the walk goes on).
+    fn prove_wire(&mut self, book: &mut Book, repo: &dyn Repo, id: &str) -> Result<bool, LedgerError> {
+        let g = book.state.gaps[id].clone();
         let wire = g.wire.clone().expect("a wire gap");
-        if let Some(ws) = book.state.wires.get(&wire).filter(|ws| ws.reopened.len() as u32 >= thrash) {
-            return Ok(Some(Next {
-                action: Action::Decide,
-                gap: Some(id.clone()),
-                detail: format!(
-                    "escalation: {wire} has reopened {} times (threshold {thrash}) and is the constraint; the loop stops re-proving it: find why its surface keeps changing and propose a fix for `{id}`, or a person defers it",
-                    ws.reopened.len()
-                ),
-            }));
-        }
-        let max_passes = self.setup.max_passes;
-        if self.self_passes >= max_passes {
-            return Ok(Some(Next {
-                action: Action::Budget,
-                gap: Some(id),
-                detail: format!("the pass budget ({max_passes}) is spent; run `andon loop` again to go on"),
-            }));
-        }
-        let (events, decision, tier) = self.self_proof(book, repo, g, &wire)?;
+        let (events, decision, tier) = self.self_proof(book, repo, &g, &wire)?;
         book.record(&events)?;
         self.self_passes += 1;
         let pass = book.state.passes;
@@ -892,14 +836,7 @@ impl Walker<'_, '_> {
             }
             Ruling::Halt(c, why) => format!("pass {pass}: {wire}: {} ({why})", c.token()),
         });
-        if decision == Ruling::Advance {
-            return Ok(None);
-        }
-        Ok(Some(Next {
-            action: Action::FixTheCode,
-            gap: Some(id),
-            detail: format!("the wire {wire} is contradicted: fix the code, propose and verify"),
-        }))
+        Ok(decision == Ruling::Advance)
     }
 
     /// The events of the loop's own structural proof of `wire`: the evidence, the wire's status,
@@ -958,97 +895,6 @@ impl Walker<'_, '_> {
     }
 }
 
-/// Ingest mode: a stage with an unconfirmed entry gate is worked only after a person confirms
-/// it (R57); the andon rule refuses any advance there until then.
-fn entry_gate(book: &Book, g: &GapState) -> Option<Next> {
-    let c = book.state.context.get(&g.stage).filter(|c| !c.open_gates().is_empty())?;
-    let gates: Vec<String> = c
-        .open_gates()
-        .iter()
-        .map(|o| format!("`{}` ({}, {} confidence: {})", o.id, o.priority, o.confidence, o.rule))
-        .collect();
-    Some(Next {
-        action: Action::Confirm,
-        gap: Some(g.id.clone()),
-        detail: format!(
-            "stage `{}` has entry gate(s) a person confirms before its work starts: {}; `andon confirm {} --rule RULE --by WHO --reason WHY`",
-            g.stage,
-            gates.join("; "),
-            g.stage
-        ),
-    })
-}
-
-/// The next action for a picked gap, by its status (and, when halted, by the condition it was
-/// halted on).
-fn next_by_status(book: &Book, g: &GapState) -> Next {
-    let id = g.id.clone();
-    let gap = Some(id.clone());
-    match g.status {
-        GapStatus::Open => Next {
-            action: Action::Propose,
-            gap,
-            detail: format!(
-                "propose a fix for `{id}` ({}): one blast-radius tag, one verification approach with its reason, a description and the files it will write",
-                g.summary
-            ),
-        },
-        GapStatus::Proposed => Next {
-            action: Action::ApplyAndVerify,
-            gap,
-            detail: format!("apply the proposed fix for `{id}` with your own tools, then verify it"),
-        },
-        GapStatus::HaltedAwaitingAuthorization => Next {
-            action: Action::Decide,
-            gap,
-            detail: format!("a person decides `{id}`: raise the authority for this fix, or defer or skip it"),
-        },
-        GapStatus::Halted => {
-            let (cond, why) = recorded_halt(book, &id).unwrap_or((None, String::new()));
-            match cond {
-                Some(Condition::Refuted | Condition::Tier1Hold | Condition::Unproven) => Next {
-                    action: Action::FixTheCode,
-                    gap,
-                    detail: format!(
-                        "gap `{id}` halted ({why}): change the fix, then `andon verify --gap {id}` (the proposal holds while the fix stays in its write-set; to write other files, `andon propose --gap {id} …` first)"
-                    ),
-                },
-                Some(Condition::Tier2Hold) => Next {
-                    action: Action::Decide,
-                    gap,
-                    detail: format!(
-                        "gap `{id}` halted on a tier-2 contradiction ({why}): change the fix, then `andon verify --gap {id}`; or a person overrides it with `andon override {id} --evidence E --basis B --by WHO --reason R`"
-                    ),
-                },
-                _ => Next {
-                    action: Action::Decide,
-                    gap,
-                    detail: format!("gap `{id}` is halted ({why}): a person decides (`andon defer` or `andon skip`)"),
-                },
-            }
-        }
-        _ => Next { action: Action::Decide, gap, detail: format!("gap `{id}` is {}", g.status.name()) },
-    }
-}
-
-/// The condition gap `id` was last halted on, as recorded, with its reason.
-fn recorded_halt(book: &Book, id: &str) -> Option<(Option<Condition>, String)> {
-    book.records.iter().rev().find_map(|r| match &r.event {
-        Event::Halted { gap, condition, reason } if gap == id => {
-            Some((Condition::from_recorded(condition), reason.clone()))
-        }
-        _ => None,
-    })
-}
-
-/// A gap in progress: proposed, or halted (awaiting authority or on a condition).
-fn in_progress(state: &State) -> Option<&GapState> {
-    state
-        .gaps
-        .values()
-        .find(|g| matches!(g.status, GapStatus::Proposed | GapStatus::HaltedAwaitingAuthorization | GapStatus::Halted))
-}
-
 /// Phase 5: a picked gap that is halted stops the step on its recorded condition; a stage behind
 /// an entry gate stops it on that.
 fn halt_of(book: &Book, plan: &Plan) -> Option<Condition> {
@@ -1058,28 +904,9 @@ fn halt_of(book: &Book, plan: &Plan) -> Option<Condition> {
     let (id, _) = plan.picked.as_ref()?;
     match book.state.gaps.get(id)?.status {
         GapStatus::HaltedAwaitingAuthorization => Some(Condition::Authorization),
-        GapStatus::Halted => recorded_halt(book, id).and_then(|(c, _)| c),
+        GapStatus::Halted => crate::status::recorded_halt(&book.records, id).and_then(|(c, _)| c),
         _ => None,
     }
-}
-
-/// In ingest mode the constraint is the brief's: the earliest phase with open work (R59), on the
-/// phase's own wire (the one its contract proves, `ingest::phase_wire`), as status shows it.
-fn brief_constraint(setup: &Setup, cursor: Option<&str>, board: Option<Constraint>) -> Option<Constraint> {
-    let Some(_) = setup.brief else { return board };
-    let stage = cursor?;
-    let wire = setup
-        .stream
-        .wires
-        .iter()
-        .find(|w| w.producer == stage)
-        .map(|w| Wire { producer: w.producer.clone(), consumer: w.consumer.clone() })
-        .unwrap_or(Wire { producer: stage.to_string(), consumer: stage.to_string() });
-    Some(Constraint {
-        wire,
-        rule: "brief-order",
-        detail: format!("`{stage}` is the earliest phase of the brief with open work"),
-    })
 }
 
 /// Settles the ids of what the scan found against the ledger: a contradiction a person overrode
@@ -1107,7 +934,7 @@ fn settle_ids(cands: &mut Vec<Candidate>, state: &State, ingest: bool) {
     for c in cands.iter_mut() {
         let mut n = 1;
         let base = c.id.clone();
-        while state.gaps.get(&c.id).is_some_and(|g| g.status == GapStatus::Closed) {
+        while state.gaps.get(&c.id).is_some_and(|g| g.status.finished()) {
             n += 1;
             c.id = format!("{base}.{n}");
         }
@@ -1116,7 +943,7 @@ fn settle_ids(cands: &mut Vec<Candidate>, state: &State, ingest: bool) {
     let mut taken = BTreeSet::new();
     for c in cands.iter_mut().filter(|c| !state.gaps.contains_key(&c.id)) {
         if let Some(g) = state.gaps.values().find(|g| {
-            g.status != GapStatus::Closed
+            !g.status.finished()
                 && g.stage == c.stage
                 && g.source == c.source
                 && g.location.path == c.location.path
@@ -1130,33 +957,29 @@ fn settle_ids(cands: &mut Vec<Candidate>, state: &State, ingest: bool) {
     }
 }
 
-/// The evidence that gap `g` is gone from the code: the fresh index (or, for a failing command,
-/// the command passing on this tree).
-fn gone_evidence(state: &State, g: &GapState, stage: &str, tree: &str) -> ledger::Evidence {
-    let command = g.source == "FailingCommand";
-    ledger::Evidence {
-        id: format!("E-{}-{}", g.id, state.gap_evidence.get(&g.id).map_or(0, Vec::len) + 1),
-        gap: Some(g.id.clone()),
-        wire: g.wire.clone().unwrap_or(Wire { producer: g.stage.clone(), consumer: g.stage.clone() }),
-        approach: if command { "executed" } else { "structural" }.into(),
-        verdict: Verdict::Proven,
-        hold: false,
-        tier: (!command).then_some(1),
-        artifact: None,
-        claim: format!("the scan of stage `{stage}` no longer finds: {}", g.summary),
-        evidence: if command { "the command passes on this tree".into() } else { "the fresh index".into() },
-        fix: None,
-        references: vec![match g.location.line {
-            Some(l) => format!("{}:{l}", g.location.path),
-            None => g.location.path.clone(),
-        }],
-        surface: None,
-        crossing: Default::default(),
-        radius: None,
-        tree: Some(tree.to_string()),
-        rung: Some(if command { 3 } else { 2 }),
-        commit: None,
-    }
+/// The proof of the verified fix that removed open gap `g` from the scan of `tree`: a fix proven
+/// on this very tree (its evidence's tree) and closed on that proof, whose write-set holds the
+/// gap's file, or whose gap is on the same wire; a failing command that passes now passes on the
+/// fix's tree. The latest such proof, if any.
+fn removing_fix(state: &State, records: &[ledger::Record], g: &GapState, tree: &str) -> Option<String> {
+    records.iter().rev().find_map(|r| {
+        let Event::EvidenceRecorded { evidence: ev } = &r.event else { return None };
+        let fixed = state.gaps.get(ev.gap.as_deref()?)?;
+        let proof = ev.verdict == Verdict::Proven
+            && ev.radius.is_some()
+            && ev.tree.as_deref() == Some(tree)
+            && fixed.id != g.id
+            && fixed.status == GapStatus::Closed
+            && fixed.resolved_by.as_deref() == Some(ev.id.as_str());
+        if !proof {
+            return None;
+        }
+        let write_set = super::recorded_proposal(records, &fixed.id).map(|p| p.1).unwrap_or_default();
+        let removed = g.source == "FailingCommand"
+            || (g.wire.is_some() && g.wire == fixed.wire)
+            || write_set.iter().any(|f| f.trim_start_matches("./") == g.location.path);
+        removed.then(|| ev.id.clone())
+    })
 }
 
 #[cfg(test)]

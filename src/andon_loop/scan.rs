@@ -233,11 +233,6 @@ pub(super) fn restated(state: &State, cands: &[Candidate]) -> Vec<Event> {
         .collect()
 }
 
-/// A gap is on the constraint when it is about the constraint's wire or lies in its producer stage.
-pub(super) fn on_constraint(constraint: Option<&crate::status::Constraint>, c: &Candidate) -> bool {
-    constraint.is_some_and(|k| Some(&k.wire) == c.wire.as_ref() || k.wire.producer == c.stage)
-}
-
 /// The estimated blast radius of fixing a gap, from where it is (design §7 decision 5).
 pub fn estimated_radius(c: &Candidate) -> BlastRadius {
     let p = c.location.path.as_str();
@@ -249,36 +244,6 @@ pub fn estimated_radius(c: &Candidate) -> BlastRadius {
     } else {
         BlastRadius::LocalReversible
     }
-}
-
-/// The pick order (R61–R65): on the constraint, then wire before bug before feature, then the
-/// smallest estimated blast radius, then the id. Returns the pick and the rule that decided.
-pub fn pick<'c>(open: &[&'c Candidate], on_constraint: &dyn Fn(&Candidate) -> bool) -> Option<(&'c Candidate, String)> {
-    let kind_rank = |k: GapKind| match k {
-        GapKind::Wire => 0,
-        GapKind::Bug => 1,
-        GapKind::Feature => 2,
-    };
-    let key = |c: &Candidate| (!on_constraint(c), kind_rank(c.kind), estimated_radius(c), c.id.clone());
-    let mut v: Vec<&Candidate> = open.to_vec();
-    v.sort_by_key(|c| key(c));
-    let first = *v.first()?;
-    let rule = match v.get(1) {
-        None => "the only open gap".to_string(),
-        Some(second) => {
-            let (a, b) = (key(first), key(second));
-            if a.0 != b.0 {
-                "rule 1: it is on the constraint".into()
-            } else if a.1 != b.1 {
-                format!("rule 2: a {:?} gap comes before a {:?} gap", first.kind, second.kind).to_lowercase()
-            } else if a.2 != b.2 {
-                format!("rule 3: smallest estimated blast radius ({})", a.2.name())
-            } else {
-                "rule 4: stable tie-break by id".into()
-            }
-        }
-    };
-    Some((first, rule))
 }
 
 /// The stream's stages as ledger records.

@@ -117,14 +117,21 @@ pub fn status(root: &Path) -> Result<Status, Error> {
     }
     let cfg = super::config(root)?;
     let dir = ledger::dir_of(root, &cfg.settings);
-    let state = match ledger::load(&dir) {
-        Ok(s) => s.map(|(_, state, _)| state),
+    let loaded = match ledger::load(&dir) {
+        Ok(s) => s,
         Err(e) => return Err(Error::InvalidLedger(e.to_string())),
     };
-    let ingest = cfg.settings.gap_source.value == crate::config::GapSource::Ingest;
-    let board = state.as_ref().map(|s| crate::status::board(s, cfg.settings.thrash_threshold.value, ingest));
+    let board = loaded.as_ref().map(|(_, s, records)| crate::status::board(s, records, agenda_options(&cfg)));
     let injections = crate::status::Injections::of_stored_index(root);
     Ok(Status { board, ledger: log_shown(&dir), injections })
+}
+
+/// How the agenda reads the ledger under configuration `cfg`.
+fn agenda_options(cfg: &Config) -> crate::status::Options {
+    crate::status::Options {
+        thrash: cfg.settings.thrash_threshold.value,
+        ingest: cfg.settings.gap_source.value == crate::config::GapSource::Ingest,
+    }
 }
 
 /// `suspected_injections` and the state of the index they come from.
@@ -169,7 +176,9 @@ impl Status {
             "audits": b.audits.iter().map(|(e, t, s, d)| json!({ "evidence": e, "tool": t, "strength": s, "detail": d })).collect::<Vec<_>>(),
             "suspected_injections": suspected,
             "index": index,
-            "next": { "action": b.next.action, "gap": b.next.gap, "detail": b.next.detail },
+            "vanished": b.vanished.iter().map(|g| json!({ "id": g.id, "kind": gap_kind_name(g.kind), "stage": g.stage,
+                "path": g.location.path, "line": g.location.line, "summary": g.summary })).collect::<Vec<_>>(),
+            "next": { "action": b.next.action.token(), "gap": b.next.gap, "detail": b.next.detail },
             "verdict": { "outcome": if b.holds.is_empty() { "shown" } else { "holding" }, "holds": b.holds.len() },
         })
     }
@@ -211,10 +220,12 @@ impl Preflight {
 
 /// `andon propose`: the proposal written for the loop to record, or every problem with it.
 pub enum Proposed {
-    /// Nothing written; `gated` when a stage's entry gate nobody confirmed refused it.
+    /// Nothing written; `gated` when a stage's entry gate nobody confirmed refused it, `picked`
+    /// when the loop works on another gap.
     Refused {
         problems: Vec<String>,
         gated: bool,
+        picked: Option<String>,
     },
     Written {
         proposal: Proposal,
@@ -228,8 +239,13 @@ pub enum Proposed {
 pub fn propose(root: &Path, cfg: &Config, mut p: Proposal) -> Result<Proposed, Error> {
     let mut problems = proposal::validate(&p).err().unwrap_or_default();
     let gated = gap_problems(root, cfg, &p.gap, &mut problems);
+    let picked = if problems.is_empty() { another_pick(root, cfg, &p.gap) } else { None };
+    if let Some((id, why)) = &picked {
+        problems.push(why.clone());
+        return Ok(Proposed::Refused { problems, gated, picked: Some(id.clone()) });
+    }
     if !problems.is_empty() {
-        return Ok(Proposed::Refused { problems, gated });
+        return Ok(Proposed::Refused { problems, gated, picked: None });
     }
     p.base_commit = andon_loop::proposal_base(root, cfg);
     let file = proposal::artifact_path(&cfg.settings.output_path(root), &p.gap);
@@ -273,10 +289,27 @@ fn gap_problems(root: &Path, cfg: &Config, gap: &str, problems: &mut Vec<String>
     true
 }
 
+/// The gap the loop works on, when it is not `gap`, and why a proposal for `gap` is refused: the
+/// ledger's agenda (what `andon loop` and `andon status` name) picked another, in progress or
+/// next. A gap a person skipped or deferred is never the pick.
+fn another_pick(root: &Path, cfg: &Config, gap: &str) -> Option<(String, String)> {
+    let (_, state, records) = ledger::load(&ledger::dir_of(root, &cfg.settings)).ok()??;
+    let agenda = crate::status::agenda(&state, &records, agenda_options(cfg));
+    let (picked, _) = agenda.picked.filter(|(id, _)| id != gap)?;
+    let why = format!(
+        "the loop works on gap `{picked}` ({}): finish it first, as `andon loop` says, or a person skips or defers it (`andon skip {picked} --by WHO --reason WHY`); then the loop picks the next gap",
+        agenda.next.action.token()
+    );
+    Some((picked, why))
+}
+
 impl Proposed {
     /// What happens next, in words.
     pub fn next_detail(&self) -> String {
         match self {
+            Proposed::Refused { picked: Some(id), .. } => {
+                format!("work on gap `{id}`, the loop's pick: `andon loop` says what is next for it")
+            }
             Proposed::Refused { .. } => "fix the proposal and propose again".into(),
             Proposed::Written { proposal: p, over_ceiling: true, .. } => format!(
                 "run `andon loop`: it records the proposal and halts, because {} exceeds the authorization ceiling",
@@ -291,9 +324,11 @@ impl Proposed {
 
     fn document(&self) -> Value {
         match self {
-            Proposed::Refused { problems, .. } => json!({ "schema_version": SCHEMA_VERSION, "problems": problems,
+            Proposed::Refused { problems, picked, .. } => {
+                json!({ "schema_version": SCHEMA_VERSION, "problems": problems, "picked": picked,
                 "next": { "action": "propose", "detail": self.next_detail() },
-                "verdict": { "outcome": "refused" } }),
+                "verdict": { "outcome": "refused" } })
+            }
             Proposed::Written { proposal: p, file, over_ceiling } => json!({ "schema_version": SCHEMA_VERSION,
                 "gap": p.gap, "artifact": file.to_string_lossy(),
                 "blast_radius": p.blast_radius.name(), "over_ceiling": over_ceiling, "base_commit": p.base_commit,

@@ -742,6 +742,7 @@ fn run_propose(a: ProposeArgs) -> Result<Exit, String> {
     let proposed = crate::api::work::propose(&a.path, &cfg, p).map_err(|e| e.to_string())?;
     emit(|w| output::proposal(w, &proposed, matches!(a.common.format, FormatArg::Json)))?;
     Ok(match proposed {
+        crate::api::work::Proposed::Refused { picked: Some(_), .. } => Exit::Error,
         crate::api::work::Proposed::Refused { gated: true, .. } => {
             Exit::halt(crate::ledger::andon_rule::Condition::EntryGate)
         }

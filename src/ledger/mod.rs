@@ -164,6 +164,9 @@ pub enum Event {
         summary: String,
         /// The fact that found it (`BrokenImport`, `UnprovenWire`, `StageMarker`, ...).
         source: String,
+        /// The blast radius a fix of it is estimated to have, from where it is (the pick's rule 3).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        estimated_radius: Option<BlastRadius>,
     },
     ProposalRecorded {
         gap: String,
@@ -250,6 +253,13 @@ pub enum Event {
         gap: String,
         evidence: String,
     },
+    /// An open gap the scan no longer finds, with no verified fix that removed it: it is set
+    /// aside as vanished, never closed as proven. `tree` is the fingerprint of the code the scan
+    /// read.
+    GapVanished {
+        gap: String,
+        tree: String,
+    },
     SubCycle {
         from_stage: String,
         to_stage: String,
@@ -287,7 +297,17 @@ pub enum Event {
         /// What the next cycle is for (R65): `harden`, `feature` or `split`, and why.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         intent: Option<Intent>,
+        /// `constraint`'s wire, as `andon status` reports it after the convergence.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        constraint_wire: Option<Wire>,
+        /// The cycle needed no fix: no pass, no gap closed, vanished, skipped or deferred.
+        #[serde(default, skip_serializing_if = "is_false")]
+        hardened: bool,
     },
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 /// Why a tier-2 contradiction may be distrusted (the closed list of requirements decision 7).
@@ -370,13 +390,21 @@ pub enum GapStatus {
     Deferred,
     Skipped,
     Closed,
+    /// The scan no longer finds it and no verified fix removed it: set aside, never proven.
+    Vanished,
 }
 
 impl GapStatus {
     /// Set aside: closed, or deferred or skipped by a person. Anything else is open work (the
     /// brief's constraint, a phase's contract waiting for its work items).
     pub fn set_aside(self) -> bool {
-        matches!(self, GapStatus::Closed | GapStatus::Deferred | GapStatus::Skipped)
+        matches!(self, GapStatus::Closed | GapStatus::Deferred | GapStatus::Skipped | GapStatus::Vanished)
+    }
+
+    /// Finished: closed on evidence, or vanished from the scan. A gap found again after is a new
+    /// generation of it.
+    pub fn finished(self) -> bool {
+        matches!(self, GapStatus::Closed | GapStatus::Vanished)
     }
 
     /// A proposal may be recorded: the gap is open, in progress, or halted (a new fix for a hold).
@@ -396,6 +424,7 @@ impl GapStatus {
             GapStatus::Deferred => "deferred",
             GapStatus::Skipped => "skipped",
             GapStatus::Closed => "closed",
+            GapStatus::Vanished => "vanished",
         }
     }
 }
@@ -412,6 +441,8 @@ pub struct GapState {
     pub source: String,
     pub status: GapStatus,
     pub blast_radius: Option<BlastRadius>,
+    /// The blast radius a fix is estimated to have, as recorded when the gap opened.
+    pub estimated_radius: Option<BlastRadius>,
     /// The evidence that closed it.
     pub resolved_by: Option<String>,
     pub opened_seq: u64,
@@ -458,6 +489,8 @@ pub struct State {
     pub passes_at_convergence: u32,
     pub cycles: u32,
     pub backtracks: u32,
+    /// Gaps closed or vanished since the last cycle converged: such a cycle is not hardened.
+    pub settled_since_convergence: u32,
 }
 
 /// A stage's brief context and which entry gates a person confirmed.
@@ -543,7 +576,7 @@ pub fn apply(state: &mut State, seq: u64, e: &Event) -> Result<(), String> {
             Ok(())
         }
         // A gap's lifecycle.
-        Event::GapOpened { gap, gap_kind, stage, wire, location, on_constraint, summary, source } => {
+        Event::GapOpened { gap, gap_kind, stage, wire, location, on_constraint, summary, source, estimated_radius } => {
             let g = GapState {
                 id: gap.clone(),
                 kind: *gap_kind,
@@ -555,6 +588,7 @@ pub fn apply(state: &mut State, seq: u64, e: &Event) -> Result<(), String> {
                 source: source.clone(),
                 status: GapStatus::Open,
                 blast_radius: None,
+                estimated_radius: *estimated_radius,
                 resolved_by: None,
                 opened_seq: seq,
             };
@@ -565,6 +599,7 @@ pub fn apply(state: &mut State, seq: u64, e: &Event) -> Result<(), String> {
         }
         Event::Halted { gap, condition, .. } => halt_gap(state, gap, condition),
         Event::GapClosed { gap, evidence } => close_gap(state, gap, evidence),
+        Event::GapVanished { gap, tree } => vanish_gap(state, gap, tree),
         // A person's decisions.
         Event::AuthorizationRaised { gap, diff_hash, level, by, reason } => {
             raise_authority(state, decision(seq, gap, "authorize", by, reason), diff_hash, *level)
@@ -595,7 +630,10 @@ pub fn apply(state: &mut State, seq: u64, e: &Event) -> Result<(), String> {
         Event::PassClosed { pass, gap, advanced, ceiling, diff_hash, .. } => {
             close_pass(state, *pass, gap, *advanced, *ceiling, diff_hash.as_deref())
         }
-        Event::CycleConverged { cycle, passes, intent, .. } => converge_cycle(state, *cycle, *passes, intent.as_ref()),
+        Event::CycleConverged { cycle, passes, intent, hardened, .. } => {
+            check_hardened(state, *cycle, *passes, *hardened)?;
+            converge_cycle(state, *cycle, *passes, intent.as_ref())
+        }
         Event::GapRestated { gap, location, summary } => restate_gap(state, gap, location, summary),
     }
 }
@@ -673,8 +711,8 @@ fn record_proposal(
 /// Halts a gap not closed: awaiting authorization (which needs a proposal), or on any other condition.
 fn halt_gap(state: &mut State, gap: &str, condition: &str) -> Result<(), String> {
     let g = gap_of(state, gap)?;
-    if g.status == GapStatus::Closed {
-        return Err(format!("gap `{gap}` is closed"));
+    if g.status.finished() {
+        return Err(format!("gap `{gap}` is {}", g.status.name()));
     }
     g.status = if condition == "authorization" {
         if g.blast_radius.is_none() {
@@ -710,28 +748,77 @@ fn check_gap_hold(state: &State, gap: &str, evidence: &str) -> Result<(), String
 fn close_gap(state: &mut State, gap: &str, evidence: &str) -> Result<(), String> {
     let ev = state.evidence.get(evidence).cloned();
     let was_overridden = state.overrides.get(gap).is_some_and(|o| o.iter().any(|id| id == evidence));
+    let by_fix = ev.as_ref().is_some_and(|e| removed_by_fix(state, gap, e));
     // a gap whose last evidence is a tier-1 hold closes only on evidence about changed code
     check_gap_hold(state, gap, evidence)?;
     let g = gap_of(state, gap)?;
+    if g.status.finished() {
+        return Err(format!("gap `{gap}` is already {}", g.status.name()));
+    }
     let ev = ev.ok_or_else(|| format!("gap `{gap}` closes on evidence `{evidence}`, which was never recorded"))?;
     let overridden = ev.verdict == Verdict::Refuted && ev.tier == Some(2) && was_overridden;
     if ev.verdict != Verdict::Proven && !overridden {
         return Err(format!("gap `{gap}` closes on evidence `{evidence}`, which does not prove it"));
     }
     // A proof of the wire itself closes its wire gaps (nothing was changed); anything
-    // else closes only after a proposal.
+    // else closes only after a proposal, or on the proof of the verified fix that removed it.
     let wire_proof = g.kind == GapKind::Wire && g.wire.as_ref() == Some(&ev.wire);
-    // An open gap the scan no longer finds closes on evidence about it: nothing was changed
-    // by the loop.
-    let gone = g.status == GapStatus::Open && ev.gap.as_deref() == Some(gap);
-    if g.blast_radius.is_none() && !wire_proof && !gone {
-        return Err(format!("gap `{gap}` closes without a proposal's blast radius"));
+    // A ledger written before `gap_vanished` closed an open gap the scan no longer found on
+    // evidence about itself, with no fix: it reads as what it was, vanished, never as proven.
+    let legacy_gone = g.status == GapStatus::Open && ev.gap.as_deref() == Some(gap) && ev.radius.is_none();
+    if g.blast_radius.is_none() && !wire_proof && !by_fix && legacy_gone {
+        g.status = GapStatus::Vanished;
+        state.settled_since_convergence += 1;
+        return Ok(());
     }
-    if g.status == GapStatus::Closed {
-        return Err(format!("gap `{gap}` is already closed"));
+    if g.blast_radius.is_none() && !wire_proof && !by_fix {
+        return Err(format!(
+            "gap `{gap}` closes without a proposal's blast radius, and `{evidence}` is not the proof of a verified fix of another gap"
+        ));
     }
     g.status = GapStatus::Closed;
     g.resolved_by = Some(evidence.to_string());
+    state.settled_since_convergence += 1;
+    Ok(())
+}
+
+/// Whether `ev` is the proof of a verified fix of another gap, closed on it, that removed the
+/// open gap `gap` (a gap the scan no longer finds once the fix is in).
+fn removed_by_fix(state: &State, gap: &str, ev: &Evidence) -> bool {
+    let fixed = ev.gap.as_deref().filter(|f| *f != gap).and_then(|f| state.gaps.get(f));
+    ev.verdict == Verdict::Proven
+        && ev.radius.is_some()
+        && fixed.is_some_and(|f| f.status == GapStatus::Closed && f.resolved_by.as_deref() == Some(ev.id.as_str()))
+        && state.gaps.get(gap).is_some_and(|g| g.status == GapStatus::Open)
+}
+
+/// Sets an open gap aside as vanished: the scan of `tree` no longer finds it, and nothing proved
+/// it fixed.
+fn vanish_gap(state: &mut State, gap: &str, tree: &str) -> Result<(), String> {
+    let g = gap_of(state, gap)?;
+    if g.status != GapStatus::Open {
+        return Err(format!("gap `{gap}` is {}: only an open gap vanishes from the scan", g.status.name()));
+    }
+    if tree.trim().is_empty() {
+        return Err(format!("gap `{gap}` vanishes from no scanned tree"));
+    }
+    g.status = GapStatus::Vanished;
+    state.settled_since_convergence += 1;
+    Ok(())
+}
+
+/// A cycle claims `hardened` only when it needed nothing: no pass since the last convergence,
+/// no gap closed or vanished since, none skipped or deferred.
+fn check_hardened(state: &State, cycle: u32, passes: u32, hardened: bool) -> Result<(), String> {
+    if !hardened {
+        return Ok(());
+    }
+    let set_aside = state.gaps.values().any(|g| matches!(g.status, GapStatus::Skipped | GapStatus::Deferred));
+    if passes > 0 || state.passes != state.passes_at_convergence || state.settled_since_convergence > 0 || set_aside {
+        return Err(format!(
+            "cycle {cycle} claims to be hardened, but it had passes, settled gaps, or gaps a person set aside"
+        ));
+    }
     Ok(())
 }
 
@@ -788,8 +875,8 @@ fn set_gap_aside(state: &mut State, d: HumanDecision, status: GapStatus) -> Resu
         return Err(format!("deferring or skipping `{gap}` names who decided"));
     }
     let g = gap_of(state, gap)?;
-    if g.status == GapStatus::Closed {
-        return Err(format!("gap `{gap}` is closed"));
+    if g.status.finished() {
+        return Err(format!("gap `{gap}` is {}", g.status.name()));
     }
     if d.reason.trim().is_empty() {
         return Err(format!("deferring or skipping `{gap}` needs a reason"));
@@ -952,6 +1039,7 @@ fn converge_cycle(state: &mut State, cycle: u32, passes: u32, intent: Option<&In
     }
     state.cycles = cycle;
     state.passes_at_convergence = state.passes;
+    state.settled_since_convergence = 0;
     Ok(())
 }
 

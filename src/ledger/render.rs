@@ -176,15 +176,17 @@ fn history_line(e: &Event, cycle: &mut u32) -> String {
             format!("wire {} changed on `{}`", cell(&wire.to_string()), cell(evidence))
         }
         Event::GapClosed { gap, evidence } => format!("gap `{}` closed by `{}`", cell(gap), cell(evidence)),
+        Event::GapVanished { gap, .. } => format!("gap `{}` vanished from the scan (not proven)", cell(gap)),
         Event::SubCycle { from_stage, to_stage, .. } => {
             format!("sub-cycle from `{}` back to `{}`", cell(from_stage), cell(to_stage))
         }
         Event::PassClosed { pass, gap, verdict, advanced, .. } => {
             format!("Pass {pass} (cycle {cycle}) closed on `{}`: {verdict:?}, advanced: {advanced}", cell(gap))
         }
-        Event::CycleConverged { cycle: c, passes, backtracks, constraint, intent, .. } => {
+        Event::CycleConverged { cycle: c, passes, backtracks, constraint, intent, hardened, .. } => {
             *cycle = c + 1;
-            let mut line = format!("Cycle {c} converged after {passes} passes, {backtracks} sub-cycles");
+            let word = if *hardened { "hardened" } else { "converged" };
+            let mut line = format!("Cycle {c} {word} after {passes} passes, {backtracks} sub-cycles");
             if let Some(k) = constraint {
                 line.push_str(&format!("; constraint: {}", cell(k)));
             }

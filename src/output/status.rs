@@ -163,6 +163,10 @@ fn summary(w: &mut dyn Write, b: &Board, st: Style) -> io::Result<()> {
     writeln!(w, "{item}by status: {}", counts(&b.gaps_by_status))?;
     writeln!(w, "{item}open by kind: {}", counts(&b.open_by_kind))?;
     writeln!(w, "{item}open by blast radius: {}", counts(&b.open_by_radius))?;
+    for g in &b.vanished {
+        let at = g.location.line.map_or(g.location.path.clone(), |l| format!("{}:{l}", g.location.path));
+        writeln!(w, "{item}vanished, not proven: {} {}: {}", st.code(&g.id), st.esc(&at), st.esc(&g.summary))?;
+    }
     writeln!(w, "{h2}proof approaches")?;
     writeln!(w, "{item}{}", st.esc(&counts(&b.approaches)))
 }

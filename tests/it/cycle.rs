@@ -462,6 +462,12 @@ fn end_to_end_three_stages_halt_fix_advance_sub_cycle_converge_harden() {
     );
     let status = json(&run(&["status", "--format", "json"], d));
     assert_eq!(status["counters"]["sub_cycles"], 1);
+    // after the convergence, status shows the constraint the convergence recorded, as the loop does
+    assert_eq!(status["constraint"], v["constraint"], "{status:#}");
+    assert_eq!(
+        (status["constraint"]["producer"].as_str(), status["constraint"]["rule"].as_str()),
+        (Some("core"), Some("last-cycle"))
+    );
     let core_api = &status["stages"].as_array().unwrap().iter().find(|s| s["name"] == "core").unwrap()["wires"][0];
     assert_eq!((core_api["status"].as_str(), core_api["reopened"].as_u64()), (Some("proven"), Some(1)));
     // 8. a cycle that converges without a single fix: hardened
@@ -469,8 +475,13 @@ fn end_to_end_three_stages_halt_fix_advance_sub_cycle_converge_harden() {
     assert_eq!(code, 0);
     assert_eq!(v["verdict"]["outcome"], "hardened", "{v:#}");
     let status = json(&run(&["status", "--format", "json"], d));
-    assert_eq!(status["counters"]["cycles"], 1, "the hardened run records no new cycle");
-    assert!(status["constraint"].is_null(), "every wire proven: no constraint");
+    assert_eq!(status["counters"]["cycles"], 2, "the run that reports the cycle hardened records it");
+    assert!(status["constraint"].is_null(), "the hardened cycle had no limiting wire: {status:#}");
+    assert_eq!(status["next"]["action"], "hardened", "{status:#}");
+    let (_, v) = loop_json(d);
+    assert_eq!(v["verdict"]["outcome"], "hardened", "{v:#}");
+    let status = json(&run(&["status", "--format", "json"], d));
+    assert_eq!(status["counters"]["cycles"], 2, "a hardening already recorded is not recorded again");
     let o = run(&["ledger", "check"], d);
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
 }
@@ -866,7 +877,10 @@ fn a_failing_configured_command_is_a_gap_in_its_lane_and_proves_the_fix() {
     let slow =
         json(&o)["gaps"].as_array().unwrap().iter().any(|x| x["summary"].as_str().unwrap().contains("core-suite"));
     assert!(slow, "{:#}", json(&o));
-    // the fix: verify runs every configured command of the stage, both lanes
+    // the fix, for the gap the loop picks now: verify runs every configured command of the stage,
+    // both lanes; the other command's gap closes on that proof
+    let other = gap;
+    let gap = json(&o)["picked"]["gap"].as_str().unwrap().to_string();
     assert_eq!(propose_with(d, &gap, "executed", "src/core/ready").status.code(), Some(0));
     loop_json(d);
     std::fs::write(d.join("src/core/ready"), "").unwrap();
@@ -881,6 +895,10 @@ fn a_failing_configured_command_is_a_gap_in_its_lane_and_proves_the_fix() {
     let (code, v) = loop_json(d);
     assert_eq!(code, 0, "{v:#}");
     assert!(notes(&v).iter().any(|n| n.contains(&format!("gap `{gap}`: proven by executed"))), "{:?}", notes(&v));
+    let (_, state, _) = ledger::load(&d.join("analysis/andon/ledger")).unwrap().unwrap();
+    if other != gap {
+        assert_eq!(state.gaps[&other].resolved_by, state.gaps[&gap].resolved_by, "{:?}", state.gaps[&other]);
+    }
 }
 
 #[test]
@@ -983,7 +1001,7 @@ fn a_converged_cycle_records_the_next_cycles_intent() {
 }
 
 #[test]
-fn a_gap_that_moves_keeps_its_id_and_one_gone_from_the_code_closes() {
+fn a_gap_that_moves_keeps_its_id_and_one_gone_from_the_code_vanishes() {
     let t = clean_three_stages("");
     let d = t.path();
     let api = "from core import parse\n\n\n# TODO: validate the input\ndef run(text):\n    return parse(text)\n";
@@ -996,7 +1014,7 @@ fn a_gap_that_moves_keeps_its_id_and_one_gone_from_the_code_closes() {
     let (_, v) = loop_json(d);
     assert_eq!(v["picked"]["gap"], gap.as_str(), "{v:#}");
     assert_eq!(v["recorded"], 0, "{v:#}");
-    // fixed by hand, outside the loop: the gap is gone from the code and closes
+    // fixed by hand, outside the loop: the gap is gone from the code, and vanishes unproven
     std::fs::write(
         d.join("src/api/__init__.py"),
         "from core import parse\n\n\ndef run(text):\n    return parse(text)\n",
@@ -1004,10 +1022,14 @@ fn a_gap_that_moves_keeps_its_id_and_one_gone_from_the_code_closes() {
     .unwrap();
     let (code, v) = loop_json(d);
     assert_eq!(code, 0, "{v:#}");
-    assert!(notes(&v).iter().any(|n| n.starts_with(&format!("gap `{gap}` is gone from the code"))), "{:?}", notes(&v));
-    assert_eq!(v["verdict"]["outcome"], "converged", "a gap closed in this cycle: not hardened: {v:#}");
+    assert!(notes(&v).iter().any(|n| n.starts_with(&format!("gap `{gap}` vanished from the scan"))), "{:?}", notes(&v));
+    assert_eq!(v["verdict"]["outcome"], "converged", "a gap vanished in this cycle: not hardened: {v:#}");
     let status = json(&run(&["status", "--format", "json"], d));
-    assert_eq!(status["gaps"]["by_status"]["closed"].as_u64(), Some(3), "two wires and the TODO: {status:#}");
+    assert_eq!(status["gaps"]["by_status"]["closed"].as_u64(), Some(2), "two wires: {status:#}");
+    assert_eq!(status["gaps"]["by_status"]["vanished"].as_u64(), Some(1), "the TODO: {status:#}");
+    assert_eq!(status["vanished"][0]["id"], gap.as_str(), "status lists it: {status:#}");
+    let text = String::from_utf8_lossy(&run(&["status"], d).stdout).into_owned();
+    assert!(text.contains(&format!("vanished, not proven: `{gap}`")), "{text}");
     assert_eq!(loop_json(d).1["verdict"]["outcome"], "hardened");
     assert_eq!(run(&["ledger", "check"], d).status.code(), Some(0));
 }
@@ -1091,7 +1113,8 @@ fn concurrent_loop_runs_take_turns() {
     let (_, state, records) = ledger::load(&d.join("analysis/andon/ledger")).unwrap().unwrap();
     let stages = records.iter().filter(|r| matches!(r.event, ledger::Event::StageRecorded { .. })).count();
     assert_eq!(stages, 3, "each stage recorded once");
-    assert_eq!(state.cycles, 1);
+    let hardened = records.iter().filter(|r| matches!(r.event, ledger::Event::CycleConverged { hardened: true, .. }));
+    assert_eq!((state.cycles, hardened.count()), (2, 1), "converged once, then hardened once");
     assert_eq!(run(&["ledger", "check"], &d).status.code(), Some(0));
 }
 
@@ -1311,17 +1334,17 @@ fn an_ingest_phase_contract_is_proven_obligation_by_obligation_and_the_phase_adv
     let status = json(&run(&["status", "--format", "json"], d));
     assert_eq!(status["constraint"]["rule"], "brief-order", "{status:#}");
     assert!(status["constraint"]["detail"].as_str().unwrap().contains("`P1`"), "{status:#}");
-    // W1 fixed, verified by the repository's own check; W2 set aside
+    // W2 set aside (so W1 is the loop's pick); W1 fixed, verified by the repository's own check
     let gaps = v["gaps"].as_array().unwrap().clone();
     let w1 = gaps.iter().find(|g| g["path"] == "shared/types.py").unwrap()["id"].as_str().unwrap().to_string();
     let w2 = gaps.iter().find(|g| g["path"] == "shared/money.py").unwrap()["id"].as_str().unwrap().to_string();
+    assert_eq!(run(&["defer", &w2, "--by", "lead", "--reason", "later"], d).status.code(), Some(0));
     assert_eq!(propose_with(d, &w1, "executed", "shared/types.py").status.code(), Some(0));
     loop_json(d);
     std::fs::write(d.join("shared/types.py"), "X: int = 1\n").unwrap();
     let o = run(&["verify", "--gap", &w1, "--format", "json", "-q"], d);
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
     git(d, &["commit", "-qam", "W1"]);
-    assert_eq!(run(&["defer", &w2, "--by", "lead", "--reason", "later"], d).status.code(), Some(0));
     let (_, v) = loop_json(d);
     let contract = v["picked"]["gap"].as_str().unwrap().to_string();
     assert!(

@@ -27,6 +27,7 @@ fn gap(id: &str) -> Event {
         on_constraint: true,
         summary: "the handoff is unproven".into(),
         source: "UnprovenWire".into(),
+        estimated_radius: None,
     }
 }
 
@@ -159,6 +160,7 @@ fn refused_events_write_nothing() {
                     on_constraint: false,
                     summary: "a bug".into(),
                     source: "StageMarker".into(),
+                    estimated_radius: None,
                 },
                 Event::GapClosed { gap: "G3".into(), evidence: "E1".into() },
             ],
@@ -192,6 +194,7 @@ fn refused_events_write_nothing() {
                 on_constraint: false,
                 summary: "s".into(),
                 source: "StageMarker".into(),
+                estimated_radius: None,
             }],
             "no location",
         ),
@@ -455,8 +458,9 @@ fn status_board_holds_first_then_everything_and_one_next_step() {
     assert_eq!(v["constraint"]["rule"], "most-blocked");
     assert_eq!(v["stages"][0]["name"], "core", "stream order, producers first");
     assert_eq!(v["gaps"]["open_by_blast_radius"]["unproposed"], 1);
-    assert!(v["next"]["detail"].as_str().unwrap().contains("constraint api -> cli"), "{v:#}");
-    assert_eq!(v["next"]["action"], "loop");
+    // the one next step is the loop's: the cursor is on `api`, whose open wire gap the loop proves itself
+    assert_eq!((v["next"]["action"].as_str(), v["next"]["gap"].as_str()), (Some("budget"), Some("G1")), "{v:#}");
+    assert!(v["next"]["detail"].as_str().unwrap().contains("run `andon loop`"), "{v:#}");
     // a tier-1 hold on core -> api: listed first, and the one next step is to fix the code
     ledger::append(
         &dir,

@@ -1,5 +1,6 @@
 //! The integration test binary: one module per area.
 
+mod agenda;
 mod budget;
 mod check;
 mod cli;

@@ -186,7 +186,7 @@ fn the_pass_budget_stops_the_loop_before_it_proves_anything() {
 }
 
 #[test]
-fn a_second_step_on_an_unchanged_stream_records_nothing_new() {
+fn the_step_that_reports_a_cycle_hardened_records_it_once() {
     let mut book = Book::new(State::default(), Vec::new(), 1);
     let mut repo =
         Memory { proof: Some((Verdict::Proven, Some(1), false, String::new(), Vec::new())), ..Memory::default() };
@@ -194,9 +194,14 @@ fn a_second_step_on_an_unchanged_stream_records_nothing_new() {
     plan_step(&mut book, &mut repo, 100, Pending::default());
     let mut again = Book::new(book.state.clone(), book.records.clone(), 2);
     let plan = plan_step(&mut again, &mut repo, 100, Pending::default());
-    assert!(again.planned().is_empty(), "{:?}", kinds(&again));
+    assert_eq!(kinds(&again), ["converged"], "the hardening is recorded by the step that reports it");
+    assert!(matches!(again.planned()[0], Event::CycleConverged { cycle: 2, passes: 0, hardened: true, .. }));
     assert!(!plan.stream_changed);
     assert_eq!(plan.next.action, Action::Hardened, "a cycle that converged is confirmed hardened");
+    let mut third = Book::new(again.state.clone(), again.records.clone(), 3);
+    let plan = plan_step(&mut third, &mut repo, 100, Pending::default());
+    assert!(third.planned().is_empty(), "{:?}", kinds(&third));
+    assert_eq!(plan.next.action, Action::Hardened);
 }
 
 #[test]
@@ -227,4 +232,68 @@ fn a_refused_transition_plans_nothing_more() {
     let bad = Event::GapClosed { gap: "W-none".into(), evidence: "E-none".into() };
     assert!(matches!(book.record(&[bad]), Err(LedgerError::Refused(m)) if m.starts_with("refused, nothing written")));
     assert!(book.planned().is_empty());
+}
+
+/// A TODO marker in `core`, as the scan shows it.
+fn marker() -> Candidate {
+    Candidate {
+        id: "F-0000cafe".into(),
+        kind: GapKind::Feature,
+        stage: "core".into(),
+        wire: None,
+        location: Location { path: "src/core/a.py".into(), line: Some(3) },
+        summary: "TODO marker".into(),
+        source: "StageMarker",
+    }
+}
+
+/// The plan's pick, next step and constraint are the agenda of the ledger it leaves.
+fn agrees_with_status(book: &Book, plan: &Plan) {
+    let opts = crate::status::Options { thrash: 3, ingest: false };
+    let a = crate::status::agenda(&book.state, &book.records, opts);
+    assert_eq!(
+        (&a.next, &a.picked, &a.constraint, &a.cursor),
+        (&plan.next, &plan.picked, &plan.constraint, &plan.cursor)
+    );
+}
+
+#[test]
+fn a_gap_gone_from_the_scan_without_a_verified_fix_vanishes_and_the_cycle_is_not_hardened() {
+    let mut book = Book::new(State::default(), Vec::new(), 1);
+    let mut repo =
+        Memory { proof: Some((Verdict::Proven, Some(1), false, String::new(), Vec::new())), ..Memory::default() };
+    repo.gaps.insert("core".into(), vec![unproven_wire(), marker()]);
+    let plan = plan_step(&mut book, &mut repo, 100, Pending::default());
+    agrees_with_status(&book, &plan);
+    assert_eq!((plan.next.action, plan.next.gap.as_deref()), (Action::Propose, Some("F-0000cafe")));
+    // the marker line is deleted outside any fix
+    repo.gaps.insert("core".into(), vec![]);
+    let mut again = Book::new(book.state.clone(), book.records.clone(), 2);
+    let plan = plan_step(&mut again, &mut repo, 100, Pending::default());
+    agrees_with_status(&again, &plan);
+    assert!(again.planned().iter().any(|e| matches!(e, Event::GapVanished { gap, .. } if gap == "F-0000cafe")));
+    assert!(!again.planned().iter().any(|e| matches!(e, Event::GapClosed { .. })), "never closed as proven");
+    assert_eq!(again.state.gaps["F-0000cafe"].status, GapStatus::Vanished);
+    assert!(again.planned().iter().any(|e| matches!(e, Event::CycleConverged { hardened: false, .. })));
+    assert_eq!(plan.next.action, Action::Converged, "a cycle with a vanished gap is not hardened");
+    assert!(plan.next.detail.contains("1 gap(s) vanished"), "{}", plan.next.detail);
+    // the marker back is a new generation of the gap
+    repo.gaps.insert("core".into(), vec![marker()]);
+    let mut third = Book::new(again.state.clone(), again.records.clone(), 3);
+    let plan = plan_step(&mut third, &mut repo, 100, Pending::default());
+    agrees_with_status(&third, &plan);
+    assert_eq!(plan.next.gap.as_deref(), Some("F-0000cafe.2"));
+}
+
+#[test]
+fn every_stop_of_the_plan_is_the_agenda_of_the_ledger_it_leaves() {
+    let proven = (Verdict::Proven, Some(1), false, String::new(), Vec::new());
+    let refuted = (Verdict::Refuted, Some(2), false, "a name is missing".into(), Vec::new());
+    for (proof, max_passes) in [(proven.clone(), 0), (proven, 100), (refuted, 100)] {
+        let mut book = Book::new(State::default(), Vec::new(), 1);
+        let mut repo = Memory { proof: Some(proof), ..Memory::default() };
+        repo.gaps.insert("core".into(), vec![unproven_wire()]);
+        let plan = plan_step(&mut book, &mut repo, max_passes, Pending::default());
+        agrees_with_status(&book, &plan);
+    }
 }
