@@ -263,6 +263,10 @@ struct StatusArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     format: StatusFormatArg,
+    /// Accepted as everywhere; status reads only the ledger and the stored index, so it has no
+    /// progress to quiet.
+    #[arg(short, long)]
+    quiet: bool,
 }
 
 #[derive(Subcommand)]

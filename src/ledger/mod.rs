@@ -1613,6 +1613,7 @@ mod tests {
             on_constraint: false,
             summary: "command `t` exits 1; its output is in a.log".into(),
             source: "FailingCommand".into(),
+            estimated_radius: None,
         };
         apply(&mut state, 1, &opened).unwrap();
         let restate =
