@@ -134,15 +134,20 @@ fn test_files_outside_every_package_join_no_directory_stage_but_a_package_keeps_
 fn a_stageless_test_is_test_evidence_for_the_stage_it_imports() {
     let t = shop();
     let d = t.path();
-    // `tests/test_cart.py` reaches `shop`; nothing reaches `catalog` yet
-    assert_eq!(query(d, "StageTested(s)"), [["shop"]]);
-    assert!(query(d, "UntestedStage(s, p)").iter().all(|r| r[0] == "catalog"));
+    // `tests/test_cart.py` imports `shop`, and `catalog` runs under those tests through `shop`
+    assert_eq!(query(d, "StageTested(s)"), [["catalog"], ["shop"]]);
+    assert!(query(d, "UntestedStage(s, p)").is_empty());
+    // without the shop's test, nothing tests either; a test of `catalog` tests `catalog` only
+    std::fs::remove_file(d.join("tests/test_cart.py")).unwrap();
+    assert!(query(d, "StageTested(s)").is_empty());
     write_files(
         d,
         &[("tests/test_prices.py", "from catalog.prices import price_of\n\n\ndef test_p():\n    assert price_of\n")],
     );
+    assert_eq!(query(d, "StageTested(s)"), [["catalog"]]);
+    assert!(query(d, "UntestedStage(s, p)").iter().all(|r| r[0] == "shop"));
+    write_files(d, &[("tests/test_cart.py", "import unittest\n\nfrom shop.cart import cart_total\n")]);
     assert_eq!(query(d, "StageTested(s)"), [["catalog"], ["shop"]]);
-    assert!(query(d, "UntestedStage(s, p)").is_empty());
     assert_eq!(
         query(d, "TestImport(s, p, l, t, c)"),
         [
