@@ -551,6 +551,10 @@ impl Verified {
                     format!(
                         "run `andon loop` to record the hold, change the code (only changed code clears a tier-1 hold), then `andon verify --gap {gap}` again"
                     )
+                } else if e.verdict == Verdict::Unknown {
+                    format!(
+                        "give the approach what it asks for (above), then `andon verify --gap {gap}` again with it; or run `andon loop` and a person decides the gap (`andon defer` or `andon skip`)"
+                    )
                 } else {
                     format!(
                         "run `andon loop` to record the evidence, change the fix, then `andon verify --gap {gap}` again"

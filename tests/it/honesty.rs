@@ -366,3 +366,28 @@ fn a_write_set_takes_several_files_after_one_flag() {
             .unwrap();
     assert_eq!(p["write_set"], serde_json::json!(["catalog/prices.py", "catalog/test_prices.py"]));
 }
+
+#[test]
+fn an_approach_that_needs_input_says_so_and_how_to_go_on() {
+    // no configured check: a stub's proof falls to the adversarial panel, which needs its directory
+    let stub = format!(
+        "{PRICES}\n\ndef discount(amount, percent):\n    # TODO: apply the discount\n    raise NotImplementedError\n"
+    );
+    let t = shop("", &[("catalog/prices.py", &stub)]);
+    let d = t.path();
+    let gap = picked(d, "NotImplementedError");
+    propose(d, &gap, "executed", &["catalog/prices.py"]);
+    write(
+        d,
+        "catalog/prices.py",
+        &stub.replace("    # TODO: apply the discount\n    raise NotImplementedError\n", "    return amount\n"),
+    );
+    let (code, v) = verify(d, &gap);
+    assert_eq!((code, v["verdict"]["outcome"].as_str()), (14, Some("halt:needs-human")), "{v:#}");
+    let next = v["next"]["detail"].as_str().unwrap();
+    assert!(
+        next.contains("give the approach what it asks for") && next.contains(&format!("andon verify --gap {gap}")),
+        "{next}"
+    );
+    assert!(v["detail"].as_str().unwrap().contains("--panel DIR"), "{v:#}");
+}
