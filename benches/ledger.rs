@@ -34,6 +34,7 @@ fn events() -> Vec<Event> {
             write_set: vec![format!("src/m{}.py", i % 900)],
             base_commit: "0123456789abcdef".into(),
             proposer: None,
+            judging: Default::default(),
         });
         for (k, verdict, status) in
             [(0, Verdict::Refuted, WireStatus::BrokenOrUnproven), (1, Verdict::Proven, WireStatus::Proven)]

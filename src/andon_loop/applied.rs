@@ -27,6 +27,7 @@ pub(super) fn checked_change(
     base: &str,
     write_set: &[String],
     diff_text: Option<&str>,
+    recorded: Option<&judged::Judging>,
 ) -> Result<Result<Checked, VerifyStop>, String> {
     let own = own_paths(cfg);
     let tree = if base != "none" { Some(fix::change(root, base, &own)) } else { None };
@@ -61,7 +62,10 @@ pub(super) fn checked_change(
     if !outside.is_empty() {
         return Ok(Err(VerifyStop::Scope(outside)));
     }
-    let judged = judged::of_change(root, cfg, base, &change);
+    let mut judged = judged::of_change(root, cfg, base, &change);
+    if let Some(recorded) = recorded.filter(|r| !r.is_empty()) {
+        judged.add_drift(&judged::drift(recorded, &judged::fingerprint(root, cfg)));
+    }
     if !judged.is_empty() && BlastRadius::HardToReverse > rerated {
         (rerated, because) = (BlastRadius::HardToReverse, judged.reason());
     }
@@ -185,6 +189,8 @@ struct Proposed<'s> {
     write_set: Vec<String>,
     approach: String,
     radius: BlastRadius,
+    /// What defined how the fix is judged when it was proposed.
+    judging: judged::Judging,
     /// The caller's inputs, the proposer the one the ledger recorded.
     inputs: prove::Inputs,
 }
@@ -214,7 +220,8 @@ impl<'s> Proposed<'s> {
             (given, rec) => given.clone().or(rec),
         };
         let inputs = prove::Inputs { proposer, ..inputs.clone() };
-        Ok(Proposed { gap: g, base, write_set, approach, radius, inputs })
+        let judging = super::recorded_judging(records, gap);
+        Ok(Proposed { gap: g, base, write_set, approach, radius, judging, inputs })
     }
 }
 
@@ -236,7 +243,7 @@ impl Ask<'_> {
     /// and held against the ceiling again unless authority covers this very diff (R75).
     fn rated_change(&self, p: &Proposed) -> Result<Result<Rated, VerifyStop>, LedgerError> {
         let Checked { change, radius: mut rerated, mut because, judged } =
-            match checked_change(self.root, self.cfg, &p.base, &p.write_set, self.diff_text) {
+            match checked_change(self.root, self.cfg, &p.base, &p.write_set, self.diff_text, Some(&p.judging)) {
                 Ok(Ok(c)) => c,
                 Ok(Err(stop)) => return Ok(Err(stop)),
                 Err(m) => return Ok(Err(VerifyStop::Refused(m))),

@@ -5,6 +5,7 @@
 //! output and ledger directories) records it; and the tests that existed at the base are what an
 //! executed proof runs. A change to any of them is a person's decision.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 
@@ -27,6 +28,17 @@ impl Judged {
     /// Nothing about how the change is judged changes.
     pub fn is_empty(&self) -> bool {
         self.definition.is_empty() && self.state.is_empty() && self.tests.is_empty()
+    }
+
+    /// Adds the parts of what defines the proof that changed since the proposal (`drift`), but
+    /// those the change itself already names.
+    pub fn add_drift(&mut self, drift: &[String]) {
+        for part in drift {
+            if !self.definition.iter().any(|(p, _)| part.starts_with(p.as_str())) {
+                self.definition
+                    .push((part.clone(), "changed since the proposal, and it defines how the fix is judged".into()));
+            }
+        }
     }
 
     /// The paths that define the proof or hold andon's state.
@@ -74,8 +86,18 @@ fn defines_proof(root: &Path, cfg: &Config, path: &str, before: Option<&str>) ->
     if path == "andon.toml" {
         return Some("holds andon's settings, contracts and [[command]]s, which define how a gap is proven".into());
     }
-    if path == "pyproject.toml" && andon_table(before.unwrap_or("")) != andon_table(&read(root, path)) {
-        return Some("changes its [tool.andon] table, which defines how a gap is proven".into());
+    let name = path.rsplit('/').next().unwrap_or(path);
+    if name == "pyproject.toml" && judging_tables(before.unwrap_or("")) != judging_tables(&read(root, path)) {
+        return Some(format!(
+            "changes its {} tables, which define how a gap is proven and how tests run",
+            TOOL_TABLES_TEXT
+        ));
+    }
+    if name == "package.json" && npm_scripts(before.unwrap_or("")) != npm_scripts(&read(root, path)) {
+        return Some("changes its `scripts`, which run the tests".into());
+    }
+    if is_test_config(name) {
+        return Some("configures how the tests run".into());
     }
     let plain = |p: &str| p.trim_matches(|c| c == '"' || c == '\'').trim_start_matches("./").to_string();
     if let Some(c) = cfg.contracts.iter().find(|c| c.rules.as_ref().is_some_and(|r| plain(&r.text) == path)) {
@@ -94,22 +116,161 @@ fn defines_proof(root: &Path, cfg: &Config, path: &str, before: Option<&str>) ->
         .map(|c| format!("is named by [[command]] `{}`, which judges the fix", c.name))
 }
 
-/// The `[tool.andon…]` tables of a `pyproject.toml`, as text.
-fn andon_table(text: &str) -> String {
-    let mut inside = false;
-    let mut out = String::new();
-    for line in text.lines() {
-        let t = line.trim_start();
-        if t.starts_with('[') {
-            let name = t.trim_start_matches('[').trim_start();
-            inside = name.starts_with("tool.andon]") || name.starts_with("tool.andon.");
-        }
-        if inside {
-            out.push_str(line.trim_end());
-            out.push('\n');
+/// The `[tool.…]` tables of a `pyproject.toml` that define how a fix is judged.
+const TOOL_TABLES: &[&str] = &["andon", "pytest", "coverage", "tox", "nox"];
+const TOOL_TABLES_TEXT: &str = "[tool.andon]/[tool.pytest]/[tool.coverage]/[tool.tox]/[tool.nox]";
+
+/// The judging tables of a `pyproject.toml`'s text, as parsed (so quoting, layout or a table
+/// written inside a string changes nothing but what TOML reads); the text itself when it does
+/// not parse.
+fn judging_tables(text: &str) -> String {
+    let Ok(doc) = toml::from_str::<toml::Table>(text) else { return text.to_string() };
+    let tool = doc.get("tool").and_then(toml::Value::as_table);
+    let tables: Vec<(&str, Option<&toml::Value>)> =
+        TOOL_TABLES.iter().map(|t| (*t, tool.and_then(|x| x.get(*t)))).collect();
+    serde_json::to_string(&tables).unwrap_or_default()
+}
+
+/// The `scripts` of a `package.json`'s text, as parsed; the text itself when it does not parse.
+fn npm_scripts(text: &str) -> String {
+    match serde_json::from_str::<serde_json::Value>(text) {
+        Ok(v) => v.get("scripts").map(|s| s.to_string()).unwrap_or_default(),
+        Err(_) => text.to_string(),
+    }
+}
+
+/// Does a file of this name configure how a repository's tests run (pytest, tox, nox,
+/// coverage, make, just, Jest, Vitest, Mocha, Karma, Playwright, Cypress)?
+fn is_test_config(name: &str) -> bool {
+    const NAMES: &[&str] = &[
+        "conftest.py",
+        "pytest.ini",
+        "tox.ini",
+        "setup.cfg",
+        "noxfile.py",
+        ".coveragerc",
+        "Makefile",
+        "makefile",
+        "GNUmakefile",
+        "justfile",
+        "Justfile",
+    ];
+    const PREFIXES: &[&str] =
+        &["jest.config.", "vitest.config.", ".mocharc.", "karma.conf.", "playwright.config.", "cypress.config."];
+    NAMES.contains(&name) || PREFIXES.iter().any(|p| name.starts_with(p))
+}
+
+/// What defines how a fix is judged, a digest per part: andon's settings, the judging tables of
+/// `pyproject.toml` and the `scripts` of `package.json`, the rules files of contracts, the files
+/// commands name, every test configuration file and every ignore rule (`.gitignore` and
+/// `.ignore` files, ignored or not, `.git/info/exclude`, git's global excludes). `andon propose`
+/// records it; verify compares, so a change outside the diff (an ignored file, a repository
+/// without git) is seen too.
+pub type Judging = BTreeMap<String, String>;
+
+/// The [`Judging`] of the repository at `root` now.
+pub fn fingerprint(root: &Path, cfg: &Config) -> Judging {
+    let mut parts = Judging::new();
+    let file = |parts: &mut Judging, path: &str| {
+        let p = crate::text::os_path(path).unwrap_or_else(|| path.into());
+        parts.insert(path.to_string(), std::fs::read(root.join(p)).map_or_else(|_| "absent".into(), |b| digest(&b)));
+    };
+    file(&mut parts, "andon.toml");
+    parts.insert(
+        "pyproject.toml (tool tables)".into(),
+        digest(judging_tables(&read(root, "pyproject.toml")).as_bytes()),
+    );
+    parts.insert("package.json (scripts)".into(), digest(npm_scripts(&read(root, "package.json")).as_bytes()));
+    let plain = |p: &str| p.trim_matches(|c| c == '"' || c == '\'').trim_start_matches("./").to_string();
+    for rules in cfg.contracts.iter().filter_map(|c| c.rules.as_ref()) {
+        file(&mut parts, &plain(&rules.text));
+    }
+    for c in &cfg.commands {
+        for t in c.run.split(|c: char| c.is_whitespace() || c == '=' || c == ';').map(plain) {
+            if !t.is_empty()
+                && !t.starts_with('-')
+                && crate::extract::Lang::from_path(&t).is_none()
+                && root.join(&t).is_file()
+            {
+                file(&mut parts, &t);
+            }
         }
     }
-    out
+    for path in judging_files(root) {
+        file(&mut parts, &path);
+    }
+    for (name, path) in ignore_rule_files(root) {
+        parts.insert(name, std::fs::read(path).map_or_else(|_| "absent".into(), |b| digest(&b)));
+    }
+    parts
+}
+
+/// The parts of `recorded` and `now` that differ (a part present on one side only included).
+pub fn drift(recorded: &Judging, now: &Judging) -> Vec<String> {
+    let absent = "absent".to_string();
+    let keys: std::collections::BTreeSet<&String> = recorded.keys().chain(now.keys()).collect();
+    keys.into_iter()
+        .filter(|k| recorded.get(*k).unwrap_or(&absent) != now.get(*k).unwrap_or(&absent))
+        .cloned()
+        .collect()
+}
+
+fn digest(bytes: &[u8]) -> String {
+    format!("{:032x}", xxhash_rust::xxh3::xxh3_128(bytes))
+}
+
+/// Every test configuration file and ignore file under `root`, tracked, untracked or ignored
+/// (with git); the ones at the root without git.
+fn judging_files(root: &Path) -> Vec<String> {
+    let names =
+        [".gitignore", ".ignore", "conftest.py", "pytest.ini", "tox.ini", "setup.cfg", "noxfile.py", ".coveragerc"];
+    let mut specs: Vec<String> = names.iter().map(|n| format!(":(glob)**/{n}")).collect();
+    specs.extend(["Makefile", "makefile", "GNUmakefile", "justfile", "Justfile"].iter().map(|n| n.to_string()));
+    let list = |extra: &[&str]| {
+        let mut args = vec!["ls-files", "-z"];
+        args.extend_from_slice(extra);
+        args.push("--");
+        let out = Command::new("git").arg("-C").arg(root).args(&args).args(&specs).output().ok()?;
+        out.status.success().then_some(out.stdout)
+    };
+    let found =
+        match (list(&["-c", "-o", "--exclude-standard"]), list(&["-o", "-i", "--exclude-standard", "--directory"])) {
+            (Some(a), Some(b)) => [a, b].concat(),
+            _ => return names.iter().filter(|n| root.join(n).is_file()).map(|n| n.to_string()).collect(),
+        };
+    let vendored = |f: &str| f.split('/').any(|c| crate::index::walk::VENDORED_DIRS.contains(&c));
+    let mut files: Vec<String> = found
+        .split(|b| *b == 0)
+        .filter(|f| !f.is_empty() && !f.ends_with(b"/"))
+        .map(crate::text::path_text)
+        .filter(|f| !vendored(f))
+        .collect();
+    files.sort();
+    files.dedup();
+    files
+}
+
+/// git's own ignore rules outside the tree: `.git/info/exclude` and the global excludes file.
+fn ignore_rule_files(root: &Path) -> Vec<(String, std::path::PathBuf)> {
+    let git = |args: &[&str]| {
+        let out = Command::new("git").arg("-C").arg(root).args(args).output().ok()?;
+        let s = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        (out.status.success() && !s.is_empty()).then_some(s)
+    };
+    let mut files = Vec::new();
+    if let Some(p) = git(&["rev-parse", "--git-path", "info/exclude"]) {
+        files.push(("git info/exclude".to_string(), root.join(p)));
+    }
+    let global = git(&["config", "--path", "core.excludesFile"]).map(std::path::PathBuf::from).or_else(|| {
+        let base = std::env::var_os("XDG_CONFIG_HOME")
+            .map(std::path::PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".config")))?;
+        Some(base.join("git/ignore"))
+    });
+    if let Some(g) = global {
+        files.push(("git global excludes".to_string(), g));
+    }
+    files
 }
 
 /// The tests of `path` at the base that are gone or newly skipped in `now`.
@@ -163,14 +324,34 @@ mod tests {
         let cfg = Config::load(t.path()).unwrap();
         assert_eq!(defines_proof(t.path(), &cfg, "src/app.py", Some("x = 1\n")), None, "the code under test");
         assert!(defines_proof(t.path(), &cfg, "andon.toml", Some(toml)).is_some());
+        for config in ["tests/conftest.py", "pytest.ini", "tox.ini", "setup.cfg", "Makefile", "web/jest.config.js"] {
+            assert_eq!(
+                defines_proof(t.path(), &cfg, config, Some("")).as_deref(),
+                Some("configures how the tests run")
+            );
+        }
+        std::fs::write(t.path().join("package.json"), r#"{"name": "x", "scripts": {"test": "true"}}"#).unwrap();
+        let before = r#"{"name": "x", "scripts": {"test": "node --test"}}"#;
+        assert!(defines_proof(t.path(), &cfg, "package.json", Some(before)).is_some());
+        let same = r#"{"name": "y", "scripts": {"test": "true"}}"#;
+        assert_eq!(defines_proof(t.path(), &cfg, "package.json", Some(same)), None, "only its scripts judge");
     }
 
     #[test]
-    fn only_the_andon_tables_of_pyproject_count() {
+    fn only_the_judging_tables_of_pyproject_count_as_toml_reads_them() {
         let a = "[project]\nname = \"x\"\n\n[tool.andon]\nfail_on = \"error\"\n\n[[tool.andon.command]]\nname = \"t\"\nrun = \"pytest\"\n\n[tool.ruff]\nx = 1\n";
         let b = a.replace("[tool.ruff]\nx = 1", "[tool.ruff]\nx = 2").replace("name = \"x\"", "name = \"y\"");
-        assert_eq!(andon_table(a), andon_table(&b));
-        assert_ne!(andon_table(a), andon_table(&a.replace("run = \"pytest\"", "run = \"true\"")));
+        assert_eq!(judging_tables(a), judging_tables(&b));
+        assert_ne!(judging_tables(a), judging_tables(&a.replace("run = \"pytest\"", "run = \"true\"")));
+        // a quoted key is the same table; a table written inside a string is no table
+        let quoted = a.replace(
+            "[[tool.andon.command]]\nname = \"t\"\nrun = \"pytest\"",
+            "[[tool.\"andon\".command]]\nname = \"t\"\nrun = \"true\"",
+        );
+        assert_ne!(judging_tables(a), judging_tables(&quoted));
+        let hidden =
+            a.replace("[project]\nname = \"x\"", "[project]\nname = \"x\"\ndescription = \"\"\"\n[tool.andon]\n\"\"\"");
+        assert_eq!(judging_tables(a), judging_tables(&hidden));
     }
 
     #[test]

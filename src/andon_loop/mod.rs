@@ -417,7 +417,7 @@ impl plan::Repo for LiveRepo<'_> {
         base: &str,
         write_set: &[String],
     ) -> Result<Result<(fix::AppliedChange, BlastRadius, String), VerifyStop>, String> {
-        Ok(checked_change(self.root, self.cfg, base, write_set, None)?.map(|c| (c.change, c.radius, c.because)))
+        Ok(checked_change(self.root, self.cfg, base, write_set, None, None)?.map(|c| (c.change, c.radius, c.because)))
     }
 
     fn surface_changed(&self, state: &State) -> Result<bool, String> {
@@ -579,7 +579,8 @@ pub fn record_decision(root: &Path, cfg: &Config, gap: &str, d: &Decision, now: 
                 .ok_or_else(|| LedgerError::Refused(format!("gap `{gap}` has no proposal")))?;
             // bound to the diff as it is now, at the radius that diff rates (never below the proposal's)
             let own = own_paths(cfg);
-            let (hash, mut level) = match checked_change(root, cfg, &base, &write_set, None) {
+            let judging = recorded_judging(&records, gap);
+            let (hash, mut level) = match checked_change(root, cfg, &base, &write_set, None, Some(&judging)) {
                 Ok(Ok(c)) => (c.change.hash.clone(), radius.max(c.radius)),
                 _ => (diff::hash(root, Some(&base), &write_set, &own), radius),
             };
@@ -667,6 +668,18 @@ fn recorded_proposal(records: &[ledger::Record], gap: &str) -> Option<(String, V
         }
         _ => None,
     })
+}
+
+/// What the proposal recorded for `gap` found to define how its fix is judged.
+fn recorded_judging(records: &[ledger::Record], gap: &str) -> judged::Judging {
+    records
+        .iter()
+        .rev()
+        .find_map(|r| match &r.event {
+            Event::ProposalRecorded { gap: g, judging, .. } if g == gap => Some(judging.clone()),
+            _ => None,
+        })
+        .unwrap_or_default()
 }
 
 /// Who the proposal recorded for `gap` names as its proposer, if anyone.

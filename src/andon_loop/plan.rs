@@ -162,6 +162,7 @@ fn proposals(
             write_set: p.write_set.clone(),
             base_commit: p.base_commit.clone().unwrap_or_else(|| "none".into()),
             proposer: p.proposer.clone(),
+            judging: p.judging.clone(),
         }];
         if p.blast_radius > ceiling {
             events.push(Event::Halted {

@@ -33,6 +33,10 @@ pub struct Proposal {
     /// panel can refuse an against case from them without trusting a flag given at verify time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub proposer: Option<String>,
+    /// What defines how the fix is judged, as `andon propose` found it (recorded by it; a digest
+    /// per part, see [`super::judged::fingerprint`]).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub judging: std::collections::BTreeMap<String, String>,
 }
 
 /// Checks a proposal's fields; Err names every problem.

@@ -248,6 +248,7 @@ pub fn propose(root: &Path, cfg: &Config, mut p: Proposal) -> Result<Proposed, E
         return Ok(Proposed::Refused { problems, gated, picked: None });
     }
     p.base_commit = andon_loop::proposal_base(root, cfg);
+    p.judging = andon_loop::judged::fingerprint(root, cfg);
     let file = proposal::artifact_path(&cfg.settings.output_path(root), &p.gap);
     std::fs::create_dir_all(file.parent().expect("proposals dir")).map_err(|e| format!("{}: {e}", file.display()))?;
     crate::text::write_atomic(&file, &serde_json::to_vec_pretty(&p).expect("json"))

@@ -740,6 +740,7 @@ fn run_propose(a: ProposeArgs) -> Result<Exit, String> {
                 write_set: a.write_set.clone(),
                 base_commit: None,
                 proposer: a.proposer.clone(),
+                judging: Default::default(),
             }
         }
     };

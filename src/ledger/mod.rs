@@ -180,6 +180,10 @@ pub enum Event {
         /// from them (R102).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         proposer: Option<String>,
+        /// What defined how the fix is judged when it was proposed: a digest per part (andon's
+        /// settings, a command's files, test configuration, ignore rules); verify compares.
+        #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+        judging: std::collections::BTreeMap<String, String>,
     },
     Halted {
         gap: String,

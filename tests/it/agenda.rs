@@ -274,6 +274,7 @@ fn proposal(gap: &str) -> Event {
         write_set: vec!["src/core/a.py".into()],
         base_commit: "0".into(),
         proposer: None,
+        judging: Default::default(),
     }
 }
 

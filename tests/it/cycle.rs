@@ -111,6 +111,7 @@ fn a_gap_in_progress_is_finished_first_and_a_halt_needs_a_person() {
                 write_set: vec!["src/billing/__init__.py".into()],
                 base_commit: "0".into(),
                 proposer: None,
+                judging: Default::default(),
             },
             Event::Halted { gap: gap.clone(), condition: "authorization".into(), reason: "over the ceiling".into() },
         ],

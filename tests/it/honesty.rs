@@ -391,3 +391,52 @@ fn an_approach_that_needs_input_says_so_and_how_to_go_on() {
     );
     assert!(v["detail"].as_str().unwrap().contains("--panel DIR"), "{v:#}");
 }
+
+#[test]
+fn what_the_diff_cannot_show_is_compared_with_the_proposal() {
+    // a test configuration git ignores (a self-ignoring .gitignore), and a rule in .git/info/exclude
+    for hide in ["tests-gitignore", "info-exclude"] {
+        let t = failing(COMMAND);
+        let d = t.path();
+        let gap = picked(d, "command `unit`");
+        propose(d, &gap, "executed", &["catalog/prices.py"]);
+        write(
+            d,
+            "catalog/prices.py",
+            &format!("{}# done\n", PRICES.replace("return PRICES[name]", "return 2 * PRICES[name]")),
+        );
+        match hide {
+            "tests-gitignore" => {
+                write(d, "catalog/.gitignore", ".gitignore\nconftest.py\n");
+                write(d, "catalog/conftest.py", "import pytest\n");
+            }
+            _ => {
+                let exclude = d.join(".git/info/exclude");
+                let mut text = std::fs::read_to_string(&exclude).unwrap_or_default();
+                text.push_str("catalog/test_prices.py\n");
+                std::fs::write(&exclude, text).unwrap();
+            }
+        }
+        let (code, v) = verify(d, &gap);
+        assert_eq!((code, v["verdict"]["outcome"].as_str()), (11, Some("halt:authorization")), "{hide}: {v:#}");
+        assert!(v["detail"].as_str().unwrap().contains("changed since the proposal"), "{hide}: {v:#}");
+    }
+}
+
+#[test]
+fn without_git_the_settings_are_compared_with_the_proposal() {
+    let t = failing(COMMAND);
+    let d = t.path();
+    std::fs::remove_dir_all(d.join(".git")).unwrap();
+    let gap = picked(d, "command `unit`");
+    propose(d, &gap, "executed", &["catalog/prices.py"]);
+    write(d, "catalog/prices.py", &format!("{PRICES}# fixed\n"));
+    write(d, "andon.toml", &COMMAND.replace("python3 -m unittest discover -s . -p test_*.py -t .", "true"));
+    // the diff handed in leaves andon.toml out: without git nothing else shows the edit
+    let diff = "--- a/catalog/prices.py\n+++ b/catalog/prices.py\n@@ -4,2 +4,3 @@\n def price_of(name):\n-    return 2 * PRICES[name]\n+    return PRICES[name]\n+# fixed\n";
+    write(d, "fix.diff", diff);
+    let o = run(&["verify", "--gap", &gap, "--diff", "fix.diff", "--format", "json", "-q"], d);
+    let v = json(&o);
+    assert_eq!((o.status.code(), v["verdict"]["outcome"].as_str()), (Some(11), Some("halt:authorization")), "{v:#}");
+    assert!(v["detail"].as_str().unwrap().contains("`andon.toml`"), "{v:#}");
+}

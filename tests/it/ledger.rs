@@ -41,6 +41,7 @@ fn proposal(id: &str) -> Event {
         write_set: vec!["src/acme/api/routes.py".into()],
         base_commit: "0000000".into(),
         proposer: None,
+        judging: Default::default(),
     }
 }
 
@@ -179,6 +180,7 @@ fn refused_events_write_nothing() {
                     write_set: vec![],
                     base_commit: "0".into(),
                     proposer: None,
+                    judging: Default::default(),
                 },
             ],
             "write-set",
@@ -558,6 +560,7 @@ fn radius_proposal(id: &str, radius: BlastRadius) -> Event {
                 write_set,
                 base_commit,
                 proposer: None,
+                judging: Default::default(),
             }
         }
         _ => unreachable!(),
