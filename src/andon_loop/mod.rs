@@ -648,16 +648,20 @@ pub(crate) fn own_paths(cfg: &Config) -> Vec<String> {
 /// outside git. So a proven fix need not be committed before the next gap.
 pub fn proposal_base(root: &Path, cfg: &Config) -> Option<String> {
     let dir = ledger::dir_of(root, &cfg.settings);
-    let proven = ledger::load(&dir).ok().flatten().and_then(|(_, state, records)| last_proven_tree(&state, &records));
-    diff::proposal_base(root, proven.as_deref())
+    let proven = ledger::load(&dir).ok().flatten().map(|(_, state, records)| proven_trees(&state, &records));
+    diff::proposal_base(root, &proven.unwrap_or_default(), &own_paths(cfg))
 }
 
-/// The tree of the newest gap closed on a proof of an applied fix.
-fn last_proven_tree(state: &State, records: &[ledger::Record]) -> Option<String> {
-    records.iter().rev().find_map(|r| match &r.event {
-        Event::GapClosed { evidence, .. } => state.evidence.get(evidence)?.commit.clone(),
-        _ => None,
-    })
+/// The trees of the gaps closed on a proof of an applied fix, newest first.
+fn proven_trees(state: &State, records: &[ledger::Record]) -> Vec<String> {
+    records
+        .iter()
+        .rev()
+        .filter_map(|r| match &r.event {
+            Event::GapClosed { evidence, .. } => state.evidence.get(evidence)?.commit.clone(),
+            _ => None,
+        })
+        .collect()
 }
 
 /// The proposal recorded for `gap`: (base commit, write-set, approach, blast radius).

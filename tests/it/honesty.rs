@@ -440,3 +440,37 @@ fn without_git_the_settings_are_compared_with_the_proposal() {
     assert_eq!((o.status.code(), v["verdict"]["outcome"].as_str()), (Some(11), Some("halt:authorization")), "{v:#}");
     assert!(v["detail"].as_str().unwrap().contains("`andon.toml`"), "{v:#}");
 }
+
+#[test]
+fn a_proven_fix_undone_is_no_base_for_the_next_proposal() {
+    let cart = "from catalog import price_of, total_of\n\n\ndef cart_total(items):\n    return total_of(items)\n";
+    let t = shop(COMMAND, &[("shop/cart.py", cart)]);
+    let d = t.path();
+    let first = head(d);
+    let gap = picked(d, "`total_of` is imported");
+    propose(d, &gap, "structural", &["catalog/__init__.py", "catalog/prices.py"]);
+    let fix = |d: &Path| {
+        write(
+            d,
+            "catalog/prices.py",
+            &format!("{PRICES}\n\ndef total_of(names):\n    return sum(price_of(n) for n in names)\n"),
+        );
+        write(
+            d,
+            "catalog/__init__.py",
+            "from catalog.prices import price_of, total_of\n\n__all__ = [\"price_of\", \"total_of\"]\n",
+        );
+    };
+    fix(d);
+    assert_eq!(verify(d, &gap).0, 0);
+    step(d);
+    // the proven fix is undone (a reset): the broken import is back, and its gap with it
+    let o = std::process::Command::new("git").args(["checkout", "--", "catalog"]).current_dir(d).output().unwrap();
+    assert!(o.status.success());
+    let again = picked(d, "`total_of` is imported");
+    let p = propose(d, &again, "structural", &["catalog/__init__.py", "catalog/prices.py"]);
+    assert_eq!(p["base_commit"], first.as_str(), "the undone proof is no base: {p:#}");
+    fix(d);
+    let (code, v) = verify(d, &again);
+    assert_eq!(code, 0, "{v:#}");
+}
