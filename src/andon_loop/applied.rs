@@ -141,6 +141,10 @@ pub fn verify(
         Ok(p) => p,
         Err(m) => return Ok(Err(VerifyStop::Refused(m))),
     };
+    let file = fix::artifact_path(&cfg.settings.output_path(root), gap);
+    if let Some(m) = unrecorded_verdict(&file) {
+        return Ok(Err(VerifyStop::Refused(m)));
+    }
     let ask = Ask { root, cfg, idx, state: &state, inputs: &proposed.inputs, diff_text };
     let rated = match ask.rated_change(&proposed)? {
         Ok(r) => r,
@@ -156,13 +160,28 @@ pub fn verify(
             Err(m) => outcome.evidence.references.push(format!("the proven tree is not kept: {m}")),
         }
     }
-    let file = fix::artifact_path(&cfg.settings.output_path(root), gap);
     if let Some(parent) = file.parent() {
         std::fs::create_dir_all(parent).map_err(|e| LedgerError::Io(format!("{}: {e}", parent.display())))?;
     }
     crate::text::write_atomic(&file, &serde_json::to_vec_pretty(&outcome).expect("json"))
         .map_err(|e| LedgerError::Io(format!("{}: {e}", file.display())))?;
     Ok(Ok(outcome))
+}
+
+/// Why verify must not write over the evidence artifact at `file`: an earlier verification that
+/// refuted the fix, held it or could not finish, not yet recorded (overwriting it would erase a
+/// refutation from the ledger, and from the count of a wire's reopenings). One that waits for
+/// input (unknown) is asked again.
+fn unrecorded_verdict(file: &Path) -> Option<String> {
+    let earlier: fix::VerifyOutcome = serde_json::from_slice(&std::fs::read(file).ok()?).ok()?;
+    let failed = matches!(earlier.evidence.verdict, Verdict::Refuted | Verdict::Unproven) || earlier.evidence.hold;
+    failed.then(|| {
+        format!(
+            "the last verification of `{}` ({}) is not recorded yet: run `andon loop` to record it, then verify again",
+            earlier.gap,
+            crate::text::short(&earlier.evidence.claim)
+        )
+    })
 }
 
 /// Keeps the working tree verify proved as a commit object on `base` (the next proposal's base

@@ -192,7 +192,9 @@ pub fn fingerprint(root: &Path, cfg: &Config) -> Judging {
                 && crate::extract::Lang::from_path(&t).is_none()
                 && root.join(&t).is_file()
             {
-                file(&mut parts, &t);
+                let p = crate::text::os_path(&t).unwrap_or_else(|| t.clone().into());
+                let d = std::fs::read(root.join(p)).map_or_else(|_| "absent".into(), |b| digest(&b));
+                parts.insert(format!("{t} {NAMED_BY} `{}`", c.name), d);
             }
         }
     }
@@ -205,11 +207,16 @@ pub fn fingerprint(root: &Path, cfg: &Config) -> Judging {
     parts
 }
 
-/// The parts of `recorded` and `now` that differ (a part present on one side only included).
+/// How a part that is a file a command names is keyed: `PATH named by [[command]] `NAME``.
+const NAMED_BY: &str = "named by [[command]]";
+
+/// The parts of `recorded` and `now` that differ (a part present on one side only included),
+/// but a file a command names that did not exist at the proposal: a new one may be the fix.
 pub fn drift(recorded: &Judging, now: &Judging) -> Vec<String> {
     let absent = "absent".to_string();
     let keys: std::collections::BTreeSet<&String> = recorded.keys().chain(now.keys()).collect();
     keys.into_iter()
+        .filter(|k| !(k.contains(NAMED_BY) && !recorded.contains_key(*k)))
         .filter(|k| recorded.get(*k).unwrap_or(&absent) != now.get(*k).unwrap_or(&absent))
         .cloned()
         .collect()

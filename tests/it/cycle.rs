@@ -712,6 +712,7 @@ fn a_tier_one_hold_outlasts_any_other_proof_until_the_code_changes() {
         "{r:#}"
     );
     assert!(r["disagreement"].as_str().unwrap().contains("recommended `executed`"), "{r:#}");
+    loop_json(d);
     // a person may not overrule routing outside a tie
     let o = run(&["verify", "--gap", &gap, "--approach", "executed", "--command", "true", "-q"], d);
     assert_eq!(o.status.code(), Some(2));

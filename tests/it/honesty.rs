@@ -226,6 +226,12 @@ fn a_refuted_fix_is_changed_and_verified_again() {
     let (code, v) = verify(d, &gap);
     assert_eq!((code, v["verdict"]["outcome"].as_str()), (10, Some("halt:refuted")), "{v:#}");
     assert!(v["next"]["detail"].as_str().unwrap().contains(&format!("andon verify --gap {gap}")), "{v:#}");
+    // a refutation is recorded before the fix is verified again: it is never written over
+    write(d, "catalog/prices.py", PRICES);
+    let (code, v) = verify(d, &gap);
+    assert_eq!(code, 2, "{v:#}");
+    assert!(v["detail"].as_str().unwrap().contains("is not recorded yet: run `andon loop`"), "{v:#}");
+    write(d, "catalog/prices.py", &PRICES.replace("return PRICES[name]", "return 3 * PRICES[name]"));
     let (code, v) = step(d);
     assert_eq!((code, v["next"]["action"].as_str()), (10, Some("fix-the-code")), "{v:#}");
     assert!(v["next"]["detail"].as_str().unwrap().contains(&format!("`andon verify --gap {gap}`")), "{v:#}");
