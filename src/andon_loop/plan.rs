@@ -269,6 +269,11 @@ fn record_proof(
             ev = fix::evidence(g, "structural", verdict, tier, hold, claim, detail, refs, None, "00000000");
             ev.id = book.next_evidence_id(&g.id);
         }
+    } else if ev.verdict == Verdict::Proven && still_found(book, repo, g) {
+        // the checks pass, but the fact the gap stands on is still in the code: nothing was fixed
+        ev.verdict = Verdict::Unproven;
+        ev.claim = format!("the checks pass, but the scan still finds the gap: {}", g.summary);
+        ev.commit = None;
     }
     ev.tree = Some(setup.tree.to_string());
     ev.radius = Some(radius);
@@ -324,6 +329,13 @@ fn record_proof(
     }
     book.record(&events)?;
     Ok(Ok(()))
+}
+
+/// Does the scan of the gap's stage, on the fresh index, still find gap `g` (the same fact, by
+/// its id)? A failing command is judged by its run, not by the scan.
+fn still_found(book: &Book, repo: &dyn Repo, g: &GapState) -> bool {
+    let id = g.id.split('.').next().unwrap_or(&g.id);
+    g.source != "FailingCommand" && repo.scan(&book.state, &g.stage).iter().any(|c| c.id == id)
 }
 
 /// The wire status a verdict gives.

@@ -480,3 +480,30 @@ fn a_proven_fix_undone_is_no_base_for_the_next_proposal() {
     let (code, v) = verify(d, &again);
     assert_eq!(code, 0, "{v:#}");
 }
+
+#[test]
+fn a_fix_whose_checks_pass_but_leaves_the_gap_in_the_code_is_not_closed() {
+    let stub = format!("{PRICES}\n\ndef discount(amount, percent):\n    raise NotImplementedError\n");
+    let t = shop(COMMAND, &[("catalog/prices.py", &stub)]);
+    let d = t.path();
+    let gap = picked(d, "NotImplementedError");
+    propose(d, &gap, "executed", &["catalog/prices.py"]);
+    // a comment: the suite passes, the stub stays
+    write(d, "catalog/prices.py", &format!("{stub}# later\n"));
+    assert_eq!(verify(d, &gap).0, 0, "the checks pass");
+    let (code, v) = step(d);
+    assert_eq!((code, v["verdict"]["outcome"].as_str()), (15, Some("halt:unproven")), "{v:#}");
+    let (_, state, _) = andon::ledger::load(&d.join("analysis/andon/ledger")).unwrap().unwrap();
+    assert_ne!(state.gaps[&gap].status, andon::ledger::GapStatus::Closed);
+    // the real fix closes it
+    write(
+        d,
+        "catalog/prices.py",
+        &stub.replace("    raise NotImplementedError\n", "    return amount * (100 - percent) / 100\n"),
+    );
+    assert_eq!(verify(d, &gap).0, 0);
+    let (code, v) = step(d);
+    assert_eq!(code, 0, "{v:#}");
+    let (_, state, _) = andon::ledger::load(&d.join("analysis/andon/ledger")).unwrap().unwrap();
+    assert_eq!(state.gaps[&gap].status, andon::ledger::GapStatus::Closed);
+}
