@@ -273,7 +273,7 @@ fn rust_attr_skips(lines: &[&str], line: u32) -> Vec<String> {
     let mut out = Vec::new();
     for l in own.into_iter().chain(above) {
         for attr in l.split("#[").skip(1) {
-            let attr = format!("#[{}", attr.trim_end());
+            let attr = format!("#[{}", attr.split("//").next().unwrap_or(attr).trim_end());
             if attr.starts_with("#[ignore") {
                 out.push("#[ignore]".to_string());
             } else if attr.starts_with("#[should_panic") {
@@ -293,10 +293,14 @@ fn rust_file_skips(lines: &[&str]) -> Vec<Skip> {
     for (i, raw) in lines.iter().enumerate() {
         let t = raw.trim();
         let inner = t.starts_with("#![cfg(");
-        if !(inner || t.starts_with("#[cfg(")) || cfg_holds(&t[t.find("cfg(").unwrap_or(0) + 4..]) != Some(false) {
+        if !(inner || t.starts_with("#[cfg(")) {
             continue;
         }
-        let marker = t.to_string();
+        let attr = attribute_text(&lines[i..]);
+        if cfg_holds(&attr[attr.find("cfg(").unwrap_or(0) + 4..]) != Some(false) {
+            continue;
+        }
+        let marker = attr.clone();
         let scope = if inner {
             enclosing(lines, &[], i as u32 + 1).first().map_or(Scope::File, |p| Scope::Under(*p))
         } else {
@@ -309,6 +313,21 @@ fn rust_file_skips(lines: &[&str]) -> Vec<Skip> {
         out.push(Skip { scope, marker });
     }
     out
+}
+
+/// The text of the attribute that starts at `lines[0]`, joined until its brackets close, without
+/// comments or line breaks.
+fn attribute_text(lines: &[&str]) -> String {
+    let mut out = String::new();
+    for l in lines.iter().take(40) {
+        let code = l.split("//").next().unwrap_or(l).trim();
+        out.push_str(if out.ends_with('(') || out.is_empty() { "" } else { " " });
+        out.push_str(code);
+        if out.matches('[').count() <= out.matches(']').count() {
+            break;
+        }
+    }
+    out.replace("( ", "(").replace(" )", ")")
 }
 
 /// Whether a `cfg` predicate (the text after `cfg(`) holds when tests are compiled: `Some(true)`
@@ -360,7 +379,12 @@ fn cfg_eval(tokens: &[String], pos: &mut usize) -> Option<bool> {
     }
     *pos += 1;
     let mut args = Vec::new();
-    while tokens.get(*pos).is_some_and(|t| t != ")") {
+    loop {
+        match tokens.get(*pos).map(String::as_str) {
+            None => return None,
+            Some(")") => break,
+            _ => {}
+        }
         args.push(cfg_eval(tokens, pos));
         if tokens.get(*pos).is_some_and(|t| t == ",") {
             *pos += 1;
@@ -541,6 +565,10 @@ mod tests {
         );
         let inner = "#![cfg(any())]\n\n#[test]\nfn a() {}\n";
         assert_eq!(first_skips("tests/it.rs", inner), want(&[("a", Some("#![cfg(any())]"))]));
+        let lines = "#![cfg(any(\n    feature = \"full\",\n    unix, // a comment\n))]\n\n#[test]\n#[cfg_attr(miri, ignore)] // slow\nfn a() {}\n";
+        assert_eq!(first_skips("tests/it.rs", lines), want(&[("a", Some("#[cfg_attr(miri, ignore)]"))]));
+        let off = "#![cfg(all(\n    unix,\n    any(),\n))]\n\n#[test]\nfn a() {}\n";
+        assert_eq!(first_skips("tests/it.rs", off), want(&[("a", Some("#![cfg(all(unix, any(),))]"))]));
     }
 
     #[test]
@@ -548,7 +576,8 @@ mod tests {
         for never in ["any())", "all(test, any()))", "FALSE)", "not(test))", "all(unix, not(all())))", "false)"] {
             assert_eq!(cfg_holds(never), Some(false), "{never}");
         }
-        for maybe in ["test)", "unix)", "feature = \"x\")", "any(unix, any()))", "not(unix))"] {
+        for maybe in ["any(", "all(unix, any(", "test)", "unix)", "feature = \"x\")", "any(unix, any()))", "not(unix))"]
+        {
             assert_ne!(cfg_holds(maybe), Some(false), "{maybe}");
         }
     }
