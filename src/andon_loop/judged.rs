@@ -280,19 +280,17 @@ fn ignore_rule_files(root: &Path) -> Vec<(String, std::path::PathBuf)> {
     files
 }
 
-/// The tests of `path` at the base that are gone or newly skipped in `now`.
+/// The tests of `path` at the base that are gone in `now`, or skipped by a marker the base lacked.
 fn lost_tests(path: &str, before: &str, now: &str) -> Vec<String> {
     let (was, is) = (tests_of(path, before), tests_of(path, now));
     let mut lost = Vec::new();
     for t in &was {
         match is.iter().find(|n| n.name == t.name) {
             None => lost.push(format!("{path}: test `{}` removed", t.name)),
-            Some(n) if t.skipped.is_none() && n.skipped.is_some() => lost.push(format!(
-                "{path}: test `{}` skipped by `{}`",
-                t.name,
-                n.skipped.as_deref().unwrap_or_default()
-            )),
-            Some(_) => {}
+            Some(n) => {
+                let new = n.skips.iter().find(|m| !t.skips.contains(m));
+                lost.extend(new.map(|m| format!("{path}: test `{}` skipped by `{m}`", t.name)));
+            }
         }
     }
     lost.sort();
@@ -370,5 +368,21 @@ mod tests {
             ["tests/test_x.py: test `test_a` skipped by `@pytest.mark.skip`", "tests/test_x.py: test `test_b` removed"]
         );
         assert!(lost_tests("tests/test_x.py", before, &format!("{before}\ndef test_d():\n    pass\n")).is_empty());
+    }
+
+    #[test]
+    fn a_skip_in_a_test_body_or_a_new_marker_on_a_skipped_test_is_lost() {
+        let before = "class T(TestCase):\n    def test_a(self):\n        assert f()\n\n    @unittest.expectedFailure\n    def test_b(self):\n        assert g()\n";
+        let now = before
+            .replace("        assert f()", "        self.skipTest('later')\n        assert f()")
+            .replace("    @unittest.expectedFailure\n", "    @unittest.expectedFailure\n    @unittest.skip('x')\n");
+        assert_eq!(
+            lost_tests("tests/test_x.py", before, &now),
+            [
+                "tests/test_x.py: test `test_a` skipped by `self.skipTest`",
+                "tests/test_x.py: test `test_b` skipped by `@unittest.skip`"
+            ]
+        );
+        assert!(lost_tests("tests/test_x.py", &now, &now.replace("'later'", "'soon'")).is_empty());
     }
 }
