@@ -76,39 +76,31 @@ fn gap_naming(v: &Value, name: &str) -> Option<String> {
         .map(|g| g["id"].as_str().unwrap().to_string())
 }
 
-/// Proposes, applies and verifies the fix of the broken `restock`: the wire is proven, with no
-/// commit.
-fn prove_the_wire(d: &Path) {
+/// Proposes, applies and verifies the fix `files` of the broken import of `name`, the loop's pick,
+/// and runs the loop on: the fix stays local and reversible, with no commit.
+fn fix_broken(d: &Path, name: &str, files: &[(&str, &str)]) {
     let v = loop_json(d);
-    let id = gap_naming(&v, "`restock`").unwrap_or_else(|| panic!("the broken import is a gap: {v:#}"));
+    let id = gap_naming(&v, name).unwrap_or_else(|| panic!("the broken import is a gap: {v:#}"));
     assert_eq!(v["next"]["gap"].as_str(), Some(id.as_str()), "{v:#}");
-    let o = run(
-        &[
-            "propose",
-            "--gap",
-            &id,
-            "--blast-radius",
-            "local+reversible",
-            "--approach",
-            "structural",
-            "--reason",
-            "r",
-            "--description",
-            "d",
-            "--write-set",
-            "inventory/__init__.py",
-            "--write-set",
-            "inventory/stock.py",
-            "-q",
-        ],
-        d,
-    );
+    let mut args = vec!["propose", "--gap", &id, "--blast-radius", "local+reversible", "--approach", "structural"];
+    args.extend(["--reason", "r", "--description", "d", "-q"]);
+    for (f, _) in files {
+        args.extend(["--write-set", f]);
+    }
+    let o = run(&args, d);
     assert!(o.status.success(), "propose: {}", String::from_utf8_lossy(&o.stdout));
     run(&["loop", "-q"], d);
-    write_files(d, FIX);
+    write_files(d, files);
     let o = andon().args(["verify", "--gap", &id, "--format", "json", "-q"]).current_dir(d).output().unwrap();
-    assert_eq!(o.status.code(), Some(0), "verify: {:#}", json(&o));
+    let out = json(&o);
+    assert_eq!(o.status.code(), Some(0), "verify: {out:#}");
+    assert_eq!(out["diff"]["rerated"].as_str(), Some("local+reversible"), "{out:#}");
     run(&["loop", "-q"], d);
+}
+
+/// Fixes the broken `restock`: the wire is proven.
+fn prove_the_wire(d: &Path) {
+    fix_broken(d, "`restock`", FIX);
     assert_eq!(board_wire(d).0, "proven");
 }
 
@@ -146,6 +138,8 @@ fn a_new_broken_import_across_a_proven_wire_keeps_it_from_showing_proven() {
             "from inventory import level, restock, reserve\n\n\ndef can_ship(item, n):\n    return level(item) >= n\n",
         )],
     );
+    git(d, &["add", "-A"]);
+    git(d, &["commit", "-qm", "reserve"]);
     let v = loop_json(d);
     assert!(gap_naming(&v, "`reserve`").is_some(), "{v:#}");
     assert_eq!(loop_wire(d), "broken/unproven");
@@ -154,4 +148,15 @@ fn a_new_broken_import_across_a_proven_wire_keeps_it_from_showing_proven() {
     assert_eq!(constraint["producer"], "inventory", "{constraint:#}");
     let status = run(&["status"], d);
     assert!(!String::from_utf8_lossy(&status.stdout).contains("every wire is proven"));
+    // its fix adds the name to the wire, which was not standing proven: local, and proves it
+    fix_broken(
+        d,
+        "`reserve`",
+        &[(
+            "inventory/__init__.py",
+            "from inventory.stock import level, restock\n\n__all__ = [\"level\", \"restock\", \"reserve\"]\n\n\n\
+             def reserve(item, n):\n    return n\n",
+        )],
+    );
+    assert_eq!(board_wire(d).0, "proven");
 }
