@@ -299,14 +299,12 @@ impl Language {
         dir_test || (self.test_file_name)(name)
     }
 
-    /// Whether a file of the language at `path` is clearly test code within the directory `root`:
-    /// its own name is a test file's, or a directory from `root` down (`root`'s own name
-    /// included) is named as only test directories are ([`CLEAR_TEST_DIRS`]).
-    pub fn is_clear_test_path(&self, path: &str, root: &str) -> bool {
+    /// Whether a file of the language at `path` is clearly test code: its own name is a test
+    /// file's, or one of its directories is named as only test directories are
+    /// ([`CLEAR_TEST_DIRS`]).
+    pub fn is_clear_test_path(&self, path: &str) -> bool {
         let name = path.rsplit('/').next().unwrap_or("");
-        let base = root.rsplit_once('/').map_or("", |(parent, _)| parent);
-        let within = if base.is_empty() { path } else { path.strip_prefix(base).unwrap_or(path) };
-        let dir_test = within.split('/').rev().skip(1).any(|d| CLEAR_TEST_DIRS.contains(&d));
+        let dir_test = path.split('/').rev().skip(1).any(|d| CLEAR_TEST_DIRS.contains(&d));
         dir_test || (self.test_file_name)(name)
     }
 }

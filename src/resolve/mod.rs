@@ -333,8 +333,8 @@ pub fn resolve(metas: &[FileMeta], segments: &[&Segment], root_name: &str) -> Se
 
 /// Resolves every import of every file with its language's hook; returns the wildcard imports
 /// that carry the target's public names, (importing file, target file), and adds to `edges` the
-/// file each import reaches, (importing file, target file), but a test-only import (`cfg(test)`) of
-/// a file that is not a test file.
+/// file each import reaches exactly, (importing file, target file), but a test-only import
+/// (`cfg(test)`) of a file that is not a test file.
 fn resolve_imports<'p>(
     repo: &'p Repo,
     hooks: &Resolvers,
@@ -354,7 +354,7 @@ fn resolve_imports<'p>(
             if let Target::Files(fs) = &t
                 && (fi.test_file || !imp.kinds.contains("test"))
             {
-                edges.extend(fs.iter().map(|(f, _)| (path.as_str(), f.clone())));
+                edges.extend(fs.iter().filter(|(_, exact)| *exact).map(|(f, _)| (path.as_str(), f.clone())));
             }
             open_glob(path, imp, &t, out);
             let carries =

@@ -4,7 +4,7 @@
 //! two importable packages under one `pyproject.toml` are two stages. Each file belongs to the
 //! deepest stage root that holds it (preferring its own ecosystem); files outside every stage form
 //! one directory stage. A candidate whose files are all clearly test files (`TestFile`, and a
-//! test by its own name or under a `tests`-like directory from the candidate's root down: a
+//! test by its own name or under a directory named as only test directories are: a
 //! `tests/` package, a `__tests__` directory, a test-only crate) is no stage, unless a file of a
 //! kept stage imports it; a clearly test file outside every candidate joins no directory stage:
 //! such files are in no stage and carry no wire, and their imports are test evidence for the
@@ -83,34 +83,33 @@ fn assign<'r>(repo: &'r Repo, cands: &[Cand]) -> (BTreeMap<usize, Vec<&'r str>>,
 }
 
 /// Drops what is clearly test code only: the candidates all of whose files are test files
-/// clearly (by a file's own name, or a test directory's name from the candidate's root down), and
+/// clearly (by a file's own name, or a directory named as only test directories are), and
 /// such test files among the homeless ones (they join no directory stage). A candidate or file
-/// that a file of a kept stage imports (`edges`: importing file, imported file) is kept:
+/// that a file of a kept stage imports exactly (`edges`: importing file, imported file) is kept:
 /// production code depends on it.
 fn without_test_only<'r>(
     repo: &Repo,
-    cands: &[Cand],
     members: BTreeMap<usize, Vec<&'r str>>,
     homeless: Vec<&'r str>,
     edges: &[(&str, String)],
 ) -> (BTreeMap<usize, Vec<&'r str>>, Vec<&'r str>) {
-    let clear = |p: &str, root: &str| {
+    let clear = |p: &str| {
         repo.files
             .get(p)
-            .is_some_and(|f| f.test_file && Language::by_name(&f.lang).is_some_and(|l| l.is_clear_test_path(p, root)))
+            .is_some_and(|f| f.test_file && Language::by_name(&f.lang).is_some_and(|l| l.is_clear_test_path(p)))
     };
-    // each file's group: its candidate, or `None` when homeless (a group of one)
+    // the doubtful groups: a candidate's files, or one homeless file
     let mut kept: BTreeSet<&str> = BTreeSet::new();
     let mut doubtful: Vec<Vec<&str>> = Vec::new();
-    for (i, files) in &members {
-        if files.iter().all(|p| clear(p, &cands[*i].root)) {
+    for files in members.values() {
+        if files.iter().all(|p| clear(p)) {
             doubtful.push(files.clone());
         } else {
             kept.extend(files.iter().copied());
         }
     }
     for p in &homeless {
-        if clear(p, "") {
+        if clear(p) {
             doubtful.push(vec![p]);
         } else {
             kept.insert(p);
@@ -133,7 +132,7 @@ pub(crate) fn stages(repo: &Repo, hooks: &Resolvers, root_name: &str, edges: &[(
     let mut cands = manifest_candidates(repo);
     cands.extend(package_candidates(repo, hooks));
     let (members, homeless) = assign(repo, &cands);
-    let (members, homeless) = without_test_only(repo, &cands, members, homeless, edges);
+    let (members, homeless) = without_test_only(repo, members, homeless, edges);
     let mut stages: Vec<(Cand, Vec<&str>)> = Vec::new();
     for (i, files) in members {
         let c = &cands[i];
