@@ -259,8 +259,7 @@ fn thrash_constraint(state: &State, stream: &Stream, threshold: usize) -> Option
 /// The unproven wire blocking the most stages downstream, stream order breaking a tie.
 fn most_blocked_constraint(state: &State, stream: &Stream) -> Option<Constraint> {
     let downstream = |stage: &str| stream.downstream(stage);
-    let unproven: Vec<&Wire> =
-        stream.wires.iter().filter(|w| state.wires.get(*w).is_none_or(|s| s.status != WireStatus::Proven)).collect();
+    let unproven: Vec<&Wire> = stream.wires.iter().filter(|w| !stands_proven(state, w)).collect();
     let most = unproven.iter().map(|w| 1 + downstream(&w.consumer)).max();
     let tied: Vec<&&Wire> = unproven.iter().filter(|w| Some(1 + downstream(&w.consumer)) == most).collect();
     tied.into_iter().min_by_key(|w| stream.key(w)).map(|w| {
@@ -457,12 +456,7 @@ fn held_cursor(state: &State, stream: &Stream, ingest: bool) -> Option<String> {
     if let Some(g) = in_progress(state) {
         return Some(g.stage.clone());
     }
-    let unproven = |s: &str| {
-        stream
-            .wires
-            .iter()
-            .any(|w| w.producer == s && state.wires.get(w).is_none_or(|ws| ws.status != WireStatus::Proven))
-    };
+    let unproven = |s: &str| stream.wires.iter().any(|w| w.producer == s && !stands_proven(state, w));
     if ingest {
         return None;
     }
@@ -667,7 +661,7 @@ pub fn recorded_halt(records: &[Record], id: &str) -> Option<(Option<Condition>,
 /// Nothing to pick: some wire is still not proven (nothing the loop can do), or the cycle
 /// converged, as its last convergence record says (hardened when it needed nothing).
 fn settled(state: &State, records: &[Record], stream: &Stream, ingest: bool) -> Next {
-    let all_proven = stream.wires.iter().all(|w| state.wires.get(w).is_some_and(|ws| ws.status == WireStatus::Proven));
+    let all_proven = stream.wires.iter().all(|w| stands_proven(state, w));
     if !all_proven {
         if let Some((w, _)) =
             state.wires.iter().find(|(_, ws)| state.evidence.get(&ws.evidence).is_some_and(|e| e.hold))
@@ -718,16 +712,29 @@ fn settled(state: &State, records: &[Record], stream: &Stream, ingest: bool) -> 
 
 /// How a wire stands, in words: `proven`, `unknown`, `broken/unproven` when a refutation or an
 /// open gap across it says something is broken, else `unproven` (nothing broken, no proof yet).
+/// A proven wire with an open gap across it shows `broken/unproven`: its proof no longer stands.
 pub fn wire_status_name(state: &State, wire: &Wire) -> &'static str {
     let ws = state.wires.get(wire);
+    let broken_gap = broken_gap_across(state, wire);
     match ws.map(|s| s.status) {
-        Some(WireStatus::Proven) => return "proven",
+        Some(WireStatus::Proven) if !broken_gap => return "proven",
         Some(WireStatus::Unknown) => return "unknown",
         _ => {}
     }
     let refuted = ws.and_then(|s| state.evidence.get(&s.evidence)).is_some_and(|e| e.verdict == Verdict::Refuted);
-    let broken_gap = state.gaps.values().any(|g| {
-        g.wire.as_ref() == Some(wire) && g.kind == GapKind::Wire && g.source != "UnprovenWire" && !g.status.set_aside()
-    });
     if refuted || broken_gap { "broken/unproven" } else { "unproven" }
+}
+
+/// Whether a gap not set aside says something across `wire` is broken (a wire gap other than its
+/// missing proof, such as an import of a name the producer does not define).
+fn broken_gap_across(state: &State, wire: &Wire) -> bool {
+    state.gaps.values().any(|g| {
+        g.wire.as_ref() == Some(wire) && g.kind == GapKind::Wire && g.source != "UnprovenWire" && !g.status.set_aside()
+    })
+}
+
+/// Whether `wire` stands proven: its status is proven and no open gap across it says otherwise.
+/// The constraint, the cursor and convergence read a wire through it.
+pub fn stands_proven(state: &State, wire: &Wire) -> bool {
+    state.wires.get(wire).is_some_and(|ws| ws.status == WireStatus::Proven) && !broken_gap_across(state, wire)
 }

@@ -13,7 +13,7 @@ use crate::datalog;
 use crate::extract::lang::references_name_packages;
 use crate::facts::rel;
 use crate::index::Index;
-use crate::ledger::{self, GapStatus, LedgerError, State, Verdict, Wire, WireStatus};
+use crate::ledger::{self, GapStatus, LedgerError, State, Verdict, Wire};
 
 /// The applied change, checked before anything is proven: the working tree against `base` (or a
 /// given unified diff, which must then describe the tree), no file outside `write_set` (R113),
@@ -83,19 +83,20 @@ pub(super) struct Checked {
 
 /// Does the working tree change a public surface — what crosses a proven wire, as its proof
 /// recorded it (design §3)? Such a change is hard to reverse: every consumer rests on it. Says
-/// which wires and what crosses them now.
+/// which wires and what crosses them now. A wire with a broken import open across it does not
+/// stand proven: the fix that adds the missing name is not judged against its proof.
 pub(super) fn surface_change(root: &Path, idx: &Index, state: &State) -> Result<Option<String>, String> {
     let proven: Vec<(Wire, &ledger::Evidence)> = state
         .wires
         .iter()
-        .filter(|(_, ws)| ws.status == WireStatus::Proven)
+        .filter(|(w, _)| crate::status::stands_proven(state, w))
         .filter_map(|(w, ws)| state.evidence.get(&ws.evidence).filter(|e| e.surface.is_some()).map(|e| (w.clone(), e)))
         .collect();
     if proven.is_empty() {
         return Ok(None);
     }
     let prog = datalog::builtin_program();
-    let need = prog.needed(&[rel::WIRE_IMPORT.0 as usize]);
+    let need = prog.needed(&[rel::WIRE_IMPORT.0 as usize, rel::MISSING_NAME.0 as usize]);
     let mut store = datalog::load_with(&prog, idx, Some(&need), &references_name_packages)?;
     datalog::run_runtime(&prog, &mut store, Some(&need));
     let wires: Vec<Wire> = proven.iter().map(|(w, _)| w.clone()).collect();

@@ -1,7 +1,8 @@
 //! A wire's surface (design §3): the definitions that cross it — every name the consumer's files
 //! import from the producer's files, each with the text of its contract — and a fingerprint of
 //! them. Evidence for a wire records the fingerprint it was proven on; when the fingerprint
-//! changes, the proof is stale (R82).
+//! changes, the proof is stale (R82). A name the import does not find (`MissingName`) does not
+//! cross, so a name that stops resolving leaves the surface and makes the proof stale.
 //!
 //! The contract of a function or method is its signature (the text up to its body), so a fix
 //! inside a body leaves the wires it crosses proven; the contract of any other definition (a
@@ -9,7 +10,7 @@
 //! read. A module imported whole contributes every name it exports. Whitespace is normalised, so
 //! reformatting changes nothing.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::Path;
 
 use crate::datalog::Store;
@@ -145,6 +146,13 @@ fn signature(text: &str) -> &str {
     text
 }
 
+/// The names an import does not find where it leads (`MissingName`: path, line, name, target):
+/// they do not cross the wire, so a name that stops resolving leaves the surface.
+fn missing_names(store: &Store) -> HashSet<(&str, u32, &str, &str)> {
+    let s = |i: u32| store.syms.str(i);
+    store.rels[rel::MISSING_NAME.0 as usize].iter().map(|r| (s(r[0]), r[1], s(r[2]), s(r[3]))).collect()
+}
+
 /// The surfaces of `wires`, from the index (fresh) and the derived `WireImport` rows in `store`.
 pub fn surfaces(root: &Path, idx: &Index, store: &Store, wires: &[Wire]) -> BTreeMap<Wire, Surface> {
     let wanted: BTreeSet<&Wire> = wires.iter().collect();
@@ -158,6 +166,7 @@ pub fn surfaces(root: &Path, idx: &Index, store: &Store, wires: &[Wire]) -> BTre
             sites.entry(w).or_default().insert(site);
         }
     }
+    let missing = missing_names(store);
     let mut producers: HashMap<String, Defs> = HashMap::new();
     let mut out = BTreeMap::new();
     for w in wires {
@@ -181,6 +190,9 @@ pub fn surfaces(root: &Path, idx: &Index, store: &Store, wires: &[Wire]) -> BTre
                 names
             };
             for n in names {
+                if missing.contains(&(path.as_str(), *line, n.as_str(), target.as_str())) {
+                    continue;
+                }
                 let text = match (d.defs.get(&n), &d.text) {
                     (Some((kind, l, e)), Some(t)) => format!("{kind} {}", contract(t, kind, *l, *e)),
                     // re-exported or unreadable: the name alone

@@ -298,7 +298,20 @@ impl Language {
             .any(|d| matches!(d, "tests" | "test" | "__tests__" | "testing" | "benches") || d.ends_with("_tests"));
         dir_test || (self.test_file_name)(name)
     }
+
+    /// Whether a file of the language at `path` is clearly test code: its own name is a test
+    /// file's, or one of its directories is named as only test directories are
+    /// ([`CLEAR_TEST_DIRS`]).
+    pub fn is_clear_test_path(&self, path: &str) -> bool {
+        let name = path.rsplit('/').next().unwrap_or("");
+        let dir_test = path.split('/').rev().skip(1).any(|d| CLEAR_TEST_DIRS.contains(&d));
+        dir_test || (self.test_file_name)(name)
+    }
 }
+
+/// Directory names only test code has (`testing`, `benches` or `*_tests` may name production
+/// packages, so they are not among them).
+pub const CLEAR_TEST_DIRS: &[&str] = &["tests", "test", "__tests__", "spec", "specs"];
 
 impl Ecosystem {
     /// The ecosystem `Manifest` facts name `name`.

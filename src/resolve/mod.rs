@@ -320,19 +320,27 @@ pub fn resolve(metas: &[FileMeta], segments: &[&Segment], root_name: &str) -> Se
     let repo = Repo::build(metas, segments);
     let mut out = Out { b: SegmentBuilder::new() };
     let hooks = Resolvers::new(&repo, root_name);
-    stages::stages(&repo, &hooks, root_name, &mut out);
     for hook in hooks.all() {
         hook.modules(&mut out);
     }
-    let globs = resolve_imports(&repo, &hooks, &mut out);
+    let mut edges = Vec::new();
+    let globs = resolve_imports(&repo, &hooks, &mut edges, &mut out);
+    stages::stages(&repo, &hooks, root_name, &edges, &mut out);
     glob_exports(&repo, &globs, &mut out);
     dependency_imports(&repo, &hooks, &mut out);
     out.b.finish()
 }
 
 /// Resolves every import of every file with its language's hook; returns the wildcard imports
-/// that carry the target's public names, (importing file, target file).
-fn resolve_imports<'p>(repo: &'p Repo, hooks: &Resolvers, out: &mut Out) -> Vec<(&'p str, String)> {
+/// that carry the target's public names, (importing file, target file), and adds to `edges` the
+/// file each import reaches exactly, (importing file, target file), but a test-only import
+/// (`cfg(test)`) of a file that is not a test file.
+fn resolve_imports<'p>(
+    repo: &'p Repo,
+    hooks: &Resolvers,
+    edges: &mut Vec<(&'p str, String)>,
+    out: &mut Out,
+) -> Vec<(&'p str, String)> {
     let mut globs: Vec<(&str, String)> = Vec::new();
     for (path, fi) in &repo.files {
         let Some(lang) = Language::by_name(&fi.lang) else { continue };
@@ -341,6 +349,13 @@ fn resolve_imports<'p>(repo: &'p Repo, hooks: &Resolvers, out: &mut Out) -> Vec<
             let t = hook.resolve(path, imp, out);
             let t = if fi.recovered.contains(&imp.line) { t.downgraded() } else { t };
             out.resolution(path, hook, imp, &t);
+            // a test file's imports all carry `test`: whether that file is test code is the stage
+            // rule's to judge; a `#[cfg(test)]` import elsewhere is test code
+            if let Target::Files(fs) = &t
+                && (fi.test_file || !imp.kinds.contains("test"))
+            {
+                edges.extend(fs.iter().filter(|(_, exact)| *exact).map(|(f, _)| (path.as_str(), f.clone())));
+            }
             open_glob(path, imp, &t, out);
             let carries =
                 imp.kinds.contains("wildcard") && (imp.kinds.contains("re_export") || lang.wildcard_import_reexports);

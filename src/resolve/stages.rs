@@ -3,14 +3,16 @@
 //! top-level Python package (or namespace package) under a source root is a stage of its own, so
 //! two importable packages under one `pyproject.toml` are two stages. Each file belongs to the
 //! deepest stage root that holds it (preferring its own ecosystem); files outside every stage form
-//! one directory stage. A candidate whose files are all test files (`TestFile`: a `tests/`
-//! package, a `__tests__` directory, a test-only crate) is no stage, and a test file outside
-//! every candidate joins no directory stage: such files are in no stage and carry no wire, and
-//! their imports are test evidence for the stages they reach. A candidate with one non-test file
-//! keeps all its files (a crate's own `tests/`). All of it is local detection, labelled
-//! `heuristic` with its source (R30).
+//! one directory stage. A candidate whose files are all clearly test files (`TestFile`, and a
+//! test by its own name or under a directory named as only test directories are: a
+//! `tests/` package, a `__tests__` directory, a test-only crate) is no stage, unless a file of a
+//! kept stage imports it; a clearly test file outside every candidate joins no directory stage:
+//! such files are in no stage and carry no wire, and their imports are test evidence for the
+//! stages they reach. A package named `testing` or `benches` stays a stage. A candidate with one
+//! file that is not clearly a test keeps all its files (a crate's own `tests/`). All of it is
+//! local detection, labelled `heuristic` with its source (R30).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::{Out, Repo, Resolvers, parent_dir, under};
 use crate::extract::lang::{ECOSYSTEMS, Ecosystem, Language, StageRule};
@@ -80,25 +82,57 @@ fn assign<'r>(repo: &'r Repo, cands: &[Cand]) -> (BTreeMap<usize, Vec<&'r str>>,
     (members, homeless)
 }
 
-/// Drops what is test code only: the candidates all of whose files are test files, and the test
-/// files among the homeless ones (they join no directory stage).
+/// Drops what is clearly test code only: the candidates all of whose files are test files
+/// clearly (by a file's own name, or a directory named as only test directories are), and
+/// such test files among the homeless ones (they join no directory stage). A candidate or file
+/// that a file of a kept stage imports exactly (`edges`: importing file, imported file) is kept:
+/// production code depends on it.
 fn without_test_only<'r>(
     repo: &Repo,
     members: BTreeMap<usize, Vec<&'r str>>,
     homeless: Vec<&'r str>,
+    edges: &[(&str, String)],
 ) -> (BTreeMap<usize, Vec<&'r str>>, Vec<&'r str>) {
-    let is_test = |p: &str| repo.files.get(p).is_some_and(|f| f.test_file);
-    let members = members.into_iter().filter(|(_, files)| !files.iter().all(|p| is_test(p))).collect();
-    (members, homeless.into_iter().filter(|p| !is_test(p)).collect())
+    let clear = |p: &str| {
+        repo.files
+            .get(p)
+            .is_some_and(|f| f.test_file && Language::by_name(&f.lang).is_some_and(|l| l.is_clear_test_path(p)))
+    };
+    // the doubtful groups: a candidate's files, or one homeless file
+    let mut kept: BTreeSet<&str> = BTreeSet::new();
+    let mut doubtful: Vec<Vec<&str>> = Vec::new();
+    for files in members.values() {
+        if files.iter().all(|p| clear(p)) {
+            doubtful.push(files.clone());
+        } else {
+            kept.extend(files.iter().copied());
+        }
+    }
+    for p in &homeless {
+        if clear(p) {
+            doubtful.push(vec![p]);
+        } else {
+            kept.insert(p);
+        }
+    }
+    let imported = |kept: &BTreeSet<&str>, group: &[&str]| {
+        edges.iter().any(|(from, to)| kept.contains(from) && group.contains(&to.as_str()))
+    };
+    while let Some(at) = doubtful.iter().position(|g| imported(&kept, g)) {
+        kept.extend(doubtful.swap_remove(at));
+    }
+    let members = members.into_iter().filter(|(_, files)| files.iter().any(|p| kept.contains(p))).collect();
+    (members, homeless.into_iter().filter(|p| kept.contains(p)).collect())
 }
 
 /// Emits the stages (names made unique), their info and manifests, each file's stage and each
 /// manifest's owner.
-pub(crate) fn stages(repo: &Repo, hooks: &Resolvers, root_name: &str, out: &mut Out) {
+/// `edges` are the resolved imports outside test code, (importing file, imported file).
+pub(crate) fn stages(repo: &Repo, hooks: &Resolvers, root_name: &str, edges: &[(&str, String)], out: &mut Out) {
     let mut cands = manifest_candidates(repo);
     cands.extend(package_candidates(repo, hooks));
     let (members, homeless) = assign(repo, &cands);
-    let (members, homeless) = without_test_only(repo, members, homeless);
+    let (members, homeless) = without_test_only(repo, members, homeless, edges);
     let mut stages: Vec<(Cand, Vec<&str>)> = Vec::new();
     for (i, files) in members {
         let c = &cands[i];

@@ -28,3 +28,4 @@ mod stubs;
 mod support;
 mod trial_details;
 mod ts_parse;
+mod wire_proof;

@@ -289,3 +289,70 @@ fn a_request_that_adds_a_test_of_the_wire_is_in_scope_and_a_test_of_another_stag
     assert_eq!(outside["verdict"]["outcome"], "refused:scope", "{outside:#}");
     assert_eq!(outside["outside_scope"], json!(["tests/test_cli.py (a test of stage `cli`)"]), "{outside:#}");
 }
+
+/// A repository whose production packages are named like test directories (`testing`, `benches`,
+/// `load_tests`, `test`), beside a `tests/` package and a namespace package of test files only.
+fn test_named_packages() -> tempfile::TempDir {
+    let t = tempfile::tempdir().unwrap();
+    write_files(
+        t.path(),
+        &[
+            ("pyproject.toml", "[project]\nname = \"kit\"\nversion = \"0.1.0\"\n"),
+            (
+                "app/__init__.py",
+                "from testing import make_fixture, nope\nfrom test import helper\n\n\n\
+                 def run():\n    return make_fixture(helper())\n",
+            ),
+            ("testing/__init__.py", "def make_fixture(x):\n    return {\"x\": x}\n"),
+            ("test/__init__.py", "def helper():\n    return 1\n"),
+            ("benches/__init__.py", "def bench():\n    return 2\n"),
+            ("load_tests/__init__.py", "def load():\n    return 3\n"),
+            ("tests/__init__.py", ""),
+            ("tests/test_app.py", "from app import run\n\n\ndef test_run():\n    assert run()\n"),
+            ("checks/test_probe.py", "from benches import bench\n\n\ndef test_bench():\n    assert bench()\n"),
+        ],
+    );
+    t
+}
+
+#[test]
+fn a_package_named_like_a_test_directory_is_a_stage_unless_it_is_clearly_tests() {
+    let t = test_named_packages();
+    let d = t.path();
+    let stages = query(d, "Stage(s, r)");
+    let names: Vec<&str> = stages.iter().map(|r| r[0].as_str()).collect();
+    // `testing`, `benches` and `load_tests` are production by their names; `test` is a test
+    // directory's name, but production code imports it
+    assert_eq!(names, ["app", "benches", "load_tests", "test", "testing"], "{stages:?}");
+    // the files stay test files by their paths, as before
+    let test_files: Vec<String> = query(d, "TestFile(p)").into_iter().map(|r| r[0].clone()).collect();
+    assert!(test_files.contains(&"testing/__init__.py".to_string()), "{test_files:?}");
+    // a `tests/` package and a package of test files by name are no stage
+    assert_eq!(query(d, "StagelessTest(p)"), [["checks/test_probe.py"], ["tests/__init__.py"], ["tests/test_app.py"]]);
+    let v = loop_json(d);
+    let gaps = v["gaps"].as_array().unwrap();
+    let broken: Vec<&Value> = gaps.iter().filter(|g| g["source"] == "BrokenImport").collect();
+    assert_eq!(broken.len(), 1, "{v:#}");
+    assert!(broken[0]["summary"].as_str().unwrap().contains("`nope`"), "{v:#}");
+    assert_eq!(broken[0]["wire"], json!({"producer": "testing", "consumer": "app"}), "{v:#}");
+}
+
+#[test]
+fn a_test_directory_stays_no_stage_when_only_tests_import_it() {
+    let t = test_named_packages();
+    let d = t.path();
+    // without the production import, `test` is a test directory again
+    write_files(
+        d,
+        &[("app/__init__.py", "from testing import make_fixture\n\n\ndef run():\n    return make_fixture(1)\n")],
+    );
+    write_files(
+        d,
+        &[(
+            "tests/test_app.py",
+            "from test import helper\nfrom app import run\n\n\ndef test_run():\n    assert run() and helper()\n",
+        )],
+    );
+    let names: Vec<String> = query(d, "Stage(s, r)").into_iter().map(|r| r[0].clone()).collect();
+    assert_eq!(names, ["app", "benches", "load_tests", "testing"]);
+}
