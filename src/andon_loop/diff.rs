@@ -226,19 +226,22 @@ pub fn seal(root: &Path, exclude: &[String], before: Option<&[String]>) -> Optio
 mod tests {
     use super::*;
 
-    fn git_ok(d: &Path, args: &[&str]) {
+    /// A git repository holding `a.py` (`x = 1`), committed.
+    fn committed() -> tempfile::TempDir {
+        let t = tempfile::tempdir().unwrap();
+        let d = t.path();
+        std::fs::write(d.join("a.py"), "x = 1\n").unwrap();
         let ids = ["-c", "user.name=a", "-c", "user.email=a@example.invalid", "-c", "commit.gpgsign=false"];
-        assert!(Command::new("git").arg("-C").arg(d).args(ids).args(args).output().unwrap().status.success());
+        for args in [&["init", "-q"][..], &["add", "-A"], &["commit", "-qm", "base"]] {
+            assert!(Command::new("git").arg("-C").arg(d).args(ids).args(args).output().unwrap().status.success());
+        }
+        t
     }
 
     #[test]
     fn an_edit_in_the_second_the_index_was_written_is_seen_later() {
-        let t = tempfile::tempdir().unwrap();
+        let t = committed();
         let d = t.path();
-        std::fs::write(d.join("a.py"), "x = 1\n").unwrap();
-        git_ok(d, &["init", "-q"]);
-        git_ok(d, &["add", "-A"]);
-        git_ok(d, &["commit", "-qm", "base"]);
         // same size, most likely the same second as the index: only git's racy rule catches it
         std::fs::write(d.join("a.py"), "x = 2\n").unwrap();
         std::thread::sleep(std::time::Duration::from_millis(1100));
@@ -249,12 +252,8 @@ mod tests {
 
     #[test]
     fn new_files_count_but_build_output_nobody_committed_does_not() {
-        let t = tempfile::tempdir().unwrap();
+        let t = committed();
         let d = t.path();
-        std::fs::write(d.join("a.py"), "x = 1\n").unwrap();
-        git_ok(d, &["init", "-q"]);
-        git_ok(d, &["add", "-A"]);
-        git_ok(d, &["commit", "-qm", "base"]);
         std::fs::create_dir_all(d.join("pkg/__pycache__")).unwrap();
         std::fs::write(d.join("pkg/__pycache__/a.cpython-312.pyc"), b"\0\x01").unwrap();
         std::fs::write(d.join("pkg/b.py"), "y = 1\n").unwrap();
