@@ -238,6 +238,10 @@ pub enum Proposed {
 /// gates) and writes it under `output_dir/proposals/` with the base commit; never the ledger.
 pub fn propose(root: &Path, cfg: &Config, mut p: Proposal) -> Result<Proposed, Error> {
     let mut problems = proposal::validate(&p).err().unwrap_or_default();
+    let own = andon_loop::own_paths(cfg);
+    for f in p.write_set.iter().filter(|f| f.starts_with(".andon/") || own.iter().any(|o| f.starts_with(o.as_str()))) {
+        problems.push(format!("write-set entry `{f}` is andon's own state: a fix never writes it"));
+    }
     let gated = gap_problems(root, cfg, &p.gap, &mut problems);
     let picked = if problems.is_empty() { another_pick(root, cfg, &p.gap) } else { None };
     if let Some((id, why)) = &picked {

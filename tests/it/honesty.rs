@@ -507,3 +507,37 @@ fn a_fix_whose_checks_pass_but_leaves_the_gap_in_the_code_is_not_closed() {
     let (_, state, _) = andon::ledger::load(&d.join("analysis/andon/ledger")).unwrap().unwrap();
     assert_eq!(state.gaps[&gap].status, andon::ledger::GapStatus::Closed);
 }
+
+#[test]
+fn a_write_set_never_names_andons_own_state() {
+    let t = failing(COMMAND);
+    let d = t.path();
+    let gap = picked(d, "command `unit`");
+    for own in ["analysis/andon/ledger/ledger.jsonl", ".andon/index.bin"] {
+        let args = [
+            "propose",
+            "--gap",
+            &gap,
+            "--blast-radius",
+            "local+reversible",
+            "--approach",
+            "executed",
+            "--reason",
+            "r",
+            "--description",
+            "d",
+            "--write-set",
+            own,
+            "--format",
+            "json",
+            "-q",
+        ];
+        let o = run(&args, d);
+        let v = json(&o);
+        assert_eq!(o.status.code(), Some(1), "{v:#}");
+        assert!(
+            v["problems"].as_array().unwrap().iter().any(|p| p.as_str().unwrap().contains("andon's own state")),
+            "{v:#}"
+        );
+    }
+}
