@@ -216,7 +216,7 @@ pub fn drift(recorded: &Judging, now: &Judging) -> Vec<String> {
     let absent = "absent".to_string();
     let keys: std::collections::BTreeSet<&String> = recorded.keys().chain(now.keys()).collect();
     keys.into_iter()
-        .filter(|k| !(k.contains(NAMED_BY) && !recorded.contains_key(*k)))
+        .filter(|k| !k.contains(NAMED_BY) || recorded.contains_key(*k))
         .filter(|k| recorded.get(*k).unwrap_or(&absent) != now.get(*k).unwrap_or(&absent))
         .cloned()
         .collect()

@@ -56,16 +56,23 @@ fn picked(d: &Path, what: &str) -> String {
 
 /// Proposes a local fix of `gap` writing `files`, and records it with a loop step.
 fn propose(d: &Path, gap: &str, approach: &str, files: &[&str]) -> Value {
-    let mut args = vec!["propose", "--gap", gap, "--blast-radius", "local+reversible", "--approach", approach];
-    args.extend(["--reason", "the checks show it", "--description", "the fix", "--format", "json", "-q"]);
-    for f in files {
-        args.extend(["--write-set", f]);
-    }
-    let o = run(&args, d);
+    let o = propose_args(d, gap, approach, &["--write-set"], files);
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
     let (_, v) = step(d);
     assert_eq!(v["next"]["action"], "apply-and-verify", "{v:#}");
     json(&o)
+}
+
+/// `andon propose --format json` of a local fix of `gap`: `flag` is put before each of `files`
+/// (`["--write-set"]`), or before the first only (`[]` after one `--write-set` in `files`).
+fn propose_args(d: &Path, gap: &str, approach: &str, flag: &[&str], files: &[&str]) -> std::process::Output {
+    let mut args = vec!["propose", "--gap", gap, "--blast-radius", "local+reversible", "--approach", approach];
+    args.extend(["--reason", "the checks show it", "--description", "the fix", "--format", "json", "-q"]);
+    for f in files {
+        args.extend(flag);
+        args.push(f);
+    }
+    run(&args, d)
 }
 
 /// `andon verify --gap G --format json` and its exit code.
@@ -344,28 +351,8 @@ fn a_write_set_takes_several_files_after_one_flag() {
     let t = failing(COMMAND);
     let d = t.path();
     let gap = picked(d, "command `unit`");
-    let o = run(
-        &[
-            "propose",
-            "--gap",
-            &gap,
-            "--blast-radius",
-            "local+reversible",
-            "--approach",
-            "executed",
-            "--reason",
-            "r",
-            "--description",
-            "d",
-            "--write-set",
-            "catalog/prices.py",
-            "catalog/test_prices.py",
-            "--format",
-            "json",
-            "-q",
-        ],
-        d,
-    );
+    // one flag, two files
+    let o = propose_args(d, &gap, "executed", &[], &["--write-set", "catalog/prices.py", "catalog/test_prices.py"]);
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
     let p: Value =
         serde_json::from_slice(&std::fs::read(d.join("analysis/andon/proposals").join(format!("{gap}.json"))).unwrap())
@@ -514,25 +501,7 @@ fn a_write_set_never_names_andons_own_state() {
     let d = t.path();
     let gap = picked(d, "command `unit`");
     for own in ["analysis/andon/ledger/ledger.jsonl", ".andon/index.bin"] {
-        let args = [
-            "propose",
-            "--gap",
-            &gap,
-            "--blast-radius",
-            "local+reversible",
-            "--approach",
-            "executed",
-            "--reason",
-            "r",
-            "--description",
-            "d",
-            "--write-set",
-            own,
-            "--format",
-            "json",
-            "-q",
-        ];
-        let o = run(&args, d);
+        let o = propose_args(d, &gap, "executed", &["--write-set"], &[own]);
         let v = json(&o);
         assert_eq!(o.status.code(), Some(1), "{v:#}");
         assert!(
