@@ -5,7 +5,8 @@
 //! from the bottom layer up: [`text`], [`dialect`], [`facts`], [`extract`], [`resolve`], [`index`],
 //! [`datalog`], [`config`], [`ops`], [`capabilities`], [`ledger`], [`panel`], [`ingest`],
 //! [`evidence`], [`check`], [`status`], [`preflight`], [`andon_loop`], [`api`] (one function per
-//! command, under every front end), [`output`] and [`cli`].
+//! command, under every front end), [`output`], [`exit`] (the one table of exit codes), and the
+//! front ends [`mcp`] (the MCP server) and [`cli`].
 
 pub mod andon_loop;
 pub mod api;
@@ -16,11 +17,13 @@ pub mod config;
 pub mod datalog;
 pub mod dialect;
 pub mod evidence;
+pub mod exit;
 pub mod extract;
 pub mod facts;
 pub mod index;
 pub mod ingest;
 pub mod ledger;
+pub mod mcp;
 pub mod ops;
 pub mod output;
 pub mod panel;

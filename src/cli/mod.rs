@@ -1,15 +1,13 @@
 //! The command line: the only code that knows clap, the terminal, environment variables and exit
 //! codes. Each command parses its arguments, calls the library, and renders through `output`.
 
-mod exit;
-
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-pub use exit::Exit;
+pub use crate::exit::Exit;
 
 use crate::config::Config;
 use crate::index::{self, IndexOptions};
@@ -67,6 +65,9 @@ enum Command {
         #[command(subcommand)]
         action: LedgerAction,
     },
+    /// Serve the repository to an agent over the Model Context Protocol (stdio): the tools index,
+    /// query, stream, why, check, status, loop, propose, verify, facts and preflight.
+    Mcp(McpArgs),
     /// The effective settings and where each came from.
     Config {
         #[command(subcommand)]
@@ -483,6 +484,13 @@ struct IndexArgs {
 }
 
 #[derive(Args)]
+struct McpArgs {
+    /// The repository the server serves: every path argument must resolve inside it.
+    #[arg(default_value = ".")]
+    path: PathBuf,
+}
+
+#[derive(Args)]
 struct FactsArgs {
     /// Repository whose facts to print.
     #[arg(default_value = ".")]
@@ -530,6 +538,7 @@ pub fn main() -> ExitCode {
         Command::Why(a) => run_why(a),
         Command::Check(a) => run_check(a),
         Command::Config { action: ConfigAction::Show(a) } => run_config_show(a),
+        Command::Mcp(a) => run_mcp(a),
         Command::Ledger { action: LedgerAction::Check(a) } => run_ledger_check(a),
         Command::Ledger { action: LedgerAction::Repair(a) } => run_ledger_repair(a),
         Command::Status(a) => run_status(a),
@@ -620,13 +629,20 @@ fn repo_of(c: &Command) -> Option<(PathBuf, bool)> {
         Command::Authorize(a) | Command::Defer(a) | Command::Skip(a) => (a.path.clone(), json(&a.common)),
         Command::Override(a) => (a.decision.path.clone(), json(&a.decision.common)),
         Command::Confirm(a) => (a.decision.path.clone(), json(&a.decision.common)),
-        Command::Config { .. } => return None,
+        // The server answers a disabled repository call by call, with each call's document.
+        Command::Config { .. } | Command::Mcp(_) => return None,
     })
 }
 
 fn run_config_show(a: ConfigShowArgs) -> Result<Exit, String> {
     let cfg = crate::api::structure::config_show(&a.path).map_err(|e| e.to_string())?;
     emit(|w| output::settings_report(w, &cfg, format_of(&a.common)))?;
+    Ok(Exit::Success)
+}
+
+/// `andon mcp`: stdout carries the protocol's messages only; diagnostics go to stderr.
+fn run_mcp(a: McpArgs) -> Result<Exit, String> {
+    crate::mcp::serve(&a.path, tokio::io::stdin(), tokio::io::stdout())?;
     Ok(Exit::Success)
 }
 
@@ -656,7 +672,7 @@ fn run_preflight(a: PreflightArgs) -> Result<Exit, String> {
         &serde_json::to_value(&p).expect("a document serializes"),
     );
     emit(|w| output::preflight(w, &p, format_of(&a.common), false))?;
-    Ok(if p.worst() == crate::preflight::Readiness::NotReady { Exit::Findings } else { Exit::Success })
+    Ok(Exit::of_preflight(&p))
 }
 
 /// `-` for standard input, else a file.
@@ -746,14 +762,7 @@ fn run_propose(a: ProposeArgs) -> Result<Exit, String> {
     };
     let proposed = crate::api::work::propose(&a.path, &cfg, p).map_err(|e| e.to_string())?;
     emit(|w| output::proposal(w, &proposed, matches!(a.common.format, FormatArg::Json)))?;
-    Ok(match proposed {
-        crate::api::work::Proposed::Refused { picked: Some(_), .. } => Exit::Error,
-        crate::api::work::Proposed::Refused { gated: true, .. } => {
-            Exit::halt(crate::ledger::andon_rule::Condition::EntryGate)
-        }
-        crate::api::work::Proposed::Refused { .. } => Exit::Findings,
-        crate::api::work::Proposed::Written { .. } => Exit::Success,
-    })
+    Ok(Exit::of_proposed(&proposed))
 }
 
 fn run_loop(a: LoopArgs) -> Result<Exit, String> {
@@ -1025,7 +1034,7 @@ fn run_why(a: WhyArgs) -> Result<Exit, String> {
     };
     let report = crate::api::structure::why(&idx, from, to).map_err(|e| e.to_string())?;
     emit(|w| output::derived::why(w, &report, matches!(a.common.format, FormatArg::Json)))?;
-    Ok(if report.chain.is_some() { Exit::Success } else { Exit::Findings })
+    Ok(Exit::of_why(&report))
 }
 
 /// A configuration error with the offending line of the file.
@@ -1033,8 +1042,8 @@ fn config_error(e: &crate::config::ConfigError) -> String {
     crate::api::config_error(e)
 }
 
-/// A command's human report and its machine sidecar under `output_dir` (R125), each written
-/// atomically. The command's own result does not depend on them: a failure is a warning.
+/// A command's human report and its machine sidecar under `output_dir` (R125); a failure is a
+/// warning, since the command's own result does not depend on them.
 fn write_reports(
     out_dir: &Path,
     human_name: &str,
@@ -1042,20 +1051,9 @@ fn write_reports(
     sidecar_name: &str,
     sidecar: &serde_json::Value,
 ) {
-    let mut text = Vec::new();
-    let written = std::fs::create_dir_all(out_dir)
-        .map_err(|e| format!("{}: {e}", out_dir.display()))
-        .and_then(|_| human(&mut text).map_err(|e| e.to_string()))
-        .and_then(|_| write_atomic(&out_dir.join(human_name), &text))
-        .and_then(|_| write_atomic(&out_dir.join(sidecar_name), output::json_text(sidecar).as_bytes()));
-    if let Err(e) = written {
-        eprintln!("warning: {}", text::lines(&format!("the report was not written under {}: {e}", out_dir.display())));
+    if let Err(e) = output::write_reports(out_dir, human_name, human, sidecar_name, sidecar) {
+        eprintln!("warning: {}", text::lines(&e));
     }
-}
-
-/// Writes `bytes` to `path` whole ([`crate::text::write_atomic`]).
-fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), String> {
-    crate::text::write_atomic(path, bytes).map_err(|e| format!("{}: cannot write the report: {e}", path.display()))
 }
 
 fn run_check(a: CheckArgs) -> Result<Exit, String> {
@@ -1098,11 +1096,5 @@ fn run_check(a: CheckArgs) -> Result<Exit, String> {
         }
         None => emit(|w| crate::output::check::report(w, &report, format, version, &root_uri))?,
     }
-    Ok(if !report.stale_exceptions.is_empty() {
-        Exit::Error
-    } else if report.blocking() > 0 {
-        Exit::Findings
-    } else {
-        Exit::Success
-    })
+    Ok(Exit::of_check(&report))
 }

@@ -1219,6 +1219,11 @@ pub fn load(dir: &Path) -> Result<Option<(Header, State, Vec<Record>)>, LedgerEr
     }
 }
 
+/// `ledger.md` as the log in `dir` renders it now: None when there is no ledger.
+pub fn rendered(dir: &Path) -> Result<Option<String>, LedgerError> {
+    Ok(load(dir)?.map(|(h, state, records)| render::render(&h, &state, &records)))
+}
+
 /// Takes the ledger's exclusive lock in `dir`, held until the returned file is dropped.
 fn lock(dir: &Path) -> Result<fs::File, LedgerError> {
     let lock_path = dir.join(LOCK_FILE);

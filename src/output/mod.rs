@@ -449,3 +449,24 @@ pub fn preflight(w: &mut dyn Write, p: &crate::api::work::Preflight, format: For
     }
     verdict_line(w, worst.name(), &format!("{} checks", items.len()))
 }
+
+/// A command's human report and its machine sidecar under `output_dir` (R125), each written whole
+/// through a rename; Err says what was not written.
+pub fn write_reports(
+    out_dir: &std::path::Path,
+    human_name: &str,
+    human: &dyn Fn(&mut dyn Write) -> io::Result<()>,
+    sidecar_name: &str,
+    sidecar: &Value,
+) -> Result<(), String> {
+    let atomic = |path: std::path::PathBuf, bytes: &[u8]| {
+        crate::text::write_atomic(&path, bytes).map_err(|e| format!("{}: cannot write the report: {e}", path.display()))
+    };
+    let mut text = Vec::new();
+    std::fs::create_dir_all(out_dir)
+        .map_err(|e| format!("{}: {e}", out_dir.display()))
+        .and_then(|_| human(&mut text).map_err(|e| e.to_string()))
+        .and_then(|_| atomic(out_dir.join(human_name), &text))
+        .and_then(|_| atomic(out_dir.join(sidecar_name), json_text(sidecar).as_bytes()))
+        .map_err(|e| format!("the report was not written under {}: {e}", out_dir.display()))
+}

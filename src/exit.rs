@@ -1,4 +1,5 @@
-//! Exit codes are API: one table, documented in README.md, each triggered by a test.
+//! Exit codes are API: one table, documented in README.md, each triggered by a test. The command
+//! line exits with them; the MCP server reports them with each tool result.
 
 use std::process::ExitCode;
 
@@ -109,6 +110,59 @@ impl Exit {
             Ok(o) if o.strength == "weak" => Exit::Findings,
             Ok(_) => Exit::halt(crate::ledger::andon_rule::Condition::NeedsHuman),
             Err(_) => Exit::Error,
+        }
+    }
+
+    /// The exit code of `andon propose`: written 0; another gap than the loop's picked one is a
+    /// usage error; an entry gate awaits a person; any other refusal is a finding.
+    pub fn of_proposed(p: &crate::api::work::Proposed) -> Exit {
+        use crate::api::work::Proposed;
+        match p {
+            Proposed::Refused { picked: Some(_), .. } => Exit::Error,
+            Proposed::Refused { gated: true, .. } => Exit::halt(crate::ledger::andon_rule::Condition::EntryGate),
+            Proposed::Refused { .. } => Exit::Findings,
+            Proposed::Written { .. } => Exit::Success,
+        }
+    }
+
+    /// The exit code of `andon check`: a stale exception is a configuration to fix (2), a
+    /// blocking finding fails the gate (1).
+    pub fn of_check(r: &crate::check::CheckReport) -> Exit {
+        if !r.stale_exceptions.is_empty() {
+            Exit::Error
+        } else if r.blocking() > 0 {
+            Exit::Findings
+        } else {
+            Exit::Success
+        }
+    }
+
+    /// The exit code of `andon why`: no chain is a finding.
+    pub fn of_why(r: &crate::ops::WhyReport) -> Exit {
+        if r.chain.is_some() { Exit::Success } else { Exit::Findings }
+    }
+
+    /// The exit code of `andon preflight`: a capability not ready is a finding.
+    pub fn of_preflight(p: &crate::api::work::Preflight) -> Exit {
+        if p.worst() == crate::preflight::Readiness::NotReady { Exit::Findings } else { Exit::Success }
+    }
+
+    /// The code's name, as README's table of exit codes gives it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Exit::Success => "success",
+            Exit::Findings => "findings",
+            Exit::Error => "error",
+            Exit::StaleIndex => "stale-index",
+            Exit::Disabled => "disabled",
+            Exit::Refuted => "halt:refuted",
+            Exit::Authorization => "halt:authorization",
+            Exit::Tier1Hold => "halt:tier1-hold",
+            Exit::Tier2Hold => "halt:tier2-hold",
+            Exit::NeedsHuman => "halt:needs-human",
+            Exit::Unproven => "halt:unproven",
+            Exit::Budget => "budget",
+            Exit::EntryGate => "halt:entry-gate",
         }
     }
 

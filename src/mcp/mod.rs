@@ -1,0 +1,49 @@
+//! `andon mcp`: the Model Context Protocol server over stdio, a front end beside the command
+//! line. Its tools are the commands an agent drives (`index`, `query`, `stream`, `why`, `check`,
+//! `status`, `loop`, `propose`, `verify`, `facts`, `preflight`), each answering with the very
+//! document `andon <command> --format json` prints (the API's result serialized) and the exit
+//! code the command would give. A person's decisions (authorize, defer, skip, override, confirm)
+//! are never tools. Path arguments resolve inside the repository; calls run on blocking threads
+//! under the same locks as the command line, so concurrent calls are as safe as concurrent
+//! commands.
+
+mod paths;
+mod progress;
+mod resources;
+mod schemas;
+mod server;
+mod tools;
+
+use std::path::Path;
+
+use tokio::io::{AsyncRead, AsyncWrite};
+
+/// Serves the repository at `root` over `input` and `output` (the process's stdin and stdout)
+/// until the client closes them; tool calls still running are finished first.
+pub fn serve<R, W>(root: &Path, input: R, output: W) -> Result<(), String>
+where
+    R: AsyncRead + Send + Unpin + 'static,
+    W: AsyncWrite + Send + Unpin + 'static,
+{
+    let root = std::fs::canonicalize(root).map_err(|e| format!("{}: {e}", root.display()))?;
+    if !root.is_dir() {
+        return Err(format!("{}: not a directory; pass the repository to serve", root.display()));
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the server: {e}"))?;
+    rt.block_on(async move {
+        let running = rmcp::serve_server(server::Server::new(root), (input, output))
+            .await
+            .map_err(|e| format!("the MCP handshake failed: {e}"))?;
+        running.waiting().await.map_err(|e| format!("the MCP server stopped: {e}"))?;
+        Ok(())
+    })
+}
+
+/// The tool names, in the order the server lists them.
+pub fn tool_names() -> Vec<&'static str> {
+    tools::TOOLS.iter().map(|t| t.name).collect()
+}

@@ -1,0 +1,439 @@
+//! The tools: each parses its arguments (nothing else allowed), calls the library API as the
+//! command of the same name does, and answers with the API's result serialized: the very JSON
+//! document `andon <command> --format json` prints, and the exit code the command would give.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use super::paths::{inside, relative};
+use super::progress::Progress;
+use crate::api::{self, Error, Freshness, WalkOverrides};
+use crate::config::Config;
+use crate::exit::Exit;
+use crate::index::{Index, IndexOptions};
+use crate::output;
+
+/// A tool of the server.
+pub(crate) struct ToolDef {
+    pub name: &'static str,
+    pub title: &'static str,
+    pub description: &'static str,
+    /// It reads the repository and changes nothing a person wrote (the index and reports under
+    /// `output_dir` are caches and views).
+    pub read_only: bool,
+}
+
+/// Every tool, in the order a session uses them. `authorize`, `defer`, `skip`, `override` and
+/// `confirm` are not among them: those are a person's decisions.
+pub(crate) const TOOLS: [ToolDef; 11] = [
+    ToolDef {
+        name: "index",
+        title: "Index the repository",
+        description: "Parse what changed into facts and persist the index (incremental; every other tool does this first). Same document as `andon index --format json`.",
+        read_only: false,
+    },
+    ToolDef {
+        name: "preflight",
+        title: "Is the repository ready for the loop?",
+        description: "Every readiness check, a level per capability and its fix. Same document as `andon preflight --format json`.",
+        read_only: true,
+    },
+    ToolDef {
+        name: "stream",
+        title: "The stream",
+        description: "Stages (package boundaries), wires (the handoffs between them), stream order and cycles. Same document as `andon stream --format json`.",
+        read_only: true,
+    },
+    ToolDef {
+        name: "query",
+        title: "Datalog query",
+        description: "Answer a Datalog rule body over the index and the ledger, e.g. `Wire(p, c), Stage(c, root)`; an unknown relation is an error naming the nearest one. Same document as `andon query --format json`.",
+        read_only: true,
+    },
+    ToolDef {
+        name: "facts",
+        title: "Facts of the index",
+        description: "The facts of the index, optionally of one relation or one file. Same document as `andon facts --format json`.",
+        read_only: true,
+    },
+    ToolDef {
+        name: "why",
+        title: "Why does A depend on B?",
+        description: "The shortest dependency chain from `from` to `to` (stages, modules, files or directories), hop by hop with path:line. Same document as `andon why --format json`.",
+        read_only: true,
+    },
+    ToolDef {
+        name: "check",
+        title: "The structural gate",
+        description: "Judge the contracts of andon.toml: findings with tier, contract and witness chain. Same document as `andon check --format json`.",
+        read_only: true,
+    },
+    ToolDef {
+        name: "status",
+        title: "The loop's board",
+        description: "The read-only board from the ledger: holds, stages and wires, counters, the constraint, gaps, and `next`. Same document as `andon status --format json`.",
+        read_only: true,
+    },
+    ToolDef {
+        name: "loop",
+        title: "One step of the loop",
+        description: "Detect or resume the stream, scan the cursor's stage, pick one gap, record the step, and say what is next (`next.action`, `next.gap`). Same document as `andon loop --format json`.",
+        read_only: false,
+    },
+    ToolDef {
+        name: "propose",
+        title: "Propose a fix for the picked gap",
+        description: "Check and write a proposal for the loop's picked gap: exactly one blast-radius tag, one approach with its reason, and every file the fix will write. Then apply the fix with your own tools and call `verify`. Same document as `andon propose --format json`.",
+        read_only: false,
+    },
+    ToolDef {
+        name: "verify",
+        title: "Prove an applied fix",
+        description: "Prove the applied fix of a proposed gap: the working tree (or `diff`) against the proposal's base, by the routed approach. Same document as `andon verify --gap G --format json`.",
+        read_only: false,
+    },
+];
+
+/// A tool's answer: the command's document and the exit code the command would give.
+pub(crate) struct Done {
+    pub doc: Value,
+    pub exit: Exit,
+    /// The call failed as a whole (an `isError` result), its document saying why.
+    pub failed: bool,
+    /// What else a person should know (a report that could not be written).
+    pub notes: Vec<String>,
+}
+
+impl Done {
+    fn of(doc: &impl serde::Serialize, exit: Exit) -> Done {
+        let doc = serde_json::to_value(doc).expect("a document serializes");
+        let failed = matches!(exit, Exit::Error | Exit::StaleIndex | Exit::Disabled);
+        Done { doc, exit, failed, notes: Vec::new() }
+    }
+}
+
+/// Why a call did not produce its document.
+pub(crate) enum Failure {
+    /// The arguments do not fit the tool's input schema: a JSON-RPC error.
+    Params(String),
+    /// The command could not run: an `isError` result with the command line's message.
+    Run { message: String, exit: Exit, doc: Option<Value> },
+}
+
+impl From<Error> for Failure {
+    fn from(e: Error) -> Failure {
+        match e {
+            Error::Failed(m) => Failure::Run { message: m, exit: Exit::Error, doc: None },
+            Error::StaleIndex(m) => Failure::Run { message: m, exit: Exit::StaleIndex, doc: None },
+            Error::InvalidLedger(m) => {
+                let doc = serde_json::to_value(api::InvalidLedger { error: m.clone() }).ok();
+                Failure::Run { message: m, exit: Exit::Findings, doc }
+            }
+        }
+    }
+}
+
+impl From<String> for Failure {
+    fn from(m: String) -> Failure {
+        Failure::from(Error::Failed(m))
+    }
+}
+
+type Ran = Result<Done, Failure>;
+
+/// Runs tool `name` with `args` on the repository at `root` (canonical).
+pub(crate) fn call(root: &Path, name: &str, args: Value, progress: &Progress) -> Ran {
+    if let Some(d) = api::Disabled::of(root) {
+        let doc = serde_json::to_value(&d).ok();
+        return Err(Failure::Run { message: d.message(), exit: Exit::Disabled, doc });
+    }
+    match name {
+        "index" => index(root, parse(args)?, progress),
+        "preflight" => preflight(root, parse(args)?, progress),
+        "stream" => stream(root, parse(args)?, progress),
+        "query" => query(root, parse(args)?, progress),
+        "facts" => facts(root, parse(args)?, progress),
+        "why" => why(root, parse(args)?, progress),
+        "check" => check(root, parse(args)?, progress),
+        "status" => status(root, parse(args)?),
+        "loop" => run_loop(root, parse(args)?, progress),
+        "propose" => propose(root, parse(args)?),
+        "verify" => verify(root, parse(args)?, progress),
+        _ => Err(Failure::Params(unknown_tool(name))),
+    }
+}
+
+/// The message for a tool the server lacks, with the nearest name.
+pub(crate) fn unknown_tool(name: &str) -> String {
+    let names: Vec<&str> = TOOLS.iter().map(|t| t.name).collect();
+    let decisions = ["authorize", "defer", "skip", "override", "confirm"];
+    if decisions.contains(&name) {
+        return format!(
+            "`{name}` is a person's decision, never a tool: ask the person to run `andon {name} …` themselves"
+        );
+    }
+    match crate::text::nearest(name, names.iter().copied()) {
+        Some(near) => format!("unknown tool `{name}`; did you mean `{near}`?"),
+        None => format!("unknown tool `{name}` (the tools: {})", names.join(", ")),
+    }
+}
+
+/// The arguments of a call, as the tool's input schema says (no other key; `null` is none).
+fn parse<T: DeserializeOwned>(args: Value) -> Result<T, Failure> {
+    let args = if args.is_null() { Value::Object(Default::default()) } else { args };
+    serde_json::from_value(args).map_err(|e| Failure::Params(format!("invalid arguments: {e}")))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NoArgs {}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct IndexArgs {
+    #[serde(default)]
+    rebuild: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FactsArgs {
+    relation: Option<String>,
+    file: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct QueryArgs {
+    query: String,
+    #[serde(default)]
+    rules: Vec<String>,
+    #[serde(default)]
+    explain: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WhyArgs {
+    from: String,
+    to: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CheckArgs {
+    base: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LoopArgs {
+    max_passes: Option<u32>,
+    #[serde(default)]
+    slow: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ProposeArgs {
+    gap: String,
+    blast_radius: crate::config::BlastRadius,
+    approach: String,
+    reason: String,
+    description: String,
+    write_set: Vec<String>,
+    proposer: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct VerifyArgs {
+    gap: String,
+    command: Option<String>,
+    diff: Option<String>,
+    approach: Option<String>,
+    rubric: Option<String>,
+    process: Option<String>,
+    panel: Option<String>,
+    proposer: Option<String>,
+}
+
+/// The index options of `root`: its settings, no override.
+fn options(root: &Path, rebuild: bool) -> Result<IndexOptions, Failure> {
+    Ok(api::index_options(root, &WalkOverrides::default(), rebuild)?)
+}
+
+/// The index of `root`, brought up to date first (its parse reported as progress).
+fn fresh(root: &Path, progress: &Progress) -> Result<Index, Failure> {
+    let opts = options(root, false)?;
+    let report = progress.files();
+    Ok(api::fresh_index(root, &opts, Freshness::Update(&report))?)
+}
+
+/// The settings of `root`, the offending line quoted on an error.
+fn config(root: &Path) -> Result<Config, Failure> {
+    Ok(api::config(root)?)
+}
+
+fn index(root: &Path, a: IndexArgs, progress: &Progress) -> Ran {
+    let opts = options(root, a.rebuild)?;
+    let report = progress.files();
+    let r = api::structure::index(root, &opts, &report)?;
+    Ok(Done::of(&r, Exit::Success))
+}
+
+fn preflight(root: &Path, _: NoArgs, progress: &Progress) -> Ran {
+    let cfg = config(root)?;
+    let idx = fresh(root, progress).ok();
+    let path_var = std::env::var_os("PATH");
+    let p = api::work::preflight(root, &cfg, idx.as_ref(), path_var.as_deref());
+    let mut done = Done::of(&p, Exit::of_preflight(&p));
+    let human = |w: &mut dyn std::io::Write| output::preflight(w, &p, output::Format::Text, true);
+    reports(&cfg, root, &mut done, "preflight.md", &human, "preflight.json");
+    Ok(done)
+}
+
+fn stream(root: &Path, _: NoArgs, progress: &Progress) -> Ran {
+    let idx = fresh(root, progress)?;
+    Ok(Done::of(&api::structure::stream(&idx)?, Exit::Success))
+}
+
+fn query(root: &Path, a: QueryArgs, progress: &Progress) -> Ran {
+    let mut files = Vec::new();
+    for f in &a.rules {
+        let path = inside(root, f, "rules")?;
+        let bytes =
+            crate::index::walk::read_regular(&path, 64 << 20).map_err(|e| format!("{f}: cannot read rules: {e}"))?;
+        let text = String::from_utf8(bytes).map_err(|e| format!("{f}: cannot read rules: not UTF-8 ({e})"))?;
+        files.push((f.clone(), text));
+    }
+    let prepared = api::structure::prepare(&a.query, &files)?;
+    let idx = fresh(root, progress)?;
+    let flags = api::structure::BudgetFlags::default();
+    let answered = api::structure::query(root, &idx, &prepared, a.explain, &flags)?;
+    Ok(Done::of(&answered, Exit::Success))
+}
+
+fn facts(root: &Path, a: FactsArgs, progress: &Progress) -> Ran {
+    if let Some(r) = &a.relation {
+        api::structure::relation(r)?;
+    }
+    let file = a.file.as_deref().map(|f| inside(root, f, "file").map(|p| relative(root, &p))).transpose()?;
+    let opts = options(root, false)?;
+    let report = progress.files();
+    let list = api::structure::facts(root, &opts, Freshness::Update(&report), a.relation.as_deref(), file.as_deref())?;
+    Ok(Done::of(&list, Exit::Success))
+}
+
+fn why(root: &Path, a: WhyArgs, progress: &Progress) -> Ran {
+    let idx = fresh(root, progress)?;
+    let r = api::structure::why(&idx, &a.from, &a.to)?;
+    let exit = Exit::of_why(&r);
+    Ok(Done::of(&r, exit))
+}
+
+fn check(root: &Path, a: CheckArgs, progress: &Progress) -> Ran {
+    let cfg = config(root)?;
+    let opts = options(root, false)?;
+    let idx = fresh(root, progress)?;
+    if let Some(base) = &a.base {
+        progress.phase(&format!("judging the contracts on the base revision {base}"));
+    }
+    let flags = api::structure::BudgetFlags::default();
+    let report = api::structure::check(root, &cfg, &opts, &idx, a.base.as_deref(), &flags)?;
+    Ok(Done::of(&report, Exit::of_check(&report)))
+}
+
+fn status(root: &Path, _: NoArgs) -> Ran {
+    let s = api::work::status(root)?;
+    let mut done = Done::of(&s, Exit::Success);
+    let cfg = config(root)?;
+    let human = |w: &mut dyn std::io::Write| output::status::report(w, &s, output::status::StatusFormat::Markdown);
+    reports(&cfg, root, &mut done, "status.md", &human, "status.json");
+    Ok(done)
+}
+
+fn run_loop(root: &Path, a: LoopArgs, progress: &Progress) -> Ran {
+    let cfg = config(root)?;
+    api::work::loop_preconditions(root, &cfg)?;
+    let idx = fresh(root, progress)?;
+    let step = api::work::loop_step(root, &cfg, &idx, a.max_passes.unwrap_or(100), a.slow)?;
+    let mut done = Done::of(&step, Exit::of_step(step.session.verdict()));
+    let human = |w: &mut dyn std::io::Write| output::loop_report::report(w, &step, false);
+    reports(&cfg, root, &mut done, "loop.txt", &human, "loop.json");
+    Ok(done)
+}
+
+fn propose(root: &Path, a: ProposeArgs) -> Ran {
+    let cfg = config(root)?;
+    let write_set = a
+        .write_set
+        .iter()
+        .map(|f| inside(root, f, "write_set").map(|p| relative(root, &p)))
+        .collect::<Result<_, _>>()?;
+    let p = crate::andon_loop::proposal::Proposal {
+        gap: a.gap,
+        blast_radius: a.blast_radius,
+        approach: a.approach,
+        reason: a.reason,
+        description: a.description,
+        write_set,
+        base_commit: None,
+        proposer: a.proposer,
+        judging: Default::default(),
+    };
+    let proposed = api::work::propose(root, &cfg, p)?;
+    Ok(Done::of(&proposed, Exit::of_proposed(&proposed)))
+}
+
+fn verify(root: &Path, a: VerifyArgs, progress: &Progress) -> Ran {
+    let cfg = config(root)?;
+    api::work::approach(a.approach.as_deref())?;
+    let file = |f: &Option<String>, what: &str| f.as_deref().map(|f| inside(root, f, what)).transpose();
+    let ask = api::work::VerifyAsk {
+        gap: Some(a.gap),
+        diff: a.diff.as_deref().map(|d| diff_text(root, d)).transpose()?,
+        command: a.command,
+        rubric: file(&a.rubric, "rubric")?,
+        process: file(&a.process, "process")?,
+        panel: file(&a.panel, "panel")?,
+        proposer: a.proposer,
+        approach: a.approach,
+    };
+    let idx = fresh(root, progress)?;
+    Ok(match api::work::verify(root, &cfg, &idx, &ask, None)? {
+        api::work::VerifyResult::Gap(v) => Done::of(&v, Exit::of_verified(&v)),
+        api::work::VerifyResult::Request(r) => Done::of(&r, Exit::of_request(&r)),
+    })
+}
+
+/// A `diff` argument: the unified diff itself (it has several lines), else a file inside the
+/// repository holding it.
+fn diff_text(root: &Path, d: &str) -> Result<String, Failure> {
+    if d.contains('\n') {
+        return Ok(d.to_string());
+    }
+    let path = inside(root, d, "diff")?;
+    let bytes =
+        crate::index::walk::read_regular(&path, 64 << 20).map_err(|e| format!("{d}: cannot read the diff: {e}"))?;
+    Ok(String::from_utf8(bytes).map_err(|e| format!("{d}: cannot read the diff: not UTF-8 ({e})"))?)
+}
+
+/// Writes a command's report and sidecar under `output_dir` as the command line does (R125); a
+/// failure is a note of the result.
+fn reports(
+    cfg: &Config,
+    root: &Path,
+    done: &mut Done,
+    human_name: &str,
+    human: &dyn Fn(&mut dyn std::io::Write) -> std::io::Result<()>,
+    sidecar_name: &str,
+) {
+    let out_dir: PathBuf = cfg.settings.output_path(root);
+    if let Err(e) = output::write_reports(&out_dir, human_name, human, sidecar_name, &done.doc) {
+        done.notes.push(e);
+    }
+}
