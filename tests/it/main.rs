@@ -17,6 +17,7 @@ mod incremental;
 mod injection;
 mod ledger;
 mod ledger_recovery;
+mod mcp;
 mod names;
 mod open_surface;
 mod preflight;
