@@ -407,6 +407,7 @@ fn a_loop_step_then_propose_and_verify_through_the_server() {
     let d = t.path();
     runtime().block_on(async {
         let (s, _) = connect(d).await;
+        let schemas = output_schemas(&s.list_all_tools().await.unwrap());
         let step = doc(&s, "loop", json!({})).await;
         assert_eq!(step["next"]["action"], "propose", "{step:#}");
         let gap = step["next"]["gap"].as_str().unwrap().to_string();
@@ -430,6 +431,19 @@ fn a_loop_step_then_propose_and_verify_through_the_server() {
         )
         .await;
         assert_eq!(proposed["verdict"]["outcome"], "proposed", "{proposed:#}");
+        assert_fits(&schemas["propose"], &proposed, "propose");
+        // a refused proposal is an answer (exit 1), and fits the schema too
+        let refused = call(
+            &s,
+            "propose",
+            json!({"gap": gap, "blast_radius": "local+reversible", "approach": "structural",
+                   "reason": "", "description": "d", "write_set": []}),
+        )
+        .await;
+        let refusal = refused.structured_content.clone().unwrap();
+        assert_eq!(refusal["verdict"]["outcome"], "refused", "{refusal:#}");
+        assert!(text(&refused).contains("exit 1"), "{}", text(&refused));
+        assert_fits(&schemas["propose"], &refusal, "a refused proposal");
         let recorded = doc(&s, "loop", json!({})).await;
         assert_eq!(recorded["next"]["gap"], gap.as_str(), "{recorded:#}");
         write_files(
@@ -449,6 +463,7 @@ fn a_loop_step_then_propose_and_verify_through_the_server() {
         let v = verified.structured_content.clone().unwrap();
         assert_eq!(v["verdict"]["outcome"], "proven", "{v:#}");
         assert!(text(&verified).contains("exit 0"), "{}", text(&verified));
+        assert_fits(&schemas["verify"], &v, "verify");
         let after = doc(&s, "loop", json!({})).await;
         let status = doc(&s, "status", json!({})).await;
         assert_eq!(after["next"], status["next"], "the loop and the board agree");
