@@ -340,6 +340,17 @@ fn on_the_wire_progress_follows_the_request_token_and_errors_keep_their_ids() {
         assert_eq!(n["params"]["progressToken"], "cold-7", "{n}");
         assert!(n.get("id").is_none(), "a notification has no id: {n}");
     }
+    // `check` against a base revision says when it judges the base
+    w.send(&json!({"jsonrpc": "2.0", "id": 30, "method": "tools/call",
+        "params": {"name": "check", "arguments": {"base": "HEAD"}, "_meta": {"progressToken": 30}}}));
+    let seen = w.until(30);
+    let r = &seen.last().unwrap()["result"];
+    assert_eq!(r["structuredContent"]["verdict"]["outcome"], "pass", "{r}");
+    assert!(
+        seen.iter().any(|n| n["params"]["progressToken"] == 30
+            && n["params"]["message"].as_str().is_some_and(|m| m.contains("base revision HEAD"))),
+        "{seen:?}"
+    );
     // a malformed call is a JSON-RPC error with its id, and the server goes on
     w.send(&json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "why", "arguments": {"to": "x"}}}));
     let e = w.until(4).pop().unwrap();
