@@ -19,6 +19,7 @@ mod ledger;
 mod ledger_recovery;
 mod names;
 mod open_surface;
+mod plugin;
 mod preflight;
 mod request;
 mod review16;
