@@ -220,17 +220,17 @@ struct Example {
 /// block it prints.
 fn examples(text: &str) -> Vec<Example> {
     let mut blocks: Vec<(String, String)> = Vec::new();
-    let mut pending: Option<(String, bool, String, Option<String>)> = None;
+    let mut pending: Option<(String, String, Option<String>)> = None;
     let mut out = Vec::new();
     let mut fence: Option<(String, Vec<&str>)> = None;
     for line in text.lines() {
         if let Some((lang, body)) = &mut fence {
             if line == "```" {
                 let body = body.iter().map(|l| format!("{l}\n")).collect::<String>();
-                if lang == "text" {
-                    if let Some((fixture, _, command, toml)) = pending.take() {
-                        out.push(Example { fixture, toml, command, output: body.clone() });
-                    }
+                if lang == "text"
+                    && let Some((fixture, command, toml)) = pending.take()
+                {
+                    out.push(Example { fixture, toml, command, output: body.clone() });
                 }
                 blocks.push((lang.clone(), body));
                 fence = None;
@@ -253,7 +253,7 @@ fn examples(text: &str) -> Vec<Example> {
             let last = |lang: &str| blocks.iter().rev().find(|(l, _)| l == lang).map(|(_, b)| b.clone());
             let command = last("sh").expect("a `sh` block before the example's output");
             let toml = with_toml.then(|| last("toml").expect("a `toml` block before the example"));
-            pending = Some((fixture.to_string(), with_toml, command, toml));
+            pending = Some((fixture.to_string(), command, toml));
         }
     }
     assert!(pending.is_none() && fence.is_none(), "an example without its output block");
