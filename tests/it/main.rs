@@ -20,6 +20,7 @@ mod ledger_recovery;
 mod mcp;
 mod names;
 mod open_surface;
+mod plugin;
 mod preflight;
 mod request;
 mod review16;
