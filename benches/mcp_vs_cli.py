@@ -2,7 +2,7 @@
 """andon mcp against the command line: the same commands as tool calls in one MCP session and as
 whole processes, medians of 7 each, on a repository already indexed (`andon index REPO` first).
 
-Usage: benches/mcp.py ANDON REPO [WHY_FROM WHY_TO]   (needs PyPI's mcp: `pip install mcp`)
+Usage: benches/mcp_vs_cli.py ANDON REPO [WHY_FROM WHY_TO]   (needs PyPI's mcp: `pip install mcp`)
 """
 
 import asyncio
