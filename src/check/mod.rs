@@ -5,6 +5,7 @@
 
 pub mod base;
 pub mod graph;
+pub mod init;
 pub mod select;
 
 use crate::index::walk::open_regular;
@@ -50,6 +51,9 @@ pub struct Finding {
     pub witness: Vec<Hop>,
     /// Stable across unrelated edits: no line numbers, only the contract and what breaks it.
     pub fingerprint: String,
+    /// What the fingerprint hashes besides the contract: the finding's subjects (for `manifest`,
+    /// the check, the stage and the package).
+    pub key: Vec<String>,
     pub excused: Option<Excused>,
     /// With `--base`: whether the base revision lacks this finding.
     pub new: Option<bool>,
@@ -185,9 +189,14 @@ fn config_error(path: &Path, line: u32, message: String) -> CheckError {
 /// Derives the facts the contracts of `cfg` rest on: the graph's relations, the manifests' when a
 /// `manifest` contract is declared, and qualified references across stages when they can exist.
 fn facts_for(idx: &Index, cfg: &Config) -> Result<datalog::Store, CheckError> {
+    facts(idx, cfg.contracts.iter().any(|c| c.kind == ContractKind::Manifest))
+}
+
+/// Derives the graph's relations, and the manifests' with `manifest`.
+fn facts(idx: &Index, manifest: bool) -> Result<datalog::Store, CheckError> {
     let prog = datalog::builtin_program();
     let mut goals: Vec<crate::facts::RelId> = graph::GOALS.to_vec();
-    if cfg.contracts.iter().any(|c| c.kind == ContractKind::Manifest) {
+    if manifest {
         goals.extend([rel::UNDECLARED_IMPORT, rel::UNUSED_DEPENDENCY_AT, rel::HAS_MANIFEST]);
     }
     // Qualified references across stages need every identifier of the repository (`References`,
@@ -525,6 +534,7 @@ impl<'a> Judge<'a> {
                 });
                 let fingerprint = self.fingerprint(&raw.key, &mut seen);
                 let witness = raw.chain.iter().map(|&e| hop(self.g, e)).collect();
+                let key = raw.key;
                 Finding {
                     contract: c.name.clone(),
                     kind: c.kind,
@@ -535,6 +545,7 @@ impl<'a> Judge<'a> {
                     message: raw.message,
                     witness,
                     fingerprint,
+                    key,
                     excused,
                     new: None,
                 }

@@ -2,6 +2,7 @@
 //! codes. Each command parses its arguments, calls the library, and renders through `output`.
 
 mod exit;
+mod init;
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -29,6 +30,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Write a commented andon.toml from the detected stream: contracts that hold today (CI's start).
+    Init(init::InitArgs),
     /// Parse the repository into facts and persist them under .andon/ (incremental).
     Index(IndexArgs),
     /// Print facts from the index (brought up to date first), sorted, with names and repo paths.
@@ -523,6 +526,7 @@ pub fn main() -> ExitCode {
         eprintln!("andon: note: {note}");
     }
     let result = match cli.command {
+        Command::Init(a) => init::run(a),
         Command::Index(a) => run_index(a),
         Command::Facts(a) => run_facts(a),
         Command::Query(a) => run_query(a),
@@ -602,6 +606,7 @@ fn repo_of(c: &Command) -> Option<(PathBuf, bool)> {
     let first_of = |args: &[String], n: usize| PathBuf::from(if args.len() == n { args[0].as_str() } else { "." });
     let json = |c: &Common| matches!(c.format, FormatArg::Json);
     Some(match c {
+        Command::Init(a) => (a.path.clone(), json(&a.common)),
         Command::Index(a) => (a.path.clone(), json(&a.common)),
         Command::Facts(a) => (a.path.clone(), json(&a.common)),
         Command::Stream(a) => (a.path.clone(), matches!(a.format, GraphFormatArg::Json)),
