@@ -349,8 +349,9 @@ pub fn stale_message(s: &StaleException) -> String {
     if let Some(t) = &s.to {
         what.push(format!("to `{t}`"));
     }
+    let why = s.unresolved.as_ref().map(|m| format!(" ({m})")).unwrap_or_default();
     format!(
-        "exception ({}, reason: {:?}) matches no finding any more; remove this exception",
+        "exception ({}, reason: {:?}) matches no finding any more{why}; remove this exception",
         what.join(", "),
         s.reason
     )
@@ -601,7 +602,9 @@ pub fn init(
 ) -> Result<Initialized, Error> {
     let path = if root == Path::new(".") { std::path::PathBuf::from("andon.toml") } else { root.join("andon.toml") };
     let shown = crate::text::os_path_text(path.as_os_str());
-    let exists = || format!("{shown} already exists; andon init never replaces it (`andon init --print` shows what it would write)");
+    let exists = || {
+        format!("{shown} already exists; andon init never replaces it (`andon init --print` shows what it would write)")
+    };
     if !print {
         if std::fs::symlink_metadata(&path).is_ok() {
             return Err(exists().into());

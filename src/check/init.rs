@@ -55,7 +55,7 @@ pub struct Plan {
     pub stages: usize,
     pub wires: usize,
     pub contracts: Vec<Drafted>,
-    /// What was left out, and why (comments at the end of the file).
+    /// What was left out and why, and the cycles (comments at the end of the file).
     pub notes: Vec<String>,
     /// The file's text.
     pub text: String,
@@ -84,7 +84,15 @@ pub fn plan(idx: &Index, root: &Path, date: &str) -> Result<Plan, CheckError> {
     let shape = Shape::of(&stream, &g, idx);
     let mut notes = shape.notes.clone();
     let mut drafts = vec![acyclic_draft(&g, &shape)];
-    drafts.extend(shape.groups.iter().filter_map(|grp| layers_draft(grp)));
+    for grp in &shape.groups {
+        match layers_draft(grp) {
+            Some(d) => drafts.push(d),
+            None => {
+                let all: Vec<String> = grp.levels.iter().flatten().cloned().collect();
+                notes.push(format!("no layers contract for stages {}: they share one level", listed(&all)));
+            }
+        }
+    }
     drafts.extend(independence_drafts(&shape));
     if store.rels[rel::HAS_MANIFEST.0 as usize].is_empty() {
         notes.push("no `manifest` contract: no stage has a manifest that declares dependencies".into());
@@ -172,6 +180,12 @@ impl Shape {
                 ok
             })
             .collect();
+        for c in &s.cycles {
+            notes.push(format!(
+                "stages {} form a cycle: they share a layer, and the acyclic contract allows what closes it",
+                listed(c)
+            ));
+        }
         let level = levels(s);
         let on_cycle: BTreeSet<&str> = s.cycles.iter().flatten().map(String::as_str).collect();
         let mut groups = Vec::new();
@@ -334,7 +348,8 @@ fn listed(names: &[String]) -> String {
 }
 
 /// `acyclic` over every stage, with an exception for each dependency that closes a cycle today:
-/// within a cycle, each one against the stream order (of a stage on a stage after it).
+/// the stages on cycles are ordered producers first ([`cycle_order`]), and each dependency of a
+/// stage on one after it is excepted (a cycle's weaker direction); the others form no cycle.
 fn acyclic_draft(g: &DepGraph, shape: &Shape) -> Drafted {
     let names: Vec<String> = g.stage_names().map(str::to_string).collect();
     let sets: Vec<Vec<bool>> = names
@@ -347,32 +362,30 @@ fn acyclic_draft(g: &DepGraph, shape: &Shape) -> Drafted {
             v
         })
         .collect();
-    let chains = g.unit_chains(&super::units_of(g, &sets), sets.len(), 3, 0);
-    let nodes: Vec<u32> = (0..names.len() as u32).collect();
-    let edges: Vec<(u32, u32)> = chains.keys().map(|&(a, b)| (b as u32, a as u32)).collect();
-    let mut comp_of: BTreeMap<usize, usize> = BTreeMap::new();
-    for (i, comp) in datalog::graph::condensed_order(&nodes, &edges, |n| names[n as usize].clone()).iter().enumerate() {
-        if comp.len() > 1 {
-            comp_of.extend(comp.iter().map(|&n| (n as usize, i)));
-        }
-    }
+    let unit_of = super::units_of(g, &sets);
+    let chains = g.unit_chains(&unit_of, sets.len(), 3, 0);
+    let cyclic = super::on_cycles(&chains, &names);
+    let weight = imports_between(g, &unit_of);
+    let w = |pair: &(usize, usize)| weight.get(pair).copied().unwrap_or(1);
+    let place = cycle_order(&cyclic, &w, |u| shape.rank(&names[u]));
     let mut exceptions = Vec::new();
     for (&(a, b), chain) in &chains {
-        let same = comp_of.get(&a).is_some_and(|c| comp_of.get(&b) == Some(c));
-        if !same || shape.rank(&names[a]) > shape.rank(&names[b]) {
+        if !cyclic.contains(&(a, b)) || place[&a] > place[&b] {
             continue;
         }
         let (Some(from), Some(to)) = (stage_selector(&names[a]), stage_selector(&names[b])) else { continue };
         let e = &g.edges[chain[0] as usize];
+        let n = w(&(a, b));
         exceptions.push(Excepted {
             from,
             to,
             findings: vec![format!(
-                "{}:{}: stage `{}` depends on stage `{}` against the stream order, closing a cycle (it imports `{}`)",
+                "{}:{}: stage `{}` depends on stage `{}` ({n} import{}; it imports `{}`), closing a cycle",
                 g.name(e.from),
                 e.line,
                 names[a],
                 names[b],
+                if n == 1 { "" } else { "s" },
                 e.spec
             )],
         });
@@ -382,12 +395,65 @@ fn acyclic_draft(g: &DepGraph, shape: &Shape) -> Drafted {
         kind: ContractKind::Acyclic,
         why: vec![
             "No stage depends on itself through other stages: every stage, those to come too.".into(),
-            "An exception here allows one dependency between two stages.".into(),
+            "An exception here allows one dependency between two stages while it closes a cycle.".into(),
         ],
         layers: Vec::new(),
         members: Vec::new(),
         exceptions,
     }
+}
+
+/// The place of each stage on a cycle in an order, producers first, that leaves little weight
+/// `w` of the dependencies `cyclic` (`(a, b)`: `a` depends on `b`) against it: greedily, a stage
+/// that depends on none left goes next, one that none left depends on goes last, else the one
+/// depended on most beyond what it depends on (Eades, Lin and Smyth), ties by `tie`.
+fn cycle_order<K: Ord>(
+    cyclic: &BTreeSet<(usize, usize)>,
+    w: &dyn Fn(&(usize, usize)) -> usize,
+    tie: impl Fn(usize) -> K,
+) -> BTreeMap<usize, usize> {
+    let mut left: BTreeSet<usize> = cyclic.iter().flat_map(|&(a, b)| [a, b]).collect();
+    let (mut head, mut tail) = (Vec::new(), Vec::new());
+    while !left.is_empty() {
+        // what each stage left depends on, and how much the others left depend on it
+        let (mut deps, mut used): (BTreeMap<usize, i64>, BTreeMap<usize, i64>) = Default::default();
+        for pair in cyclic.iter().filter(|(a, b)| left.contains(a) && left.contains(b)) {
+            *deps.entry(pair.0).or_default() += w(pair) as i64;
+            *used.entry(pair.1).or_default() += w(pair) as i64;
+        }
+        let of = |m: &BTreeMap<usize, i64>, u: usize| m.get(&u).copied().unwrap_or(0);
+        let next = if let Some(&u) = left.iter().find(|&&u| of(&deps, u) == 0) {
+            head.push(u);
+            u
+        } else if let Some(&u) = left.iter().find(|&&u| of(&used, u) == 0) {
+            tail.push(u);
+            u
+        } else {
+            let u = *left
+                .iter()
+                .max_by(|&&x, &&y| {
+                    (of(&used, x) - of(&deps, x)).cmp(&(of(&used, y) - of(&deps, y))).then_with(|| tie(y).cmp(&tie(x)))
+                })
+                .expect("a stage is left");
+            head.push(u);
+            u
+        };
+        left.remove(&next);
+    }
+    head.into_iter().chain(tail.into_iter().rev()).enumerate().map(|(i, u)| (u, i)).collect()
+}
+
+/// How many imports lead directly from a file of one unit to a file of another, by pair.
+fn imports_between(g: &DepGraph, unit_of: &[Option<usize>]) -> BTreeMap<(usize, usize), usize> {
+    let mut weight = BTreeMap::new();
+    for e in &g.edges {
+        if let (Some(a), Some(b)) = (unit_of[e.from as usize], unit_of[e.to as usize])
+            && a != b
+        {
+            *weight.entry((a, b)).or_default() += 1;
+        }
+    }
+    weight
 }
 
 /// `layers` for a group: its levels, top first; none when it has fewer than two.
@@ -533,8 +599,15 @@ impl Env<'_> {
             .map(|c| {
                 let mut out = Outcome::default();
                 let budget = datalog::Budget::default();
-                let judge =
-                    Judge { idx: self.idx, root: self.root, config_path: &config_path, g: self.g, store: self.store, c, budget };
+                let judge = Judge {
+                    idx: self.idx,
+                    root: self.root,
+                    config_path: &config_path,
+                    g: self.g,
+                    store: self.store,
+                    c,
+                    budget,
+                };
                 judge.judge(&mut out).map(|_| out).map_err(|e| e.to_string())
             })
             .collect())
@@ -594,12 +667,23 @@ fn render(head: &Head, drafts: &[Drafted], notes: &[String]) -> String {
         render_contract(&mut out, d, &reason(head.date));
     }
     if !notes.is_empty() {
-        out.push_str("\n# Not declared:\n");
+        out.push_str("\n# Notes:\n");
         for n in notes {
             out.push_str(&format!("# - {}\n", crate::text::short(n)));
         }
     }
     out
+}
+
+/// A TOML array of strings: on one line when it is short, else one string a line under `indent`.
+fn array(items: &[String], indent: &str) -> String {
+    let quoted: Vec<String> = items.iter().map(|s| crate::text::toml_string(s)).collect();
+    let one = format!("[{}]", quoted.join(", "));
+    if one.chars().count() + indent.len() <= 90 {
+        return one;
+    }
+    let lines: Vec<String> = quoted.iter().map(|s| format!("{indent}  {s},\n")).collect();
+    format!("[\n{}{indent}]", lines.concat())
 }
 
 /// One `[[contract]]` table with the comment above it and one exception per line.
@@ -614,13 +698,13 @@ fn render_contract(out: &mut String, d: &Drafted, reason: &str) {
         for l in &d.layers {
             match l.as_slice() {
                 [one] => out.push_str(&format!("  {},\n", q(one))),
-                many => out.push_str(&format!("  [{}],\n", many.iter().map(|s| q(s)).collect::<Vec<_>>().join(", "))),
+                many => out.push_str(&format!("  {},\n", array(many, "  "))),
             }
         }
         out.push_str("]\n");
     }
     if !d.members.is_empty() {
-        out.push_str(&format!("members = [{}]\n", d.members.iter().map(|s| q(s)).collect::<Vec<_>>().join(", ")));
+        out.push_str(&format!("members = {}\n", array(&d.members, "")));
     }
     if !d.exceptions.is_empty() {
         out.push_str("exceptions = [\n");
@@ -646,6 +730,22 @@ mod tests {
         assert_eq!(date_of(951_782_400), "2000-02-29");
         assert_eq!(date_of(1_700_000_000), "2023-11-14");
         assert_eq!(date_of(4_107_542_399), "2100-02-28");
+    }
+
+    #[test]
+    fn cycles_lose_their_lightest_dependencies() {
+        let back = |cyclic: &[(usize, usize)], w: &dyn Fn(&(usize, usize)) -> usize| {
+            let cyclic: BTreeSet<(usize, usize)> = cyclic.iter().copied().collect();
+            let place = cycle_order(&cyclic, w, |u| u);
+            cyclic.iter().filter(|(a, b)| place[a] < place[b]).copied().collect::<Vec<_>>()
+        };
+        // a three-cycle needs one exception, whatever the names
+        assert_eq!(back(&[(0, 1), (1, 2), (2, 0)], &|_| 1).len(), 1);
+        // of two stages on each other, the lighter direction goes
+        let w = |p: &(usize, usize)| if *p == (0, 1) { 5 } else { 1 };
+        assert_eq!(back(&[(0, 1), (1, 0)], &w), [(1, 0)]);
+        let w = |p: &(usize, usize)| if *p == (0, 1) { 1 } else { 5 };
+        assert_eq!(back(&[(0, 1), (1, 0)], &w), [(0, 1)]);
     }
 
     #[test]

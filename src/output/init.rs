@@ -23,12 +23,13 @@ pub fn summary(w: &mut dyn Write, r: &Initialized) -> io::Result<()> {
     let verb = if r.written { "wrote" } else { "drew" };
     writeln!(
         w,
-        "{verb} {}: {} contracts over {} stages and {} wires; {} exceptions for the {excused} findings present today",
+        "{verb} {}: {} over {} and {}; {} for what was present today ({})",
         inline(&r.path),
-        p.contracts.len(),
-        p.stages,
-        p.wires,
-        p.exceptions()
+        counted(p.contracts.len(), "contract"),
+        counted(p.stages, "stage"),
+        counted(p.wires, "wire"),
+        counted(p.exceptions(), "exception"),
+        counted(excused, "finding")
     )?;
     for c in &p.contracts {
         let n = match c.exceptions.len() {
@@ -44,6 +45,11 @@ pub fn summary(w: &mut dyn Write, r: &Initialized) -> io::Result<()> {
     if r.written {
         writeln!(w, "next: read {} and commit it; `andon check` gates CI with it", inline(&r.path))?;
     }
-    let detail = format!("{} contracts, {} exceptions", p.contracts.len(), p.exceptions());
+    let detail = format!("{}, {}", counted(p.contracts.len(), "contract"), counted(p.exceptions(), "exception"));
     verdict_line(w, r.outcome(), &detail)
+}
+
+/// `1 wire`, `3 wires`.
+fn counted(n: usize, what: &str) -> String {
+    if n == 1 { format!("1 {what}") } else { format!("{n} {what}s") }
 }
