@@ -173,6 +173,25 @@ pub fn quoted(s: &str) -> String {
     out
 }
 
+/// A TOML basic string, between double quotes, that a TOML reader decodes back to `s`: `"` and
+/// `\` behind a backslash, and every hidden character as its `\uXXXX` (`\UXXXXXXXX`) escape, so
+/// the string stays on its line and shows no hidden character.
+pub fn toml_string(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if is_hidden(c) && (c as u32) <= 0xffff => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c if is_hidden(c) => out.push_str(&format!("\\U{:08x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
 /// Text for one CSV field (RFC 4180) of a record on one line: [`line()`], between double quotes
 /// (each `"` doubled) when it holds `,` or `"`.
 pub fn csv(s: &str) -> String {
@@ -365,6 +384,25 @@ fn write_whole(path: &Path, bytes: &[u8], durable: bool) -> io::Result<()> {
     Ok(())
 }
 
+/// Creates `path` whole with `bytes`, never replacing anything there (a file, a link, a file
+/// another writer created meanwhile): a temporary sibling is written, then hard-linked to `path`,
+/// which fails with `AlreadyExists` when `path` exists. Where hard links are not supported, the
+/// file is created exclusively (`O_EXCL`) and written.
+pub fn write_new(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let tmp = sibling(path, "tmp");
+    let linked = File::create_new(&tmp)
+        .and_then(|mut f| f.write_all(bytes).and_then(|_| f.sync_all()))
+        .and_then(|_| fs::hard_link(&tmp, path));
+    let _ = fs::remove_file(&tmp);
+    match linked {
+        Err(e) if e.kind() != io::ErrorKind::AlreadyExists && fs::symlink_metadata(path).is_err() => {
+            let mut f = fs::OpenOptions::new().write(true).create_new(true).open(path)?;
+            f.write_all(bytes).and_then(|_| f.sync_all())
+        }
+        other => other,
+    }
+}
+
 /// A sibling of `path` no other writer (process or thread) uses: `.<name>.<pid>.<n>.<ext>`.
 pub fn sibling(path: &Path, ext: &str) -> PathBuf {
     static NEXT: AtomicU64 = AtomicU64::new(0);
@@ -412,6 +450,7 @@ mod tests {
                 mermaid(&s),
                 github_property(&s),
                 github_message(&[s.as_str()]),
+                toml_string(&s),
             ];
             for shown in every {
                 assert!(!has_hidden(&shown), "{c:?} reached {shown:?}");

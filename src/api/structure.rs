@@ -349,8 +349,9 @@ pub fn stale_message(s: &StaleException) -> String {
     if let Some(t) = &s.to {
         what.push(format!("to `{t}`"));
     }
+    let why = s.unresolved.as_ref().map(|m| format!(" ({m})")).unwrap_or_default();
     format!(
-        "exception ({}, reason: {:?}) matches no finding any more; remove this exception",
+        "exception ({}, reason: {:?}) matches no finding any more{why}; remove this exception",
         what.join(", "),
         s.reason
     )
@@ -577,3 +578,96 @@ fn derivation_json(d: &Derivation) -> Value {
 }
 
 json_document!(CheckReport, StreamReport, WhyReport, Answered);
+
+/// `andon init`: the `andon.toml` drawn from the stream, and whether it was written.
+#[derive(Clone, Debug)]
+pub struct Initialized {
+    /// The file (`andon.toml` under the repository path).
+    pub path: String,
+    /// Created; false with `--print`.
+    pub written: bool,
+    pub plan: crate::check::init::Plan,
+}
+
+/// `andon init`: draws `andon.toml` for the repository at `root` from its fresh index (walked with
+/// `walk` over the settings), judged in memory so that `andon check` passes, and (unless `print`)
+/// creates it. Refuses, before any work and again at the write, when settings are there: an
+/// `andon.toml` (never replaced, whatever it is), or `[tool.andon]` in `pyproject.toml`, which an
+/// `andon.toml` would shadow whole.
+pub fn init(
+    root: &Path,
+    walk: &super::WalkOverrides,
+    print: bool,
+    progress: &(dyn Fn(u64, u64) + Sync),
+) -> Result<Initialized, Error> {
+    let path = if root == Path::new(".") { std::path::PathBuf::from("andon.toml") } else { root.join("andon.toml") };
+    let shown = crate::text::os_path_text(path.as_os_str());
+    let exists = || {
+        format!("{shown} already exists; andon init never replaces it (`andon init --print` shows what it would write)")
+    };
+    if !print {
+        if std::fs::symlink_metadata(&path).is_ok() {
+            return Err(exists().into());
+        }
+        if let Ok(Some(src)) = crate::config::source::find(root)
+            && src.tool_table
+        {
+            return Err(format!(
+                "{}: the settings are in its [tool.andon] table, which an andon.toml would shadow whole; \
+                 add the contracts there (`andon init --print` shows them)",
+                crate::text::os_path_text(src.path.as_os_str())
+            )
+            .into());
+        }
+    }
+    let opts = super::index_options(root, walk, false)?;
+    let idx = super::fresh_index(root, &opts, Freshness::Update(progress))?;
+    let date = crate::check::init::date_of(super::now());
+    let plan = crate::check::init::plan(&idx, root, &date).map_err(|e| match e {
+        crate::check::CheckError::Config(e) => Error::Failed(super::config_error(&e)),
+        crate::check::CheckError::Other(m) => Error::Failed(m),
+    })?;
+    if !print {
+        crate::text::write_new(&path, plan.text.as_bytes()).map_err(|e| match e.kind() {
+            std::io::ErrorKind::AlreadyExists => exists(),
+            _ => format!("{shown}: cannot be written: {e}"),
+        })?;
+    }
+    Ok(Initialized { path: shown, written: !print, plan })
+}
+
+impl Initialized {
+    /// `written`, or `printed` with `--print`.
+    pub fn outcome(&self) -> &'static str {
+        if self.written { "written" } else { "printed" }
+    }
+
+    fn document(&self) -> Value {
+        let p = &self.plan;
+        let contracts: Vec<Value> = p
+            .contracts
+            .iter()
+            .map(|c| {
+                json!({ "name": c.name, "kind": c.kind.name(), "layers": c.layers, "members": c.members,
+                        "exceptions": c.exceptions.len() })
+            })
+            .collect();
+        let excused = p.report.findings.iter().filter(|f| f.excused.is_some()).count();
+        json!({
+            "schema_version": SCHEMA_VERSION,
+            "path": self.path,
+            "written": self.written,
+            "date": p.date,
+            "stages": p.stages,
+            "wires": p.wires,
+            "contracts": contracts,
+            "exceptions": p.exceptions(),
+            "excused": excused,
+            "notes": p.notes,
+            "text": p.text,
+            "verdict": { "outcome": self.outcome(), "contracts": p.contracts.len(), "exceptions": p.exceptions() },
+        })
+    }
+}
+
+json_document!(Initialized);

@@ -5,6 +5,7 @@
 
 pub mod base;
 pub mod graph;
+pub mod init;
 pub mod select;
 
 use crate::index::walk::open_regular;
@@ -50,6 +51,9 @@ pub struct Finding {
     pub witness: Vec<Hop>,
     /// Stable across unrelated edits: no line numbers, only the contract and what breaks it.
     pub fingerprint: String,
+    /// What the fingerprint hashes besides the contract: the finding's subjects (for `manifest`,
+    /// the check, the stage and the package).
+    pub key: Vec<String>,
     pub excused: Option<Excused>,
     /// With `--base`: whether the base revision lacks this finding.
     pub new: Option<bool>,
@@ -81,6 +85,8 @@ pub struct StaleException {
     pub from: Option<String>,
     pub to: Option<String>,
     pub reason: String,
+    /// A selector of it names nothing in the index, and why.
+    pub unresolved: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -185,9 +191,14 @@ fn config_error(path: &Path, line: u32, message: String) -> CheckError {
 /// Derives the facts the contracts of `cfg` rest on: the graph's relations, the manifests' when a
 /// `manifest` contract is declared, and qualified references across stages when they can exist.
 fn facts_for(idx: &Index, cfg: &Config) -> Result<datalog::Store, CheckError> {
+    facts(idx, cfg.contracts.iter().any(|c| c.kind == ContractKind::Manifest))
+}
+
+/// Derives the graph's relations, and the manifests' with `manifest`.
+fn facts(idx: &Index, manifest: bool) -> Result<datalog::Store, CheckError> {
     let prog = datalog::builtin_program();
     let mut goals: Vec<crate::facts::RelId> = graph::GOALS.to_vec();
-    if cfg.contracts.iter().any(|c| c.kind == ContractKind::Manifest) {
+    if manifest {
         goals.extend([rel::UNDECLARED_IMPORT, rel::UNUSED_DEPENDENCY_AT, rel::HAS_MANIFEST]);
     }
     // Qualified references across stages need every identifier of the repository (`References`,
@@ -309,16 +320,25 @@ impl<'a> Judge<'a> {
     }
 
     /// The contract's exceptions with their selectors resolved.
+    /// A selector that names nothing in the index leaves its exception unresolved: it can excuse
+    /// nothing, so it is stale (a glob that does not parse is a configuration error).
     fn exceptions(&self) -> Result<Vec<Exception<'a>>, CheckError> {
         let c: &'a ContractSpec = self.c;
         c.exceptions
             .iter()
             .map(|e| {
-                Ok(Exception {
-                    from: e.from.as_ref().map(|l| self.sel(l)).transpose()?,
-                    to: e.to.as_ref().map(|l| self.sel(l)).transpose()?,
-                    spec: e,
-                })
+                let mut x = Exception { from: None, to: None, unresolved: None, spec: e };
+                for (slot, l) in [(&mut x.from, &e.from), (&mut x.to, &e.to)] {
+                    let Some(l) = l else { continue };
+                    if let Some(m) = select::bad_glob(&l.text) {
+                        return Err(self.err(l.line, m));
+                    }
+                    match select::resolve(self.g, &l.text, l.line) {
+                        Ok(sel) => *slot = Some(sel),
+                        Err(m) => x.unresolved = Some(m),
+                    }
+                }
+                Ok(x)
             })
             .collect()
     }
@@ -525,6 +545,7 @@ impl<'a> Judge<'a> {
                 });
                 let fingerprint = self.fingerprint(&raw.key, &mut seen);
                 let witness = raw.chain.iter().map(|&e| hop(self.g, e)).collect();
+                let key = raw.key;
                 Finding {
                     contract: c.name.clone(),
                     kind: c.kind,
@@ -535,6 +556,7 @@ impl<'a> Judge<'a> {
                     message: raw.message,
                     witness,
                     fingerprint,
+                    key,
                     excused,
                     new: None,
                 }
@@ -557,7 +579,8 @@ impl<'a> Judge<'a> {
 
     /// Counts the exceptions that excused a finding as used; the others go to `out` as stale.
     fn tally_exceptions(&self, exceptions: &[Exception], hits: &[usize], out: &mut Outcome) {
-        for (i, e) in exceptions.iter().map(|x| x.spec).enumerate() {
+        for (i, x) in exceptions.iter().enumerate() {
+            let e = x.spec;
             if hits[i] == 0 {
                 out.stale.push(StaleException {
                     contract: self.c.name.clone(),
@@ -565,6 +588,7 @@ impl<'a> Judge<'a> {
                     from: e.from.as_ref().map(|l| l.text.clone()),
                     to: e.to.as_ref().map(|l| l.text.clone()),
                     reason: e.reason.clone(),
+                    unresolved: x.unresolved.clone(),
                 });
             } else {
                 out.used += 1;
@@ -577,13 +601,16 @@ impl<'a> Judge<'a> {
 struct Exception<'c> {
     from: Option<Selector>,
     to: Option<Selector>,
+    /// Why a selector of it names nothing in the index: it excuses nothing.
+    unresolved: Option<String>,
     spec: &'c crate::config::ExceptionSpec,
 }
 
 /// The first exception whose `from` matches one of `froms` and whose `to` matches one of `tos`.
 fn excuse(exceptions: &[Exception], froms: &[Selected], tos: &[Selected]) -> Option<usize> {
     exceptions.iter().position(|x| {
-        x.from.as_ref().is_none_or(|f| froms.iter().any(|s| f.matches(s)))
+        x.unresolved.is_none()
+            && x.from.as_ref().is_none_or(|f| froms.iter().any(|s| f.matches(s)))
             && x.to.as_ref().is_none_or(|t| tos.iter().any(|s| t.matches(s)))
     })
 }
@@ -782,8 +809,10 @@ fn acyclic(
     let mut out = Vec::new();
     for tier in 1..=3u8 {
         let mut chains = g.unit_chains(&unit_of, sets.len(), tier, mask);
-        // An exception allows one dependency between members: it is no part of any cycle.
-        chains.retain(|_, chain| !excuses_chain(g, chain, exceptions, hits));
+        // An exception allows one dependency between members: it is no part of any cycle. It
+        // excuses something only while that dependency is on a cycle; else it is stale.
+        let cyclic = on_cycles(&chains, names);
+        chains.retain(|pair, chain| !(cyclic.contains(pair) && excuses_chain(g, chain, exceptions, hits)));
         let nodes: Vec<u32> = (0..sets.len() as u32).collect();
         let edges: Vec<(u32, u32)> = chains.keys().map(|&(a, b)| (a as u32, b as u32)).collect();
         for comp in crate::datalog::graph::condensed_order(&nodes, &edges, |n| names[n as usize].clone()) {
@@ -800,6 +829,21 @@ fn acyclic(
         }
     }
     out
+}
+
+/// The dependencies between units that are on a cycle (both ends in one strongly connected set).
+fn on_cycles(chains: &BTreeMap<(usize, usize), Vec<u32>>, names: &[String]) -> BTreeSet<(usize, usize)> {
+    let nodes: Vec<u32> = (0..names.len() as u32).collect();
+    let edges: Vec<(u32, u32)> = chains.keys().map(|&(a, b)| (a as u32, b as u32)).collect();
+    let mut comp_of: HashMap<usize, usize> = HashMap::new();
+    for (i, comp) in
+        crate::datalog::graph::condensed_order(&nodes, &edges, |n| names[n as usize].clone()).iter().enumerate()
+    {
+        if comp.len() > 1 {
+            comp_of.extend(comp.iter().map(|&n| (n as usize, i)));
+        }
+    }
+    chains.keys().filter(|(a, b)| comp_of.get(a).is_some_and(|c| comp_of.get(b) == Some(c))).copied().collect()
 }
 
 /// For every node, the unit whose set holds it (the last such set).

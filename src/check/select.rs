@@ -137,6 +137,20 @@ pub fn resolve(g: &DepGraph, text: &str, line: u32) -> Result<Selector, String> 
     Err(format!("`{text}` names {what} of the index{}", hint(g, body)))
 }
 
+/// Why `text` is a glob that does not parse (whatever the index holds), if it is one.
+pub fn bad_glob(text: &str) -> Option<String> {
+    let body = match text.split_once(':') {
+        Some(("stage" | "module" | "package", _)) => return None,
+        Some(("path", rest)) => rest.trim(),
+        _ => text.trim(),
+    };
+    let body = body.trim_start_matches("./");
+    if !body.contains(['*', '?', '[', '{']) {
+        return None;
+    }
+    GlobBuilder::new(body).literal_separator(true).build().err().map(|e| format!("`{text}` is not a valid glob: {e}"))
+}
+
 /// "; did you mean `x`?" over every stage, directory, file, module and package name.
 fn hint(g: &DepGraph, s: &str) -> String {
     let mut cands: BTreeSet<String> = BTreeSet::new();

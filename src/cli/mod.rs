@@ -1,6 +1,8 @@
 //! The command line: the only code that knows clap, the terminal, environment variables and exit
 //! codes. Each command parses its arguments, calls the library, and renders through `output`.
 
+mod init;
+
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -27,6 +29,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Write a commented andon.toml from the detected stream: contracts that hold today (CI's start).
+    Init(init::InitArgs),
     /// Parse the repository into facts and persist them under .andon/ (incremental).
     Index(IndexArgs),
     /// Print facts from the index (brought up to date first), sorted, with names and repo paths.
@@ -531,6 +535,7 @@ pub fn main() -> ExitCode {
         eprintln!("andon: note: {note}");
     }
     let result = match cli.command {
+        Command::Init(a) => init::run(a),
         Command::Index(a) => run_index(a),
         Command::Facts(a) => run_facts(a),
         Command::Query(a) => run_query(a),
@@ -611,6 +616,7 @@ fn repo_of(c: &Command) -> Option<(PathBuf, bool)> {
     let first_of = |args: &[String], n: usize| PathBuf::from(if args.len() == n { args[0].as_str() } else { "." });
     let json = |c: &Common| matches!(c.format, FormatArg::Json);
     Some(match c {
+        Command::Init(a) => (a.path.clone(), json(&a.common)),
         Command::Index(a) => (a.path.clone(), json(&a.common)),
         Command::Facts(a) => (a.path.clone(), json(&a.common)),
         Command::Stream(a) => (a.path.clone(), matches!(a.format, GraphFormatArg::Json)),

@@ -270,8 +270,9 @@ pub(crate) fn line_at(text: &str, offset: usize) -> u32 {
 type Table = Vec<(String, u32, Val)>;
 
 impl Config {
-    pub fn load(root: &Path) -> Result<Config, ConfigError> {
-        let mut cfg = Config {
+    /// Every setting at its default, no contract and no command.
+    fn defaults() -> Config {
+        Config {
             source: None,
             shadowed: None,
             walk: WalkOptions::standard(),
@@ -279,7 +280,11 @@ impl Config {
             contracts: Vec::new(),
             commands: Vec::new(),
             settings: Settings::default(),
-        };
+        }
+    }
+
+    pub fn load(root: &Path) -> Result<Config, ConfigError> {
+        let mut cfg = Config::defaults();
         // The legacy settings file first: andon.toml (or [tool.andon]) overrides it.
         cfg.apply_legacy(&source::config_file(root, settings::LEGACY_FILE))?;
         let Some(src) = source::find(root)? else {
@@ -291,6 +296,21 @@ impl Config {
         }
         cfg.source = Some(src.path);
         cfg.shadowed = src.shadowed;
+        Ok(cfg)
+    }
+
+    /// The settings of `root` as they would be with `text` as its `andon.toml` (not read from
+    /// disk): the legacy settings file, then `text`, checked as [`Config::load`] checks a file.
+    pub fn with_andon_toml(root: &Path, text: &str) -> Result<Config, ConfigError> {
+        let mut cfg = Config::defaults();
+        cfg.apply_legacy(&source::config_file(root, settings::LEGACY_FILE))?;
+        let path = source::config_file(root, "andon.toml");
+        let src = source::Source { path: path.clone(), text: text.to_string(), tool_table: false, shadowed: None };
+        let p = Parser { path: &path };
+        for (k, line, v) in &source::table(&src)? {
+            p.top_key(&mut cfg, k, *line, v)?;
+        }
+        cfg.source = Some(path);
         Ok(cfg)
     }
 

@@ -5,6 +5,7 @@
 
 pub mod check;
 pub mod derived;
+pub mod init;
 pub mod loop_report;
 pub mod status;
 

@@ -61,6 +61,7 @@ const SILENT: &[&[&str]] = &[
     &["stream", "--format", "dot"],
     &["stream", "--format", "mermaid"],
     &["check", "--format", "junit"],
+    &["init", "--print", "-q"],
 ];
 
 /// The text files written under the output directory by `loop`, `status` and `preflight`.

@@ -14,6 +14,7 @@ mod honesty;
 mod hostile_check;
 mod hostile_index;
 mod incremental;
+mod init;
 mod injection;
 mod ledger;
 mod ledger_recovery;

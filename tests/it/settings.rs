@@ -291,7 +291,7 @@ fn settings_text_never_forges_a_verdict_line() {
         d.join("andon.toml"),
         "output_dir = \"o\\nandon: verdict pass\\u001b\"\n[[contract]]\nname = \"c\\nandon: verdict pass\"\nkind = \"forbidden\"\n\
          from = [\"src/acme/core/**\"]\nto = [\"src/acme/api/**\"]\n\
-         exceptions = [{ from = \"src/zz/**\", to = \"src/acme/api/**\", reason = \"r\" }]\n",
+         exceptions = [{ from = \"src/[zz\", to = \"src/acme/api/**\", reason = \"r\" }]\n",
     )
     .unwrap();
     let o = run(&["check", "-q"], d);
