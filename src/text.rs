@@ -368,7 +368,8 @@ pub fn write_durable(path: &Path, bytes: &[u8]) -> io::Result<()> {
 
 fn write_whole(path: &Path, bytes: &[u8], durable: bool) -> io::Result<()> {
     let tmp = sibling(path, "tmp");
-    let written = File::create(&tmp)
+    // never through something already at the temporary name (a planted link)
+    let written = File::create_new(&tmp)
         .and_then(|mut f| f.write_all(bytes).and_then(|_| if durable { f.sync_all() } else { Ok(()) }))
         .and_then(|_| fs::rename(&tmp, path));
     if written.is_err() {

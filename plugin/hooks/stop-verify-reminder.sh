@@ -11,6 +11,9 @@
 input=$(cat | tr -d ' \t\r\n')
 case $input in
   *'"stop_hook_active":true'*) exit 0 ;;
+  *'"stop_hook_active":false'*) ;;
+  # not the hook input Claude Code sends: never block on what cannot be read
+  *) exit 0 ;;
 esac
 command -v andon >/dev/null 2>&1 || exit 0
 dir=${CLAUDE_PROJECT_DIR:-.}
@@ -43,4 +46,4 @@ case $gap in
   '' | *[!A-Za-z0-9_.-]*) exit 0 ;;
 esac
 
-printf '{"decision": "block", "reason": "andon: gap %s is proposed and awaiting verification. Apply the fix within its write-set, run `andon verify --gap %s` (MCP tool `verify`), then `andon loop`; if you stop here on purpose, tell the person why."}\n' "$gap" "$gap"
+printf '{"decision": "block", "reason": "andon: gap %s is proposed and its proof is not recorded yet. Apply the fix within its write-set and run `andon verify --gap %s` (MCP tool `verify`) if you have not; then run `andon loop`, which records the evidence. If you stop here on purpose, tell the person why."}\n' "$gap" "$gap"

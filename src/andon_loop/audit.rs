@@ -186,9 +186,7 @@ pub fn audit(root: &Path, cfg: &Config, id: &str, path_var: Option<&OsStr>) -> R
     };
     let file = artifact_path(&out_dir, id);
     std::fs::create_dir_all(file.parent().expect("parent")).map_err(|e| format!("{}: {e}", out_dir.display()))?;
-    let tmp = file.with_extension("json.tmp");
-    std::fs::write(&tmp, serde_json::to_vec_pretty(&outcome).expect("json"))
-        .and_then(|_| std::fs::rename(&tmp, &file))
+    crate::text::write_atomic(&file, &serde_json::to_vec_pretty(&outcome).expect("json"))
         .map_err(|e| format!("{}: {e}", file.display()))?;
     Ok(outcome)
 }

@@ -697,10 +697,8 @@ fn await_round(
 fn write_packet(dir: &Path, name: &str, p: &crate::panel::Packet) -> Result<(), String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let file = dir.join(format!("packet-{name}.json"));
-    let tmp = file.with_extension("json.tmp");
-    std::fs::write(&tmp, &p.body)
-        .and_then(|_| std::fs::rename(&tmp, &file))
-        .map_err(|e| format!("{}: {e}", file.display()))
+    // whole, through a fresh temporary file: never through a link planted in the directory
+    crate::text::write_atomic(&file, p.body.as_bytes()).map_err(|e| format!("{}: {e}", file.display()))
 }
 
 /// The proof of a panel that rendered its judgment.
@@ -792,12 +790,9 @@ fn write_index(dir: &Path, packets: &[crate::panel::Packet]) -> Result<(), Strin
         })
         .collect();
     let file = dir.join("packets.json");
-    let tmp = file.with_extension("json.tmp");
     let text =
         serde_json::to_string_pretty(&serde_json::json!({ "andon_panel_index": 1, "packets": rows })).expect("json");
-    std::fs::write(&tmp, text)
-        .and_then(|_| std::fs::rename(&tmp, &file))
-        .map_err(|e| format!("{}: {e}", file.display()))
+    crate::text::write_atomic(&file, text.as_bytes()).map_err(|e| format!("{}: {e}", file.display()))
 }
 
 /// The criteria a panel judges for one obligation: load-bearing, traced to a test result, with
@@ -809,5 +804,33 @@ pub fn criterion(id: &str, text: &str, load_bearing: bool, checks: &[CommandSpec
         load_bearing,
         check: crate::panel::ObjectiveCheck::TestResult,
         command: checks.first().map(|c| c.run.clone()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn a_packet_is_never_written_through_a_link_planted_in_the_panel_directory() {
+        let panel = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let dir = panel.path();
+        for name in ["packet-for.json.tmp", "packets.json.tmp", "packet-for.json"] {
+            std::os::unix::fs::symlink(outside.path().join(name), dir.join(name)).unwrap();
+        }
+        let p = crate::panel::Packet {
+            role: crate::panel::Role::For,
+            access: vec![],
+            body: "{}".into(),
+            hash: "0".repeat(32),
+        };
+        write_packet(dir, "for", &p).unwrap();
+        write_index(dir, &[p]).unwrap();
+        assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0, "nothing was written outside");
+        let written = std::fs::symlink_metadata(dir.join("packet-for.json")).unwrap();
+        assert!(written.is_file(), "the packet replaced the link, as a file");
+        assert!(std::fs::symlink_metadata(dir.join("packets.json")).unwrap().is_file());
     }
 }

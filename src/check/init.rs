@@ -395,7 +395,8 @@ fn acyclic_draft(g: &DepGraph, shape: &Shape) -> Drafted {
         kind: ContractKind::Acyclic,
         why: vec![
             "No stage depends on itself through other stages: every stage, those to come too.".into(),
-            "An exception here allows one dependency between two stages while it closes a cycle.".into(),
+            "An exception here allows one dependency between two stages: any cycle through it, a new".into(),
+            "one too, is allowed while it stands. Remove it once its cycle is broken.".into(),
         ],
         layers: Vec::new(),
         members: Vec::new(),

@@ -7,6 +7,7 @@
 //! under the same locks as the command line, so concurrent calls are as safe as concurrent
 //! commands.
 
+mod drain;
 mod paths;
 mod progress;
 mod resources;
@@ -29,13 +30,19 @@ where
     if !root.is_dir() {
         return Err(format!("{}: not a directory; pass the repository to serve", root.display()));
     }
+    // A call runs on a blocking thread with a stack as deep as the command line's main thread
+    // has and more (a long query or rule body recurses), so no input of a call can overflow it.
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
+        .max_blocking_threads(16)
+        .thread_stack_size(64 << 20)
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the server: {e}"))?;
     rt.block_on(async move {
-        let running = rmcp::serve_server(server::Server::new(root), (input, output))
+        let calls = drain::InFlight::new();
+        let input = drain::UntilIdle::new(input, calls.clone());
+        let running = rmcp::serve_server(server::Server::new(root, calls), (input, output))
             .await
             .map_err(|e| format!("the MCP handshake failed: {e}"))?;
         running.waiting().await.map_err(|e| format!("the MCP server stopped: {e}"))?;

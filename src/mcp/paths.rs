@@ -4,15 +4,24 @@
 
 use std::path::{Component, Path, PathBuf};
 
-/// `arg` as an absolute path inside `root` (canonical), or why not. A path that does not exist
-/// yet (a file a fix will write) is judged by its nearest existing ancestor.
+/// `arg` as an absolute path inside `root` (canonical), or why not. Each existing component is
+/// looked at without following it: a symbolic link must lead to an existing place inside the
+/// repository (a dangling one is refused: what it names could appear outside later). The part
+/// that does not exist yet (a file a fix will write) is taken as it is written.
 pub(crate) fn inside(root: &Path, arg: &str, what: &str) -> Result<PathBuf, String> {
+    let shown = || crate::text::line(arg).into_owned();
+    let outside = || {
+        format!(
+            "`{what}`: `{}` is outside the repository {}; every path must resolve inside it",
+            shown(),
+            crate::text::line(&root.to_string_lossy())
+        )
+    };
     if arg.is_empty() || arg.contains('\0') {
-        return Err(format!("`{what}`: `{}` is not a path", crate::text::line(arg)));
+        return Err(format!("`{what}`: `{}` is not a path", shown()));
     }
-    let joined = root.join(arg);
     let mut lexical = PathBuf::new();
-    for c in joined.components() {
+    for c in root.join(arg).components() {
         match c {
             Component::ParentDir => {
                 lexical.pop();
@@ -21,29 +30,66 @@ pub(crate) fn inside(root: &Path, arg: &str, what: &str) -> Result<PathBuf, Stri
             c => lexical.push(c),
         }
     }
-    let (mut existing, mut rest) = (lexical.as_path(), Vec::new());
-    let resolved = loop {
-        match existing.canonicalize() {
-            Ok(p) => break p,
-            Err(_) => match (existing.parent(), existing.file_name()) {
-                (Some(parent), Some(name)) => {
-                    rest.push(name.to_os_string());
-                    existing = parent;
-                }
-                _ => break existing.to_path_buf(),
-            },
-        }
+    // an absolute path through another name of the repository (a link to it) counts as inside
+    let rest = match lexical.strip_prefix(root) {
+        Ok(rest) => rest.to_path_buf(),
+        Err(_) => match lexical.canonicalize() {
+            Ok(c) if c.starts_with(root) => c.strip_prefix(root).expect("checked").to_path_buf(),
+            _ => return Err(outside()),
+        },
     };
-    let full = rest.iter().rev().fold(resolved, |p, n| p.join(n));
-    if full.starts_with(root) {
-        Ok(full)
-    } else {
-        Err(format!(
-            "`{what}`: `{}` is outside the repository {}; every path must resolve inside it",
-            crate::text::line(arg),
-            crate::text::line(&root.to_string_lossy())
-        ))
+    let mut cur = root.to_path_buf();
+    let mut parts = rest.components();
+    while let Some(c) = parts.next() {
+        let next = cur.join(c);
+        match std::fs::symlink_metadata(&next) {
+            Err(_) => return Ok(parts.fold(next, |p, c| p.join(c))),
+            Ok(m) if m.file_type().is_symlink() => match next.canonicalize() {
+                Ok(t) if t.starts_with(root) => cur = t,
+                Ok(_) => return Err(outside()),
+                Err(_) => {
+                    return Err(format!(
+                        "`{what}`: `{}` goes through a symbolic link that leads nowhere; every path must resolve inside the repository",
+                        shown()
+                    ));
+                }
+            },
+            Ok(_) => cur = next,
+        }
     }
+    Ok(cur)
+}
+
+/// The bytes of the regular file `path` (from [`inside`]), at most `max`: opened without
+/// following a last link, and refused when the file opened is not inside `root` after all (a
+/// link swapped in between the check and the open).
+pub(crate) fn read_inside(root: &Path, path: &Path, max: u64) -> Result<Vec<u8>, String> {
+    let shown = || crate::text::line(&path.to_string_lossy()).into_owned();
+    let mut o = std::fs::OpenOptions::new();
+    o.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut o, libc::O_NOFOLLOW | libc::O_NONBLOCK);
+    let file = o.open(path).map_err(|e| format!("{}: {e}", shown()))?;
+    #[cfg(target_os = "linux")]
+    {
+        let fd = std::os::fd::AsRawFd::as_raw_fd(&file);
+        if let Ok(real) = std::fs::read_link(format!("/proc/self/fd/{fd}"))
+            && !real.starts_with(root)
+        {
+            return Err(format!("{}: it led outside the repository when opened", shown()));
+        }
+    }
+    let meta = file.metadata().map_err(|e| format!("{}: {e}", shown()))?;
+    if !meta.is_file() {
+        return Err(format!("{}: not a regular file", shown()));
+    }
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut std::io::Read::take(file, max + 1), &mut bytes)
+        .map_err(|e| format!("{}: {e}", shown()))?;
+    if bytes.len() as u64 > max {
+        return Err(format!("{}: larger than {} MiB", shown(), max >> 20));
+    }
+    Ok(bytes)
 }
 
 /// `path` (inside `root`) as the repository-relative text the library takes.
@@ -74,6 +120,20 @@ mod tests {
             let out = tempfile::tempdir().unwrap();
             std::os::unix::fs::symlink(out.path(), root.join("link")).unwrap();
             assert!(inside(&root, "link/f.py", "x").is_err(), "a symbolic link leads out");
+            std::os::unix::fs::symlink(out.path().join("nothing.py"), root.join("dangle.py")).unwrap();
+            std::os::unix::fs::symlink(out.path().join("nodir"), root.join("dangledir")).unwrap();
+            for dangling in ["dangle.py", "dangledir/a.py"] {
+                let e = inside(&root, dangling, "x").unwrap_err();
+                assert!(e.contains("leads nowhere"), "{e}");
+            }
+            std::os::unix::fs::symlink(root.join("src"), root.join("alias")).unwrap();
+            assert_eq!(inside(&root, "alias/a.py", "x").unwrap(), root.join("src/a.py"), "a link inside stays inside");
+            // a link swapped in after the check is caught when the file is opened
+            let checked = inside(&root, "src/later.dl", "x").unwrap();
+            std::fs::write(out.path().join("secret.dl"), "S(x) :- Stage(x, _).").unwrap();
+            std::os::unix::fs::symlink(out.path().join("secret.dl"), &checked).unwrap();
+            assert!(read_inside(&root, &checked, 1 << 20).is_err(), "the last link is not followed");
+            assert_eq!(read_inside(&root, &root.join("src/a.py"), 1 << 20).unwrap(), b"");
         }
     }
 }

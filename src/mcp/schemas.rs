@@ -230,7 +230,6 @@ pub(crate) fn input(tool: &str) -> Value {
                     ),
                     false,
                 ),
-                ("approach", string("a person's choice between the approaches of a routing tie (only then)"), false),
                 ("rubric", string("the claim rubric record (a file inside the repository), for `rubric`"), false),
                 ("process", string("the agent process record (a file inside the repository), for `agentic`"), false),
                 ("panel", string("the adversarial panel's directory inside the repository, for `adversarial`"), false),

@@ -33,11 +33,12 @@ const STATUS_URI: &str = "andon://status.md";
 #[derive(Clone)]
 pub(crate) struct Server {
     root: Arc<PathBuf>,
+    calls: super::drain::InFlight,
 }
 
 impl Server {
-    pub(crate) fn new(root: PathBuf) -> Server {
-        Server { root: Arc::new(root) }
+    pub(crate) fn new(root: PathBuf, calls: super::drain::InFlight) -> Server {
+        Server { root: Arc::new(root), calls }
     }
 }
 
@@ -126,6 +127,7 @@ impl ServerHandler for Server {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.to_string();
+        let _call = self.calls.begin();
         if !TOOLS.iter().any(|t| t.name == name) {
             return Err(ErrorData::invalid_params(tools::unknown_tool(&name), None));
         }

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::paths::{inside, relative};
+use super::paths::{inside, read_inside, relative};
 use super::progress::Progress;
 use crate::api::{self, Error, Freshness, WalkOverrides};
 use crate::config::Config;
@@ -92,7 +92,7 @@ pub(crate) const TOOLS: [ToolDef; 11] = [
     ToolDef {
         name: "verify",
         title: "Prove an applied fix",
-        description: "Prove the applied fix of a proposed gap: the working tree (or `diff`) against the proposal's base, by the routed approach. Same document as `andon verify --gap G --format json`.",
+        description: "Prove the applied fix of a proposed gap: the working tree (or `diff`) against the proposal's base, by the routed approach. A routing tie is a person's to settle (`andon verify --approach`). Same document as `andon verify --gap G --format json`.",
         read_only: false,
     },
 ];
@@ -254,7 +254,6 @@ struct VerifyArgs {
     gap: String,
     command: Option<String>,
     diff: Option<String>,
-    approach: Option<String>,
     rubric: Option<String>,
     process: Option<String>,
     panel: Option<String>,
@@ -305,8 +304,7 @@ fn query(root: &Path, a: QueryArgs, progress: &Progress) -> Ran {
     let mut files = Vec::new();
     for f in &a.rules {
         let path = inside(root, f, "rules")?;
-        let bytes =
-            crate::index::walk::read_regular(&path, 64 << 20).map_err(|e| format!("{f}: cannot read rules: {e}"))?;
+        let bytes = read_inside(root, &path, 64 << 20).map_err(|e| format!("cannot read rules: {e}"))?;
         let text = String::from_utf8(bytes).map_err(|e| format!("{f}: cannot read rules: not UTF-8 ({e})"))?;
         files.push((f.clone(), text));
     }
@@ -391,7 +389,6 @@ fn propose(root: &Path, a: ProposeArgs) -> Ran {
 
 fn verify(root: &Path, a: VerifyArgs, progress: &Progress) -> Ran {
     let cfg = config(root)?;
-    api::work::approach(a.approach.as_deref())?;
     let file = |f: &Option<String>, what: &str| f.as_deref().map(|f| inside(root, f, what)).transpose();
     let ask = api::work::VerifyAsk {
         gap: Some(a.gap),
@@ -401,7 +398,8 @@ fn verify(root: &Path, a: VerifyArgs, progress: &Progress) -> Ran {
         process: file(&a.process, "process")?,
         panel: file(&a.panel, "panel")?,
         proposer: a.proposer,
-        approach: a.approach,
+        // settling a routing tie is a person's choice: `andon verify --approach`, never a tool's
+        approach: None,
     };
     let idx = fresh(root, progress)?;
     Ok(match api::work::verify(root, &cfg, &idx, &ask, None)? {
@@ -417,8 +415,7 @@ fn diff_text(root: &Path, d: &str) -> Result<String, Failure> {
         return Ok(d.to_string());
     }
     let path = inside(root, d, "diff")?;
-    let bytes =
-        crate::index::walk::read_regular(&path, 64 << 20).map_err(|e| format!("{d}: cannot read the diff: {e}"))?;
+    let bytes = read_inside(root, &path, 64 << 20).map_err(|e| format!("cannot read the diff: {e}"))?;
     Ok(String::from_utf8(bytes).map_err(|e| format!("{d}: cannot read the diff: not UTF-8 ({e})"))?)
 }
 

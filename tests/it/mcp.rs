@@ -121,6 +121,8 @@ fn the_handshake_lists_every_tool_and_no_decision() {
         for decision in ["authorize", "defer", "skip", "override", "confirm"] {
             assert!(!names.contains(&decision), "{decision} is a person's decision, never a tool");
         }
+        let verify = tools.iter().find(|t| t.name == "verify").unwrap();
+        assert!(verify.input_schema["properties"].get("approach").is_none(), "settling a tie is a person's choice");
         for t in &tools {
             let read_only = t.annotations.as_ref().and_then(|a| a.read_only_hint);
             let want =
@@ -192,6 +194,7 @@ fn errors_are_results_a_malformed_call_is_a_protocol_error_and_the_server_goes_o
             ("authorize", json!({"gap": "G"})),
             ("skip", json!({})),
             ("strem", json!({})),
+            ("verify", json!({"gap": "G", "approach": "structural"})),
         ] {
             let (code, message) = protocol_error(&s, name, args.clone()).await;
             assert_eq!(code, -32602, "{name} {args}: {message}");
@@ -207,6 +210,21 @@ fn errors_are_results_a_malformed_call_is_a_protocol_error_and_the_server_goes_o
             let r = call(&s, "query", json!({"query": "Stage(p, r)", "rules": [rules]})).await;
             assert_eq!(r.is_error, Some(true), "{rules}");
             assert!(text(&r).contains("outside the repository"), "{}", text(&r));
+        }
+        // a long query or rule body is answered, never a dead server
+        let long = vec!["Stage(x, y)"; 3000].join(", ");
+        assert_eq!(doc(&s, "query", json!({"query": long})).await["verdict"]["outcome"], "answered");
+        std::fs::write(d.join("deep.dl"), format!("Deep(x) :- {long}.\n")).unwrap();
+        assert_eq!(
+            doc(&s, "query", json!({"query": "Deep(x)", "rules": ["deep.dl"]})).await["verdict"]["outcome"],
+            "answered"
+        );
+        // a symbolic link that leads nowhere could lead outside later
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink(d.parent().unwrap().join("nowhere"), d.join("dangle")).unwrap();
+            let r = call(&s, "query", json!({"query": "Stage(p, r)", "rules": ["dangle/x.dl"]})).await;
+            assert!(text(&r).contains("leads nowhere"), "{}", text(&r));
         }
         // a check without contracts is the command's error, with its file and line
         std::fs::write(d.join("andon.toml"), "[index]\nexclude = []\n").unwrap();
@@ -303,6 +321,22 @@ impl Wire {
             }
         }
     }
+}
+
+#[test]
+fn a_call_still_running_when_the_client_closes_stdin_writes_its_result() {
+    let t = clean_three_stages(LAYERS);
+    let mut w = Wire::start(t.path());
+    w.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "wire", "version": "1"}}}));
+    w.until(1);
+    w.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    w.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "loop", "arguments": {}}}));
+    drop(w.child.stdin.take());
+    let answer = w.until(2).pop().unwrap();
+    assert_eq!(answer["result"]["isError"], false, "{answer}");
+    assert!(answer["result"]["structuredContent"]["next"].is_object(), "{answer}");
+    assert!(w.child.wait().unwrap().success());
 }
 
 #[test]

@@ -474,6 +474,10 @@ fn the_stop_hook_blocks_once_on_a_gap_awaiting_verification() {
     assert_eq!(stop_hook(t.path(), &hook_input(true), &path_with_andon()), "");
     // so does one where andon is not on PATH
     assert_eq!(stop_hook(t.path(), &hook_input(false), std::ffi::OsStr::new("/usr/bin:/bin")), "");
+    // and one whose input is not the hook input: nothing that cannot be read ever blocks
+    for garbage in ["", "garbage", "{\"hook_event_name\": \"Stop\"}"] {
+        assert_eq!(stop_hook(t.path(), garbage, &path_with_andon()), "", "input {garbage:?}");
+    }
 }
 
 #[test]
