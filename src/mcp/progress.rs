@@ -38,7 +38,7 @@ impl Progress {
     pub(crate) fn files(&self) -> impl Fn(u64, u64) + Sync + '_ {
         move |done: u64, total: u64| {
             let step = (total / 50).max(1);
-            if total > 0 && (done % step == 0 || done == total) {
+            if total > 0 && (done.is_multiple_of(step) || done == total) {
                 self.send(done as f64, Some(total as f64), format!("parsing {done}/{total} files"));
             }
         }

@@ -20,6 +20,14 @@ pub fn report(w: &mut dyn Write, r: &Initialized, as_json: bool) -> io::Result<(
 pub fn summary(w: &mut dyn Write, r: &Initialized) -> io::Result<()> {
     let p = &r.plan;
     let excused = p.report.findings.iter().filter(|f| f.excused.is_some()).count();
+    // an acyclic exception excuses no finding: it allows a dependency that closes a cycle
+    let cyclic: usize =
+        p.contracts.iter().filter(|c| c.kind == crate::config::ContractKind::Acyclic).map(|c| c.exceptions.len()).sum();
+    let present = match cyclic {
+        0 => counted(excused, "finding"),
+        1 => format!("{}, 1 dependency closing a cycle", counted(excused, "finding")),
+        n => format!("{}, {n} dependencies closing cycles", counted(excused, "finding")),
+    };
     let verb = if r.written { "wrote" } else { "drew" };
     writeln!(
         w,
@@ -29,7 +37,7 @@ pub fn summary(w: &mut dyn Write, r: &Initialized) -> io::Result<()> {
         counted(p.stages, "stage"),
         counted(p.wires, "wire"),
         counted(p.exceptions(), "exception"),
-        counted(excused, "finding")
+        present
     )?;
     for c in &p.contracts {
         let n = match c.exceptions.len() {

@@ -262,7 +262,7 @@ fn a_cold_index_sends_progress_before_its_result() {
         assert_eq!(r.is_error, Some(false));
         let files = r.structured_content.unwrap()["files"]["parsed"].as_u64().unwrap();
         for _ in 0..50 {
-            if client.progress.lock().unwrap().len() > 0 {
+            if !client.progress.lock().unwrap().is_empty() {
                 break;
             }
             tokio::time::sleep(std::time::Duration::from_millis(20)).await;
