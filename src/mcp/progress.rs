@@ -22,14 +22,17 @@ impl Progress {
         Progress { token, tx, last: Mutex::new(0.0) }
     }
 
-    /// Sends `value` (raised above the last one sent) with `total` and `message`.
+    /// Sends `value` with `total` and `message`, when it is above the last value sent (reports
+    /// from parallel workers arrive out of order: a late, lower one is dropped).
     fn send(&self, value: f64, total: Option<f64>, message: String) {
         let (Some(token), Some(tx)) = (&self.token, &self.tx) else { return };
         let mut last = self.last.lock().unwrap_or_else(|p| p.into_inner());
-        let value = if value > *last { value } else { *last + 1.0 };
+        if value <= *last {
+            return;
+        }
         *last = value;
         let mut p = ProgressNotificationParam::new(token.clone(), value);
-        p.total = total.map(|t| t.max(value));
+        p.total = total;
         p.message = Some(message);
         let _ = tx.send(p);
     }
@@ -48,5 +51,35 @@ impl Progress {
     pub(crate) fn phase(&self, message: &str) {
         let last = *self.last.lock().unwrap_or_else(|p| p.into_inner());
         self.send(last + 1.0, None, message.to_string());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reports_out_of_order_never_go_back_and_keep_their_message() {
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let p = Progress::new(Some(ProgressToken(rmcp::model::NumberOrString::Number(1))), Some(tx));
+        let files = p.files();
+        for done in [2, 3, 1, 4, 7, 5, 6] {
+            files(done, 7);
+        }
+        p.phase("judging");
+        drop(files);
+        drop(p);
+        let mut seen = Vec::new();
+        while let Ok(n) = rx.try_recv() {
+            seen.push((n.progress, n.total, n.message.unwrap()));
+        }
+        let want: Vec<(f64, Option<f64>, String)> = vec![
+            (2.0, Some(7.0), "parsing 2/7 files".into()),
+            (3.0, Some(7.0), "parsing 3/7 files".into()),
+            (4.0, Some(7.0), "parsing 4/7 files".into()),
+            (7.0, Some(7.0), "parsing 7/7 files".into()),
+            (8.0, None, "judging".into()),
+        ];
+        assert_eq!(seen, want);
     }
 }
