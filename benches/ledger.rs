@@ -58,6 +58,7 @@ fn events() -> Vec<Event> {
                     crossing: Default::default(),
                     radius: None,
                     tree: None,
+                    commit: None,
                     rung: None,
                 },
             });

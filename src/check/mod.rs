@@ -149,7 +149,7 @@ pub fn run(idx: &Index, root: &Path, cfg: &Config, budget: datalog::Budget) -> R
         return Err(config_error(
             &config_path,
             1,
-            "no contracts to check: declare at least one `[[contract]]` (see README: andon check)".into(),
+            "no contracts to check: `andon init` writes a starting andon.toml from the stream, or declare at least one `[[contract]]` (see README: andon check)".into(),
         ));
     }
     let store = facts_for(idx, cfg)?;
