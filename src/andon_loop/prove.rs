@@ -338,7 +338,7 @@ fn rubric(root: &Path, cfg: &Config, inputs: &Inputs, nonce: &str) -> Result<Pro
             "unavailable without a rubric record: the wire stays unknown",
         ));
     };
-    let bytes = std::fs::read(file).map_err(|e| format!("{}: {e}", file.display()))?;
+    let bytes = read_record(file)?;
     let input = crate::evidence::rubric::parse(&bytes).map_err(|e| format!("{}: {}", file.display(), e.join("; ")))?;
     let run = runner(cfg, inputs, nonce);
     let r = match sealed(root, cfg, || crate::evidence::rubric::score(&input, root, &run)) {
@@ -374,7 +374,7 @@ fn agentic(inputs: &Inputs) -> Result<Proof, String> {
             "unavailable without a process record: the wire stays unknown",
         ));
     };
-    let bytes = std::fs::read(file).map_err(|e| format!("{}: {e}", file.display()))?;
+    let bytes = read_record(file)?;
     let rec = crate::evidence::agentic::parse(&bytes).map_err(|e| format!("{}: {}", file.display(), e.join("; ")))?;
     let r = crate::evidence::agentic::assess(&rec);
     Ok(Proof {
@@ -610,6 +610,23 @@ fn panel_input(idx: &Index, target: &Target, inputs: &Inputs) -> crate::panel::P
     }
 }
 
+/// A rubric or process record: a regular file (a FIFO would block the proof forever), 16 MiB at
+/// most.
+fn read_record(file: &Path) -> Result<Vec<u8>, String> {
+    crate::index::walk::read_regular(file, 16 << 20).map_err(|e| format!("{}: {e}", file.display()))
+}
+
+/// A role's output: a regular file in the panel directory itself (a link is refused: it could
+/// lead anywhere; a FIFO would block the proof forever), 16 MiB at most.
+fn read_output(file: &Path) -> std::io::Result<Vec<u8>> {
+    if std::fs::symlink_metadata(file)?.file_type().is_symlink() {
+        return Err(std::io::Error::other(
+            "a symbolic link: a role writes its output as a file in the panel directory",
+        ));
+    }
+    crate::index::walk::read_regular(file, 16 << 20)
+}
+
 /// Reads every role's output from `dir`: the outputs that parse as their role's, and why each
 /// other one was refused (a missing output is simply not there yet).
 fn read_role_outputs(dir: &Path) -> (Vec<crate::panel::RoleOutput>, Vec<String>) {
@@ -618,7 +635,7 @@ fn read_role_outputs(dir: &Path) -> (Vec<crate::panel::RoleOutput>, Vec<String>)
     let mut refused = Vec::new();
     for r in Role::ALL {
         let file = dir.join(format!("output-{}.json", r.name()));
-        match std::fs::read(&file) {
+        match read_output(&file) {
             Ok(bytes) => match panel::parse_output(&bytes) {
                 Ok(o) if o.role == r => outputs.push(o),
                 Ok(o) => refused.push(format!("{}: holds a {} output", file.display(), o.role.name())),
@@ -832,5 +849,21 @@ mod tests {
         let written = std::fs::symlink_metadata(dir.join("packet-for.json")).unwrap();
         assert!(written.is_file(), "the packet replaced the link, as a file");
         assert!(std::fs::symlink_metadata(dir.join("packets.json")).unwrap().is_file());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_role_output_that_is_a_fifo_or_a_link_is_refused_never_waited_on() {
+        let panel = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let dir = panel.path();
+        assert!(std::process::Command::new("mkfifo").arg(dir.join("output-for.json")).status().unwrap().success());
+        std::fs::write(outside.path().join("o.json"), "{}").unwrap();
+        std::os::unix::fs::symlink(outside.path().join("o.json"), dir.join("output-against.json")).unwrap();
+        let (outputs, refused) = read_role_outputs(dir);
+        assert!(outputs.is_empty());
+        assert_eq!(refused.len(), 2, "{refused:?}");
+        assert!(refused.iter().any(|r| r.contains("not a regular file")), "{refused:?}");
+        assert!(refused.iter().any(|r| r.contains("symbolic link")), "{refused:?}");
     }
 }

@@ -30,12 +30,10 @@ where
     if !root.is_dir() {
         return Err(format!("{}: not a directory; pass the repository to serve", root.display()));
     }
-    // A call runs on a blocking thread with a stack as deep as the command line's main thread
-    // has and more (a long query or rule body recurses), so no input of a call can overflow it.
+    // Calls run on threads of their own (`server::on_own_thread`): the runtime's pools only read
+    // and write the protocol.
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
-        .max_blocking_threads(16)
-        .thread_stack_size(64 << 20)
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the server: {e}"))?;

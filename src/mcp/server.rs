@@ -34,12 +34,36 @@ const STATUS_URI: &str = "andon://status.md";
 pub(crate) struct Server {
     root: Arc<PathBuf>,
     calls: super::drain::InFlight,
+    permits: Arc<tokio::sync::Semaphore>,
 }
 
 impl Server {
     pub(crate) fn new(root: PathBuf, calls: super::drain::InFlight) -> Server {
-        Server { root: Arc::new(root), calls }
+        Server { root: Arc::new(root), calls, permits: Arc::new(tokio::sync::Semaphore::new(CALL_THREADS)) }
     }
+}
+
+/// At most this many calls run at once; more wait their turn, and the protocol's own reading and
+/// writing never waits for a thread.
+const CALL_THREADS: usize = 8;
+
+/// Runs `f` on a thread of its own, outside the runtime's pools (where stdin and stdout are read
+/// and written), with a stack deeper than a command line's main thread (a long query or rule
+/// body recurses), once a permit is free.
+async fn on_own_thread<T: Send + 'static>(
+    permits: &tokio::sync::Semaphore,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, String> {
+    let _permit = permits.acquire().await.map_err(|e| e.to_string())?;
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    std::thread::Builder::new()
+        .name("andon-call".into())
+        .stack_size(64 << 20)
+        .spawn(move || {
+            let _ = tx.send(f());
+        })
+        .map_err(|e| format!("cannot start a thread: {e}"))?;
+    rx.await.map_err(|_| "its thread ended without an answer".to_string())
 }
 
 /// A tool's definition as the protocol lists it.
@@ -143,7 +167,7 @@ impl ServerHandler for Server {
         let root = self.root.clone();
         let args = request.arguments.map(Value::Object).unwrap_or(Value::Null);
         let tool_name = name.clone();
-        let ran = tokio::task::spawn_blocking(move || {
+        let ran = on_own_thread(&self.permits, move || {
             let progress = Progress::new(token, Some(tx));
             tools::call(&root, &tool_name, args, &progress)
         })
@@ -177,7 +201,7 @@ impl ServerHandler for Server {
     ) -> Result<ReadResourceResponse, ErrorData> {
         let root = self.root.clone();
         let uri = request.uri.clone();
-        let text = tokio::task::spawn_blocking(move || super::resources::read(&root, &uri))
+        let text = on_own_thread(&self.permits, move || super::resources::read(&root, &uri))
             .await
             .map_err(|e| ErrorData::internal_error(format!("reading {}: {e}", request.uri), None))?;
         match text {

@@ -340,6 +340,41 @@ fn a_call_still_running_when_the_client_closes_stdin_writes_its_result() {
 }
 
 #[test]
+fn many_long_calls_never_keep_the_protocol_waiting() {
+    // every loop step runs a command that takes two seconds, and the steps wait on each other
+    let t = clean_three_stages("[[command]]\nname = \"slow\"\nrun = \"sleep 2\"\n");
+    let mut w = Wire::start(t.path());
+    w.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "wire", "version": "1"}}}));
+    w.until(1);
+    w.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    for id in 100..120 {
+        w.send(
+            &json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "loop", "arguments": {}}}),
+        );
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let asked = std::time::Instant::now();
+    w.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "ping"}));
+    let seen = w.until(2);
+    // a step holds the command's two seconds: a ping that waited for a thread waits that long
+    let waited = asked.elapsed();
+    assert!(waited < std::time::Duration::from_millis(1200), "the ping waited {waited:?} for a thread");
+    assert_eq!(seen.len(), 1, "the ping waited for {} loop steps", seen.len() - 1);
+    let rest = w.until(119);
+    assert!(rest.len() >= 1, "{rest:?}");
+    drop(w.child.stdin.take());
+    let mut all = rest;
+    use std::io::BufRead;
+    for line in (&mut w.out).lines() {
+        all.push(serde_json::from_str(&line.unwrap()).unwrap());
+    }
+    let answered = all.iter().filter(|m| m["id"].as_u64().is_some_and(|i| (100..120).contains(&i))).count();
+    assert_eq!(answered, 20, "every step answered");
+    assert!(w.child.wait().unwrap().success());
+}
+
+#[test]
 fn on_the_wire_progress_follows_the_request_token_and_errors_keep_their_ids() {
     let t = clean_three_stages(LAYERS);
     let mut w = Wire::start(t.path());
