@@ -305,6 +305,9 @@ enum CheckFormatArg {
     Sarif,
     Github,
     Junit,
+    /// A pull-request summary for `$GITHUB_STEP_SUMMARY`: verdict, contracts, blocking findings
+    /// with their witnesses, and the stream as a Mermaid chart with the broken edges marked.
+    Markdown,
 }
 
 #[derive(Args)]
@@ -1070,6 +1073,7 @@ fn run_check(a: CheckArgs) -> Result<Exit, String> {
         Some(CheckFormatArg::Sarif) => CheckFormat::Sarif,
         Some(CheckFormatArg::Github) => CheckFormat::Github,
         Some(CheckFormatArg::Junit) => CheckFormat::Junit,
+        Some(CheckFormatArg::Markdown) => CheckFormat::Markdown,
         None if std::env::var("GITHUB_ACTIONS").as_deref() == Ok("true") => CheckFormat::Github,
         None => CheckFormat::Text,
     };
@@ -1084,13 +1088,15 @@ fn run_check(a: CheckArgs) -> Result<Exit, String> {
     };
     let report = crate::api::structure::check(&a.path, &cfg, &opts, &idx, a.base.as_deref(), &a.budget.flags())
         .map_err(|e| e.to_string())?;
+    // the summary's chart: the stream of the same index
+    let stream = if format == CheckFormat::Markdown { crate::api::structure::stream(&idx).ok() } else { None };
     let root = std::fs::canonicalize(&a.path).map_err(|e| format!("{}: {e}", a.path.display()))?;
     let root_uri = crate::output::check::dir_uri(&root);
     let version = env!("CARGO_PKG_VERSION");
     match &a.output {
         Some(file) => {
             let mut buf = Vec::new();
-            crate::output::check::report(&mut buf, &report, format, version, &root_uri)
+            crate::output::check::report(&mut buf, &report, format, version, &root_uri, stream.as_ref())
                 .map_err(|e| format!("cannot render the report: {e}"))?;
             crate::text::write_named(file, &buf)
                 .map_err(|e| format!("{}: cannot write the report: {e}", file.display()))?;
@@ -1100,7 +1106,7 @@ fn run_check(a: CheckArgs) -> Result<Exit, String> {
                 eprint!("{}", String::from_utf8_lossy(&line));
             }
         }
-        None => emit(|w| crate::output::check::report(w, &report, format, version, &root_uri))?,
+        None => emit(|w| crate::output::check::report(w, &report, format, version, &root_uri, stream.as_ref()))?,
     }
     Ok(Exit::of_check(&report))
 }

@@ -1,4 +1,5 @@
-//! Rendering of `andon check`: text, JSON, SARIF 2.1.0, GitHub workflow annotations and JUnit XML.
+//! Rendering of `andon check`: text, JSON, SARIF 2.1.0, GitHub workflow annotations, JUnit XML and
+//! a Markdown pull-request summary.
 //! Every format carries the same findings: tier, contract, location, message and witness chain.
 
 use std::io::{self, Write};
@@ -16,6 +17,8 @@ pub enum CheckFormat {
     Sarif,
     Github,
     Junit,
+    /// A pull-request summary ([`super::summary`]).
+    Markdown,
 }
 
 fn plural(n: usize, what: &str) -> String {
@@ -34,14 +37,17 @@ fn tags(f: &Finding) -> String {
     t.join(", ")
 }
 
+/// `r` in `format`; the Markdown summary draws `stream` when given.
 pub fn report(
     w: &mut dyn Write,
     r: &CheckReport,
     format: CheckFormat,
     version: &str,
     root_uri: &str,
+    stream: Option<&crate::ops::StreamReport>,
 ) -> io::Result<()> {
     match format {
+        CheckFormat::Markdown => super::summary::markdown(w, r, stream),
         CheckFormat::Text => text(w, r),
         CheckFormat::Json => super::json(w, r),
         CheckFormat::Sarif => super::json(w, &sarif(r, version, root_uri)),

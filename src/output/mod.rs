@@ -8,6 +8,7 @@ pub mod derived;
 pub mod init;
 pub mod loop_report;
 pub mod status;
+pub mod summary;
 
 use std::io::{self, Write};
 

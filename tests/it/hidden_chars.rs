@@ -61,6 +61,7 @@ const SILENT: &[&[&str]] = &[
     &["stream", "--format", "dot"],
     &["stream", "--format", "mermaid"],
     &["check", "--format", "junit"],
+    &["check", "--format", "markdown"],
     &["init", "--print", "-q"],
 ];
 

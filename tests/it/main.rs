@@ -28,6 +28,7 @@ mod review16;
 mod settings;
 mod stages;
 mod stubs;
+mod summary;
 mod support;
 mod trial_details;
 mod ts_parse;

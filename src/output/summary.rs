@@ -1,0 +1,202 @@
+//! `andon check --format markdown`: a pull-request summary that fits `$GITHUB_STEP_SUMMARY`
+//! (under 64 KB): the verdict, a table of contracts, each blocking finding with its witness (new
+//! ones first under `--base`), stale exceptions, and the stream as a Mermaid flowchart with the
+//! edges the blocking findings cross marked. Long lists end with a count of what was left out.
+//! Repository text goes through `text::markdown`, or `text::mermaid` inside the chart.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{self, Write};
+
+use crate::api::structure::{outcome, stale_message, tally};
+use crate::check::{CheckReport, Finding};
+use crate::ops::StreamReport;
+use crate::text::markdown as md;
+
+/// The summary stays under this many bytes (GitHub's step summary takes 1 MiB; a PR comment 64 KiB).
+pub const LIMIT: usize = 60 * 1024;
+
+/// Writes the summary of `r`, with the chart of `stream` when there is one.
+pub fn markdown(w: &mut dyn Write, r: &CheckReport, stream: Option<&StreamReport>) -> io::Result<()> {
+    let chart = match stream.map(|s| chart(r, s)) {
+        Some(c) if c.len() > LIMIT / 2 => {
+            "### Stream\n\nToo large to draw here: `andon stream --format mermaid`.\n".to_string()
+        }
+        c => c.unwrap_or_default(),
+    };
+    let mut out = head(r);
+    out.push_str(&contracts(r));
+    // the chart and the tail are kept; the findings fill what is left
+    let tail = stale(r) + &chart;
+    out.push_str(&findings(r, LIMIT.saturating_sub(out.len() + tail.len() + 200)));
+    out.push_str(&tail);
+    w.write_all(out.as_bytes())
+}
+
+fn head(r: &CheckReport) -> String {
+    let t = tally(r);
+    let verdict = outcome(r);
+    let mark = match verdict {
+        "pass" => "✅",
+        "blocked" => "❌",
+        _ => "⚠️",
+    };
+    let new =
+        t.new.map(|n| format!(", {n} new since `{}`", md(r.base.as_deref().unwrap_or("base")))).unwrap_or_default();
+    format!(
+        "## {mark} andon check: {verdict}\n\n{} contracts checked, {} broken; {} blocking findings (tier 1: {}, tier 2: {}), {} advisory{new}; {} exceptions used, {} stale.\n\n",
+        r.contracts.len(),
+        t.broken,
+        t.blocking,
+        t.tiers[0],
+        t.tiers[1],
+        t.advisory,
+        r.exceptions_used,
+        r.stale_exceptions.len()
+    )
+}
+
+fn contracts(r: &CheckReport) -> String {
+    let mut s = String::from(
+        "### Contracts\n\n| contract | kind | status | findings | blocking | excused |\n|---|---|---|---:|---:|---:|\n",
+    );
+    let mut shown = 0;
+    for c in &r.contracts {
+        if shown == 200 {
+            s.push_str(&format!("| … and {} more contracts | | | | | |\n", r.contracts.len() - shown));
+            break;
+        }
+        let status = if c.blocking > 0 { "broken" } else { "kept" };
+        s.push_str(&format!(
+            "| {} | {} | {status} | {} | {} | {} |\n",
+            md(&c.name),
+            c.kind.name(),
+            c.findings,
+            c.blocking,
+            c.excused
+        ));
+        shown += 1;
+    }
+    s.push('\n');
+    s
+}
+
+/// The blocking findings, new ones first, each with its witness, within `budget` bytes.
+fn findings(r: &CheckReport, budget: usize) -> String {
+    let mut blocking: Vec<&Finding> = r.findings.iter().filter(|f| f.blocking()).collect();
+    if blocking.is_empty() {
+        return String::new();
+    }
+    blocking.sort_by_key(|f| f.new != Some(true));
+    let mut s = String::from("### Blocking findings\n\n");
+    for (i, f) in blocking.iter().enumerate() {
+        let item = finding(f);
+        if s.len() + item.len() > budget {
+            s.push_str(&format!(
+                "… and {} more blocking findings (`andon check` lists them all)\n",
+                blocking.len() - i
+            ));
+            break;
+        }
+        s.push_str(&item);
+    }
+    s.push('\n');
+    s
+}
+
+fn finding(f: &Finding) -> String {
+    let new = if f.new == Some(true) { " **new**" } else { "" };
+    let mut s =
+        format!("- **{}:{}** {}: {} (tier {}){new}\n", md(&f.path), f.line, md(&f.contract), md(&f.message), f.tier);
+    for h in &f.witness {
+        s.push_str(&format!(
+            "  - {}:{} imports {} → {} ({}, tier {})\n",
+            md(&h.path),
+            h.line,
+            md(&h.spec),
+            md(&h.target),
+            md(&h.confidence),
+            h.tier
+        ));
+    }
+    s
+}
+
+fn stale(r: &CheckReport) -> String {
+    if r.stale_exceptions.is_empty() {
+        return String::new();
+    }
+    let mut s = String::from("### Stale exceptions\n\n");
+    for x in r.stale_exceptions.iter().take(50) {
+        s.push_str(&format!("- {}:{} {}: {}\n", md(&r.config), x.line, md(&x.contract), md(&stale_message(x))));
+    }
+    if r.stale_exceptions.len() > 50 {
+        s.push_str(&format!("- … and {} more\n", r.stale_exceptions.len() - 50));
+    }
+    s.push('\n');
+    s
+}
+
+/// The stage of `path`: the stage whose root holds it (the deepest).
+fn stage_of<'a>(stream: &'a StreamReport, path: &str) -> Option<&'a str> {
+    stream
+        .stages
+        .iter()
+        .filter(|s| s.root.is_empty() || s.root == "." || path == s.root || path.starts_with(&format!("{}/", s.root)))
+        .max_by_key(|s| s.root.len())
+        .map(|s| s.name.as_str())
+}
+
+/// The stage edges the blocking findings cross, producer → consumer (the importer consumes).
+fn broken_edges<'a>(r: &CheckReport, stream: &'a StreamReport) -> BTreeSet<(&'a str, &'a str)> {
+    let mut out = BTreeSet::new();
+    for f in r.findings.iter().filter(|f| f.blocking()) {
+        let from = f.witness.first().map_or(f.path.as_str(), |h| h.path.as_str());
+        let Some(to) = f.witness.last().map(|h| h.target.as_str()) else { continue };
+        if let (Some(consumer), Some(producer)) = (stage_of(stream, from), stage_of(stream, to))
+            && consumer != producer
+        {
+            out.insert((producer, consumer));
+        }
+    }
+    out
+}
+
+/// The stream as a Mermaid flowchart: wires producer → consumer with their import counts; an edge
+/// a blocking finding crosses is red, and one that is no wire of the stream is drawn as `broken`.
+fn chart(r: &CheckReport, stream: &StreamReport) -> String {
+    if stream.stages.len() > 150 {
+        return format!(
+            "### Stream\n\n{} stages: too many to draw here (`andon stream --format mermaid`).\n",
+            stream.stages.len()
+        );
+    }
+    let id: BTreeMap<&str, usize> = stream.order.iter().enumerate().map(|(i, s)| (s.as_str(), i)).collect();
+    let broken = broken_edges(r, stream);
+    let mut s = String::from("### Stream\n\n```mermaid\nflowchart LR\n");
+    for name in &stream.order {
+        s.push_str(&format!("  s{}[\"{}\"]\n", id[name.as_str()], crate::text::mermaid(name)));
+    }
+    let (mut red, mut n) = (Vec::new(), 0);
+    let mut drawn = BTreeSet::new();
+    for x in &stream.wires {
+        let (Some(a), Some(b)) = (id.get(x.producer.as_str()), id.get(x.consumer.as_str())) else { continue };
+        let arrow = if x.confidence == "exact" { "-->" } else { "-.->" };
+        s.push_str(&format!("  s{a} {arrow}|{}| s{b}\n", x.imports));
+        if broken.contains(&(x.producer.as_str(), x.consumer.as_str())) {
+            red.push(n);
+        }
+        drawn.insert((x.producer.as_str(), x.consumer.as_str()));
+        n += 1;
+    }
+    for (p, c) in broken.iter().filter(|e| !drawn.contains(*e)) {
+        let (Some(a), Some(b)) = (id.get(p), id.get(c)) else { continue };
+        s.push_str(&format!("  s{a} -.->|broken| s{b}\n"));
+        red.push(n);
+        n += 1;
+    }
+    for i in red {
+        s.push_str(&format!("  linkStyle {i} stroke:#d73a49,stroke-width:3px\n"));
+    }
+    s.push_str("```\n\nRed: an edge a blocking finding crosses.\n");
+    s
+}
