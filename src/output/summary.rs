@@ -59,8 +59,7 @@ fn contracts(r: &CheckReport) -> String {
     let mut s = String::from(
         "### Contracts\n\n| contract | kind | status | findings | blocking | excused |\n|---|---|---|---:|---:|---:|\n",
     );
-    let mut shown = 0;
-    for c in &r.contracts {
+    for (shown, c) in r.contracts.iter().enumerate() {
         if shown == 200 {
             s.push_str(&format!("| … and {} more contracts | | | | | |\n", r.contracts.len() - shown));
             break;
@@ -74,7 +73,6 @@ fn contracts(r: &CheckReport) -> String {
             c.blocking,
             c.excused
         ));
-        shown += 1;
     }
     s.push('\n');
     s
