@@ -1,7 +1,7 @@
 //! `andon check --format markdown`: a pull-request summary that fits `$GITHUB_STEP_SUMMARY`
 //! (under 64 KB): the verdict, a table of contracts, each blocking finding with its witness (new
 //! ones first under `--base`), stale exceptions, and the stream as a Mermaid flowchart with the
-//! edges the blocking findings cross marked. Long lists end with a count of what was left out.
+//! stage edges on the blocking findings' witnesses marked. Long lists end with a count of what was left out.
 //! Repository text goes through `text::markdown`, or `text::mermaid` inside the chart.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -144,13 +144,12 @@ fn stage_of<'a>(stream: &'a StreamReport, path: &str) -> Option<&'a str> {
         .map(|s| s.name.as_str())
 }
 
-/// The stage edges the blocking findings cross, producer → consumer (the importer consumes).
+/// The stage edges the blocking findings' witnesses cross, producer → consumer (the importer
+/// consumes): each hop from one stage into another.
 fn broken_edges<'a>(r: &CheckReport, stream: &'a StreamReport) -> BTreeSet<(&'a str, &'a str)> {
     let mut out = BTreeSet::new();
-    for f in r.findings.iter().filter(|f| f.blocking()) {
-        let from = f.witness.first().map_or(f.path.as_str(), |h| h.path.as_str());
-        let Some(to) = f.witness.last().map(|h| h.target.as_str()) else { continue };
-        if let (Some(consumer), Some(producer)) = (stage_of(stream, from), stage_of(stream, to))
+    for h in r.findings.iter().filter(|f| f.blocking()).flat_map(|f| &f.witness) {
+        if let (Some(consumer), Some(producer)) = (stage_of(stream, &h.path), stage_of(stream, &h.target))
             && consumer != producer
         {
             out.insert((producer, consumer));
@@ -160,7 +159,8 @@ fn broken_edges<'a>(r: &CheckReport, stream: &'a StreamReport) -> BTreeSet<(&'a 
 }
 
 /// The stream as a Mermaid flowchart: wires producer → consumer with their import counts; an edge
-/// a blocking finding crosses is red, and one that is no wire of the stream is drawn as `broken`.
+/// on a blocking finding's witness is red, and one that is no wire of the stream is drawn as
+/// `broken`.
 fn chart(r: &CheckReport, stream: &StreamReport) -> String {
     if stream.stages.len() > 150 {
         return format!(
@@ -195,6 +195,6 @@ fn chart(r: &CheckReport, stream: &StreamReport) -> String {
     for i in red {
         s.push_str(&format!("  linkStyle {i} stroke:#d73a49,stroke-width:3px\n"));
     }
-    s.push_str("```\n\nRed: an edge a blocking finding crosses.\n");
+    s.push_str("```\n\nRed: a stage edge on the witness of a blocking finding.\n");
     s
 }
