@@ -1,5 +1,6 @@
 //! The integration test binary: one module per area.
 
+mod action;
 mod agenda;
 mod budget;
 mod check;

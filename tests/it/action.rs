@@ -1,0 +1,83 @@
+//! `action.yml`: a composite GitHub Action whose commands exist with the flags it passes.
+
+use std::path::Path;
+
+use yaml_rust2::{Yaml, YamlLoader};
+
+use crate::support::run;
+
+fn action() -> Yaml {
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("action.yml")).unwrap();
+    YamlLoader::load_from_str(&text).expect("action.yml parses").remove(0)
+}
+
+fn steps(a: &Yaml) -> Vec<Yaml> {
+    a["runs"]["steps"].as_vec().expect("steps").clone()
+}
+
+/// Every `andon <command> …` line in the action's scripts, as its words.
+fn andon_lines(a: &Yaml) -> Vec<Vec<String>> {
+    steps(a)
+        .iter()
+        .filter_map(|s| s["run"].as_str())
+        .flat_map(|script| {
+            script.lines().map(str::trim).filter(|l| l.starts_with("andon ")).map(String::from).collect::<Vec<_>>()
+        })
+        .map(|l| l.split_whitespace().map(String::from).collect())
+        .collect()
+}
+
+#[test]
+fn the_action_is_composite_with_its_inputs_and_caches_the_index() {
+    let a = action();
+    assert_eq!(a["runs"]["using"].as_str(), Some("composite"));
+    for input in ["path", "args", "sarif", "summary", "base"] {
+        assert!(!a["inputs"][input]["description"].is_badvalue(), "input {input}");
+    }
+    let all = steps(&a);
+    let uses: Vec<&str> = all.iter().filter_map(|s| s["uses"].as_str()).collect();
+    assert!(uses.iter().any(|u| u.starts_with("github/codeql-action/upload-sarif@")), "{uses:?}");
+    let index_cache = steps(&a)
+        .into_iter()
+        .find(|s| {
+            s["uses"].as_str().is_some_and(|u| u.starts_with("actions/cache@"))
+                && s["with"]["path"].as_str().is_some_and(|p| p.ends_with("/.andon"))
+        })
+        .expect("actions/cache on .andon");
+    let key = index_cache["with"]["key"].as_str().unwrap();
+    assert!(key.contains("steps.build.outputs.version") && key.contains("steps.build.outputs.lock"), "{key}");
+    let restore = index_cache["with"]["restore-keys"].as_str().unwrap();
+    assert!(restore.contains("github.base_ref"), "a pull request starts from its base branch's index: {restore}");
+    // andon is built from the action's own ref
+    let install = steps(&a)
+        .into_iter()
+        .filter_map(|s| s["run"].as_str().map(String::from))
+        .find(|r| r.contains("cargo install"))
+        .unwrap();
+    assert!(install.contains("--locked") && install.contains("$GITHUB_ACTION_PATH"), "{install}");
+}
+
+#[test]
+fn every_andon_command_the_action_runs_exists_with_its_flags() {
+    let a = action();
+    let lines = andon_lines(&a);
+    assert!(lines.len() >= 2, "{lines:?}");
+    let t = tempfile::tempdir().unwrap();
+    for words in &lines {
+        let sub = &words[1];
+        let help = run(&[sub, "--help"], t.path());
+        assert_eq!(help.status.code(), Some(0), "andon {sub} exists");
+        let help = String::from_utf8_lossy(&help.stdout);
+        for flag in words.iter().filter(|w| w.starts_with("--")) {
+            assert!(help.contains(flag.as_str()), "andon {sub} has no {flag}");
+        }
+        // a format value is one the command takes
+        if let Some(i) = words.iter().position(|w| w == "--format") {
+            let value = &words[i + 1];
+            assert!(help.contains(value.as_str()), "andon {sub} --format {value}");
+        }
+    }
+    let formats: Vec<&str> =
+        lines.iter().filter_map(|w| w.iter().position(|x| x == "--format").map(|i| w[i + 1].as_str())).collect();
+    assert!(formats.contains(&"sarif") && formats.contains(&"markdown"), "{formats:?}");
+}
