@@ -72,6 +72,8 @@ enum Command {
     /// Serve the repository to an agent over the Model Context Protocol (stdio): the tools index,
     /// query, stream, why, check, status, loop, propose, verify, facts and preflight.
     Mcp(McpArgs),
+    /// One self-contained HTML page: the stream as a layered picture, the contracts, the findings.
+    Report(ReportArgs),
     /// The effective settings and where each came from.
     Config {
         #[command(subcommand)]
@@ -491,6 +493,21 @@ struct IndexArgs {
 }
 
 #[derive(Args)]
+struct ReportArgs {
+    /// Repository.
+    #[arg(default_value = ".")]
+    path: PathBuf,
+    /// Where to write the page (default: report.html under output_dir).
+    #[arg(long, short, value_name = "FILE")]
+    output: Option<PathBuf>,
+    /// No progress bar.
+    #[arg(long, short)]
+    quiet: bool,
+    #[command(flatten)]
+    walk: WalkArgs,
+}
+
+#[derive(Args)]
 struct McpArgs {
     /// The repository the server serves: every path argument must resolve inside it.
     #[arg(default_value = ".")]
@@ -547,6 +564,7 @@ pub fn main() -> ExitCode {
         Command::Check(a) => run_check(a),
         Command::Config { action: ConfigAction::Show(a) } => run_config_show(a),
         Command::Mcp(a) => run_mcp(a),
+        Command::Report(a) => run_report(a),
         Command::Ledger { action: LedgerAction::Check(a) } => run_ledger_check(a),
         Command::Ledger { action: LedgerAction::Repair(a) } => run_ledger_repair(a),
         Command::Status(a) => run_status(a),
@@ -639,6 +657,7 @@ fn repo_of(c: &Command) -> Option<(PathBuf, bool)> {
         Command::Override(a) => (a.decision.path.clone(), json(&a.decision.common)),
         Command::Confirm(a) => (a.decision.path.clone(), json(&a.decision.common)),
         // The server answers a disabled repository call by call, with each call's document.
+        Command::Report(a) => (a.path.clone(), false),
         Command::Config { .. } | Command::Mcp(_) => return None,
     })
 }
@@ -646,6 +665,34 @@ fn repo_of(c: &Command) -> Option<(PathBuf, bool)> {
 fn run_config_show(a: ConfigShowArgs) -> Result<Exit, String> {
     let cfg = crate::api::structure::config_show(&a.path).map_err(|e| e.to_string())?;
     emit(|w| output::settings_report(w, &cfg, format_of(&a.common)))?;
+    Ok(Exit::Success)
+}
+
+/// `andon report`: the page, written whole; its path on stdout.
+fn run_report(a: ReportArgs) -> Result<Exit, String> {
+    let cfg = Config::load(&a.path).map_err(|e| config_error(&e))?;
+    let opts = options(&a.path, &a.walk, false)?;
+    let idx = match fresh_index(&a.path, &a.walk, a.quiet, false)? {
+        Ok(i) => i,
+        Err(code) => return Ok(code),
+    };
+    let stream = crate::api::structure::stream(&idx).map_err(|e| e.to_string())?;
+    let check = if cfg.contracts.is_empty() {
+        None
+    } else {
+        let flags = crate::api::structure::BudgetFlags::default();
+        Some(crate::api::structure::check(&a.path, &cfg, &opts, &idx, None, &flags).map_err(|e| e.to_string())?)
+    };
+    let root = std::fs::canonicalize(&a.path).map_err(|e| format!("{}: {e}", a.path.display()))?;
+    let name = root.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let mut page = Vec::new();
+    output::report::html_page(&mut page, &name, &stream, check.as_ref()).map_err(|e| e.to_string())?;
+    let file = a.output.clone().unwrap_or_else(|| cfg.settings.output_path(&a.path).join("report.html"));
+    if let Some(dir) = file.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
+    text::write_named(&file, &page).map_err(|e| format!("{}: cannot write the report: {e}", file.display()))?;
+    emit(|w| writeln!(w, "{}", text::line(&file.to_string_lossy())))?;
     Ok(Exit::Success)
 }
 

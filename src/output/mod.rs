@@ -6,7 +6,9 @@
 pub mod check;
 pub mod derived;
 pub mod init;
+pub mod layout;
 pub mod loop_report;
+pub mod report;
 pub mod status;
 pub mod summary;
 

@@ -24,6 +24,7 @@ mod names;
 mod open_surface;
 mod plugin;
 mod preflight;
+mod report;
 mod request;
 mod review16;
 mod settings;

@@ -1,0 +1,106 @@
+//! `andon report`: one self-contained HTML page, every repository string escaped, and what
+//! headless Chromium makes of it.
+
+use std::path::Path;
+
+use crate::support::{commit_all, run, write_files};
+
+const FORBIDDEN: &str = "[[contract]]\nname = \"core stays <apart>\"\nkind = \"forbidden\"\nfrom = [\"py/core/**\"]\nto = [\"py/api/**\"]\n";
+
+/// A Python pair of stages with a broken contract, and a TypeScript pair, committed.
+fn repository() -> tempfile::TempDir {
+    let t = tempfile::tempdir().unwrap();
+    write_files(
+        t.path(),
+        &[
+            ("andon.toml", FORBIDDEN),
+            (".gitignore", "analysis/\n"),
+            (
+                "py/pyproject.toml",
+                "[project]\nname = \"svc\"\nversion = \"0.1.0\"\n[tool.setuptools]\npackages = [\"core\", \"api\"]\n",
+            ),
+            ("py/core/__init__.py", "def parse(t):\n    return t\n"),
+            ("py/core/back.py", "import api\n"),
+            ("py/core/\"><img src=x onerror=alert(1)>.py", "import api\n"),
+            ("py/core/<script>alert(1).py", "import api\n"),
+            ("py/api/__init__.py", "from core import parse\n"),
+            ("web/lib/package.json", "{\"name\":\"lib\",\"version\":\"1.0.0\"}"),
+            ("web/lib/src/index.ts", "export const f = () => 1;\n"),
+            ("web/ui/package.json", "{\"name\":\"ui\",\"version\":\"1.0.0\",\"dependencies\":{\"lib\":\"1.0.0\"}}"),
+            ("web/ui/src/index.ts", "import { f } from \"lib\";\nexport const g = () => f();\n"),
+        ],
+    );
+    commit_all(t.path());
+    t
+}
+
+fn report(d: &Path) -> String {
+    let out = d.join("out/report.html");
+    let o = run(&["report", "-q", "--output", out.to_str().unwrap()], d);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    std::fs::read_to_string(out).unwrap()
+}
+
+#[test]
+fn the_page_stands_alone_and_shows_the_stream_the_contract_and_the_witness() {
+    let t = repository();
+    let page = report(t.path());
+    for outside in ["<script src", "<link href", "http://", "https://", "@import", "url(http"] {
+        assert!(!page.contains(outside), "the page loads nothing from outside: {outside}");
+    }
+    assert!(page.contains("<svg"), "a picture");
+    for stage in ["core", "api", "lib", "ui"] {
+        assert!(page.contains(&format!(">{stage}</text>")), "stage {stage}");
+    }
+    assert!(page.contains("core stays &lt;apart&gt;"), "the contract, escaped");
+    assert!(page.contains("py/core/back.py:1"), "the witness, hop by hop");
+    // the finding names the edge its witness crosses, which the picture draws
+    let edges = page.split("data-edges=\"").nth(1).unwrap().split('"').next().unwrap();
+    assert!(!edges.is_empty() && page.contains(&format!("id=\"{}\"", edges.split(' ').next().unwrap())), "{edges}");
+}
+
+#[test]
+fn repository_text_renders_as_text_never_as_markup() {
+    let t = repository();
+    let page = report(t.path());
+    assert!(!page.contains("<img src=x"), "a file name opened a tag");
+    assert!(!page.contains("<script>alert"), "a file name opened a script");
+    assert!(page.contains("&quot;&gt;&lt;img src=x onerror=alert(1)&gt;.py"), "the name is shown as text");
+    assert!(page.contains("&lt;script&gt;alert(1).py"));
+    assert_eq!(page.matches("<script>").count(), 1, "andon's own script only");
+}
+
+#[test]
+fn headless_chromium_draws_the_page() {
+    let Some(chromium) = ["chromium", "chromium-browser"]
+        .into_iter()
+        .find(|c| std::process::Command::new(c).arg("--version").output().is_ok_and(|o| o.status.success()))
+    else {
+        eprintln!("SKIPPED: no chromium on PATH (Debian's `chromium` package; .ci/run installs it)");
+        return;
+    };
+    let t = repository();
+    report(t.path());
+    let file = t.path().join("out/report.html");
+    let profile = tempfile::tempdir().unwrap();
+    let shot = t.path().join("shot.png");
+    let browse = |extra: &[&str]| {
+        let mut c = std::process::Command::new(chromium);
+        c.args(["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run"])
+            .args(["--disable-background-networking", "--disable-component-update", "--disable-sync"])
+            .arg(format!("--user-data-dir={}", profile.path().display()))
+            .args(extra)
+            .arg(format!("file://{}", file.display()));
+        c.output().unwrap()
+    };
+    let dom = String::from_utf8_lossy(&browse(&["--dump-dom"]).stdout).into_owned();
+    assert!(dom.contains("<svg"), "{dom}");
+    for stage in ["core", "api", "lib", "ui"] {
+        assert!(dom.contains(&format!(">{stage}</text>")), "stage {stage} in the DOM");
+    }
+    assert!(dom.contains("core stays &lt;apart&gt;") && dom.contains("py/core/back.py"), "{dom}");
+    assert!(!dom.contains("<img"), "no planted tag reached the DOM");
+    browse(&["--window-size=1400,1000", &format!("--screenshot={}", shot.display())]);
+    let png = std::fs::read(&shot).expect("a screenshot");
+    assert!(png.len() > 10_000, "a blank page compresses to almost nothing: {} bytes", png.len());
+}
