@@ -35,7 +35,8 @@ document.querySelectorAll('li.finding.on').forEach(function(x){x.classList.remov
 document.querySelectorAll('.wire.hot').forEach(function(x){x.classList.remove('hot')});\
 if(!on)return;li.classList.add('on');\
 (li.dataset.edges||'').split(' ').forEach(function(id){var e=document.getElementById(id);if(e)e.classList.add('hot')});\
-});});";
+});});\
+document.body.dataset.readyMs=Math.round(performance.now());";
 
 /// Writes the page for `stream`, with the gate's report when there are contracts.
 pub fn html_page(w: &mut dyn Write, name: &str, stream: &StreamReport, check: Option<&CheckReport>) -> io::Result<()> {

@@ -100,6 +100,14 @@ fn headless_chromium_draws_the_page() {
     }
     assert!(dom.contains("core stays &lt;apart&gt;") && dom.contains("py/core/back.py"), "{dom}");
     assert!(!dom.contains("<img"), "no planted tag reached the DOM");
+    // the scripts ran, and within 500 ms of the page's start (performance.now(), in the page)
+    let ready: u64 = dom
+        .split("data-ready-ms=\"")
+        .nth(1)
+        .and_then(|r| r.split('"').next())
+        .and_then(|n| n.parse().ok())
+        .expect("the page's script ran");
+    assert!(ready < 500, "{ready} ms");
     browse(&["--window-size=1400,1000", &format!("--screenshot={}", shot.display())]);
     let png = std::fs::read(&shot).expect("a screenshot");
     assert!(png.len() > 10_000, "a blank page compresses to almost nothing: {} bytes", png.len());
