@@ -8,6 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::io::{self, Write};
 
 use super::layout;
+use super::summary::stage_of;
 use crate::check::CheckReport;
 use crate::ops::StreamReport;
 use crate::text::html;
@@ -146,16 +147,6 @@ fn contracts(r: &CheckReport) -> String {
     }
     s.push_str("</table>\n");
     s
-}
-
-/// The stage of `path` (the deepest root holding it).
-fn stage_of<'a>(stream: &'a StreamReport, path: &str) -> Option<&'a str> {
-    stream
-        .stages
-        .iter()
-        .filter(|s| s.root.is_empty() || s.root == "." || path == s.root || path.starts_with(&format!("{}/", s.root)))
-        .max_by_key(|s| s.root.len())
-        .map(|s| s.name.as_str())
 }
 
 fn findings(r: &CheckReport, stream: &StreamReport, index: &BTreeMap<&str, usize>) -> String {

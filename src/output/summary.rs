@@ -135,7 +135,7 @@ fn stale(r: &CheckReport) -> String {
 }
 
 /// The stage of `path`: the stage whose root holds it (the deepest).
-fn stage_of<'a>(stream: &'a StreamReport, path: &str) -> Option<&'a str> {
+pub(crate) fn stage_of<'a>(stream: &'a StreamReport, path: &str) -> Option<&'a str> {
     stream
         .stages
         .iter()
