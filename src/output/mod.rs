@@ -474,3 +474,8 @@ pub fn write_reports(
         .and_then(|_| atomic(out_dir.join(sidecar_name), json_text(sidecar).as_bytes()))
         .map_err(|e| format!("the report was not written under {}: {e}", out_dir.display()))
 }
+
+/// A contract's state in a report: `broken` while it has a blocking finding, else `kept`.
+pub(crate) fn contract_status(c: &crate::check::ContractResult) -> &'static str {
+    if c.blocking > 0 { "broken" } else { "kept" }
+}

@@ -135,9 +135,9 @@ fn contracts(r: &CheckReport) -> String {
         "<h2>Contracts</h2>\n<table><tr><th>contract</th><th>kind</th><th>status</th><th>findings</th><th>blocking</th><th>excused</th></tr>\n",
     );
     for c in &r.contracts {
-        let (class, status) = if c.blocking > 0 { ("broken", "broken") } else { ("kept", "kept") };
+        let status = super::contract_status(c);
         s.push_str(&format!(
-            "<tr><td>{}</td><td>{}</td><td class=\"{class}\">{status}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+            "<tr><td>{}</td><td>{}</td><td class=\"{status}\">{status}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
             html(&c.name),
             c.kind.name(),
             c.findings,

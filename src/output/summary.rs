@@ -64,7 +64,7 @@ fn contracts(r: &CheckReport) -> String {
             s.push_str(&format!("| … and {} more contracts | | | | | |\n", r.contracts.len() - shown));
             break;
         }
-        let status = if c.blocking > 0 { "broken" } else { "kept" };
+        let status = super::contract_status(c);
         s.push_str(&format!(
             "| {} | {} | {status} | {} | {} | {} |\n",
             md(&c.name),

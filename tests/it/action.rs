@@ -81,3 +81,54 @@ fn every_andon_command_the_action_runs_exists_with_its_flags() {
         lines.iter().filter_map(|w| w.iter().position(|x| x == "--format").map(|i| w[i + 1].as_str())).collect();
     assert!(formats.contains(&"sarif") && formats.contains(&"markdown"), "{formats:?}");
 }
+
+/// The check step's own script, run as a runner would (bash -eo pipefail) with andon on PATH.
+fn run_check_step(repo: &Path, summary: &str) -> (i32, String, String, bool) {
+    let a = action();
+    let step = steps(&a).into_iter().find(|s| s["id"].as_str() == Some("check")).expect("the check step");
+    let script = step["run"].as_str().unwrap().to_string();
+    let work = tempfile::tempdir().unwrap();
+    let bin = Path::new(env!("CARGO_BIN_EXE_andon")).parent().unwrap().to_path_buf();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let o = std::process::Command::new("bash")
+        .args(["-eo", "pipefail", "-c", &script])
+        .current_dir(work.path())
+        .env("PATH", path)
+        .env("GITHUB_OUTPUT", work.path().join("out"))
+        .env("GITHUB_STEP_SUMMARY", work.path().join("summary"))
+        .env("ANDON_PATH", repo)
+        .env("ANDON_ARGS", "--exclude nothing/**")
+        .env("ANDON_BASE", "")
+        .env("ANDON_SUMMARY", summary)
+        .env_remove("GITHUB_BASE_REF")
+        .output()
+        .unwrap();
+    let read = |f: &str| std::fs::read_to_string(work.path().join(f)).unwrap_or_default();
+    (o.status.code().unwrap(), read("out"), read("summary"), work.path().join("andon.sarif").exists())
+}
+
+#[test]
+fn the_check_step_reports_the_gate_writes_sarif_and_the_summary() {
+    let t = tempfile::tempdir().unwrap();
+    crate::support::write_files(
+        t.path(),
+        &[
+            ("pyproject.toml", "[project]\nname = \"acme\"\nversion = \"0.1.0\"\n"),
+            (
+                "andon.toml",
+                "[[contract]]\nname = \"core apart\"\nkind = \"forbidden\"\nfrom = [\"src/core/**\"]\nto = [\"src/api/**\"]\n",
+            ),
+            ("src/core/__init__.py", "import api\n"),
+            ("src/api/__init__.py", "import core\n"),
+        ],
+    );
+    crate::support::commit_all(t.path());
+    let (code, out, summary, sarif) = run_check_step(t.path(), "true");
+    // the step itself succeeds; the gate's exit code is its output, for the last step to fail on
+    assert_eq!(code, 0);
+    assert_eq!(out.trim(), "exit-code=1", "{out}");
+    assert!(sarif, "andon.sarif for the upload step");
+    assert!(summary.contains("andon check: blocked") && summary.contains("```mermaid"), "{summary}");
+    let (_, _, summary, _) = run_check_step(t.path(), "false");
+    assert!(summary.is_empty(), "summary: false writes none");
+}
