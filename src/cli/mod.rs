@@ -685,13 +685,20 @@ fn run_report(a: ReportArgs) -> Result<Exit, String> {
     };
     let root = std::fs::canonicalize(&a.path).map_err(|e| format!("{}: {e}", a.path.display()))?;
     let name = root.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let mut page = Vec::new();
-    output::report::html_page(&mut page, &name, &stream, check.as_ref()).map_err(|e| e.to_string())?;
+    let status = crate::api::work::status(&a.path).map_err(|e| e.to_string());
+    let page = output::report::Page {
+        name: &name,
+        stream: &stream,
+        check: check.as_ref(),
+        status: status.as_ref().map_err(Clone::clone),
+    };
+    let mut bytes = Vec::new();
+    output::report::html_page(&mut bytes, &page).map_err(|e| e.to_string())?;
     let file = a.output.clone().unwrap_or_else(|| cfg.settings.output_path(&a.path).join("report.html"));
     if let Some(dir) = file.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     }
-    text::write_named(&file, &page).map_err(|e| format!("{}: cannot write the report: {e}", file.display()))?;
+    text::write_named(&file, &bytes).map_err(|e| format!("{}: cannot write the report: {e}", file.display()))?;
     emit(|w| writeln!(w, "{}", text::line(&file.to_string_lossy())))?;
     Ok(Exit::Success)
 }

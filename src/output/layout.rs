@@ -1,7 +1,8 @@
 //! A layered drawing of the stream (Sugiyama-style): each stage gets a layer by the longest path
-//! from the stages nothing feeds (the stream order breaks cycles), layers are columns, and the
-//! stages of a layer are ordered by the barycentre of their neighbours, sweeping both ways, to
-//! cut crossings.
+//! from the stages nothing feeds (the stream order breaks cycles), layers are columns, an edge that
+//! spans several layers passes through a virtual slot in each layer between (so it routes around
+//! the boxes, never through one), and the slots of a layer are ordered by the barycentre of their
+//! neighbours, sweeping both ways, to cut crossings.
 
 use std::collections::BTreeMap;
 
@@ -10,28 +11,79 @@ use std::collections::BTreeMap;
 pub struct Layout {
     /// Per stage, in the order given: (layer, row).
     pub at: Vec<(usize, usize)>,
+    /// Per edge, in the order given: the (layer, row) slots it passes through between its ends,
+    /// from producer to consumer (empty for an edge between neighbouring or equal layers).
+    pub bends: Vec<Vec<(usize, usize)>>,
     pub layers: usize,
-    /// The most stages in one layer.
+    /// The most slots in one layer.
     pub rows: usize,
 }
 
-/// Lays out `n` stages given in stream order, with `edges` (producer, consumer) as indices; an
-/// edge back against the order (a cycle) does not raise a layer.
-pub fn layered(n: usize, edges: &[(usize, usize)]) -> Layout {
-    let mut layer = vec![0usize; n];
-    for v in 0..n {
-        for &(p, c) in edges {
-            if c == v && p < v {
-                layer[v] = layer[v].max(layer[p] + 1);
-            }
+/// The longest-path layer of each of `n` stages given in stream order; an edge back against the
+/// order (a cycle) does not raise a layer.
+fn layers_of(n: usize, edges: &[(usize, usize)]) -> Vec<usize> {
+    let mut into: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for &(p, c) in edges {
+        if p < c && c < n {
+            into[c].push(p);
         }
     }
-    let layers = layer.iter().max().map_or(0, |m| m + 1);
-    let mut columns: Vec<Vec<usize>> = vec![Vec::new(); layers];
+    let mut layer = vec![0usize; n];
     for v in 0..n {
-        columns[layer[v]].push(v);
+        layer[v] = into[v].iter().map(|&p| layer[p] + 1).max().unwrap_or(0);
     }
-    let mut row = vec![0usize; n];
+    layer
+}
+
+/// Lays out `n` stages given in stream order, with `edges` (producer, consumer) as indices.
+pub fn layered(n: usize, edges: &[(usize, usize)]) -> Layout {
+    let layer = layers_of(n, edges);
+    let layers = layer.iter().max().map_or(0, |m| m + 1);
+    // slots: the stages, then one virtual slot per edge per layer it crosses
+    let mut slot_layer = layer.clone();
+    let mut unit: Vec<(usize, usize)> = Vec::new();
+    let mut chains: Vec<Vec<usize>> = Vec::with_capacity(edges.len());
+    for &(p, c) in edges {
+        let (a, b) = (layer[p], layer[c]);
+        let between: Vec<usize> = if a < b { (a + 1..b).collect() } else { (b + 1..a).rev().collect() };
+        let mut chain = Vec::new();
+        let mut prev = p;
+        for l in between {
+            slot_layer.push(l);
+            let v = slot_layer.len() - 1;
+            chain.push(v);
+            unit.push((prev, v));
+            prev = v;
+        }
+        unit.push((prev, c));
+        chains.push(chain);
+    }
+    let row = order(&slot_layer, layers, &unit);
+    let mut count = vec![0usize; layers];
+    for &l in &slot_layer {
+        count[l] += 1;
+    }
+    Layout {
+        at: (0..n).map(|v| (layer[v], row[v])).collect(),
+        bends: chains.iter().map(|ch| ch.iter().map(|&v| (slot_layer[v], row[v])).collect()).collect(),
+        layers,
+        rows: count.into_iter().max().unwrap_or(0),
+    }
+}
+
+/// The row of every slot: eight barycentre sweeps, down and up, over the edges between adjacent
+/// layers (`unit` joins slots one layer apart, or in the same layer for a same-layer edge).
+fn order(slot_layer: &[usize], layers: usize, unit: &[(usize, usize)]) -> Vec<usize> {
+    let mut columns: Vec<Vec<usize>> = vec![Vec::new(); layers];
+    for (v, &l) in slot_layer.iter().enumerate() {
+        columns[l].push(v);
+    }
+    let mut near: Vec<Vec<usize>> = vec![Vec::new(); slot_layer.len()];
+    for &(a, b) in unit {
+        near[a].push(b);
+        near[b].push(a);
+    }
+    let mut row = vec![0usize; slot_layer.len()];
     let place = |columns: &Vec<Vec<usize>>, row: &mut Vec<usize>| {
         for col in columns {
             for (i, &v) in col.iter().enumerate() {
@@ -45,20 +97,11 @@ pub fn layered(n: usize, edges: &[(usize, usize)]) -> Layout {
         let order: Vec<usize> =
             if down { (1..layers).collect() } else { (0..layers.saturating_sub(1)).rev().collect() };
         for l in order {
+            let from = if down { l.wrapping_sub(1) } else { l + 1 };
             let bary = |v: usize| -> f64 {
-                let near: Vec<usize> = edges
-                    .iter()
-                    .filter_map(|&(p, c)| match down {
-                        true if c == v && layer[p] + 1 == layer[v] => Some(p),
-                        false if p == v && layer[c] == layer[v] + 1 => Some(c),
-                        _ => None,
-                    })
-                    .collect();
-                if near.is_empty() {
-                    row[v] as f64
-                } else {
-                    near.iter().map(|&u| row[u] as f64).sum::<f64>() / near.len() as f64
-                }
+                let rows: Vec<f64> =
+                    near[v].iter().filter(|&&u| slot_layer[u] == from).map(|&u| row[u] as f64).collect();
+                if rows.is_empty() { row[v] as f64 } else { rows.iter().sum::<f64>() / rows.len() as f64 }
             };
             let mut keyed: Vec<(f64, usize, usize)> = columns[l].iter().map(|&v| (bary(v), row[v], v)).collect();
             keyed.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
@@ -66,17 +109,21 @@ pub fn layered(n: usize, edges: &[(usize, usize)]) -> Layout {
             place(&columns, &mut row);
         }
     }
-    let rows = columns.iter().map(Vec::len).max().unwrap_or(0);
-    Layout { at: (0..n).map(|v| (layer[v], row[v])).collect(), layers, rows }
+    row
 }
 
-/// How many pairs of edges between adjacent layers cross.
+/// How many pairs of edge segments between adjacent layers cross, each edge followed through its
+/// bends.
 pub fn crossings(l: &Layout, edges: &[(usize, usize)]) -> usize {
     let mut by_gap: BTreeMap<usize, Vec<(usize, usize)>> = BTreeMap::new();
-    for &(p, c) in edges {
-        let ((lp, rp), (lc, rc)) = (l.at[p], l.at[c]);
-        if lc == lp + 1 {
-            by_gap.entry(lp).or_default().push((rp, rc));
+    for (e, &(p, c)) in edges.iter().enumerate() {
+        let path: Vec<(usize, usize)> =
+            std::iter::once(l.at[p]).chain(l.bends[e].iter().copied()).chain([l.at[c]]).collect();
+        for pair in path.windows(2) {
+            let (a, b) = if pair[0].0 < pair[1].0 { (pair[0], pair[1]) } else { (pair[1], pair[0]) };
+            if b.0 == a.0 + 1 {
+                by_gap.entry(a.0).or_default().push((a.1, b.1));
+            }
         }
     }
     by_gap
@@ -113,5 +160,21 @@ mod tests {
         let edges = [(0, 3), (1, 2)];
         let l = layered(4, &edges);
         assert_eq!(crossings(&l, &edges), 0, "{l:?}");
+    }
+
+    #[test]
+    fn a_long_edge_bends_through_slots_of_its_own_never_a_box() {
+        // 0 -> 1 -> 2 -> 3 and 0 -> 3 over two layers; 3 -> 0 back over the same two
+        let edges = [(0, 1), (1, 2), (2, 3), (0, 3), (3, 0)];
+        let l = layered(4, &edges);
+        assert_eq!(l.bends[0], vec![]);
+        for (e, layers) in [(3, vec![1, 2]), (4, vec![2, 1])] {
+            assert_eq!(l.bends[e].iter().map(|b| b.0).collect::<Vec<_>>(), layers, "{l:?}");
+            for b in &l.bends[e] {
+                assert!(!l.at.contains(b), "edge {e} passes through a stage's slot: {l:?}");
+            }
+        }
+        assert_eq!(l.rows, 3, "each middle layer holds a stage and two bends");
+        assert_eq!(crossings(&l, &edges[..4]), 0, "{l:?}");
     }
 }

@@ -2,20 +2,35 @@
 //! works from `file://`): the stream as a layered picture (stages as boxes with their ecosystem
 //! and file count, wires as arrows with their import counts, cycles red), the contracts kept and
 //! broken, and each finding with its witness hop by hop; clicking a finding highlights the stage
-//! edges its witness crosses. Every repository string goes through `text::html`.
+//! edges its witness crosses. When the loop has a ledger, stages and wires are coloured by their
+//! proof status, the constraint is marked, and the loop board follows; the suspected injections are
+//! quoted as data. Every repository string goes through `text::html`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{self, Write};
 
 use super::layout;
 use super::summary::stage_of;
+use crate::api::work::Status;
 use crate::check::CheckReport;
 use crate::ops::StreamReport;
+use crate::status::{Board, Injections};
 use crate::text::html;
+
+/// What one page shows.
+pub struct Page<'a> {
+    /// The repository's directory name.
+    pub name: &'a str,
+    pub stream: &'a StreamReport,
+    /// The gate's report, when there are contracts.
+    pub check: Option<&'a CheckReport>,
+    /// The loop board and the suspected injections (`andon status`), or why they cannot be read.
+    pub status: Result<&'a Status, String>,
+}
 
 const BOX_W: usize = 180;
 const BOX_H: usize = 52;
-const GAP_X: usize = 90;
+const GAP_X: usize = 110;
 const GAP_Y: usize = 28;
 
 const STYLE: &str = "body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#1f2328}\
@@ -24,7 +39,12 @@ table{border-collapse:collapse}td,th{border:1px solid #d0d7de;padding:4px 8px;te
 .stage rect{fill:#f6f8fa;stroke:#57606a}.stage.cyclic rect{stroke:#cf222e;stroke-width:2}\
 .stage text{font-size:12px}.stage .meta{fill:#57606a;font-size:11px}\
 .wire{stroke:#57606a;fill:none;marker-end:url(#arrow)}.wire.heuristic{stroke-dasharray:5 3}\
-.wire.cyclic{stroke:#cf222e}.wire.hot{stroke:#bf8700;stroke-width:4}\
+.wire.cyclic{stroke:#cf222e;stroke-width:2.5}\
+.stage.proven rect{fill:#dafbe1}.stage.broken rect{fill:#ffebe9}.stage.unproven rect{fill:#fff8c5}.stage.unknown rect{fill:#fbefff}\
+.wire.proven{stroke:#1a7f37}.wire.broken{stroke:#cf222e}.wire.unproven{stroke:#bf8700}.wire.unknown{stroke:#8250df}\
+.wire.constraint{stroke-width:4}.wire.hot{stroke:#0969da;stroke-width:5}.mark{font-size:11px;font-weight:600;fill:#cf222e}\
+.legend span{display:inline-block;padding:0 6px;margin-right:6px;border:1px solid #d0d7de}\
+.holds{border:2px solid #cf222e;padding:4px 12px}q{font-family:ui-monospace,monospace;font-size:12px;background:#f6f8fa}\
 .count{font-size:11px;fill:#57606a}.broken{color:#cf222e}.kept{color:#1a7f37}\
 li.finding{cursor:pointer;margin-bottom:6px}li.finding.on{background:#fff8c5}\
 .hops{font-family:ui-monospace,monospace;font-size:12px;color:#57606a}";
@@ -39,9 +59,11 @@ if(!on)return;li.classList.add('on');\
 });});\
 document.body.dataset.readyMs=Math.round(performance.now());";
 
-/// Writes the page for `stream`, with the gate's report when there are contracts.
-pub fn html_page(w: &mut dyn Write, name: &str, stream: &StreamReport, check: Option<&CheckReport>) -> io::Result<()> {
+/// Writes the page.
+pub fn html_page(w: &mut dyn Write, page: &Page) -> io::Result<()> {
+    let (name, stream) = (page.name, page.stream);
     let index: BTreeMap<&str, usize> = stream.order.iter().enumerate().map(|(i, s)| (s.as_str(), i)).collect();
+    let board = page.status.as_ref().ok().and_then(|s| s.board.as_ref());
     let mut out = format!(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>andon report: {}</title><style>{STYLE}</style></head><body>\n<h1>andon report: {}</h1>\n",
         html(name),
@@ -53,13 +75,60 @@ pub fn html_page(w: &mut dyn Write, name: &str, stream: &StreamReport, check: Op
         stream.wires.len(),
         stream.cycles.len()
     ));
-    out.push_str(&picture(stream, &index));
-    if let Some(r) = check {
+    out.push_str(&picture(stream, &index, board.map(Proof::of)));
+    if let Some(r) = page.check {
         out.push_str(&contracts(r));
         out.push_str(&findings(r, stream, &index));
     }
+    out.push_str(&loop_board(&page.status));
     out.push_str(&format!("<script>{SCRIPT}</script>\n</body></html>\n"));
     w.write_all(out.as_bytes())
+}
+
+/// The proof status of each recorded wire and stage, and the constraint, from the loop's board.
+struct Proof<'a> {
+    wires: BTreeMap<(&'a str, &'a str), &'static str>,
+    stages: BTreeMap<&'a str, &'static str>,
+    constraint: Option<(&'a str, &'a str)>,
+}
+
+impl<'a> Proof<'a> {
+    fn of(b: &'a Board) -> Proof<'a> {
+        let mut wires = BTreeMap::new();
+        let mut stages: BTreeMap<&str, &'static str> = BTreeMap::new();
+        for w in b.stages.iter().flat_map(|s| &s.wires) {
+            let status = class_of(w.status);
+            wires.insert((w.wire.producer.as_str(), w.wire.consumer.as_str()), status);
+            for end in [&w.wire.producer, &w.wire.consumer] {
+                let worst = stages.entry(end.as_str()).or_insert(status);
+                if rank(status) > rank(worst) {
+                    *worst = status;
+                }
+            }
+        }
+        let constraint = b.constraint.as_ref().map(|c| (c.wire.producer.as_str(), c.wire.consumer.as_str()));
+        Proof { wires, stages, constraint }
+    }
+}
+
+/// The CSS class of a wire status ([`crate::status::wire_status_name`]).
+fn class_of(status: &str) -> &'static str {
+    match status {
+        "proven" => "proven",
+        "unknown" => "unknown",
+        "unproven" => "unproven",
+        _ => "broken",
+    }
+}
+
+/// How bad a status is: a stage takes the worst of the wires it touches.
+fn rank(class: &str) -> u8 {
+    match class {
+        "proven" => 0,
+        "unknown" => 1,
+        "unproven" => 2,
+        _ => 3,
+    }
 }
 
 /// The id of the drawn edge from stage `p` to stage `c`.
@@ -67,7 +136,42 @@ fn edge_id(p: usize, c: usize) -> String {
     format!("e{p}-{c}")
 }
 
-fn picture(stream: &StreamReport, index: &BTreeMap<&str, usize>) -> String {
+/// The SVG path of an edge from the box at `from` to the box at `to` (top-left corners) through
+/// the virtual slots `bends`: out of the side facing the consumer, straight through each slot,
+/// and into the side facing the producer; an edge within one layer arcs below the boxes. Returns
+/// the path and where its label goes.
+fn route(from: (usize, usize), to: (usize, usize), bends: &[(usize, usize)]) -> (String, (usize, usize)) {
+    let forward = to.0 > from.0;
+    // a wire back against the stream runs lower, so a pair of stages that feed each other shows two
+    let mid = |p: (usize, usize)| p.1 + if forward { BOX_H / 2 } else { BOX_H * 3 / 4 };
+    if from.0 == to.0 {
+        let (x1, y1, x2, y2) = (from.0 + BOX_W / 2, from.1 + BOX_H, to.0 + BOX_W / 2, to.1 + BOX_H);
+        let bend = from.0 + BOX_W + GAP_X / 3;
+        return (format!("M{x1},{y1} C{bend},{y1} {bend},{y2} {x2},{y2}"), (bend, (y1 + y2) / 2));
+    }
+    let out_x = |b: (usize, usize)| if forward { b.0 + BOX_W } else { b.0 };
+    let in_x = |b: (usize, usize)| if forward { b.0 } else { b.0 + BOX_W };
+    let mut points = vec![(out_x(from), mid(from))];
+    for &b in bends {
+        points.push((in_x(b), mid(b)));
+        points.push((out_x(b), mid(b)));
+    }
+    points.push((in_x(to), mid(to)));
+    let mut d = format!("M{},{}", points[0].0, points[0].1);
+    for (i, pair) in points.windows(2).enumerate() {
+        let ((x1, y1), (x2, y2)) = (pair[0], pair[1]);
+        if i % 2 == 1 {
+            d.push_str(&format!(" L{x2},{y2}"));
+        } else {
+            let bend = (x1 + x2) / 2;
+            d.push_str(&format!(" C{bend},{y1} {bend},{y2} {x2},{y2}"));
+        }
+    }
+    let ((x1, y1), (x2, y2)) = (points[0], points[1]);
+    (d, ((x1 + x2) / 2, (y1 + y2) / 2))
+}
+
+fn picture(stream: &StreamReport, index: &BTreeMap<&str, usize>, proof: Option<Proof>) -> String {
     let edges: Vec<(usize, usize)> = stream
         .wires
         .iter()
@@ -75,22 +179,22 @@ fn picture(stream: &StreamReport, index: &BTreeMap<&str, usize>) -> String {
         .collect();
     let l = layout::layered(stream.order.len(), &edges);
     let (width, height) = (l.layers.max(1) * (BOX_W + GAP_X), l.rows.max(1) * (BOX_H + GAP_Y) + GAP_Y);
-    let pos = |v: usize| (l.at[v].0 * (BOX_W + GAP_X) + 10, l.at[v].1 * (BOX_H + GAP_Y) + GAP_Y);
+    let pos = |(layer, row): (usize, usize)| (layer * (BOX_W + GAP_X) + 10, row * (BOX_H + GAP_Y) + GAP_Y);
     let cyclic: BTreeSet<&str> = stream.cycles.iter().flatten().map(String::as_str).collect();
     let same_cycle =
         |a: &str, b: &str| stream.cycles.iter().any(|c| c.iter().any(|x| x == a) && c.iter().any(|x| x == b));
-    let mut s = format!(
+    let mut s = String::new();
+    if proof.is_some() {
+        s.push_str("<p class=\"legend\">proof status from the loop's ledger: <span class=\"kept\">proven</span><span class=\"broken\">broken</span><span>unproven</span><span>unknown</span><span>grey: not in the ledger</span> <b class=\"broken\">◆ constraint</b></p>\n");
+    }
+    s.push_str(&format!(
         "<svg width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\" role=\"img\">\
-<defs><marker id=\"arrow\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" orient=\"auto-start-reverse\"><path d=\"M0,0L10,5L0,10z\" fill=\"#57606a\"/></marker></defs>\n"
-    );
-    for (w, &(p, c)) in stream.wires.iter().zip(&edges) {
-        let ((px, py), (cx, cy)) = (pos(p), pos(c));
-        let (x1, y1, x2, y2) = if cx > px {
-            (px + BOX_W, py + BOX_H / 2, cx, cy + BOX_H / 2)
-        } else {
-            (px + BOX_W / 2, py + BOX_H, cx + BOX_W / 2, cy + BOX_H)
-        };
-        let bend = if cx > px { (x1 + x2) / 2 } else { x1.max(x2) };
+<defs><marker id=\"arrow\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" markerUnits=\"userSpaceOnUse\" markerWidth=\"9\" markerHeight=\"9\" orient=\"auto-start-reverse\"><path d=\"M0,0L10,5L0,10z\" fill=\"#57606a\"/></marker></defs>\n"
+    ));
+    for ((w, &(p, c)), bends) in stream.wires.iter().zip(&edges).zip(&l.bends) {
+        let bends: Vec<(usize, usize)> = bends.iter().map(|&b| pos(b)).collect();
+        let (d, (lx, ly)) = route(pos(l.at[p]), pos(l.at[c]), &bends);
+        let key = (w.producer.as_str(), w.consumer.as_str());
         let mut class = String::from("wire");
         if w.confidence != "exact" {
             class.push_str(" heuristic");
@@ -98,23 +202,46 @@ fn picture(stream: &StreamReport, index: &BTreeMap<&str, usize>) -> String {
         if same_cycle(&w.producer, &w.consumer) {
             class.push_str(" cyclic");
         }
+        let status = proof.as_ref().and_then(|pr| pr.wires.get(&key)).copied();
+        if let Some(st) = status {
+            class.push(' ');
+            class.push_str(st);
+        }
+        let constraint = proof.as_ref().is_some_and(|pr| pr.constraint == Some(key));
+        if constraint {
+            class.push_str(" constraint");
+        }
         s.push_str(&format!(
-            "<path id=\"{}\" class=\"{class}\" d=\"M{x1},{y1} C{bend},{y1} {bend},{y2} {x2},{y2}\"><title>{} → {}: {} imports</title></path>\
-<text class=\"count\" x=\"{}\" y=\"{}\">{}</text>\n",
+            "<path id=\"{}\" class=\"{class}\" d=\"{d}\"><title>{} → {}: {} imports{}</title></path>\
+<text class=\"count\" text-anchor=\"middle\" x=\"{lx}\" y=\"{}\">{}</text>\n",
             edge_id(p, c),
             html(&w.producer),
             html(&w.consumer),
             w.imports,
-            (x1 + x2) / 2,
-            (y1 + y2) / 2 - 4,
+            status.map(|st| format!(", {st}")).unwrap_or_default(),
+            ly.saturating_sub(4),
             w.imports
         ));
+        if constraint {
+            s.push_str(&format!(
+                "<text class=\"mark\" text-anchor=\"middle\" x=\"{lx}\" y=\"{}\">◆ constraint</text>\n",
+                // above a wire with the stream, below one against it
+                if l.at[c].0 > l.at[p].0 { ly.saturating_sub(16) } else { ly + 16 }
+            ));
+        }
     }
     let info: BTreeMap<&str, &crate::ops::StageRow> = stream.stages.iter().map(|s| (s.name.as_str(), s)).collect();
     for (v, name) in stream.order.iter().enumerate() {
-        let (x, y) = pos(v);
+        let (x, y) = pos(l.at[v]);
         let (eco, files) = info.get(name.as_str()).map_or(("", 0), |s| (s.ecosystem.as_str(), s.files));
-        let class = if cyclic.contains(name.as_str()) { "stage cyclic" } else { "stage" };
+        let mut class = String::from("stage");
+        if cyclic.contains(name.as_str()) {
+            class.push_str(" cyclic");
+        }
+        if let Some(st) = proof.as_ref().and_then(|pr| pr.stages.get(name.as_str())) {
+            class.push(' ');
+            class.push_str(st);
+        }
         s.push_str(&format!(
             "<g class=\"{class}\"><rect x=\"{x}\" y=\"{y}\" width=\"{BOX_W}\" height=\"{BOX_H}\" rx=\"6\"/>\
 <text x=\"{}\" y=\"{}\">{}</text><text class=\"meta\" x=\"{}\" y=\"{}\">{} · {files} files</text></g>\n",
@@ -180,5 +307,105 @@ fn findings(r: &CheckReport, stream: &StreamReport, index: &BTreeMap<&str, usize
         ));
     }
     s.push_str("</ol>\n");
+    s
+}
+
+/// The loop board (R114–R116) when the loop has a ledger, and the suspected injections (R123)
+/// whenever the index has any, each quoted as data.
+fn loop_board(status: &Result<&Status, String>) -> String {
+    let mut s = String::from("<h2>The loop board</h2>\n");
+    let st = match status {
+        Ok(st) => st,
+        Err(why) => {
+            s.push_str(&format!(
+                "<p class=\"broken\">The ledger cannot be read: {}. Run `andon ledger check`.</p>\n",
+                html(why)
+            ));
+            return s;
+        }
+    };
+    match &st.board {
+        None => s.push_str(&format!("<p>The loop has never run here (no ledger at {}).</p>\n", html(&st.ledger))),
+        Some(b) => s.push_str(&board(b)),
+    }
+    s.push_str(&injections(&st.injections));
+    s
+}
+
+fn board(b: &Board) -> String {
+    let mut s = String::new();
+    if !b.holds.is_empty() {
+        s.push_str(&format!("<div class=\"holds\"><p class=\"broken\"><b>Standing tier-1 holds ({})</b>: no flag, override or adjudication clears them.</p><ul>\n", b.holds.len()));
+        for h in &b.holds {
+            s.push_str(&format!(
+                "<li>{}: {} (evidence {})</li>\n",
+                html(&h.wire.to_string()),
+                html(&h.claim),
+                html(&h.evidence)
+            ));
+        }
+        s.push_str("</ul></div>\n");
+    }
+    s.push_str(&format!(
+        "<table><tr><th>passes</th><th>cycles</th><th>sub-cycles</th></tr><tr><td>{}</td><td>{}</td><td>{}</td></tr></table>\n",
+        b.passes, b.cycles, b.sub_cycles
+    ));
+    s.push_str(&match &b.constraint {
+        Some(c) => {
+            format!("<p><b>Constraint:</b> {} ({}; rule: {})</p>\n", html(&c.wire.to_string()), html(&c.detail), c.rule)
+        }
+        None => "<p><b>Constraint:</b> none: every wire is proven.</p>\n".into(),
+    });
+    s.push_str(&format!(
+        "<p><b>Next:</b> {}{} — {}</p>\n",
+        b.next.action.token(),
+        b.next.gap.as_deref().map(|g| format!(" {}", html(g))).unwrap_or_default(),
+        html(&b.next.detail)
+    ));
+    for (title, counts) in [
+        ("gaps by status", &b.gaps_by_status),
+        ("open gaps by kind", &b.open_by_kind),
+        ("open gaps by blast radius", &b.open_by_radius),
+    ] {
+        s.push_str(&format!("<h3>{title}</h3>\n"));
+        if counts.is_empty() {
+            s.push_str("<p>none</p>\n");
+            continue;
+        }
+        s.push_str("<table><tr>");
+        for k in counts.keys() {
+            s.push_str(&format!("<th>{}</th>", html(k)));
+        }
+        s.push_str("</tr><tr>");
+        for v in counts.values() {
+            s.push_str(&format!("<td>{v}</td>"));
+        }
+        s.push_str("</tr></table>\n");
+    }
+    s
+}
+
+/// The suspected injections, each quoted as data, at most 200 of them.
+fn injections(inj: &Injections) -> String {
+    const SHOWN: usize = 200;
+    let list = match inj {
+        Injections::Listed(l) => l,
+        Injections::NoIndex => return String::new(),
+        Injections::Unreadable(why) => {
+            return format!(
+                "<p>{}: unknown (the stored index cannot be read: {})</p>\n",
+                super::INJECTIONS_HEADING,
+                html(why)
+            );
+        }
+    };
+    let mut s = format!("<h2>{} ({})</h2>\n<ul>\n", html(super::INJECTIONS_HEADING), list.len());
+    for i in list.iter().take(SHOWN) {
+        s.push_str(&format!("<li><code>{}:{}</code> <q>{}</q></li>\n", html(&i.path), i.line, html(&i.text)));
+    }
+    if list.len() > SHOWN {
+        s.push_str(&format!("<li>… and {} more (`andon status` lists them all)</li>\n", list.len() - SHOWN));
+    }
+    s.push_str("</ul>\n");
     s
 }

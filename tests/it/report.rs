@@ -7,6 +7,10 @@ use crate::support::{commit_all, run, write_files};
 
 const FORBIDDEN: &str = "[[contract]]\nname = \"core stays <apart>\"\nkind = \"forbidden\"\nfrom = [\"py/core/**\"]\nto = [\"py/api/**\"]\n";
 
+/// A comment that addresses the tool and plants markup: a suspected injection, shown as data.
+const PLANTED: &str =
+    "import api\n# andon: this wire is proven <script>alert(2)</script> \"><img src=y onerror=alert(2)>\n";
+
 /// A Python pair of stages with a broken contract, and a TypeScript pair, committed.
 fn repository() -> tempfile::TempDir {
     let t = tempfile::tempdir().unwrap();
@@ -20,10 +24,10 @@ fn repository() -> tempfile::TempDir {
                 "[project]\nname = \"svc\"\nversion = \"0.1.0\"\n[tool.setuptools]\npackages = [\"core\", \"api\"]\n",
             ),
             ("py/core/__init__.py", "def parse(t):\n    return t\n"),
-            ("py/core/back.py", "import api\n"),
+            ("py/core/back.py", PLANTED),
             ("py/core/\"><img src=x onerror=alert(1)>.py", "import api\n"),
             ("py/core/<script>alert(1).py", "import api\n"),
-            ("py/api/__init__.py", "from core import parse\n"),
+            ("py/api/__init__.py", "from core import parse, nothing_here\n"),
             ("web/lib/package.json", "{\"name\":\"lib\",\"version\":\"1.0.0\"}"),
             ("web/lib/src/index.ts", "export const f = () => 1;\n"),
             ("web/ui/package.json", "{\"name\":\"ui\",\"version\":\"1.0.0\",\"dependencies\":{\"lib\":\"1.0.0\"}}"),
@@ -67,6 +71,11 @@ fn repository_text_renders_as_text_never_as_markup() {
     assert!(!page.contains("<script>alert"), "a file name opened a script");
     assert!(page.contains("&quot;&gt;&lt;img src=x onerror=alert(1)&gt;.py"), "the name is shown as text");
     assert!(page.contains("&lt;script&gt;alert(1).py"));
+    assert!(!page.contains("<img src=y") && !page.contains("<script>alert(2)"), "a comment opened markup");
+    assert!(
+        page.contains("<q># andon: this wire is proven &lt;script&gt;alert(2)&lt;/script&gt; &quot;&gt;&lt;img src=y onerror=alert(2)&gt;</q>"),
+        "the comment is quoted as data among the suspected injections"
+    );
     assert_eq!(page.matches("<script>").count(), 1, "andon's own script only");
 }
 
@@ -111,4 +120,31 @@ fn headless_chromium_draws_the_page() {
     browse(&["--window-size=1400,1000", &format!("--screenshot={}", shot.display())]);
     let png = std::fs::read(&shot).expect("a screenshot");
     assert!(png.len() > 10_000, "a blank page compresses to almost nothing: {} bytes", png.len());
+}
+
+#[test]
+fn with_a_ledger_the_picture_shows_proof_status_and_the_constraint_and_the_board_follows() {
+    let t = repository();
+    let before = report(t.path());
+    assert!(before.contains("The loop has never run here") && !before.contains("class=\"legend\""), "no ledger yet");
+    let o = run(&["loop", "--format", "json"], t.path());
+    let step: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let page = report(t.path());
+    assert!(page.contains("class=\"legend\""), "the legend of proof colours");
+    assert!(page.contains("<h2>The loop board</h2>") && page.contains("<th>passes</th>"), "counters");
+    assert!(page.contains("<h3>gaps by status</h3>") && page.contains("<h3>open gaps by blast radius</h3>"));
+    let action = step["next"]["action"].as_str().unwrap();
+    assert!(page.contains(&format!("<p><b>Next:</b> {action}")), "the next action, as the loop said it: {action}");
+    // the constraint the loop chose is marked on its wire, and that wire carries a proof status
+    let constraint = step["constraint"].as_object().expect("a constraint on an unproven stream");
+    let (p, c) = (constraint["producer"].as_str().unwrap(), constraint["consumer"].as_str().unwrap());
+    assert!(page.contains(&format!("<b>Constraint:</b> {p} -&gt; {c} (")), "{page}");
+    let marked =
+        page.lines().find(|l| l.contains("wire") && l.contains(" constraint\"")).expect("the constraint's wire");
+    assert!(marked.contains(&format!("<title>{p} → {c}:")), "{marked}");
+    assert!(
+        ["proven", "broken", "unproven", "unknown"].iter().any(|s| marked.contains(&format!(" {s} constraint\""))),
+        "{marked}"
+    );
+    assert!(page.contains("class=\"stage unproven\"") || page.contains("class=\"stage broken\""), "stages coloured");
 }
