@@ -115,11 +115,30 @@ fn without_test_only<'r>(
             kept.insert(p);
         }
     }
-    let imported = |kept: &BTreeSet<&str>, group: &[&str]| {
-        edges.iter().any(|(from, to)| kept.contains(from) && group.contains(&to.as_str()))
-    };
-    while let Some(at) = doubtful.iter().position(|g| imported(&kept, g)) {
-        kept.extend(doubtful.swap_remove(at));
+    // the closure of "a kept file imports a file of the group", walked once from the kept files
+    let mut group_of: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for (g, files) in doubtful.iter().enumerate() {
+        for &p in files {
+            group_of.entry(p).or_insert(g);
+        }
+    }
+    let mut imports: std::collections::HashMap<&str, Vec<&str>> = std::collections::HashMap::new();
+    for (from, to) in edges {
+        if group_of.contains_key(to.as_str()) {
+            imports.entry(*from).or_default().push(to.as_str());
+        }
+    }
+    let mut rescued = vec![false; doubtful.len()];
+    let mut frontier: Vec<&str> = kept.iter().copied().collect();
+    while let Some(from) = frontier.pop() {
+        for to in imports.get(from).map(Vec::as_slice).unwrap_or_default() {
+            let g = group_of[to];
+            if !rescued[g] {
+                rescued[g] = true;
+                kept.extend(doubtful[g].iter().copied());
+                frontier.extend(doubtful[g].iter().copied());
+            }
+        }
     }
     let members = members.into_iter().filter(|(_, files)| files.iter().any(|p| kept.contains(p))).collect();
     (members, homeless.into_iter().filter(|p| kept.contains(p)).collect())
