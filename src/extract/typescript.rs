@@ -79,8 +79,48 @@ pub(super) fn on_capture<'a>(x: &mut Extractor<'a, '_>, cap: &str, node: Node<'a
                 x.marker(line(node), "not-implemented-throw", t);
             }
         }
+        "comment" => {
+            triple_slash_reference(x, node);
+            x.common_capture(cap, node);
+        }
         _ => x.common_capture(cap, node),
     }
+}
+
+/// A triple-slash directive `/// <reference path="./globals.d.ts" />` is an import of edge kind
+/// `reference`, relative to the file (`./` added when the path has no dot prefix). `types=` is left
+/// out: it names `@types/x` or `x` by where the compiler finds it, which the repository does not
+/// say; `lib=` and `no-default-lib` name no file of the repository.
+fn triple_slash_reference<'a>(x: &mut Extractor<'a, '_>, node: Node<'a>) {
+    let text = x.text(node);
+    let Some(rest) = text.strip_prefix("///").map(str::trim_start) else { return };
+    let Some(attrs) = rest.strip_prefix("<reference").filter(|a| a.starts_with(char::is_whitespace)) else {
+        return;
+    };
+    let spec = match attribute(attrs, "path") {
+        Some(p) if p.starts_with("./") || p.starts_with("../") => p.to_string(),
+        Some(p) if !p.is_empty() && !p.starts_with('/') => format!("./{p}"),
+        _ => return,
+    };
+    let l = line(node);
+    x.import(l, &spec, &["reference"]);
+    x.import_lines.insert(l);
+}
+
+/// The value of attribute `name` (`name="v"` or `name='v'`) in the attributes of a directive.
+fn attribute<'t>(attrs: &'t str, name: &str) -> Option<&'t str> {
+    let mut from = 0;
+    while let Some(at) = attrs[from..].find(name).map(|i| i + from) {
+        from = at + name.len();
+        let before_ok = at == 0 || attrs[..at].ends_with(char::is_whitespace);
+        let after = attrs[from..].trim_start();
+        if let (true, Some(v)) = (before_ok, after.strip_prefix('=')) {
+            let v = v.trim_start();
+            let q = v.chars().next().filter(|c| matches!(c, '"' | '\''))?;
+            return v[1..].find(q).map(|end| &v[1..1 + end]);
+        }
+    }
+    None
 }
 
 /// A class's or interface's bases, a method's class, and the `abstract` modifier of either.
