@@ -120,8 +120,9 @@ pub fn short(s: &str) -> String {
 }
 
 /// The Markdown punctuation escaped in a cell or list line, so quoted text can never open markup,
-/// a heading, a code span, a link or a new table cell.
-const MARKDOWN_PUNCTUATION: &str = "\\`*_[]<>#|~!";
+/// a heading, a code span, a link, a new table cell or a character reference (`&rlm;` would render
+/// a hidden character).
+const MARKDOWN_PUNCTUATION: &str = "\\`*_[]<>#|~!&";
 
 /// Text for one Markdown table cell or list line: [`line()`], then every Markdown punctuation
 /// character behind a backslash.
@@ -141,7 +142,16 @@ pub fn markdown(s: &str) -> String {
 /// and `'` as character references, and the noncharacters U+FFFE and U+FFFF (which XML cannot
 /// hold) as their escapes.
 pub fn html(s: &str) -> String {
-    let one = line(s);
+    html_escaped(&line(s))
+}
+
+/// [`html`] of [`line_within`] `max` characters: a label cut to fit, escaped once.
+pub fn html_within(s: &str, max: usize) -> String {
+    html_escaped(&line_within(s, max))
+}
+
+/// Text already through [`line()`] with HTML's syntax as character references.
+fn html_escaped(one: &str) -> String {
     let mut out = String::with_capacity(one.len() + 8);
     for c in one.chars() {
         match c {
@@ -199,8 +209,9 @@ pub fn csv(s: &str) -> String {
     if one.contains([',', '"']) { format!("\"{}\"", one.replace('"', "\"\"")) } else { one.into_owned() }
 }
 
-/// Text for a Mermaid label between double quotes: [`line()`], then `#`, `"`, `&`, `<` and `>` as
-/// Mermaid entity codes (`#35;`, `#quot;`, …), so a name can neither end the label nor open markup.
+/// Text for a Mermaid label between double quotes: [`line()`], then `#`, `"`, `&`, `<`, `>` and
+/// `` ` `` as Mermaid entity codes (`#35;`, `#quot;`, …), so a name can neither end the label, open
+/// markup, nor make the label a Markdown string (`` "`…`" ``).
 pub fn mermaid(s: &str) -> String {
     let one = line(s);
     let mut out = String::with_capacity(one.len() + 8);
@@ -211,6 +222,7 @@ pub fn mermaid(s: &str) -> String {
             '&' => out.push_str("#amp;"),
             '<' => out.push_str("#lt;"),
             '>' => out.push_str("#gt;"),
+            '`' => out.push_str("#96;"),
             c => out.push(c),
         }
     }
@@ -466,6 +478,8 @@ mod tests {
     #[test]
     fn markdown_and_html_escape_their_syntax() {
         assert_eq!(markdown("a|b `c` #d"), "a\\|b \\`c\\` \\#d");
+        // a character reference would render a hidden character (`&rlm;`) or markup as text
+        assert_eq!(markdown("a&rlm;b"), "a\\&rlm;b");
         assert_eq!(html("<script>\"'&"), "&lt;script&gt;&quot;&#39;&amp;");
         assert_eq!(line("plain"), Cow::Borrowed("plain"));
     }
@@ -478,6 +492,10 @@ mod tests {
         assert_eq!(csv("a,\"b\""), "\"a,\"\"b\"\"\"");
         assert_eq!(csv("a\nb"), "a\\u{a}b");
         assert_eq!(mermaid("a\"#b<&>"), "a#quot;#35;b#lt;#amp;#gt;");
+        // a backtick right inside the quotes would make the label a Markdown string
+        assert_eq!(mermaid("`**b**`"), "#96;**b**#96;");
+        assert_eq!(html_within("a\u{202e}\\b<c>defgh", 10), "a\\u{202e}…");
+        assert_eq!(html_within("a\\b<c>", 9), "a\\\\b&lt;c&gt;");
         assert_eq!(html("\u{fffe}"), "\\u{fffe}");
         assert_eq!(github_property("a:b,c%d\ne"), "a%3Ab%2Cc%25d\\u{a}e");
         assert_eq!(github_message(&["a:b%", "c\nd"]), "a:b%25%0Ac\\u{a}d");

@@ -84,14 +84,11 @@ fn order(slot_layer: &[usize], layers: usize, unit: &[(usize, usize)]) -> Vec<us
         near[b].push(a);
     }
     let mut row = vec![0usize; slot_layer.len()];
-    let place = |columns: &Vec<Vec<usize>>, row: &mut Vec<usize>| {
-        for col in columns {
-            for (i, &v) in col.iter().enumerate() {
-                row[v] = i;
-            }
+    for col in &columns {
+        for (i, &v) in col.iter().enumerate() {
+            row[v] = i;
         }
-    };
-    place(&columns, &mut row);
+    }
     for sweep in 0..8 {
         let down = sweep % 2 == 0;
         let order: Vec<usize> =
@@ -106,7 +103,10 @@ fn order(slot_layer: &[usize], layers: usize, unit: &[(usize, usize)]) -> Vec<us
             let mut keyed: Vec<(f64, usize, usize)> = columns[l].iter().map(|&v| (bary(v), row[v], v)).collect();
             keyed.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
             columns[l] = keyed.into_iter().map(|(_, _, v)| v).collect();
-            place(&columns, &mut row);
+            // only this layer moved: placing every layer again would cost layers × slots a sweep
+            for (i, &v) in columns[l].iter().enumerate() {
+                row[v] = i;
+            }
         }
     }
     row

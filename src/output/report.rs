@@ -138,16 +138,17 @@ fn edge_id(p: usize, c: usize) -> String {
 
 /// The SVG path of an edge from the box at `from` to the box at `to` (top-left corners) through
 /// the virtual slots `bends`: out of the side facing the consumer, straight through each slot,
-/// and into the side facing the producer; an edge within one layer arcs below the boxes. Returns
-/// the path and where its label goes.
+/// and into the side facing the producer, one straight run along a row however many slots it
+/// crosses; an edge within one layer leaves and enters by the column's right side and arcs in
+/// the gap beside it, clear of the boxes between. Returns the path and where its label goes.
 fn route(from: (usize, usize), to: (usize, usize), bends: &[(usize, usize)]) -> (String, (usize, usize)) {
     let forward = to.0 > from.0;
     // a wire back against the stream runs lower, so a pair of stages that feed each other shows two
     let mid = |p: (usize, usize)| p.1 + if forward { BOX_H / 2 } else { BOX_H * 3 / 4 };
     if from.0 == to.0 {
-        let (x1, y1, x2, y2) = (from.0 + BOX_W / 2, from.1 + BOX_H, to.0 + BOX_W / 2, to.1 + BOX_H);
-        let bend = from.0 + BOX_W + GAP_X / 3;
-        return (format!("M{x1},{y1} C{bend},{y1} {bend},{y2} {x2},{y2}"), (bend, (y1 + y2) / 2));
+        let (x, y1, y2) = (from.0 + BOX_W, from.1 + BOX_H / 4, to.1 + BOX_H / 4);
+        let bend = x + GAP_X / 3;
+        return (format!("M{x},{y1} C{bend},{y1} {bend},{y2} {x},{y2}"), (bend, (y1 + y2) / 2));
     }
     let out_x = |b: (usize, usize)| if forward { b.0 + BOX_W } else { b.0 };
     let in_x = |b: (usize, usize)| if forward { b.0 } else { b.0 + BOX_W };
@@ -158,18 +159,28 @@ fn route(from: (usize, usize), to: (usize, usize), bends: &[(usize, usize)]) -> 
     }
     points.push((in_x(to), mid(to)));
     let mut d = format!("M{},{}", points[0].0, points[0].1);
-    for (i, pair) in points.windows(2).enumerate() {
-        let ((x1, y1), (x2, y2)) = (pair[0], pair[1]);
-        if i % 2 == 1 {
-            d.push_str(&format!(" L{x2},{y2}"));
+    let mut i = 1;
+    while i < points.len() {
+        let ((x1, y1), (x2, y2)) = (points[i - 1], points[i]);
+        if y1 == y2 {
+            // along one row: through every slot on it in one run (the slots hold no box)
+            while i + 1 < points.len() && points[i + 1].1 == y1 {
+                i += 1;
+            }
+            d.push_str(&format!(" H{}", points[i].0));
         } else {
+            // between two layers, in the gap that holds no box
             let bend = (x1 + x2) / 2;
             d.push_str(&format!(" C{bend},{y1} {bend},{y2} {x2},{y2}"));
         }
+        i += 1;
     }
     let ((x1, y1), (x2, y2)) = (points[0], points[1]);
     (d, ((x1 + x2) / 2, (y1 + y2) / 2))
 }
+
+/// The most characters of a stage's name its box shows; the whole name is the box's title.
+const LABEL_MAX: usize = 24;
 
 fn picture(stream: &StreamReport, index: &BTreeMap<&str, usize>, proof: Option<Proof>) -> String {
     let edges: Vec<(usize, usize)> = stream
@@ -243,11 +254,12 @@ fn picture(stream: &StreamReport, index: &BTreeMap<&str, usize>, proof: Option<P
             class.push_str(st);
         }
         s.push_str(&format!(
-            "<g class=\"{class}\"><rect x=\"{x}\" y=\"{y}\" width=\"{BOX_W}\" height=\"{BOX_H}\" rx=\"6\"/>\
+            "<g class=\"{class}\"><title>{}</title><rect x=\"{x}\" y=\"{y}\" width=\"{BOX_W}\" height=\"{BOX_H}\" rx=\"6\"/>\
 <text x=\"{}\" y=\"{}\">{}</text><text class=\"meta\" x=\"{}\" y=\"{}\">{} · {files} files</text></g>\n",
+            html(name),
             x + 8,
             y + 20,
-            html(&crate::text::short(name)),
+            crate::text::html_within(name, LABEL_MAX),
             x + 8,
             y + 40,
             html(eco)
@@ -408,4 +420,53 @@ fn injections(inj: &Injections) -> String {
     }
     s.push_str("</ul>\n");
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The points a path's commands name (`M`, `L`, `C` pairs; `H` keeps the last y).
+    fn points(d: &str) -> Vec<(usize, usize)> {
+        let mut out: Vec<(usize, usize)> = Vec::new();
+        for word in d.split(|c: char| c == ' ' || c.is_ascii_alphabetic()).filter(|w| !w.is_empty()) {
+            match word.split_once(',') {
+                Some((x, y)) => out.push((x.parse().unwrap(), y.parse().unwrap())),
+                None => {
+                    let y = out.last().unwrap().1;
+                    out.push((word.parse().unwrap(), y));
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn an_edge_within_one_layer_arcs_beside_the_column_never_across_its_boxes() {
+        // two boxes of one column, four rows apart: the boxes between them span x in [10, 10 + BOX_W]
+        let (from, to) = ((10, 28), (10, 28 + 4 * (BOX_H + GAP_Y)));
+        for (a, b) in [(from, to), (to, from)] {
+            let (d, _) = route(a, b, &[]);
+            // a cubic stays within its control points' hull: all of them right of the column
+            for (x, _) in points(&d) {
+                assert!(x >= 10 + BOX_W, "{d}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_long_edge_along_one_row_is_one_straight_run() {
+        let row = 28;
+        let step = BOX_W + GAP_X;
+        let bends: Vec<(usize, usize)> = (1..40).map(|l| (10 + l * step, row)).collect();
+        let (d, _) = route((10, row), (10 + 40 * step, row), &bends);
+        assert!(d.len() < 40, "{} bytes: {d}", d.len());
+        // bending off the row and back costs a curve each way, not one per layer
+        let mut bends = bends;
+        for b in &mut bends[10..20] {
+            b.1 = row + BOX_H + GAP_Y;
+        }
+        let (d, _) = route((10, row), (10 + 40 * step, row), &bends);
+        assert_eq!(d.matches('C').count(), 2, "{d}");
+    }
 }

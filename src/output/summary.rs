@@ -24,9 +24,10 @@ pub fn markdown(w: &mut dyn Write, r: &CheckReport, stream: Option<&StreamReport
         c => c.unwrap_or_default(),
     };
     let mut out = head(r);
-    out.push_str(&contracts(r));
-    // the chart and the tail are kept; the findings fill what is left
-    let tail = stale(r) + &chart;
+    // a quarter for the contracts, an eighth for the stale exceptions, half for the chart: the
+    // findings fill what is left
+    out.push_str(&contracts(r, LIMIT / 4));
+    let tail = stale(r, LIMIT / 8) + &chart;
     out.push_str(&findings(r, LIMIT.saturating_sub(out.len() + tail.len() + 200)));
     out.push_str(&tail);
     w.write_all(out.as_bytes())
@@ -40,8 +41,8 @@ fn head(r: &CheckReport) -> String {
         "blocked" => "❌",
         _ => "⚠️",
     };
-    let new =
-        t.new.map(|n| format!(", {n} new since `{}`", md(r.base.as_deref().unwrap_or("base")))).unwrap_or_default();
+    // as text: inside a code span the escapes would show
+    let new = t.new.map(|n| format!(", {n} new since {}", md(r.base.as_deref().unwrap_or("base")))).unwrap_or_default();
     format!(
         "## {mark} andon check: {verdict}\n\n{} contracts checked, {} broken; {} blocking findings (tier 1: {}, tier 2: {}), {} advisory{new}; {} exceptions used, {} stale.\n\n",
         r.contracts.len(),
@@ -55,24 +56,26 @@ fn head(r: &CheckReport) -> String {
     )
 }
 
-fn contracts(r: &CheckReport) -> String {
+/// The table of contracts, at most 200 rows within `budget` bytes.
+fn contracts(r: &CheckReport, budget: usize) -> String {
     let mut s = String::from(
         "### Contracts\n\n| contract | kind | status | findings | blocking | excused |\n|---|---|---|---:|---:|---:|\n",
     );
     for (shown, c) in r.contracts.iter().enumerate() {
-        if shown == 200 {
-            s.push_str(&format!("| … and {} more contracts | | | | | |\n", r.contracts.len() - shown));
-            break;
-        }
         let status = super::contract_status(c);
-        s.push_str(&format!(
+        let row = format!(
             "| {} | {} | {status} | {} | {} | {} |\n",
             md(&c.name),
             c.kind.name(),
             c.findings,
             c.blocking,
             c.excused
-        ));
+        );
+        if shown == 200 || s.len() + row.len() > budget {
+            s.push_str(&format!("| … and {} more contracts | | | | | |\n", r.contracts.len() - shown));
+            break;
+        }
+        s.push_str(&row);
     }
     s.push('\n');
     s
@@ -119,16 +122,19 @@ fn finding(f: &Finding) -> String {
     s
 }
 
-fn stale(r: &CheckReport) -> String {
+/// The stale exceptions, at most 50 within `budget` bytes.
+fn stale(r: &CheckReport, budget: usize) -> String {
     if r.stale_exceptions.is_empty() {
         return String::new();
     }
     let mut s = String::from("### Stale exceptions\n\n");
-    for x in r.stale_exceptions.iter().take(50) {
-        s.push_str(&format!("- {}:{} {}: {}\n", md(&r.config), x.line, md(&x.contract), md(&stale_message(x))));
-    }
-    if r.stale_exceptions.len() > 50 {
-        s.push_str(&format!("- … and {} more\n", r.stale_exceptions.len() - 50));
+    for (shown, x) in r.stale_exceptions.iter().enumerate() {
+        let item = format!("- {}:{} {}: {}\n", md(&r.config), x.line, md(&x.contract), md(&stale_message(x)));
+        if shown == 50 || s.len() + item.len() > budget {
+            s.push_str(&format!("- … and {} more\n", r.stale_exceptions.len() - shown));
+            break;
+        }
+        s.push_str(&item);
     }
     s.push('\n');
     s

@@ -132,3 +132,40 @@ fn the_check_step_reports_the_gate_writes_sarif_and_the_summary() {
     let (_, _, summary, _) = run_check_step(t.path(), "false");
     assert!(summary.is_empty(), "summary: false writes none");
 }
+
+#[test]
+fn the_binary_cache_is_keyed_by_the_architecture_and_the_source_it_was_built_from() {
+    let a = action();
+    let binary = steps(&a).into_iter().find(|s| s["id"].as_str() == Some("binary")).expect("the binary cache");
+    let key = binary["with"]["key"].as_str().unwrap();
+    // an x64 binary restored on an arm64 runner cannot run; a commit on the action's ref with the
+    // same version and lockfile must not restore the binary of the commit before
+    assert!(key.contains("runner.arch") && key.contains("steps.build.outputs.source"), "{key}");
+    let build = steps(&a).into_iter().find(|s| s["id"].as_str() == Some("build")).unwrap();
+    let script = build["run"].as_str().unwrap().to_string();
+    let source_of = |dir: &Path| {
+        let work = tempfile::tempdir().unwrap();
+        let o = std::process::Command::new("bash")
+            .args(["-eo", "pipefail", "-c", &script])
+            .env("GITHUB_ACTION_PATH", dir)
+            .env("GITHUB_OUTPUT", work.path().join("out"))
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let out = std::fs::read_to_string(work.path().join("out")).unwrap();
+        out.lines().find_map(|l| l.strip_prefix("source=")).map(String::from).expect("a source hash")
+    };
+    let t = tempfile::tempdir().unwrap();
+    crate::support::write_files(
+        t.path(),
+        &[
+            ("Cargo.toml", "[package]\nname = \"andon\"\nversion = \"0.1.0\"\n"),
+            ("Cargo.lock", "# lock\n"),
+            ("src/main.rs", "fn main() {}\n"),
+        ],
+    );
+    let before = source_of(t.path());
+    assert_eq!(source_of(t.path()), before, "the same source, the same key");
+    crate::support::write_files(t.path(), &[("src/main.rs", "fn main() { println!(); }\n")]);
+    assert_ne!(source_of(t.path()), before, "changed source, a new binary");
+}

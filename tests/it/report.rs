@@ -148,3 +148,52 @@ fn with_a_ledger_the_picture_shows_proof_status_and_the_constraint_and_the_board
     );
     assert!(page.contains("class=\"stage unproven\"") || page.contains("class=\"stage broken\""), "stages coloured");
 }
+
+#[test]
+fn a_stage_name_is_escaped_once_and_cut_to_its_box_with_the_whole_name_as_its_title() {
+    let t = tempfile::tempdir().unwrap();
+    let long = "a_package_with_a_name_far_too_long_for_its_box";
+    let long_init = format!("src/{long}/__init__.py");
+    write_files(
+        t.path(),
+        &[
+            ("pyproject.toml", "[project]\nname = \"svc\"\nversion = \"0.1.0\"\n"),
+            ("src/ev\u{202e}il/__init__.py", "import a_package_with_a_name_far_too_long_for_its_box\n"),
+            (long_init.as_str(), "X = 1\n"),
+        ],
+    );
+    commit_all(t.path());
+    let page = report(t.path());
+    assert!(!page.contains('\u{202e}'), "no hidden character reaches the page");
+    assert!(page.contains(">ev\\u{202e}il</text>"), "shown as `andon stream` shows it");
+    assert!(!page.contains("ev\\\\u{202e}il"), "escaped twice");
+    assert!(page.contains(&format!("<title>{long}</title>")), "the whole name");
+    let after = &page[page.find(&format!("<title>{long}</title>")).unwrap()..];
+    let label = &after[after.find("<text x=").unwrap()..];
+    let label = &label[label.find('>').unwrap() + 1..label.find("</text>").unwrap()];
+    assert!(label.ends_with('…') && label.chars().count() <= 24, "{label}");
+}
+
+#[test]
+fn hundreds_of_stages_with_long_wires_stay_under_two_megabytes() {
+    // 300 packages in a chain, each also importing the first, its half and its seventh before: 300
+    // layers and some 1,200 wires, most of them spanning dozens of layers
+    let t = tempfile::tempdir().unwrap();
+    let mut files =
+        vec![("pyproject.toml".to_string(), "[project]\nname = \"big\"\nversion = \"0.1.0\"\n".to_string())];
+    for i in 0..300usize {
+        let mut imports: std::collections::BTreeSet<usize> =
+            [i.wrapping_sub(1), 0, i / 2, i.wrapping_sub(7)].into_iter().filter(|&j| j < i).collect();
+        if i > 20 {
+            imports.insert((i * 7) % i);
+        }
+        let body: String = imports.iter().map(|j| format!("import p{j:03}\n")).collect();
+        files.push((format!("src/p{i:03}/__init__.py"), body));
+    }
+    let files: Vec<(&str, &str)> = files.iter().map(|(p, b)| (p.as_str(), b.as_str())).collect();
+    write_files(t.path(), &files);
+    commit_all(t.path());
+    let page = report(t.path());
+    assert!(page.contains("300 stages"), "{}", &page[..page.len().min(2000)]);
+    assert!(page.len() < 2 * 1024 * 1024, "{} bytes", page.len());
+}

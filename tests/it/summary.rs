@@ -103,5 +103,33 @@ fn under_base_the_new_findings_come_first() {
     assert_eq!(items.len(), 2, "{md}");
     assert!(items[0].contains(r"zz\_new.py") && items[0].contains("**new**"), "{items:?}");
     assert!(items[1].contains("old.py") && !items[1].contains("**new**"), "{items:?}");
-    assert!(md.contains("1 new since `HEAD"), "{md}");
+    assert!(md.contains("1 new since HEAD"), "{md}");
+}
+
+#[test]
+fn long_contract_names_keep_the_summary_under_64_kib() {
+    let names: String = (0..40)
+        .map(|i| {
+            format!(
+                "[[contract]]\nname = \"contract {i} {}\"\nkind = \"forbidden\"\nfrom = [\"src/core/**\"]\nto = [\"src/api/**\"]\n",
+                "x".repeat(3000)
+            )
+        })
+        .collect();
+    let t = two_stages(&[("src/core/back.py", "import api\n")]);
+    write_files(t.path(), &[("andon.toml", names.as_str())]);
+    let (code, md) = summary(t.path(), &[]);
+    assert_eq!(code, 1);
+    assert!(md.len() < 64 * 1024, "{} bytes", md.len());
+    assert!(md.contains("more contracts"), "the table is cut with a count");
+    assert!(md.contains("```mermaid"), "the chart survives the cut");
+}
+
+#[test]
+fn the_base_is_shown_as_text_never_with_its_escapes_in_a_code_span() {
+    let t = two_stages(&[("src/core/old.py", "import api\n")]);
+    crate::support::git(t.path(), &["branch", "main_line"]);
+    let (_, md) = summary(t.path(), &["--base", "main_line"]);
+    // inside backticks a backslash is shown, so `main\_line` would read with a backslash
+    assert!(md.contains(", 0 new since main\\_line;"), "{md}");
 }
