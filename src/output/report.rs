@@ -196,7 +196,7 @@ fn picture(stream: &StreamReport, index: &BTreeMap<&str, usize>, proof: Option<P
         |a: &str, b: &str| stream.cycles.iter().any(|c| c.iter().any(|x| x == a) && c.iter().any(|x| x == b));
     let mut s = String::new();
     if proof.is_some() {
-        s.push_str("<p class=\"legend\">proof status from the loop's ledger: <span class=\"kept\">proven</span><span class=\"broken\">broken</span><span>unproven</span><span>unknown</span><span>grey: not in the ledger</span> <b class=\"broken\">◆ constraint</b></p>\n");
+        s.push_str("<p class=\"legend\">proof status from the loop's ledger: <span class=\"kept\">proven</span><span class=\"broken\">broken</span><span>unproven</span><span>unknown</span><span>grey: not in the ledger</span><span>a stage: the worst of its wires</span> <b class=\"broken\">◆ constraint</b></p>\n");
     }
     s.push_str(&format!(
         "<svg width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\" role=\"img\">\
@@ -329,10 +329,7 @@ fn loop_board(status: &Result<&Status, String>) -> String {
     let st = match status {
         Ok(st) => st,
         Err(why) => {
-            s.push_str(&format!(
-                "<p class=\"broken\">The ledger cannot be read: {}. Run `andon ledger check`.</p>\n",
-                html(why)
-            ));
+            s.push_str(&format!("<p class=\"broken\">The ledger cannot be read: {}</p>\n", html(why)));
             return s;
         }
     };

@@ -47,7 +47,12 @@ fn the_action_is_composite_with_its_inputs_and_caches_the_index() {
     let key = index_cache["with"]["key"].as_str().unwrap();
     assert!(key.contains("steps.build.outputs.version") && key.contains("steps.build.outputs.lock"), "{key}");
     let restore = index_cache["with"]["restore-keys"].as_str().unwrap();
-    assert!(restore.contains("github.base_ref"), "a pull request starts from its base branch's index: {restore}");
+    assert!(
+        restore.contains("steps.build.outputs.base"),
+        "a pull request starts from its base branch's index: {restore}"
+    );
+    let build = steps(&a).into_iter().find(|s| s["id"].as_str() == Some("build")).unwrap();
+    assert_eq!(build["env"]["BASE_REF"].as_str(), Some("${{ github.base_ref }}"));
     // andon is built from the action's own ref
     let install = steps(&a)
         .into_iter()
@@ -143,18 +148,21 @@ fn the_binary_cache_is_keyed_by_the_architecture_and_the_source_it_was_built_fro
     assert!(key.contains("runner.arch") && key.contains("steps.build.outputs.source"), "{key}");
     let build = steps(&a).into_iter().find(|s| s["id"].as_str() == Some("build")).unwrap();
     let script = build["run"].as_str().unwrap().to_string();
-    let source_of = |dir: &Path| {
+    let output_of = |dir: &Path, name: &str| {
         let work = tempfile::tempdir().unwrap();
         let o = std::process::Command::new("bash")
             .args(["-eo", "pipefail", "-c", &script])
             .env("GITHUB_ACTION_PATH", dir)
             .env("GITHUB_OUTPUT", work.path().join("out"))
+            .env("HEAD_REF", "feat/a,b c")
+            .env("BASE_REF", "main")
             .output()
             .unwrap();
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         let out = std::fs::read_to_string(work.path().join("out")).unwrap();
-        out.lines().find_map(|l| l.strip_prefix("source=")).map(String::from).expect("a source hash")
+        out.lines().find_map(|l| l.strip_prefix(&format!("{name}="))).map(String::from).expect("the output")
     };
+    let source_of = |dir: &Path| output_of(dir, "source");
     let t = tempfile::tempdir().unwrap();
     crate::support::write_files(
         t.path(),
@@ -168,4 +176,7 @@ fn the_binary_cache_is_keyed_by_the_architecture_and_the_source_it_was_built_fro
     assert_eq!(source_of(t.path()), before, "the same source, the same key");
     crate::support::write_files(t.path(), &[("src/main.rs", "fn main() { println!(); }\n")]);
     assert_ne!(source_of(t.path()), before, "changed source, a new binary");
+    // a cache key holds no comma, whatever the branch is called
+    assert_eq!(output_of(t.path(), "branch"), "feat/a_b_c");
+    assert_eq!(output_of(t.path(), "base"), "main");
 }
