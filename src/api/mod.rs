@@ -158,7 +158,16 @@ pub fn fresh_index(root: &Path, opts: &IndexOptions, how: Freshness) -> Result<I
             }
         },
     }
-    Ok(index::load(root).map_err(|e| format!("the index cannot be read: {e}"))?.ok_or("the index was not written")?)
+    let loaded = match (index::load(root), how) {
+        // a pack damaged since it was written is found when it is read: index again from scratch
+        (Err(_), Freshness::Update(progress)) => {
+            index::update(root, &IndexOptions { rebuild: true, ..opts.clone() }, progress)
+                .map_err(|e| e.to_string())?;
+            index::load(root)
+        }
+        (loaded, _) => loaded,
+    };
+    Ok(loaded.map_err(|e| format!("the index cannot be read: {e}"))?.ok_or("the index was not written")?)
 }
 
 /// `enabled = false` stops every command before any other check or write (R1): the document

@@ -107,7 +107,14 @@ impl IndexCheck {
 
 /// `andon index --check`.
 pub fn index_check(root: &Path, opts: &IndexOptions) -> Result<IndexCheck, Error> {
-    Ok(IndexCheck { changes: index::check(root, opts).map_err(|e| e.to_string())? })
+    let changes = index::check(root, opts).map_err(|e| e.to_string())?;
+    // every stored blob is read and its checksum verified, details too
+    let changes = changes.and_then(|c| {
+        index::verify(root)
+            .map(|()| c)
+            .map_err(|why| format!("the stored index cannot be used: {why}; run `andon index`"))
+    });
+    Ok(IndexCheck { changes })
 }
 
 /// `andon facts`: the facts of the fresh index, sorted, optionally of one relation or one file.

@@ -116,13 +116,9 @@ pub fn fingerprints(
     let dest = scratch.0.join(name);
     std::fs::create_dir_all(&dest).map_err(|e| format!("{}: {e}", dest.display()))?;
     export(&root, rev, &dest)?;
-    // Unchanged files are reused from the current index (segments are keyed by path and content).
-    // Only a regular file is copied, opened without blocking: a FIFO there would hang the copy.
-    if let Ok(mut current) = super::open_regular(&index::index_path(&root)) {
-        let to = index::index_path(&dest);
-        std::fs::create_dir_all(to.parent().expect("index dir")).map_err(|e| e.to_string())?;
-        let _ = std::fs::File::create(&to).and_then(|mut to| std::io::copy(&mut current, &mut to));
-    }
+    // Unchanged files are reused from the current index (segments are keyed by path and content);
+    // where it cannot be copied, the base is indexed from scratch.
+    let _ = index::copy(&root, &dest);
     index::update(&dest, opts, &|_, _| {}).map_err(|e| format!("indexing --base {rev}: {e}"))?;
     let idx = index::load(&dest)?.ok_or("the --base index was not written")?;
     super::fingerprints(&idx, &dest, cfg, budget).map_err(|e| e.to_string())

@@ -1,17 +1,16 @@
 //! The persisted index: the only on-disk form of facts.
 //!
-//! Layout of `.andon/index.bin`: the magic `ANDONIDX`, the format version (u32 LE), the xxh3-128
-//! checksum of the payload (u128 LE), then the postcard payload: [`wire::IndexHeader`] (fingerprint,
-//! stamp, summary), the file table, each file's fact segment, and the whole-repo segment
-//! (resolution, modules, stages). The file table comes first so a no-change run decodes nothing
-//! else. Writes go to a temporary file that is fsynced and renamed; one writer at a time holds
-//! `.andon/lock`.
+//! On disk ([`store`]): a small head (`.andon/index.bin`: fingerprint, stamp, summary, walk
+//! state, the file table and where each file's fact segments are) and immutable packs of encoded
+//! segments. A run writes the segments it changed and a new head; a run that changed no fact
+//! writes the head alone. The file table comes first in the head so a no-change run decodes
+//! nothing else. One writer at a time holds `.andon/lock`.
 
+mod store;
 pub mod walk;
 
 use std::collections::{BTreeMap, HashMap};
 use std::fs::{self, File};
-use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
@@ -20,10 +19,10 @@ use rayon::prelude::*;
 
 use crate::extract::{self, Lang};
 use crate::facts::{EXTRACT_DIGEST, Facts, SCHEMA_TEXT, Segment, SegmentBuilder, rel};
+use store::{Blob, Head, LoadError, Part, read_head};
 use walk::{FileKind, WalkEntry, WalkOptions};
 
-pub const FORMAT_VERSION: u32 = 4;
-const MAGIC: &[u8; 8] = b"ANDONIDX";
+pub const FORMAT_VERSION: u32 = 5;
 pub const INDEX_DIR: &str = ".andon";
 pub const INDEX_FILE: &str = "index.bin";
 
@@ -77,7 +76,7 @@ pub mod wire {
     }
 }
 
-use wire::{FileMeta, IndexHeader, SegmentWire, StageSummary, Summary};
+use wire::{FileMeta, IndexHeader, StageSummary, Summary};
 
 /// Why an index run failed (file-system problems, never source text).
 #[derive(Debug)]
@@ -175,26 +174,10 @@ pub struct Change {
     pub change: &'static str,
 }
 
-/// Encoded bytes: owned, or a range of the index body they were read from (not copied).
-#[derive(Clone)]
-enum Blob {
-    Owned(Vec<u8>),
-    Shared(std::sync::Arc<Vec<u8>>, std::ops::Range<usize>),
-}
-
-impl Blob {
-    fn bytes(&self) -> &[u8] {
-        match self {
-            Blob::Owned(v) => v,
-            Blob::Shared(body, r) => &body[r.clone()],
-        }
-    }
-}
-
 /// One file's stored facts: the core segment (what resolution reads) decoded, and the detail
 /// segment (references, calls, spans, visibility, marker texts) kept encoded until asked for; the
 /// encoded forms of both are kept, so a one-file change neither decodes the details nor
-/// re-encodes anything but the changed file.
+/// re-encodes or rewrites anything but the changed file.
 pub struct FileFacts {
     pub core: Segment,
     core_blob: Blob,
@@ -203,26 +186,14 @@ pub struct FileFacts {
 
 impl FileFacts {
     fn new(core: Segment, detail: &Segment) -> FileFacts {
-        let core_blob = Blob::Owned(encode_segment(&core));
-        FileFacts { core, core_blob, detail: Blob::Owned(encode_segment(detail)) }
+        let core_blob = Blob::Owned(store::encode_segment(&core));
+        FileFacts { core, core_blob, detail: Blob::Owned(store::encode_segment(detail)) }
     }
 
-    /// The detail segment, decoded.
+    /// The detail segment, decoded (its checksum verified when it was stored).
     pub fn detail(&self) -> Result<Segment, String> {
-        let w: SegmentWire = postcard::from_bytes(self.detail.bytes()).map_err(|e| format!("undecodable ({e})"))?;
-        let seg = Segment { strings: w.strings, rows: w.rows };
-        if seg.validate() { Ok(seg) } else { Err("malformed fact rows".into()) }
+        self.detail.decode()
     }
-}
-
-fn encode_segment(seg: &Segment) -> Vec<u8> {
-    postcard::to_stdvec(&SegmentWire { strings: seg.strings.clone(), rows: seg.rows.clone() }).expect("serializable")
-}
-
-fn decode_segment(bytes: &[u8]) -> Result<Segment, LoadError> {
-    let w: SegmentWire = postcard::from_bytes(bytes).map_err(|e| LoadError::Untrusted(format!("undecodable ({e})")))?;
-    let seg = Segment { strings: w.strings, rows: w.rows };
-    if seg.validate() { Ok(seg) } else { Err(LoadError::Untrusted("malformed fact rows".into())) }
 }
 
 /// The loaded index: file table, per-file facts (parallel to `files`) and the repo segment.
@@ -231,6 +202,10 @@ pub struct Index {
     pub files: Vec<FileMeta>,
     pub facts: Vec<FileFacts>,
     pub global: Segment,
+    /// The repo segment encoded (stored, or to be stored).
+    global_blob: Blob,
+    /// The packs the stored head named (id, length); empty for an index not read from disk.
+    packs: Vec<(u64, u64)>,
 }
 
 impl Index {
@@ -255,172 +230,80 @@ pub fn index_path(root: &Path) -> PathBuf {
     root.join(INDEX_DIR).join(INDEX_FILE)
 }
 
-/// The preamble: magic, format version, head and body lengths, head and body checksums.
-const PREAMBLE: usize = 8 + 4 + 8 + 8 + 16 + 16;
-
-/// The first part of a stored index: header and file table. The body is read only when needed.
-struct Head {
-    header: IndexHeader,
-    files: Vec<FileMeta>,
-    /// The body, read and checksummed (a few ms even for large repos) but not decoded.
-    body: Vec<u8>,
-}
-
-/// Why a stored index cannot be used.
-#[derive(Debug)]
-enum LoadError {
-    Missing,
-    Untrusted(String),
-}
-
-/// Opens the index at `path` without blocking, a regular file only ([`walk::open_regular`]).
-fn open_regular(path: &Path) -> Result<(File, u64), LoadError> {
-    let file = match walk::open_regular(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(LoadError::Missing),
-        Err(e) if e.kind() == std::io::ErrorKind::Other => return Err(LoadError::Untrusted(e.to_string())),
-        Err(e) => return Err(LoadError::Untrusted(format!("unreadable ({e})"))),
-    };
-    let len = file.metadata().map_err(|e| LoadError::Untrusted(format!("unreadable ({e})")))?.len();
-    Ok((file, len))
-}
-
-fn read_head(path: &Path) -> Result<Head, LoadError> {
-    let unreadable = |e: std::io::Error| LoadError::Untrusted(format!("unreadable ({e})"));
-    let (mut file, len) = open_regular(path)?;
-    let mut pre = [0u8; PREAMBLE];
-    if len < PREAMBLE as u64 || file.read_exact(&mut pre).is_err() || &pre[..8] != MAGIC {
-        return Err(LoadError::Untrusted("not an andon index (bad magic or truncated)".into()));
-    }
-    let version = u32::from_le_bytes(pre[8..12].try_into().unwrap());
-    if version != FORMAT_VERSION {
-        return Err(LoadError::Untrusted(format!("index format {version}, this andon reads {FORMAT_VERSION}")));
-    }
-    let head_len = u64::from_le_bytes(pre[12..20].try_into().unwrap());
-    let body_len = u64::from_le_bytes(pre[20..28].try_into().unwrap());
-    let head_sum = u128::from_le_bytes(pre[28..44].try_into().unwrap());
-    let body_sum = u128::from_le_bytes(pre[44..60].try_into().unwrap());
-    if Some(len) != (PREAMBLE as u64).checked_add(head_len).and_then(|n| n.checked_add(body_len)) {
-        return Err(LoadError::Untrusted(format!(
-            "truncated or extended ({len} bytes, expected {})",
-            PREAMBLE as u64 + head_len + body_len
-        )));
-    }
-    let mut head = vec![0u8; head_len as usize];
-    file.read_exact(&mut head).map_err(unreadable)?;
-    if xxhash_rust::xxh3::xxh3_128(&head) != head_sum {
-        return Err(LoadError::Untrusted("checksum mismatch (corrupt)".into()));
-    }
-    let bad = |e: postcard::Error| LoadError::Untrusted(format!("undecodable ({e})"));
-    let (header, rest) = postcard::take_from_bytes::<IndexHeader>(&head).map_err(bad)?;
-    if header.fingerprint != fingerprint() {
-        return Err(LoadError::Untrusted(format!(
-            "built by a different andon, schema, grammar or rules version ({})",
-            header.fingerprint
-        )));
-    }
-    let (files, rest) = postcard::take_from_bytes::<Vec<FileMeta>>(rest).map_err(bad)?;
-    if !rest.is_empty() {
-        return Err(LoadError::Untrusted("inconsistent file table".into()));
-    }
-    // The body is verified on every run, so damage is found even when nothing else changed.
-    let mut body = vec![0u8; body_len as usize];
-    file.read_exact(&mut body).map_err(unreadable)?;
-    if xxhash_rust::xxh3::xxh3_128(&body) != body_sum {
-        return Err(LoadError::Untrusted("checksum mismatch (corrupt)".into()));
-    }
-    Ok(Head { header, files, body })
-}
-
-/// The body is a sequence of length-prefixed blobs (u64 LE length, then the bytes): the repo
-/// segment, then per file its core and detail segments (each blob a postcard `SegmentWire`).
-fn split_blobs(bytes: &[u8]) -> Result<Vec<std::ops::Range<usize>>, LoadError> {
-    let mut out = Vec::new();
-    let mut at = 0usize;
-    while at < bytes.len() {
-        let len = bytes.get(at..at + 8).map(|b| u64::from_le_bytes(b.try_into().unwrap()) as usize);
-        let end = len.and_then(|l| (at + 8).checked_add(l)).filter(|e| *e <= bytes.len());
-        let Some(end) = end else { return Err(LoadError::Untrusted("malformed body".into())) };
-        out.push(at + 8..end);
-        at = end;
-    }
-    Ok(out)
-}
-
-fn read_body(head: Head) -> Result<Index, LoadError> {
-    let bytes = head.body;
-    let blobs = split_blobs(&bytes)?;
-    if blobs.len() != 1 + 2 * head.files.len() {
-        return Err(LoadError::Untrusted("inconsistent file table".into()));
-    }
-    let global = decode_segment(&bytes[blobs[0].clone()])?;
-    let ranges: Vec<_> = blobs[1..].chunks(2).map(|c| (c[0].clone(), c[1].clone())).collect();
-    let cores: Vec<Segment> =
-        ranges.iter().map(|(c, _)| decode_segment(&bytes[c.clone()])).collect::<Result<_, _>>()?;
-    let shared = std::sync::Arc::new(bytes);
-    let facts = cores
-        .into_iter()
-        .zip(ranges)
-        .map(|(core, (cr, dr))| FileFacts {
-            core,
-            core_blob: Blob::Shared(shared.clone(), cr),
-            detail: Blob::Shared(shared.clone(), dr),
+/// The stored index's packs, read and the segments decoded (cores verified; details are verified
+/// when decoded).
+fn read_body(dir: &Path, head: Head) -> Result<Index, LoadError> {
+    let packs = store::read_packs(dir, &head)?;
+    let bad = LoadError::Untrusted;
+    let global_blob = Blob::stored(&packs, head.global);
+    let global = global_blob.decode().map_err(bad)?;
+    let facts = head
+        .segments
+        .iter()
+        .map(|&(c, d)| {
+            let core_blob = Blob::stored(&packs, c);
+            Ok(FileFacts { core: core_blob.decode().map_err(bad)?, core_blob, detail: Blob::stored(&packs, d) })
         })
-        .collect();
-    Ok(Index { header: head.header, files: head.files, facts, global })
+        .collect::<Result<Vec<_>, LoadError>>()?;
+    Ok(Index { header: head.header, files: head.files, facts, global, global_blob, packs: head.packs })
 }
 
-/// Loads the stored index of `root` (read-only, no lock: writers replace the file atomically).
+/// Reads the head and packs of `root`'s index; a pack a writer removed meanwhile means the head
+/// was replaced: read again.
+fn read_stored(root: &Path) -> Result<Index, LoadError> {
+    let dir = root.join(INDEX_DIR);
+    let mut tries = 0;
+    loop {
+        match read_head(&index_path(root)).and_then(|h| read_body(&dir, h)) {
+            Err(LoadError::Moved) if tries < 5 => tries += 1,
+            Err(LoadError::Moved) => return Err(LoadError::Untrusted("its packs keep changing".into())),
+            other => return other,
+        }
+    }
+}
+
+/// Loads the stored index of `root` (read-only, no lock: writers replace the head atomically and
+/// never modify a pack).
 pub fn load(root: &Path) -> Result<Option<Index>, String> {
-    match read_head(&index_path(root)).and_then(read_body) {
+    match read_stored(root) {
         Ok(i) => Ok(Some(i)),
         Err(LoadError::Missing) => Ok(None),
         Err(LoadError::Untrusted(why)) => Err(why),
+        Err(LoadError::Moved) => Err("its packs keep changing".into()),
     }
 }
 
+/// Copies the stored index of the repository at `from` into the repository at `to` (so an index
+/// of another tree of the same repository starts from it: segments are keyed by path and
+/// content).
+pub fn copy(from: &Path, to: &Path) -> std::io::Result<()> {
+    store::copy(&from.join(INDEX_DIR), &to.join(INDEX_DIR))
+}
+
+/// Verifies every blob of the stored index of `root`, details too (`andon index --check`).
+pub fn verify(root: &Path) -> Result<(), String> {
+    let idx = match read_stored(root) {
+        Ok(i) => i,
+        Err(LoadError::Missing) => return Ok(()),
+        Err(LoadError::Untrusted(why)) => return Err(why),
+        Err(LoadError::Moved) => return Err("its packs keep changing".into()),
+    };
+    idx.facts.iter().try_for_each(|f| f.detail().map(drop))
+}
+
+/// Writes `idx`: its new segments to a new pack, then the head.
 fn write_index(dir: &Path, idx: &Index) -> Result<(), IndexError> {
-    let mut head = postcard::to_stdvec(&idx.header).expect("serializable");
-    head.extend(postcard::to_stdvec(&idx.files).expect("serializable"));
-    let global = encode_segment(&idx.global);
-    let mut blobs: Vec<&[u8]> = vec![&global];
-    for f in &idx.facts {
-        blobs.push(f.core_blob.bytes());
-        blobs.push(f.detail.bytes());
-    }
-    let mut body = Vec::with_capacity(blobs.iter().map(|b| b.len() + 8).sum());
-    for b in blobs {
-        body.extend_from_slice(&(b.len() as u64).to_le_bytes());
-        body.extend_from_slice(b);
-    }
-    let mut bytes = Vec::with_capacity(PREAMBLE + head.len() + body.len());
-    bytes.extend_from_slice(MAGIC);
-    bytes.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
-    bytes.extend_from_slice(&(head.len() as u64).to_le_bytes());
-    bytes.extend_from_slice(&(body.len() as u64).to_le_bytes());
-    bytes.extend_from_slice(&xxhash_rust::xxh3::xxh3_128(&head).to_le_bytes());
-    bytes.extend_from_slice(&xxhash_rust::xxh3::xxh3_128(&body).to_le_bytes());
-    bytes.extend_from_slice(&head);
-    bytes.extend_from_slice(&body);
-    let final_path = dir.join(INDEX_FILE);
-    let tmp = dir.join(format!("{TMP_PREFIX}{}", std::process::id()));
-    // A file (or symbolic link) already at this name is a dead process's: never written through.
-    let _ = fs::remove_file(&tmp);
-    let written = fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&tmp)
-        .and_then(|mut f| f.write_all(&bytes).and_then(|_| f.sync_all()))
-        .map_err(io(&tmp))
-        .and_then(|_| fs::rename(&tmp, &final_path).map_err(io(&final_path)));
-    if let Err(e) = written {
-        let _ = fs::remove_file(&tmp);
-        return Err(e);
-    }
-    if let Ok(d) = File::open(dir) {
-        let _ = d.sync_all();
-    }
-    Ok(())
+    let segments = idx.facts.iter().map(|f| (Part::of(&f.core_blob), Part::of(&f.detail))).collect();
+    store::write(
+        dir,
+        &store::Update {
+            header: &idx.header,
+            files: &idx.files,
+            segments,
+            global: Part::of(&idx.global_blob),
+            packs: &idx.packs,
+        },
+    )
 }
 
 /// The lock a run holds on `.andon/` while it lasts.
@@ -497,9 +380,6 @@ fn read_only(err: &std::io::Error) -> bool {
     matches!(err.kind(), std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem)
 }
 
-/// The prefix of the index's temporary files; the writer's process id follows.
-const TMP_PREFIX: &str = "index.bin.tmp.";
-
 /// Removes the temporary index files of writers that are gone (their process id is not alive),
 /// never a live process's. Called under the writer's lock. Only where liveness can be told
 /// (Linux: `/proc/<pid>`); elsewhere they stay.
@@ -510,7 +390,12 @@ fn remove_dead_temporaries(dir: &Path) {
     let Ok(entries) = fs::read_dir(dir) else { return };
     for e in entries.flatten() {
         let name = e.file_name();
-        let Some(pid) = name.to_str().and_then(|n| n.strip_prefix(TMP_PREFIX)) else { continue };
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(store::TMP_PREFIX).or_else(|| n.strip_prefix(store::PACK_TMP_PREFIX)))
+        else {
+            continue;
+        };
         if pid.is_empty() || !pid.bytes().all(|b| b.is_ascii_digit()) {
             continue;
         }
@@ -633,10 +518,15 @@ pub fn update(
             t0,
         ));
     }
-    let old = match stored_body(head) {
+    // No fact changed, only stats or directory times: the head alone is written.
+    if !structure_changed {
+        let head = head.expect("an unchanged index exists");
+        return head_only(root, ipath, &dir, head, jobs, stamp_ns, walk_wire, (tally, rebuilt, diagnostics), t0);
+    }
+    let old = match stored_body(&dir, head) {
         Ok(old) => old,
         Err(why) => {
-            // The head was sound but the body is not: parse everything again.
+            // The head was sound but the packs are not: parse everything again.
             let why = format!("{}: {why}; rebuilding", rel_display(&root, &ipath));
             drop(lock);
             return update(&root, &IndexOptions { rebuild: true, ..opts.clone() }, progress).map(|mut r| {
@@ -645,12 +535,14 @@ pub fn update(
             });
         }
     };
-    let (files, facts, old_global) = assemble(jobs, old, &mut diagnostics);
-    let global = resolved(&root, &files, &facts, structure_changed, old_global);
+    let packs = old.as_ref().map(|i| i.packs.clone()).unwrap_or_default();
+    let (files, facts) = assemble(jobs, old, &mut diagnostics);
+    let global = resolved(&root, &files, &facts);
     let cores: Vec<&Segment> = facts.iter().map(|f| &f.core).collect();
     let summary = summarize(&files, &cores, &global);
     let header = IndexHeader { fingerprint: fingerprint(), stamp_ns, summary, walk: walk_wire };
-    let idx = Index { header, files, facts, global };
+    let global_blob = Blob::Owned(store::encode_segment(&global));
+    let idx = Index { header, files, facts, global, global_blob, packs };
     write_index(&dir, &idx)?;
     let diagnostics = with_stored_diags(diagnostics, Some(&idx));
     Ok(IndexReport {
@@ -675,10 +567,60 @@ fn stored_head(root: &Path, ipath: &Path, opts: &IndexOptions) -> (Option<Head>,
         return (None, Some("rebuild requested".to_string()));
     }
     match read_head(ipath) {
-        Ok(h) => (Some(h), None),
+        Ok(h) => match store::packs_present(ipath.parent().unwrap_or(root), &h) {
+            Ok(()) => (Some(h), None),
+            Err(why) => (None, Some(format!("{}: {why}; rebuilding", rel_display(root, ipath)))),
+        },
         Err(LoadError::Missing) => (None, None),
         Err(LoadError::Untrusted(why)) => (None, Some(format!("{}: {why}; rebuilding", rel_display(root, ipath)))),
+        Err(LoadError::Moved) => (None, Some("the stored index changed while it was read; rebuilding".into())),
     }
+}
+
+/// A run in which no fact changed but stats or directory times did: the new file table and walk
+/// state go to a new head, which names the stored segments where they are (no pack is read).
+#[allow(clippy::too_many_arguments)]
+fn head_only(
+    root: PathBuf,
+    ipath: PathBuf,
+    dir: &Path,
+    head: Head,
+    jobs: Vec<Job>,
+    stamp_ns: u64,
+    walk: wire::WalkStateWire,
+    (tally, rebuilt, diagnostics): (Tally, Option<String>, Vec<Diag>),
+    t0: Instant,
+) -> Result<IndexReport, IndexError> {
+    let mut files = Vec::with_capacity(jobs.len());
+    let mut segments = Vec::with_capacity(jobs.len());
+    for job in jobs {
+        let Job::Reuse(oi, meta) = job else { unreachable!("no file was parsed") };
+        files.push(meta);
+        let (c, d) = head.segments[oi];
+        segments.push((Part::Stored(c, None), Part::Stored(d, None)));
+    }
+    let header = IndexHeader { fingerprint: fingerprint(), stamp_ns, summary: head.header.summary, walk };
+    let update = store::Update {
+        header: &header,
+        files: &files,
+        segments,
+        global: Part::Stored(head.global, None),
+        packs: &head.packs,
+    };
+    store::write(dir, &update)?;
+    Ok(IndexReport {
+        root,
+        index_path: ipath,
+        summary: header.summary,
+        parsed: 0,
+        reused: tally.reused,
+        removed: 0,
+        rehashed: tally.rehashed,
+        unchanged: false,
+        rebuilt,
+        diagnostics: with_stored_diags(diagnostics, None),
+        elapsed_ms: ms(t0),
+    })
 }
 
 /// Looks at every walked file, in walk order. Stat-fresh files are reused without reading;
@@ -763,25 +705,22 @@ impl Tally {
 }
 
 /// The stored index's body, decoded (`None`: no stored index); `Err` says why a sound head has
-/// an untrustworthy body.
-fn stored_body(head: Option<Head>) -> Result<Option<Index>, String> {
-    match head.map(read_body) {
+/// untrustworthy packs.
+fn stored_body(dir: &Path, head: Option<Head>) -> Result<Option<Index>, String> {
+    match head.map(|h| read_body(dir, h)) {
         Some(Ok(i)) => Ok(Some(i)),
         Some(Err(LoadError::Untrusted(why))) => Err(why),
+        Some(Err(LoadError::Moved)) => Err("a pack it names is missing".into()),
         Some(Err(LoadError::Missing)) | None => Ok(None),
     }
 }
 
 /// The new file table and its facts, in walk order: a reused file keeps its stored facts, a new
-/// one brings its own (and its diagnostics). Also returns the stored repo segment.
-fn assemble(
-    jobs: Vec<Job>,
-    old: Option<Index>,
-    diagnostics: &mut Vec<Diag>,
-) -> (Vec<FileMeta>, Vec<FileFacts>, Option<Segment>) {
-    let (mut old_facts, old_global) = match old {
-        Some(i) => (i.facts.into_iter().map(Some).collect::<Vec<_>>(), Some(i.global)),
-        None => (Vec::new(), None),
+/// one brings its own (and its diagnostics).
+fn assemble(jobs: Vec<Job>, old: Option<Index>, diagnostics: &mut Vec<Diag>) -> (Vec<FileMeta>, Vec<FileFacts>) {
+    let mut old_facts = match old {
+        Some(i) => i.facts.into_iter().map(Some).collect::<Vec<_>>(),
+        None => Vec::new(),
     };
     let mut files = Vec::with_capacity(jobs.len());
     let mut facts = Vec::with_capacity(jobs.len());
@@ -799,25 +738,14 @@ fn assemble(
             }
         }
     }
-    (files, facts, old_global)
+    (files, facts)
 }
 
-/// The repo segment: the stored one when the structure did not change, else resolved again.
-fn resolved(
-    root: &Path,
-    files: &[FileMeta],
-    facts: &[FileFacts],
-    structure_changed: bool,
-    old_global: Option<Segment>,
-) -> Segment {
-    match (structure_changed, old_global) {
-        (false, Some(g)) => g,
-        _ => {
-            let cores: Vec<&Segment> = facts.iter().map(|f| &f.core).collect();
-            let root_name = root.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-            crate::resolve::resolve(files, &cores, &root_name)
-        }
-    }
+/// The repo segment, resolved from every file's core facts.
+fn resolved(root: &Path, files: &[FileMeta], facts: &[FileFacts]) -> Segment {
+    let cores: Vec<&Segment> = facts.iter().map(|f| &f.core).collect();
+    let root_name = root.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    crate::resolve::resolve(files, &cores, &root_name)
 }
 
 /// The report of a run that found nothing to change.
@@ -1068,6 +996,7 @@ pub fn check(root: &Path, opts: &IndexOptions) -> Result<Result<Vec<Change>, Str
         Err(LoadError::Untrusted(why)) => {
             return Ok(Err(format!("the stored index cannot be used: {why}; run `andon index`")));
         }
+        Err(LoadError::Moved) => return Ok(Err("the stored index changed while it was read; run again".into())),
     };
     let (walked, _, _) = walk::walk(&root, &opts.walk).map_err(IndexError::Config)?;
     let by_path: HashMap<&str, &FileMeta> = head.files.iter().map(|f| (f.path.as_str(), f)).collect();

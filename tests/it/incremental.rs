@@ -751,3 +751,132 @@ proptest! {
         }
     }
 }
+
+// ---- the index on disk: a head and packs ---------------------------------------------------------
+
+/// The packs in `.andon/`: (name, length), sorted.
+fn packs(d: &Path) -> Vec<(String, u64)> {
+    let mut out: Vec<(String, u64)> = fs::read_dir(d.join(".andon"))
+        .unwrap()
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().into_string().ok()?;
+            name.starts_with("pack-").then(|| (name, e.metadata().unwrap().len()))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn a_change_writes_one_new_pack_and_a_file_andon_does_not_index_writes_the_head_alone() {
+    let t = scratch("py-src-layout");
+    let d = t.path();
+    index(d, &[]);
+    let first = packs(d);
+    assert_eq!(first.len(), 1, "{first:?}");
+    append(d, "src/acme_core/models.py", "\nX = 1\n");
+    let v = index(d, &[]);
+    assert_eq!(v["files"]["parsed"], 1);
+    let second = packs(d);
+    assert_eq!(second.len(), 2, "the first pack stays, the change goes to a second: {second:?}");
+    assert!(second.contains(&first[0]), "{second:?}");
+    assert!(second[1].1 < first[0].1, "the new pack holds the change, not the repository: {second:?}");
+    // a notes file in a package directory changes the walk, not a fact: no pack is written
+    let head = fs::read(d.join(".andon/index.bin")).unwrap();
+    write(d, "src/acme_core/notes.txt", "notes\n");
+    let v = index(d, &[]);
+    assert_eq!((v["files"]["parsed"].clone(), v["unchanged"].clone()), (json!(0), json!(false)));
+    assert_eq!(packs(d), second, "no pack written for a file andon does not index");
+    assert_ne!(fs::read(d.join(".andon/index.bin")).unwrap(), head, "the head records the new walk");
+    assert_eq!(index(d, &[])["unchanged"], true, "and the run after finds nothing to do");
+    let mut failures = Vec::new();
+    compare_with_fresh(d, "after the notes file", &v, &[], &mut failures);
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+#[test]
+fn many_changes_compact_the_packs_into_one() {
+    let t = scratch("py-src-layout");
+    let d = t.path();
+    index(d, &[]);
+    let mut most = 0;
+    for i in 0..20 {
+        append(d, "src/acme_core/models.py", &format!("\nX{i} = {i}\n"));
+        let v = index(d, &[]);
+        assert_eq!(v["files"]["parsed"], 1);
+        most = most.max(packs(d).len());
+    }
+    assert!(most <= 16, "packs are compacted before they pass 16: {most}");
+    assert!(packs(d).len() < 16, "{:?}", packs(d));
+    let mut failures = Vec::new();
+    compare_with_fresh(d, "after 20 edits", &index(d, &[]), &[], &mut failures);
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+#[test]
+fn a_damaged_pack_is_found_by_check_and_rebuilt_by_the_next_command_that_reads_it() {
+    let t = scratch("ts-workspace");
+    let d = t.path();
+    index(d, &[]);
+    let (name, len) = packs(d).pop().unwrap();
+    let p = d.join(".andon").join(&name);
+    let mut bytes = fs::read(&p).unwrap();
+    bytes[len as usize / 2] ^= 0xff;
+    fs::write(&p, &bytes).unwrap();
+    let check = run(&["index", "--check", "--format", "json"], d);
+    assert_eq!(check.status.code(), Some(3), "{}", String::from_utf8_lossy(&check.stdout));
+    assert!(json(&check)["reason"].as_str().unwrap().contains(&name), "the report names the pack");
+    // `andon facts` finds the damage when it reads the facts, indexes again, and answers right
+    let out = facts_text(d, &[]);
+    assert_eq!(out, fresh(d, &[]).facts);
+    assert_eq!(run(&["index", "--check", "--quiet"], d).status.code(), Some(0));
+    // a truncated pack is found by the writer before it builds on it
+    let (name, len) = packs(d).pop().unwrap();
+    let f = fs::OpenOptions::new().write(true).open(d.join(".andon").join(&name)).unwrap();
+    f.set_len(len - 1).unwrap();
+    let v = index(d, &["--exclude", "nothing/**"]);
+    assert!(v["rebuilt"].as_str().is_some_and(|w| w.contains(&name)), "{v:#}");
+}
+
+#[test]
+fn an_index_run_killed_at_any_write_leaves_an_index_the_next_run_uses() {
+    if std::process::Command::new("strace").arg("-V").output().is_err() {
+        eprintln!("strace is not installed: the kill points are not exercised");
+        return;
+    }
+    let mut failures = Vec::new();
+    // the pack's fsync and rename, then the head's
+    for point in ["fsync:when=1", "rename:when=1", "fsync:when=2", "rename:when=2"] {
+        let t = scratch("py-src-layout");
+        let d = t.path();
+        index(d, &[]);
+        append(d, "src/acme_core/models.py", "\nX = 1\n");
+        let o = std::process::Command::new("strace")
+            .args(["-f", "-o", "/dev/null", "-e", &format!("inject={point}:signal=SIGKILL")])
+            .arg(env!("CARGO_BIN_EXE_andon"))
+            .args(["index", "--quiet"])
+            .current_dir(d)
+            .output()
+            .unwrap();
+        if o.status.success() {
+            failures.push(format!("{point}: the run was not killed"));
+            continue;
+        }
+        let v = index(d, &[]);
+        if v["rebuilt"] != Value::Null {
+            failures.push(format!("{point}: the next run rebuilt ({}) instead of using the index", v["rebuilt"]));
+        }
+        compare_with_fresh(d, point, &v, &[], &mut failures);
+        let left: Vec<String> = fs::read_dir(d.join(".andon"))
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().into_string().unwrap())
+            .filter(|n| n.contains(".tmp."))
+            .collect();
+        if !left.is_empty() {
+            failures.push(format!("{point}: temporaries left after the next run: {left:?}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}

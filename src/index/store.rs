@@ -1,0 +1,361 @@
+//! The index on disk, written in proportion to the change: a small head and immutable packs.
+//!
+//! `.andon/index.bin` is the head: the magic `ANDONIDX`, the format version (u32 LE), the head's
+//! length (u64 LE) and xxh3-128 checksum (u128 LE), then the postcard [`HeadWire`]: header, file
+//! table, and where each file's core and detail segments and the repo segment are stored, each as
+//! a [`Loc`] (pack, offset, length, xxh3-64 checksum). A pack (`.andon/pack-<n>.bin`, the magic
+//! `ANDONPAK` then blobs) is never modified once written.
+//!
+//! A run that parsed files writes their segments (and the repo segment, when it changed) to one new
+//! pack, then a new head; a run in which only stats or directories changed writes a head alone.
+//! When the live bytes fall under half of the packs' bytes (past 1 MiB), or the packs number 16,
+//! every live blob is copied into one new pack (compaction). Each file is written to a temporary name, fsynced and renamed, the head
+//! last, so a run killed at any point leaves the previous head and the packs it names intact; the
+//! packs no head names are removed by the next writer. Blobs are checksummed when decoded, so a
+//! damaged pack is found when it is read (and by `andon index --check`, which reads everything).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs::{self, File};
+use std::io::{Read, Write};
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use super::wire::{FileMeta, IndexHeader, SegmentWire};
+use super::{FORMAT_VERSION, IndexError, io, walk};
+use crate::facts::Segment;
+
+const MAGIC: &[u8; 8] = b"ANDONIDX";
+const PACK_MAGIC: &[u8; 8] = b"ANDONPAK";
+/// Magic, version, head length, head checksum.
+const PREAMBLE: usize = 8 + 4 + 8 + 16;
+/// The prefix of the head's temporary files; the writer's process id follows.
+pub(super) const TMP_PREFIX: &str = "index.bin.tmp.";
+/// The prefix of a pack's temporary files; the writer's process id follows.
+pub(super) const PACK_TMP_PREFIX: &str = "pack.tmp.";
+/// Packs smaller than this in all are compacted only when they are many.
+const COMPACT_MIN: u64 = 1 << 20;
+/// At this many packs, they are compacted whatever their garbage.
+const MAX_PACKS: usize = 16;
+
+/// Where one blob is stored: pack id, offset and length in the pack, xxh3-64 of its bytes.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Loc {
+    pub pack: u64,
+    pub offset: u64,
+    pub len: u64,
+    pub sum: u64,
+}
+
+#[derive(Serialize, Deserialize)]
+struct HeadWire {
+    header: IndexHeader,
+    files: Vec<FileMeta>,
+    /// Per file, parallel to `files`: its core and detail segments.
+    segments: Vec<(Loc, Loc)>,
+    /// The repo segment (resolution, modules, stages).
+    global: Loc,
+    /// Every pack the head names: (id, length in bytes).
+    packs: Vec<(u64, u64)>,
+}
+
+/// The stored head: header, file table and where every segment is.
+pub(super) struct Head {
+    pub header: IndexHeader,
+    pub files: Vec<FileMeta>,
+    pub segments: Vec<(Loc, Loc)>,
+    pub global: Loc,
+    pub packs: Vec<(u64, u64)>,
+}
+
+/// Why a stored index cannot be used.
+#[derive(Debug)]
+pub(super) enum LoadError {
+    Missing,
+    /// A pack the head names is gone: a writer replaced the head since it was read.
+    Moved,
+    Untrusted(String),
+}
+
+fn pack_name(id: u64) -> String {
+    format!("pack-{id}.bin")
+}
+
+/// The id of a pack file name.
+fn pack_id(name: &str) -> Option<u64> {
+    name.strip_prefix("pack-")?.strip_suffix(".bin")?.parse().ok()
+}
+
+/// Opens `path` without blocking, a regular file only ([`walk::open_regular`]).
+fn open_regular(path: &Path) -> Result<(File, u64), LoadError> {
+    let file = match walk::open_regular(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(LoadError::Missing),
+        Err(e) if e.kind() == std::io::ErrorKind::Other => return Err(LoadError::Untrusted(e.to_string())),
+        Err(e) => return Err(LoadError::Untrusted(format!("unreadable ({e})"))),
+    };
+    let len = file.metadata().map_err(|e| LoadError::Untrusted(format!("unreadable ({e})")))?.len();
+    Ok((file, len))
+}
+
+/// Reads and checks the head at `path` (the packs are not read).
+pub(super) fn read_head(path: &Path) -> Result<Head, LoadError> {
+    let unreadable = |e: std::io::Error| LoadError::Untrusted(format!("unreadable ({e})"));
+    let (mut file, len) = open_regular(path)?;
+    let mut pre = [0u8; PREAMBLE];
+    if len < PREAMBLE as u64 || file.read_exact(&mut pre).is_err() || &pre[..8] != MAGIC {
+        return Err(LoadError::Untrusted("not an andon index (bad magic or truncated)".into()));
+    }
+    let version = u32::from_le_bytes(pre[8..12].try_into().unwrap());
+    if version != FORMAT_VERSION {
+        return Err(LoadError::Untrusted(format!("index format {version}, this andon reads {FORMAT_VERSION}")));
+    }
+    let head_len = u64::from_le_bytes(pre[12..20].try_into().unwrap());
+    let head_sum = u128::from_le_bytes(pre[20..36].try_into().unwrap());
+    if Some(len) != (PREAMBLE as u64).checked_add(head_len) {
+        return Err(LoadError::Untrusted(format!(
+            "truncated or extended ({len} bytes, expected {})",
+            (PREAMBLE as u64).saturating_add(head_len)
+        )));
+    }
+    let mut head = vec![0u8; head_len as usize];
+    file.read_exact(&mut head).map_err(unreadable)?;
+    if xxhash_rust::xxh3::xxh3_128(&head) != head_sum {
+        return Err(LoadError::Untrusted("checksum mismatch (corrupt)".into()));
+    }
+    let bad = |e: postcard::Error| LoadError::Untrusted(format!("undecodable ({e})"));
+    let w: HeadWire = postcard::from_bytes(&head).map_err(bad)?;
+    if w.header.fingerprint != super::fingerprint() {
+        return Err(LoadError::Untrusted(format!(
+            "built by a different andon, schema, grammar or rules version ({})",
+            w.header.fingerprint
+        )));
+    }
+    let named: BTreeMap<u64, u64> = w.packs.iter().copied().collect();
+    let within = |l: &Loc| named.get(&l.pack).is_some_and(|&n| l.offset.checked_add(l.len).is_some_and(|e| e <= n));
+    if w.segments.len() != w.files.len()
+        || named.len() != w.packs.len()
+        || !within(&w.global)
+        || !w.segments.iter().all(|(c, d)| within(c) && within(d))
+    {
+        return Err(LoadError::Untrusted("inconsistent file table".into()));
+    }
+    Ok(Head { header: w.header, files: w.files, segments: w.segments, global: w.global, packs: w.packs })
+}
+
+/// Whether every pack `head` names is in `dir` with its recorded length (a stat each, nothing
+/// read); `Err` names the first that is not.
+pub(super) fn packs_present(dir: &Path, head: &Head) -> Result<(), String> {
+    for &(id, len) in &head.packs {
+        let name = pack_name(id);
+        match fs::symlink_metadata(dir.join(&name)) {
+            Ok(m) if m.is_file() && m.len() == len => {}
+            Ok(m) if m.is_file() => {
+                return Err(format!("{name}: truncated or extended ({} bytes, expected {len})", m.len()));
+            }
+            Ok(_) => return Err(format!("{name}: not a regular file")),
+            Err(e) => return Err(format!("{name}: {e}")),
+        }
+    }
+    Ok(())
+}
+
+/// Copies the stored index of `from` (the directory holding its head) to `to`: the head, and each
+/// pack hard-linked where the file system allows (packs are never modified), else copied. Only
+/// regular files are read, without blocking.
+pub(super) fn copy(from: &Path, to: &Path) -> std::io::Result<()> {
+    fs::create_dir_all(to)?;
+    let mut head = Vec::new();
+    walk::open_regular(&from.join(super::INDEX_FILE))?.read_to_end(&mut head)?;
+    for id in existing_packs(from) {
+        let (src, dst) = (from.join(pack_name(id)), to.join(pack_name(id)));
+        if fs::hard_link(&src, &dst).is_err() {
+            let mut bytes = Vec::new();
+            walk::open_regular(&src)?.read_to_end(&mut bytes)?;
+            fs::write(&dst, bytes)?;
+        }
+    }
+    fs::write(to.join(super::INDEX_FILE), head)
+}
+
+/// Every pack `head` names, read whole and checked against its recorded length.
+pub(super) fn read_packs(dir: &Path, head: &Head) -> Result<BTreeMap<u64, Arc<Vec<u8>>>, LoadError> {
+    let mut out = BTreeMap::new();
+    for &(id, len) in &head.packs {
+        let name = pack_name(id);
+        let (mut file, actual) = match open_regular(&dir.join(&name)) {
+            Ok(f) => f,
+            Err(LoadError::Missing) => return Err(LoadError::Moved),
+            Err(LoadError::Untrusted(why)) => return Err(LoadError::Untrusted(format!("{name}: {why}"))),
+            Err(e) => return Err(e),
+        };
+        if actual != len {
+            return Err(LoadError::Untrusted(format!(
+                "{name}: truncated or extended ({actual} bytes, expected {len})"
+            )));
+        }
+        let mut bytes = Vec::with_capacity(len as usize);
+        file.read_to_end(&mut bytes).map_err(|e| LoadError::Untrusted(format!("{name}: unreadable ({e})")))?;
+        if bytes.len() as u64 != len || !bytes.starts_with(PACK_MAGIC) {
+            return Err(LoadError::Untrusted(format!("{name}: not an andon pack (bad magic or truncated)")));
+        }
+        out.insert(id, Arc::new(bytes));
+    }
+    Ok(out)
+}
+
+/// Encoded bytes: owned, or a range of a pack they were read from (not copied), with the
+/// checksum they must match.
+#[derive(Clone)]
+pub(super) enum Blob {
+    Owned(Vec<u8>),
+    Stored(Arc<Vec<u8>>, Range<usize>, Loc),
+}
+
+impl Blob {
+    /// The blob of `loc` in `packs`.
+    pub(super) fn stored(packs: &BTreeMap<u64, Arc<Vec<u8>>>, loc: Loc) -> Blob {
+        let (start, end) = (loc.offset as usize, (loc.offset + loc.len) as usize);
+        Blob::Stored(packs[&loc.pack].clone(), start..end, loc)
+    }
+
+    pub(super) fn bytes(&self) -> &[u8] {
+        match self {
+            Blob::Owned(v) => v,
+            Blob::Stored(pack, r, _) => &pack[r.clone()],
+        }
+    }
+
+    /// The segment it encodes, its checksum verified first.
+    pub(super) fn decode(&self) -> Result<Segment, String> {
+        if let Blob::Stored(_, _, loc) = self
+            && xxhash_rust::xxh3::xxh3_64(self.bytes()) != loc.sum
+        {
+            return Err(format!("{}: checksum mismatch (corrupt)", pack_name(loc.pack)));
+        }
+        let w: SegmentWire = postcard::from_bytes(self.bytes()).map_err(|e| format!("undecodable ({e})"))?;
+        let seg = Segment { strings: w.strings, rows: w.rows };
+        if seg.validate() { Ok(seg) } else { Err("malformed fact rows".into()) }
+    }
+}
+
+pub(super) fn encode_segment(seg: &Segment) -> Vec<u8> {
+    postcard::to_stdvec(&SegmentWire { strings: seg.strings.clone(), rows: seg.rows.clone() }).expect("serializable")
+}
+
+/// One blob to store: already stored (with its bytes, when they were read), or new.
+#[derive(Clone, Copy)]
+pub(super) enum Part<'a> {
+    Stored(Loc, Option<&'a [u8]>),
+    New(&'a [u8]),
+}
+
+impl<'a> Part<'a> {
+    pub(super) fn of(b: &'a Blob) -> Part<'a> {
+        match b {
+            Blob::Owned(v) => Part::New(v),
+            Blob::Stored(_, _, loc) => Part::Stored(*loc, Some(b.bytes())),
+        }
+    }
+
+    fn len(&self) -> u64 {
+        match self {
+            Part::Stored(l, _) => l.len,
+            Part::New(b) => b.len() as u64,
+        }
+    }
+}
+
+/// What a run writes: the header and file table, and per file and for the repo its blobs.
+pub(super) struct Update<'a> {
+    pub header: &'a IndexHeader,
+    pub files: &'a [FileMeta],
+    /// Per file: core and detail.
+    pub segments: Vec<(Part<'a>, Part<'a>)>,
+    pub global: Part<'a>,
+    /// The packs the stored head named: (id, length).
+    pub packs: &'a [(u64, u64)],
+}
+
+/// Writes the blobs not yet stored to a new pack (or, past the garbage threshold and when every
+/// live blob was read, every live blob to one new pack), then the new head; then removes the
+/// packs it no longer names.
+pub(super) fn write(dir: &Path, u: &Update) -> Result<(), IndexError> {
+    let all: Vec<Part> = u.segments.iter().flat_map(|(c, d)| [*c, *d]).chain([u.global]).collect();
+    let live: u64 = all.iter().map(Part::len).sum();
+    let fresh: u64 = all.iter().filter(|p| matches!(p, Part::New(_))).map(Part::len).sum();
+    let kept: BTreeSet<u64> =
+        all.iter().filter_map(|p| if let Part::Stored(l, _) = p { Some(l.pack) } else { None }).collect();
+    let kept_bytes: u64 = u.packs.iter().filter(|(id, _)| kept.contains(id)).map(|(_, n)| n).sum();
+    let readable = all.iter().all(|p| !matches!(p, Part::Stored(_, None)));
+    let garbage = kept_bytes + fresh > COMPACT_MIN && live * 2 < kept_bytes + fresh;
+    let compact = readable && (garbage || kept.len() >= MAX_PACKS);
+    let id = existing_packs(dir).into_iter().chain(u.packs.iter().map(|p| p.0)).max().map_or(1, |m| m + 1);
+    let mut pack = PACK_MAGIC.to_vec();
+    let mut place = |p: Part| -> Loc {
+        let bytes = match p {
+            Part::Stored(l, _) if !compact => return l,
+            Part::Stored(_, Some(b)) | Part::New(b) => b,
+            Part::Stored(l, None) => unreachable!("compaction needs every blob read ({l:?})"),
+        };
+        let loc = Loc {
+            pack: id,
+            offset: pack.len() as u64,
+            len: bytes.len() as u64,
+            sum: xxhash_rust::xxh3::xxh3_64(bytes),
+        };
+        pack.extend_from_slice(bytes);
+        loc
+    };
+    let segments: Vec<(Loc, Loc)> = u.segments.iter().map(|(c, d)| (place(*c), place(*d))).collect();
+    let global = place(u.global);
+    let mut packs: Vec<(u64, u64)> =
+        if compact { Vec::new() } else { u.packs.iter().copied().filter(|(i, _)| kept.contains(i)).collect() };
+    if pack.len() > PACK_MAGIC.len() {
+        write_new(dir, &format!("{PACK_TMP_PREFIX}{}", std::process::id()), &pack_name(id), &pack)?;
+        packs.push((id, pack.len() as u64));
+    }
+    let head = HeadWire { header: u.header.clone(), files: u.files.to_vec(), segments, global, packs };
+    let body = postcard::to_stdvec(&head).expect("serializable");
+    let mut bytes = Vec::with_capacity(PREAMBLE + body.len());
+    bytes.extend_from_slice(MAGIC);
+    bytes.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+    bytes.extend_from_slice(&(body.len() as u64).to_le_bytes());
+    bytes.extend_from_slice(&xxhash_rust::xxh3::xxh3_128(&body).to_le_bytes());
+    bytes.extend_from_slice(&body);
+    write_new(dir, &format!("{TMP_PREFIX}{}", std::process::id()), super::INDEX_FILE, &bytes)?;
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
+    let named: BTreeSet<u64> = head.packs.iter().map(|p| p.0).collect();
+    for old in existing_packs(dir).into_iter().filter(|p| !named.contains(p)) {
+        let _ = fs::remove_file(dir.join(pack_name(old)));
+    }
+    Ok(())
+}
+
+/// The ids of the packs in `dir`.
+fn existing_packs(dir: &Path) -> Vec<u64> {
+    let Ok(entries) = fs::read_dir(dir) else { return Vec::new() };
+    entries.flatten().filter_map(|e| e.file_name().to_str().and_then(pack_id)).collect()
+}
+
+/// Writes `bytes` to `tmp` (created new: a file or link already there is a dead process's and is
+/// removed, never written through), fsyncs it and renames it to `name`.
+fn write_new(dir: &Path, tmp: &str, name: &str, bytes: &[u8]) -> Result<(), IndexError> {
+    let (tmp, final_path): (PathBuf, PathBuf) = (dir.join(tmp), dir.join(name));
+    let _ = fs::remove_file(&tmp);
+    let written = fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&tmp)
+        .and_then(|mut f| f.write_all(bytes).and_then(|_| f.sync_all()))
+        .map_err(io(&tmp))
+        .and_then(|_| fs::rename(&tmp, &final_path).map_err(io(&final_path)));
+    if written.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    written
+}
