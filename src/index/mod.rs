@@ -22,7 +22,7 @@ use crate::facts::{EXTRACT_DIGEST, Facts, SCHEMA_TEXT, Segment, SegmentBuilder, 
 use store::{Blob, Head, LoadError, Part, read_head};
 use walk::{FileKind, WalkEntry, WalkOptions};
 
-pub const FORMAT_VERSION: u32 = 5;
+pub const FORMAT_VERSION: u32 = 6;
 pub const INDEX_DIR: &str = ".andon";
 pub const INDEX_FILE: &str = "index.bin";
 
@@ -42,7 +42,7 @@ pub mod wire {
     #[derive(Serialize, Deserialize, Clone, Debug, Default)]
     pub struct WalkStateWire {
         pub options: u64,
-        pub dirs: Vec<(String, u64)>,
+        pub dirs: Vec<(String, u64, u64)>,
         pub ignore_files: Vec<(String, u64, u64)>,
     }
 
@@ -434,14 +434,13 @@ fn stat_fresh(old: &FileMeta, e: &WalkEntry, stamp_ns: u64, max_size: u64) -> bo
         && (old.skipped.as_deref() == Some("too-large")) == (e.size > max_size)
 }
 
-/// When no directory or ignore file the last walk saw has changed, the walk's result is the stored
-/// file table with fresh stats: a content edit then costs no directory reads.
+/// When no directory or ignore file the last walk saw has changed, or only directories whose
+/// listing of what matters is the same ([`walk::WalkState::refreshed`]), the walk's result is the
+/// stored file table with fresh stats: a content edit or a new notes file then walks nothing.
 fn rewalk_from_table(root: &Path, h: &Head, opts: &IndexOptions) -> Option<(Vec<WalkEntry>, walk::WalkState)> {
     let w = &h.header.walk;
-    let state = walk::WalkState { options: w.options, dirs: w.dirs.clone(), ignore_files: w.ignore_files.clone() };
-    if !state.unchanged(root, &opts.walk, h.header.stamp_ns) {
-        return None;
-    }
+    let stored = walk::WalkState { options: w.options, dirs: w.dirs.clone(), ignore_files: w.ignore_files.clone() };
+    let state = stored.refreshed(root, &opts.walk, h.header.stamp_ns)?;
     let mut entries = Vec::with_capacity(h.files.len());
     for f in &h.files {
         let abs = walk::abs_path(root, &f.path)?;
@@ -471,7 +470,8 @@ pub fn update(
     // Fast path: when no directory, ignore file or indexed file changed since the last run, the
     // walk is skipped and nothing but the file table is read.
     let fast = head.as_ref().and_then(|h| rewalk_from_table(&root, h, opts));
-    if let (Some(h), Some((entries, _))) = (&head, &fast)
+    if let (Some(h), Some((entries, state))) = (&head, &fast)
+        && state.dirs == h.header.walk.dirs
         && entries.iter().zip(&h.files).all(|(e, f)| stat_fresh(f, e, h.header.stamp_ns, opts.max_file_size))
     {
         let head = head.expect("checked above");
@@ -998,7 +998,11 @@ pub fn check(root: &Path, opts: &IndexOptions) -> Result<Result<Vec<Change>, Str
         }
         Err(LoadError::Moved) => return Ok(Err("the stored index changed while it was read; run again".into())),
     };
-    let (walked, _, _) = walk::walk(&root, &opts.walk).map_err(IndexError::Config)?;
+    // when no directory or ignore file changed, the walk is the file table with fresh stats
+    let walked = match rewalk_from_table(&root, &head, opts) {
+        Some((entries, _)) => entries,
+        None => walk::walk(&root, &opts.walk).map_err(IndexError::Config)?.0,
+    };
     let by_path: HashMap<&str, &FileMeta> = head.files.iter().map(|f| (f.path.as_str(), f)).collect();
     let mut changes = Vec::new();
     for e in &walked {

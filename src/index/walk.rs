@@ -113,8 +113,8 @@ pub fn abs_path(root: &Path, rel: &str) -> Option<PathBuf> {
 pub struct WalkState {
     /// Hash of the walk options.
     pub options: u64,
-    /// (repo-relative directory, mtime ns)
-    pub dirs: Vec<(String, u64)>,
+    /// (repo-relative directory, mtime ns, [`listing_hash`])
+    pub dirs: Vec<(String, u64, u64)>,
     /// (absolute path as [`crate::text::path_text`] writes it, size, mtime ns); size `u64::MAX`
     /// records an absent file
     pub ignore_files: Vec<(String, u64, u64)>,
@@ -143,24 +143,76 @@ impl WalkState {
         if self.options != Self::options_hash(opts) || self.dirs.is_empty() {
             return false;
         }
-        let dirs_ok = self.dirs.iter().all(|(rel, mtime)| {
+        let dirs_ok = self.dirs.iter().all(|(rel, mtime, _)| {
             abs_path(root, rel)
                 .and_then(|p| std::fs::metadata(p).ok())
                 .is_some_and(|m| m.is_dir() && mtime_ns(&m) == *mtime && *mtime < stamp_ns)
         });
-        dirs_ok
-            && self.ignore_files.iter().all(|(p, size, mtime)| {
-                let Some(p) = crate::text::os_path(p) else { return false };
-                stat_or_absent(&p) == (*size, *mtime) && (*size == u64::MAX || *mtime < stamp_ns)
-            })
+        dirs_ok && self.ignore_files_unchanged(stamp_ns)
     }
+
+    fn ignore_files_unchanged(&self, stamp_ns: u64) -> bool {
+        self.ignore_files.iter().all(|(p, size, mtime)| {
+            let Some(p) = crate::text::os_path(p) else { return false };
+            stat_or_absent(&p) == (*size, *mtime) && (*size == u64::MAX || *mtime < stamp_ns)
+        })
+    }
+
+    /// The state now, when what the walk depends on did not change but directory times may have:
+    /// a changed directory whose [`listing_hash`] is the same (a notes file added, a build
+    /// artefact removed) walks to the same files, so it costs a stat and a read of the directory
+    /// alone. `None` when anything else changed: the options, an ignore file, or a directory's
+    /// subdirectories, indexed files or ignore files.
+    pub fn refreshed(&self, root: &Path, opts: &WalkOptions, stamp_ns: u64) -> Option<WalkState> {
+        if self.options != Self::options_hash(opts) || self.dirs.is_empty() || !self.ignore_files_unchanged(stamp_ns) {
+            return None;
+        }
+        let mut dirs = self.dirs.clone();
+        for (rel, mtime, names) in &mut dirs {
+            let p = abs_path(root, rel)?;
+            let m = std::fs::metadata(&p).ok().filter(|m| m.is_dir())?;
+            let now = mtime_ns(&m);
+            if now == *mtime && *mtime < stamp_ns {
+                continue;
+            }
+            if listing_hash(&p)? != *names {
+                return None;
+            }
+            *mtime = now;
+        }
+        Some(WalkState { options: self.options, dirs, ignore_files: self.ignore_files.clone() })
+    }
+}
+
+/// What in directory `dir` decides the walk below it, hashed: its subdirectories and links, the
+/// files andon indexes, and its ignore files, by name (andon's and git's own directories left
+/// out). A file andon does not index changes nothing.
+pub fn listing_hash(dir: &Path) -> Option<u64> {
+    let mut names: Vec<String> = Vec::new();
+    for e in std::fs::read_dir(dir).ok()? {
+        let e = e.ok()?;
+        let name = crate::text::os_path_text(&e.file_name());
+        if name == ".andon" || name == ".git" {
+            continue;
+        }
+        let t = e.file_type().ok()?;
+        if t.is_dir() {
+            names.push(format!("d/{name}"));
+        } else if t.is_symlink() {
+            names.push(format!("l/{name}"));
+        } else if IGNORE_NAMES.contains(&name.as_str()) || classify(&name).is_some() {
+            names.push(format!("f/{name}"));
+        }
+    }
+    names.sort();
+    Some(xxhash_rust::xxh3::xxh3_64(names.join("\n").as_bytes()))
 }
 
 /// Ignore files that can apply to a walk of `root`: in every walked directory, in the root's
 /// ancestors, the repository's `info/exclude`, and the user's global git excludes.
-fn ignore_files(root: &Path, dirs: &[(String, u64)]) -> Vec<(String, u64, u64)> {
+fn ignore_files(root: &Path, dirs: &[(String, u64, u64)]) -> Vec<(String, u64, u64)> {
     let mut candidates: Vec<std::path::PathBuf> = Vec::new();
-    for (rel, _) in dirs {
+    for (rel, _, _) in dirs {
         let Some(d) = abs_path(root, rel) else { continue };
         candidates.push(d.join(".gitignore"));
         candidates.push(d.join(".ignore"));
@@ -299,8 +351,8 @@ fn builder(
 struct Walked {
     files: Vec<WalkEntry>,
     errors: Vec<WalkError>,
-    /// (repo-relative directory, mtime ns)
-    dirs: Vec<(String, u64)>,
+    /// (repo-relative directory, mtime ns, [`listing_hash`])
+    dirs: Vec<(String, u64, u64)>,
 }
 
 impl Walked {
@@ -309,7 +361,8 @@ impl Walked {
     fn visit(&mut self, root: &Path, entry: &ignore::DirEntry) {
         if entry.file_type().is_some_and(|t| t.is_dir()) {
             if let Ok(m) = entry.metadata() {
-                self.dirs.push((rel_path(root, entry.path()), mtime_ns(&m)));
+                let names = listing_hash(entry.path()).unwrap_or(0);
+                self.dirs.push((rel_path(root, entry.path()), mtime_ns(&m), names));
             }
             return;
         }
@@ -372,4 +425,43 @@ pub fn read_regular(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
         return Err(std::io::Error::other(format!("larger than {} MiB", max >> 20)));
     }
     Ok(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The state of a fresh walk of `root`, then what `refreshed` makes of it after `change`.
+    fn after(change: impl Fn(&Path)) -> Option<WalkState> {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path();
+        std::fs::create_dir_all(root.join("pkg/sub")).unwrap();
+        std::fs::write(root.join("pkg/a.py"), "import os\n").unwrap();
+        std::fs::write(root.join("pkg/sub/b.py"), "import os\n").unwrap();
+        let opts = WalkOptions::standard();
+        let (_, _, state) = walk(root, &opts).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        let stamp = std::time::SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_nanos() as u64;
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        change(root);
+        let now = state.refreshed(root, &opts, stamp);
+        if let Some(s) = &now {
+            assert_eq!(s.dirs.len(), state.dirs.len());
+        }
+        now
+    }
+
+    #[test]
+    fn a_file_andon_does_not_index_refreshes_the_walk_and_anything_else_asks_for_one() {
+        let write = |rel: &'static str| move |root: &Path| std::fs::write(root.join(rel), "x\n").unwrap();
+        assert!(after(|_| {}).is_some(), "nothing changed");
+        assert!(after(write("pkg/notes.txt")).is_some(), "a notes file");
+        assert!(after(|r: &Path| std::fs::remove_file(r.join("pkg/a.py")).unwrap()).is_none(), "a module gone");
+        assert!(after(write("pkg/c.py")).is_none(), "a new module");
+        assert!(after(write("pkg/Cargo.toml")).is_none(), "a new manifest");
+        assert!(after(write("pkg/.gitignore")).is_none(), "a new ignore file");
+        assert!(after(|r: &Path| std::fs::create_dir(r.join("pkg/new")).unwrap()).is_none(), "a new directory");
+        #[cfg(unix)]
+        assert!(after(|r: &Path| std::os::unix::fs::symlink("sub", r.join("pkg/link")).unwrap()).is_none(), "a link");
+    }
 }
