@@ -536,12 +536,23 @@ pub fn update(
         }
     };
     let packs = old.as_ref().map(|i| i.packs.clone()).unwrap_or_default();
-    let (files, facts) = assemble(jobs, old, &mut diagnostics);
-    let global = resolved(&root, &files, &facts);
+    let (files, facts, replaced, old_global) = assemble(jobs, old, &mut diagnostics);
+    // the whole-repo facts stand when no file came or went and every changed file gives
+    // resolution the same inputs
+    let stands = tally.removed == 0
+        && replaced.len() as u64 == tally.parsed
+        && replaced.iter().all(|(i, old)| crate::resolve::same_inputs(&files[*i], &old.core, &facts[*i].core));
+    let (global, global_blob) = match old_global.filter(|_| stands) {
+        Some(stored) => stored,
+        None => {
+            let global = resolved(&root, &files, &facts);
+            let blob = Blob::Owned(store::encode_segment(&global));
+            (global, blob)
+        }
+    };
     let cores: Vec<&Segment> = facts.iter().map(|f| &f.core).collect();
     let summary = summarize(&files, &cores, &global);
     let header = IndexHeader { fingerprint: fingerprint(), stamp_ns, summary, walk: walk_wire };
-    let global_blob = Blob::Owned(store::encode_segment(&global));
     let idx = Index { header, files, facts, global, global_blob, packs };
     write_index(&dir, &idx)?;
     let diagnostics = with_stored_diags(diagnostics, Some(&idx));
@@ -716,14 +727,23 @@ fn stored_body(dir: &Path, head: Option<Head>) -> Result<Option<Index>, String> 
 }
 
 /// The new file table and its facts, in walk order: a reused file keeps its stored facts, a new
-/// one brings its own (and its diagnostics).
-fn assemble(jobs: Vec<Job>, old: Option<Index>, diagnostics: &mut Vec<Diag>) -> (Vec<FileMeta>, Vec<FileFacts>) {
-    let mut old_facts = match old {
-        Some(i) => i.facts.into_iter().map(Some).collect::<Vec<_>>(),
-        None => Vec::new(),
+/// one brings its own (and its diagnostics). Also returns the stored facts of each re-parsed file
+/// that was indexed before (its place in the new table, its old facts), and the stored repo
+/// segment.
+#[allow(clippy::type_complexity)]
+fn assemble(
+    jobs: Vec<Job>,
+    old: Option<Index>,
+    diagnostics: &mut Vec<Diag>,
+) -> (Vec<FileMeta>, Vec<FileFacts>, Vec<(usize, FileFacts)>, Option<(Segment, Blob)>) {
+    let (old_files, mut old_facts, old_global) = match old {
+        Some(i) => (i.files, i.facts.into_iter().map(Some).collect::<Vec<_>>(), Some((i.global, i.global_blob))),
+        None => (Vec::new(), Vec::new(), None),
     };
+    let old_at: HashMap<&str, usize> = old_files.iter().enumerate().map(|(i, f)| (f.path.as_str(), i)).collect();
     let mut files = Vec::with_capacity(jobs.len());
     let mut facts = Vec::with_capacity(jobs.len());
+    let mut replaced = Vec::new();
     for job in jobs {
         match job {
             Job::Reuse(oi, meta) => {
@@ -732,13 +752,16 @@ fn assemble(jobs: Vec<Job>, old: Option<Index>, diagnostics: &mut Vec<Diag>) -> 
                 facts.push(old_facts.get_mut(oi).and_then(Option::take).unwrap_or_else(empty));
             }
             Job::New(meta, f, diags) => {
+                if let Some(prev) = old_at.get(meta.path.as_str()).and_then(|&oi| old_facts.get_mut(oi)?.take()) {
+                    replaced.push((facts.len(), prev));
+                }
                 files.push(meta);
                 facts.push(f);
                 diagnostics.extend(diags);
             }
         }
     }
-    (files, facts)
+    (files, facts, replaced, old_global)
 }
 
 /// The repo segment, resolved from every file's core facts.

@@ -20,7 +20,7 @@ use crate::facts::FileMeta;
 use crate::facts::{RelId, Segment, SegmentBuilder, rel};
 
 /// One import statement edge, as the resolvers see it.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Imp {
     pub line: u32,
     pub spec: String,
@@ -30,7 +30,7 @@ pub(crate) struct Imp {
 }
 
 /// Facts of one file the resolvers need.
-#[derive(Default, Debug)]
+#[derive(Default, Debug, PartialEq, Eq)]
 pub(crate) struct FileInfo<'s> {
     pub lang: String,
     pub imports: Vec<Imp>,
@@ -52,7 +52,7 @@ pub(crate) struct FileInfo<'s> {
     pub open: Vec<&'s str>,
 }
 
-#[derive(Default, Debug)]
+#[derive(Default, Debug, PartialEq, Eq)]
 pub(crate) struct ManifestInfo {
     pub ecosystem: String,
     pub name: String,
@@ -314,6 +314,15 @@ impl<'r> Resolvers<'r> {
     }
 }
 
+/// Whether two versions of one file's core facts give resolution the same inputs. Resolution
+/// reads the segments only through [`Repo::build`], one file at a time, so when every changed
+/// file's inputs are the same (an edit of a comment or a function body) and no file was added or
+/// removed, the whole-repo segment is the same too, and need not be computed again.
+pub fn same_inputs(meta: &FileMeta, old: &Segment, new: &Segment) -> bool {
+    let (a, b) = (Repo::build(std::slice::from_ref(meta), &[old]), Repo::build(std::slice::from_ref(meta), &[new]));
+    a.files == b.files && a.manifests == b.manifests
+}
+
 /// Computes the whole-repo segment from every file's facts.
 /// `root_name` is the name of the indexed directory (a package when it holds `__init__.py`).
 pub fn resolve(metas: &[FileMeta], segments: &[&Segment], root_name: &str) -> Segment {
@@ -442,4 +451,37 @@ pub(crate) fn norm_dep(name: &str) -> String {
 /// `dir/name` at the root or below.
 pub(crate) fn child(dir: &str, name: &str) -> String {
     if dir.is_empty() { name.to_string() } else { format!("{dir}/{name}") }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::extract::{Context, Lang, extract_source};
+
+    fn core(src: &str) -> Segment {
+        let mut b = crate::facts::SplitBuilder::default();
+        extract_source(&mut Context::new(), Lang::Python, "pkg/m.py", src, &mut b);
+        b.finish().0
+    }
+
+    #[test]
+    fn an_edit_that_changes_no_resolution_input_keeps_the_whole_repo_facts() {
+        let meta = FileMeta {
+            path: "pkg/m.py".into(),
+            kind: 0,
+            lang: "python".into(),
+            size: 0,
+            mtime_ns: 0,
+            hash: 0,
+            skipped: None,
+            facts: 0,
+        };
+        let base = "import os\nfrom pkg import a\n\ndef f(x):\n    return x\n";
+        let same = |edited: &str| same_inputs(&meta, &core(base), &core(edited));
+        assert!(same(&format!("{base}# a comment\n")), "a comment at the end");
+        assert!(same("import os\nfrom pkg import a\n\ndef f(x):\n    y = x + 1\n    return y\n"), "a body");
+        assert!(!same(&format!("{base}def g():\n    pass\n")), "a new definition");
+        assert!(!same(&format!("# moved\n{base}")), "the imports moved down a line");
+        assert!(!same("import os\nfrom pkg import b\n\ndef f(x):\n    return x\n"), "another import");
+    }
 }

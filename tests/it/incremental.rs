@@ -669,6 +669,8 @@ const LINES: &[&str] = &[
     "def broken(:",
     "import numpy",
     "x = '\0'",
+    "# a note that changes no resolution input",
+    "def helper():\n    return 2",
 ];
 
 #[derive(Clone, Debug)]
