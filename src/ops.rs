@@ -165,7 +165,7 @@ pub struct Injection {
 /// the stored segments: no rule runs and nothing is re-extracted, so it costs one pass over rows
 /// the index already decoded.
 pub fn suspected_injections(idx: &Index) -> Vec<Injection> {
-    let segments = idx.facts.iter().map(|f| &f.core).chain([&idx.global]);
+    let segments = idx.facts.iter().map(|f| f.core()).chain([&idx.global]);
     let mut out: Vec<Injection> = segments
         .flat_map(|seg| {
             seg.rows_of(rel::SUSPECTED_INJECTION).map(move |r| Injection {

@@ -100,7 +100,7 @@ fn defs_of(root: &Path, idx: &Index, file: usize) -> Defs {
             ends.insert((detail.str(r[1]).to_string(), r[2]), r[4]);
         }
     }
-    let core: &Segment = &f.core;
+    let core: &Segment = f.core();
     for r in core.rows_of(rel::DEFINES) {
         let (name, kind, line) = (core.str(r[1]).to_string(), core.str(r[2]).to_string(), r[3]);
         let end = ends.get(&(name.clone(), line)).copied().unwrap_or(line);
@@ -177,7 +177,7 @@ pub fn surfaces(root: &Path, idx: &Index, store: &Store, wires: &[Wire]) -> BTre
             let names: Vec<String> = file_of
                 .get(path.as_str())
                 .map(|&cf| {
-                    let core = &idx.facts[cf].core;
+                    let core = idx.facts[cf].core();
                     core.rows_of(rel::IMPORTED_NAME)
                         .filter(|r| core.str(r[0]) == path && r[1] == *line)
                         .map(|r| core.str(r[3]).to_string())

@@ -102,7 +102,7 @@ pub fn load_with(
         }
     };
     for (f, meta) in idx.facts.iter().zip(&idx.files) {
-        add(&f.core, &mut store);
+        add(f.core(), &mut store);
         if detail && detail_for(&meta.lang) {
             add(&f.detail()?, &mut store);
         }

@@ -174,12 +174,12 @@ pub struct Change {
     pub change: &'static str,
 }
 
-/// One file's stored facts: the core segment (what resolution reads) decoded, and the detail
-/// segment (references, calls, spans, visibility, marker texts) kept encoded until asked for; the
-/// encoded forms of both are kept, so a one-file change neither decodes the details nor
-/// re-encodes or rewrites anything but the changed file.
+/// One file's stored facts: the core segment (what resolution reads) and the detail segment
+/// (references, calls, spans, visibility, marker texts), each kept encoded until asked for; a
+/// loaded index has every core decoded (and verified), a run of `update` decodes only the cores
+/// it reads, so a one-file change neither decodes nor rewrites anything but what it changed.
 pub struct FileFacts {
-    pub core: Segment,
+    core: std::sync::OnceLock<Segment>,
     core_blob: Blob,
     detail: Blob,
 }
@@ -187,7 +187,27 @@ pub struct FileFacts {
 impl FileFacts {
     fn new(core: Segment, detail: &Segment) -> FileFacts {
         let core_blob = Blob::Owned(store::encode_segment(&core));
-        FileFacts { core, core_blob, detail: Blob::Owned(store::encode_segment(detail)) }
+        FileFacts { core: core.into(), core_blob, detail: Blob::Owned(store::encode_segment(detail)) }
+    }
+
+    /// Stored facts, not yet decoded.
+    fn stored(core_blob: Blob, detail: Blob) -> FileFacts {
+        FileFacts { core: std::sync::OnceLock::new(), core_blob, detail }
+    }
+
+    /// The core segment, decoded on first use (its checksum verified).
+    fn try_core(&self) -> Result<&Segment, String> {
+        if let Some(c) = self.core.get() {
+            return Ok(c);
+        }
+        let c = self.core_blob.decode()?;
+        Ok(self.core.get_or_init(|| c))
+    }
+
+    /// The core segment. Every core of an index from [`load`] was decoded and verified when it was
+    /// loaded.
+    pub fn core(&self) -> &Segment {
+        self.try_core().expect("a loaded index decoded and verified every core")
     }
 
     /// The detail segment, decoded (its checksum verified when it was stored).
@@ -202,10 +222,6 @@ pub struct Index {
     pub files: Vec<FileMeta>,
     pub facts: Vec<FileFacts>,
     pub global: Segment,
-    /// The repo segment encoded (stored, or to be stored).
-    global_blob: Blob,
-    /// The packs the stored head named (id, length); empty for an index not read from disk.
-    packs: Vec<(u64, u64)>,
 }
 
 impl Index {
@@ -213,7 +229,7 @@ impl Index {
     pub fn segments(&self) -> Result<Vec<Segment>, String> {
         let mut out = Vec::with_capacity(self.facts.len() * 2 + 1);
         for f in &self.facts {
-            out.push(f.core.clone());
+            out.push(f.core().clone());
             out.push(f.detail()?);
         }
         out.push(self.global.clone());
@@ -230,22 +246,38 @@ pub fn index_path(root: &Path) -> PathBuf {
     root.join(INDEX_DIR).join(INDEX_FILE)
 }
 
-/// The stored index's packs, read and the segments decoded (cores verified; details are verified
-/// when decoded).
-fn read_body(dir: &Path, head: Head) -> Result<Index, LoadError> {
+/// The stored index as `update` reads it: the packs read, no segment decoded.
+struct Stored {
+    files: Vec<FileMeta>,
+    facts: Vec<FileFacts>,
+    global: Blob,
+    packs: Vec<(u64, u64)>,
+    summary: Summary,
+}
+
+/// The stored index's packs, read; segments are decoded when used.
+fn read_stored_lazily(dir: &Path, head: Head) -> Result<Stored, LoadError> {
     let packs = store::read_packs(dir, &head)?;
-    let bad = LoadError::Untrusted;
-    let global_blob = Blob::stored(&packs, head.global);
-    let global = global_blob.decode().map_err(bad)?;
     let facts = head
         .segments
         .iter()
-        .map(|&(c, d)| {
-            let core_blob = Blob::stored(&packs, c);
-            Ok(FileFacts { core: core_blob.decode().map_err(bad)?, core_blob, detail: Blob::stored(&packs, d) })
-        })
-        .collect::<Result<Vec<_>, LoadError>>()?;
-    Ok(Index { header: head.header, files: head.files, facts, global, global_blob, packs: head.packs })
+        .map(|&(c, d)| FileFacts::stored(Blob::stored(&packs, c), Blob::stored(&packs, d)))
+        .collect();
+    let global = Blob::stored(&packs, head.global);
+    Ok(Stored { files: head.files, facts, global, packs: head.packs, summary: head.header.summary.clone() })
+}
+
+/// The stored index's packs, read and every core and the repo segment decoded and verified
+/// (details are verified when decoded).
+fn read_body(dir: &Path, head: Head) -> Result<Index, LoadError> {
+    let header = head.header.clone();
+    let s = read_stored_lazily(dir, head)?;
+    let bad = LoadError::Untrusted;
+    let global = s.global.decode().map_err(bad)?;
+    for f in &s.facts {
+        f.try_core().map_err(LoadError::Untrusted)?;
+    }
+    Ok(Index { header, files: s.files, facts: s.facts, global })
 }
 
 /// Reads the head and packs of `root`'s index; a pack a writer removed meanwhile means the head
@@ -291,19 +323,17 @@ pub fn verify(root: &Path) -> Result<(), String> {
     idx.facts.iter().try_for_each(|f| f.detail().map(drop))
 }
 
-/// Writes `idx`: its new segments to a new pack, then the head.
-fn write_index(dir: &Path, idx: &Index) -> Result<(), IndexError> {
-    let segments = idx.facts.iter().map(|f| (Part::of(&f.core_blob), Part::of(&f.detail))).collect();
-    store::write(
-        dir,
-        &store::Update {
-            header: &idx.header,
-            files: &idx.files,
-            segments,
-            global: Part::of(&idx.global_blob),
-            packs: &idx.packs,
-        },
-    )
+/// Writes an index: its new segments to a new pack, then the head.
+fn write_index(
+    dir: &Path,
+    header: &IndexHeader,
+    files: &[FileMeta],
+    facts: &[FileFacts],
+    global: &Blob,
+    packs: &[(u64, u64)],
+) -> Result<(), IndexError> {
+    let segments = facts.iter().map(|f| (Part::of(&f.core_blob), Part::of(&f.detail))).collect();
+    store::write(dir, &store::Update { header, files, segments, global: Part::of(global), packs })
 }
 
 /// The lock a run holds on `.andon/` while it lasts.
@@ -506,7 +536,7 @@ pub fn update(
     // index stands.
     if !structure_changed && ((!tally.metas_changed && !walk_changed) || lock.read_only.is_some()) {
         let head = head.expect("an unchanged index exists");
-        let diags = with_stored_diags(diagnostics, None);
+        let diags = with_stored_diags(diagnostics, &[]);
         return Ok(unchanged_report(
             root,
             ipath,
@@ -523,43 +553,54 @@ pub fn update(
         let head = head.expect("an unchanged index exists");
         return head_only(root, ipath, &dir, head, jobs, stamp_ns, walk_wire, (tally, rebuilt, diagnostics), t0);
     }
+    let rebuild = |why: String, lock: Lock| {
+        // The head was sound but the packs are not: parse everything again.
+        let why = format!("{}: {why}; rebuilding", rel_display(&root, &ipath));
+        drop(lock);
+        update(&root, &IndexOptions { rebuild: true, ..opts.clone() }, progress).map(|mut r| {
+            r.rebuilt = Some(why);
+            r
+        })
+    };
     let old = match stored_body(&dir, head) {
         Ok(old) => old,
-        Err(why) => {
-            // The head was sound but the packs are not: parse everything again.
-            let why = format!("{}: {why}; rebuilding", rel_display(&root, &ipath));
-            drop(lock);
-            return update(&root, &IndexOptions { rebuild: true, ..opts.clone() }, progress).map(|mut r| {
-                r.rebuilt = Some(why);
-                r
-            });
-        }
+        Err(why) => return rebuild(why, lock),
     };
-    let packs = old.as_ref().map(|i| i.packs.clone()).unwrap_or_default();
+    let (packs, old_summary) = old.as_ref().map(|s| (s.packs.clone(), Some(s.summary.clone()))).unwrap_or_default();
+    let old_facts: u64 = old.as_ref().map_or(0, |s| s.files.iter().map(|f| f.facts).sum());
     let (files, facts, replaced, old_global) = assemble(jobs, old, &mut diagnostics);
     // the whole-repo facts stand when no file came or went and every changed file gives
-    // resolution the same inputs
+    // resolution the same inputs: then only the changed files' cores are decoded
     let stands = tally.removed == 0
         && replaced.len() as u64 == tally.parsed
-        && replaced.iter().all(|(i, old)| crate::resolve::same_inputs(&files[*i], &old.core, &facts[*i].core));
-    let (global, global_blob) = match old_global.filter(|_| stands) {
-        Some(stored) => stored,
-        None => {
-            let global = resolved(&root, &files, &facts);
-            let blob = Blob::Owned(store::encode_segment(&global));
-            (global, blob)
+        && replaced.iter().all(|(i, old)| {
+            let (Ok(old), Ok(new)) = (old.try_core(), facts[*i].try_core()) else { return false };
+            crate::resolve::same_inputs(&files[*i], old, new)
+        });
+    let (summary, global_blob, diagnostics) = match (old_global, old_summary) {
+        (Some(global), Some(old_summary)) if stands => {
+            let changed: Vec<(&Segment, &Segment)> =
+                replaced.iter().map(|(i, old)| (old.core(), facts[*i].core())).collect();
+            let summary = summary_after(&old_summary, old_facts, &files, &changed);
+            let new_cores: Vec<&Segment> = changed.iter().map(|c| c.1).collect();
+            (summary, global, with_stored_diags(diagnostics, &new_cores))
+        }
+        _ => {
+            let cores = match facts.iter().map(FileFacts::try_core).collect::<Result<Vec<&Segment>, String>>() {
+                Ok(c) => c,
+                Err(why) => return rebuild(why, lock),
+            };
+            let global = crate::resolve::resolve(&files, &cores, &root_name(&root));
+            let summary = summarize(&files, &cores, &global);
+            (summary, Blob::Owned(store::encode_segment(&global)), with_stored_diags(diagnostics, &cores))
         }
     };
-    let cores: Vec<&Segment> = facts.iter().map(|f| &f.core).collect();
-    let summary = summarize(&files, &cores, &global);
     let header = IndexHeader { fingerprint: fingerprint(), stamp_ns, summary, walk: walk_wire };
-    let idx = Index { header, files, facts, global, global_blob, packs };
-    write_index(&dir, &idx)?;
-    let diagnostics = with_stored_diags(diagnostics, Some(&idx));
+    write_index(&dir, &header, &files, &facts, &global_blob, &packs)?;
     Ok(IndexReport {
         root,
         index_path: ipath,
-        summary: idx.header.summary,
+        summary: header.summary,
         parsed: tally.parsed,
         reused: tally.reused,
         removed: tally.removed,
@@ -629,7 +670,7 @@ fn head_only(
         rehashed: tally.rehashed,
         unchanged: false,
         rebuilt,
-        diagnostics: with_stored_diags(diagnostics, None),
+        diagnostics: with_stored_diags(diagnostics, &[]),
         elapsed_ms: ms(t0),
     })
 }
@@ -715,10 +756,10 @@ impl Tally {
     }
 }
 
-/// The stored index's body, decoded (`None`: no stored index); `Err` says why a sound head has
+/// The stored index's packs, read (`None`: no stored index); `Err` says why a sound head has
 /// untrustworthy packs.
-fn stored_body(dir: &Path, head: Option<Head>) -> Result<Option<Index>, String> {
-    match head.map(|h| read_body(dir, h)) {
+fn stored_body(dir: &Path, head: Option<Head>) -> Result<Option<Stored>, String> {
+    match head.map(|h| read_stored_lazily(dir, h)) {
         Some(Ok(i)) => Ok(Some(i)),
         Some(Err(LoadError::Untrusted(why))) => Err(why),
         Some(Err(LoadError::Moved)) => Err("a pack it names is missing".into()),
@@ -733,11 +774,11 @@ fn stored_body(dir: &Path, head: Option<Head>) -> Result<Option<Index>, String> 
 #[allow(clippy::type_complexity)]
 fn assemble(
     jobs: Vec<Job>,
-    old: Option<Index>,
+    old: Option<Stored>,
     diagnostics: &mut Vec<Diag>,
-) -> (Vec<FileMeta>, Vec<FileFacts>, Vec<(usize, FileFacts)>, Option<(Segment, Blob)>) {
+) -> (Vec<FileMeta>, Vec<FileFacts>, Vec<(usize, FileFacts)>, Option<Blob>) {
     let (old_files, mut old_facts, old_global) = match old {
-        Some(i) => (i.files, i.facts.into_iter().map(Some).collect::<Vec<_>>(), Some((i.global, i.global_blob))),
+        Some(i) => (i.files, i.facts.into_iter().map(Some).collect::<Vec<_>>(), Some(i.global)),
         None => (Vec::new(), Vec::new(), None),
     };
     let old_at: HashMap<&str, usize> = old_files.iter().enumerate().map(|(i, f)| (f.path.as_str(), i)).collect();
@@ -764,11 +805,9 @@ fn assemble(
     (files, facts, replaced, old_global)
 }
 
-/// The repo segment, resolved from every file's core facts.
-fn resolved(root: &Path, files: &[FileMeta], facts: &[FileFacts]) -> Segment {
-    let cores: Vec<&Segment> = facts.iter().map(|f| &f.core).collect();
-    let root_name = root.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    crate::resolve::resolve(files, &cores, &root_name)
+/// The name of the indexed directory (a package when it holds `__init__.py`).
+fn root_name(root: &Path) -> String {
+    root.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
 }
 
 /// The report of a run that found nothing to change.
@@ -800,9 +839,9 @@ fn unchanged_report(
 
 /// Adds the diagnostics that live in the index as facts (skipped files, too-deep files, manifest
 /// errors).
-fn with_stored_diags(mut diags: Vec<Diag>, idx: Option<&Index>) -> Vec<Diag> {
-    if let Some(idx) = idx {
-        for seg in idx.facts.iter().map(|f| &f.core) {
+fn with_stored_diags(mut diags: Vec<Diag>, cores: &[&Segment]) -> Vec<Diag> {
+    {
+        for seg in cores.iter().copied() {
             for r in seg.rows_of(rel::SKIPPED) {
                 let (p, why) = (seg.str(r[0]), seg.str(r[1]));
                 if !diags.iter().any(|d| d.path == p && d.kind == why) {
@@ -963,7 +1002,9 @@ fn extract_file(
     b.finish()
 }
 
-fn summarize(files: &[FileMeta], cores: &[&Segment], global: &Segment) -> Summary {
+/// The summary's counts that the file table alone gives: files by language, manifests, skipped
+/// files and the files' facts.
+fn table_counts(files: &[FileMeta]) -> Summary {
     let mut by_lang: BTreeMap<String, u64> = BTreeMap::new();
     let mut s = Summary::default();
     for f in files {
@@ -980,8 +1021,35 @@ fn summarize(files: &[FileMeta], cores: &[&Segment], global: &Segment) -> Summar
     }
     s.files_by_lang = by_lang.into_iter().collect();
     s.facts = files.iter().map(|f| f.facts).sum();
+    s
+}
+
+/// A file's parse errors.
+fn parse_errors(core: &Segment) -> u64 {
+    core.rows_of(rel::PARSE_ERROR).count() as u64
+}
+
+/// The summary after a run in which the whole-repo facts stood: the stored summary with the
+/// file table's counts anew and the parse errors of each (old, new) changed core swapped; the
+/// stages and the repo facts are the stored ones (`old_file_facts`: the old table's facts).
+fn summary_after(old: &Summary, old_file_facts: u64, files: &[FileMeta], changed: &[(&Segment, &Segment)]) -> Summary {
+    let mut s = table_counts(files);
+    s.facts += old.facts.saturating_sub(old_file_facts);
+    s.parse_errors = old.parse_errors;
+    s.files_with_parse_errors = old.files_with_parse_errors;
+    for (before, after) in changed {
+        let (b, a) = (parse_errors(before), parse_errors(after));
+        s.parse_errors = s.parse_errors.saturating_sub(b) + a;
+        s.files_with_parse_errors = s.files_with_parse_errors.saturating_sub(u64::from(b > 0)) + u64::from(a > 0);
+    }
+    s.stages = old.stages.clone();
+    s
+}
+
+fn summarize(files: &[FileMeta], cores: &[&Segment], global: &Segment) -> Summary {
+    let mut s = table_counts(files);
     for seg in cores {
-        let errs = seg.rows_of(rel::PARSE_ERROR).count() as u64;
+        let errs = parse_errors(seg);
         s.parse_errors += errs;
         s.files_with_parse_errors += u64::from(errs > 0);
     }

@@ -216,6 +216,15 @@ fn py_src_layout_changes_match_a_fresh_index() {
             step("edit: define the missing name", 1, |d| {
                 append(d, "src/acme_core/models.py", "\n\ndef vanished():\n    return None\n")
             }),
+            // edits that give resolution the same inputs: the whole-repo facts stand, the summary
+            // follows the file's parse errors
+            step("edit: a comment only", 1, |d| append(d, "src/acme_core/models.py", "# a note\n")),
+            step("edit: a body that does not parse", 1, |d| {
+                append(d, "src/acme_core/models.py", "\n\ndef vanished():\n    return (None\n")
+            }),
+            step("edit: the body parses again", 1, |d| {
+                replace(d, "src/acme_core/models.py", "    return (None\n", "    return None\n")
+            }),
             step("edit the manifest", 1, |d| replace(d, "pyproject.toml", "\"PyYAML\"]", "\"PyYAML\", \"numpy\"]")),
             step("add a module", 1, |d| {
                 write(
