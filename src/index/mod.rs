@@ -255,29 +255,30 @@ struct Stored {
     summary: Summary,
 }
 
-/// The stored index's packs, read; segments are decoded when used.
+/// The stored index's packs, opened; a segment is read and decoded when it is used.
 fn read_stored_lazily(dir: &Path, head: Head) -> Result<Stored, LoadError> {
+    let packs = store::open_packs(dir, &head)?;
+    let facts =
+        head.segments.iter().map(|&(c, d)| FileFacts::stored(Blob::lazy(&packs, c), Blob::lazy(&packs, d))).collect();
+    let global = Blob::lazy(&packs, head.global);
+    Ok(Stored { files: head.files, facts, global, packs: head.packs, summary: head.header.summary.clone() })
+}
+
+/// The stored index's packs, read whole, and every core and the repo segment decoded and
+/// verified (details are verified when decoded).
+fn read_body(dir: &Path, head: Head) -> Result<Index, LoadError> {
     let packs = store::read_packs(dir, &head)?;
-    let facts = head
+    let bad = LoadError::Untrusted;
+    let global = Blob::stored(&packs, head.global).decode().map_err(bad)?;
+    let facts: Vec<FileFacts> = head
         .segments
         .iter()
         .map(|&(c, d)| FileFacts::stored(Blob::stored(&packs, c), Blob::stored(&packs, d)))
         .collect();
-    let global = Blob::stored(&packs, head.global);
-    Ok(Stored { files: head.files, facts, global, packs: head.packs, summary: head.header.summary.clone() })
-}
-
-/// The stored index's packs, read and every core and the repo segment decoded and verified
-/// (details are verified when decoded).
-fn read_body(dir: &Path, head: Head) -> Result<Index, LoadError> {
-    let header = head.header.clone();
-    let s = read_stored_lazily(dir, head)?;
-    let bad = LoadError::Untrusted;
-    let global = s.global.decode().map_err(bad)?;
-    for f in &s.facts {
+    for f in &facts {
         f.try_core().map_err(LoadError::Untrusted)?;
     }
-    Ok(Index { header, files: s.files, facts: s.facts, global })
+    Ok(Index { header: head.header, files: head.files, facts, global })
 }
 
 /// Reads the head and packs of `root`'s index; a pack a writer removed meanwhile means the head
@@ -332,8 +333,11 @@ fn write_index(
     global: &Blob,
     packs: &[(u64, u64)],
 ) -> Result<(), IndexError> {
-    let segments = facts.iter().map(|f| (Part::of(&f.core_blob), Part::of(&f.detail))).collect();
-    store::write(dir, &store::Update { header, files, segments, global: Part::of(global), packs })
+    let place = |b: &Blob| (b.loc(), b.len());
+    let blobs = facts.iter().flat_map(|f| [place(&f.core_blob), place(&f.detail)]).chain([place(global)]);
+    let bytes = store::compaction_due(packs, blobs);
+    let segments = facts.iter().map(|f| (Part::of(&f.core_blob, bytes), Part::of(&f.detail, bytes))).collect();
+    store::write(dir, &store::Update { header, files, segments, global: Part::of(global, bytes), packs })
 }
 
 /// The lock a run holds on `.andon/` while it lasts.
@@ -518,8 +522,8 @@ pub fn update(
         .collect();
     let old_files: &[FileMeta] = head.as_ref().map(|h| h.files.as_slice()).unwrap_or(&[]);
     let old_stamp = head.as_ref().map(|h| h.header.stamp_ns).unwrap_or(0);
-    let (jobs, rehashed) = look_at_all(&walked, old_files, old_stamp, opts, progress)?;
-    let tally = Tally::of(&jobs, &walked, old_files, rehashed);
+    let (jobs, olds, rehashed) = look_at_all(&walked, old_files, old_stamp, opts, progress)?;
+    let tally = Tally::of(&jobs, &olds, old_files, rehashed);
     let structure_changed = tally.parsed > 0 || tally.removed > 0 || head.is_none();
     let walk_wire = wire::WalkStateWire {
         options: walk_state.options,
@@ -568,7 +572,7 @@ pub fn update(
     };
     let (packs, old_summary) = old.as_ref().map(|s| (s.packs.clone(), Some(s.summary.clone()))).unwrap_or_default();
     let old_facts: u64 = old.as_ref().map_or(0, |s| s.files.iter().map(|f| f.facts).sum());
-    let (files, facts, replaced, old_global) = assemble(jobs, old, &mut diagnostics);
+    let (files, facts, replaced, old_global) = assemble(jobs, &olds, old, &mut diagnostics);
     // the whole-repo facts stand when no file came or went and every changed file gives
     // resolution the same inputs: then only the changed files' cores are decoded
     let stands = tally.removed == 0
@@ -675,6 +679,16 @@ fn head_only(
     })
 }
 
+/// Where each walked file is in the stored file table, if it is there. When the walk is the
+/// stored table with fresh stats (no directory changed), file `i` is at `i`.
+fn old_indices(walked: &[WalkEntry], old_files: &[FileMeta]) -> Vec<Option<usize>> {
+    if walked.len() == old_files.len() && walked.iter().zip(old_files).all(|(w, f)| w.rel == f.path) {
+        return (0..walked.len()).map(Some).collect();
+    }
+    let by_path: HashMap<&str, usize> = old_files.iter().enumerate().map(|(i, f)| (f.path.as_str(), i)).collect();
+    walked.iter().map(|e| by_path.get(e.rel.as_str()).copied()).collect()
+}
+
 /// Looks at every walked file, in walk order. Stat-fresh files are reused without reading;
 /// everything else is read, hashed and (if the hash changed) parsed, in parallel and largest
 /// first so one huge file never waits at the end. Also returns how many files were read.
@@ -684,13 +698,13 @@ fn look_at_all(
     old_stamp: u64,
     opts: &IndexOptions,
     progress: &(dyn Fn(u64, u64) + Sync),
-) -> Result<(Vec<Job>, u64), IndexError> {
-    let by_path: HashMap<&str, usize> = old_files.iter().enumerate().map(|(i, f)| (f.path.as_str(), i)).collect();
+) -> Result<(Vec<Job>, Vec<Option<usize>>, u64), IndexError> {
+    let olds = old_indices(walked, old_files);
     let mut jobs: Vec<Option<Job>> = Vec::with_capacity(walked.len());
     let mut todo: Vec<usize> = Vec::new();
     for (i, e) in walked.iter().enumerate() {
-        match by_path.get(e.rel.as_str()) {
-            Some(&oi) if stat_fresh(&old_files[oi], e, old_stamp, opts.max_file_size) => {
+        match olds[i] {
+            Some(oi) if stat_fresh(&old_files[oi], e, old_stamp, opts.max_file_size) => {
                 jobs.push(Some(Job::Reuse(oi, old_files[oi].clone())))
             }
             _ => {
@@ -707,7 +721,7 @@ fn look_at_all(
             .with_max_len(1)
             .map_init(extract::Context::new, |ctx, &i| {
                 let e = &walked[i];
-                let old = by_path.get(e.rel.as_str()).map(|&oi| (oi, &old_files[oi]));
+                let old = olds[i].map(|oi| (oi, &old_files[oi]));
                 let job = look_at(ctx, e, old, opts.max_file_size);
                 let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
                 progress(n, total);
@@ -727,7 +741,7 @@ fn look_at_all(
         jobs[i] = Some(job);
     }
     let jobs = jobs.into_iter().map(|j| j.expect("every walked file was looked at")).collect();
-    Ok((jobs, todo.len() as u64))
+    Ok((jobs, olds, todo.len() as u64))
 }
 
 /// What looking at the walked files found, against the stored file table.
@@ -743,13 +757,14 @@ struct Tally {
 
 impl Tally {
     /// Counts the parsed, reused and removed files of one run.
-    fn of(jobs: &[Job], walked: &[WalkEntry], old_files: &[FileMeta], rehashed: u64) -> Tally {
+    /// (`olds`: where each walked file is in the stored table, [`old_indices`]).
+    fn of(jobs: &[Job], olds: &[Option<usize>], old_files: &[FileMeta], rehashed: u64) -> Tally {
         let parsed = jobs.iter().filter(|j| matches!(j, Job::New(..))).count() as u64;
-        let present: std::collections::HashSet<&str> = walked.iter().map(|w| w.rel.as_str()).collect();
+        let still = olds.iter().flatten().count() as u64;
         Tally {
             parsed,
             reused: jobs.len() as u64 - parsed,
-            removed: old_files.iter().filter(|f| !present.contains(f.path.as_str())).count() as u64,
+            removed: old_files.len() as u64 - still,
             rehashed,
             metas_changed: jobs.iter().any(|j| matches!(j, Job::Reuse(oi, m) if old_files[*oi] != *m)),
         }
@@ -774,18 +789,18 @@ fn stored_body(dir: &Path, head: Option<Head>) -> Result<Option<Stored>, String>
 #[allow(clippy::type_complexity)]
 fn assemble(
     jobs: Vec<Job>,
+    olds: &[Option<usize>],
     old: Option<Stored>,
     diagnostics: &mut Vec<Diag>,
 ) -> (Vec<FileMeta>, Vec<FileFacts>, Vec<(usize, FileFacts)>, Option<Blob>) {
-    let (old_files, mut old_facts, old_global) = match old {
-        Some(i) => (i.files, i.facts.into_iter().map(Some).collect::<Vec<_>>(), Some(i.global)),
-        None => (Vec::new(), Vec::new(), None),
+    let (mut old_facts, old_global) = match old {
+        Some(i) => (i.facts.into_iter().map(Some).collect::<Vec<_>>(), Some(i.global)),
+        None => (Vec::new(), None),
     };
-    let old_at: HashMap<&str, usize> = old_files.iter().enumerate().map(|(i, f)| (f.path.as_str(), i)).collect();
     let mut files = Vec::with_capacity(jobs.len());
     let mut facts = Vec::with_capacity(jobs.len());
     let mut replaced = Vec::new();
-    for job in jobs {
+    for (job, old) in jobs.into_iter().zip(olds) {
         match job {
             Job::Reuse(oi, meta) => {
                 files.push(meta);
@@ -793,7 +808,7 @@ fn assemble(
                 facts.push(old_facts.get_mut(oi).and_then(Option::take).unwrap_or_else(empty));
             }
             Job::New(meta, f, diags) => {
-                if let Some(prev) = old_at.get(meta.path.as_str()).and_then(|&oi| old_facts.get_mut(oi)?.take()) {
+                if let Some(prev) = old.and_then(|oi| old_facts.get_mut(oi)?.take()) {
                     replaced.push((facts.len(), prev));
                 }
                 files.push(meta);

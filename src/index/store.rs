@@ -206,12 +206,54 @@ pub(super) fn read_packs(dir: &Path, head: &Head) -> Result<BTreeMap<u64, Arc<Ve
     Ok(out)
 }
 
-/// Encoded bytes: owned, or a range of a pack they were read from (not copied), with the
-/// checksum they must match.
+/// Every pack `head` names, opened and checked against its recorded length, nothing read: a blob
+/// of it is read when it is used ([`Blob::Lazy`]).
+pub(super) fn open_packs(dir: &Path, head: &Head) -> Result<BTreeMap<u64, Arc<File>>, LoadError> {
+    let mut out = BTreeMap::new();
+    for &(id, len) in &head.packs {
+        let name = pack_name(id);
+        let (file, actual) = match open_regular(&dir.join(&name)) {
+            Ok(f) => f,
+            Err(LoadError::Missing) => return Err(LoadError::Moved),
+            Err(LoadError::Untrusted(why)) => return Err(LoadError::Untrusted(format!("{name}: {why}"))),
+            Err(e) => return Err(e),
+        };
+        if actual != len {
+            return Err(LoadError::Untrusted(format!(
+                "{name}: truncated or extended ({actual} bytes, expected {len})"
+            )));
+        }
+        out.insert(id, Arc::new(file));
+    }
+    Ok(out)
+}
+
+/// `len` bytes of `file` from `offset`.
+fn read_range(file: &File, offset: u64, len: u64) -> std::io::Result<Vec<u8>> {
+    let mut buf = vec![0u8; len as usize];
+    #[cfg(unix)]
+    std::os::unix::fs::FileExt::read_exact_at(file, &mut buf, offset)?;
+    #[cfg(windows)]
+    {
+        let mut at = 0usize;
+        while at < buf.len() {
+            let n = std::os::windows::fs::FileExt::seek_read(file, &mut buf[at..], offset + at as u64)?;
+            if n == 0 {
+                return Err(std::io::ErrorKind::UnexpectedEof.into());
+            }
+            at += n;
+        }
+    }
+    Ok(buf)
+}
+
+/// Encoded bytes: owned; a range of a pack read whole (not copied); or a range of an open pack,
+/// read on first use. A stored blob carries the checksum it must match.
 #[derive(Clone)]
 pub(super) enum Blob {
     Owned(Vec<u8>),
     Stored(Arc<Vec<u8>>, Range<usize>, Loc),
+    Lazy(Arc<File>, Loc, std::sync::OnceLock<Vec<u8>>),
 }
 
 impl Blob {
@@ -221,16 +263,51 @@ impl Blob {
         Blob::Stored(packs[&loc.pack].clone(), start..end, loc)
     }
 
+    /// The blob of `loc` in the open `packs`, read when used.
+    pub(super) fn lazy(packs: &BTreeMap<u64, Arc<File>>, loc: Loc) -> Blob {
+        Blob::Lazy(packs[&loc.pack].clone(), loc, std::sync::OnceLock::new())
+    }
+
+    /// Its bytes (a lazy blob that cannot be read has none, which no checksum matches).
     pub(super) fn bytes(&self) -> &[u8] {
         match self {
             Blob::Owned(v) => v,
             Blob::Stored(pack, r, _) => &pack[r.clone()],
+            Blob::Lazy(file, loc, bytes) => {
+                bytes.get_or_init(|| read_range(file, loc.offset, loc.len).unwrap_or_default())
+            }
         }
+    }
+
+    /// Where it is stored, if it is.
+    pub(super) fn loc(&self) -> Option<Loc> {
+        match self {
+            Blob::Owned(_) => None,
+            Blob::Stored(_, _, l) | Blob::Lazy(_, l, _) => Some(*l),
+        }
+    }
+
+    /// Its length in bytes, without reading it.
+    pub(super) fn len(&self) -> u64 {
+        match self {
+            Blob::Owned(v) => v.len() as u64,
+            Blob::Stored(_, _, l) | Blob::Lazy(_, l, _) => l.len,
+        }
+    }
+
+    /// Where it is stored, with its bytes when they match their checksum (read now if lazy).
+    fn stored_verified(&self) -> Option<(Loc, Option<&[u8]>)> {
+        let loc = match self {
+            Blob::Owned(_) => return None,
+            Blob::Stored(_, _, l) | Blob::Lazy(_, l, _) => *l,
+        };
+        let b = self.bytes();
+        Some((loc, (xxhash_rust::xxh3::xxh3_64(b) == loc.sum).then_some(b)))
     }
 
     /// The segment it encodes, its checksum verified first.
     pub(super) fn decode(&self) -> Result<Segment, String> {
-        if let Blob::Stored(_, _, loc) = self
+        if let Blob::Stored(_, _, loc) | Blob::Lazy(_, loc, _) = self
             && xxhash_rust::xxh3::xxh3_64(self.bytes()) != loc.sum
         {
             return Err(format!("{}: checksum mismatch (corrupt)", pack_name(loc.pack)));
@@ -253,10 +330,16 @@ pub(super) enum Part<'a> {
 }
 
 impl<'a> Part<'a> {
-    pub(super) fn of(b: &'a Blob) -> Part<'a> {
+    /// The part a blob is; with `bytes`, a stored blob's bytes are read and verified (a compaction
+    /// copies them), else a lazy blob is not read at all.
+    pub(super) fn of(b: &'a Blob, bytes: bool) -> Part<'a> {
         match b {
             Blob::Owned(v) => Part::New(v),
-            Blob::Stored(_, _, loc) => Part::Stored(*loc, Some(b.bytes())),
+            Blob::Lazy(_, loc, _) if !bytes => Part::Stored(*loc, None),
+            _ => {
+                let (loc, verified) = b.stored_verified().expect("a stored blob");
+                Part::Stored(loc, verified)
+            }
         }
     }
 
@@ -279,6 +362,30 @@ pub(super) struct Update<'a> {
     pub packs: &'a [(u64, u64)],
 }
 
+/// Whether the packs are due for compaction after a run that adds `fresh` bytes of new blobs and
+/// keeps `live` bytes of the blobs stored in `kept` (the stored head's `packs`).
+fn due(packs: &[(u64, u64)], kept: &BTreeSet<u64>, live: u64, fresh: u64) -> bool {
+    let kept_bytes: u64 = packs.iter().filter(|(id, _)| kept.contains(id)).map(|(_, n)| n).sum();
+    let garbage = kept_bytes + fresh > COMPACT_MIN && live * 2 < kept_bytes + fresh;
+    garbage || kept.len() >= MAX_PACKS
+}
+
+/// Whether a run that stores `parts` (each blob's stored place, or its new length) over `packs`
+/// compacts them: then every stored blob's bytes are needed.
+pub(super) fn compaction_due(packs: &[(u64, u64)], parts: impl Iterator<Item = (Option<Loc>, u64)>) -> bool {
+    let (mut kept, mut live, mut fresh) = (BTreeSet::new(), 0, 0);
+    for (loc, len) in parts {
+        live += len;
+        match loc {
+            Some(l) => {
+                kept.insert(l.pack);
+            }
+            None => fresh += len,
+        }
+    }
+    due(packs, &kept, live, fresh)
+}
+
 /// Writes the blobs not yet stored to a new pack (or, past the garbage threshold and when every
 /// live blob was read, every live blob to one new pack), then the new head; then removes the
 /// packs it no longer names.
@@ -288,10 +395,8 @@ pub(super) fn write(dir: &Path, u: &Update) -> Result<(), IndexError> {
     let fresh: u64 = all.iter().filter(|p| matches!(p, Part::New(_))).map(Part::len).sum();
     let kept: BTreeSet<u64> =
         all.iter().filter_map(|p| if let Part::Stored(l, _) = p { Some(l.pack) } else { None }).collect();
-    let kept_bytes: u64 = u.packs.iter().filter(|(id, _)| kept.contains(id)).map(|(_, n)| n).sum();
     let readable = all.iter().all(|p| !matches!(p, Part::Stored(_, None)));
-    let garbage = kept_bytes + fresh > COMPACT_MIN && live * 2 < kept_bytes + fresh;
-    let compact = readable && (garbage || kept.len() >= MAX_PACKS);
+    let compact = readable && due(u.packs, &kept, live, fresh);
     let id = existing_packs(dir).into_iter().chain(u.packs.iter().map(|p| p.0)).max().map_or(1, |m| m + 1);
     let mut pack = PACK_MAGIC.to_vec();
     let mut place = |p: Part| -> Loc {
