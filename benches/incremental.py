@@ -13,7 +13,8 @@ Usage: benches/incremental.py [--andon BIN] [--corpora DIR] [--work DIR] [--runs
 The monorepo is django's whole sdist, effect's and rxjs's package.json and src/, and the vendored
 tokio/serde/clap crates, side by side (about 5,600 source files). Every figure is the median of
 --runs whole `andon` processes, with the peak RSS of the median run (/usr/bin/time -f %M):
-  one-file edit   a line appended to one Python file, then `andon index DIR --quiet`
+  one-file edit   a comment line appended to one Python file, then `andon index DIR --quiet`
+                  (and again with a new function appended: a change resolution sees)
   no change       `andon index DIR --quiet` again
   new .txt        a new notes file in a package directory, then `andon index DIR --quiet`
   query           `andon query 'Wire(p, c), Stage(c, r)' --no-index --format csv`
@@ -89,10 +90,15 @@ class Bench:
             with open(py_file, "a") as f:
                 f.write(f"# andon bench edit {time.time_ns()}\n")
 
+        def define(i):
+            with open(py_file, "a") as f:
+                f.write(f"\n\ndef andon_bench_{time.time_ns()}():\n    return 1\n")
+
         def new_txt(i):
             (pkg_dir / f"andon-bench-notes-{time.time_ns()}.txt").write_text("notes\n")
 
         self.row(f"{name}: one-file edit", median_of(self.runs, append, self.index(d), d))
+        self.row(f"{name}: one-file edit, a new definition", median_of(self.runs, define, self.index(d), d))
         self.row(f"{name}: no change", median_of(self.runs, nothing, self.index(d), d))
         self.row(f"{name}: new .txt in a package", median_of(self.runs, new_txt, self.index(d), d))
         if query:

@@ -590,6 +590,9 @@ pub fn update(
             (summary, global, with_stored_diags(diagnostics, &new_cores))
         }
         _ => {
+            for f in &facts {
+                f.core_blob.read_pack();
+            }
             let cores = match facts.iter().map(FileFacts::try_core).collect::<Result<Vec<&Segment>, String>>() {
                 Ok(c) => c,
                 Err(why) => return rebuild(why, lock),

@@ -208,7 +208,7 @@ pub(super) fn read_packs(dir: &Path, head: &Head) -> Result<BTreeMap<u64, Arc<Ve
 
 /// Every pack `head` names, opened and checked against its recorded length, nothing read: a blob
 /// of it is read when it is used ([`Blob::Lazy`]).
-pub(super) fn open_packs(dir: &Path, head: &Head) -> Result<BTreeMap<u64, Arc<File>>, LoadError> {
+pub(super) fn open_packs(dir: &Path, head: &Head) -> Result<BTreeMap<u64, Arc<Pack>>, LoadError> {
     let mut out = BTreeMap::new();
     for &(id, len) in &head.packs {
         let name = pack_name(id);
@@ -223,9 +223,15 @@ pub(super) fn open_packs(dir: &Path, head: &Head) -> Result<BTreeMap<u64, Arc<Fi
                 "{name}: truncated or extended ({actual} bytes, expected {len})"
             )));
         }
-        out.insert(id, Arc::new(file));
+        out.insert(id, Arc::new(Pack { file, whole: std::sync::OnceLock::new() }));
     }
     Ok(out)
+}
+
+/// An open pack, read whole once many of its blobs are wanted ([`Blob::read_pack`]).
+pub(super) struct Pack {
+    file: File,
+    whole: std::sync::OnceLock<Vec<u8>>,
 }
 
 /// `len` bytes of `file` from `offset`.
@@ -253,7 +259,7 @@ fn read_range(file: &File, offset: u64, len: u64) -> std::io::Result<Vec<u8>> {
 pub(super) enum Blob {
     Owned(Vec<u8>),
     Stored(Arc<Vec<u8>>, Range<usize>, Loc),
-    Lazy(Arc<File>, Loc, std::sync::OnceLock<Vec<u8>>),
+    Lazy(Arc<Pack>, Loc, std::sync::OnceLock<Vec<u8>>),
 }
 
 impl Blob {
@@ -264,7 +270,7 @@ impl Blob {
     }
 
     /// The blob of `loc` in the open `packs`, read when used.
-    pub(super) fn lazy(packs: &BTreeMap<u64, Arc<File>>, loc: Loc) -> Blob {
+    pub(super) fn lazy(packs: &BTreeMap<u64, Arc<Pack>>, loc: Loc) -> Blob {
         Blob::Lazy(packs[&loc.pack].clone(), loc, std::sync::OnceLock::new())
     }
 
@@ -273,9 +279,24 @@ impl Blob {
         match self {
             Blob::Owned(v) => v,
             Blob::Stored(pack, r, _) => &pack[r.clone()],
-            Blob::Lazy(file, loc, bytes) => {
-                bytes.get_or_init(|| read_range(file, loc.offset, loc.len).unwrap_or_default())
+            Blob::Lazy(pack, loc, bytes) => {
+                let range = loc.offset as usize..(loc.offset + loc.len) as usize;
+                match pack.whole.get().and_then(|w| w.get(range)) {
+                    Some(b) => b,
+                    None => bytes.get_or_init(|| read_range(&pack.file, loc.offset, loc.len).unwrap_or_default()),
+                }
             }
+        }
+    }
+
+    /// Reads the whole pack a lazy blob is in, once: when most blobs are wanted, one read of each
+    /// pack costs less than a read per blob.
+    pub(super) fn read_pack(&self) {
+        if let Blob::Lazy(pack, _, _) = self {
+            pack.whole.get_or_init(|| {
+                let len = pack.file.metadata().map(|m| m.len()).unwrap_or(0);
+                read_range(&pack.file, 0, len).unwrap_or_default()
+            });
         }
     }
 
