@@ -19,7 +19,7 @@
 //! Files/s and MB/s are over the whole corpus for every row (the source files that are parsed: not
 //! over the size limit, not binary), so rows compare directly; the full/raw ratio is full-index
 //! throughput over raw-parse throughput. Then a breakdown of the warm runs (walk, stat, reading and
-//! checksumming `.andon/index.bin`, decoding it, an index-sized write with fsync, extracting the
+//! checksumming the head `.andon/index.bin`, decoding the index, a head-sized write with fsync, extracting the
 //! edited file) and the peak RSS (VmHWM, per phase where Linux lets it be reset).
 //!
 //! Environment: `ANDON_BENCH_DIR`, `ANDON_BENCH_RUNS`, `ANDON_BENCH_WARMUP`, `ANDON_BENCH_THREADS`
@@ -308,7 +308,7 @@ fn main() {
         let b = fs::read(&ipath).expect("index.bin");
         std::hint::black_box(xxhash_rust::xxh3::xxh3_128(&b));
     });
-    // What an index write costs on this file system: the same bytes, written, fsynced, renamed,
+    // What a head write costs on this file system: the same bytes, written, fsynced, renamed,
     // the directory fsynced (as andon writes its index).
     let wtmp = tmp.join("write-probe.tmp");
     let wdst = tmp.join("write-probe.bin");
@@ -334,7 +334,7 @@ fn main() {
     println!("breakdown (medians):");
     println!("  walk (gitignore-aware directory walk)          {:>9.2} ms", walk_ms.median);
     println!("  stat every walked file                         {:>9.2} ms", stat_ms.median);
-    println!("  read + checksum .andon/index.bin               {:>9.2} ms  ({:.2} MB)", read_ms.median, mb(isize));
+    println!("  read + checksum the head (.andon/index.bin)    {:>9.2} ms  ({:.2} MB)", read_ms.median, mb(isize));
     println!("  load: read + decode the whole index            {:>9.2} ms", load_ms.median);
     println!("  write + fsync + rename + fsync dir, same size  {:>9.2} ms", write_ms.median);
     if let Some(x) = one_extract {
