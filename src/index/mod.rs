@@ -264,8 +264,9 @@ fn read_stored_lazily(dir: &Path, head: Head) -> Result<Stored, LoadError> {
     Ok(Stored { files: head.files, facts, global, packs: head.packs, summary: head.header.summary.clone() })
 }
 
-/// The stored index's packs, read whole, and every core and the repo segment decoded and
-/// verified (details are verified when decoded).
+/// The stored index's packs, read whole, every core and the repo segment decoded and verified,
+/// and every detail's checksum verified (so a damaged detail is found where a command can index
+/// again, not when it is listed).
 fn read_body(dir: &Path, head: Head) -> Result<Index, LoadError> {
     let packs = store::read_packs(dir, &head)?;
     let bad = LoadError::Untrusted;
@@ -277,6 +278,7 @@ fn read_body(dir: &Path, head: Head) -> Result<Index, LoadError> {
         .collect();
     for f in &facts {
         f.try_core().map_err(LoadError::Untrusted)?;
+        f.detail.verify().map_err(LoadError::Untrusted)?;
     }
     Ok(Index { header: head.header, files: head.files, facts, global })
 }

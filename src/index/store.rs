@@ -305,6 +305,14 @@ impl Blob {
         Some((loc, (xxhash_rust::xxh3::xxh3_64(b) == loc.sum).then_some(b)))
     }
 
+    /// Whether its bytes match their checksum (an owned blob has none to match).
+    pub(super) fn verify(&self) -> Result<(), String> {
+        match self.stored_verified() {
+            Some((loc, None)) => Err(format!("{}: checksum mismatch (corrupt)", pack_name(loc.pack))),
+            _ => Ok(()),
+        }
+    }
+
     /// The segment it encodes, its checksum verified first.
     pub(super) fn decode(&self) -> Result<Segment, String> {
         if let Blob::Stored(_, _, loc) | Blob::Lazy(_, loc, _) = self

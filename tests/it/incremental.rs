@@ -891,3 +891,24 @@ fn an_index_run_killed_at_any_write_leaves_an_index_the_next_run_uses() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
+
+#[test]
+fn a_damaged_detail_segment_is_indexed_again_by_the_next_command_that_reads_the_index() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    write(d, "pkg/__init__.py", "");
+    write(d, "pkg/a.py", "import os\n\ndef f():\n    return zzz_called_only_here(os)\n");
+    index(d, &[]);
+    // the called name is a detail fact (a call, a reference): its only bytes are in a detail
+    let (name, _) = packs(d).pop().unwrap();
+    let p = d.join(".andon").join(&name);
+    let mut bytes = fs::read(&p).unwrap();
+    let at = bytes.windows(20).position(|w| w == b"zzz_called_only_here").expect("the name is in the pack");
+    assert_eq!(bytes.windows(20).filter(|w| *w == b"zzz_called_only_here").count(), 1);
+    bytes[at] ^= 0x01;
+    fs::write(&p, &bytes).unwrap();
+    let out = run(&["facts", "--quiet"], d);
+    assert!(out.status.success(), "`andon facts` indexes again: {}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), fresh(d, &[]).facts);
+    assert_eq!(run(&["index", "--check", "--quiet"], d).status.code(), Some(0), "and the index is sound after");
+}
