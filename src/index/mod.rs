@@ -526,7 +526,10 @@ pub fn update(
     let old_stamp = head.as_ref().map(|h| h.header.stamp_ns).unwrap_or(0);
     let (jobs, olds, rehashed) = look_at_all(&walked, old_files, old_stamp, opts, progress)?;
     let tally = Tally::of(&jobs, &olds, old_files, rehashed);
-    let structure_changed = tally.parsed > 0 || tally.removed > 0 || head.is_none();
+    // other walk options or another root (a moved repository, an index copied to another tree:
+    // the root's name names a package) resolve again
+    let options_changed = head.as_ref().is_some_and(|h| h.header.walk.options != walk_state.options);
+    let structure_changed = tally.parsed > 0 || tally.removed > 0 || head.is_none() || options_changed;
     let walk_wire = wire::WalkStateWire {
         options: walk_state.options,
         dirs: walk_state.dirs,
@@ -575,9 +578,10 @@ pub fn update(
     let (packs, old_summary) = old.as_ref().map(|s| (s.packs.clone(), Some(s.summary.clone()))).unwrap_or_default();
     let old_facts: u64 = old.as_ref().map_or(0, |s| s.files.iter().map(|f| f.facts).sum());
     let (files, facts, replaced, old_global) = assemble(jobs, &olds, old, &mut diagnostics);
-    // the whole-repo facts stand when no file came or went and every changed file gives
-    // resolution the same inputs: then only the changed files' cores are decoded
+    // the whole-repo facts stand when no file came or went, the walk is the same, and every
+    // changed file gives resolution the same inputs: then only the changed files' cores are decoded
     let stands = tally.removed == 0
+        && !options_changed
         && replaced.len() as u64 == tally.parsed
         && replaced.iter().all(|(i, old)| {
             let (Ok(old), Ok(new)) = (old.try_core(), facts[*i].try_core()) else { return false };
