@@ -405,7 +405,12 @@ pub(super) fn write(dir: &Path, u: &Update) -> Result<(), IndexError> {
         all.iter().filter_map(|p| if let Part::Stored(l, _) = p { Some(l.pack) } else { None }).collect();
     let readable = all.iter().all(|p| !matches!(p, Part::Stored(_, None)));
     let compact = readable && due(u.packs, &kept, live, fresh);
-    let id = existing_packs(dir).into_iter().chain(u.packs.iter().map(|p| p.0)).max().map_or(1, |m| m + 1);
+    // past every pack there or named, else (a stray `pack-<u64::MAX>.bin`) the first id free
+    let taken: BTreeSet<u64> = existing_packs(dir).into_iter().chain(u.packs.iter().map(|p| p.0)).collect();
+    let id = match taken.last() {
+        None => 1,
+        Some(m) => m.checked_add(1).unwrap_or_else(|| (1..).find(|i| !taken.contains(i)).expect("an id is free")),
+    };
     let mut pack = PACK_MAGIC.to_vec();
     let mut place = |p: Part| -> Loc {
         let bytes = match p {
