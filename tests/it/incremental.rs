@@ -949,3 +949,27 @@ fn a_renamed_package_root_resolves_by_its_new_name() {
     let rebuilt = facts_text(&new, &[]);
     assert_eq!(incremental, rebuilt, "{}", line_diff(&rebuilt, &incremental));
 }
+
+#[test]
+fn the_remedy_index_check_gives_for_a_damaged_pack_repairs_it() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    write(d, "pkg/__init__.py", "");
+    write(d, "pkg/a.py", "import os\n\ndef f():\n    return zzz_called_only_here(os)\n");
+    index(d, &[]);
+    let (name, _) = packs(d).pop().unwrap();
+    let p = d.join(".andon").join(&name);
+    let mut bytes = fs::read(&p).unwrap();
+    let at = bytes.windows(20).position(|w| w == b"zzz_called_only_here").unwrap();
+    bytes[at] ^= 0x01;
+    fs::write(&p, &bytes).unwrap();
+    let check = run(&["index", "--check", "--quiet"], d);
+    assert_eq!(check.status.code(), Some(3));
+    let said = String::from_utf8_lossy(&check.stdout).into_owned();
+    let remedy = said.split("run `").nth(1).and_then(|r| r.split('`').next()).unwrap_or_else(|| panic!("{said}"));
+    let args: Vec<&str> = remedy.split_whitespace().collect();
+    assert_eq!(args[0], "andon", "{said}");
+    run_ok(&args[1..], d);
+    let after = run(&["index", "--check", "--quiet"], d);
+    assert_eq!(after.status.code(), Some(0), "`{remedy}` left the damage: {}", String::from_utf8_lossy(&after.stdout));
+}
