@@ -112,7 +112,7 @@ pub fn index_check(root: &Path, opts: &IndexOptions) -> Result<IndexCheck, Error
     let changes = changes.and_then(|c| {
         index::verify(root)
             .map(|()| c)
-            .map_err(|why| format!("the stored index cannot be used: {why}; run `andon index`"))
+            .map_err(|why| format!("the stored index cannot be used: {why}; run `andon index --rebuild`"))
     });
     Ok(IndexCheck { changes })
 }

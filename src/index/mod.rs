@@ -264,8 +264,9 @@ fn read_stored_lazily(dir: &Path, head: Head) -> Result<Stored, LoadError> {
     Ok(Stored { files: head.files, facts, global, packs: head.packs, summary: head.header.summary.clone() })
 }
 
-/// The stored index's packs, read whole, and every core and the repo segment decoded and
-/// verified (details are verified when decoded).
+/// The stored index's packs, read whole, every core and the repo segment decoded and verified,
+/// and every detail's checksum verified (so a damaged detail is found where a command can index
+/// again, not when it is listed).
 fn read_body(dir: &Path, head: Head) -> Result<Index, LoadError> {
     let packs = store::read_packs(dir, &head)?;
     let bad = LoadError::Untrusted;
@@ -277,6 +278,7 @@ fn read_body(dir: &Path, head: Head) -> Result<Index, LoadError> {
         .collect();
     for f in &facts {
         f.try_core().map_err(LoadError::Untrusted)?;
+        f.detail.verify().map_err(LoadError::Untrusted)?;
     }
     Ok(Index { header: head.header, files: head.files, facts, global })
 }
@@ -524,7 +526,10 @@ pub fn update(
     let old_stamp = head.as_ref().map(|h| h.header.stamp_ns).unwrap_or(0);
     let (jobs, olds, rehashed) = look_at_all(&walked, old_files, old_stamp, opts, progress)?;
     let tally = Tally::of(&jobs, &olds, old_files, rehashed);
-    let structure_changed = tally.parsed > 0 || tally.removed > 0 || head.is_none();
+    // other walk options or another root (a moved repository, an index copied to another tree:
+    // the root's name names a package) resolve again
+    let options_changed = head.as_ref().is_some_and(|h| h.header.walk.options != walk_state.options);
+    let structure_changed = tally.parsed > 0 || tally.removed > 0 || head.is_none() || options_changed;
     let walk_wire = wire::WalkStateWire {
         options: walk_state.options,
         dirs: walk_state.dirs,
@@ -573,9 +578,10 @@ pub fn update(
     let (packs, old_summary) = old.as_ref().map(|s| (s.packs.clone(), Some(s.summary.clone()))).unwrap_or_default();
     let old_facts: u64 = old.as_ref().map_or(0, |s| s.files.iter().map(|f| f.facts).sum());
     let (files, facts, replaced, old_global) = assemble(jobs, &olds, old, &mut diagnostics);
-    // the whole-repo facts stand when no file came or went and every changed file gives
-    // resolution the same inputs: then only the changed files' cores are decoded
+    // the whole-repo facts stand when no file came or went, the walk is the same, and every
+    // changed file gives resolution the same inputs: then only the changed files' cores are decoded
     let stands = tally.removed == 0
+        && !options_changed
         && replaced.len() as u64 == tally.parsed
         && replaced.iter().all(|(i, old)| {
             let (Ok(old), Ok(new)) = (old.try_core(), facts[*i].try_core()) else { return false };

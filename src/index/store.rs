@@ -326,6 +326,14 @@ impl Blob {
         Some((loc, (xxhash_rust::xxh3::xxh3_64(b) == loc.sum).then_some(b)))
     }
 
+    /// Whether its bytes match their checksum (an owned blob has none to match).
+    pub(super) fn verify(&self) -> Result<(), String> {
+        match self.stored_verified() {
+            Some((loc, None)) => Err(format!("{}: checksum mismatch (corrupt)", pack_name(loc.pack))),
+            _ => Ok(()),
+        }
+    }
+
     /// The segment it encodes, its checksum verified first.
     pub(super) fn decode(&self) -> Result<Segment, String> {
         if let Blob::Stored(_, _, loc) | Blob::Lazy(_, loc, _) = self
@@ -418,7 +426,12 @@ pub(super) fn write(dir: &Path, u: &Update) -> Result<(), IndexError> {
         all.iter().filter_map(|p| if let Part::Stored(l, _) = p { Some(l.pack) } else { None }).collect();
     let readable = all.iter().all(|p| !matches!(p, Part::Stored(_, None)));
     let compact = readable && due(u.packs, &kept, live, fresh);
-    let id = existing_packs(dir).into_iter().chain(u.packs.iter().map(|p| p.0)).max().map_or(1, |m| m + 1);
+    // past every pack there or named, else (a stray `pack-<u64::MAX>.bin`) the first id free
+    let taken: BTreeSet<u64> = existing_packs(dir).into_iter().chain(u.packs.iter().map(|p| p.0)).collect();
+    let id = match taken.last() {
+        None => 1,
+        Some(m) => m.checked_add(1).unwrap_or_else(|| (1..).find(|i| !taken.contains(i)).expect("an id is free")),
+    };
     let mut pack = PACK_MAGIC.to_vec();
     let mut place = |p: Part| -> Loc {
         let bytes = match p {

@@ -111,7 +111,7 @@ pub fn abs_path(root: &Path, rel: &str) -> Option<PathBuf> {
 /// apply (their contents decide what is walked).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct WalkState {
-    /// Hash of the walk options.
+    /// Hash of the walk options and the root ([`WalkState::options_hash`]).
     pub options: u64,
     /// (repo-relative directory, mtime ns, [`listing_hash`])
     pub dirs: Vec<(String, u64, u64)>,
@@ -133,14 +133,17 @@ pub fn stat_or_absent(p: &Path) -> (u64, u64) {
 }
 
 impl WalkState {
-    fn options_hash(opts: &WalkOptions) -> u64 {
-        xxhash_rust::xxh3::xxh3_64(format!("{opts:?}").as_bytes())
+    /// Hash of the walk options and of where the walk starts: the ignore files are recorded by
+    /// absolute path, and the root's name names a package, so a state walked elsewhere (a moved
+    /// repository, an index copied to another tree) is never taken for this one.
+    fn options_hash(root: &Path, opts: &WalkOptions) -> u64 {
+        xxhash_rust::xxh3::xxh3_64(format!("{root:?} {opts:?}").as_bytes())
     }
 
     /// Whether nothing the walk depends on changed since `stamp_ns` (directories and ignore files
     /// modified in the same instant as the stamp count as changed).
     pub fn unchanged(&self, root: &Path, opts: &WalkOptions, stamp_ns: u64) -> bool {
-        if self.options != Self::options_hash(opts) || self.dirs.is_empty() {
+        if self.options != Self::options_hash(root, opts) || self.dirs.is_empty() {
             return false;
         }
         let dirs_ok = self.dirs.iter().all(|(rel, mtime, _)| {
@@ -164,7 +167,10 @@ impl WalkState {
     /// alone. `None` when anything else changed: the options, an ignore file, or a directory's
     /// subdirectories, indexed files or ignore files.
     pub fn refreshed(&self, root: &Path, opts: &WalkOptions, stamp_ns: u64) -> Option<WalkState> {
-        if self.options != Self::options_hash(opts) || self.dirs.is_empty() || !self.ignore_files_unchanged(stamp_ns) {
+        if self.options != Self::options_hash(root, opts)
+            || self.dirs.is_empty()
+            || !self.ignore_files_unchanged(stamp_ns)
+        {
             return None;
         }
         let mut dirs = self.dirs.clone();
@@ -269,7 +275,7 @@ pub fn walk(root: &Path, opts: &WalkOptions) -> Result<(Vec<WalkEntry>, Vec<Walk
     errors.sort_by(|a, b| a.rel.cmp(&b.rel));
     dirs.sort();
     let ignore_files = ignore_files(root, &dirs);
-    let state = WalkState { options: WalkState::options_hash(opts), dirs, ignore_files };
+    let state = WalkState { options: WalkState::options_hash(root, opts), dirs, ignore_files };
     Ok((files, errors, state))
 }
 

@@ -55,7 +55,7 @@ fn injections(w: &mut dyn Write, inj: &Injections, st: Style) -> io::Result<()> 
         }
         Injections::Unreadable(why) => {
             writeln!(w, "{h2}{}: unknown", super::INJECTIONS_HEADING)?;
-            writeln!(w, "{item}the stored index cannot be read ({}): run `andon index`", st.esc(why))
+            writeln!(w, "{item}the stored index cannot be read ({}): run `andon index --rebuild`", st.esc(why))
         }
     }
 }

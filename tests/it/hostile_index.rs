@@ -276,3 +276,16 @@ fn an_ignore_file_that_is_a_device_or_fifo_is_refused_without_blocking() {
     let o = run_within(&["check", "-q", "--no-ignore"], d, 20).expect("check --no-ignore hung");
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
 }
+
+#[test]
+fn a_stray_pack_with_the_largest_id_is_passed_over() {
+    let t = contract_repo();
+    let d = t.path();
+    run_ok(&["index", "--quiet"], d);
+    fs::write(d.join(".andon/pack-18446744073709551615.bin"), "stray").unwrap();
+    fs::write(d.join("src/app/core/__init__.py"), "from app.api import handler\n").unwrap();
+    let out = run(&["check", "--quiet"], d);
+    assert_eq!(out.status.code(), Some(1), "the breach is found:\n{}", stderr(&out));
+    let fresh = run(&["index", "--check", "--quiet"], d);
+    assert_eq!(fresh.status.code(), Some(0), "{}", stderr(&fresh));
+}

@@ -891,3 +891,85 @@ fn an_index_run_killed_at_any_write_leaves_an_index_the_next_run_uses() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
+
+#[test]
+fn a_damaged_detail_segment_is_indexed_again_by_the_next_command_that_reads_the_index() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    write(d, "pkg/__init__.py", "");
+    write(d, "pkg/a.py", "import os\n\ndef f():\n    return zzz_called_only_here(os)\n");
+    index(d, &[]);
+    // the called name is a detail fact (a call, a reference): its only bytes are in a detail
+    let (name, _) = packs(d).pop().unwrap();
+    let p = d.join(".andon").join(&name);
+    let mut bytes = fs::read(&p).unwrap();
+    let at = bytes.windows(20).position(|w| w == b"zzz_called_only_here").expect("the name is in the pack");
+    assert_eq!(bytes.windows(20).filter(|w| *w == b"zzz_called_only_here").count(), 1);
+    bytes[at] ^= 0x01;
+    fs::write(&p, &bytes).unwrap();
+    let out = run(&["facts", "--quiet"], d);
+    assert!(out.status.success(), "`andon facts` indexes again: {}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), fresh(d, &[]).facts);
+    assert_eq!(run(&["index", "--check", "--quiet"], d).status.code(), Some(0), "and the index is sound after");
+}
+
+#[test]
+fn a_base_revision_whose_ignore_file_differs_is_walked_by_its_own_rules() {
+    // the base revision hides a breach with `.ignore`; the change un-hides it: the breach is new
+    let t = crate::support::contract_repo();
+    let d = t.path();
+    fs::remove_dir_all(d.join("web")).unwrap();
+    write(d, "src/app/core/legacy.py", "from app.api import handler\n");
+    write(d, "src/app/core/.ignore", "legacy.py\n");
+    crate::support::commit_all(d);
+    write(d, "src/app/core/.ignore", "# nothing hidden\n");
+    crate::support::git(d, &["commit", "-qam", "un-hide legacy.py"]);
+    index(d, &[]);
+    let out = run(&["check", "--quiet", "--format", "json", "--base", "HEAD~1"], d);
+    let v = json(&out);
+    let findings: Vec<(Value, Value)> =
+        v["findings"].as_array().unwrap().iter().map(|f| (f["path"].clone(), f["new"].clone())).collect();
+    assert_eq!(findings, vec![(json!("src/app/core/legacy.py"), json!(true))], "{v:#}");
+}
+
+#[test]
+fn a_renamed_package_root_resolves_by_its_new_name() {
+    // the indexed directory holds `__init__.py`: it is a package, named by the directory
+    let t = tempfile::tempdir().unwrap();
+    let (old, new) = (t.path().join("mypkg"), t.path().join("renamed"));
+    write(&old, "__init__.py", "from mypkg import b\nfrom renamed import b as c\n");
+    write(&old, "b.py", "def f():\n    return 1\n");
+    index(&old, &[]);
+    fs::rename(&old, &new).unwrap();
+    // an edit of a body alone: no resolution input of any file changed
+    write(&new, "b.py", "def f():\n    return 2\n");
+    index(&new, &[]);
+    let incremental = facts_text(&new, &[]);
+    index(&new, &["--rebuild"]);
+    let rebuilt = facts_text(&new, &[]);
+    assert_eq!(incremental, rebuilt, "{}", line_diff(&rebuilt, &incremental));
+}
+
+#[test]
+fn the_remedy_index_check_gives_for_a_damaged_pack_repairs_it() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    write(d, "pkg/__init__.py", "");
+    write(d, "pkg/a.py", "import os\n\ndef f():\n    return zzz_called_only_here(os)\n");
+    index(d, &[]);
+    let (name, _) = packs(d).pop().unwrap();
+    let p = d.join(".andon").join(&name);
+    let mut bytes = fs::read(&p).unwrap();
+    let at = bytes.windows(20).position(|w| w == b"zzz_called_only_here").unwrap();
+    bytes[at] ^= 0x01;
+    fs::write(&p, &bytes).unwrap();
+    let check = run(&["index", "--check", "--quiet"], d);
+    assert_eq!(check.status.code(), Some(3));
+    let said = String::from_utf8_lossy(&check.stdout).into_owned();
+    let remedy = said.split("run `").nth(1).and_then(|r| r.split('`').next()).unwrap_or_else(|| panic!("{said}"));
+    let args: Vec<&str> = remedy.split_whitespace().collect();
+    assert_eq!(args[0], "andon", "{said}");
+    run_ok(&args[1..], d);
+    let after = run(&["index", "--check", "--quiet"], d);
+    assert_eq!(after.status.code(), Some(0), "`{remedy}` left the damage: {}", String::from_utf8_lossy(&after.stdout));
+}
