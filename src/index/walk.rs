@@ -102,7 +102,9 @@ pub fn abs_path(root: &Path, rel: &str) -> Option<PathBuf> {
     if rel.is_empty() {
         return Some(root.to_path_buf());
     }
-    crate::text::os_path(rel).map(|p| root.join(p))
+    // a stored table is data: a path that would leave the root (absolute, `..`) names no file
+    let p = crate::text::os_path(rel)?;
+    p.components().all(|c| matches!(c, std::path::Component::Normal(_))).then(|| root.join(p))
 }
 
 /// Walks `root` and returns the files andon indexes, sorted by path, plus what could not be read.
@@ -455,6 +457,15 @@ mod tests {
             assert_eq!(s.dirs.len(), state.dirs.len());
         }
         now
+    }
+
+    #[test]
+    fn a_stored_path_never_leaves_the_root() {
+        let root = Path::new("/repo");
+        assert_eq!(abs_path(root, "pkg/a.py"), Some(PathBuf::from("/repo/pkg/a.py")));
+        for outside in ["../x.py", "pkg/../../x.py", "/etc/passwd", "./a.py"] {
+            assert_eq!(abs_path(root, outside), None, "{outside}");
+        }
     }
 
     #[test]
