@@ -180,22 +180,28 @@ pub(super) fn copy(from: &Path, to: &Path) -> std::io::Result<()> {
     fs::write(to.join(super::INDEX_FILE), head)
 }
 
+/// Opens pack `id` of `dir` and checks it has its recorded length `len`; a missing pack means a
+/// writer replaced the head since it was read ([`LoadError::Moved`]).
+fn open_pack(dir: &Path, id: u64, len: u64) -> Result<File, LoadError> {
+    let name = pack_name(id);
+    let (file, actual) = match open_regular(&dir.join(&name)) {
+        Ok(f) => f,
+        Err(LoadError::Missing) => return Err(LoadError::Moved),
+        Err(LoadError::Untrusted(why)) => return Err(LoadError::Untrusted(format!("{name}: {why}"))),
+        Err(e) => return Err(e),
+    };
+    if actual != len {
+        return Err(LoadError::Untrusted(format!("{name}: truncated or extended ({actual} bytes, expected {len})")));
+    }
+    Ok(file)
+}
+
 /// Every pack `head` names, read whole and checked against its recorded length.
 pub(super) fn read_packs(dir: &Path, head: &Head) -> Result<BTreeMap<u64, Arc<Vec<u8>>>, LoadError> {
     let mut out = BTreeMap::new();
     for &(id, len) in &head.packs {
+        let mut file = open_pack(dir, id, len)?;
         let name = pack_name(id);
-        let (mut file, actual) = match open_regular(&dir.join(&name)) {
-            Ok(f) => f,
-            Err(LoadError::Missing) => return Err(LoadError::Moved),
-            Err(LoadError::Untrusted(why)) => return Err(LoadError::Untrusted(format!("{name}: {why}"))),
-            Err(e) => return Err(e),
-        };
-        if actual != len {
-            return Err(LoadError::Untrusted(format!(
-                "{name}: truncated or extended ({actual} bytes, expected {len})"
-            )));
-        }
         let mut bytes = Vec::with_capacity(len as usize);
         file.read_to_end(&mut bytes).map_err(|e| LoadError::Untrusted(format!("{name}: unreadable ({e})")))?;
         if bytes.len() as u64 != len || !bytes.starts_with(PACK_MAGIC) {
@@ -211,18 +217,7 @@ pub(super) fn read_packs(dir: &Path, head: &Head) -> Result<BTreeMap<u64, Arc<Ve
 pub(super) fn open_packs(dir: &Path, head: &Head) -> Result<BTreeMap<u64, Arc<Pack>>, LoadError> {
     let mut out = BTreeMap::new();
     for &(id, len) in &head.packs {
-        let name = pack_name(id);
-        let (file, actual) = match open_regular(&dir.join(&name)) {
-            Ok(f) => f,
-            Err(LoadError::Missing) => return Err(LoadError::Moved),
-            Err(LoadError::Untrusted(why)) => return Err(LoadError::Untrusted(format!("{name}: {why}"))),
-            Err(e) => return Err(e),
-        };
-        if actual != len {
-            return Err(LoadError::Untrusted(format!(
-                "{name}: truncated or extended ({actual} bytes, expected {len})"
-            )));
-        }
+        let file = open_pack(dir, id, len)?;
         out.insert(id, Arc::new(Pack { file, whole: std::sync::OnceLock::new() }));
     }
     Ok(out)
