@@ -698,6 +698,9 @@ fn old_indices(walked: &[WalkEntry], old_files: &[FileMeta]) -> Vec<Option<usize
     walked.iter().map(|e| by_path.get(e.rel.as_str()).copied()).collect()
 }
 
+/// Each walked file's job, where it is in the stored table, and how many files were read.
+type Looked = (Vec<Job>, Vec<Option<usize>>, u64);
+
 /// Looks at every walked file, in walk order. Stat-fresh files are reused without reading;
 /// everything else is read, hashed and (if the hash changed) parsed, in parallel and largest
 /// first so one huge file never waits at the end. Also returns how many files were read.
@@ -707,7 +710,7 @@ fn look_at_all(
     old_stamp: u64,
     opts: &IndexOptions,
     progress: &(dyn Fn(u64, u64) + Sync),
-) -> Result<(Vec<Job>, Vec<Option<usize>>, u64), IndexError> {
+) -> Result<Looked, IndexError> {
     let olds = old_indices(walked, old_files);
     let mut jobs: Vec<Option<Job>> = Vec::with_capacity(walked.len());
     let mut todo: Vec<usize> = Vec::new();
@@ -861,29 +864,27 @@ fn unchanged_report(
     }
 }
 
-/// Adds the diagnostics that live in the index as facts (skipped files, too-deep files, manifest
+/// Adds the diagnostics that live in `cores` as facts (skipped files, too-deep files, manifest
 /// errors).
 fn with_stored_diags(mut diags: Vec<Diag>, cores: &[&Segment]) -> Vec<Diag> {
-    {
-        for seg in cores.iter().copied() {
-            for r in seg.rows_of(rel::SKIPPED) {
-                let (p, why) = (seg.str(r[0]), seg.str(r[1]));
-                if !diags.iter().any(|d| d.path == p && d.kind == why) {
-                    diags.push(Diag { path: p.into(), line: 0, kind: why.into(), message: skipped_message(why) });
-                }
+    for &seg in cores {
+        for r in seg.rows_of(rel::SKIPPED) {
+            let (p, why) = (seg.str(r[0]), seg.str(r[1]));
+            if !diags.iter().any(|d| d.path == p && d.kind == why) {
+                diags.push(Diag { path: p.into(), line: 0, kind: why.into(), message: skipped_message(why) });
             }
-            for r in seg.rows_of(rel::PARSE_ERROR).filter(|r| seg.str(r[5]) == extract::TOO_DEEP) {
-                let (path, line) = (seg.str(r[0]).into(), r[1]);
-                diags.push(Diag { path, line, kind: extract::TOO_DEEP.into(), message: extract::too_deep_message() });
-            }
-            for r in seg.rows_of(rel::MANIFEST_ERROR) {
-                diags.push(Diag {
-                    path: seg.str(r[0]).into(),
-                    line: r[1],
-                    kind: "manifest-error".into(),
-                    message: seg.str(r[2]).into(),
-                });
-            }
+        }
+        for r in seg.rows_of(rel::PARSE_ERROR).filter(|r| seg.str(r[5]) == extract::TOO_DEEP) {
+            let (path, line) = (seg.str(r[0]).into(), r[1]);
+            diags.push(Diag { path, line, kind: extract::TOO_DEEP.into(), message: extract::too_deep_message() });
+        }
+        for r in seg.rows_of(rel::MANIFEST_ERROR) {
+            diags.push(Diag {
+                path: seg.str(r[0]).into(),
+                line: r[1],
+                kind: "manifest-error".into(),
+                message: seg.str(r[2]).into(),
+            });
         }
     }
     diags.sort_by(|a, b| (&a.path, a.line, &a.kind).cmp(&(&b.path, b.line, &b.kind)));

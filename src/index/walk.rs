@@ -142,20 +142,8 @@ impl WalkState {
         xxhash_rust::xxh3::xxh3_64(format!("{root:?} {opts:?}").as_bytes())
     }
 
-    /// Whether nothing the walk depends on changed since `stamp_ns` (directories and ignore files
-    /// modified in the same instant as the stamp count as changed).
-    pub fn unchanged(&self, root: &Path, opts: &WalkOptions, stamp_ns: u64) -> bool {
-        if self.options != Self::options_hash(root, opts) || self.dirs.is_empty() {
-            return false;
-        }
-        let dirs_ok = self.dirs.iter().all(|(rel, mtime, _)| {
-            abs_path(root, rel)
-                .and_then(|p| std::fs::metadata(p).ok())
-                .is_some_and(|m| m.is_dir() && mtime_ns(&m) == *mtime && *mtime < stamp_ns)
-        });
-        dirs_ok && self.ignore_files_unchanged(stamp_ns)
-    }
-
+    /// Whether no ignore file the walk read changed since `stamp_ns` (one modified in the same
+    /// instant as the stamp counts as changed).
     fn ignore_files_unchanged(&self, stamp_ns: u64) -> bool {
         self.ignore_files.iter().all(|(p, size, mtime)| {
             let Some(p) = crate::text::os_path(p) else { return false };

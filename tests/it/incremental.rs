@@ -892,14 +892,14 @@ fn an_index_run_killed_at_any_write_leaves_an_index_the_next_run_uses() {
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
 
-#[test]
-fn a_damaged_detail_segment_is_indexed_again_by_the_next_command_that_reads_the_index() {
+/// An indexed repository whose one called name, a detail fact (a call, a reference) whose only
+/// bytes are in a detail segment, has a bit flipped in its pack.
+fn damaged_detail() -> tempfile::TempDir {
     let t = tempfile::tempdir().unwrap();
     let d = t.path();
     write(d, "pkg/__init__.py", "");
     write(d, "pkg/a.py", "import os\n\ndef f():\n    return zzz_called_only_here(os)\n");
     index(d, &[]);
-    // the called name is a detail fact (a call, a reference): its only bytes are in a detail
     let (name, _) = packs(d).pop().unwrap();
     let p = d.join(".andon").join(&name);
     let mut bytes = fs::read(&p).unwrap();
@@ -907,6 +907,13 @@ fn a_damaged_detail_segment_is_indexed_again_by_the_next_command_that_reads_the_
     assert_eq!(bytes.windows(20).filter(|w| *w == b"zzz_called_only_here").count(), 1);
     bytes[at] ^= 0x01;
     fs::write(&p, &bytes).unwrap();
+    t
+}
+
+#[test]
+fn a_damaged_detail_segment_is_indexed_again_by_the_next_command_that_reads_the_index() {
+    let t = damaged_detail();
+    let d = t.path();
     let out = run(&["facts", "--quiet"], d);
     assert!(out.status.success(), "`andon facts` indexes again: {}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(String::from_utf8(out.stdout).unwrap(), fresh(d, &[]).facts);
@@ -952,17 +959,8 @@ fn a_renamed_package_root_resolves_by_its_new_name() {
 
 #[test]
 fn the_remedy_index_check_gives_for_a_damaged_pack_repairs_it() {
-    let t = tempfile::tempdir().unwrap();
+    let t = damaged_detail();
     let d = t.path();
-    write(d, "pkg/__init__.py", "");
-    write(d, "pkg/a.py", "import os\n\ndef f():\n    return zzz_called_only_here(os)\n");
-    index(d, &[]);
-    let (name, _) = packs(d).pop().unwrap();
-    let p = d.join(".andon").join(&name);
-    let mut bytes = fs::read(&p).unwrap();
-    let at = bytes.windows(20).position(|w| w == b"zzz_called_only_here").unwrap();
-    bytes[at] ^= 0x01;
-    fs::write(&p, &bytes).unwrap();
     let check = run(&["index", "--check", "--quiet"], d);
     assert_eq!(check.status.code(), Some(3));
     let said = String::from_utf8_lossy(&check.stdout).into_owned();
