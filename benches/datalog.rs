@@ -130,7 +130,13 @@ fn bench_corpus(c: &mut Criterion) {
         b.iter(|| {
             let idx = andon::index::load(&dir).unwrap().unwrap();
             let q = datalog::prepare(TWO_JOIN, &[]).unwrap();
-            black_box(datalog::answer(&q, &idx, false, &[], datalog::Budget::default()).unwrap().0.rows.len())
+            black_box(
+                datalog::answer(&q, &datalog::Facts::Loaded(&idx), false, &[], datalog::Budget::default())
+                    .unwrap()
+                    .0
+                    .rows
+                    .len(),
+            )
         })
     });
     let base = datalog::load(&prog, &idx, None).unwrap();

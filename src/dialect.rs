@@ -1317,10 +1317,17 @@ impl Program {
 
     /// The relations `goals` depend on, transitively (including themselves).
     pub fn needed(&self, goals: &[usize]) -> Vec<bool> {
+        self.needed_until(goals, &[])
+    }
+
+    /// [`Program::needed`], stopping at `leaves` (indexed by relation; missing entries are not
+    /// leaves): a leaf that is reached is needed, what it reads is not (its rows come from
+    /// elsewhere).
+    pub fn needed_until(&self, goals: &[usize], leaves: &[bool]) -> Vec<bool> {
         let mut need = vec![false; self.rels.len()];
         let mut stack: Vec<usize> = goals.to_vec();
         while let Some(r) = stack.pop() {
-            if std::mem::replace(&mut need[r], true) {
+            if std::mem::replace(&mut need[r], true) || leaves.get(r).copied().unwrap_or(false) {
                 continue;
             }
             stack.extend(self.rels[r].from.iter().copied());

@@ -41,22 +41,6 @@ pub struct StreamReport {
     pub module_cycles: Vec<Vec<String>>,
 }
 
-/// The relations the stream report reads.
-const STREAM_GOALS: &[crate::facts::RelId] = &[
-    rel::STAGE,
-    rel::STAGE_INFO,
-    rel::IN_STAGE,
-    rel::WIRE,
-    rel::WIRE_IMPORT,
-    rel::WIRE_REFERENCE,
-    rel::WIRE_SYMBOL,
-    rel::WIRE_CONFIDENCE,
-    rel::WIRE_EDGE_KIND,
-    rel::STREAM_ORDER,
-    rel::STAGE_CYCLE,
-    rel::MODULE_CYCLE,
-];
-
 /// Evaluates the built-in rules (compiled) for `goals` over the index.
 pub fn derive(prog: &Program, idx: &Index, goals: &[crate::facts::RelId]) -> Result<Store, String> {
     let goals: Vec<usize> = goals.iter().map(|r| r.0 as usize).collect();
@@ -66,9 +50,21 @@ pub fn derive(prog: &Program, idx: &Index, goals: &[crate::facts::RelId]) -> Res
     Ok(store)
 }
 
+/// The stream of the index: its relations recalled when kept for these facts, else derived and
+/// kept for the next run ([`datalog::kept`]).
 pub fn stream(idx: &Index) -> Result<StreamReport, String> {
+    stream_with(idx, true)
+}
+
+/// [`stream`] that writes nothing (`andon status` writes only its report): kept relations are
+/// read, never kept.
+pub fn stream_read_only(idx: &Index) -> Result<StreamReport, String> {
+    stream_with(idx, false)
+}
+
+fn stream_with(idx: &Index, keep: bool) -> Result<StreamReport, String> {
     let prog = datalog::builtin_program();
-    let store = derive(&prog, idx, STREAM_GOALS)?;
+    let store = datalog::kept::derive(&prog, idx, &datalog::kept::STREAM, keep)?;
     let s = |v: u32| store.syms.str(v).to_string();
     let rows = |r: crate::facts::RelId| store.rels[r.0 as usize].iter();
     let mut files: BTreeMap<u32, usize> = BTreeMap::new();

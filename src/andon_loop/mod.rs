@@ -10,7 +10,6 @@ use std::path::Path;
 
 use crate::config::{BlastRadius, Config};
 use crate::datalog::{self, Store};
-use crate::extract::lang::references_name_packages;
 use crate::index::Index;
 use crate::ledger::{self, Event, GapState, Header, LedgerError, State, Wire, WireStatus};
 use crate::ops::StreamReport;
@@ -281,13 +280,7 @@ fn read_state(root: &Path, cfg: &Config, idx: &Index, _dir: &Path) -> Result<Rea
         repo,
     };
     let prog = datalog::builtin_program();
-    let goals: Vec<usize> = scan::GOALS.iter().map(|r| r.0 as usize).collect();
-    let need = prog.needed(&goals);
-    // identifiers (`References`) count as a dependency's use only in languages whose paths name a
-    // package without an import (Rust's); decoding them for every other file would cost the step
-    // most of its time
-    let mut store = datalog::load_with(&prog, idx, Some(&need), &references_name_packages).map_err(LedgerError::Io)?;
-    datalog::run_runtime(&prog, &mut store, Some(&need));
+    let store = datalog::kept::derive(&prog, idx, &scan::VIEW, true).map_err(LedgerError::Io)?;
     let wires: Vec<Wire> =
         stream.wires.iter().map(|w| Wire { producer: w.producer.clone(), consumer: w.consumer.clone() }).collect();
     let surfaces = surface::surfaces(root, idx, &store, &wires);

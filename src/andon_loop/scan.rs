@@ -37,17 +37,26 @@ pub(super) fn kind_letter(k: GapKind) -> &'static str {
     }
 }
 
-/// The relations the scan reads.
-pub(super) const GOALS: &[crate::facts::RelId] = &[
-    rel::BROKEN_IMPORT,
-    rel::STUB_HANDOFF,
-    rel::STAGE_MARKER,
-    rel::UNDECLARED_IMPORT,
-    rel::UNUSED_DEPENDENCY_AT,
-    rel::UNTESTED_STAGE,
-    rel::WIRE_IMPORT,
-    rel::IN_STAGE,
-];
+/// What the scan reads, derived once per facts and kept ([`crate::datalog::kept`]): the gap
+/// relations, and what [`super::surface`] reads beside them. Identifiers (`References`) count as
+/// a dependency's use only in languages whose paths name a package without an import (Rust's):
+/// decoding them for every other file would cost the step most of its time.
+pub(super) const VIEW: crate::datalog::kept::View = crate::datalog::kept::View {
+    name: "loop-scan",
+    rels: &[
+        rel::BROKEN_IMPORT,
+        rel::STUB_HANDOFF,
+        rel::STAGE_MARKER,
+        rel::UNDECLARED_IMPORT,
+        rel::UNUSED_DEPENDENCY_AT,
+        rel::UNTESTED_STAGE,
+        rel::WIRE_IMPORT,
+        rel::IN_STAGE,
+        rel::MISSING_NAME,
+    ],
+    detail_for: crate::extract::lang::references_name_packages,
+    engine: crate::datalog::kept::Engine::Runtime,
+};
 
 /// The gaps of `stage` and of its outgoing wires (`stage` is their producer), from the derived
 /// relations; wires without proof in the ledger are gaps too.

@@ -129,6 +129,7 @@ pub fn index_options(root: &Path, w: &WalkOverrides, rebuild: bool) -> Result<In
 }
 
 /// How a command gets its index.
+#[derive(Clone, Copy)]
 pub enum Freshness<'p> {
     /// Bring the index up to date first (incrementally), reporting `(done, total)` files parsed.
     Update(&'p (dyn Fn(u64, u64) + Sync)),
@@ -138,6 +139,14 @@ pub enum Freshness<'p> {
 
 /// The fresh index of the repository at `root`.
 pub fn fresh_index(root: &Path, opts: &IndexOptions, how: Freshness) -> Result<Index, Error> {
+    freshen(root, opts, how)?;
+    load_fresh(root, opts, how)
+}
+
+/// Brings the index of `root` up to date (or, with [`Freshness::Require`], insists it is) and
+/// returns its stamp without reading its facts: a command that finds what it needs kept for
+/// these facts ([`crate::datalog::kept`]) loads nothing more.
+pub fn freshen(root: &Path, opts: &IndexOptions, how: Freshness) -> Result<index::Stamp, Error> {
     match how {
         Freshness::Update(progress) => {
             index::update(root, opts, progress).map_err(|e| e.to_string())?;
@@ -158,8 +167,13 @@ pub fn fresh_index(root: &Path, opts: &IndexOptions, how: Freshness) -> Result<I
             }
         },
     }
+    Ok(index::stamp(root).ok_or("the index cannot be read: it was replaced or damaged while this ran")?)
+}
+
+/// Loads the index of `root` that [`freshen`] brought up to date; under [`Freshness::Update`], a
+/// pack damaged since it was written (found when it is read) is indexed again from scratch.
+pub fn load_fresh(root: &Path, opts: &IndexOptions, how: Freshness) -> Result<Index, Error> {
     let loaded = match (index::load(root), how) {
-        // a pack damaged since it was written is found when it is read: index again from scratch
         (Err(_), Freshness::Update(progress)) => {
             index::update(root, &IndexOptions { rebuild: true, ..opts.clone() }, progress)
                 .map_err(|e| e.to_string())?;

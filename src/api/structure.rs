@@ -505,7 +505,7 @@ pub struct Answered {
 /// the ledger, and a query that reads them refuses an invalid ledger.
 pub fn query(
     root: &Path,
-    idx: &Index,
+    facts: &crate::datalog::Facts,
     prepared: &crate::datalog::Query,
     explain: bool,
     flags: &BudgetFlags,
@@ -521,7 +521,7 @@ pub fn query(
     } else {
         Vec::new()
     };
-    let (answer, store) = crate::datalog::answer(prepared, idx, explain, &ledger_rows, budget)?;
+    let (answer, store) = crate::datalog::answer(prepared, facts, explain, &ledger_rows, budget)?;
     let explanations = if explain {
         let mut meter = crate::datalog::budget::Meter::new(budget);
         let rows = store.sorted_rows(&prepared.prog, answer.rel);

@@ -192,7 +192,7 @@ pub struct Preflight {
 /// `andon preflight` on the repository at `root`, with the stream when the index could be built
 /// and the executable search path `path_var` for the external tools.
 pub fn preflight(root: &Path, cfg: &Config, idx: Option<&Index>, path_var: Option<&std::ffi::OsStr>) -> Preflight {
-    let stream = idx.and_then(|i| crate::ops::stream(i).ok());
+    let stream = idx.and_then(|i| crate::ops::stream_read_only(i).ok());
     let languages: Option<Vec<String>> =
         idx.map(|i| i.header.summary.files_by_lang.iter().map(|(l, _)| l.clone()).collect());
     Preflight { items: crate::preflight::run(root, cfg, stream.as_ref(), languages.as_deref(), path_var) }

@@ -1050,7 +1050,7 @@ fn rule(idx: &Index, root: &Path, r: &Located, budget: datalog::Budget) -> Resul
     let arity = prog.rels[v].columns.len();
     let query: Vec<String> = (0..arity).map(|i| format!("c{i}")).collect();
     let q = datalog::prepare(&format!("Violation({})", query.join(", ")), &files).map_err(|e| e.to_string())?;
-    let (answer, _) = datalog::answer(&q, idx, false, &[], budget).map_err(|e| {
+    let (answer, _) = datalog::answer(&q, &datalog::Facts::Loaded(idx), false, &[], budget).map_err(|e| {
         // a rule that ran out of its budget: the cartesian products in it say why, most often
         let notes: Vec<String> = q.cartesian_products().iter().map(|c| format!("\n  note: {c}")).collect();
         format!("{e}{}", notes.concat())

@@ -1048,15 +1048,25 @@ fn run_query(a: QueryArgs) -> Result<Exit, String> {
     }
     let query = query.expect("query given");
     let prepared = api::prepare(&query, &files).map_err(|e| e.to_string())?;
-    let idx = match fresh_index(&path, &a.walk, a.quiet, a.no_index)? {
-        Ok(i) => i,
-        Err(code) => return Ok(code),
+    let opts = options(&path, &a.walk, false)?;
+    let (bar, progress) = progress_bar(a.quiet);
+    let how = if a.no_index { crate::api::Freshness::Require } else { crate::api::Freshness::Update(&progress) };
+    let stamp = match crate::api::freshen(&path, &opts, how) {
+        Ok(s) => s,
+        Err(e) => {
+            bar.finish_and_clear();
+            return api_error(e);
+        }
     };
     // before the evaluation, which a cartesian product may take to its budget
     for w in prepared.cartesian_products() {
         eprintln!("warning: {}", crate::text::line(&w.to_string()));
     }
-    let answered = api::query(&path, &idx, &prepared, a.explain, &a.budget.flags()).map_err(|e| e.to_string())?;
+    let load = || crate::api::load_fresh(&path, &opts, how).map_err(|e| e.to_string());
+    let facts = crate::datalog::Facts::Stored { stamp, load: &load };
+    let answered = api::query(&path, &facts, &prepared, a.explain, &a.budget.flags());
+    bar.finish_and_clear();
+    let answered = answered.map_err(|e| e.to_string())?;
     let format = match a.format {
         QueryFormatArg::Table => output::derived::QueryFormat::Table,
         QueryFormatArg::Json => output::derived::QueryFormat::Json,

@@ -11,6 +11,7 @@ pub mod budget;
 pub mod eval;
 pub mod explain;
 pub mod graph;
+pub mod kept;
 pub mod lint;
 pub use crate::dialect as lang;
 
@@ -79,6 +80,17 @@ pub fn load_with(
     detail_for: &dyn Fn(&str) -> bool,
 ) -> Result<Store, String> {
     let mut store = Store::new(prog, CONSTANTS);
+    load_into(&mut store, idx, need, detail_for)?;
+    Ok(store)
+}
+
+/// Adds the base relations in `need` (all when `None`) from an index to `store`.
+fn load_into(
+    store: &mut Store,
+    idx: &Index,
+    need: Option<&[bool]>,
+    detail_for: &dyn Fn(&str) -> bool,
+) -> Result<(), String> {
     let want = |r: usize| RELATIONS.get(r).is_some_and(|i| i.kind == RelKind::Base) && need.is_none_or(|n| n[r]);
     let detail = need.is_none_or(needs_detail);
     let add = |seg: &Segment, store: &mut Store| {
@@ -102,18 +114,18 @@ pub fn load_with(
         }
     };
     for (f, meta) in idx.facts.iter().zip(&idx.files) {
-        add(f.core(), &mut store);
+        add(f.core(), store);
         if detail && detail_for(&meta.lang) {
-            add(&f.detail()?, &mut store);
+            add(&f.detail()?, store);
         }
     }
-    add(&idx.global, &mut store);
+    add(&idx.global, store);
     for r in 0..RELATIONS.len() {
         if want(r) {
             store.rels[r].normalize();
         }
     }
-    Ok(store)
+    Ok(())
 }
 
 /// Runs the compiled built-in rules over `store` for the relations in `need` (all when `None`;
@@ -186,17 +198,25 @@ pub fn prepare(query: &str, rule_files: &[(String, String)]) -> Result<Query, Di
     Ok(Query { prog, columns, rel })
 }
 
+/// The facts a query reads: an index already loaded, or a stored one, loaded only when the
+/// relations kept for its facts ([`kept`]) cannot answer alone.
+pub enum Facts<'a> {
+    Loaded(&'a Index),
+    Stored { stamp: crate::index::Stamp, load: &'a dyn Fn() -> Result<Index, String> },
+}
+
 /// Evaluates a prepared query over an index within `budget`: loads only the base relations it
-/// reads, runs only the strata it needs. Err says what failed (a budget that ran out, by name).
+/// reads, takes the stream's relations as kept where it can (never to explain: an explanation
+/// walks their derivation), runs only the strata it needs. Err says what failed (a budget that
+/// ran out, by name).
 pub fn answer(
     q: &Query,
-    idx: &Index,
+    facts: &Facts,
     explain: bool,
     extra: &[(&str, Vec<String>)],
     budget: Budget,
 ) -> Result<(Answer, Store), String> {
-    let need = q.prog.needed(&[q.rel]);
-    let mut store = load(&q.prog, idx, Some(&need))?;
+    let (mut store, need) = seeded(q, facts, explain)?;
     add_rows(&q.prog, &mut store, extra);
     if explain {
         store.rounds = Some(Default::default());
@@ -216,4 +236,64 @@ pub fn answer(
         .map(|r| r.iter().zip(&types).map(|(v, t)| store.render(*t, *v)).collect())
         .collect();
     Ok((Answer { columns: q.columns.clone(), types, rows, rel: q.rel }, store))
+}
+
+/// The store a query starts from, with what is left to evaluate: the stream's relations it
+/// reaches recalled (or derived and kept), and the base relations it still reads loaded.
+fn seeded(q: &Query, facts: &Facts, explain: bool) -> Result<(Store, Vec<bool>), String> {
+    let mut own: Option<Index> = None;
+    let index = |own: &mut Option<Index>| -> Result<(), String> {
+        if let (None, Facts::Stored { load, .. }) = (&own, facts) {
+            *own = Some(load()?);
+        }
+        Ok(())
+    };
+    let leaves = if explain { Vec::new() } else { kept::leaves(&q.prog, &kept::STREAM) };
+    let need = q.prog.needed_until(&[q.rel], &leaves);
+    let kept_used: Vec<bool> = (0..need.len()).map(|r| need[r] && leaves.get(r) == Some(&true)).collect();
+    if !kept_used.contains(&true) {
+        index(&mut own)?;
+        let idx = match facts {
+            Facts::Loaded(i) => i,
+            Facts::Stored { .. } => own.as_ref().expect("loaded above"),
+        };
+        return Ok((load(&q.prog, idx, Some(&need))?, need));
+    }
+    let stamp = match facts {
+        Facts::Loaded(i) => &i.stamp,
+        Facts::Stored { stamp, .. } => stamp,
+    };
+    let recalled = kept::recall(&q.prog, stamp, &kept::STREAM);
+    let rest: Vec<bool> = need.iter().zip(&kept_used).map(|(n, k)| *n && !k).collect();
+    let reads_index = (0..RELATIONS.len()).any(|r| rest[r] && RELATIONS[r].kind == RelKind::Base);
+    if recalled.is_none() || reads_index {
+        index(&mut own)?;
+    }
+    let idx = match facts {
+        Facts::Loaded(i) => Some(*i),
+        Facts::Stored { .. } => own.as_ref(),
+    };
+    // an index loaded after its stamp was read may have changed since: derive from the one loaded
+    let mut store = match recalled {
+        Some(s) if idx.is_none_or(|i| i.stamp.facts == stamp.facts) => s,
+        _ => from_stream(q, idx.expect("the index is loaded when nothing is kept"))?,
+    };
+    // a relation of the stream this program cannot take as kept is derived here
+    for (r, rows) in store.rels.iter_mut().enumerate() {
+        if !kept_used[r] && RELATIONS.get(r).is_none_or(|i| i.kind != RelKind::Base) {
+            rows.data.clear();
+        }
+    }
+    if reads_index {
+        load_into(&mut store, idx.expect("loaded above"), Some(&rest), &|_| true)?;
+    }
+    Ok((store, rest))
+}
+
+/// The stream's relations of `idx` (recalled, or derived by the built-in rules and kept) in a
+/// store of the query's program.
+fn from_stream(q: &Query, idx: &Index) -> Result<Store, String> {
+    let builtin = builtin_program();
+    let derived = kept::derive(&builtin, idx, &kept::STREAM, true)?;
+    Ok(kept::transfer(&builtin, &derived, &q.prog, &kept::STREAM))
 }

@@ -222,6 +222,45 @@ pub struct Index {
     pub files: Vec<FileMeta>,
     pub facts: Vec<FileFacts>,
     pub global: Segment,
+    /// Where it is stored and which facts it holds.
+    pub stamp: Stamp,
+}
+
+/// Where a stored index is (its `.andon` directory) and a key of the facts it holds: the same
+/// facts (every segment's checksum, in file-table order, and the extractor's fingerprint) give the
+/// same key whatever the stats, the packs or the run that wrote them. Relations derived from an
+/// index are kept under this key ([`crate::datalog::kept`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Stamp {
+    pub dir: PathBuf,
+    pub facts: u128,
+}
+
+impl Stamp {
+    fn of(dir: &Path, head: &Head) -> Stamp {
+        let mut h = xxhash_rust::xxh3::Xxh3::new();
+        h.update(head.header.fingerprint.as_bytes());
+        for (meta, (core, detail)) in head.files.iter().zip(&head.segments) {
+            h.update(&(meta.path.len() as u64).to_le_bytes());
+            h.update(meta.path.as_bytes());
+            h.update(&core.sum.to_le_bytes());
+            h.update(&detail.sum.to_le_bytes());
+        }
+        h.update(&head.global.sum.to_le_bytes());
+        Stamp { dir: dir.to_path_buf(), facts: h.digest128() }
+    }
+}
+
+/// The prefix of the temporary name of a file of relations derived from the index and kept beside
+/// it (`crate::datalog::kept`); the writer's process id follows. The index's writer removes those
+/// of writers that are gone, as its own.
+pub const KEPT_TMP_PREFIX: &str = "derived.tmp.";
+
+/// The stamp of `root`'s stored index, from its head alone (no pack is read); `None` without a
+/// usable index.
+pub fn stamp(root: &Path) -> Option<Stamp> {
+    let dir = root.join(INDEX_DIR);
+    read_head(&dir.join(INDEX_FILE)).ok().map(|h| Stamp::of(&dir, &h))
 }
 
 impl Index {
@@ -280,7 +319,8 @@ fn read_body(dir: &Path, head: Head) -> Result<Index, LoadError> {
         f.try_core().map_err(LoadError::Untrusted)?;
         f.detail.verify().map_err(LoadError::Untrusted)?;
     }
-    Ok(Index { header: head.header, files: head.files, facts, global })
+    let stamp = Stamp::of(dir, &head);
+    Ok(Index { header: head.header, files: head.files, facts, global, stamp })
 }
 
 /// Reads the head and packs of `root`'s index; a pack a writer removed meanwhile means the head
@@ -426,10 +466,9 @@ fn remove_dead_temporaries(dir: &Path) {
     let Ok(entries) = fs::read_dir(dir) else { return };
     for e in entries.flatten() {
         let name = e.file_name();
-        let Some(pid) = name
-            .to_str()
-            .and_then(|n| n.strip_prefix(store::TMP_PREFIX).or_else(|| n.strip_prefix(store::PACK_TMP_PREFIX)))
-        else {
+        let Some(pid) = name.to_str().and_then(|n| {
+            [store::TMP_PREFIX, store::PACK_TMP_PREFIX, KEPT_TMP_PREFIX].iter().find_map(|p| n.strip_prefix(p))
+        }) else {
             continue;
         };
         if pid.is_empty() || !pid.bytes().all(|b| b.is_ascii_digit()) {

@@ -309,9 +309,14 @@ fn query(root: &Path, a: QueryArgs, progress: &Progress) -> Ran {
         files.push((f.clone(), text));
     }
     let prepared = api::structure::prepare(&a.query, &files)?;
-    let idx = fresh(root, progress)?;
+    let opts = options(root, false)?;
+    let report = progress.files();
+    let how = Freshness::Update(&report);
+    let stamp = api::freshen(root, &opts, how)?;
+    let load = || api::load_fresh(root, &opts, how).map_err(|e| e.to_string());
+    let facts = crate::datalog::Facts::Stored { stamp, load: &load };
     let flags = api::structure::BudgetFlags::default();
-    let answered = api::structure::query(root, &idx, &prepared, a.explain, &flags)?;
+    let answered = api::structure::query(root, &facts, &prepared, a.explain, &flags)?;
     Ok(Done::of(&answered, Exit::Success))
 }
 

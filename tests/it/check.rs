@@ -497,7 +497,7 @@ proptest! {
             "R(a, b)",
             &[("reach.dl".into(), "R(a, b) :- ModuleEdge(a, b).\nR(a, c) :- R(a, b), ModuleEdge(b, c).\n".into())],
         ).unwrap();
-        let (answer, _) = andon::datalog::answer(&q, &idx, false, &[], andon::datalog::Budget::default()).unwrap();
+        let (answer, _) = andon::datalog::answer(&q, &andon::datalog::Facts::Loaded(&idx), false, &[], andon::datalog::Budget::default()).unwrap();
         let name = |i: &usize| format!("pkg/m{i}.py");
         let (fs, ts): (Vec<String>, Vec<String>) = (from.iter().map(name).collect(), to.iter().map(name).collect());
         let reachable = answer.rows.iter().any(|r| fs.contains(&r[0]) && ts.contains(&r[1]));

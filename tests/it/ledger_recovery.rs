@@ -122,9 +122,10 @@ fn a_step_killed_at_its_second_rename_leaves_a_ledger_that_recovers() {
     }
     let (_outer, repo) = shop(None);
     add_stage(&repo);
-    // the step renames the index pack and head into place, then the view: killed at the view's rename
+    // the step renames the index pack and head into place, then the stream and the scan it keeps
+    // (`.andon/derived-*.bin`), then the view: killed at the view's rename
     let o = std::process::Command::new("strace")
-        .args(["-f", "-o", "/dev/null", "-e", "inject=rename:when=3:signal=SIGKILL"])
+        .args(["-f", "-o", "/dev/null", "-e", "inject=rename:when=5:signal=SIGKILL"])
         .arg(env!("CARGO_BIN_EXE_andon"))
         .args(["loop", "-q"])
         .current_dir(&repo)

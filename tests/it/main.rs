@@ -17,6 +17,7 @@ mod hostile_index;
 mod incremental;
 mod init;
 mod injection;
+mod kept;
 mod ledger;
 mod ledger_recovery;
 mod mcp;
