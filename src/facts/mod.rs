@@ -29,7 +29,7 @@ pub use crate::dialect::RelKind;
 
 /// One file as the index saw it: its path, kind, language, stamp and content hash, and why it
 /// was not parsed, if it was not. Persisted in the index header; resolution reads it.
-#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq, Eq)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, Default, PartialEq, Eq)]
 pub struct FileMeta {
     pub path: String,
     /// 0 source, 1 manifest, 2 both

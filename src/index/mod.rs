@@ -494,7 +494,8 @@ fn kind_code(k: FileKind) -> (u8, Option<Lang>) {
 
 /// Result of looking at one walked file.
 enum Job {
-    Reuse(usize, FileMeta),
+    /// The stored file at this place, with new stats when they changed (`None`: as stored).
+    Reuse(usize, Option<FileMeta>),
     New(FileMeta, FileFacts, Vec<Diag>),
 }
 
@@ -688,7 +689,7 @@ fn head_only(
     root: PathBuf,
     ipath: PathBuf,
     dir: &Path,
-    head: Head,
+    mut head: Head,
     jobs: Vec<Job>,
     stamp_ns: u64,
     walk: wire::WalkStateWire,
@@ -699,7 +700,7 @@ fn head_only(
     let mut segments = Vec::with_capacity(jobs.len());
     for job in jobs {
         let Job::Reuse(oi, meta) = job else { unreachable!("no file was parsed") };
-        files.push(meta);
+        files.push(meta.unwrap_or_else(|| std::mem::take(&mut head.files[oi])));
         let (c, d) = head.segments[oi];
         segments.push((Part::Stored(c, None), Part::Stored(d, None)));
     }
@@ -756,7 +757,7 @@ fn look_at_all(
     for (i, e) in walked.iter().enumerate() {
         match olds[i] {
             Some(oi) if stat_fresh(&old_files[oi], e, old_stamp, opts.max_file_size) => {
-                jobs.push(Some(Job::Reuse(oi, old_files[oi].clone())))
+                jobs.push(Some(Job::Reuse(oi, None)))
             }
             _ => {
                 jobs.push(None);
@@ -817,7 +818,7 @@ impl Tally {
             reused: jobs.len() as u64 - parsed,
             removed: old_files.len() as u64 - still,
             rehashed,
-            metas_changed: jobs.iter().any(|j| matches!(j, Job::Reuse(oi, m) if old_files[*oi] != *m)),
+            metas_changed: jobs.iter().any(|j| matches!(j, Job::Reuse(oi, Some(m)) if old_files[*oi] != *m)),
         }
     }
 }
@@ -844,9 +845,9 @@ fn assemble(
     old: Option<Stored>,
     diagnostics: &mut Vec<Diag>,
 ) -> (Vec<FileMeta>, Vec<FileFacts>, Vec<(usize, FileFacts)>, Option<Blob>) {
-    let (mut old_facts, old_global) = match old {
-        Some(i) => (i.facts.into_iter().map(Some).collect::<Vec<_>>(), Some(i.global)),
-        None => (Vec::new(), None),
+    let (mut old_files, mut old_facts, old_global) = match old {
+        Some(i) => (i.files, i.facts.into_iter().map(Some).collect::<Vec<_>>(), Some(i.global)),
+        None => (Vec::new(), Vec::new(), None),
     };
     let mut files = Vec::with_capacity(jobs.len());
     let mut facts = Vec::with_capacity(jobs.len());
@@ -854,7 +855,7 @@ fn assemble(
     for (job, old) in jobs.into_iter().zip(olds) {
         match job {
             Job::Reuse(oi, meta) => {
-                files.push(meta);
+                files.push(meta.unwrap_or_else(|| old_files.get_mut(oi).map(std::mem::take).unwrap_or_default()));
                 let empty = || FileFacts::new(Segment::default(), &Segment::default());
                 facts.push(old_facts.get_mut(oi).and_then(Option::take).unwrap_or_else(empty));
             }
@@ -976,7 +977,7 @@ fn look_at(ctx: &mut extract::Context, e: &WalkEntry, old: Option<(usize, &FileM
         {
             meta.skipped = o.skipped.clone();
             meta.facts = o.facts;
-            return Job::Reuse(oi, meta);
+            return Job::Reuse(oi, Some(meta));
         }
         return skipped(e, meta, "too-large", format!("{} bytes, over the {max_size}-byte limit; not parsed", e.size));
     }
@@ -994,7 +995,7 @@ fn look_at(ctx: &mut extract::Context, e: &WalkEntry, old: Option<(usize, &FileM
     {
         meta.facts = o.facts;
         meta.skipped = o.skipped.clone();
-        return Job::Reuse(oi, meta);
+        return Job::Reuse(oi, Some(meta));
     }
     if bytes[..bytes.len().min(8192)].contains(&0) {
         return skipped(e, meta, "binary", skipped_message("binary"));

@@ -61,6 +61,16 @@ struct HeadWire {
     packs: Vec<(u64, u64)>,
 }
 
+/// [`HeadWire`] as it is written, borrowing the file table (the same encoding).
+#[derive(Serialize)]
+struct HeadRef<'a> {
+    header: &'a IndexHeader,
+    files: &'a [FileMeta],
+    segments: &'a [(Loc, Loc)],
+    global: Loc,
+    packs: &'a [(u64, u64)],
+}
+
 /// The stored head: header, file table and where every segment is.
 pub(super) struct Head {
     pub header: IndexHeader,
@@ -451,7 +461,7 @@ pub(super) fn write(dir: &Path, u: &Update) -> Result<(), IndexError> {
         write_new(dir, &format!("{PACK_TMP_PREFIX}{}", std::process::id()), &pack_name(id), &pack)?;
         packs.push((id, pack.len() as u64));
     }
-    let head = HeadWire { header: u.header.clone(), files: u.files.to_vec(), segments, global, packs };
+    let head = HeadRef { header: u.header, files: u.files, segments: &segments, global, packs: &packs };
     let body = postcard::to_stdvec(&head).expect("serializable");
     let mut bytes = Vec::with_capacity(PREAMBLE + body.len());
     bytes.extend_from_slice(MAGIC);
