@@ -127,6 +127,14 @@ fn catalog(prog: &Program, constants: &[String], sources: &[(String, bool)]) -> 
         digest_dir("src/extract", "rs") ^ digest_dir("src/resolve", "rs").rotate_left(1)
     )
     .unwrap();
+    writeln!(
+        out,
+        "/// FNV-1a digest of the code that derives relations kept between runs (the engines, the rule\n/// language, the loop's scan).\npub const DERIVE_DIGEST: u64 = {};",
+        digest_dir("src/datalog", "rs")
+            ^ digest_dir("src/andon_loop", "rs").rotate_left(1)
+            ^ digest_file("src/dialect.rs").rotate_left(2)
+    )
+    .unwrap();
     out
 }
 
@@ -346,6 +354,16 @@ fn module(
     }
     writeln!(run, "            out\n        }}").unwrap();
     format!("    pub mod m{mi} {{\n        use crepe::crepe;\n        crepe! {{\n{body}        }}\n{run}    }}\n")
+}
+
+fn digest_file(path: &str) -> u64 {
+    println!("cargo::rerun-if-changed={path}");
+    let mut h: u64 = 0xcbf29ce484222325;
+    for b in fs::read(path).unwrap_or_default() {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x100000001b3);
+    }
+    h
 }
 
 fn digest_dir(dir: &str, ext: &str) -> u64 {

@@ -654,6 +654,9 @@ pub struct Stratum {
 pub struct Program {
     pub rels: Vec<RelDecl>,
     pub rules: Vec<CRule>,
+    /// How many of `rules`, from the first, are the built-in rules (whatever a user file is
+    /// named, its rules come after).
+    pub builtin_rules: usize,
     /// In evaluation order.
     pub strata: Vec<Stratum>,
     by_name: HashMap<String, usize>,
@@ -670,6 +673,8 @@ pub struct Builder {
     pub require_docs: bool,
     /// Implicitly declared relations whose column types come from their rules.
     untyped: Vec<usize>,
+    /// How many pending rules are the built-in ones ([`Builder::builtin_done`]).
+    builtin_pending: usize,
 }
 
 impl Builder {
@@ -717,6 +722,11 @@ impl Builder {
     }
 
     /// Adds a program text: its declarations are derived (or computed) relations.
+    /// Marks the rules added so far as the built-in ones.
+    pub fn builtin_done(&mut self) {
+        self.builtin_pending = self.pending.len();
+    }
+
     pub fn add_source(&mut self, source: &str, src: &str, base: bool) -> Result<(), DialectError> {
         for item in parse_program(source, src)? {
             match item {
@@ -827,6 +837,7 @@ impl Builder {
             }
         }
         self.prog.rules = rules;
+        self.prog.builtin_rules = self.builtin_pending;
         self.stratify()?;
         Ok(self.prog)
     }

@@ -64,7 +64,7 @@ pub fn stream_read_only(idx: &Index) -> Result<StreamReport, String> {
 
 fn stream_with(idx: &Index, keep: bool) -> Result<StreamReport, String> {
     let prog = datalog::builtin_program();
-    let store = datalog::kept::derive(&prog, idx, &datalog::kept::STREAM, keep)?;
+    let store = datalog::kept::derive(&prog, idx, &datalog::kept::STREAM, keep, datalog::Budget::UNLIMITED)?;
     let s = |v: u32| store.syms.str(v).to_string();
     let rows = |r: crate::facts::RelId| store.rels[r.0 as usize].iter();
     let mut files: BTreeMap<u32, usize> = BTreeMap::new();

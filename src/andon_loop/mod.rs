@@ -280,7 +280,8 @@ fn read_state(root: &Path, cfg: &Config, idx: &Index, _dir: &Path) -> Result<Rea
         repo,
     };
     let prog = datalog::builtin_program();
-    let store = datalog::kept::derive(&prog, idx, &scan::VIEW, true).map_err(LedgerError::Io)?;
+    let store =
+        datalog::kept::derive(&prog, idx, &scan::VIEW, true, datalog::Budget::UNLIMITED).map_err(LedgerError::Io)?;
     let wires: Vec<Wire> =
         stream.wires.iter().map(|w| Wire { producer: w.producer.clone(), consumer: w.consumer.clone() }).collect();
     let surfaces = surface::surfaces(root, idx, &store, &wires);

@@ -55,7 +55,6 @@ pub(super) const VIEW: crate::datalog::kept::View = crate::datalog::kept::View {
         rel::MISSING_NAME,
     ],
     detail_for: crate::extract::lang::references_name_packages,
-    engine: crate::datalog::kept::Engine::Runtime,
 };
 
 /// The gaps of `stage` and of its outgoing wires (`stage` is their producer), from the derived

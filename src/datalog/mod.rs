@@ -29,6 +29,7 @@ pub fn builtin_builder() -> Builder {
     for (i, (path, text)) in RULE_SOURCES.iter().enumerate() {
         b.add_source(path, text, i == 0).expect("built-in rules were checked by build.rs");
     }
+    b.builtin_done();
     b
 }
 
@@ -216,7 +217,7 @@ pub fn answer(
     extra: &[(&str, Vec<String>)],
     budget: Budget,
 ) -> Result<(Answer, Store), String> {
-    let (mut store, need) = seeded(q, facts, explain)?;
+    let (mut store, need) = seeded(q, facts, explain, budget)?;
     add_rows(&q.prog, &mut store, extra);
     if explain {
         store.rounds = Some(Default::default());
@@ -240,7 +241,7 @@ pub fn answer(
 
 /// The store a query starts from, with what is left to evaluate: the stream's relations it
 /// reaches recalled (or derived and kept), and the base relations it still reads loaded.
-fn seeded(q: &Query, facts: &Facts, explain: bool) -> Result<(Store, Vec<bool>), String> {
+fn seeded(q: &Query, facts: &Facts, explain: bool, budget: Budget) -> Result<(Store, Vec<bool>), String> {
     let mut own: Option<Index> = None;
     let index = |own: &mut Option<Index>| -> Result<(), String> {
         if let (None, Facts::Stored { load, .. }) = (&own, facts) {
@@ -248,22 +249,30 @@ fn seeded(q: &Query, facts: &Facts, explain: bool) -> Result<(Store, Vec<bool>),
         }
         Ok(())
     };
-    let leaves = if explain { Vec::new() } else { kept::leaves(&q.prog, &kept::STREAM) };
-    let need = q.prog.needed_until(&[q.rel], &leaves);
-    let kept_used: Vec<bool> = (0..need.len()).map(|r| need[r] && leaves.get(r) == Some(&true)).collect();
-    if !kept_used.contains(&true) {
-        index(&mut own)?;
+    let plain = |own: &mut Option<Index>, need: Vec<bool>| -> Result<(Store, Vec<bool>), String> {
+        index(own)?;
         let idx = match facts {
             Facts::Loaded(i) => i,
             Facts::Stored { .. } => own.as_ref().expect("loaded above"),
         };
-        return Ok((load(&q.prog, idx, Some(&need))?, need));
+        Ok((load(&q.prog, idx, Some(&need))?, need))
+    };
+    let leaves = if explain { Vec::new() } else { kept::leaves(&q.prog, &kept::STREAM) };
+    let need = q.prog.needed_until(&[q.rel], &leaves);
+    let kept_used: Vec<bool> = (0..need.len()).map(|r| need[r] && leaves.get(r) == Some(&true)).collect();
+    let derived_used = kept_used.iter().enumerate().any(|(r, k)| *k && RELATIONS[r].kind != RelKind::Base);
+    if !kept_used.contains(&true) {
+        return plain(&mut own, q.prog.needed(&[q.rel]));
     }
     let stamp = match facts {
         Facts::Loaded(i) => &i.stamp,
         Facts::Stored { stamp, .. } => stamp,
     };
     let recalled = kept::recall(&q.prog, stamp, &kept::STREAM);
+    // base relations alone, nothing kept: load them rather than derive the whole stream
+    if recalled.is_none() && !derived_used {
+        return plain(&mut own, q.prog.needed(&[q.rel]));
+    }
     let rest: Vec<bool> = need.iter().zip(&kept_used).map(|(n, k)| *n && !k).collect();
     let reads_index = (0..RELATIONS.len()).any(|r| rest[r] && RELATIONS[r].kind == RelKind::Base);
     if recalled.is_none() || reads_index {
@@ -274,9 +283,14 @@ fn seeded(q: &Query, facts: &Facts, explain: bool) -> Result<(Store, Vec<bool>),
         Facts::Stored { .. } => own.as_ref(),
     };
     // an index loaded after its stamp was read may have changed since: derive from the one loaded
+    // and the whole stream may not fit the query's budget where what the query reads does: then
+    // only that is derived
     let mut store = match recalled {
         Some(s) if idx.is_none_or(|i| i.stamp.facts == stamp.facts) => s,
-        _ => from_stream(q, idx.expect("the index is loaded when nothing is kept"))?,
+        _ => match from_stream(q, idx.expect("the index is loaded when nothing is kept"), budget) {
+            Ok(s) => s,
+            Err(_) => return plain(&mut own, q.prog.needed(&[q.rel])),
+        },
     };
     // a relation of the stream this program cannot take as kept is derived here
     for (r, rows) in store.rels.iter_mut().enumerate() {
@@ -290,10 +304,10 @@ fn seeded(q: &Query, facts: &Facts, explain: bool) -> Result<(Store, Vec<bool>),
     Ok((store, rest))
 }
 
-/// The stream's relations of `idx` (recalled, or derived by the built-in rules and kept) in a
-/// store of the query's program.
-fn from_stream(q: &Query, idx: &Index) -> Result<Store, String> {
+/// The stream's relations of `idx` (recalled, or derived by the built-in rules within the
+/// query's budget and kept) in a store of the query's program.
+fn from_stream(q: &Query, idx: &Index, budget: Budget) -> Result<Store, String> {
     let builtin = builtin_program();
-    let derived = kept::derive(&builtin, idx, &kept::STREAM, true)?;
+    let derived = kept::derive(&builtin, idx, &kept::STREAM, true, budget)?;
     Ok(kept::transfer(&builtin, &derived, &q.prog, &kept::STREAM))
 }

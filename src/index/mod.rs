@@ -22,7 +22,7 @@ use crate::facts::{EXTRACT_DIGEST, Facts, SCHEMA_TEXT, Segment, SegmentBuilder, 
 use store::{Blob, Head, LoadError, Part, read_head};
 use walk::{FileKind, WalkEntry, WalkOptions};
 
-pub const FORMAT_VERSION: u32 = 6;
+pub const FORMAT_VERSION: u32 = 7;
 pub const INDEX_DIR: &str = ".andon";
 pub const INDEX_FILE: &str = "index.bin";
 
@@ -291,6 +291,8 @@ struct Stored {
     facts: Vec<FileFacts>,
     global: Blob,
     packs: Vec<(u64, u64)>,
+    /// Where the file table's chunks are, with how many files each holds.
+    chunks: Vec<(store::Loc, u64)>,
     summary: Summary,
 }
 
@@ -300,7 +302,14 @@ fn read_stored_lazily(dir: &Path, head: Head) -> Result<Stored, LoadError> {
     let facts =
         head.segments.iter().map(|&(c, d)| FileFacts::stored(Blob::lazy(&packs, c), Blob::lazy(&packs, d))).collect();
     let global = Blob::lazy(&packs, head.global);
-    Ok(Stored { files: head.files, facts, global, packs: head.packs, summary: head.header.summary.clone() })
+    Ok(Stored {
+        files: head.files,
+        facts,
+        global,
+        packs: head.packs,
+        chunks: head.chunks,
+        summary: head.header.summary.clone(),
+    })
 }
 
 /// The stored index's packs, read whole, every core and the repo segment decoded and verified,
@@ -373,13 +382,14 @@ fn write_index(
     files: &[FileMeta],
     facts: &[FileFacts],
     global: &Blob,
-    packs: &[(u64, u64)],
+    (packs, chunks, untouched): (&[(u64, u64)], &[(store::Loc, u64)], Option<&[bool]>),
 ) -> Result<(), IndexError> {
     let place = |b: &Blob| (b.loc(), b.len());
     let blobs = facts.iter().flat_map(|f| [place(&f.core_blob), place(&f.detail)]).chain([place(global)]);
     let bytes = store::compaction_due(packs, blobs);
     let segments = facts.iter().map(|f| (Part::of(&f.core_blob, bytes), Part::of(&f.detail, bytes))).collect();
-    store::write(dir, &store::Update { header, files, segments, global: Part::of(global, bytes), packs })
+    let global = Part::of(global, bytes);
+    store::write(dir, &store::Update { header, files, segments, global, packs, chunks, untouched })
 }
 
 /// The lock a run holds on `.andon/` while it lasts.
@@ -471,6 +481,8 @@ fn remove_dead_temporaries(dir: &Path) {
         }) else {
             continue;
         };
+        // `<pid>` or `<pid>.<n>`
+        let pid = pid.split_once('.').map_or(pid, |(p, _)| p);
         if pid.is_empty() || !pid.bytes().all(|b| b.is_ascii_digit()) {
             continue;
         }
@@ -496,7 +508,8 @@ fn kind_code(k: FileKind) -> (u8, Option<Lang>) {
 enum Job {
     /// The stored file at this place, with new stats when they changed (`None`: as stored).
     Reuse(usize, Option<FileMeta>),
-    New(FileMeta, FileFacts, Vec<Diag>),
+    /// Parsed: boxed, so the table of jobs of a large repository stays small.
+    New(Box<(FileMeta, FileFacts, Vec<Diag>)>),
 }
 
 /// Whether the stored entry can be trusted from its size and time alone.
@@ -615,8 +628,10 @@ pub fn update(
         Ok(old) => old,
         Err(why) => return rebuild(why, lock),
     };
-    let (packs, old_summary) = old.as_ref().map(|s| (s.packs.clone(), Some(s.summary.clone()))).unwrap_or_default();
+    let (packs, chunks, old_summary) =
+        old.as_ref().map(|s| (s.packs.clone(), s.chunks.clone(), Some(s.summary.clone()))).unwrap_or_default();
     let old_facts: u64 = old.as_ref().map_or(0, |s| s.files.iter().map(|f| f.facts).sum());
+    let untouched = untouched(&jobs, &olds, old.as_ref().map_or(0, |s| s.files.len()));
     let (files, facts, replaced, old_global) = assemble(jobs, &olds, old, &mut diagnostics);
     // the whole-repo facts stand when no file came or went, the walk is the same, and every
     // changed file gives resolution the same inputs: then only the changed files' cores are decoded
@@ -649,7 +664,7 @@ pub fn update(
         }
     };
     let header = IndexHeader { fingerprint: fingerprint(), stamp_ns, summary, walk: walk_wire };
-    write_index(&dir, &header, &files, &facts, &global_blob, &packs)?;
+    write_index(&dir, &header, &files, &facts, &global_blob, (&packs, &chunks, untouched.as_deref()))?;
     Ok(IndexReport {
         root,
         index_path: ipath,
@@ -696,6 +711,9 @@ fn head_only(
     (tally, rebuilt, diagnostics): (Tally, Option<String>, Vec<Diag>),
     t0: Instant,
 ) -> Result<IndexReport, IndexError> {
+    let olds: Vec<Option<usize>> =
+        jobs.iter().map(|j| if let Job::Reuse(oi, _) = j { Some(*oi) } else { None }).collect();
+    let untouched = untouched(&jobs, &olds, head.files.len());
     let mut files = Vec::with_capacity(jobs.len());
     let mut segments = Vec::with_capacity(jobs.len());
     for job in jobs {
@@ -711,6 +729,8 @@ fn head_only(
         segments,
         global: Part::Stored(head.global, None),
         packs: &head.packs,
+        chunks: &head.chunks,
+        untouched: untouched.as_deref(),
     };
     store::write(dir, &update)?;
     Ok(IndexReport {
@@ -726,6 +746,13 @@ fn head_only(
         diagnostics: with_stored_diags(diagnostics, &[]),
         elapsed_ms: ms(t0),
     })
+}
+
+/// When the walked files are the stored table (file `i` at `i`): per file, whether it is reused
+/// as stored (no new stats, no new facts).
+fn untouched(jobs: &[Job], olds: &[Option<usize>], stored: usize) -> Option<Vec<bool>> {
+    let same = olds.len() == stored && olds.iter().enumerate().all(|(i, o)| *o == Some(i));
+    same.then(|| jobs.iter().map(|j| matches!(j, Job::Reuse(_, None))).collect())
 }
 
 /// Where each walked file is in the stored file table, if it is there. When the walk is the
@@ -845,13 +872,35 @@ fn assemble(
     old: Option<Stored>,
     diagnostics: &mut Vec<Diag>,
 ) -> (Vec<FileMeta>, Vec<FileFacts>, Vec<(usize, FileFacts)>, Option<Blob>) {
-    let (mut old_files, mut old_facts, old_global) = match old {
-        Some(i) => (i.files, i.facts.into_iter().map(Some).collect::<Vec<_>>(), Some(i.global)),
+    let (mut old_files, old_facts, old_global) = match old {
+        Some(i) => (i.files, i.facts, Some(i.global)),
         None => (Vec::new(), Vec::new(), None),
     };
+    let mut replaced = Vec::new();
+    // the stored table, file `i` at `i`: its vectors are taken over and changed in place (moving
+    // every entry of a large table costs more than the change)
+    if olds.len() == old_facts.len() && olds.iter().enumerate().all(|(i, o)| *o == Some(i)) {
+        let mut facts = old_facts;
+        for (i, job) in jobs.into_iter().enumerate() {
+            match job {
+                Job::Reuse(_, meta) => {
+                    if let Some(meta) = meta {
+                        old_files[i] = meta;
+                    }
+                }
+                Job::New(new) => {
+                    let (meta, f, diags) = *new;
+                    old_files[i] = meta;
+                    replaced.push((i, std::mem::replace(&mut facts[i], f)));
+                    diagnostics.extend(diags);
+                }
+            }
+        }
+        return (old_files, facts, replaced, old_global);
+    }
+    let mut old_facts: Vec<Option<FileFacts>> = old_facts.into_iter().map(Some).collect();
     let mut files = Vec::with_capacity(jobs.len());
     let mut facts = Vec::with_capacity(jobs.len());
-    let mut replaced = Vec::new();
     for (job, old) in jobs.into_iter().zip(olds) {
         match job {
             Job::Reuse(oi, meta) => {
@@ -859,7 +908,8 @@ fn assemble(
                 let empty = || FileFacts::new(Segment::default(), &Segment::default());
                 facts.push(old_facts.get_mut(oi).and_then(Option::take).unwrap_or_else(empty));
             }
-            Job::New(meta, f, diags) => {
+            Job::New(new) => {
+                let (meta, f, diags) = *new;
                 if let Some(prev) = old.and_then(|oi| old_facts.get_mut(oi)?.take()) {
                     replaced.push((facts.len(), prev));
                 }
@@ -1003,7 +1053,7 @@ fn look_at(ctx: &mut extract::Context, e: &WalkEntry, old: Option<(usize, &FileM
     let (text, diags) = decoded(e, &bytes);
     let (core, detail) = extract_file(ctx, e, meta.hash, &text, diags.first());
     meta.facts = (core.row_count() + detail.row_count()) as u64;
-    Job::New(meta, FileFacts::new(core, &detail), diags)
+    Job::New(Box::new((meta, FileFacts::new(core, &detail), diags)))
 }
 
 /// A file that is not parsed: its one `Skipped` fact and the diagnostic saying why.
@@ -1013,7 +1063,7 @@ fn skipped(e: &WalkEntry, mut meta: FileMeta, why: &str, message: String) -> Job
     meta.skipped = Some(why.to_string());
     meta.facts = 1;
     let d = Diag { path: e.rel.clone(), line: 0, kind: why.to_string(), message };
-    Job::New(meta, FileFacts::new(b.finish(), &Segment::default()), vec![d])
+    Job::New(Box::new((meta, FileFacts::new(b.finish(), &Segment::default()), vec![d])))
 }
 
 /// The file's text; invalid UTF-8 is replaced, with a diagnostic at the line of the first

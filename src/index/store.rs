@@ -1,20 +1,24 @@
 //! The index on disk, written in proportion to the change: a small head and immutable packs.
 //!
 //! `.andon/index.bin` is the head: the magic `ANDONIDX`, the format version (u32 LE), the head's
-//! length (u64 LE) and xxh3-128 checksum (u128 LE), then the postcard [`HeadWire`]: header, file
-//! table, and where each file's core and detail segments and the repo segment are stored, each as
-//! a [`Loc`] (pack, offset, length, xxh3-64 checksum). A pack (`.andon/pack-<n>.bin`, the magic
-//! `ANDONPAK` then blobs) is never modified once written.
+//! length (u64 LE) and xxh3-128 checksum (u128 LE), then the postcard [`HeadWire`]: header, where
+//! the file table's chunks are, where the repo segment is, and the packs it names. A place is a
+//! [`Loc`] (pack, offset, length, xxh3-64 checksum). A pack (`.andon/pack-<n>.bin`, the magic
+//! `ANDONPAK` then blobs) is never modified once written. A chunk ([`ChunkWire`]) is a blob of
+//! consecutive entries of the file table, each with where its core and detail segments are; chunks
+//! are cut where a path hashes to 0 modulo [`CHUNK_EVERY`], so an added or removed file changes
+//! its own chunk only.
 //!
-//! A run that parsed files writes their segments (and the repo segment, when it changed) to one new
-//! pack, then a new head; a run in which only stats or directories changed writes a head alone.
-//! When the live bytes fall under half of the packs' bytes (past 1 MiB), or the packs number 16,
-//! every live blob is copied into one new pack (compaction). Each file is written to a temporary name, fsynced and renamed, the head
-//! last, so a run killed at any point leaves the previous head and the packs it names intact; the
-//! packs no head names are removed by the next writer. Blobs are checksummed when decoded, so a
-//! damaged pack is found when it is read (and by `andon index --check`, which reads everything).
+//! A run that parsed files writes their segments (and the repo segment, when it changed) and the
+//! chunks whose files changed to one new pack, then a new head; a chunk of files as stored keeps
+//! its place. When the live bytes fall under half of the packs' bytes (past 1 MiB), or the packs
+//! number 16, every live blob is copied into one new pack (compaction). Each file is written to a
+//! temporary name, fsynced and renamed, the head last, so a run killed at any point leaves the
+//! previous head and the packs it names intact; the packs no head names are removed by the next
+//! writer. Blobs are checksummed when decoded (chunks when the head is read), so a damaged pack is
+//! found when it is read (and by `andon index --check`, which reads everything).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fs::{self, File};
 use std::io::{Read, Write};
 use std::ops::Range;
@@ -52,23 +56,58 @@ pub struct Loc {
 #[derive(Serialize, Deserialize)]
 struct HeadWire {
     header: IndexHeader,
-    files: Vec<FileMeta>,
-    /// Per file, parallel to `files`: its core and detail segments.
-    segments: Vec<(Loc, Loc)>,
+    /// The file table in chunks, in order: where each is stored and how many files it holds.
+    chunks: Vec<(Loc, u64)>,
     /// The repo segment (resolution, modules, stages).
     global: Loc,
     /// Every pack the head names: (id, length in bytes).
     packs: Vec<(u64, u64)>,
 }
 
-/// [`HeadWire`] as it is written, borrowing the file table (the same encoding).
+/// [`HeadWire`] as it is written, borrowing (the same encoding).
 #[derive(Serialize)]
 struct HeadRef<'a> {
     header: &'a IndexHeader,
-    files: &'a [FileMeta],
-    segments: &'a [(Loc, Loc)],
+    chunks: &'a [(Loc, u64)],
     global: Loc,
     packs: &'a [(u64, u64)],
+}
+
+/// One chunk of the file table, a blob in a pack: consecutive files and where their core and
+/// detail segments are.
+#[derive(Serialize, Deserialize)]
+struct ChunkWire {
+    files: Vec<FileMeta>,
+    segments: Vec<(Loc, Loc)>,
+}
+
+/// [`ChunkWire`] as it is written, borrowing (the same encoding).
+#[derive(Serialize)]
+struct ChunkRef<'a> {
+    files: &'a [FileMeta],
+    segments: &'a [(Loc, Loc)],
+}
+
+/// A chunk ends after a file whose path hashes to 0 modulo this (so a file added or removed
+/// changes the chunk it is in, not the chunks after it)...
+const CHUNK_EVERY: u64 = 128;
+/// ... or at this many files (a chunk holds at most about 45 KB).
+const CHUNK_MAX: usize = 512;
+
+/// Where the file table is cut into chunks.
+fn chunk_ranges(files: &[FileMeta]) -> Vec<Range<usize>> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    for (i, f) in files.iter().enumerate() {
+        if xxhash_rust::xxh3::xxh3_64(f.path.as_bytes()) % CHUNK_EVERY == 0 || i + 1 - start == CHUNK_MAX {
+            out.push(start..i + 1);
+            start = i + 1;
+        }
+    }
+    if start < files.len() {
+        out.push(start..files.len());
+    }
+    out
 }
 
 /// The stored head: header, file table and where every segment is.
@@ -78,6 +117,9 @@ pub(super) struct Head {
     pub segments: Vec<(Loc, Loc)>,
     pub global: Loc,
     pub packs: Vec<(u64, u64)>,
+    /// Where the file table's chunks are and how many files each holds (a writer keeps those
+    /// whose bytes it would write again).
+    pub chunks: Vec<(Loc, u64)>,
 }
 
 /// Why a stored index cannot be used.
@@ -145,14 +187,44 @@ pub(super) fn read_head(path: &Path) -> Result<Head, LoadError> {
     }
     let named: BTreeMap<u64, u64> = w.packs.iter().copied().collect();
     let within = |l: &Loc| named.get(&l.pack).is_some_and(|&n| l.offset.checked_add(l.len).is_some_and(|e| e <= n));
-    if w.segments.len() != w.files.len()
-        || named.len() != w.packs.len()
-        || !within(&w.global)
-        || !w.segments.iter().all(|(c, d)| within(c) && within(d))
-    {
+    if named.len() != w.packs.len() || !within(&w.global) || !w.chunks.iter().all(|(l, _)| within(l)) {
         return Err(LoadError::Untrusted("inconsistent file table".into()));
     }
-    Ok(Head { header: w.header, files: w.files, segments: w.segments, global: w.global, packs: w.packs })
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let (files, segments) = read_chunks(dir, &w.chunks, &named)?;
+    if !segments.iter().all(|(c, d)| within(c) && within(d)) {
+        return Err(LoadError::Untrusted("inconsistent file table".into()));
+    }
+    Ok(Head { header: w.header, files, segments, global: w.global, packs: w.packs, chunks: w.chunks })
+}
+
+/// The file table from its chunks, each read from its pack and checked.
+fn read_chunks(
+    dir: &Path,
+    chunks: &[(Loc, u64)],
+    packs: &BTreeMap<u64, u64>,
+) -> Result<(Vec<FileMeta>, Vec<(Loc, Loc)>), LoadError> {
+    let (mut files, mut segments) = (Vec::new(), Vec::new());
+    let mut open: BTreeMap<u64, File> = BTreeMap::new();
+    for &(loc, n) in chunks {
+        let file = match open.entry(loc.pack) {
+            std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::btree_map::Entry::Vacant(e) => e.insert(open_pack(dir, loc.pack, packs[&loc.pack])?),
+        };
+        let damaged =
+            |why: String| LoadError::Untrusted(format!("{}: a chunk of the file table {why}", pack_name(loc.pack)));
+        let bytes = read_range(file, loc.offset, loc.len).map_err(|e| damaged(format!("is unreadable ({e})")))?;
+        if xxhash_rust::xxh3::xxh3_64(&bytes) != loc.sum {
+            return Err(damaged("is damaged (checksum mismatch)".into()));
+        }
+        let c: ChunkWire = postcard::from_bytes(&bytes).map_err(|e| damaged(format!("is undecodable ({e})")))?;
+        if c.files.len() as u64 != n || c.segments.len() as u64 != n {
+            return Err(damaged("holds another number of files".into()));
+        }
+        files.extend(c.files);
+        segments.extend(c.segments);
+    }
+    Ok((files, segments))
 }
 
 /// Whether every pack `head` names is in `dir` with its recorded length (a stat each, nothing
@@ -394,6 +466,11 @@ pub(super) struct Update<'a> {
     pub global: Part<'a>,
     /// The packs the stored head named: (id, length).
     pub packs: &'a [(u64, u64)],
+    /// Where the stored head's file-table chunks are, with how many files each holds.
+    pub chunks: &'a [(Loc, u64)],
+    /// When the file table is the stored one (the same paths in the same order): per file, whether
+    /// its entry and segments are as stored (a chunk of such files is kept without encoding it).
+    pub untouched: Option<&'a [bool]>,
 }
 
 /// Whether the packs are due for compaction after a run that adds `fresh` bytes of new blobs and
@@ -455,13 +532,48 @@ pub(super) fn write(dir: &Path, u: &Update) -> Result<(), IndexError> {
     };
     let segments: Vec<(Loc, Loc)> = u.segments.iter().map(|(c, d)| (place(*c), place(*d))).collect();
     let global = place(u.global);
+    // the file table's chunks: one of files as stored, or stored with the same bytes, is kept where
+    // it is
+    let stored: HashMap<(u64, u64), Loc> = u.chunks.iter().map(|(l, _)| ((l.sum, l.len), *l)).collect();
+    let ranges = chunk_ranges(u.files);
+    let in_place = u.untouched.filter(|_| {
+        !compact && ranges.len() == u.chunks.len() && ranges.iter().zip(u.chunks).all(|(r, c)| r.len() as u64 == c.1)
+    });
+    let named = |l: &Loc| u.packs.iter().any(|p| p.0 == l.pack);
+    let mut kept = kept;
+    let mut chunks = Vec::with_capacity(ranges.len());
+    for (k, r) in ranges.into_iter().enumerate() {
+        if let Some(untouched) = in_place
+            && untouched[r.clone()].iter().all(|u| *u)
+            && named(&u.chunks[k].0)
+        {
+            kept.insert(u.chunks[k].0.pack);
+            chunks.push(u.chunks[k]);
+            continue;
+        }
+        let chunk = ChunkRef { files: &u.files[r.clone()], segments: &segments[r.clone()] };
+        let bytes = postcard::to_stdvec(&chunk).expect("serializable");
+        let sum = xxhash_rust::xxh3::xxh3_64(&bytes);
+        let loc = match stored.get(&(sum, bytes.len() as u64)) {
+            Some(l) if !compact && named(l) => {
+                kept.insert(l.pack);
+                *l
+            }
+            _ => {
+                let l = Loc { pack: id, offset: pack.len() as u64, len: bytes.len() as u64, sum };
+                pack.extend_from_slice(&bytes);
+                l
+            }
+        };
+        chunks.push((loc, r.len() as u64));
+    }
     let mut packs: Vec<(u64, u64)> =
         if compact { Vec::new() } else { u.packs.iter().copied().filter(|(i, _)| kept.contains(i)).collect() };
     if pack.len() > PACK_MAGIC.len() {
         write_new(dir, &format!("{PACK_TMP_PREFIX}{}", std::process::id()), &pack_name(id), &pack)?;
         packs.push((id, pack.len() as u64));
     }
-    let head = HeadRef { header: u.header, files: u.files, segments: &segments, global, packs: &packs };
+    let head = HeadRef { header: u.header, chunks: &chunks, global, packs: &packs };
     let body = postcard::to_stdvec(&head).expect("serializable");
     let mut bytes = Vec::with_capacity(PREAMBLE + body.len());
     bytes.extend_from_slice(MAGIC);

@@ -251,11 +251,15 @@ fn temporary_files_of_dead_writers_are_removed_and_a_live_ones_kept() {
     let dead = d.join(format!(".andon/index.bin.tmp.{}", pid_max + 1));
     let live = d.join(format!(".andon/index.bin.tmp.{}", std::process::id()));
     let other = d.join(".andon/index.bin.tmp.notapid");
-    for p in [&dead, &live, &other] {
+    // a kept view's temporary file is `derived.tmp.<pid>.<n>`
+    let dead_kept = d.join(format!(".andon/derived.tmp.{}.7", pid_max + 1));
+    let live_kept = d.join(format!(".andon/derived.tmp.{}.7", std::process::id()));
+    for p in [&dead, &live, &other, &dead_kept, &live_kept] {
         fs::write(p, vec![0u8; 1024]).unwrap();
     }
     run_ok(&["index", "--quiet"], d);
-    assert!(!dead.exists(), "a dead writer's temporary file is removed");
+    assert!(!dead.exists() && !dead_kept.exists(), "a dead writer's temporary file is removed");
+    assert!(live_kept.exists(), "a live process's temporary file is kept");
     assert!(live.exists(), "a live process's temporary file is kept");
     assert!(other.exists(), "a name that is not a writer's temporary file is kept");
 }

@@ -173,7 +173,11 @@ fn step(name: &'static str, parsed: u64, apply: impl Fn(&Path) + 'static) -> Ste
 /// Indexes fixture `fixture`, then applies each step in turn; after each, an incremental run must
 /// parse exactly `parsed` files and agree with a fresh index of the changed tree.
 fn run_steps(fixture: &str, steps: Vec<Step>) {
-    let t = scratch(fixture);
+    run_steps_in(&scratch(fixture), fixture, steps)
+}
+
+/// [`run_steps`] on the tree in `t`, its failures labelled `label`.
+fn run_steps_in(t: &tempfile::TempDir, fixture: &str, steps: Vec<Step>) {
     let dir = t.path();
     let first = index(dir, &[]);
     let mut failures = Vec::new();
@@ -206,6 +210,56 @@ fn run_steps(fixture: &str, steps: Vec<Step>) {
 }
 
 // ---- change sequences, one per fixture ---------------------------------------------------------
+
+/// 3,000 Python modules in three packages: a file table of many chunks.
+fn many_modules() -> tempfile::TempDir {
+    let t = tempfile::tempdir().unwrap();
+    let mut files = Vec::new();
+    for p in 0..3 {
+        files.push((format!("pkg{p}/__init__.py"), String::new()));
+        for m in 0..1000 {
+            let other = (p + 1) % 3;
+            files.push((
+                format!("pkg{p}/mod{m}.py"),
+                format!("from pkg{other} import mod{m}\n\n\ndef f{m}():\n    return mod{m}\n"),
+            ));
+        }
+    }
+    crate::support::write_files(t.path(), &files);
+    t
+}
+
+#[test]
+fn a_table_of_many_chunks_changes_match_a_fresh_index() {
+    let t = many_modules();
+    index(t.path(), &[]);
+    let table = fs::metadata(t.path().join(".andon/index.bin")).unwrap().len();
+    let before = packs(t.path());
+    append(t.path(), "pkg1/mod250.py", "# edited\n");
+    index(t.path(), &[]);
+    let after = packs(t.path());
+    let new: Vec<_> = after.iter().filter(|p| !before.contains(p)).collect();
+    assert_eq!(new.len(), 1, "one new pack: {after:?}");
+    // the edited file's segments and one chunk (at most 512 entries), not the table of 3,000
+    assert!(before[0].1 > 512 << 10 && new[0].1 < 64 << 10, "the new pack holds the change: {new:?} {before:?}");
+    assert!(table < 8 << 10, "the head names chunks, not files: {table} bytes");
+    run_steps_in(
+        &t,
+        "many modules",
+        vec![
+            step("edit a module in the middle", 1, |d| append(d, "pkg1/mod100.py", "\n\ndef g():\n    return 2\n")),
+            step("add a module in the middle", 1, |d| write(d, "pkg1/mod1000.py", "import pkg2\n")),
+            step("remove a module", 0, |d| remove(d, "pkg0/mod7.py")),
+            step("rename a module", 1, |d| rename(d, "pkg2/mod3.py", "pkg2/renamed.py")),
+            step("touch a module", 0, |d| touch(d, "pkg0/mod400.py")),
+            step("unseen: a notes file", 0, |d| write(d, "pkg0/notes.txt", "notes\n")),
+            step("add and remove in two chunks", 1, |d| {
+                write(d, "pkg0/mod2000.py", "import pkg1\n");
+                remove(d, "pkg2/mod999.py");
+            }),
+        ],
+    );
+}
 
 #[test]
 fn py_src_layout_changes_match_a_fresh_index() {
