@@ -260,7 +260,19 @@ pub const KEPT_TMP_PREFIX: &str = "derived.tmp.";
 /// usable index.
 pub fn stamp(root: &Path) -> Option<Stamp> {
     let dir = root.join(INDEX_DIR);
-    read_head(&dir.join(INDEX_FILE)).ok().map(|h| Stamp::of(&dir, &h))
+    read_head_settled(&dir.join(INDEX_FILE)).ok().map(|h| Stamp::of(&dir, &h))
+}
+
+/// The head at `path`, read again while a pack its chunks are in was removed meanwhile (a writer
+/// replaced the head: the new one names packs that are there).
+fn read_head_settled(path: &Path) -> Result<Head, LoadError> {
+    let mut tries = 0;
+    loop {
+        match read_head(path) {
+            Err(LoadError::Moved) if tries < 5 => tries += 1,
+            other => return other,
+        }
+    }
 }
 
 impl Index {
@@ -693,7 +705,9 @@ fn stored_head(root: &Path, ipath: &Path, opts: &IndexOptions) -> (Option<Head>,
         },
         Err(LoadError::Missing) => (None, None),
         Err(LoadError::Untrusted(why)) => (None, Some(format!("{}: {why}; rebuilding", rel_display(root, ipath)))),
-        Err(LoadError::Moved) => (None, Some("the stored index changed while it was read; rebuilding".into())),
+        Err(LoadError::Moved) => {
+            (None, Some(format!("{}: a pack it names is missing; rebuilding", rel_display(root, ipath))))
+        }
     }
 }
 
@@ -1196,7 +1210,7 @@ fn summarize(files: &[FileMeta], cores: &[&Segment], global: &Segment) -> Summar
 /// no usable index exists (with the reason), else the changes (empty: fresh).
 pub fn check(root: &Path, opts: &IndexOptions) -> Result<Result<Vec<Change>, String>, IndexError> {
     let root = check_root(root)?;
-    let head = match read_head(&index_path(&root)) {
+    let head = match read_head_settled(&index_path(&root)) {
         Ok(h) => h,
         Err(LoadError::Missing) => return Ok(Err("no index yet; run `andon index`".into())),
         Err(LoadError::Untrusted(why)) => {
