@@ -256,22 +256,37 @@ impl Stamp {
 /// of writers that are gone, as its own.
 pub const KEPT_TMP_PREFIX: &str = "derived.tmp.";
 
-/// The stamp of `root`'s stored index, from its head alone (no pack is read); `None` without a
-/// usable index.
+/// Why an index whose pack stays missing cannot be read.
+fn gone(pack: &str) -> String {
+    format!("{pack}, a pack it names, is missing (removed, or a writer keeps replacing the index)")
+}
+
+/// The stamp of `root`'s stored index, from its head and file table (no segment is read); `None`
+/// without a usable index.
 pub fn stamp(root: &Path) -> Option<Stamp> {
     let dir = root.join(INDEX_DIR);
     read_head_settled(&dir.join(INDEX_FILE)).ok().map(|h| Stamp::of(&dir, &h))
 }
 
-/// The head at `path`, read again while a pack its chunks are in was removed meanwhile (a writer
-/// replaced the head: the new one names packs that are there).
+/// The head at `path`, read again while a pack its chunks are in was removed meanwhile.
 fn read_head_settled(path: &Path) -> Result<Head, LoadError> {
-    let mut tries = 0;
-    loop {
-        match read_head(path) {
-            Err(LoadError::Moved) if tries < 5 => tries += 1,
+    settled(path.parent().unwrap_or(Path::new(".")), || read_head(path))
+}
+
+/// `read` (a read of the index in `dir` without the writer's lock) again while a pack it needs was
+/// removed meanwhile (a writer replaced the head: the new one names packs that are there). A
+/// reader that keeps losing the race to writers reads once more under the shared lock, which
+/// waits for the writer at work.
+fn settled<T>(dir: &Path, read: impl Fn() -> Result<T, LoadError>) -> Result<T, LoadError> {
+    for _ in 0..5 {
+        match read() {
+            Err(LoadError::Moved(_)) => {}
             other => return other,
         }
+    }
+    match open_lock(&dir.join("lock"), false) {
+        Ok(f) if FileExt::lock_shared(&f).is_ok() => read(),
+        _ => read(),
     }
 }
 
@@ -348,13 +363,9 @@ fn read_body(dir: &Path, head: Head) -> Result<Index, LoadError> {
 /// was replaced: read again.
 fn read_stored(root: &Path) -> Result<Index, LoadError> {
     let dir = root.join(INDEX_DIR);
-    let mut tries = 0;
-    loop {
-        match read_head(&index_path(root)).and_then(|h| read_body(&dir, h)) {
-            Err(LoadError::Moved) if tries < 5 => tries += 1,
-            Err(LoadError::Moved) => return Err(LoadError::Untrusted("its packs keep changing".into())),
-            other => return other,
-        }
+    match settled(&dir, || read_head(&index_path(root)).and_then(|h| read_body(&dir, h))) {
+        Err(LoadError::Moved(pack)) => Err(LoadError::Untrusted(gone(&pack))),
+        other => other,
     }
 }
 
@@ -365,7 +376,7 @@ pub fn load(root: &Path) -> Result<Option<Index>, String> {
         Ok(i) => Ok(Some(i)),
         Err(LoadError::Missing) => Ok(None),
         Err(LoadError::Untrusted(why)) => Err(why),
-        Err(LoadError::Moved) => Err("its packs keep changing".into()),
+        Err(LoadError::Moved(pack)) => Err(gone(&pack)),
     }
 }
 
@@ -382,7 +393,7 @@ pub fn verify(root: &Path) -> Result<(), String> {
         Ok(i) => i,
         Err(LoadError::Missing) => return Ok(()),
         Err(LoadError::Untrusted(why)) => return Err(why),
-        Err(LoadError::Moved) => return Err("its packs keep changing".into()),
+        Err(LoadError::Moved(pack)) => return Err(gone(&pack)),
     };
     idx.facts.iter().try_for_each(|f| f.detail().map(drop))
 }
@@ -398,7 +409,7 @@ fn write_index(
 ) -> Result<(), IndexError> {
     let place = |b: &Blob| (b.loc(), b.len());
     let blobs = facts.iter().flat_map(|f| [place(&f.core_blob), place(&f.detail)]).chain([place(global)]);
-    let bytes = store::compaction_due(packs, blobs);
+    let bytes = store::compaction_due(packs, blobs, chunks);
     let segments = facts.iter().map(|f| (Part::of(&f.core_blob, bytes), Part::of(&f.detail, bytes))).collect();
     let global = Part::of(global, bytes);
     store::write(dir, &store::Update { header, files, segments, global, packs, chunks, untouched })
@@ -705,8 +716,8 @@ fn stored_head(root: &Path, ipath: &Path, opts: &IndexOptions) -> (Option<Head>,
         },
         Err(LoadError::Missing) => (None, None),
         Err(LoadError::Untrusted(why)) => (None, Some(format!("{}: {why}; rebuilding", rel_display(root, ipath)))),
-        Err(LoadError::Moved) => {
-            (None, Some(format!("{}: a pack it names is missing; rebuilding", rel_display(root, ipath))))
+        Err(LoadError::Moved(pack)) => {
+            (None, Some(format!("{}: {}; rebuilding", rel_display(root, ipath), gone(&pack))))
         }
     }
 }
@@ -718,7 +729,7 @@ fn head_only(
     root: PathBuf,
     ipath: PathBuf,
     dir: &Path,
-    mut head: Head,
+    head: Head,
     jobs: Vec<Job>,
     stamp_ns: u64,
     walk: wire::WalkStateWire,
@@ -728,25 +739,25 @@ fn head_only(
     let olds: Vec<Option<usize>> =
         jobs.iter().map(|j| if let Job::Reuse(oi, _) = j { Some(*oi) } else { None }).collect();
     let untouched = untouched(&jobs, &olds, head.files.len());
+    let header = IndexHeader { fingerprint: fingerprint(), stamp_ns, summary: head.header.summary.clone(), walk };
+    // the stored blobs, opened (not read): when the packs are due for compaction, it copies them
+    // like any run's (a run of stats alone writes the chunks of the files whose stats changed)
+    let (packs, chunks) = (head.packs.clone(), head.chunks.clone());
+    let mut stored = read_stored_lazily(dir, head).map_err(|e| {
+        IndexError::Config(match e {
+            LoadError::Untrusted(why) => why,
+            _ => "a pack the index names is missing; run `andon index --rebuild`".into(),
+        })
+    })?;
     let mut files = Vec::with_capacity(jobs.len());
-    let mut segments = Vec::with_capacity(jobs.len());
+    let mut facts = Vec::with_capacity(jobs.len());
+    let mut old_facts: Vec<Option<FileFacts>> = std::mem::take(&mut stored.facts).into_iter().map(Some).collect();
     for job in jobs {
         let Job::Reuse(oi, meta) = job else { unreachable!("no file was parsed") };
-        files.push(meta.unwrap_or_else(|| std::mem::take(&mut head.files[oi])));
-        let (c, d) = head.segments[oi];
-        segments.push((Part::Stored(c, None), Part::Stored(d, None)));
+        files.push(meta.unwrap_or_else(|| std::mem::take(&mut stored.files[oi])));
+        facts.push(old_facts[oi].take().expect("each stored file is reused once"));
     }
-    let header = IndexHeader { fingerprint: fingerprint(), stamp_ns, summary: head.header.summary, walk };
-    let update = store::Update {
-        header: &header,
-        files: &files,
-        segments,
-        global: Part::Stored(head.global, None),
-        packs: &head.packs,
-        chunks: &head.chunks,
-        untouched: untouched.as_deref(),
-    };
-    store::write(dir, &update)?;
+    write_index(dir, &header, &files, &facts, &stored.global, (&packs, &chunks, untouched.as_deref()))?;
     Ok(IndexReport {
         root,
         index_path: ipath,
@@ -870,7 +881,7 @@ fn stored_body(dir: &Path, head: Option<Head>) -> Result<Option<Stored>, String>
     match head.map(|h| read_stored_lazily(dir, h)) {
         Some(Ok(i)) => Ok(Some(i)),
         Some(Err(LoadError::Untrusted(why))) => Err(why),
-        Some(Err(LoadError::Moved)) => Err("a pack it names is missing".into()),
+        Some(Err(LoadError::Moved(pack))) => Err(gone(&pack)),
         Some(Err(LoadError::Missing)) | None => Ok(None),
     }
 }
@@ -1216,7 +1227,9 @@ pub fn check(root: &Path, opts: &IndexOptions) -> Result<Result<Vec<Change>, Str
         Err(LoadError::Untrusted(why)) => {
             return Ok(Err(format!("the stored index cannot be used: {why}; run `andon index`")));
         }
-        Err(LoadError::Moved) => return Ok(Err("the stored index changed while it was read; run again".into())),
+        Err(LoadError::Moved(pack)) => {
+            return Ok(Err(format!("the stored index cannot be used: {}; run `andon index`", gone(&pack))));
+        }
     };
     // when no directory or ignore file changed, the walk is the file table with fresh stats
     let walked = match rewalk_from_table(&root, &head, opts) {

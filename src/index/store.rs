@@ -126,8 +126,9 @@ pub(super) struct Head {
 #[derive(Debug)]
 pub(super) enum LoadError {
     Missing,
-    /// A pack the head names is gone: a writer replaced the head since it was read.
-    Moved,
+    /// A pack the head names is gone (named): a writer replaced the head since it was read, or,
+    /// when it stays gone, the pack was removed.
+    Moved(String),
     Untrusted(String),
 }
 
@@ -192,7 +193,8 @@ pub(super) fn read_head(path: &Path) -> Result<Head, LoadError> {
     }
     let dir = path.parent().unwrap_or(Path::new("."));
     let (files, segments) = read_chunks(dir, &w.chunks, &named)?;
-    if !segments.iter().all(|(c, d)| within(c) && within(d)) {
+    // the walk's order: each path once, sorted
+    if !segments.iter().all(|(c, d)| within(c) && within(d)) || !files.windows(2).all(|f| f[0].path < f[1].path) {
         return Err(LoadError::Untrusted("inconsistent file table".into()));
     }
     Ok(Head { header: w.header, files, segments, global: w.global, packs: w.packs, chunks: w.chunks })
@@ -268,7 +270,7 @@ fn open_pack(dir: &Path, id: u64, len: u64) -> Result<File, LoadError> {
     let name = pack_name(id);
     let (file, actual) = match open_regular(&dir.join(&name)) {
         Ok(f) => f,
-        Err(LoadError::Missing) => return Err(LoadError::Moved),
+        Err(LoadError::Missing) => return Err(LoadError::Moved(name)),
         Err(LoadError::Untrusted(why)) => return Err(LoadError::Untrusted(format!("{name}: {why}"))),
         Err(e) => return Err(e),
     };
@@ -483,8 +485,17 @@ fn due(packs: &[(u64, u64)], kept: &BTreeSet<u64>, live: u64, fresh: u64) -> boo
 
 /// Whether a run that stores `parts` (each blob's stored place, or its new length) over `packs`
 /// compacts them: then every stored blob's bytes are needed.
-pub(super) fn compaction_due(packs: &[(u64, u64)], parts: impl Iterator<Item = (Option<Loc>, u64)>) -> bool {
+pub(super) fn compaction_due(
+    packs: &[(u64, u64)],
+    parts: impl Iterator<Item = (Option<Loc>, u64)>,
+    chunks: &[(Loc, u64)],
+) -> bool {
     let (mut kept, mut live, mut fresh) = (BTreeSet::new(), 0, 0);
+    // the file table's chunks are live too (about as many bytes as the stored ones)
+    for (l, _) in chunks {
+        live += l.len;
+        kept.insert(l.pack);
+    }
     for (loc, len) in parts {
         live += len;
         match loc {
@@ -507,7 +518,11 @@ pub(super) fn write(dir: &Path, u: &Update) -> Result<(), IndexError> {
     let kept: BTreeSet<u64> =
         all.iter().filter_map(|p| if let Part::Stored(l, _) = p { Some(l.pack) } else { None }).collect();
     let readable = all.iter().all(|p| !matches!(p, Part::Stored(_, None)));
-    let compact = readable && due(u.packs, &kept, live, fresh);
+    // the table's chunks count as live, and their packs as kept, as [`compaction_due`] counts them
+    let mut with_chunks = kept.clone();
+    with_chunks.extend(u.chunks.iter().map(|c| c.0.pack));
+    let chunk_bytes: u64 = u.chunks.iter().map(|c| c.0.len).sum();
+    let compact = readable && due(u.packs, &with_chunks, live + chunk_bytes, fresh);
     // past every pack there or named, else (a stray `pack-<u64::MAX>.bin`) the first id free
     let taken: BTreeSet<u64> = existing_packs(dir).into_iter().chain(u.packs.iter().map(|p| p.0)).collect();
     let id = match taken.last() {
@@ -614,4 +629,66 @@ fn write_new(dir: &Path, tmp: &str, name: &str, bytes: &[u8]) -> Result<(), Inde
         let _ = fs::remove_file(&tmp);
     }
     written
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Rewrites the head at `path` with its chunk list changed by `edit`, checksum recomputed
+    /// (what a hand-edited or forged head can be).
+    fn forge(path: &Path, edit: impl Fn(&mut Vec<(Loc, u64)>)) {
+        let bytes = fs::read(path).unwrap();
+        let mut w: HeadWire = postcard::from_bytes(&bytes[PREAMBLE..]).unwrap();
+        edit(&mut w.chunks);
+        let body = postcard::to_stdvec(&w).unwrap();
+        let mut out = bytes[..12].to_vec();
+        out.extend_from_slice(&(body.len() as u64).to_le_bytes());
+        out.extend_from_slice(&xxhash_rust::xxh3::xxh3_128(&body).to_le_bytes());
+        out.extend_from_slice(&body);
+        fs::write(path, out).unwrap();
+    }
+
+    #[test]
+    fn a_head_whose_chunks_repeat_or_change_order_is_not_trusted() {
+        let t = tempfile::tempdir().unwrap();
+        // enough files for several chunks
+        for i in 0..600 {
+            let p = t.path().join(format!("m{i:03}.py"));
+            fs::write(p, format!("X{i} = {i}\n")).unwrap();
+        }
+        let opts = super::super::IndexOptions {
+            walk: walk::WalkOptions::standard(),
+            max_file_size: 1 << 20,
+            threads: Some(1),
+            rebuild: false,
+        };
+        super::super::update(t.path(), &opts, &|_, _| {}).unwrap();
+        let path = t.path().join(".andon").join(super::super::INDEX_FILE);
+        let good = fs::read(&path).unwrap();
+        assert!(read_head(&path).is_ok());
+        let chunks = read_head(&path).ok().unwrap().chunks.len();
+        assert!(chunks > 2, "{chunks} chunks");
+        let forgeries: [(&str, &dyn Fn(&mut Vec<(Loc, u64)>)); 3] = [
+            ("a chunk twice", &|c| c.insert(1, c[0])),
+            ("two chunks swapped", &|c| c.swap(0, 1)),
+            ("a chunk dropped", &|c| {
+                c.remove(1);
+            }),
+        ];
+        for (what, edit) in forgeries {
+            fs::write(&path, &good).unwrap();
+            forge(&path, edit);
+            match read_head(&path) {
+                Err(LoadError::Untrusted(_)) => {}
+                Ok(h) if what == "a chunk dropped" => {
+                    // a table without some files is a consistent (older) table: the next run
+                    // walks and finds them again
+                    assert!(h.files.windows(2).all(|f| f[0].path < f[1].path));
+                }
+                Ok(_) => panic!("{what}: trusted"),
+                Err(e) => panic!("{what}: {e:?}"),
+            }
+        }
+    }
 }

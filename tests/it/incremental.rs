@@ -6,12 +6,13 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::time::{Duration, SystemTime};
 
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
 use crate::extract::{facts_text, fixture_names, line_diff};
-use crate::support::{andon, copy_dir, json, run, run_ok, scratch};
+use crate::support::{andon, copy_dir, json, run, run_ok, scratch, write_files};
 
 // ---- helpers -----------------------------------------------------------------------------------
 
@@ -225,7 +226,7 @@ fn many_modules() -> tempfile::TempDir {
             ));
         }
     }
-    crate::support::write_files(t.path(), &files);
+    write_files(t.path(), &files);
     t
 }
 
@@ -1024,4 +1025,114 @@ fn the_remedy_index_check_gives_for_a_damaged_pack_repairs_it() {
     run_ok(&args[1..], d);
     let after = run(&["index", "--check", "--quiet"], d);
     assert_eq!(after.status.code(), Some(0), "`{remedy}` left the damage: {}", String::from_utf8_lossy(&after.stdout));
+}
+
+// ---- the table's chunks: compaction, readers racing a writer, a missing pack ------------------
+
+fn set_mtime(p: &Path, secs: u64) {
+    let f = fs::File::options().write(true).open(p).unwrap();
+    f.set_modified(SystemTime::UNIX_EPOCH + Duration::from_secs(secs)).unwrap();
+}
+
+/// `n` modules in 20 packages, module `m` in `pkg{m % 20}`.
+fn chunked_modules(n: usize, body: impl Fn(usize) -> String) -> tempfile::TempDir {
+    let t = tempfile::tempdir().unwrap();
+    let mut files: Vec<(String, String)> = (0..20).map(|p| (format!("pkg{p}/__init__.py"), String::new())).collect();
+    files.extend((1..=n).map(|m| (format!("pkg{}/m{m}.py", m % 20), body(m))));
+    write_files(t.path(), &files);
+    t
+}
+
+/// docs/index.md: "or at 16 packs, every live segment and chunk is copied into one new pack",
+/// also when the runs change only stats (each writes a pack holding the changed chunk).
+#[test]
+fn touch_only_runs_keep_the_packs_at_16_or_fewer() {
+    let t = chunked_modules(3000, |m| {
+        format!("import os\nfrom pkg{} import m{}\ndef f{m}():\n    return {m}\n", (m + 1) % 20, m + 1)
+    });
+    let d = t.path();
+    run_ok(&["index", "--quiet"], d);
+    for i in 1..=60u64 {
+        let m = (i * 53) % 3000 + 1;
+        set_mtime(&d.join(format!("pkg{}/m{m}.py", m % 20)), 1_700_000_000 + i);
+        run_ok(&["index", "--quiet"], d);
+    }
+    let p = packs(d);
+    assert!(p.len() <= 16, "{} packs after 60 touch-only runs: {p:?}", p.len());
+}
+
+/// A one-line edit on a repository of many small files (where the table's chunks are most of the
+/// bytes) writes the change, not every pack: chunks count as live.
+#[test]
+fn a_one_line_edit_on_many_small_files_does_not_rewrite_every_pack() {
+    let t = chunked_modules(15_000, |_| String::new());
+    let d = t.path();
+    run_ok(&["index", "--quiet"], d);
+    let before = packs(d);
+    let total: u64 = before.iter().map(|p| p.1).sum();
+    for k in 0..3 {
+        let p = d.join("pkg1/m1.py");
+        let mut b = fs::read(&p).unwrap();
+        b.extend_from_slice(format!("x{k} = {k}\n").as_bytes());
+        fs::write(&p, b).unwrap();
+        run_ok(&["index", "--quiet"], d);
+        let after = packs(d);
+        let new: Vec<_> = after.iter().filter(|p| !before.contains(p)).cloned().collect();
+        let written: u64 = new.iter().map(|p| p.1).sum();
+        assert!(written < total / 4, "edit {k}: {written} bytes written of {total} (a compaction): {after:?}");
+    }
+}
+
+/// A reader without the lock (`andon index --check`, `andon query --no-index`) reads the head
+/// again when a writer replaced it while it read the table's chunks. The race is widened with
+/// strace delaying every openat by 100 ms.
+#[test]
+fn a_check_racing_a_writer_is_not_stale() {
+    if std::process::Command::new("strace").arg("-V").output().is_err() {
+        eprintln!("strace is not installed");
+        return;
+    }
+    let t = chunked_modules(3000, |m| format!("def f{m}():\n    return {m}\n"));
+    let d = t.path().to_path_buf();
+    run_ok(&["index", "--quiet"], &d);
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writer = {
+        let (d, stop) = (d.clone(), stop.clone());
+        std::thread::spawn(move || {
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                run(&["index", "--quiet", "--rebuild"], &d);
+            }
+        })
+    };
+    let mut failures = Vec::new();
+    for _ in 0..2 {
+        let o = std::process::Command::new("strace")
+            .args(["-f", "-o", "/dev/null", "-e", "trace=openat", "-e", "inject=openat:delay_enter=100000"])
+            .arg(env!("CARGO_BIN_EXE_andon"))
+            .args(["index", "--check", "--quiet"])
+            .current_dir(&d)
+            .output()
+            .unwrap();
+        if !o.status.success() {
+            failures.push(format!("{:?}: {}", o.status.code(), String::from_utf8_lossy(&o.stdout)));
+        }
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    writer.join().unwrap();
+    assert!(failures.is_empty(), "an unchanged tree reported stale while a writer ran:\n{}", failures.join("\n"));
+}
+
+/// A pack that stays missing is named, not reported as a concurrent writer.
+#[test]
+fn a_deleted_pack_is_named_as_missing() {
+    let t = chunked_modules(3000, |m| format!("def f{m}():\n    return {m}\n"));
+    let d = t.path();
+    run_ok(&["index", "--quiet"], d);
+    set_mtime(&d.join("pkg7/m7.py"), 1_700_000_000);
+    run_ok(&["index", "--quiet"], d);
+    let (chunk_only, _) = packs(d).pop().unwrap();
+    fs::remove_file(d.join(".andon").join(&chunk_only)).unwrap();
+    let check = run(&["index", "--check"], d);
+    let text = String::from_utf8_lossy(&check.stdout).to_string() + &String::from_utf8_lossy(&check.stderr);
+    assert!(text.contains(&chunk_only) && !text.contains("run again"), "--check: {text}");
 }
