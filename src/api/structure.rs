@@ -65,6 +65,7 @@ impl IndexReport {
             "files_with_parse_errors": s.files_with_parse_errors,
             "diagnostics": self.diagnostics.iter().map(diag_json).collect::<Vec<_>>(),
             "unchanged": self.unchanged,
+            "resolution": if self.resolved { "computed" } else { "kept" },
             "rebuilt": self.rebuilt,
             "elapsed_ms": (self.elapsed_ms * 1000.0).round() / 1000.0,
             "verdict": { "outcome": "indexed" },

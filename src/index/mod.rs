@@ -22,7 +22,7 @@ use crate::facts::{EXTRACT_DIGEST, Facts, SCHEMA_TEXT, Segment, SegmentBuilder, 
 use store::{Blob, Head, LoadError, Part, read_head};
 use walk::{FileKind, WalkEntry, WalkOptions};
 
-pub const FORMAT_VERSION: u32 = 7;
+pub const FORMAT_VERSION: u32 = 8;
 pub const INDEX_DIR: &str = ".andon";
 pub const INDEX_FILE: &str = "index.bin";
 
@@ -161,6 +161,8 @@ pub struct IndexReport {
     /// Files re-read because their size or time changed.
     pub rehashed: u64,
     pub unchanged: bool,
+    /// The whole-repo facts (resolution, modules, stages) were computed again, not kept.
+    pub resolved: bool,
     /// Why the stored index was not used, if it was not.
     pub rebuilt: Option<String>,
     pub diagnostics: Vec<Diag>,
@@ -316,11 +318,18 @@ pub fn index_path(root: &Path) -> PathBuf {
 struct Stored {
     files: Vec<FileMeta>,
     facts: Vec<FileFacts>,
-    global: Blob,
+    repo: RepoBlobs,
     packs: Vec<(u64, u64)>,
     /// Where the file table's chunks are, with how many files each holds.
     chunks: Vec<(store::Loc, u64)>,
     summary: Summary,
+}
+
+/// The whole-repo segment and the record of the questions its resolution asked of the files'
+/// surfaces ([`crate::resolve::asked`]), as blobs.
+struct RepoBlobs {
+    global: Blob,
+    reads: Blob,
 }
 
 /// The stored index's packs, opened; a segment is read and decoded when it is used.
@@ -328,11 +337,11 @@ fn read_stored_lazily(dir: &Path, head: Head) -> Result<Stored, LoadError> {
     let packs = store::open_packs(dir, &head)?;
     let facts =
         head.segments.iter().map(|&(c, d)| FileFacts::stored(Blob::lazy(&packs, c), Blob::lazy(&packs, d))).collect();
-    let global = Blob::lazy(&packs, head.global);
+    let repo = RepoBlobs { global: Blob::lazy(&packs, head.global), reads: Blob::lazy(&packs, head.reads) };
     Ok(Stored {
         files: head.files,
         facts,
-        global,
+        repo,
         packs: head.packs,
         chunks: head.chunks,
         summary: head.header.summary.clone(),
@@ -404,15 +413,15 @@ fn write_index(
     header: &IndexHeader,
     files: &[FileMeta],
     facts: &[FileFacts],
-    global: &Blob,
+    repo: &RepoBlobs,
     (packs, chunks, untouched): (&[(u64, u64)], &[(store::Loc, u64)], Option<&[bool]>),
 ) -> Result<(), IndexError> {
     let place = |b: &Blob| (b.loc(), b.len());
-    let blobs = facts.iter().flat_map(|f| [place(&f.core_blob), place(&f.detail)]).chain([place(global)]);
+    let blobs = facts.iter().flat_map(|f| [place(&f.core_blob), place(&f.detail)]).chain([place(&repo.global), place(&repo.reads)]);
     let bytes = store::compaction_due(packs, blobs, chunks);
     let segments = facts.iter().map(|f| (Part::of(&f.core_blob, bytes), Part::of(&f.detail, bytes))).collect();
-    let global = Part::of(global, bytes);
-    store::write(dir, &store::Update { header, files, segments, global, packs, chunks, untouched })
+    let (global, reads) = (Part::of(&repo.global, bytes), Part::of(&repo.reads, bytes));
+    store::write(dir, &store::Update { header, files, segments, global, reads, packs, chunks, untouched })
 }
 
 /// The lock a run holds on `.andon/` while it lasts.
@@ -655,23 +664,20 @@ pub fn update(
         old.as_ref().map(|s| (s.packs.clone(), s.chunks.clone(), Some(s.summary.clone()))).unwrap_or_default();
     let old_facts: u64 = old.as_ref().map_or(0, |s| s.files.iter().map(|f| f.facts).sum());
     let untouched = untouched(&jobs, &olds, old.as_ref().map_or(0, |s| s.files.len()));
-    let (files, facts, replaced, old_global) = assemble(jobs, &olds, old, &mut diagnostics);
+    let (files, facts, replaced, old_repo) = assemble(jobs, &olds, old, &mut diagnostics);
     // the whole-repo facts stand when no file came or went, the walk is the same, and every
     // changed file gives resolution the same inputs: then only the changed files' cores are decoded
     let stands = tally.removed == 0
         && !options_changed
         && replaced.len() as u64 == tally.parsed
-        && replaced.iter().all(|(i, old)| {
-            let (Ok(old), Ok(new)) = (old.try_core(), facts[*i].try_core()) else { return false };
-            crate::resolve::same_inputs(&files[*i], old, new)
-        });
-    let (summary, global_blob, diagnostics) = match (old_global, old_summary) {
-        (Some(global), Some(old_summary)) if stands => {
+        && old_repo.as_ref().is_some_and(|r| repo_stands(r, &files, &facts, &replaced));
+    let (summary, repo_blobs, diagnostics) = match (old_repo, old_summary) {
+        (Some(repo), Some(old_summary)) if stands => {
             let changed: Vec<(&Segment, &Segment)> =
                 replaced.iter().map(|(i, old)| (old.core(), facts[*i].core())).collect();
             let summary = summary_after(&old_summary, old_facts, &files, &changed);
             let new_cores: Vec<&Segment> = changed.iter().map(|c| c.1).collect();
-            (summary, global, with_stored_diags(diagnostics, &new_cores))
+            (summary, repo, with_stored_diags(diagnostics, &new_cores))
         }
         _ => {
             for f in &facts {
@@ -681,13 +687,17 @@ pub fn update(
                 Ok(c) => c,
                 Err(why) => return rebuild(why, lock),
             };
-            let global = crate::resolve::resolve(&files, &cores, &root_name(&root));
-            let summary = summarize(&files, &cores, &global);
-            (summary, Blob::Owned(store::encode_segment(&global)), with_stored_diags(diagnostics, &cores))
+            let resolved = crate::resolve::resolve(&files, &cores, &root_name(&root));
+            let summary = summarize(&files, &cores, &resolved.global);
+            let repo = RepoBlobs {
+                global: Blob::Owned(store::encode_segment(&resolved.global)),
+                reads: Blob::Owned(resolved.reads),
+            };
+            (summary, repo, with_stored_diags(diagnostics, &cores))
         }
     };
     let header = IndexHeader { fingerprint: fingerprint(), stamp_ns, summary, walk: walk_wire };
-    write_index(&dir, &header, &files, &facts, &global_blob, (&packs, &chunks, untouched.as_deref()))?;
+    write_index(&dir, &header, &files, &facts, &repo_blobs, (&packs, &chunks, untouched.as_deref()))?;
     Ok(IndexReport {
         root,
         index_path: ipath,
@@ -697,9 +707,27 @@ pub fn update(
         removed: tally.removed,
         rehashed: tally.rehashed,
         unchanged: false,
+        resolved: !stands,
         rebuilt,
         diagnostics,
         elapsed_ms: ms(t0),
+    })
+}
+
+/// Whether the stored whole-repo facts stand for the new file table: every re-parsed file
+/// (`replaced`: its place, its stored facts) gives resolution the same inputs but for names of its
+/// surface that resolution never asked about, as the stored record of its questions shows (a
+/// record or segment that cannot be read stands for nothing).
+fn repo_stands(repo: &RepoBlobs, files: &[FileMeta], facts: &[FileFacts], replaced: &[(usize, FileFacts)]) -> bool {
+    let mut reads = None;
+    replaced.iter().all(|(i, old)| {
+        let (Ok(old), Ok(new)) = (old.try_core(), facts[*i].try_core()) else { return false };
+        let Some(change) = crate::resolve::input_change(&files[*i], old, new) else { return false };
+        if change.is_none() {
+            return true;
+        }
+        let Some(reads) = *reads.get_or_insert_with(|| repo.reads.verified_bytes()) else { return false };
+        !crate::resolve::asked(reads, &files[*i].path, &change)
     })
 }
 
@@ -757,7 +785,7 @@ fn head_only(
         files.push(meta.unwrap_or_else(|| std::mem::take(&mut stored.files[oi])));
         facts.push(old_facts[oi].take().expect("each stored file is reused once"));
     }
-    write_index(dir, &header, &files, &facts, &stored.global, (&packs, &chunks, untouched.as_deref()))?;
+    write_index(dir, &header, &files, &facts, &stored.repo, (&packs, &chunks, untouched.as_deref()))?;
     Ok(IndexReport {
         root,
         index_path: ipath,
@@ -767,6 +795,7 @@ fn head_only(
         removed: 0,
         rehashed: tally.rehashed,
         unchanged: false,
+        resolved: false,
         rebuilt,
         diagnostics: with_stored_diags(diagnostics, &[]),
         elapsed_ms: ms(t0),
@@ -889,16 +918,16 @@ fn stored_body(dir: &Path, head: Option<Head>) -> Result<Option<Stored>, String>
 /// The new file table and its facts, in walk order: a reused file keeps its stored facts, a new
 /// one brings its own (and its diagnostics). Also returns the stored facts of each re-parsed file
 /// that was indexed before (its place in the new table, its old facts), and the stored repo
-/// segment.
+/// blobs.
 #[allow(clippy::type_complexity)]
 fn assemble(
     jobs: Vec<Job>,
     olds: &[Option<usize>],
     old: Option<Stored>,
     diagnostics: &mut Vec<Diag>,
-) -> (Vec<FileMeta>, Vec<FileFacts>, Vec<(usize, FileFacts)>, Option<Blob>) {
+) -> (Vec<FileMeta>, Vec<FileFacts>, Vec<(usize, FileFacts)>, Option<RepoBlobs>) {
     let (mut old_files, old_facts, old_global) = match old {
-        Some(i) => (i.files, i.facts, Some(i.global)),
+        Some(i) => (i.files, i.facts, Some(i.repo)),
         None => (Vec::new(), Vec::new(), None),
     };
     let mut replaced = Vec::new();
@@ -973,6 +1002,7 @@ fn unchanged_report(
         removed: 0,
         rehashed,
         unchanged: true,
+        resolved: false,
         rebuilt,
         diagnostics,
         elapsed_ms: ms(t0),

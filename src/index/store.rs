@@ -60,6 +60,8 @@ struct HeadWire {
     chunks: Vec<(Loc, u64)>,
     /// The repo segment (resolution, modules, stages).
     global: Loc,
+    /// The questions its resolution asked of the files' surfaces ([`crate::resolve::asked`]).
+    reads: Loc,
     /// Every pack the head names: (id, length in bytes).
     packs: Vec<(u64, u64)>,
 }
@@ -70,6 +72,7 @@ struct HeadRef<'a> {
     header: &'a IndexHeader,
     chunks: &'a [(Loc, u64)],
     global: Loc,
+    reads: Loc,
     packs: &'a [(u64, u64)],
 }
 
@@ -116,6 +119,7 @@ pub(super) struct Head {
     pub files: Vec<FileMeta>,
     pub segments: Vec<(Loc, Loc)>,
     pub global: Loc,
+    pub reads: Loc,
     pub packs: Vec<(u64, u64)>,
     /// Where the file table's chunks are and how many files each holds (a writer keeps those
     /// whose bytes it would write again).
@@ -188,7 +192,7 @@ pub(super) fn read_head(path: &Path) -> Result<Head, LoadError> {
     }
     let named: BTreeMap<u64, u64> = w.packs.iter().copied().collect();
     let within = |l: &Loc| named.get(&l.pack).is_some_and(|&n| l.offset.checked_add(l.len).is_some_and(|e| e <= n));
-    if named.len() != w.packs.len() || !within(&w.global) || !w.chunks.iter().all(|(l, _)| within(l)) {
+    if named.len() != w.packs.len() || !within(&w.global) || !within(&w.reads) || !w.chunks.iter().all(|(l, _)| within(l)) {
         return Err(LoadError::Untrusted("inconsistent file table".into()));
     }
     let dir = path.parent().unwrap_or(Path::new("."));
@@ -197,7 +201,7 @@ pub(super) fn read_head(path: &Path) -> Result<Head, LoadError> {
     if !segments.iter().all(|(c, d)| within(c) && within(d)) || !files.windows(2).all(|f| f[0].path < f[1].path) {
         return Err(LoadError::Untrusted("inconsistent file table".into()));
     }
-    Ok(Head { header: w.header, files, segments, global: w.global, packs: w.packs, chunks: w.chunks })
+    Ok(Head { header: w.header, files, segments, global: w.global, reads: w.reads, packs: w.packs, chunks: w.chunks })
 }
 
 /// The file table from its chunks, each read from its pack and checked.
@@ -405,6 +409,14 @@ impl Blob {
         Some((loc, (xxhash_rust::xxh3::xxh3_64(b) == loc.sum).then_some(b)))
     }
 
+    /// Its bytes, when they match their checksum (an owned blob's always do).
+    pub(super) fn verified_bytes(&self) -> Option<&[u8]> {
+        match self.stored_verified() {
+            None => Some(self.bytes()),
+            Some((_, b)) => b,
+        }
+    }
+
     /// Whether its bytes match their checksum (an owned blob has none to match).
     pub(super) fn verify(&self) -> Result<(), String> {
         match self.stored_verified() {
@@ -466,6 +478,7 @@ pub(super) struct Update<'a> {
     /// Per file: core and detail.
     pub segments: Vec<(Part<'a>, Part<'a>)>,
     pub global: Part<'a>,
+    pub reads: Part<'a>,
     /// The packs the stored head named: (id, length).
     pub packs: &'a [(u64, u64)],
     /// Where the stored head's file-table chunks are, with how many files each holds.
@@ -512,7 +525,7 @@ pub(super) fn compaction_due(
 /// live blob was read, every live blob to one new pack), then the new head; then removes the
 /// packs it no longer names.
 pub(super) fn write(dir: &Path, u: &Update) -> Result<(), IndexError> {
-    let all: Vec<Part> = u.segments.iter().flat_map(|(c, d)| [*c, *d]).chain([u.global]).collect();
+    let all: Vec<Part> = u.segments.iter().flat_map(|(c, d)| [*c, *d]).chain([u.global, u.reads]).collect();
     let live: u64 = all.iter().map(Part::len).sum();
     let fresh: u64 = all.iter().filter(|p| matches!(p, Part::New(_))).map(Part::len).sum();
     let kept: BTreeSet<u64> =
@@ -547,6 +560,7 @@ pub(super) fn write(dir: &Path, u: &Update) -> Result<(), IndexError> {
     };
     let segments: Vec<(Loc, Loc)> = u.segments.iter().map(|(c, d)| (place(*c), place(*d))).collect();
     let global = place(u.global);
+    let reads = place(u.reads);
     // the file table's chunks: one of files as stored, or stored with the same bytes, is kept where
     // it is
     let stored: HashMap<(u64, u64), Loc> = u.chunks.iter().map(|(l, _)| ((l.sum, l.len), *l)).collect();
@@ -588,7 +602,7 @@ pub(super) fn write(dir: &Path, u: &Update) -> Result<(), IndexError> {
         write_new(dir, &format!("{PACK_TMP_PREFIX}{}", std::process::id()), &pack_name(id), &pack)?;
         packs.push((id, pack.len() as u64));
     }
-    let head = HeadRef { header: u.header, chunks: &chunks, global, packs: &packs };
+    let head = HeadRef { header: u.header, chunks: &chunks, global, reads, packs: &packs };
     let body = postcard::to_stdvec(&head).expect("serializable");
     let mut bytes = Vec::with_capacity(PREAMBLE + body.len());
     bytes.extend_from_slice(MAGIC);

@@ -7,7 +7,10 @@
 mod python;
 mod rust;
 mod stages;
+mod surface;
 mod typescript;
+
+pub use surface::{SurfaceChange, asked};
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -35,8 +38,8 @@ pub(crate) struct Imp {
 pub(crate) struct FileInfo<'s> {
     pub lang: String,
     pub imports: Vec<Imp>,
-    pub defines: HashSet<&'s str>,
-    pub exports: HashSet<&'s str>,
+    /// What it defines and exports: read through [`Repo::defines`] and its siblings only.
+    pub surface: surface::Surface<'s>,
     /// lines of `#[cfg(test)]` items (Rust `mod` declarations)
     pub cfg_test: HashSet<u32>,
     /// the file is test-only by its path
@@ -73,6 +76,8 @@ pub(crate) struct Repo<'s> {
     pub manifests: BTreeMap<String, ManifestInfo>,
     /// Every directory that holds an indexed file (and its ancestors), "" for the root.
     pub dirs: HashSet<String>,
+    /// The questions resolution asked of the files' surfaces.
+    reads: surface::Reads,
 }
 
 impl<'s> Repo<'s> {
@@ -114,10 +119,10 @@ impl<'s> Repo<'s> {
                         }
                     }
                     rel::DEFINES => {
-                        fi.defines.insert(seg.str(c[1]));
+                        fi.surface.define(seg.str(c[1]));
                     }
                     rel::EXPORTS => {
-                        fi.exports.insert(seg.str(c[1]));
+                        fi.surface.export(seg.str(c[1]));
                     }
                     rel::MOD_DECL => fi.mod_decls.push((c[1], s(c[2]), s(c[3]))),
                     rel::CRATE_ROOT_MACRO => fi.root_macros.push(seg.str(c[2])),
@@ -155,7 +160,7 @@ impl<'s> Repo<'s> {
                 files.insert(meta.path.clone(), fi);
             }
         }
-        Repo { files, manifests, dirs }
+        Repo { files, manifests, dirs, reads: surface::Reads::default() }
     }
 
     pub fn is_file(&self, p: &str) -> bool {
@@ -315,18 +320,40 @@ impl<'r> Resolvers<'r> {
     }
 }
 
-/// Whether two versions of one file's core facts give resolution the same inputs. Resolution
-/// reads the segments only through [`Repo::build`], one file at a time, so when every changed
-/// file's inputs are the same (an edit of a comment or a function body) and no file was added or
-/// removed, the whole-repo segment is the same too, and need not be computed again.
-pub fn same_inputs(meta: &FileMeta, old: &Segment, new: &Segment) -> bool {
-    let (a, b) = (Repo::build(std::slice::from_ref(meta), &[old]), Repo::build(std::slice::from_ref(meta), &[new]));
-    a.files == b.files && a.manifests == b.manifests
+/// How a file's new core facts change resolution's inputs: `None` when they change more than its
+/// surface (imports, modules, manifests, markers…); else how its surface changed (nothing, for an
+/// edit of a comment or a function body). Resolution reads the segments only through
+/// [`Repo::build`], one file at a time, and a surface only through the questions the stored record
+/// of reads ([`asked`]) lists: so when no file was added or removed and every changed file's
+/// inputs are the same but for names no question asked about, the whole-repo segment is the same
+/// too, and need not be computed again.
+pub fn input_change(meta: &FileMeta, old: &Segment, new: &Segment) -> Option<SurfaceChange> {
+    let one = |seg| Repo::build(std::slice::from_ref(meta), &[seg]);
+    let (mut a, mut b) = (one(old), one(new));
+    if a.manifests != b.manifests {
+        return None;
+    }
+    let (fa, fb) = (a.files.get_mut(&meta.path), b.files.get_mut(&meta.path));
+    match (fa, fb) {
+        (None, None) => Some(SurfaceChange::default()),
+        (Some(fa), Some(fb)) => {
+            let (sa, sb) = (std::mem::take(&mut fa.surface), std::mem::take(&mut fb.surface));
+            (fa == fb).then(|| sb.changes_from(&sa))
+        }
+        _ => None,
+    }
+}
+
+/// The whole-repo segment, with the record of the questions its resolution asked of surfaces
+/// ([`asked`]).
+pub struct Resolved {
+    pub global: Segment,
+    pub reads: Vec<u8>,
 }
 
 /// Computes the whole-repo segment from every file's facts.
 /// `root_name` is the name of the indexed directory (a package when it holds `__init__.py`).
-pub fn resolve(metas: &[FileMeta], segments: &[&Segment], root_name: &str) -> Segment {
+pub fn resolve(metas: &[FileMeta], segments: &[&Segment], root_name: &str) -> Resolved {
     let repo = Repo::build(metas, segments);
     let mut out = Out { b: SegmentBuilder::new() };
     let hooks = Resolvers::new(&repo, root_name);
@@ -338,7 +365,8 @@ pub fn resolve(metas: &[FileMeta], segments: &[&Segment], root_name: &str) -> Se
     stages::stages(&repo, &hooks, root_name, &edges, &mut out);
     glob_exports(&repo, &globs, &mut out);
     dependency_imports(&repo, &hooks, &mut out);
-    out.b.finish()
+    drop(hooks);
+    Resolved { global: out.b.finish(), reads: repo.reads.encode() }
 }
 
 /// Resolves every import of every file with its language's hook; returns the wildcard imports
@@ -420,7 +448,7 @@ fn glob_exports(repo: &Repo, globs: &[(&str, String)], out: &mut Out) {
     for (from, target) in globs {
         importers.entry(target.as_str()).or_default().push(from);
         for f in [*from, target.as_str()] {
-            surface.entry(f).or_insert_with(|| repo.files.get(f).map(|fi| fi.exports.clone()).unwrap_or_default());
+            surface.entry(f).or_insert_with(|| repo.exports_of(f));
         }
     }
     let mut work: Vec<(&str, &str)> = Vec::new();
@@ -478,11 +506,13 @@ mod tests {
             facts: 0,
         };
         let base = "import os\nfrom pkg import a\n\ndef f(x):\n    return x\n";
-        let same = |edited: &str| same_inputs(&meta, &core(base), &core(edited));
-        assert!(same(&format!("{base}# a comment\n")), "a comment at the end");
-        assert!(same("import os\nfrom pkg import a\n\ndef f(x):\n    y = x + 1\n    return y\n"), "a body");
-        assert!(!same(&format!("{base}def g():\n    pass\n")), "a new definition");
-        assert!(!same(&format!("# moved\n{base}")), "the imports moved down a line");
-        assert!(!same("import os\nfrom pkg import b\n\ndef f(x):\n    return x\n"), "another import");
+        let change = |edited: &str| input_change(&meta, &core(base), &core(edited));
+        let same = Some(SurfaceChange::default());
+        assert_eq!(change(&format!("{base}# a comment\n")), same, "a comment at the end");
+        assert_eq!(change("import os\nfrom pkg import a\n\ndef f(x):\n    y = x + 1\n    return y\n"), same, "a body");
+        let g = Some(SurfaceChange { defines: vec!["g".into()], exports: vec!["g".into()], emptiness: false });
+        assert_eq!(change(&format!("{base}def g():\n    pass\n")), g, "a new definition: g defined and exported");
+        assert_eq!(change(&format!("# moved\n{base}")), None, "the imports moved down a line");
+        assert_eq!(change("import os\nfrom pkg import b\n\ndef f(x):\n    return x\n"), None, "another import");
     }
 }

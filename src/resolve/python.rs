@@ -255,7 +255,7 @@ impl<'a> Python<'a> {
         let Some(fi) = self.repo.files.get(file) else {
             return Binding::Unknown;
         };
-        if fi.defines.contains(name) || fi.exports.contains(name) || imports_bind(fi, name) {
+        if self.repo.defines(file, name) || self.repo.exports(file, name) || imports_bind(fi, name) {
             return Binding::Yes;
         }
         let mut answer = Binding::No;

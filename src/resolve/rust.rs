@@ -297,7 +297,7 @@ impl<'a> Rust<'a> {
                 let rest_start = if first == "self" { 1 } else { supers };
                 let exact = match segs.get(rest_start) {
                     None => true,
-                    Some(n) => self.repo.files.get(path).is_some_and(|f| f.defines.contains(*n)),
+                    Some(n) => self.repo.defines(path, n),
                 };
                 return Target::Files(vec![(path.to_string(), exact)]);
             }
@@ -352,9 +352,7 @@ impl<'a> Rust<'a> {
                         return Target::External(first.to_string(), true);
                     }
                     _ => {
-                        if let Some(fi) = self.repo.files.get(path)
-                            && fi.defines.contains(first)
-                        {
+                        if self.repo.defines(path, first) {
                             // `use Enum::Variant` or a local item path
                             return Target::Files(vec![(path.to_string(), false)]);
                         }
@@ -453,7 +451,7 @@ impl<'a> Rust<'a> {
 
     fn find_item_uncached(&self, file: &str, name: &str, depth: u32) -> Option<(String, bool)> {
         let fi = self.repo.files.get(file)?;
-        if fi.defines.contains(name) || self.root_macro(file, name) {
+        if self.repo.defines(file, name) || self.root_macro(file, name) {
             Some((file.to_string(), true))
         } else if depth > 8 {
             Some((file.to_string(), false)) // too long a chain to follow: unknown, not missing

@@ -278,7 +278,7 @@ impl<'a> Ts<'a> {
             return;
         }
         for (name, _) in &imp.names {
-            if name == "*" || name == "default" && tf.exports.contains("default") {
+            if name == "*" || name == "default" && self.repo.exports(target, "default") {
                 continue;
             }
             if !self.exports(target, name, 0) {
@@ -292,7 +292,7 @@ impl<'a> Ts<'a> {
         let Some(fi) = self.repo.files.get(file) else {
             return true;
         };
-        if fi.exports.contains(name) {
+        if self.repo.exports(file, name) {
             return true;
         }
         if depth > 8 {
@@ -310,7 +310,7 @@ impl<'a> Ts<'a> {
             }
         }
         // CommonJS or ambient declarations: treat as unknown
-        fi.lang == "javascript" || fi.exports.is_empty() && fi.defines.is_empty()
+        fi.lang == "javascript" || self.repo.surface_empty(file)
     }
 }
 

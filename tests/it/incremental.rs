@@ -714,6 +714,80 @@ fn append_newline_everywhere(d: &Path) {
     }
 }
 
+// ---- new names: resolved again only where an import asks for them --------------------------------
+
+/// Appends to one file per step; each step says whether the whole-repo facts must be computed
+/// again (an import names what changed) or kept, and the index must equal a fresh one either way.
+fn surface_steps(files: &[(&str, &str)], steps: &[(&str, &str, &str, &str)]) {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    write_files(d, files);
+    assert_eq!(index(d, &[])["resolution"], "computed", "a first index resolves");
+    let mut failures = Vec::new();
+    for (what, file, text, expected) in steps {
+        append(d, file, text);
+        let v = index(d, &[]);
+        if v["resolution"] != *expected {
+            failures.push(format!("{what}: resolution {}, expected {expected}", v["resolution"]));
+        }
+        compare_with_fresh(d, what, &v, &[], &mut failures);
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+#[test]
+fn a_new_python_name_resolves_again_only_where_an_import_names_it() {
+    surface_steps(
+        &[
+            ("pyproject.toml", "[project]\nname = \"pkg\"\n"),
+            ("pkg/__init__.py", ""),
+            ("pkg/a.py", "from pkg.b import helper\n"),
+            ("pkg/b.py", "x = 1\n"),
+            ("pkg/g.py", "from pkg.d import *\n"),
+            ("pkg/d.py", "y = 1\n"),
+        ],
+        &[
+            ("a comment", "pkg/a.py", "# later\n", "kept"),
+            ("a function nobody imports", "pkg/b.py", "def unused():\n    pass\n", "kept"),
+            ("the name a.py imports, missing until now", "pkg/b.py", "def helper():\n    pass\n", "computed"),
+            ("a name for the module a star import reads whole", "pkg/d.py", "z = 2\n", "computed"),
+            ("a private name of that module (not carried by the star)", "pkg/d.py", "_w = 3\n", "kept"),
+            ("a class nobody imports", "pkg/b.py", "class Widget:\n    pass\n", "kept"),
+        ],
+    );
+}
+
+#[test]
+fn a_new_typescript_export_resolves_again_only_where_an_import_names_it() {
+    surface_steps(
+        &[
+            ("package.json", "{ \"name\": \"web\" }\n"),
+            ("src/a.ts", "import { thing } from './b';\nexport const a = thing;\n"),
+            ("src/b.ts", "export const x = 1;\n"),
+        ],
+        &[
+            ("an export nobody imports", "src/b.ts", "export const other = 2;\n", "kept"),
+            ("the name a.ts imports, missing until now", "src/b.ts", "export const thing = 2;\n", "computed"),
+        ],
+    );
+}
+
+#[test]
+fn a_new_rust_item_resolves_again_only_where_a_use_names_it() {
+    surface_steps(
+        &[
+            ("Cargo.toml", "[package]\nname = \"k\"\nversion = \"0.1.0\"\nedition = \"2021\"\n"),
+            ("src/lib.rs", "mod m;\nmod user;\n"),
+            ("src/m.rs", "pub struct A;\n"),
+            ("src/user.rs", "use crate::m::Thing;\n"),
+        ],
+        &[
+            ("an item nobody uses", "src/m.rs", "pub struct Other;\n", "kept"),
+            ("the item user.rs uses, missing until now", "src/m.rs", "pub struct Thing;\n", "computed"),
+        ],
+    );
+}
+
 // ---- a property: random edit sequences ---------------------------------------------------------
 
 const FILES: &[&str] =
@@ -737,9 +811,14 @@ const LINES: &[&str] = &[
     "def helper():\n    return 2",
 ];
 
+/// Definitions appended to a file: its surface changes and nothing else, with names other files
+/// import (`helper`, `thing`, `nothing`) or that none does (`Widget`).
+const APPENDED: &[&str] = &["def helper():\n    return 3", "thing = 2", "def nothing():\n    pass", "class Widget:\n    pass"];
+
 #[derive(Clone, Debug)]
 enum Edit {
     Write(usize, Vec<usize>),
+    Append(usize, usize),
     Delete(usize),
     Rename(usize, usize),
 }
@@ -756,6 +835,7 @@ fn edit_strategy() -> impl Strategy<Value = Edit> {
     let n = FILES.len();
     prop_oneof![
         3 => (0..n, prop::collection::vec(0..LINES.len(), 0..4)).prop_map(|(f, l)| Edit::Write(f, l)),
+        2 => (0..n, 0..APPENDED.len()).prop_map(|(f, l)| Edit::Append(f, l)),
         1 => (0..n).prop_map(Edit::Delete),
         1 => (0..n, 0..n).prop_map(|(a, b)| Edit::Rename(a, b)),
     ]
@@ -791,6 +871,13 @@ proptest! {
                     let c = content(lines);
                     write(d, FILES[*f], &c);
                     tree.insert(*f, c);
+                }
+                Edit::Append(f, line) => {
+                    if let Some(c) = tree.get_mut(f) {
+                        c.push_str(APPENDED[*line]);
+                        c.push('\n');
+                        write(d, FILES[*f], c);
+                    }
                 }
                 Edit::Delete(f) => {
                     if tree.remove(f).is_some() {
