@@ -417,7 +417,10 @@ fn write_index(
     (packs, chunks, untouched): (&[(u64, u64)], &[(store::Loc, u64)], Option<&[bool]>),
 ) -> Result<(), IndexError> {
     let place = |b: &Blob| (b.loc(), b.len());
-    let blobs = facts.iter().flat_map(|f| [place(&f.core_blob), place(&f.detail)]).chain([place(&repo.global), place(&repo.reads)]);
+    let blobs = facts
+        .iter()
+        .flat_map(|f| [place(&f.core_blob), place(&f.detail)])
+        .chain([place(&repo.global), place(&repo.reads)]);
     let bytes = store::compaction_due(packs, blobs, chunks);
     let segments = facts.iter().map(|f| (Part::of(&f.core_blob, bytes), Part::of(&f.detail, bytes))).collect();
     let (global, reads) = (Part::of(&repo.global, bytes), Part::of(&repo.reads, bytes));
@@ -538,8 +541,9 @@ fn kind_code(k: FileKind) -> (u8, Option<Lang>) {
 
 /// Result of looking at one walked file.
 enum Job {
-    /// The stored file at this place, with new stats when they changed (`None`: as stored).
-    Reuse(usize, Option<FileMeta>),
+    /// The stored file at this place, with new stats when they changed (`None`: as stored; boxed,
+    /// as most files of a run are reused as stored).
+    Reuse(usize, Option<Box<FileMeta>>),
     /// Parsed: boxed, so the table of jobs of a large repository stays small.
     New(Box<(FileMeta, FileFacts, Vec<Diag>)>),
 }
@@ -782,7 +786,7 @@ fn head_only(
     let mut old_facts: Vec<Option<FileFacts>> = std::mem::take(&mut stored.facts).into_iter().map(Some).collect();
     for job in jobs {
         let Job::Reuse(oi, meta) = job else { unreachable!("no file was parsed") };
-        files.push(meta.unwrap_or_else(|| std::mem::take(&mut stored.files[oi])));
+        files.push(meta.map_or_else(|| std::mem::take(&mut stored.files[oi]), |m| *m));
         facts.push(old_facts[oi].take().expect("each stored file is reused once"));
     }
     write_index(dir, &header, &files, &facts, &stored.repo, (&packs, &chunks, untouched.as_deref()))?;
@@ -899,7 +903,7 @@ impl Tally {
             reused: jobs.len() as u64 - parsed,
             removed: old_files.len() as u64 - still,
             rehashed,
-            metas_changed: jobs.iter().any(|j| matches!(j, Job::Reuse(oi, Some(m)) if old_files[*oi] != *m)),
+            metas_changed: jobs.iter().any(|j| matches!(j, Job::Reuse(oi, Some(m)) if old_files[*oi] != **m)),
         }
     }
 }
@@ -939,7 +943,7 @@ fn assemble(
             match job {
                 Job::Reuse(_, meta) => {
                     if let Some(meta) = meta {
-                        old_files[i] = meta;
+                        old_files[i] = *meta;
                     }
                 }
                 Job::New(new) => {
@@ -958,7 +962,7 @@ fn assemble(
     for (job, old) in jobs.into_iter().zip(olds) {
         match job {
             Job::Reuse(oi, meta) => {
-                files.push(meta.unwrap_or_else(|| old_files.get_mut(oi).map(std::mem::take).unwrap_or_default()));
+                files.push(meta.map_or_else(|| old_files.get_mut(oi).map(std::mem::take).unwrap_or_default(), |m| *m));
                 let empty = || FileFacts::new(Segment::default(), &Segment::default());
                 facts.push(old_facts.get_mut(oi).and_then(Option::take).unwrap_or_else(empty));
             }
@@ -1082,7 +1086,7 @@ fn look_at(ctx: &mut extract::Context, e: &WalkEntry, old: Option<(usize, &FileM
         {
             meta.skipped = o.skipped.clone();
             meta.facts = o.facts;
-            return Job::Reuse(oi, Some(meta));
+            return Job::Reuse(oi, Some(Box::new(meta)));
         }
         return skipped(e, meta, "too-large", format!("{} bytes, over the {max_size}-byte limit; not parsed", e.size));
     }
@@ -1100,7 +1104,7 @@ fn look_at(ctx: &mut extract::Context, e: &WalkEntry, old: Option<(usize, &FileM
     {
         meta.facts = o.facts;
         meta.skipped = o.skipped.clone();
-        return Job::Reuse(oi, Some(meta));
+        return Job::Reuse(oi, Some(Box::new(meta)));
     }
     if bytes[..bytes.len().min(8192)].contains(&0) {
         return skipped(e, meta, "binary", skipped_message("binary"));

@@ -192,7 +192,11 @@ pub(super) fn read_head(path: &Path) -> Result<Head, LoadError> {
     }
     let named: BTreeMap<u64, u64> = w.packs.iter().copied().collect();
     let within = |l: &Loc| named.get(&l.pack).is_some_and(|&n| l.offset.checked_add(l.len).is_some_and(|e| e <= n));
-    if named.len() != w.packs.len() || !within(&w.global) || !within(&w.reads) || !w.chunks.iter().all(|(l, _)| within(l)) {
+    if named.len() != w.packs.len()
+        || !within(&w.global)
+        || !within(&w.reads)
+        || !w.chunks.iter().all(|(l, _)| within(l))
+    {
         return Err(LoadError::Untrusted("inconsistent file table".into()));
     }
     let dir = path.parent().unwrap_or(Path::new("."));

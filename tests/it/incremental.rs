@@ -813,7 +813,8 @@ const LINES: &[&str] = &[
 
 /// Definitions appended to a file: its surface changes and nothing else, with names other files
 /// import (`helper`, `thing`, `nothing`) or that none does (`Widget`).
-const APPENDED: &[&str] = &["def helper():\n    return 3", "thing = 2", "def nothing():\n    pass", "class Widget:\n    pass"];
+const APPENDED: &[&str] =
+    &["def helper():\n    return 3", "thing = 2", "def nothing():\n    pass", "class Widget:\n    pass"];
 
 #[derive(Clone, Debug)]
 enum Edit {
