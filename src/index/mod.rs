@@ -1179,7 +1179,7 @@ fn extract_file(
 /// The summary's counts that the file table alone gives: files by language, manifests, skipped
 /// files and the files' facts.
 fn table_counts(files: &[FileMeta]) -> Summary {
-    let mut by_lang: BTreeMap<String, u64> = BTreeMap::new();
+    let mut by_lang: BTreeMap<&str, u64> = BTreeMap::new();
     let mut s = Summary::default();
     for f in files {
         if f.skipped.is_some() {
@@ -1187,13 +1187,13 @@ fn table_counts(files: &[FileMeta]) -> Summary {
             continue;
         }
         if f.kind != 1 {
-            *by_lang.entry(f.lang.clone()).or_default() += 1;
+            *by_lang.entry(f.lang.as_str()).or_default() += 1;
         }
         if f.kind != 0 {
             s.manifests += 1;
         }
     }
-    s.files_by_lang = by_lang.into_iter().collect();
+    s.files_by_lang = by_lang.into_iter().map(|(l, n)| (l.to_string(), n)).collect();
     s.facts = files.iter().map(|f| f.facts).sum();
     s
 }

@@ -513,12 +513,16 @@ pub(super) fn compaction_due(
         live += l.len;
         kept.insert(l.pack);
     }
+    let mut last_pack = None;
     for (loc, len) in parts {
         live += len;
         match loc {
-            Some(l) => {
+            // consecutive blobs are mostly in one pack: one insert each run of them
+            Some(l) if last_pack != Some(l.pack) => {
                 kept.insert(l.pack);
+                last_pack = Some(l.pack);
             }
+            Some(_) => {}
             None => fresh += len,
         }
     }
@@ -529,12 +533,22 @@ pub(super) fn compaction_due(
 /// live blob was read, every live blob to one new pack), then the new head; then removes the
 /// packs it no longer names.
 pub(super) fn write(dir: &Path, u: &Update) -> Result<(), IndexError> {
-    let all: Vec<Part> = u.segments.iter().flat_map(|(c, d)| [*c, *d]).chain([u.global, u.reads]).collect();
-    let live: u64 = all.iter().map(Part::len).sum();
-    let fresh: u64 = all.iter().filter(|p| matches!(p, Part::New(_))).map(Part::len).sum();
-    let kept: BTreeSet<u64> =
-        all.iter().filter_map(|p| if let Part::Stored(l, _) = p { Some(l.pack) } else { None }).collect();
-    let readable = all.iter().all(|p| !matches!(p, Part::Stored(_, None)));
+    let (mut live, mut fresh, mut kept, mut readable) = (0, 0, BTreeSet::new(), true);
+    let mut last_pack = None;
+    for p in u.segments.iter().flat_map(|(c, d)| [c, d]).chain([&u.global, &u.reads]) {
+        live += p.len();
+        match p {
+            Part::New(b) => fresh += b.len() as u64,
+            Part::Stored(l, bytes) => {
+                readable &= bytes.is_some();
+                // consecutive blobs are mostly in one pack: one insert each run of them
+                if last_pack != Some(l.pack) {
+                    kept.insert(l.pack);
+                    last_pack = Some(l.pack);
+                }
+            }
+        }
+    }
     // the table's chunks count as live, and their packs as kept, as [`compaction_due`] counts them
     let mut with_chunks = kept.clone();
     with_chunks.extend(u.chunks.iter().map(|c| c.0.pack));
