@@ -123,8 +123,10 @@ fn catalog(prog: &Program, constants: &[String], sources: &[(String, bool)]) -> 
     .unwrap();
     writeln!(
         out,
-        "/// FNV-1a digest of the extraction and resolution code.\npub const EXTRACT_DIGEST: u64 = {};",
-        digest_dir("src/extract", "rs") ^ digest_dir("src/resolve", "rs").rotate_left(1)
+        "/// FNV-1a digest of the extraction and resolution code (and the data it includes).\npub const EXTRACT_DIGEST: u64 = {};",
+        digest_dir("src/extract", "rs")
+            ^ digest_dir("src/resolve", "rs").rotate_left(1)
+            ^ digest_dir("src/resolve", "txt").rotate_left(2)
     )
     .unwrap();
     writeln!(

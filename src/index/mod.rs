@@ -192,6 +192,11 @@ impl FileFacts {
         FileFacts { core: core.into(), core_blob, detail: Blob::Owned(store::encode_segment(detail)) }
     }
 
+    /// Whether these facts are new: parsed in this run, not read from the index.
+    fn is_new(&self) -> bool {
+        matches!(self.core_blob, Blob::Owned(_))
+    }
+
     /// Stored facts, not yet decoded.
     fn stored(core_blob: Blob, detail: Blob) -> FileFacts {
         FileFacts { core: std::sync::OnceLock::new(), core_blob, detail }
@@ -675,13 +680,11 @@ pub fn update(
         && !options_changed
         && replaced.len() as u64 == tally.parsed
         && old_repo.as_ref().is_some_and(|r| repo_stands(r, &files, &facts, &replaced));
-    let (summary, repo_blobs, diagnostics) = match (old_repo, old_summary) {
+    let (summary, repo_blobs) = match (old_repo, old_summary) {
         (Some(repo), Some(old_summary)) if stands => {
             let changed: Vec<(&Segment, &Segment)> =
                 replaced.iter().map(|(i, old)| (old.core(), facts[*i].core())).collect();
-            let summary = summary_after(&old_summary, old_facts, &files, &changed);
-            let new_cores: Vec<&Segment> = changed.iter().map(|c| c.1).collect();
-            (summary, repo, with_stored_diags(diagnostics, &new_cores))
+            (summary_after(&old_summary, old_facts, &files, &changed), repo)
         }
         _ => {
             for f in &facts {
@@ -697,9 +700,13 @@ pub fn update(
                 global: Blob::Owned(store::encode_segment(&resolved.global)),
                 reads: Blob::Owned(resolved.reads),
             };
-            (summary, repo, with_stored_diags(diagnostics, &cores))
+            (summary, repo)
         }
     };
+    // the diagnostics of this run: its walk's and those of the files it parsed, whether the
+    // whole-repo facts were computed or kept
+    let parsed: Vec<&Segment> = facts.iter().filter(|f| f.is_new()).map(FileFacts::core).collect();
+    let diagnostics = with_stored_diags(diagnostics, &parsed);
     let header = IndexHeader { fingerprint: fingerprint(), stamp_ns, summary, walk: walk_wire };
     write_index(&dir, &header, &files, &facts, &repo_blobs, (&packs, &chunks, untouched.as_deref()))?;
     Ok(IndexReport {

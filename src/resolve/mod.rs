@@ -1,7 +1,8 @@
 //! Whole-repo facts from all file segments: stages, module names, and the resolution of every
 //! import with `exact | heuristic | unresolved` confidence. A pure function of what
 //! [`Repo::build`] reads of each file, so the result never depends on which files were re-parsed;
-//! when a change leaves those inputs as they were ([`same_inputs`]), the index keeps the stored
+//! when a change leaves those inputs as they were but for names no question asked about
+//! ([`input_change`], [`asked`]), the index keeps the stored
 //! result instead of computing it again.
 
 mod python;

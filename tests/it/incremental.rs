@@ -788,6 +788,45 @@ fn a_new_rust_item_resolves_again_only_where_a_use_names_it() {
     );
 }
 
+/// `diagnostics` are the run's own: its walk's and those of the files it parsed. A run that kept
+/// the whole-repo facts and one that computed them say the same of the same stored files.
+#[test]
+fn diagnostics_are_the_runs_own_whether_it_kept_or_computed_the_repo_facts() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    write_files(
+        d,
+        &[
+            ("pyproject.toml", "[project]\nname = \"pkg\"\n"),
+            ("pkg/__init__.py", ""),
+            ("pkg/a.py", "from pkg.b import helper\n"),
+            ("pkg/b.py", "x = 1\n"),
+            ("pkg/blob.py", "x = 1\0\0\0binary"),
+            ("other/pyproject.toml", "[project\nname=\n"),
+        ],
+    );
+    let kinds = |v: &Value| -> Vec<String> {
+        v["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| format!("{} {}", d["path"].as_str().unwrap(), d["kind"].as_str().unwrap()))
+            .collect()
+    };
+    let first = index(d, &[]);
+    assert_eq!(kinds(&first), ["other/pyproject.toml manifest-error", "pkg/blob.py binary"]);
+    append(d, "pkg/b.py", "def unused():\n    pass\n");
+    let kept = index(d, &[]);
+    assert_eq!(kept["resolution"], "kept");
+    append(d, "pkg/b.py", "import os\n");
+    let computed = index(d, &[]);
+    assert_eq!(computed["resolution"], "computed");
+    assert_eq!((kinds(&kept), kinds(&computed)), (vec![], vec![]), "neither run parsed a file with a diagnostic");
+    append(d, "pkg/blob.py", "\0more");
+    append(d, "other/pyproject.toml", "# still broken\n");
+    assert_eq!(kinds(&index(d, &[])), kinds(&first), "the files parsed again report again");
+}
+
 // ---- a property: random edit sequences ---------------------------------------------------------
 
 const FILES: &[&str] =
