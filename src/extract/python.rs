@@ -16,27 +16,18 @@ pub(super) fn on_capture<'a>(x: &mut Extractor<'a, '_>, cap: &str, node: Node<'a
     match cap {
         "import.import" => import_import(x, node),
         "import.from" => import_from(x, node),
-        "import.dynamic" => import_dynamic(x, node),
         "def.function" | "def.class" => {
             if let Some(n) = name {
                 def_function_or_class(x, cap, node, n);
             }
         }
         "def.variable" => {
-            // the query matches module-level assignments only
-            if let Some(n) = name {
+            for n in module_level_names(node) {
                 def_variable(x, node, n);
             }
         }
-        "call" => {
-            if let Some(n) = name {
-                x.call(node, n);
-            }
-        }
-        "open" => {
-            let reason = format!("`__all__` is changed at line {}", line(node));
-            x.push(rel::OPEN_SURFACE, &[x.path.into(), reason.as_str().into()]);
-        }
+        "call" => call(x, node),
+        "open" => all_changed(x, node),
         "raise" => {
             if raises_not_implemented(x, node) {
                 let t = x.text(node);
@@ -45,6 +36,40 @@ pub(super) fn on_capture<'a>(x: &mut Extractor<'a, '_>, cap: &str, node: Node<'a
         }
         _ => x.common_capture(cap, node),
     }
+}
+
+/// A call: a `Calls` fact for `f(…)` and `o.f(…)`, a dynamic import for `__import__(…)` and
+/// `….import_module(…)`, an open surface for `__all__.extend(…)` (`append`, `insert`, `__iadd__`).
+fn call<'a>(x: &mut Extractor<'a, '_>, node: Node<'a>) {
+    let Some(f) = node.child_by_field_name("function") else { return };
+    match f.kind() {
+        "identifier" => {
+            if matches!(x.text(f), "__import__" | "import_module") {
+                import_dynamic(x, node);
+            }
+            x.call(node, f);
+        }
+        "attribute" => {
+            let Some(attr) = f.child_by_field_name("attribute").filter(|a| a.kind() == "identifier") else { return };
+            let method = x.text(attr);
+            if method == "import_module" {
+                import_dynamic(x, node);
+            }
+            x.call(node, attr);
+            let on_all =
+                f.child_by_field_name("object").is_some_and(|o| o.kind() == "identifier" && x.text(o) == "__all__");
+            if on_all && matches!(method, "extend" | "append" | "insert" | "__iadd__") {
+                all_changed(x, node);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// `__all__` changed by a statement: the module's names are computed.
+fn all_changed(x: &mut Extractor<'_, '_>, node: Node<'_>) {
+    let reason = format!("`__all__` is changed at line {}", line(node));
+    x.push(rel::OPEN_SURFACE, &[x.path.into(), reason.as_str().into()]);
 }
 
 /// `import a.b, c as d`: one import per module, and the alias it binds.
@@ -197,6 +222,56 @@ fn class_facts<'a>(x: &mut Extractor<'a, '_>, node: Node<'a>, name: &str, kind: 
 }
 
 /// A module-level assignment: its definition, and its export (`__all__` lists the exports).
+/// The names a statement-level assignment binds at module level: `a = …`, `a, b = …` (and
+/// `(a, b) = …` directly in the module) directly in the module or in the blocks of a top-level
+/// `if`/`else`/`try`/`except`; none elsewhere (a function's or class's locals, `elif`, `for`, a
+/// chained `a = b = …`'s inner target).
+fn module_level_names(assignment: Node<'_>) -> Vec<Node<'_>> {
+    fn kind_of<'t>(n: Option<Node<'t>>) -> Option<&'t str> {
+        n.map(|n| n.kind())
+    }
+    fn at_module(n: Option<Node<'_>>) -> bool {
+        kind_of(n.and_then(|n| n.parent())) == Some("module")
+    }
+    let Some(stmt) = assignment.parent().filter(|p| p.kind() == "expression_statement") else { return Vec::new() };
+    let (direct, nested) = match stmt.parent() {
+        Some(p) if p.kind() == "module" => (true, false),
+        Some(block) if block.kind() == "block" => {
+            let owner = block.parent();
+            let nested = match kind_of(owner) {
+                Some("if_statement" | "try_statement") => at_module(owner),
+                Some("else_clause") => {
+                    let stmt = owner.and_then(|o| o.parent());
+                    kind_of(stmt) == Some("if_statement") && at_module(stmt)
+                }
+                Some("except_clause") => {
+                    let stmt = owner.and_then(|o| o.parent());
+                    kind_of(stmt) == Some("try_statement") && at_module(stmt)
+                }
+                _ => false,
+            };
+            (false, nested)
+        }
+        _ => (false, false),
+    };
+    if !direct && !nested {
+        return Vec::new();
+    }
+    let Some(left) = assignment.child_by_field_name("left") else { return Vec::new() };
+    match left.kind() {
+        "identifier" => vec![left],
+        "pattern_list" => identifiers(left),
+        "tuple_pattern" if direct => identifiers(left),
+        _ => Vec::new(),
+    }
+}
+
+/// The identifiers among a node's named children.
+fn identifiers(n: Node<'_>) -> Vec<Node<'_>> {
+    let mut c = n.walk();
+    n.named_children(&mut c).filter(|k| k.kind() == "identifier").collect()
+}
+
 fn def_variable<'a>(x: &mut Extractor<'a, '_>, node: Node<'a>, name: Node<'a>) {
     let nm = x.text(name);
     let vis = visibility(nm);
@@ -335,5 +410,132 @@ fn computed_all<'a>(x: &mut Extractor<'a, '_>, node: Node<'a>) {
     if !literal {
         let reason = format!("`__all__` is computed at line {}", line(node));
         x.push(rel::OPEN_SURFACE, &[x.path.into(), reason.as_str().into()]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use tree_sitter::{Parser, Query, QueryCursor, StreamingIterator};
+
+    /// The patterns `module_level_names` replaces, as the query once wrote them.
+    const NESTED_PATTERNS: &str = r#"
+(module (expression_statement (assignment left: [(identifier) @name (pattern_list (identifier) @name) (tuple_pattern (identifier) @name)])))
+(module (if_statement consequence: (block (expression_statement (assignment left: [(identifier) @name (pattern_list (identifier) @name)])))))
+(module (if_statement alternative: (else_clause body: (block (expression_statement (assignment left: [(identifier) @name (pattern_list (identifier) @name)]))))))
+(module (try_statement body: (block (expression_statement (assignment left: [(identifier) @name (pattern_list (identifier) @name)])))))
+(module (try_statement (except_clause (block (expression_statement (assignment left: [(identifier) @name (pattern_list (identifier) @name)]))))))
+"#;
+
+    const SOURCE: &str = r#"
+a = 1
+b, c = 1, 2
+(d, e) = 3, 4
+[f, g] = 5, 6
+h = i = 7
+j: int = 8
+k += 1
+obj.attr = 9
+xs[0] = 10
+if X:
+    l = 1
+    m, n = 2, 3
+    (o, p) = 4, 5
+    if Y:
+        q = 1
+elif Z:
+    r = 1
+else:
+    s = 1
+    t, u = 1, 2
+try:
+    v = 1
+except ImportError:
+    w = 1
+except (KeyError, ValueError) as err:
+    w2 = 1
+else:
+    y = 1
+finally:
+    z = 1
+for it in xs:
+    aa = 1
+else:
+    bb = 1
+while False:
+    cc = 1
+with ctx() as dd:
+    ee = 1
+def f():
+    ff = 1
+    if X:
+        gg = 1
+class C:
+    hh = 1
+    try:
+        ii = 1
+    except E:
+        jj = 1
+if A:
+    pass
+else:
+    try:
+        kk = 1
+    except E:
+        ll = 1
+async def g():
+    mm = 1
+x = (lambda: 1)
+print(nn := 1)
+"#;
+
+    fn names(src: &str, query: &str, new: bool) -> Vec<(usize, String)> {
+        let lang: tree_sitter::Language = tree_sitter_python::LANGUAGE.into();
+        let mut p = Parser::new();
+        p.set_language(&lang).unwrap();
+        let tree = p.parse(src, None).unwrap();
+        let q = Query::new(&lang, query).unwrap();
+        let mut cursor = QueryCursor::new();
+        let mut out = Vec::new();
+        let mut m = cursor.matches(&q, tree.root_node(), src.as_bytes());
+        while let Some(m) = m.next() {
+            for c in m.captures() {
+                let nodes = if new { super::module_level_names(c.node) } else { vec![c.node] };
+                out.extend(nodes.iter().map(|n| (n.start_byte(), n.utf8_text(src.as_bytes()).unwrap().to_string())));
+            }
+        }
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    #[test]
+    fn module_level_names_are_what_the_nested_patterns_matched() {
+        let new = "(expression_statement (assignment) @a)";
+        let old = names(SOURCE, NESTED_PATTERNS, false);
+        assert_eq!(names(SOURCE, new, true), old);
+        let found: Vec<&str> = old.iter().map(|(_, n)| n.as_str()).collect();
+        let expected = "a b c d e h j l m n s t u v w w2 x";
+        assert_eq!(found.join(" "), expected, "the cases this test covers");
+        // every Python file of the fixtures, too
+        let mut files = 0;
+        for e in walk(std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures"))) {
+            let Ok(src) = std::fs::read_to_string(&e) else { continue };
+            assert_eq!(names(&src, new, true), names(&src, NESTED_PATTERNS, false), "{}", e.display());
+            files += 1;
+        }
+        assert!(files > 20, "{files} fixture files");
+    }
+
+    fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+        let mut out = Vec::new();
+        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                out.extend(walk(&p));
+            } else if p.extension().is_some_and(|x| x == "py") {
+                out.push(p);
+            }
+        }
+        out
     }
 }
