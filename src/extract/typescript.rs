@@ -18,34 +18,6 @@ pub(super) fn on_capture<'a>(x: &mut Extractor<'a, '_>, cap: &str, node: Node<'a
     match cap {
         "import.import" => import_statement(x, node),
         "import.export" => export_from(x, node),
-        "import.require" => {
-            let l = line(node);
-            let arg = node.child_by_field_name("arguments").and_then(|a| a.named_child(0));
-            match arg.filter(|a| a.kind() == "string") {
-                Some(s) => {
-                    let spec: &str = &string_value(x.text(s));
-                    x.import(l, spec, &[]);
-                    if let Some(binding) = require_binding(x, node) {
-                        x.imported_name(l, spec, "*", binding);
-                    }
-                }
-                None => x.import(l, "<dynamic>", &["dynamic"]),
-            }
-            x.import_lines.insert(l);
-        }
-        "import.dynamic" => {
-            let l = line(node);
-            let arg = node.child_by_field_name("arguments").and_then(|a| a.named_child(0));
-            let spec = match arg {
-                Some(s) if s.kind() == "string" => string_value(x.text(s)).to_string(),
-                Some(s) if s.kind() == "template_string" && !x.text(s).contains("${") => {
-                    string_value(x.text(s)).to_string()
-                }
-                _ => "<dynamic>".to_string(),
-            };
-            x.import(l, &spec, &["dynamic"]);
-            x.import_lines.insert(l);
-        }
         c if c.starts_with("def.") => {
             let Some(n) = name else { return };
             let kind = &c[4..];
@@ -67,6 +39,7 @@ pub(super) fn on_capture<'a>(x: &mut Extractor<'a, '_>, cap: &str, node: Node<'a
             }
         }
         "export" => local_exports(x, node),
+        "call" if node.kind() == "call_expression" => call(x, node),
         "call" => {
             if let Some(n) = name {
                 x.call(node, n);
@@ -85,6 +58,56 @@ pub(super) fn on_capture<'a>(x: &mut Extractor<'a, '_>, cap: &str, node: Node<'a
         }
         _ => x.common_capture(cap, node),
     }
+}
+
+/// A call expression: `require("…")` and `import("…")` are imports; `f(…)` and `o.f(…)` are calls
+/// (and, in a test file, `it`/`test` name a test).
+fn call<'a>(x: &mut Extractor<'a, '_>, node: Node<'a>) {
+    let Some(f) = node.child_by_field_name("function") else { return };
+    let callee = match f.kind() {
+        "import" => return dynamic_import(x, node),
+        "identifier" => f,
+        "member_expression" => match f.child_by_field_name("property").filter(|p| p.kind() == "property_identifier") {
+            Some(p) => p,
+            None => return,
+        },
+        _ => return,
+    };
+    if f.kind() == "identifier" && x.text(f) == "require" {
+        require(x, node);
+    }
+    x.call(node, callee);
+    test_call(x, node, callee);
+}
+
+/// `require("…")`: an import, and the name it binds.
+fn require<'a>(x: &mut Extractor<'a, '_>, node: Node<'a>) {
+    let l = line(node);
+    let arg = node.child_by_field_name("arguments").and_then(|a| a.named_child(0));
+    match arg.filter(|a| a.kind() == "string") {
+        Some(s) => {
+            let spec: &str = &string_value(x.text(s));
+            x.import(l, spec, &[]);
+            if let Some(binding) = require_binding(x, node) {
+                x.imported_name(l, spec, "*", binding);
+            }
+        }
+        None => x.import(l, "<dynamic>", &["dynamic"]),
+    }
+    x.import_lines.insert(l);
+}
+
+/// `import("…")`: a dynamic import (its specifier when it is a literal).
+fn dynamic_import<'a>(x: &mut Extractor<'a, '_>, node: Node<'a>) {
+    let l = line(node);
+    let arg = node.child_by_field_name("arguments").and_then(|a| a.named_child(0));
+    let spec = match arg {
+        Some(s) if s.kind() == "string" => string_value(x.text(s)).to_string(),
+        Some(s) if s.kind() == "template_string" && !x.text(s).contains("${") => string_value(x.text(s)).to_string(),
+        _ => "<dynamic>".to_string(),
+    };
+    x.import(l, &spec, &["dynamic"]);
+    x.import_lines.insert(l);
 }
 
 /// A triple-slash directive `/// <reference path="./globals.d.ts" />` is an import of edge kind
