@@ -427,9 +427,9 @@ fn write_index(
         .flat_map(|f| [place(&f.core_blob), place(&f.detail)])
         .chain([place(&repo.global), place(&repo.reads)]);
     let bytes = store::compaction_due(packs, blobs, chunks);
-    let segments = facts.iter().map(|f| (Part::of(&f.core_blob, bytes), Part::of(&f.detail, bytes))).collect();
+    let segments = |i: usize| (Part::of(&facts[i].core_blob, bytes), Part::of(&facts[i].detail, bytes));
     let (global, reads) = (Part::of(&repo.global, bytes), Part::of(&repo.reads, bytes));
-    store::write(dir, &store::Update { header, files, segments, global, reads, packs, chunks, untouched })
+    store::write(dir, &store::Update { header, files, segments: &segments, global, reads, packs, chunks, untouched })
 }
 
 /// The lock a run holds on `.andon/` while it lasts.

@@ -479,8 +479,9 @@ impl<'a> Part<'a> {
 pub(super) struct Update<'a> {
     pub header: &'a IndexHeader,
     pub files: &'a [FileMeta],
-    /// Per file: core and detail.
-    pub segments: Vec<(Part<'a>, Part<'a>)>,
+    /// File `i`'s core and detail (asked for only where needed: a one-file change of a large
+    /// table places the segments of one chunk).
+    pub segments: &'a dyn Fn(usize) -> (Part<'a>, Part<'a>),
     pub global: Part<'a>,
     pub reads: Part<'a>,
     /// The packs the stored head named: (id, length).
@@ -535,7 +536,11 @@ pub(super) fn compaction_due(
 pub(super) fn write(dir: &Path, u: &Update) -> Result<(), IndexError> {
     let (mut live, mut fresh, mut kept, mut readable) = (0, 0, BTreeSet::new(), true);
     let mut last_pack = None;
-    for p in u.segments.iter().flat_map(|(c, d)| [c, d]).chain([&u.global, &u.reads]) {
+    let parts = (0..u.files.len()).flat_map(|i| {
+        let (c, d) = (u.segments)(i);
+        [c, d]
+    });
+    for p in parts.chain([u.global, u.reads]) {
         live += p.len();
         match p {
             Part::New(b) => fresh += b.len() as u64,
@@ -561,7 +566,7 @@ pub(super) fn write(dir: &Path, u: &Update) -> Result<(), IndexError> {
         Some(m) => m.checked_add(1).unwrap_or_else(|| (1..).find(|i| !taken.contains(i)).expect("an id is free")),
     };
     let mut pack = PACK_MAGIC.to_vec();
-    let mut place = |p: Part| -> Loc {
+    let place = |pack: &mut Vec<u8>, p: Part| -> Loc {
         let bytes = match p {
             Part::Stored(l, _) if !compact => return l,
             Part::Stored(_, Some(b)) | Part::New(b) => b,
@@ -576,13 +581,25 @@ pub(super) fn write(dir: &Path, u: &Update) -> Result<(), IndexError> {
         pack.extend_from_slice(bytes);
         loc
     };
-    let segments: Vec<(Loc, Loc)> = u.segments.iter().map(|(c, d)| (place(*c), place(*d))).collect();
-    let global = place(u.global);
-    let reads = place(u.reads);
+    let global = place(&mut pack, u.global);
+    let reads = place(&mut pack, u.reads);
     // the file table's chunks: one of files as stored, or stored with the same bytes, is kept where
     // it is
     let stored: HashMap<(u64, u64), Loc> = u.chunks.iter().map(|(l, _)| ((l.sum, l.len), *l)).collect();
-    let ranges = chunk_ranges(u.files);
+    // the same paths in the same order cut into the same chunks: their counts are the stored ones
+    let stored_cuts = u.chunks.iter().map(|c| c.1).sum::<u64>() == u.files.len() as u64;
+    let ranges = match u.untouched {
+        Some(_) if stored_cuts => u
+            .chunks
+            .iter()
+            .scan(0usize, |start, c| {
+                let r = *start..*start + c.1 as usize;
+                *start = r.end;
+                Some(r)
+            })
+            .collect(),
+        _ => chunk_ranges(u.files),
+    };
     let in_place = u.untouched.filter(|_| {
         !compact && ranges.len() == u.chunks.len() && ranges.iter().zip(u.chunks).all(|(r, c)| r.len() as u64 == c.1)
     });
@@ -598,7 +615,14 @@ pub(super) fn write(dir: &Path, u: &Update) -> Result<(), IndexError> {
             chunks.push(u.chunks[k]);
             continue;
         }
-        let chunk = ChunkRef { files: &u.files[r.clone()], segments: &segments[r.clone()] };
+        let segments: Vec<(Loc, Loc)> = r
+            .clone()
+            .map(|i| {
+                let (c, d) = (u.segments)(i);
+                (place(&mut pack, c), place(&mut pack, d))
+            })
+            .collect();
+        let chunk = ChunkRef { files: &u.files[r.clone()], segments: &segments };
         let bytes = postcard::to_stdvec(&chunk).expect("serializable");
         let sum = xxhash_rust::xxh3::xxh3_64(&bytes);
         let loc = match stored.get(&(sum, bytes.len() as u64)) {
