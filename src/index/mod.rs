@@ -181,7 +181,8 @@ pub struct Change {
 /// loaded index has every core decoded (and verified), a run of `update` decodes only the cores
 /// it reads, so a one-file change neither decodes nor rewrites anything but what it changed.
 pub struct FileFacts {
-    core: std::sync::OnceLock<Segment>,
+    /// Boxed: most files of a large table are never decoded, and the table stays small.
+    core: std::sync::OnceLock<Box<Segment>>,
     core_blob: Blob,
     detail: Blob,
 }
@@ -189,7 +190,7 @@ pub struct FileFacts {
 impl FileFacts {
     fn new(core: Segment, detail: &Segment) -> FileFacts {
         let core_blob = Blob::Owned(store::encode_segment(&core));
-        FileFacts { core: core.into(), core_blob, detail: Blob::Owned(store::encode_segment(detail)) }
+        FileFacts { core: Box::new(core).into(), core_blob, detail: Blob::Owned(store::encode_segment(detail)) }
     }
 
     /// Whether these facts are new: parsed in this run, not read from the index.
@@ -208,7 +209,7 @@ impl FileFacts {
             return Ok(c);
         }
         let c = self.core_blob.decode()?;
-        Ok(self.core.get_or_init(|| c))
+        Ok(self.core.get_or_init(|| Box::new(c)))
     }
 
     /// The core segment. Every core of an index from [`load`] was decoded and verified when it was
@@ -608,6 +609,7 @@ pub fn update(
         let reused = head.files.len() as u64;
         return Ok(unchanged_report(root, ipath, head.header.summary, reused, 0, rebuilt, Vec::new(), t0));
     }
+    let from_table = fast.is_some();
     let (walked, walk_errors, walk_state) = match fast {
         Some((entries, state)) => (entries, Vec::new(), state),
         None => walk::walk(&root, &opts.walk).map_err(IndexError::Config)?,
@@ -618,7 +620,9 @@ pub fn update(
         .collect();
     let old_files: &[FileMeta] = head.as_ref().map(|h| h.files.as_slice()).unwrap_or(&[]);
     let old_stamp = head.as_ref().map(|h| h.header.stamp_ns).unwrap_or(0);
-    let (jobs, olds, rehashed) = look_at_all(&walked, old_files, old_stamp, opts, progress)?;
+    // a walk that is the stored table has file `i` at `i`
+    let olds = if from_table { (0..walked.len()).map(Some).collect() } else { old_indices(&walked, old_files) };
+    let (jobs, rehashed) = look_at_all(&walked, old_files, &olds, old_stamp, opts, progress)?;
     let tally = Tally::of(&jobs, &olds, old_files, rehashed);
     // other walk options or another root (a moved repository, an index copied to another tree:
     // the root's name names a package) resolve again
@@ -830,20 +834,21 @@ fn old_indices(walked: &[WalkEntry], old_files: &[FileMeta]) -> Vec<Option<usize
     walked.iter().map(|e| by_path.get(e.rel.as_str()).copied()).collect()
 }
 
-/// Each walked file's job, where it is in the stored table, and how many files were read.
-type Looked = (Vec<Job>, Vec<Option<usize>>, u64);
+/// Each walked file's job, and how many files were read.
+type Looked = (Vec<Job>, u64);
 
-/// Looks at every walked file, in walk order. Stat-fresh files are reused without reading;
-/// everything else is read, hashed and (if the hash changed) parsed, in parallel and largest
+/// Looks at every walked file, in walk order (`olds`: where each is in the stored table,
+/// [`old_indices`]). Stat-fresh files are reused without reading; everything else is read, hashed
+/// and (if the hash changed) parsed, in parallel and largest
 /// first so one huge file never waits at the end. Also returns how many files were read.
 fn look_at_all(
     walked: &[WalkEntry],
     old_files: &[FileMeta],
+    olds: &[Option<usize>],
     old_stamp: u64,
     opts: &IndexOptions,
     progress: &(dyn Fn(u64, u64) + Sync),
 ) -> Result<Looked, IndexError> {
-    let olds = old_indices(walked, old_files);
     let mut jobs: Vec<Option<Job>> = Vec::with_capacity(walked.len());
     let mut todo: Vec<usize> = Vec::new();
     for (i, e) in walked.iter().enumerate() {
@@ -885,7 +890,7 @@ fn look_at_all(
         jobs[i] = Some(job);
     }
     let jobs = jobs.into_iter().map(|j| j.expect("every walked file was looked at")).collect();
-    Ok((jobs, olds, todo.len() as u64))
+    Ok((jobs, todo.len() as u64))
 }
 
 /// What looking at the walked files found, against the stored file table.

@@ -346,7 +346,7 @@ fn read_range(file: &File, offset: u64, len: u64) -> std::io::Result<Vec<u8>> {
 pub(super) enum Blob {
     Owned(Vec<u8>),
     Stored(Arc<Vec<u8>>, Range<usize>, Loc),
-    Lazy(Arc<Pack>, Loc, std::sync::OnceLock<Vec<u8>>),
+    Lazy(Arc<Pack>, Loc, std::sync::OnceLock<Box<[u8]>>),
 }
 
 impl Blob {
@@ -370,7 +370,9 @@ impl Blob {
                 let range = loc.offset as usize..(loc.offset + loc.len) as usize;
                 match pack.whole.get().and_then(|w| w.get(range)) {
                     Some(b) => b,
-                    None => bytes.get_or_init(|| read_range(&pack.file, loc.offset, loc.len).unwrap_or_default()),
+                    None => {
+                        bytes.get_or_init(|| read_range(&pack.file, loc.offset, loc.len).unwrap_or_default().into())
+                    }
                 }
             }
         }
