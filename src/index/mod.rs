@@ -7,6 +7,7 @@
 //! nothing else. One writer at a time holds `.andon/lock`.
 
 mod store;
+mod table;
 pub mod walk;
 
 use std::collections::{BTreeMap, HashMap};
@@ -20,6 +21,7 @@ use rayon::prelude::*;
 use crate::extract::{self, Lang};
 use crate::facts::{EXTRACT_DIGEST, Facts, SCHEMA_TEXT, Segment, SegmentBuilder, rel};
 use store::{Blob, Head, LoadError, Part, read_head};
+use table::TableFacts;
 use walk::{FileKind, WalkEntry, WalkOptions};
 
 pub const FORMAT_VERSION: u32 = 8;
@@ -46,7 +48,7 @@ pub mod wire {
         pub ignore_files: Vec<(String, u64, u64)>,
     }
 
-    #[derive(Serialize, Deserialize, Clone, Debug, Default)]
+    #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq)]
     pub struct Summary {
         pub files_by_lang: Vec<(String, u64)>,
         pub manifests: u64,
@@ -320,10 +322,12 @@ pub fn index_path(root: &Path) -> PathBuf {
     root.join(INDEX_DIR).join(INDEX_FILE)
 }
 
-/// The stored index as `update` reads it: the packs read, no segment decoded.
+/// The stored index as `update` reads it: the packs opened, no segment read.
 struct Stored {
     files: Vec<FileMeta>,
-    facts: Vec<FileFacts>,
+    /// Each file's core and detail, where they are stored.
+    segments: Vec<(store::Loc, store::Loc)>,
+    open: BTreeMap<u64, std::sync::Arc<store::Pack>>,
     repo: RepoBlobs,
     packs: Vec<(u64, u64)>,
     /// Where the file table's chunks are, with how many files each holds.
@@ -340,13 +344,12 @@ struct RepoBlobs {
 
 /// The stored index's packs, opened; a segment is read and decoded when it is used.
 fn read_stored_lazily(dir: &Path, head: Head) -> Result<Stored, LoadError> {
-    let packs = store::open_packs(dir, &head)?;
-    let facts =
-        head.segments.iter().map(|&(c, d)| FileFacts::stored(Blob::lazy(&packs, c), Blob::lazy(&packs, d))).collect();
-    let repo = RepoBlobs { global: Blob::lazy(&packs, head.global), reads: Blob::lazy(&packs, head.reads) };
+    let open = store::open_packs(dir, &head)?;
+    let repo = RepoBlobs { global: Blob::lazy(&open, head.global), reads: Blob::lazy(&open, head.reads) };
     Ok(Stored {
         files: head.files,
-        facts,
+        segments: head.segments,
+        open,
         repo,
         packs: head.packs,
         chunks: head.chunks,
@@ -418,19 +421,23 @@ fn write_index(
     dir: &Path,
     header: &IndexHeader,
     files: &[FileMeta],
-    facts: &[FileFacts],
+    facts: TableFacts,
     repo: &RepoBlobs,
     (packs, chunks, untouched): (&[(u64, u64)], &[(store::Loc, u64)], Option<&[bool]>),
 ) -> Result<(), IndexError> {
     let place = |b: &Blob| (b.loc(), b.len());
-    let blobs = facts
-        .iter()
-        .flat_map(|f| [place(&f.core_blob), place(&f.detail)])
-        .chain([place(&repo.global), place(&repo.reads)]);
-    let bytes = store::compaction_due(packs, blobs, chunks);
-    let segments = |i: usize| (Part::of(&facts[i].core_blob, bytes), Part::of(&facts[i].detail, bytes));
+    let blobs = facts.places().chain([place(&repo.global), place(&repo.reads)]);
+    let census = store::Census::of(blobs);
+    let bytes = census.due(packs, chunks);
+    // a compaction copies every blob: each file's stored ones are read
+    let facts = if bytes { TableFacts::Each(facts.each()) } else { facts };
+    let segments = |i: usize| facts.parts(i, bytes);
     let (global, reads) = (Part::of(&repo.global, bytes), Part::of(&repo.reads, bytes));
-    store::write(dir, &store::Update { header, files, segments: &segments, global, reads, packs, chunks, untouched })
+    let census = &census;
+    store::write(
+        dir,
+        &store::Update { header, files, segments: &segments, global, reads, packs, chunks, census, untouched },
+    )
 }
 
 /// The lock a run holds on `.andon/` while it lasts.
@@ -675,7 +682,6 @@ pub fn update(
     };
     let (packs, chunks, old_summary) =
         old.as_ref().map(|s| (s.packs.clone(), s.chunks.clone(), Some(s.summary.clone()))).unwrap_or_default();
-    let old_facts: u64 = old.as_ref().map_or(0, |s| s.files.iter().map(|f| f.facts).sum());
     let untouched = untouched(&jobs, &olds, old.as_ref().map_or(0, |s| s.files.len()));
     let (files, facts, replaced, old_repo) = assemble(jobs, &olds, old, &mut diagnostics);
     // the whole-repo facts stand when no file came or went, the walk is the same, and every
@@ -684,13 +690,20 @@ pub fn update(
         && !options_changed
         && replaced.len() as u64 == tally.parsed
         && old_repo.as_ref().is_some_and(|r| repo_stands(r, &files, &facts, &replaced));
-    let (summary, repo_blobs) = match (old_repo, old_summary) {
+    let (summary, repo_blobs, facts) = match (old_repo, old_summary) {
         (Some(repo), Some(old_summary)) if stands => {
-            let changed: Vec<(&Segment, &Segment)> =
-                replaced.iter().map(|(i, old)| (old.core(), facts[*i].core())).collect();
-            (summary_after(&old_summary, old_facts, &files, &changed), repo)
+            let changed: Vec<Swap> = replaced
+                .iter()
+                .map(|r| {
+                    let new = facts.at(r.at).expect("a re-parsed file's facts").core();
+                    ((&r.meta, r.facts.core()), (&files[r.at], new))
+                })
+                .collect();
+            let summary = summary_after(&old_summary, &changed);
+            (summary, repo, facts)
         }
         _ => {
+            let facts = facts.each();
             for f in &facts {
                 f.core_blob.read_pack();
             }
@@ -704,15 +717,15 @@ pub fn update(
                 global: Blob::Owned(store::encode_segment(&resolved.global)),
                 reads: Blob::Owned(resolved.reads),
             };
-            (summary, repo)
+            (summary, repo, TableFacts::Each(facts))
         }
     };
     // the diagnostics of this run: its walk's and those of the files it parsed, whether the
     // whole-repo facts were computed or kept
-    let parsed: Vec<&Segment> = facts.iter().filter(|f| f.is_new()).map(FileFacts::core).collect();
+    let parsed: Vec<&Segment> = facts.parsed().into_iter().map(FileFacts::core).collect();
     let diagnostics = with_stored_diags(diagnostics, &parsed);
     let header = IndexHeader { fingerprint: fingerprint(), stamp_ns, summary, walk: walk_wire };
-    write_index(&dir, &header, &files, &facts, &repo_blobs, (&packs, &chunks, untouched.as_deref()))?;
+    write_index(&dir, &header, &files, facts, &repo_blobs, (&packs, &chunks, untouched.as_deref()))?;
     Ok(IndexReport {
         root,
         index_path: ipath,
@@ -730,13 +743,15 @@ pub fn update(
 }
 
 /// Whether the stored whole-repo facts stand for the new file table: every re-parsed file
-/// (`replaced`: its place, its stored facts) gives resolution the same inputs but for names of its
+/// ([`Replaced`]) gives resolution the same inputs but for names of its
 /// surface that resolution never asked about, as the stored record of its questions shows (a
 /// record or segment that cannot be read stands for nothing).
-fn repo_stands(repo: &RepoBlobs, files: &[FileMeta], facts: &[FileFacts], replaced: &[(usize, FileFacts)]) -> bool {
+fn repo_stands(repo: &RepoBlobs, files: &[FileMeta], facts: &TableFacts, replaced: &[Replaced]) -> bool {
     let mut reads = None;
-    replaced.iter().all(|(i, old)| {
-        let (Ok(old), Ok(new)) = (old.try_core(), facts[*i].try_core()) else { return false };
+    replaced.iter().all(|r| {
+        let i = &r.at;
+        let Some(new) = facts.at(*i) else { return false };
+        let (Ok(old), Ok(new)) = (r.facts.try_core(), new.try_core()) else { return false };
         let Some(change) = crate::resolve::input_change(&files[*i], old, new) else { return false };
         if change.is_none() {
             return true;
@@ -786,21 +801,17 @@ fn head_only(
     // the stored blobs, opened (not read): when the packs are due for compaction, it copies them
     // like any run's (a run of stats alone writes the chunks of the files whose stats changed)
     let (packs, chunks) = (head.packs.clone(), head.chunks.clone());
-    let mut stored = read_stored_lazily(dir, head).map_err(|e| {
+    let stored = read_stored_lazily(dir, head).map_err(|e| {
         IndexError::Config(match e {
             LoadError::Untrusted(why) => why,
             _ => "a pack the index names is missing; run `andon index --rebuild`".into(),
         })
     })?;
-    let mut files = Vec::with_capacity(jobs.len());
-    let mut facts = Vec::with_capacity(jobs.len());
-    let mut old_facts: Vec<Option<FileFacts>> = std::mem::take(&mut stored.facts).into_iter().map(Some).collect();
-    for job in jobs {
-        let Job::Reuse(oi, meta) = job else { unreachable!("no file was parsed") };
-        files.push(meta.map_or_else(|| std::mem::take(&mut stored.files[oi]), |m| *m));
-        facts.push(old_facts[oi].take().expect("each stored file is reused once"));
-    }
-    write_index(dir, &header, &files, &facts, &stored.repo, (&packs, &chunks, untouched.as_deref()))?;
+    let mut diags = Vec::new();
+    let (files, facts, replaced, repo) = assemble(jobs, &olds, Some(stored), &mut diags);
+    debug_assert!(replaced.is_empty() && diags.is_empty(), "no file was parsed");
+    let repo = repo.expect("a stored index");
+    write_index(dir, &header, &files, facts, &repo, (&packs, &chunks, untouched.as_deref()))?;
     Ok(IndexReport {
         root,
         index_path: ipath,
@@ -931,26 +942,35 @@ fn stored_body(dir: &Path, head: Option<Head>) -> Result<Option<Stored>, String>
     }
 }
 
+/// A re-parsed file that was indexed before: its place in the new table, its stored entry and
+/// facts.
+struct Replaced {
+    at: usize,
+    meta: FileMeta,
+    facts: FileFacts,
+}
+
 /// The new file table and its facts, in walk order: a reused file keeps its stored facts, a new
-/// one brings its own (and its diagnostics). Also returns the stored facts of each re-parsed file
-/// that was indexed before (its place in the new table, its old facts), and the stored repo
-/// blobs.
+/// one brings its own (and its diagnostics). Also returns each re-parsed file that was indexed
+/// before, and the stored repo blobs.
 #[allow(clippy::type_complexity)]
 fn assemble(
     jobs: Vec<Job>,
     olds: &[Option<usize>],
     old: Option<Stored>,
     diagnostics: &mut Vec<Diag>,
-) -> (Vec<FileMeta>, Vec<FileFacts>, Vec<(usize, FileFacts)>, Option<RepoBlobs>) {
-    let (mut old_files, old_facts, old_global) = match old {
-        Some(i) => (i.files, i.facts, Some(i.repo)),
-        None => (Vec::new(), Vec::new(), None),
+) -> (Vec<FileMeta>, TableFacts, Vec<Replaced>, Option<RepoBlobs>) {
+    let (mut old_files, segments, open, old_repo) = match old {
+        Some(s) => (s.files, s.segments, s.open, Some(s.repo)),
+        None => (Vec::new(), Vec::new(), BTreeMap::new(), None),
     };
+    let stored = |(c, d): (store::Loc, store::Loc)| FileFacts::stored(Blob::lazy(&open, c), Blob::lazy(&open, d));
     let mut replaced = Vec::new();
-    // the stored table, file `i` at `i`: its vectors are taken over and changed in place (moving
-    // every entry of a large table costs more than the change)
-    if olds.len() == old_facts.len() && olds.iter().enumerate().all(|(i, o)| *o == Some(i)) {
-        let mut facts = old_facts;
+    // the stored table, file `i` at `i`: its entries are changed in place and its segments stay
+    // where they are, with the parsed files' facts laid over them (moving or opening every entry
+    // of a large table costs more than the change)
+    if olds.len() == segments.len() && olds.iter().enumerate().all(|(i, o)| *o == Some(i)) {
+        let mut new = Vec::new();
         for (i, job) in jobs.into_iter().enumerate() {
             match job {
                 Job::Reuse(_, meta) => {
@@ -958,17 +978,17 @@ fn assemble(
                         old_files[i] = *meta;
                     }
                 }
-                Job::New(new) => {
-                    let (meta, f, diags) = *new;
-                    old_files[i] = meta;
-                    replaced.push((i, std::mem::replace(&mut facts[i], f)));
+                Job::New(parsed) => {
+                    let (meta, f, diags) = *parsed;
+                    let meta = std::mem::replace(&mut old_files[i], meta);
+                    replaced.push(Replaced { at: i, meta, facts: stored(segments[i]) });
+                    new.push((i, f));
                     diagnostics.extend(diags);
                 }
             }
         }
-        return (old_files, facts, replaced, old_global);
+        return (old_files, TableFacts::Overlay { packs: open, stored: segments, new }, replaced, old_repo);
     }
-    let mut old_facts: Vec<Option<FileFacts>> = old_facts.into_iter().map(Some).collect();
     let mut files = Vec::with_capacity(jobs.len());
     let mut facts = Vec::with_capacity(jobs.len());
     for (job, old) in jobs.into_iter().zip(olds) {
@@ -976,12 +996,12 @@ fn assemble(
             Job::Reuse(oi, meta) => {
                 files.push(meta.map_or_else(|| old_files.get_mut(oi).map(std::mem::take).unwrap_or_default(), |m| *m));
                 let empty = || FileFacts::new(Segment::default(), &Segment::default());
-                facts.push(old_facts.get_mut(oi).and_then(Option::take).unwrap_or_else(empty));
+                facts.push(segments.get(oi).map(|&s| stored(s)).unwrap_or_else(empty));
             }
             Job::New(new) => {
                 let (meta, f, diags) = *new;
-                if let Some(prev) = old.and_then(|oi| old_facts.get_mut(oi)?.take()) {
-                    replaced.push((facts.len(), prev));
+                if let Some((&prev, meta)) = old.and_then(|oi| Some((segments.get(oi)?, old_files.get(oi)?))) {
+                    replaced.push(Replaced { at: facts.len(), meta: meta.clone(), facts: stored(prev) });
                 }
                 files.push(meta);
                 facts.push(f);
@@ -989,7 +1009,7 @@ fn assemble(
             }
         }
     }
-    (files, facts, replaced, old_global)
+    (files, TableFacts::Each(facts), replaced, old_repo)
 }
 
 /// The name of the indexed directory (a package when it holds `__init__.py`).
@@ -1191,23 +1211,39 @@ fn extract_file(
 /// The summary's counts that the file table alone gives: files by language, manifests, skipped
 /// files and the files' facts.
 fn table_counts(files: &[FileMeta]) -> Summary {
-    let mut by_lang: BTreeMap<&str, u64> = BTreeMap::new();
     let mut s = Summary::default();
     for f in files {
-        if f.skipped.is_some() {
-            s.skipped += 1;
-            continue;
-        }
-        if f.kind != 1 {
-            *by_lang.entry(f.lang.as_str()).or_default() += 1;
-        }
-        if f.kind != 0 {
-            s.manifests += 1;
+        count_file(&mut s, f, true);
+    }
+    s
+}
+
+/// Adds one file's part of the table's counts to `s` ([`table_counts`]), or with `add` false
+/// takes it away.
+fn count_file(s: &mut Summary, f: &FileMeta, add: bool) {
+    let step = |n: &mut u64, by: u64| *n = if add { *n + by } else { n.saturating_sub(by) };
+    step(&mut s.facts, f.facts);
+    if f.skipped.is_some() {
+        step(&mut s.skipped, 1);
+        return;
+    }
+    if f.kind != 1 {
+        let langs = &mut s.files_by_lang;
+        let at = match langs.binary_search_by(|(l, _)| l.as_str().cmp(f.lang.as_str())) {
+            Ok(at) => at,
+            Err(at) => {
+                langs.insert(at, (f.lang.clone(), 0));
+                at
+            }
+        };
+        step(&mut langs[at].1, 1);
+        if langs[at].1 == 0 {
+            langs.remove(at);
         }
     }
-    s.files_by_lang = by_lang.into_iter().map(|(l, n)| (l.to_string(), n)).collect();
-    s.facts = files.iter().map(|f| f.facts).sum();
-    s
+    if f.kind != 0 {
+        step(&mut s.manifests, 1);
+    }
 }
 
 /// A file's parse errors.
@@ -1215,20 +1251,21 @@ fn parse_errors(core: &Segment) -> u64 {
     core.rows_of(rel::PARSE_ERROR).count() as u64
 }
 
-/// The summary after a run in which the whole-repo facts stood: the stored summary with the
-/// file table's counts anew and the parse errors of each (old, new) changed core swapped; the
-/// stages and the repo facts are the stored ones (`old_file_facts`: the old table's facts).
-fn summary_after(old: &Summary, old_file_facts: u64, files: &[FileMeta], changed: &[(&Segment, &Segment)]) -> Summary {
-    let mut s = table_counts(files);
-    s.facts += old.facts.saturating_sub(old_file_facts);
-    s.parse_errors = old.parse_errors;
-    s.files_with_parse_errors = old.files_with_parse_errors;
-    for (before, after) in changed {
+/// A re-parsed file's stored entry and core, then its new ones.
+type Swap<'a> = ((&'a FileMeta, &'a Segment), (&'a FileMeta, &'a Segment));
+
+/// The summary after a run in which the whole-repo facts stood (no file came or went): the stored
+/// summary with each changed file's counts and parse errors swapped; the stages and the repo facts
+/// are the stored ones.
+fn summary_after(old: &Summary, changed: &[Swap]) -> Summary {
+    let mut s = old.clone();
+    for ((old_meta, before), (new_meta, after)) in changed {
+        count_file(&mut s, old_meta, false);
+        count_file(&mut s, new_meta, true);
         let (b, a) = (parse_errors(before), parse_errors(after));
         s.parse_errors = s.parse_errors.saturating_sub(b) + a;
         s.files_with_parse_errors = s.files_with_parse_errors.saturating_sub(u64::from(b > 0)) + u64::from(a > 0);
     }
-    s.stages = old.stages.clone();
     s
 }
 
@@ -1308,4 +1345,43 @@ pub fn check(root: &Path, opts: &IndexOptions) -> Result<Result<Vec<Change>, Str
     }
     changes.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(Ok(changes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn meta() -> impl Strategy<Value = FileMeta> {
+        let lang = prop::sample::select(vec!["python", "rust", "typescript", ""]);
+        let skipped = prop::option::of(prop::sample::select(vec!["binary", "too-large"]));
+        (0u8..3, lang, skipped, 0u64..50).prop_map(|(kind, lang, skipped, facts)| FileMeta {
+            path: String::new(),
+            kind,
+            lang: lang.to_string(),
+            skipped: skipped.map(str::to_string),
+            facts,
+            ..FileMeta::default()
+        })
+    }
+
+    proptest! {
+        /// Swapping one file's entry for another changes the table's counts as counting the new
+        /// table afresh does (what a run whose whole-repo facts stand relies on).
+        #[test]
+        fn a_swapped_entry_counts_as_a_fresh_count(
+            table in prop::collection::vec(meta(), 1..12),
+            at in any::<prop::sample::Index>(),
+            new in meta(),
+        ) {
+            let at = at.index(table.len());
+            let before = table_counts(&table);
+            let mut after = table.clone();
+            after[at] = new.clone();
+            let mut swapped = before.clone();
+            count_file(&mut swapped, &table[at], false);
+            count_file(&mut swapped, &new, true);
+            prop_assert_eq!(swapped, table_counts(&after));
+        }
+    }
 }

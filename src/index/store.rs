@@ -468,13 +468,6 @@ impl<'a> Part<'a> {
             }
         }
     }
-
-    fn len(&self) -> u64 {
-        match self {
-            Part::Stored(l, _) => l.len,
-            Part::New(b) => b.len() as u64,
-        }
-    }
 }
 
 /// What a run writes: the header and file table, and per file and for the repo its blobs.
@@ -490,6 +483,8 @@ pub(super) struct Update<'a> {
     pub packs: &'a [(u64, u64)],
     /// Where the stored head's file-table chunks are, with how many files each holds.
     pub chunks: &'a [(Loc, u64)],
+    /// What the run stores, counted ([`Census::of`]).
+    pub census: &'a Census,
     /// When the file table is the stored one (the same paths in the same order): per file, whether
     /// its entry and segments are as stored (a chunk of such files is kept without encoding it).
     pub untouched: Option<&'a [bool]>,
@@ -503,64 +498,57 @@ fn due(packs: &[(u64, u64)], kept: &BTreeSet<u64>, live: u64, fresh: u64) -> boo
     garbage || kept.len() >= MAX_PACKS
 }
 
-/// Whether a run that stores `parts` (each blob's stored place, or its new length) over `packs`
-/// compacts them: then every stored blob's bytes are needed.
-pub(super) fn compaction_due(
-    packs: &[(u64, u64)],
-    parts: impl Iterator<Item = (Option<Loc>, u64)>,
-    chunks: &[(Loc, u64)],
-) -> bool {
-    let (mut kept, mut live, mut fresh) = (BTreeSet::new(), 0, 0);
-    // the file table's chunks are live too (about as many bytes as the stored ones)
-    for (l, _) in chunks {
-        live += l.len;
-        kept.insert(l.pack);
-    }
-    let mut last_pack = None;
-    for (loc, len) in parts {
-        live += len;
-        match loc {
-            // consecutive blobs are mostly in one pack: one insert each run of them
-            Some(l) if last_pack != Some(l.pack) => {
-                kept.insert(l.pack);
-                last_pack = Some(l.pack);
+/// What a run stores, counted once: the packs its stored blobs are in, and the bytes of its live
+/// and of its new blobs.
+pub(super) struct Census {
+    kept: BTreeSet<u64>,
+    live: u64,
+    fresh: u64,
+}
+
+impl Census {
+    /// Counts `parts`: each blob's stored place (if it is stored) and its length.
+    pub(super) fn of(parts: impl Iterator<Item = (Option<Loc>, u64)>) -> Census {
+        let (mut kept, mut live, mut fresh) = (BTreeSet::new(), 0, 0);
+        let mut last_pack = None;
+        for (loc, len) in parts {
+            live += len;
+            match loc {
+                // consecutive blobs are mostly in one pack: one insert each run of them
+                Some(l) if last_pack != Some(l.pack) => {
+                    kept.insert(l.pack);
+                    last_pack = Some(l.pack);
+                }
+                Some(_) => {}
+                None => fresh += len,
             }
-            Some(_) => {}
-            None => fresh += len,
         }
+        Census { kept, live, fresh }
     }
-    due(packs, &kept, live, fresh)
+
+    /// Whether the run compacts `packs`, whose file table is in `chunks` (live too, about as many
+    /// bytes as the stored ones): then every stored blob's bytes are needed.
+    pub(super) fn due(&self, packs: &[(u64, u64)], chunks: &[(Loc, u64)]) -> bool {
+        let mut kept = self.kept.clone();
+        kept.extend(chunks.iter().map(|c| c.0.pack));
+        let chunk_bytes: u64 = chunks.iter().map(|c| c.0.len).sum();
+        due(packs, &kept, self.live + chunk_bytes, self.fresh)
+    }
 }
 
 /// Writes the blobs not yet stored to a new pack (or, past the garbage threshold and when every
 /// live blob was read, every live blob to one new pack), then the new head; then removes the
 /// packs it no longer names.
 pub(super) fn write(dir: &Path, u: &Update) -> Result<(), IndexError> {
-    let (mut live, mut fresh, mut kept, mut readable) = (0, 0, BTreeSet::new(), true);
-    let mut last_pack = None;
-    let parts = (0..u.files.len()).flat_map(|i| {
-        let (c, d) = (u.segments)(i);
-        [c, d]
-    });
-    for p in parts.chain([u.global, u.reads]) {
-        live += p.len();
-        match p {
-            Part::New(b) => fresh += b.len() as u64,
-            Part::Stored(l, bytes) => {
-                readable &= bytes.is_some();
-                // consecutive blobs are mostly in one pack: one insert each run of them
-                if last_pack != Some(l.pack) {
-                    kept.insert(l.pack);
-                    last_pack = Some(l.pack);
-                }
-            }
-        }
-    }
-    // the table's chunks count as live, and their packs as kept, as [`compaction_due`] counts them
-    let mut with_chunks = kept.clone();
-    with_chunks.extend(u.chunks.iter().map(|c| c.0.pack));
-    let chunk_bytes: u64 = u.chunks.iter().map(|c| c.0.len).sum();
-    let compact = readable && due(u.packs, &with_chunks, live + chunk_bytes, fresh);
+    // a compaction copies every live blob: when it is due and every stored blob was read whole
+    let readable = |p: Part| !matches!(p, Part::Stored(_, None));
+    let compact = u.census.due(u.packs, u.chunks)
+        && (0..u.files.len()).all(|i| {
+            let (c, d) = (u.segments)(i);
+            readable(c) && readable(d)
+        })
+        && readable(u.global)
+        && readable(u.reads);
     // past every pack there or named, else (a stray `pack-<u64::MAX>.bin`) the first id free
     let taken: BTreeSet<u64> = existing_packs(dir).into_iter().chain(u.packs.iter().map(|p| p.0)).collect();
     let id = match taken.last() {
@@ -606,7 +594,7 @@ pub(super) fn write(dir: &Path, u: &Update) -> Result<(), IndexError> {
         !compact && ranges.len() == u.chunks.len() && ranges.iter().zip(u.chunks).all(|(r, c)| r.len() as u64 == c.1)
     });
     let named = |l: &Loc| u.packs.iter().any(|p| p.0 == l.pack);
-    let mut kept = kept;
+    let mut kept = u.census.kept.clone();
     let mut chunks = Vec::with_capacity(ranges.len());
     for (k, r) in ranges.into_iter().enumerate() {
         if let Some(untouched) = in_place
