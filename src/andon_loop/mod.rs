@@ -22,6 +22,7 @@ pub mod diff;
 pub mod fix;
 pub mod ingest;
 pub mod judged;
+pub mod packet;
 pub mod plan;
 pub mod proposal;
 pub mod prove;

@@ -23,6 +23,8 @@ use std::sync::OnceLock;
 use tree_sitter::{Node, Parser, Query, QueryCursor, StreamingIterator, Tree};
 
 pub use lang::{GRAMMARS, Grammar, LANGUAGES, Lang, Language};
+/// Whether repository text addresses the tool (a suspected injection, R123).
+pub(crate) use text::addresses_tool;
 pub use tree::MAX_DEPTH;
 
 use crate::facts::{SegmentBuilder, SplitBuilder, rel};
