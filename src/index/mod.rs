@@ -579,18 +579,39 @@ fn rewalk_from_table(root: &Path, h: &Head, opts: &IndexOptions) -> Option<(Vec<
     let w = &h.header.walk;
     let stored = walk::WalkState { options: w.options, dirs: w.dirs.clone(), ignore_files: w.ignore_files.clone() };
     let state = stored.refreshed(root, &opts.walk, h.header.stamp_ns)?;
-    let mut entries = Vec::with_capacity(h.files.len());
-    for f in &h.files {
-        let abs = walk::abs_path(root, &f.path)?;
-        let m = if opts.walk.follow_links { fs::metadata(&abs) } else { fs::symlink_metadata(&abs) }.ok()?;
-        if !m.is_file() {
-            return None;
-        }
-        let mtime_ns =
-            m.modified().ok().and_then(|t| t.duration_since(UNIX_EPOCH).ok()).map(|d| d.as_nanos() as u64).unwrap_or(0);
-        entries.push(WalkEntry { rel: f.path.clone(), abs, kind: walk::classify(&f.path)?, size: m.len(), mtime_ns });
-    }
+    // one stat per file, spread over the workers: on a large tree the stats are the run
+    let entries = h
+        .files
+        .par_iter()
+        .with_min_len(256)
+        .map(|f| {
+            let abs = walk::abs_path(root, &f.path)?;
+            let m = if opts.walk.follow_links { fs::metadata(&abs) } else { fs::symlink_metadata(&abs) }.ok()?;
+            if !m.is_file() {
+                return None;
+            }
+            let mtime_ns = m
+                .modified()
+                .ok()
+                .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+                .map(|d| d.as_nanos() as u64)
+                .unwrap_or(0);
+            Some(WalkEntry { rel: f.path.clone(), abs, kind: walk::classify(&f.path)?, size: m.len(), mtime_ns })
+        })
+        .collect::<Option<Vec<_>>>()?;
     Some((entries, state))
+}
+
+/// Runs `work` on `threads` workers when a count was asked, else on the shared pool.
+fn in_pool<T: Send>(threads: Option<usize>, work: impl FnOnce() -> T + Send) -> Result<T, IndexError> {
+    match threads {
+        Some(n) => Ok(rayon::ThreadPoolBuilder::new()
+            .num_threads(n.max(1))
+            .build()
+            .map_err(|e| IndexError::Config(format!("cannot start {n} threads: {e}")))?
+            .install(work)),
+        None => Ok(work()),
+    }
 }
 
 /// Brings the index of `root` up to date and returns what was done.
@@ -607,7 +628,10 @@ pub fn update(
     let (head, rebuilt) = stored_head(&root, &ipath, opts);
     // Fast path: when no directory, ignore file or indexed file changed since the last run, the
     // walk is skipped and nothing but the file table is read.
-    let fast = head.as_ref().and_then(|h| rewalk_from_table(&root, h, opts));
+    let fast = match &head {
+        Some(h) => in_pool(opts.threads, || rewalk_from_table(&root, h, opts))?,
+        None => None,
+    };
     if let (Some(h), Some((entries, state))) = (&head, &fast)
         && state.dirs == h.header.walk.dirs
         && entries.iter().zip(&h.files).all(|(e, f)| stat_fresh(f, e, h.header.stamp_ns, opts.max_file_size))
@@ -889,14 +913,7 @@ fn look_at_all(
             })
             .collect()
     };
-    let results = match opts.threads {
-        Some(n) => rayon::ThreadPoolBuilder::new()
-            .num_threads(n.max(1))
-            .build()
-            .map_err(|e| IndexError::Config(format!("cannot start {n} threads: {e}")))?
-            .install(work),
-        None => work(),
-    };
+    let results = in_pool(opts.threads, work)?;
     for (i, job) in results {
         jobs[i] = Some(job);
     }

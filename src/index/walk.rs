@@ -5,6 +5,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::UNIX_EPOCH;
 
+use rayon::prelude::*;
+
 use crate::extract::{Lang, manifest_kind};
 
 /// Directories skipped unless `vendored` is on: dependency trees and build output.
@@ -164,18 +166,20 @@ impl WalkState {
             return None;
         }
         let mut dirs = self.dirs.clone();
-        for (rel, mtime, names) in &mut dirs {
+        // one stat per directory, spread over the workers of the pool the caller runs in
+        dirs.par_iter_mut().with_min_len(256).try_for_each(|(rel, mtime, names)| {
             let p = abs_path(root, rel)?;
             let m = std::fs::metadata(&p).ok().filter(|m| m.is_dir())?;
             let now = mtime_ns(&m);
             if now == *mtime && *mtime < stamp_ns {
-                continue;
+                return Some(());
             }
             if listing_hash(&p)? != *names {
                 return None;
             }
             *mtime = now;
-        }
+            Some(())
+        })?;
         Some(WalkState { options: self.options, dirs, ignore_files: self.ignore_files.clone() })
     }
 }
