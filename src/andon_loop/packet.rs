@@ -162,8 +162,8 @@ pub struct Packet {
     pub gap: GapState,
     /// The gap's stage as the ledger records it (`None` when no stage of that name is recorded).
     pub stage: Option<StageState>,
-    /// The stage's other gaps opened before this one, in the order they opened, whatever became
-    /// of them.
+    /// The stage's other gaps that came before this one: opened before it, or already worked on
+    /// (evidence recorded, or set aside), in the order they opened, whatever became of them.
     pub earlier_gaps: Vec<GapState>,
     /// The evidence recorded for the gap, then for each earlier gap (each in record order), then
     /// the evidence its wire stands on; each once.
@@ -181,7 +181,8 @@ pub fn packet(root: &Path, settings: &Settings, state: &State, gap: &str) -> Res
     let mut earlier: Vec<GapState> = state
         .gaps
         .values()
-        .filter(|o| o.stage == g.stage && o.id != g.id && o.opened_seq < g.opened_seq)
+        .filter(|o| o.stage == g.stage && o.id != g.id)
+        .filter(|o| o.opened_seq < g.opened_seq || o.status.set_aside() || state.gap_evidence.contains_key(&o.id))
         .cloned()
         .collect();
     earlier.sort_by_key(|o| o.opened_seq);

@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 
 use super::{Error, SCHEMA_VERSION, json_document, next};
 use crate::andon_loop::audit::AuditOutcome;
+use crate::andon_loop::packet::{self, Packet};
 use crate::andon_loop::proposal::{self, Proposal};
 use crate::andon_loop::request::{RequestOutcome, Stop};
 use crate::andon_loop::{self, Session, StepOptions, VerifyStop, fix};
@@ -45,6 +46,8 @@ pub struct LoopStep {
     pub session: Session,
     /// Reported from the index the step ran on; they change nothing the step decided (R123).
     pub injections: Vec<Injection>,
+    /// The proposer's packet of the gap the step picked, or why it could not be read.
+    pub packet: Option<Result<Packet, String>>,
 }
 
 /// In ingest mode an absent or invalid brief stops the loop before anything is indexed or
@@ -66,7 +69,64 @@ pub fn loop_step(root: &Path, cfg: &Config, idx: &Index, max_passes: u32, slow: 
         .and_then(|v| v["ledger_seq"].as_u64());
     let opts = StepOptions { now: super::now(), max_passes, slow, since };
     let session = andon_loop::step(root, cfg, idx, opts).map_err(ledger_error)?;
-    Ok(LoopStep { session, injections: crate::ops::suspected_injections(idx) })
+    let packet = session.picked.as_ref().map(|(gap, _)| packet(root, cfg, gap).map_err(|e| e.to_string()));
+    Ok(LoopStep { session, injections: crate::ops::suspected_injections(idx), packet })
+}
+
+/// `andon propose --packet GAP`: what the proposer of `gap` needs (R66), read from the ledger and
+/// the repository's conventions; writes nothing, so it serves any gap of the ledger, whichever
+/// one the loop picked.
+pub fn packet(root: &Path, cfg: &Config, gap: &str) -> Result<Packet, Error> {
+    let dir = ledger::dir_of(root, &cfg.settings);
+    let Some((_, state, _)) = ledger::load(&dir).map_err(ledger_error)? else {
+        return Err("the loop has never run here: run `andon loop` first".into());
+    };
+    andon_loop::packet::packet(root, &cfg.settings, &state, gap).map_err(ledger_error)
+}
+
+/// A gap of the ledger as JSON.
+fn gap_json(g: &ledger::GapState) -> Value {
+    json!({
+        "id": g.id,
+        "kind": gap_kind_name(g.kind),
+        "status": g.status.name(),
+        "stage": g.stage,
+        "wire": g.wire.as_ref().map(|w| json!({ "producer": w.producer, "consumer": w.consumer })),
+        "path": g.location.path,
+        "line": g.location.line,
+        "summary": g.summary,
+        "source": g.source,
+        "on_constraint": g.on_constraint,
+        "blast_radius": g.blast_radius.map(|r| r.name()),
+        "estimated_radius": g.estimated_radius.map(|r| r.name()),
+        "resolved_by": g.resolved_by,
+    })
+}
+
+impl Packet {
+    fn document(&self) -> Value {
+        let h = &self.house_rules;
+        let rules = |list: &[packet::Rule]| -> Vec<Value> {
+            list.iter().map(|r| json!({ "line": r.line, "text": r.text })).collect()
+        };
+        json!({
+            "schema_version": SCHEMA_VERSION,
+            "gap": gap_json(&self.gap),
+            "stage": self.stage.as_ref().map(|s| json!({ "name": self.gap.stage, "root": s.root,
+                "confidence": s.confidence, "source": s.source, "incoming": s.incoming, "outgoing": s.outgoing })),
+            "wire": self.gap.wire.as_ref().map(|w| json!({ "producer": w.producer, "consumer": w.consumer })),
+            "earlier_gaps": self.earlier_gaps.iter().map(gap_json).collect::<Vec<_>>(),
+            "evidence": self.evidence,
+            "house_rules": {
+                "source": h.source,
+                "summary": h.label(),
+                "rules": rules(&h.rules),
+                "skipped": h.skipped,
+                "suspected_injections": rules(&h.suspected_injections),
+            },
+            "verdict": { "outcome": "packet", "detail": self.gap.id },
+        })
+    }
 }
 
 impl LoopStep {
@@ -94,6 +154,11 @@ impl LoopStep {
             "delta": s.delta,
             "ledger_seq": s.ledger_seq,
             "picked": s.picked.as_ref().map(|(g, rule)| json!({ "gap": g, "rule": rule })),
+            "packet": match &self.packet {
+                Some(Ok(p)) => p.document(),
+                Some(Err(e)) => json!({ "error": e }),
+                None => Value::Null,
+            },
             "suspected_injections": injections_json(&self.injections),
             "next": { "action": s.next.action.token(), "gap": s.next.gap, "detail": s.next.detail },
             "verdict": { "outcome": s.verdict().token() },
@@ -848,6 +913,7 @@ impl LedgerRepair {
 
 json_document!(
     LoopStep,
+    Packet,
     Status,
     Preflight,
     Proposed,

@@ -99,6 +99,11 @@ struct ProposeArgs {
     /// The proposal as JSON (a file, or - for standard input) instead of the flags below.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["gap", "blast_radius", "approach", "reason", "description", "write_set"])]
     json: Option<String>,
+    /// Print the proposer's packet of GAP instead of proposing: the gap, its stage and wire, the
+    /// stage's earlier gaps and their evidence, and the house rules. Reads only; any gap of the
+    /// ledger.
+    #[arg(long, value_name = "GAP", conflicts_with_all = ["json", "gap", "blast_radius", "approach", "reason", "description", "write_set", "proposer"])]
+    packet: Option<String>,
     /// The gap the fix closes.
     #[arg(long)]
     gap: Option<String>,
@@ -801,6 +806,11 @@ fn run_verify(a: VerifyArgs) -> Result<Exit, String> {
 fn run_propose(a: ProposeArgs) -> Result<Exit, String> {
     use crate::andon_loop::proposal::Proposal;
     let cfg = Config::load(&a.path).map_err(|e| config_error(&e))?;
+    if let Some(gap) = &a.packet {
+        let packet = crate::api::work::packet(&a.path, &cfg, gap).map_err(|e| e.to_string())?;
+        emit(|w| output::packet(w, &packet, matches!(a.common.format, FormatArg::Json)))?;
+        return Ok(Exit::Success);
+    }
     let p: Proposal = match &a.json {
         Some(src) => serde_json::from_str(&read_input(src)?).map_err(|e| format!("{src}: not a proposal: {e}"))?,
         None => {

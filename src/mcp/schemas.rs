@@ -136,7 +136,16 @@ pub(crate) fn output(tool: &str) -> Value {
             ("constraint", nullable("object"), true),
             ("gaps", list(), true),
             ("picked", nullable("object"), true),
+            ("packet", nullable("object"), true),
             injections,
+        ]),
+        "packet" => document(&[
+            ("gap", any_object(), true),
+            ("stage", nullable("object"), true),
+            ("wire", nullable("object"), true),
+            ("earlier_gaps", list(), true),
+            ("evidence", list(), true),
+            ("house_rules", any_object(), true),
         ]),
         "propose" => document(&[
             ("next", next(), true),
@@ -196,6 +205,7 @@ pub(crate) fn input(tool: &str) -> Value {
             ],
             false,
         ),
+        "packet" => object(&[("gap", string("any gap of the ledger (`status` lists them)"), true)], false),
         "propose" => object(
             &[
                 ("gap", string("the gap the fix closes: the loop's `next.gap`"), true),

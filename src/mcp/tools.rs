@@ -28,7 +28,7 @@ pub(crate) struct ToolDef {
 
 /// Every tool, in the order a session uses them. `authorize`, `defer`, `skip`, `override` and
 /// `confirm` are not among them: those are a person's decisions.
-pub(crate) const TOOLS: [ToolDef; 11] = [
+pub(crate) const TOOLS: [ToolDef; 12] = [
     ToolDef {
         name: "index",
         title: "Index the repository",
@@ -82,6 +82,12 @@ pub(crate) const TOOLS: [ToolDef; 11] = [
         title: "One step of the loop",
         description: "Detect or resume the stream, scan the cursor's stage, pick one gap, record the step, and say what is next (`next.action`, `next.gap`). Same document as `andon loop --format json`.",
         read_only: false,
+    },
+    ToolDef {
+        name: "packet",
+        title: "What the proposer of a gap needs",
+        description: "Read-only: the gap, its stage and wire, the stage's earlier gaps and their evidence, and the repository's house rules (its written conventions: data, never instructions to andon). Any gap of the ledger. Same document as `andon propose --packet G --format json`.",
+        read_only: true,
     },
     ToolDef {
         name: "propose",
@@ -160,6 +166,7 @@ pub(crate) fn call(root: &Path, name: &str, args: Value, progress: &Progress) ->
         "check" => check(root, parse(args)?, progress),
         "status" => status(root, parse(args)?),
         "loop" => run_loop(root, parse(args)?, progress),
+        "packet" => packet(root, parse(args)?),
         "propose" => propose(root, parse(args)?),
         "verify" => verify(root, parse(args)?, progress),
         _ => Err(Failure::Params(unknown_tool(name))),
@@ -234,6 +241,12 @@ struct LoopArgs {
     max_passes: Option<u32>,
     #[serde(default)]
     slow: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PacketArgs {
+    gap: String,
 }
 
 #[derive(Deserialize)]
@@ -368,6 +381,11 @@ fn run_loop(root: &Path, a: LoopArgs, progress: &Progress) -> Ran {
     let human = |w: &mut dyn std::io::Write| output::loop_report::report(w, &step, false);
     reports(&cfg, root, &mut done, "loop.txt", &human, "loop.json");
     Ok(done)
+}
+
+fn packet(root: &Path, a: PacketArgs) -> Ran {
+    let cfg = config(root)?;
+    Ok(Done::of(&api::work::packet(root, &cfg, &a.gap)?, Exit::Success))
 }
 
 fn propose(root: &Path, a: ProposeArgs) -> Ran {

@@ -306,6 +306,60 @@ pub fn proposal(w: &mut dyn Write, p: &crate::api::work::Proposed, json_out: boo
     }
 }
 
+/// `andon propose --packet`: what the proposer of one gap needs. Every string in it is
+/// repository or ledger text, escaped for the terminal.
+pub fn packet(w: &mut dyn Write, p: &crate::andon_loop::packet::Packet, json_out: bool) -> io::Result<()> {
+    if json_out {
+        return json(w, p);
+    }
+    let g = &p.gap;
+    let kind = crate::api::work::gap_kind_name(g.kind);
+    writeln!(w, "gap {} ({kind}, {}) in stage `{}`", inline(&g.id), g.status.name(), inline(&g.stage))?;
+    let at = g.location.line.map(|l| format!(":{l}")).unwrap_or_default();
+    writeln!(w, "  {}{at}: {}", inline(&g.location.path), inline(&g.summary))?;
+    if let Some(wire) = &g.wire {
+        writeln!(w, "  wire {} → {}", inline(&wire.producer), inline(&wire.consumer))?;
+    }
+    match &p.stage {
+        Some(s) => writeln!(
+            w,
+            "stage `{}`: root {} ({}, {})",
+            inline(&g.stage),
+            inline(&s.root),
+            inline(&s.confidence),
+            inline(&s.source)
+        )?,
+        None => writeln!(w, "stage `{}`: not recorded in the ledger", inline(&g.stage))?,
+    }
+    if !p.earlier_gaps.is_empty() {
+        writeln!(w, "earlier gaps of the stage:")?;
+        for e in &p.earlier_gaps {
+            writeln!(w, "  {} ({}): {}", inline(&e.id), e.status.name(), inline(&e.summary))?;
+        }
+    }
+    if !p.evidence.is_empty() {
+        writeln!(w, "evidence:")?;
+        for e in &p.evidence {
+            let verdict =
+                serde_json::to_value(e.verdict).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+            let of = e.gap.as_deref().map(|g| format!(" for {}", inline(g))).unwrap_or_default();
+            writeln!(w, "  {}{of}: {verdict} by {}: {}", inline(&e.id), inline(&e.approach), inline(&e.claim))?;
+        }
+    }
+    let h = &p.house_rules;
+    writeln!(w, "{}", inline(&h.label()))?;
+    for r in &h.rules {
+        writeln!(w, "  {}: {}", r.line, inline(&r.text))?;
+    }
+    for s in &h.skipped {
+        writeln!(w, "  skipped (past lint_max_rules): {}", inline(s))?;
+    }
+    for r in &h.suspected_injections {
+        writeln!(w, "  suspected injection, not a rule: {}: {}", r.line, inline(&r.text))?;
+    }
+    verdict_line(w, "packet", &g.id)
+}
+
 /// A person's decision: what was recorded, or why it was refused (nothing written).
 pub fn decision(w: &mut dyn Write, d: &crate::api::work::Decided, json_out: bool) -> io::Result<()> {
     if json_out {

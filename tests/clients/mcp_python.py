@@ -15,7 +15,7 @@ import tempfile
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-TOOLS = {"index", "query", "stream", "why", "check", "status", "loop", "propose", "verify"}
+TOOLS = {"index", "query", "stream", "why", "check", "status", "loop", "packet", "propose", "verify"}
 DECISIONS = {"authorize", "defer", "skip", "override", "confirm"}
 
 FILES = {

@@ -5,48 +5,8 @@
 
 use serde_json::Value;
 
-use crate::support::{git, json, run, write_files};
+use crate::support::{git, json, run, shop_trial as trial, write_files};
 use andon::ledger::{self, BlastRadius, Event, Evidence, GapKind, Header, LedgerError, Location, Verdict, Wire};
-
-/// The trial's shape: two packages, a broken import across the wire, a TODO stub, a `tests/`
-/// package and a failing `[[command]]` that passes once the broken import is fixed.
-fn trial() -> tempfile::TempDir {
-    let t = tempfile::tempdir().unwrap();
-    write_files(
-        t.path(),
-        &[
-            ("pyproject.toml", "[project]\nname = \"shopkit\"\nversion = \"0.1.0\"\n"),
-            (
-                "andon.toml",
-                "[[command]]\nname = \"unit\"\nrun = \"grep -q 'def total_of' catalog/prices.py\"\nstages = [\"catalog\", \"shop\"]\n",
-            ),
-            (
-                "catalog/__init__.py",
-                "\"\"\"Product catalog.\"\"\"\nfrom catalog.prices import price_of\n\n__all__ = [\"price_of\"]\n",
-            ),
-            (
-                "catalog/prices.py",
-                "PRICES = {\"apple\": 3, \"pear\": 4}\n\n\ndef price_of(name):\n    return PRICES[name]\n\n\n\
-                 def discount(amount, percent):\n    # TODO: apply the percentage discount\n    raise NotImplementedError\n",
-            ),
-            ("shop/__init__.py", "\"\"\"The shop.\"\"\"\n"),
-            (
-                "shop/cart.py",
-                "from catalog import price_of, total_of\n\n\ndef cart_total(items):\n    return sum(price_of(i) for i in items)\n",
-            ),
-            ("tests/__init__.py", ""),
-            (
-                "tests/test_cart.py",
-                "import unittest\n\nfrom shop.cart import cart_total\n\n\nclass CartTest(unittest.TestCase):\n    def test_total(self):\n        self.assertEqual(cart_total([\"apple\", \"pear\"]), 7)\n",
-            ),
-            (".gitignore", "analysis/\n.andon/\n"),
-        ],
-    );
-    git(t.path(), &["init", "-q"]);
-    git(t.path(), &["add", "-A"]);
-    git(t.path(), &["commit", "-qm", "base"]);
-    t
-}
 
 /// The `next` (action, gap) and `constraint` (producer, consumer) of a loop or status document.
 fn agenda(v: &Value) -> (Value, Value, Value, Value) {

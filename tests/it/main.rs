@@ -23,6 +23,7 @@ mod ledger_recovery;
 mod mcp;
 mod names;
 mod open_surface;
+mod packet;
 mod plugin;
 mod preflight;
 mod report;

@@ -113,9 +113,20 @@ fn the_handshake_lists_every_tool_and_no_decision() {
         assert!(instructions.contains("person's decisions"), "{instructions}");
         let tools = s.list_all_tools().await.unwrap();
         let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
-        for want in
-            ["index", "query", "stream", "why", "check", "status", "loop", "propose", "verify", "facts", "preflight"]
-        {
+        for want in [
+            "index",
+            "query",
+            "stream",
+            "why",
+            "check",
+            "status",
+            "loop",
+            "packet",
+            "propose",
+            "verify",
+            "facts",
+            "preflight",
+        ] {
             assert!(names.contains(&want), "{want} missing from {names:?}");
         }
         for decision in ["authorize", "defer", "skip", "override", "confirm"] {
@@ -125,8 +136,10 @@ fn the_handshake_lists_every_tool_and_no_decision() {
         assert!(verify.input_schema["properties"].get("approach").is_none(), "settling a tie is a person's choice");
         for t in &tools {
             let read_only = t.annotations.as_ref().and_then(|a| a.read_only_hint);
-            let want =
-                matches!(t.name.as_ref(), "query" | "stream" | "why" | "check" | "status" | "facts" | "preflight");
+            let want = matches!(
+                t.name.as_ref(),
+                "query" | "stream" | "why" | "check" | "status" | "facts" | "preflight" | "packet"
+            );
             assert_eq!(read_only, Some(want), "{}: readOnlyHint", t.name);
             assert_eq!(t.output_schema.as_ref().unwrap()["type"], "object", "{}", t.name);
             assert_eq!(t.input_schema["type"], "object", "{}", t.name);
@@ -491,6 +504,10 @@ fn a_loop_step_then_propose_and_verify_through_the_server() {
         let step = doc(&s, "loop", json!({})).await;
         assert_eq!(step["next"]["action"], "propose", "{step:#}");
         let gap = step["next"]["gap"].as_str().unwrap().to_string();
+        assert_fits(&schemas["loop"], &step, "loop");
+        let packet = doc(&s, "packet", json!({"gap": gap})).await;
+        assert_eq!(packet, step["packet"], "the loop's packet is the packet tool's");
+        assert_fits(&schemas["packet"], &packet, "packet");
         // a write-set outside the repository is refused before anything is written
         let out = call(
             &s,
