@@ -7,9 +7,10 @@
 
 use std::path::Path;
 
-use super::{commands, fix, judged, own_paths, prove, recorded_proposal, recorded_proposer, request, surface};
+use super::{commands, fix, judged, own_paths, prove, recorded_proposal, recorded_proposer, red, request, surface};
 use crate::config::{BlastRadius, Config};
 use crate::datalog;
+use crate::evidence::route::Approach;
 use crate::extract::lang::references_name_packages;
 use crate::facts::rel;
 use crate::index::Index;
@@ -338,6 +339,7 @@ impl Ask<'_> {
                 return Ok(Err(VerifyStop::Scope(outside)));
             }
         }
+        let mut red_first = None;
         let (mut proof, label) = if g.source == "PhaseContract" {
             // ingest mode: the phase's exit criteria and Behavior Contract rules, each routed on its own
             let Some(ctx) = self.state.context.get(&g.stage) else {
@@ -351,6 +353,11 @@ impl Ask<'_> {
         } else {
             let proof = match route.approach {
                 None => prove::tie(&route),
+                Some(a) if red::applies(a, &g.source) => {
+                    let (proof, record) = self.red_first(a, p, &target, &checks, &change);
+                    red_first = record;
+                    proof
+                }
                 Some(a) => prove::run(a, self.root, self.cfg, self.idx, &target, inputs, &change.hash)
                     .map_err(LedgerError::Io)?,
             };
@@ -369,6 +376,7 @@ impl Ask<'_> {
             proof.artifact,
             &change.hash,
         );
+        ev.red_first = red_first;
         if !judged.is_empty() {
             // the evidence says what changed in how the gap is judged, and who let it
             ev.evidence =
@@ -392,6 +400,50 @@ impl Ask<'_> {
             // a phase contract routes each of its obligations; the evidence lists them
             routing: (!phase).then_some(routing),
         }))
+    }
+
+    /// The proof by the stage's checks, red first ([`red`]): without the fix, in a scratch copy
+    /// of the base tree with the fix's test files over it, then with it. Without checks (or a
+    /// property tool) the approach says it cannot run, as it always does; without a base tree
+    /// nothing shows the fix was needed: unknown.
+    fn red_first(
+        &self,
+        a: Approach,
+        p: &Proposed,
+        target: &prove::Target,
+        checks: &[commands::CommandSpec],
+        change: &fix::AppliedChange,
+    ) -> (prove::Proof, Option<ledger::RedFirst>) {
+        let tools = crate::evidence::property::detect(self.root);
+        if checks.is_empty() || (a == Approach::Property && tools.is_empty()) {
+            let run = prove::run(a, self.root, self.cfg, self.idx, target, self.inputs, &change.hash);
+            return (run.unwrap_or_else(|e| prove::Proof::unknown(e, "the checks could not run")), None);
+        }
+        let idx = self.idx;
+        let is_test = |path: &str| red::test_file(idx, path);
+        let scratch = match p.base.as_str() {
+            "none" => Err("the repository has no git history to take the tree without the fix from".to_string()),
+            base => red::base_tree(self.root, base, &change.files, &is_test, &own_paths(self.cfg)),
+        };
+        let scratch = match scratch {
+            Ok(s) => s,
+            Err(e) => {
+                let claim = format!("the checks could not run without the fix, so nothing shows they need it: {e}");
+                return (prove::Proof::unknown(claim, "unknown: red first could not run"), None);
+            }
+        };
+        let out = self.inputs.artifacts.clone().unwrap_or_else(|| self.cfg.settings.output_dir.value.clone());
+        let ask = red::Ask {
+            approach: a,
+            root: self.root,
+            base: &p.base,
+            specs: checks,
+            out: &out,
+            tools: &tools,
+            nonce: &change.hash,
+        };
+        let (proof, record) = red::prove(&ask, &scratch);
+        (proof, Some(record))
     }
 
     /// A request's Behavior Contract rules are obligations too: the andon rule over them and the

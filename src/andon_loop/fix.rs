@@ -500,6 +500,7 @@ pub fn evidence(
         tree: None,
         rung: crate::evidence::route::Approach::parse(approach).map(|a| a.rung().number()),
         commit: None,
+        red_first: None,
     }
 }
 

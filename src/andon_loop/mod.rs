@@ -26,6 +26,7 @@ pub mod packet;
 pub mod plan;
 pub mod proposal;
 pub mod prove;
+pub mod red;
 pub mod request;
 pub mod scan;
 pub mod surface;

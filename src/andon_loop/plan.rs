@@ -503,6 +503,7 @@ fn stale_evidence(
         tree: None,
         rung: Some(2),
         commit: None,
+        red_first: None,
     }
 }
 

@@ -71,7 +71,7 @@ pub struct Proof {
 }
 
 impl Proof {
-    fn unknown(claim: String, detail: &str) -> Proof {
+    pub(super) fn unknown(claim: String, detail: &str) -> Proof {
         Proof {
             verdict: Verdict::Unknown,
             tier: None,
@@ -421,20 +421,28 @@ fn property(root: &Path, cfg: &Config, target: &Target, inputs: &Inputs, nonce: 
             "unavailable: the wire stays unknown",
         );
     }
-    let out = output_dir(cfg, inputs);
+    let runs = run_checks(root, &output_dir(cfg, inputs), &specs, nonce);
+    property_proof(root, &runs, &tools)
+}
+
+/// The property approach's verdict on the runs of its checks at `root`.
+pub(super) fn property_proof(
+    root: &Path,
+    runs: &[commands::Run],
+    tools: &[crate::evidence::property::Detected],
+) -> Proof {
     let mut verdicts = Vec::new();
     let mut lines = Vec::new();
     let mut artifacts = Vec::new();
     let mut counterexamples = Vec::new();
-    for spec in &specs {
-        let r = commands::run(root, &out, spec, &fresh(nonce));
-        let (tool, j) = property_judgment(root, &r, &tools);
+    for r in runs {
+        let (tool, j) = property_judgment(root, r, tools);
         lines.push(format!("`{}` ({}): {}", r.run, tool.name(), j.summary));
         if let Some(c) = &j.counterexample {
             counterexamples.push(format!("minimized counterexample ({}): {c}", tool.name()));
         }
         verdicts.push(j.verdict);
-        artifacts.push(r.artifact);
+        artifacts.push(r.artifact.clone());
     }
     let declared: Vec<String> =
         tools.iter().map(|d| format!("{} ({}:{})", d.tool.name(), d.manifest, d.line)).collect();
@@ -455,7 +463,7 @@ fn property(root: &Path, cfg: &Config, target: &Target, inputs: &Inputs, nonce: 
 /// Judges one property run: the tool whose counterexample its output carries (else the first
 /// declared) reads it; a missing tool knows nothing, and a pass counts only when the output shows
 /// tests ran.
-fn property_judgment(
+pub(super) fn property_judgment(
     root: &Path,
     r: &commands::Run,
     tools: &[crate::evidence::property::Detected],
@@ -501,18 +509,23 @@ fn property_verdict(verdicts: &[Verdict]) -> Verdict {
 
 /// The shell's exits for a command it could not execute (126) or find (127): the check's tool is
 /// not available here, which says nothing about the fix.
-fn missing_tool(exit: Option<i32>) -> bool {
+pub(super) fn missing_tool(exit: Option<i32>) -> bool {
     matches!(exit, Some(126 | 127))
 }
 
 /// Runs the checks (never from the cache: a verification runs them) and judges by exit codes:
 /// all pass → proven; any non-zero exit → refuted; timed out or never started → unproven.
 fn executed(root: &Path, out: &Path, specs: &[CommandSpec], nonce: &str) -> Proof {
-    let nonce = format!(
-        "{nonce}-{:x}",
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0)
-    );
-    let runs: Vec<commands::Run> = specs.iter().map(|c| commands::run(root, out, c, &nonce)).collect();
+    executed_proof(&run_checks(root, out, specs, nonce))
+}
+
+/// Runs each check at `root` (never from the cache: a fresh fingerprint), its output under `out`.
+pub(super) fn run_checks(root: &Path, out: &Path, specs: &[CommandSpec], nonce: &str) -> Vec<commands::Run> {
+    specs.iter().map(|c| commands::run(root, out, c, &fresh(nonce))).collect()
+}
+
+/// The executed approach's verdict on the runs of its checks.
+pub(super) fn executed_proof(runs: &[commands::Run]) -> Proof {
     let verdict = if runs.iter().all(commands::Run::passed) {
         Verdict::Proven
     } else if runs.iter().any(|r| r.exit.is_some_and(|c| c != 0 && !missing_tool(Some(c)))) {

@@ -659,7 +659,8 @@ impl Verified {
         if let Ok(o) = &self.result {
             v["evidence"] = json!({ "approach": o.evidence.approach, "verdict": format!("{:?}", o.evidence.verdict).to_lowercase(),
                 "rung": o.evidence.rung, "tier": o.evidence.tier, "hold": o.evidence.hold, "claim": o.evidence.claim, "evidence": o.evidence.evidence,
-                "references": o.evidence.references, "artifact": o.evidence.artifact });
+                "references": o.evidence.references, "artifact": o.evidence.artifact,
+                "red_first": o.evidence.red_first });
             v["diff"] = json!({ "base": o.change.base, "files": o.change.files, "hash": o.change.hash,
                 "rerated": o.rerated.name(), "because": o.rerated_because });
             v["routing"] = serde_json::to_value(&o.routing).expect("json");
@@ -952,6 +953,7 @@ mod tests {
             tree: None,
             rung: None,
             commit: None,
+            red_first: None,
         };
         for c in [Condition::Tier1Hold, Condition::Tier2Hold, Condition::Refuted, Condition::Unproven] {
             assert_eq!(condition_of(&evidence(c.verdict())), Some(c), "{c:?}");

@@ -97,6 +97,38 @@ pub enum WireStatus {
     Unknown,
 }
 
+/// One run of a check, as the evidence records it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CheckRun {
+    pub command: String,
+    /// `None`: timed out, killed, or never started.
+    pub exit: Option<i32>,
+    pub timed_out: bool,
+    /// The captured output, relative to the repository root.
+    pub artifact: String,
+    /// Tests the output names as failing (unittest, pytest, cargo test, node's test runners).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failing: Vec<String>,
+}
+
+/// Both runs of the checks of one proof (red first).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RedFirst {
+    /// The base tree the first run used (a commit).
+    pub base: String,
+    /// The fix's test files laid over the base tree.
+    pub overlaid: Vec<String>,
+    /// Without the fix.
+    pub before: Vec<CheckRun>,
+    /// With the fix.
+    pub after: Vec<CheckRun>,
+    /// The tests that failed without the fix and pass with it (by name where the output names
+    /// them, else the check).
+    pub flipped: Vec<String>,
+}
+
 /// One proof attempt on one wire (R42).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -141,6 +173,9 @@ pub struct Evidence {
     /// it, the next proposal's base.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub commit: Option<String>,
+    /// For a proof by running checks: their runs without the fix and with it (red first).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub red_first: Option<RedFirst>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

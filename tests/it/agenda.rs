@@ -55,7 +55,14 @@ fn fix_of(summary: &str) -> (&'static str, Vec<&'static str>, Vec<(&'static str,
         let prices = "PRICES = {\"apple\": 3, \"pear\": 4}\n\n\ndef price_of(name):\n    return PRICES[name]\n\n\n\
                       def discount(amount, percent):\n    return amount * (100 - percent) / 100\n\n\n\
                       def total_of(names):\n    return sum(price_of(n) for n in names)\n";
-        ("executed", vec!["catalog/prices.py"], vec![("catalog/prices.py", prices)])
+        // with a test that fails without the fix (red first)
+        let test = "import unittest\n\nfrom catalog.prices import discount\n\n\nclass DiscountTest(unittest.TestCase):\n\
+                    \x20   def test_discount(self):\n        self.assertEqual(discount(200, 10), 180)\n";
+        (
+            "executed",
+            vec!["catalog/prices.py", "tests/test_prices.py"],
+            vec![("catalog/prices.py", prices), ("tests/test_prices.py", test)],
+        )
     } else if summary.contains("has no tests") {
         let test = "from catalog.prices import price_of\n\n\ndef test_price():\n    assert price_of(\"apple\") == 3\n";
         ("executed", vec!["catalog/test_prices.py"], vec![("catalog/test_prices.py", test)])
@@ -219,6 +226,7 @@ fn proof(id: &str, gap: &str, radius: Option<BlastRadius>) -> Event {
             tree: Some("t1".into()),
             rung: Some(3),
             commit: None,
+            red_first: None,
             crossing: Default::default(),
         },
     }
@@ -356,7 +364,7 @@ fn a_failing_command_redefined_beside_a_verified_fix_vanishes_rather_than_closin
     // the real fix, and the failing command weakened beside it
     write_files(d, &files);
     let toml = std::fs::read_to_string(d.join("andon.toml")).unwrap();
-    let weakened = toml.replace("grep -q 'def total_of' catalog/prices.py", "true");
+    let weakened = toml.replace("grep -q 'def total_of' catalog/prices.py &&", "true &&");
     assert_ne!(weakened, toml);
     std::fs::write(d.join("andon.toml"), weakened).unwrap();
     // verify refuses a fix that rewrites its judge; a person may still let it through

@@ -5,6 +5,9 @@ use andon::ledger::{self, BlastRadius, Event};
 
 use crate::support::{clean_three_stages, git, json, run, scratch, three_stages};
 
+/// A check of the TODO in `api`'s fix: it fails while the TODO is there (red without the fix).
+const NO_TODO: &str = "! grep -q TODO src/api/__init__.py";
+
 fn ledger_bytes(dir: &std::path::Path) -> Vec<u8> {
     std::fs::read(dir.join("analysis/andon/ledger/ledger.jsonl")).unwrap()
 }
@@ -433,7 +436,7 @@ fn end_to_end_three_stages_halt_fix_advance_sub_cycle_converge_harden() {
     )
     .unwrap();
     // a changed public surface rates hard-to-reverse: above the ceiling until a person authorizes this diff
-    let o = run(&["verify", "--gap", &todo, "--command", "true", "--format", "json", "-q"], d);
+    let o = run(&["verify", "--gap", &todo, "--command", NO_TODO, "--format", "json", "-q"], d);
     assert_eq!(o.status.code(), Some(11), "{}", String::from_utf8_lossy(&o.stdout));
     assert!(
         json(&o)["detail"].as_str().unwrap().contains("changes the public surface of core -> api"),
@@ -442,7 +445,7 @@ fn end_to_end_three_stages_halt_fix_advance_sub_cycle_converge_harden() {
     );
     let o = run(&["authorize", &todo, "--by", "lead", "--reason", "parse gains an optional separator"], d);
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
-    let o = run(&["verify", "--gap", &todo, "--command", "true", "--format", "json", "-q"], d);
+    let o = run(&["verify", "--gap", &todo, "--command", NO_TODO, "--format", "json", "-q"], d);
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
     // 7. the loop records it, reopens core -> api in a sub-cycle, re-proves it, and the cycle converges
     let (code, v) = loop_json(d);
@@ -569,7 +572,7 @@ fn a_fix_inside_a_body_leaves_the_wires_it_crosses_proven() {
         "from core import parse as parse_text\n\n\ndef run(text):\n    if not text:\n        raise ValueError(\"empty\")\n    return parse_text(text)\n",
     )
     .unwrap();
-    let o = run(&["verify", "--gap", &gap, "--command", "true", "-q"], d);
+    let o = run(&["verify", "--gap", &gap, "--command", NO_TODO, "-q"], d);
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
     let (code, v) = loop_json(d);
     assert_eq!((code, v["verdict"]["outcome"].as_str()), (0, Some("converged")), "{v:#}");
@@ -613,7 +616,7 @@ fn a_wire_that_keeps_reopening_stops_the_backtracking_and_becomes_the_constraint
         "from core import parse\n\n\ndef run(text):\n    if not text:\n        raise ValueError(\"empty\")\n    return parse(text, None)\n",
     )
     .unwrap();
-    assert_eq!(run(&["verify", "--gap", &gap, "--command", "true", "-q"], d).status.code(), Some(0));
+    assert_eq!(run(&["verify", "--gap", &gap, "--command", NO_TODO, "-q"], d).status.code(), Some(0));
     let (code, v) = loop_json(d);
     // the loop does not re-prove it: it escalates to a person
     assert_eq!((code, v["next"]["action"].as_str()), (14, Some("decide")), "{v:#}");
@@ -1056,7 +1059,7 @@ fn what_verify_saw_must_still_be_the_tree_and_a_diff_cannot_understate_it() {
             "--diff",
             understated.to_str().unwrap(),
             "--command",
-            "true",
+            NO_TODO,
             "--format",
             "json",
             "-q",
@@ -1071,7 +1074,7 @@ fn what_verify_saw_must_still_be_the_tree_and_a_diff_cannot_understate_it() {
         "from core import parse\n\n\ndef run(text):\n    return parse(text)\n",
     )
     .unwrap();
-    let o = run(&["verify", "--gap", &gap, "--command", "true", "-q"], d);
+    let o = run(&["verify", "--gap", &gap, "--command", NO_TODO, "-q"], d);
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
     std::fs::write(
         d.join("src/api/__init__.py"),
@@ -1086,7 +1089,7 @@ fn what_verify_saw_must_still_be_the_tree_and_a_diff_cannot_understate_it() {
     );
     assert_eq!(v["next"]["action"], "apply-and-verify", "still to verify: {v:#}");
     // verified again on the tree as it is, it is recorded and proven
-    assert_eq!(run(&["verify", "--gap", &gap, "--command", "true", "-q"], d).status.code(), Some(0));
+    assert_eq!(run(&["verify", "--gap", &gap, "--command", NO_TODO, "-q"], d).status.code(), Some(0));
     let (code, v) = loop_json(d);
     assert_eq!(code, 0, "{v:#}");
     assert!(notes(&v).iter().any(|n| n.contains(&format!("gap `{gap}`: proven by executed"))), "{:?}", notes(&v));
@@ -1346,7 +1349,9 @@ fn an_ingest_phase_contract_is_proven_obligation_by_obligation_and_the_phase_adv
     assert_eq!(propose_with(d, &w1, "executed", "shared/types.py").status.code(), Some(0));
     loop_json(d);
     std::fs::write(d.join("shared/types.py"), "X: int = 1\n").unwrap();
-    let o = run(&["verify", "--gap", &w1, "--format", "json", "-q"], d);
+    // a check that fails without the fix (red first)
+    let check = "grep -q 'X: int = 1' shared/types.py";
+    let o = run(&["verify", "--gap", &w1, "--command", check, "--format", "json", "-q"], d);
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
     git(d, &["commit", "-qam", "W1"]);
     let (_, v) = loop_json(d);

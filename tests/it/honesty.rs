@@ -137,14 +137,22 @@ fn three_fixes_in_a_row_without_a_commit() {
     // the scope and the blast radius count only the new change
     let files: Vec<&str> = v["diff"]["files"].as_array().unwrap().iter().map(|f| f[1].as_str().unwrap()).collect();
     assert_eq!(files, ["catalog/prices.py", "catalog/test_prices.py"], "{v:#}");
-    // 3. the second stub
+    // 3. the second stub, with a test of it (red first: one that fails without the fix)
     let gap = picked(d, "NotImplementedError");
-    let p = propose(d, &gap, "executed", &["shop/cart.py"]);
+    let p = propose(d, &gap, "executed", &["shop/cart.py", "shop/test_cart.py"]);
     assert_ne!(p["base_commit"].as_str().unwrap(), second);
     write(
         d,
         "shop/cart.py",
         &cart.replace("    # TODO: charge the cart\n    raise NotImplementedError\n", "    return cart_total(items)\n"),
+    );
+    let cart_test = std::fs::read_to_string(d.join("shop/test_cart.py")).unwrap();
+    write(
+        d,
+        "shop/test_cart.py",
+        &format!(
+            "{cart_test}\n    def test_checkout(self):\n        from shop.cart import checkout\n        self.assertEqual(checkout([\"apple\"]), 3)\n"
+        ),
     );
     let (code, v) = verify(d, &gap);
     assert_eq!(code, 0, "{v:#}");
@@ -182,8 +190,11 @@ fn a_fix_that_weakens_its_command_is_not_proven_without_a_person() {
     // a person decides: authority bound to this diff lets it through, and the evidence says so
     let o = run(&["authorize", &gap, "--by", "lead", "--reason", "the suite moves"], d);
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
+    // authority covers the diff, not the proof: a command weakened to pass without the fix
+    // proves nothing (red first)
     let (code, v) = verify(d, &gap);
-    assert_eq!(code, 0, "{v:#}");
+    assert_eq!(code, 14, "{v:#}");
+    assert_eq!(v["evidence"]["claim"], "the check passes without the fix: add a test that fails without it");
     assert!(v["evidence"]["evidence"].as_str().unwrap().contains("a person authorized this diff"), "{v:#}");
 }
 
@@ -474,21 +485,33 @@ fn a_fix_whose_checks_pass_but_leaves_the_gap_in_the_code_is_not_closed() {
     let t = shop(COMMAND, &[("catalog/prices.py", &stub)]);
     let d = t.path();
     let gap = picked(d, "NotImplementedError");
-    propose(d, &gap, "executed", &["catalog/prices.py"]);
-    // a comment: the suite passes, the stub stays
+    propose(d, &gap, "executed", &["catalog/prices.py", "catalog/test_prices.py"]);
+    // a comment: the suite passes with and without it, which proves nothing
     write(d, "catalog/prices.py", &format!("{stub}# later\n"));
-    assert_eq!(verify(d, &gap).0, 0, "the checks pass");
+    let (code, v) = verify(d, &gap);
+    assert_eq!(code, 14, "{v:#}");
+    assert_eq!(v["evidence"]["claim"], "the check passes without the fix: add a test that fails without it");
+    step(d);
+    // a new function and its test: red without it, green with it, and the stub stays
+    write(d, "catalog/prices.py", &format!("{stub}\n\ndef half(amount):\n    return amount / 2\n"));
+    let half_test =
+        "\n    def test_half(self):\n        from catalog.prices import half\n        self.assertEqual(half(4), 2)\n";
+    write(d, "catalog/test_prices.py", &format!("{PRICE_TEST}{half_test}"));
+    assert_eq!(verify(d, &gap).0, 0, "the checks discriminate");
     let (code, v) = step(d);
     assert_eq!((code, v["verdict"]["outcome"].as_str()), (15, Some("halt:unproven")), "{v:#}");
     let (_, state, _) = andon::ledger::load(&d.join("analysis/andon/ledger")).unwrap().unwrap();
     assert_ne!(state.gaps[&gap].status, andon::ledger::GapStatus::Closed);
-    // the real fix closes it
+    // the real fix, with its test, closes it
     write(
         d,
         "catalog/prices.py",
         &stub.replace("    raise NotImplementedError\n", "    return amount * (100 - percent) / 100\n"),
     );
-    assert_eq!(verify(d, &gap).0, 0);
+    let discount_test = "\n    def test_discount(self):\n        from catalog.prices import discount\n        self.assertEqual(discount(200, 10), 180)\n";
+    write(d, "catalog/test_prices.py", &format!("{PRICE_TEST}{discount_test}"));
+    let (code, v) = verify(d, &gap);
+    assert_eq!(code, 0, "{v:#}");
     let (code, v) = step(d);
     assert_eq!(code, 0, "{v:#}");
     let (_, state, _) = andon::ledger::load(&d.join("analysis/andon/ledger")).unwrap().unwrap();

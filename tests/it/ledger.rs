@@ -66,6 +66,7 @@ fn evidence(id: &str, verdict: Verdict) -> Event {
             tree: None,
             rung: None,
             commit: None,
+            red_first: None,
         },
     }
 }
@@ -438,6 +439,7 @@ fn status_board_holds_first_then_everything_and_one_next_step() {
             tree: None,
             rung: None,
             commit: None,
+            red_first: None,
         },
     };
     ledger::append(
@@ -544,6 +546,7 @@ fn proof_on(id: &str, gap: &str, verdict: Verdict, tier: u8, hold: bool, tree: &
             tree: Some(tree.into()),
             rung: None,
             commit: None,
+            red_first: None,
         },
     }
 }

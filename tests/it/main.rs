@@ -26,6 +26,7 @@ mod open_surface;
 mod packet;
 mod plugin;
 mod preflight;
+mod red_first;
 mod report;
 mod request;
 mod review16;

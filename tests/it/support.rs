@@ -155,7 +155,8 @@ pub fn clean_three_stages(settings: &str) -> tempfile::TempDir {
 }
 
 /// The trial's shape: two packages, a broken import across the wire, a TODO stub, a `tests/`
-/// package and a failing `[[command]]` that passes once the broken import is fixed.
+/// package and a failing `[[command]]` that passes once the broken import is fixed (and runs the
+/// discount's test once a fix brings `tests/test_prices.py`).
 pub fn shop_trial() -> tempfile::TempDir {
     let t = tempfile::tempdir().unwrap();
     write_files(
@@ -164,7 +165,7 @@ pub fn shop_trial() -> tempfile::TempDir {
             ("pyproject.toml", "[project]\nname = \"shopkit\"\nversion = \"0.1.0\"\n"),
             (
                 "andon.toml",
-                "[[command]]\nname = \"unit\"\nrun = \"grep -q 'def total_of' catalog/prices.py\"\nstages = [\"catalog\", \"shop\"]\n",
+                "[[command]]\nname = \"unit\"\nrun = \"grep -q 'def total_of' catalog/prices.py && { [ ! -e tests/test_prices.py ] || python3 -m unittest tests.test_prices; }\"\nstages = [\"catalog\", \"shop\"]\n",
             ),
             (
                 "catalog/__init__.py",

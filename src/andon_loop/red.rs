@@ -1,0 +1,300 @@
+//! Red first: a proof that would pass without the fix proves nothing (requirements.md §3,
+//! patterns 9–10). For the executed and property approaches verify runs the stage's checks twice:
+//! first in a scratch copy of the base tree (the tree the loop last proved) with the fix's test
+//! files laid over it, then on the fixed tree. The fix is proven only when some check fails
+//! without it and every check passes with it. A check that passes both ways does not
+//! discriminate: the obligation is unknown until the fix brings a test that fails without it.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use super::commands::{self, CommandSpec};
+use super::prove::{self, Proof};
+use crate::evidence::route::Approach;
+use crate::facts::rel;
+use crate::index::Index;
+use crate::ledger::{CheckRun, RedFirst, Verdict};
+
+/// Why a proof that passes both ways is not one.
+pub const NOT_DISCRIMINATING: &str = "the check passes without the fix: add a test that fails without it";
+
+/// Ignored directories never shared with the scratch copy: caches a check rewrites as it runs
+/// (shared, the base run would write into the repository).
+const UNSHARED: &[&str] = &["__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis", ".andon"];
+
+/// Must the proof of a fix of a gap from `source` by approach `a` discriminate? Every proof by
+/// the stage's checks must, but a fix of a stage no test reaches: that gap is the absence of a
+/// test, and a new test of code that already works passes without the fix by design (the index
+/// shows the stage tested, the checks show the test passes).
+pub fn applies(a: Approach, source: &str) -> bool {
+    matches!(a, Approach::Executed | Approach::Property) && source != "MissingTests"
+}
+
+/// Does the fresh index say `path` holds test code only (a `TestFile` fact)?
+pub fn test_file(idx: &Index, path: &str) -> bool {
+    let in_global = idx.global.rows_of(rel::TEST_FILE).any(|r| idx.global.str(r[0]) == path);
+    let Some(i) = idx.files.iter().position(|f| f.path == path) else { return in_global };
+    let f = &idx.facts[i];
+    let of = |seg: &crate::facts::Segment| seg.rows_of(rel::TEST_FILE).any(|r| seg.str(r[0]) == path);
+    in_global || of(f.core()) || f.detail().is_ok_and(|d| of(&d))
+}
+
+/// A scratch copy of the base tree with the fix's test files over it; removed on drop.
+pub struct Scratch {
+    dir: PathBuf,
+    pub overlaid: Vec<String>,
+}
+
+impl Scratch {
+    fn path(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The base tree with the test files over it.
+    pub fn tree(&self) -> PathBuf {
+        self.dir.join("tree")
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// A new empty directory under the system's temporary directory, named for this process.
+fn scratch_dir(what: &str) -> Result<PathBuf, String> {
+    static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!(
+        "andon-{what}-{}-{n}-{:x}",
+        std::process::id(),
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0)
+    ));
+    std::fs::create_dir_all(&dir).map_err(|e| format!("no scratch directory {}: {e}", dir.display()))?;
+    Ok(dir)
+}
+
+/// Runs git at `cwd` with `args` and `env`; its stdout, or why it failed.
+fn git(cwd: &Path, args: &[&str], env: &[(&str, &Path)]) -> Result<Vec<u8>, String> {
+    let mut c = Command::new("git");
+    c.current_dir(cwd).args(args);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let out = c.output().map_err(|e| format!("cannot run git: {e}"))?;
+    if !out.status.success() {
+        return Err(format!("git {}: {}", args.join(" "), String::from_utf8_lossy(&out.stderr).trim()));
+    }
+    Ok(out.stdout)
+}
+
+/// The base tree `base` of the repository at `root` checked out in a scratch directory, the
+/// changed files `is_test` accepts taken from the working tree (a deleted one removed), and the
+/// ignored entries of the working tree (a virtualenv, `node_modules`, a build directory) linked
+/// in, but for `own` (andon's directories) and caches. `Err` says why it could not be built.
+pub fn base_tree(
+    root: &Path,
+    base: &str,
+    changed: &[(String, String)],
+    is_test: &dyn Fn(&str) -> bool,
+    own: &[String],
+) -> Result<Scratch, String> {
+    // removed on drop, the index with it, on every way out
+    let mut scratch = Scratch { dir: scratch_dir("red")?, overlaid: Vec::new() };
+    let work = scratch.path().join("tree");
+    std::fs::create_dir(&work).map_err(|e| format!("{}: {e}", work.display()))?;
+    let index = scratch.path().join("index");
+    let text = |b: Vec<u8>| String::from_utf8_lossy(&b).trim().to_string();
+    let git_dir = text(git(root, &["rev-parse", "--absolute-git-dir"], &[])?);
+    let prefix = text(git(root, &["rev-parse", "--show-prefix"], &[])?);
+    let tree = match prefix.trim_end_matches('/') {
+        "" => format!("{base}^{{tree}}"),
+        p => format!("{base}:{p}"),
+    };
+    let (work, git_dir) = (work.as_path(), PathBuf::from(git_dir));
+    let env = [("GIT_INDEX_FILE", index.as_path())];
+    let gd = format!("--git-dir={}", git_dir.display());
+    let wt = format!("--work-tree={}", work.display());
+    git(work, &[&gd, &wt, "read-tree", &tree], &env)?;
+    git(work, &[&gd, &wt, "checkout-index", "-a", "-f"], &env)?;
+    let overlaid = &mut scratch.overlaid;
+    for (_, path) in changed.iter().filter(|(_, p)| is_test(p)) {
+        let (from, to) = (root.join(path), work.join(path));
+        if from.is_file() {
+            std::fs::create_dir_all(to.parent().unwrap_or(work)).map_err(|e| format!("{path}: {e}"))?;
+            std::fs::copy(&from, &to).map_err(|e| format!("{path}: cannot copy into the scratch tree: {e}"))?;
+        } else {
+            let _ = std::fs::remove_file(&to);
+        }
+        overlaid.push(path.clone());
+    }
+    link_ignored(root, work, own)?;
+    Ok(scratch)
+}
+
+/// Links each ignored entry of the working tree into the scratch tree `work` (what the checks
+/// need but git does not keep), but for `own` directories and caches a run rewrites.
+fn link_ignored(root: &Path, work: &Path, own: &[String]) -> Result<(), String> {
+    let listed = git(root, &["ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"], &[])?;
+    for entry in listed.split(|b| *b == 0).filter(|e| !e.is_empty()) {
+        let Ok(rel) = std::str::from_utf8(entry) else { continue };
+        let rel = rel.trim_end_matches('/');
+        let name = rel.rsplit('/').next().unwrap_or(rel);
+        let mine = own.iter().any(|o| rel == o.trim_end_matches('/') || rel.starts_with(o.as_str()));
+        if mine || UNSHARED.contains(&name) || rel.split('/').any(|c| c == ".andon") {
+            continue;
+        }
+        let to = work.join(rel);
+        if to.symlink_metadata().is_ok() {
+            continue;
+        }
+        std::fs::create_dir_all(to.parent().unwrap_or(work)).map_err(|e| format!("{rel}: {e}"))?;
+        std::os::unix::fs::symlink(root.join(rel), &to).map_err(|e| format!("{rel}: cannot link it: {e}"))?;
+    }
+    Ok(())
+}
+
+/// Is a run without the fix red: a check that ran and failed, or did not finish within its
+/// `timeout_secs` (not one that could not start or whose tool is missing here, which says
+/// nothing about the fix)?
+fn red(approach: Approach, root: &Path, r: &commands::Run, tools: &[crate::evidence::property::Detected]) -> bool {
+    let failed = r.timed_out || r.exit.is_some_and(|c| c != 0 && !prove::missing_tool(Some(c)));
+    match approach {
+        Approach::Property => failed && prove::property_judgment(root, r, tools).1.verdict == Verdict::Refuted,
+        _ => failed,
+    }
+}
+
+/// The record of one run; `root` is where its output was kept relative to.
+fn check_run(root: &Path, r: &commands::Run) -> CheckRun {
+    let output = std::fs::read_to_string(root.join(&r.artifact)).unwrap_or_else(|_| r.tail.clone());
+    CheckRun {
+        command: r.run.clone(),
+        exit: r.exit,
+        timed_out: r.timed_out,
+        artifact: r.artifact.clone(),
+        failing: if r.passed() { Vec::new() } else { failing_tests(&output) },
+    }
+}
+
+/// What a proof of the executed or property approach needs to run red first.
+pub struct Ask<'a> {
+    pub approach: Approach,
+    pub root: &'a Path,
+    /// The base tree's commit.
+    pub base: &'a str,
+    pub specs: &'a [CommandSpec],
+    /// Where run outputs go, relative to `root`.
+    pub out: &'a Path,
+    pub tools: &'a [crate::evidence::property::Detected],
+    pub nonce: &'a str,
+}
+
+/// Runs the checks without the fix in `scratch`, then with it at the root, and judges: red then
+/// green proves; green both ways is unknown ([`NOT_DISCRIMINATING`]); red after refutes, as a
+/// single run would.
+pub fn prove(ask: &Ask, scratch: &Scratch) -> (Proof, RedFirst) {
+    let root = ask.root.canonicalize().unwrap_or_else(|_| ask.root.to_path_buf());
+    let out_abs = root.join(ask.out).join("red-first");
+    let mut before_runs = prove::run_checks(&scratch.tree(), &out_abs, ask.specs, ask.nonce);
+    for r in &mut before_runs {
+        // kept under the repository's output directory: named from its root
+        if let Ok(rel) = Path::new(&r.artifact).strip_prefix(&root) {
+            r.artifact = rel.to_string_lossy().replace('\\', "/");
+        }
+    }
+    let after_runs = prove::run_checks(ask.root, ask.out, ask.specs, ask.nonce);
+    let mut proof = match ask.approach {
+        Approach::Property => prove::property_proof(ask.root, &after_runs, ask.tools),
+        _ => prove::executed_proof(&after_runs),
+    };
+    let before: Vec<CheckRun> = before_runs.iter().map(|r| check_run(ask.root, r)).collect();
+    let after: Vec<CheckRun> = after_runs.iter().map(|r| check_run(ask.root, r)).collect();
+    let reds: Vec<usize> =
+        (0..before_runs.len()).filter(|&i| red(ask.approach, ask.root, &before_runs[i], ask.tools)).collect();
+    let flipped: Vec<String> = reds
+        .iter()
+        .filter(|&&i| after_runs[i].passed())
+        .flat_map(|&i| match before[i].failing.is_empty() {
+            true => vec![format!("`{}`", before[i].command)],
+            false => before[i].failing.clone(),
+        })
+        .collect();
+    let said = |runs: &[CheckRun]| -> String {
+        runs.iter().map(|r| format!("`{}` {}", r.command, exit_text(r))).collect::<Vec<_>>().join(", ")
+    };
+    let both = format!("without the fix: {}; with it: {}", said(&before), said(&after));
+    if proof.verdict == Verdict::Proven && reds.is_empty() {
+        proof.verdict = Verdict::Unknown;
+        proof.claim = NOT_DISCRIMINATING.to_string();
+    } else if proof.verdict == Verdict::Proven {
+        proof.claim = format!("{}, and failed without it", proof.claim);
+    }
+    proof.detail = format!("{}; {both}", proof.detail);
+    proof.references.extend(before.iter().map(|r| r.artifact.clone()));
+    let record = RedFirst { base: ask.base.to_string(), overlaid: scratch.overlaid.clone(), before, after, flipped };
+    (proof, record)
+}
+
+/// How a run ended, in words.
+fn exit_text(r: &CheckRun) -> String {
+    match (r.exit, r.timed_out) {
+        (_, true) => "timed out".into(),
+        (Some(c), _) => format!("exit {c}"),
+        (None, _) => "did not run".into(),
+    }
+}
+
+/// The tests a check's output names as failing: unittest's `FAIL:`/`ERROR:` headers, pytest's
+/// `FAILED path::name`, cargo test's `test name ... FAILED`, node's `not ok N - name` and the
+/// `✕ name` of jest and vitest. Each once, in order.
+pub fn failing_tests(output: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for line in output.lines() {
+        let l = line.trim();
+        let name = if let Some(rest) = l.strip_prefix("FAIL: ").or_else(|| l.strip_prefix("ERROR: ")) {
+            Some(rest.trim())
+        } else if let Some(rest) = l.strip_prefix("FAILED ").filter(|r| !r.starts_with('(')) {
+            // pytest's `FAILED path::name - why`; unittest's closing `FAILED (failures=1)` is not a test
+            Some(rest.split(" - ").next().unwrap_or(rest).trim())
+        } else if let Some(rest) = l.strip_prefix("test ").and_then(|r| r.strip_suffix(" ... FAILED")) {
+            Some(rest.trim())
+        } else if let Some(rest) = l.strip_prefix("not ok ") {
+            Some(rest.split_once(" - ").map_or(rest, |(_, n)| n).trim())
+        } else {
+            l.strip_prefix("✕ ").map(|rest| rest.trim())
+        };
+        if let Some(n) = name.filter(|n| !n.is_empty())
+            && !out.iter().any(|o| o == n)
+        {
+            out.push(crate::text::short(n).to_string());
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failing_tests_are_read_from_the_common_runners() {
+        let out = "F.\n======\nFAIL: test_discount (tests.test_prices.PricesTest.test_discount)\n\
+                   ERROR: test_total (tests.test_cart.CartTest.test_total)\n\
+                   FAILED tests/test_x.py::test_y - AssertionError: 1 != 2\n\
+                   test parse::tests::empty ... FAILED\ntest parse::tests::ok ... ok\n\
+                   not ok 3 - adds numbers\n  ✕ renders the title (5 ms)\nFAILED (errors=1)\nFAIL: test_discount (tests.test_prices.PricesTest.test_discount)\n";
+        assert_eq!(
+            failing_tests(out),
+            [
+                "test_discount (tests.test_prices.PricesTest.test_discount)",
+                "test_total (tests.test_cart.CartTest.test_total)",
+                "tests/test_x.py::test_y",
+                "parse::tests::empty",
+                "adds numbers",
+                "renders the title (5 ms)",
+            ]
+        );
+    }
+}

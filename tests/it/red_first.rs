@@ -1,0 +1,222 @@
+//! Red first: a proof by the stage's checks must discriminate. verify runs them on the base tree
+//! (the tree the loop last proved) with the fix's test files laid over it, then on the fixed tree;
+//! a check that passes both ways proves nothing, one that fails both ways refutes.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::support::{commit_all, git, json, run, run_ok, write_files};
+
+const PRICES: &str = "PRICES = {\"apple\": 3, \"pear\": 4}\n\n\ndef price_of(name):\n    return PRICES[name]\n\n\n\
+                      def discount(amount, percent):\n    # TODO: apply the percentage discount\n    raise NotImplementedError\n";
+const TOTAL: &str = "\n\ndef total_of(names):\n    return sum(price_of(n) for n in names)\n";
+const INIT_FIXED: &str = "\"\"\"Product catalog.\"\"\"\nfrom catalog.prices import price_of, total_of\n\n__all__ = [\"price_of\", \"total_of\"]\n";
+const DISCOUNT_TEST: &str = "import unittest\n\nfrom catalog.prices import discount\n\n\n\
+                             class DiscountTest(unittest.TestCase):\n    def test_discount(self):\n        self.assertEqual(discount(200, 10), 180)\n";
+
+/// Two packages (a broken import across the wire, a TODO stub in `catalog`), and the unit tests
+/// as the stages' `[[command]]`: they fail until `catalog` exports `total_of`.
+fn trial() -> tempfile::TempDir {
+    let t = tempfile::tempdir().unwrap();
+    write_files(
+        t.path(),
+        &[
+            ("pyproject.toml", "[project]\nname = \"shopkit\"\nversion = \"0.1.0\"\n"),
+            (
+                "andon.toml",
+                "[[command]]\nname = \"unit\"\nrun = \"python3 -m unittest discover -s tests -t .\"\nstages = [\"catalog\", \"shop\"]\n",
+            ),
+            (
+                "catalog/__init__.py",
+                "\"\"\"Product catalog.\"\"\"\nfrom catalog.prices import price_of\n\n__all__ = [\"price_of\"]\n",
+            ),
+            ("catalog/prices.py", PRICES),
+            ("shop/__init__.py", "\"\"\"The shop.\"\"\"\n"),
+            (
+                "shop/cart.py",
+                "from catalog import price_of, total_of\n\n\ndef cart_total(items):\n    return sum(price_of(i) for i in items)\n",
+            ),
+            ("tests/__init__.py", ""),
+            (
+                "tests/test_cart.py",
+                "import unittest\n\nfrom shop.cart import cart_total\n\n\nclass CartTest(unittest.TestCase):\n    def test_total(self):\n        self.assertEqual(cart_total([\"apple\", \"pear\"]), 7)\n",
+            ),
+            (".gitignore", "analysis/\n.andon/\n__pycache__/\n"),
+        ],
+    );
+    git(t.path(), &["init", "-q"]);
+    git(t.path(), &["add", "-A"]);
+    git(t.path(), &["commit", "-qm", "base"]);
+    t
+}
+
+/// One `andon loop --format json`.
+fn step(d: &Path) -> Value {
+    json(&run(&["loop", "--format", "json", "-q"], d))
+}
+
+/// Proposes a fix of `gap` by `approach` writing `files`, and lets the loop record it.
+fn propose(d: &Path, gap: &str, approach: &str, files: &[&str]) {
+    let mut args = vec!["propose", "--gap", gap, "--blast-radius", "local+reversible", "--approach", approach];
+    args.extend(["--reason", "the trial", "--description", "the fix", "--write-set"]);
+    args.extend(files);
+    run_ok(&args, d);
+    step(d);
+}
+
+/// `andon verify --gap G --format json`: its exit code and document.
+fn verify(d: &Path, gap: &str) -> (Option<i32>, Value) {
+    let o = run(&["verify", "--gap", gap, "--format", "json"], d);
+    (o.status.code(), json(&o))
+}
+
+/// Fixes the broken import (structurally) and proves it; `commit` says whether the fix is
+/// committed (else it lives in the tree the loop proved). Returns the marker gap's id, which the
+/// loop picks next.
+fn fix_the_wire(d: &Path, commit: bool) -> String {
+    let v = step(d);
+    let wire = v["next"]["gap"].as_str().unwrap().to_string();
+    assert!(v["gaps"].as_array().unwrap().iter().any(|g| g["id"] == wire.as_str() && g["source"] == "BrokenImport"));
+    propose(d, &wire, "structural", &["catalog/prices.py", "catalog/__init__.py"]);
+    write_files(d, &[("catalog/prices.py", format!("{PRICES}{TOTAL}").as_str()), ("catalog/__init__.py", INIT_FIXED)]);
+    if commit {
+        commit_all(d);
+    }
+    let (code, doc) = verify(d, &wire);
+    assert_eq!(code, Some(0), "{doc:#}");
+    let v = step(d);
+    let next = v["next"]["gap"].as_str().unwrap_or_default().to_string();
+    let g = v["gaps"].as_array().unwrap().iter().find(|g| g["id"] == next.as_str());
+    assert_eq!(g.map(|g| g["source"].clone()), Some(Value::from("StageMarker")), "{v:#}");
+    next
+}
+
+/// The TODO filled in.
+fn filled() -> String {
+    format!("{PRICES}{TOTAL}").replace(
+        "    # TODO: apply the percentage discount\n    raise NotImplementedError\n",
+        "    return amount * (100 - percent) / 100\n",
+    )
+}
+
+/// The gap's status in the ledger.
+fn status_of(d: &Path, gap: &str) -> String {
+    let (_, state, _) = andon::ledger::load(&d.join("analysis/andon/ledger")).unwrap().unwrap();
+    state.gaps[gap].status.name().to_string()
+}
+
+#[test]
+fn a_todo_fixed_without_a_test_that_fails_without_it_is_not_proven() {
+    let t = trial();
+    let d = t.path();
+    let marker = fix_the_wire(d, true);
+    propose(d, &marker, "executed", &["catalog/prices.py", "tests/test_prices.py"]);
+    write_files(d, &[("catalog/prices.py", filled().as_str())]);
+    let (code, doc) = verify(d, &marker);
+    assert_eq!(code, Some(14), "unknown, as every unknown obligation: {doc:#}");
+    assert_eq!(doc["evidence"]["verdict"], "unknown", "{doc:#}");
+    assert_eq!(doc["evidence"]["claim"], "the check passes without the fix: add a test that fails without it");
+    let red = &doc["evidence"]["red_first"];
+    assert_eq!(red["before"][0]["exit"], 0, "{red:#}");
+    assert_eq!(red["after"][0]["exit"], 0, "{red:#}");
+    assert_eq!(red["flipped"], serde_json::json!([]));
+    step(d);
+    assert_ne!(status_of(d, &marker), "closed", "the gap stays open");
+}
+
+#[test]
+fn the_same_fix_with_a_test_that_fails_without_it_is_proven_and_names_the_test() {
+    let t = trial();
+    let d = t.path();
+    let marker = fix_the_wire(d, true);
+    propose(d, &marker, "executed", &["catalog/prices.py", "tests/test_prices.py"]);
+    write_files(d, &[("catalog/prices.py", filled().as_str()), ("tests/test_prices.py", DISCOUNT_TEST)]);
+    let (code, doc) = verify(d, &marker);
+    assert_eq!(code, Some(0), "{doc:#}");
+    let red = &doc["evidence"]["red_first"];
+    assert_eq!(red["overlaid"], serde_json::json!(["tests/test_prices.py"]), "{red:#}");
+    assert_eq!(red["before"][0]["exit"], 1, "{red:#}");
+    assert_eq!(red["after"][0]["exit"], 0, "{red:#}");
+    let flipped: Vec<&str> = red["flipped"].as_array().unwrap().iter().map(|f| f.as_str().unwrap()).collect();
+    assert!(flipped.iter().any(|f| f.starts_with("test_discount")), "{red:#}");
+    // the scratch tree is gone, and the base run's output is kept under the output directory
+    let artifact = red["before"][0]["artifact"].as_str().unwrap();
+    assert!(artifact.starts_with("analysis/andon/"), "{artifact}");
+    assert!(d.join(artifact).is_file(), "{artifact}");
+    step(d);
+    assert_eq!(status_of(d, &marker), "closed");
+    assert_eq!(run(&["ledger", "check"], d).status.code(), Some(0));
+}
+
+#[test]
+fn the_base_is_the_tree_the_loop_proved_so_an_earlier_unfixed_bug_does_not_look_red() {
+    // the wire's fix is proven but not committed: at HEAD the cart's test still fails, and a
+    // check run there would be red for any later fix
+    let t = trial();
+    let d = t.path();
+    let marker = fix_the_wire(d, false);
+    propose(d, &marker, "executed", &["catalog/prices.py", "tests/test_prices.py"]);
+    write_files(d, &[("catalog/prices.py", filled().as_str())]);
+    let (code, doc) = verify(d, &marker);
+    assert_eq!(code, Some(14), "{doc:#}");
+    let red = &doc["evidence"]["red_first"];
+    assert_eq!(red["before"][0]["exit"], 0, "the base has the proven wire fix: {red:#}");
+    assert_ne!(red["base"], Value::from(String::from_utf8(git_out(d, &["rev-parse", "HEAD"])).unwrap().trim()));
+}
+
+#[test]
+fn a_test_that_fails_with_the_fix_too_refutes() {
+    let t = trial();
+    let d = t.path();
+    let marker = fix_the_wire(d, true);
+    propose(d, &marker, "executed", &["catalog/prices.py", "tests/test_prices.py"]);
+    let wrong = DISCOUNT_TEST.replace("180", "170");
+    write_files(d, &[("catalog/prices.py", filled().as_str()), ("tests/test_prices.py", wrong.as_str())]);
+    let (code, doc) = verify(d, &marker);
+    assert_eq!(code, Some(10), "{doc:#}");
+    assert_eq!(doc["evidence"]["verdict"], "refuted");
+    assert_eq!(doc["evidence"]["red_first"]["before"][0]["exit"], 1);
+}
+
+#[test]
+fn a_failing_command_is_red_at_the_base_by_definition() {
+    // one package, a logic bug, and its failing unit test as the command: the fix needs no new test
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    write_files(
+        d,
+        &[
+            ("pyproject.toml", "[project]\nname = \"calc\"\nversion = \"0.1.0\"\n"),
+            ("andon.toml", "[[command]]\nname = \"unit\"\nrun = \"python3 -m unittest discover -s tests -t .\"\n"),
+            ("calc/__init__.py", "\"\"\"Arithmetic.\"\"\"\n"),
+            ("calc/ops.py", "def add(a, b):\n    return a - b\n"),
+            ("tests/__init__.py", ""),
+            (
+                "tests/test_ops.py",
+                "import unittest\n\nfrom calc.ops import add\n\n\nclass AddTest(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n",
+            ),
+            (".gitignore", "analysis/\n.andon/\n__pycache__/\n"),
+        ],
+    );
+    git(d, &["init", "-q"]);
+    commit_all(d);
+    let v = step(d);
+    let gap = v["next"]["gap"].as_str().unwrap().to_string();
+    let picked = v["gaps"].as_array().unwrap().iter().find(|g| g["id"] == gap.as_str()).unwrap();
+    assert_eq!(picked["source"], "FailingCommand", "{v:#}");
+    propose(d, &gap, "executed", &["calc/ops.py"]);
+    write_files(d, &[("calc/ops.py", "def add(a, b):\n    return a + b\n")]);
+    let (code, doc) = verify(d, &gap);
+    assert_eq!(code, Some(0), "{doc:#}");
+    let red = &doc["evidence"]["red_first"];
+    assert_eq!(red["overlaid"], serde_json::json!([]), "no test file changed: {red:#}");
+    assert_eq!(red["before"][0]["exit"], 1, "{red:#}");
+    let flipped: Vec<&str> = red["flipped"].as_array().unwrap().iter().map(|f| f.as_str().unwrap()).collect();
+    assert!(flipped.iter().any(|f| f.starts_with("test_add")), "{red:#}");
+}
+
+/// git's stdout at `d`.
+fn git_out(d: &Path, args: &[&str]) -> Vec<u8> {
+    std::process::Command::new("git").arg("-C").arg(d).args(args).output().unwrap().stdout
+}
