@@ -6,6 +6,7 @@
 pub mod base;
 pub mod graph;
 pub mod init;
+pub mod ledger;
 pub mod select;
 
 use crate::index::walk::open_regular;
@@ -145,6 +146,14 @@ struct Raw {
 /// `budget`.
 pub fn run(idx: &Index, root: &Path, cfg: &Config, budget: datalog::Budget) -> Result<CheckReport, CheckError> {
     let config_path = cfg.source.clone().unwrap_or_else(|| root.join("andon.toml"));
+    let ledger = ledger::judged(root, cfg);
+    if cfg.contracts.is_empty()
+        && let Some((result, findings)) = ledger
+    {
+        // a ledger and no contract: the ledger is judged alone
+        let out = Outcome { findings, contracts: vec![result], ..Outcome::default() };
+        return Ok(out.report(idx, root, &config_path));
+    }
     if cfg.contracts.is_empty() {
         return Err(config_error(
             &config_path,
@@ -157,6 +166,10 @@ pub fn run(idx: &Index, root: &Path, cfg: &Config, budget: datalog::Budget) -> R
     let mut out = Outcome::default();
     for c in &cfg.contracts {
         Judge { idx, root, config_path: &config_path, g: &g, store: &store, c, budget }.judge(&mut out)?;
+    }
+    if let Some((result, findings)) = ledger {
+        out.contracts.push(result);
+        out.findings.extend(findings);
     }
     Ok(out.report(idx, root, &config_path))
 }
@@ -353,6 +366,7 @@ impl<'a> Judge<'a> {
             ContractKind::Acyclic => self.judge_acyclic(mask, exceptions, hits),
             ContractKind::Manifest => self.judge_manifest(),
             ContractKind::Rule => self.judge_rule(),
+            ContractKind::Ledger => Ok((Vec::new(), "the ledger is intact and no wire regressed".into())),
         }
     }
 

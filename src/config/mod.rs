@@ -60,6 +60,8 @@ pub enum ContractKind {
     Protected,
     Manifest,
     Rule,
+    /// Not declared: the ledger's own findings (`andon check` where the repository has a ledger).
+    Ledger,
 }
 
 impl ContractKind {
@@ -82,6 +84,7 @@ impl ContractKind {
             ContractKind::Protected => "protected",
             ContractKind::Manifest => "manifest",
             ContractKind::Rule => "rule",
+            ContractKind::Ledger => "ledger",
         }
     }
 
@@ -95,6 +98,7 @@ impl ContractKind {
             ContractKind::Protected => &["target", "allowed", "exclude_kinds"],
             ContractKind::Manifest => &["stages", "checks"],
             ContractKind::Rule => &["rules"],
+            ContractKind::Ledger => &[],
         }
     }
 }

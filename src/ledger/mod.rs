@@ -1524,6 +1524,16 @@ pub fn check(dir: &Path) -> Result<(Vec<Issue>, Option<State>), LedgerError> {
     inspect(dir).map(|i| (i.issues, i.state))
 }
 
+/// The problems of the log itself, without how `ledger.md` stands against it, and its state
+/// when it has none.
+pub fn log_problems(dir: &Path) -> Result<(Vec<Issue>, Option<State>), LedgerError> {
+    let path = dir.join(LOG_FILE);
+    let bytes = fs::read(&path).map_err(io_err(&path))?;
+    let (state, issues) = examine(&parse_bytes(&bytes));
+    let state = issues.is_empty().then_some(state);
+    Ok((issues, state))
+}
+
 /// [`check`], with how `ledger.md` stands against the log. The view is compared only with a log
 /// that has no problem: an edited or unreadable record is reported on its own line, and `repair`
 /// renders the view again when it sets an interrupted write aside.

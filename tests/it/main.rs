@@ -4,6 +4,7 @@ mod action;
 mod agenda;
 mod budget;
 mod check;
+mod check_ledger;
 mod cli;
 mod cycle;
 mod datalog;

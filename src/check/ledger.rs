@@ -1,0 +1,98 @@
+//! `andon check` and the ledger (decision 13): where the repository has a ledger, `check` also
+//! fails on the ledger's integrity problems (a torn or edited record, a broken chain) and on a
+//! wire that regressed from proven, one finding each. A ledger with no contracts is judged alone.
+
+use std::path::Path;
+
+use super::{ContractResult, Finding};
+use crate::config::{Config, ContractKind};
+use crate::ledger::{self, GapKind, WireStatus};
+
+/// The contract name ledger findings carry (no declared contract can have it: names are
+/// `[A-Za-z0-9._-]`-like words, never parenthesized).
+pub const CONTRACT: &str = "(ledger)";
+
+/// The ledger judged as a contract: its result and its findings.
+pub fn judged(root: &Path, cfg: &Config) -> Option<(ContractResult, Vec<Finding>)> {
+    let found = findings(root, cfg)?;
+    let result = ContractResult {
+        name: CONTRACT.into(),
+        kind: ContractKind::Ledger,
+        description: "the ledger is intact and no wire regressed from proven".into(),
+        line: 0,
+        findings: found.len(),
+        blocking: found.len(),
+        excused: 0,
+    };
+    Some((result, found))
+}
+
+/// The ledger's findings for the repository at `root`, or `None` when it has no ledger.
+fn findings(root: &Path, cfg: &Config) -> Option<Vec<Finding>> {
+    let dir = ledger::dir_of(root, &cfg.settings);
+    let log = dir.join(ledger::LOG_FILE);
+    if !log.is_file() {
+        return None;
+    }
+    let shown = log.strip_prefix(root).unwrap_or(&log).to_string_lossy().replace('\\', "/");
+    let mut out = Vec::new();
+    let (issues, state) = match ledger::log_problems(&dir) {
+        Ok(p) => p,
+        Err(e) => (vec![ledger::Issue { line: 0, message: e.to_string() }], None),
+    };
+    for i in &issues {
+        let message = format!("the ledger is not intact: {} (`andon ledger check` lists every problem)", i.message);
+        out.push(finding(
+            &shown,
+            (i.line as u32).max(1),
+            message,
+            vec!["integrity".into(), i.line.to_string(), i.message.clone()],
+        ));
+    }
+    for s in state.iter() {
+        for (w, ws) in &s.wires {
+            let why = if ws.status == WireStatus::Proven {
+                // proven in the ledger, and a gap found since says it is broken
+                if crate::status::stands_proven(s, w) {
+                    continue;
+                }
+                let gap = s.gaps.values().find(|g| {
+                    g.wire.as_ref() == Some(w)
+                        && g.kind == GapKind::Wire
+                        && !g.status.set_aside()
+                        && g.source != "UnprovenWire"
+                });
+                format!("gap `{}` is open across it", gap.map_or("?", |g| g.id.as_str()))
+            } else if let Some(at) = ws.reopened.last() {
+                format!("it is broken/unproven since ledger event {at}")
+            } else {
+                continue;
+            };
+            let message = format!(
+                "wire {} -> {} regressed from proven: {why}; `andon loop` works on it until it is proven again",
+                w.producer, w.consumer
+            );
+            out.push(finding(&shown, 1, message, vec!["regressed".into(), w.producer.clone(), w.consumer.clone()]));
+        }
+    }
+    Some(out)
+}
+
+/// A blocking (tier 2) finding of the ledger at `path`:`line`.
+fn finding(path: &str, line: u32, message: String, key: Vec<String>) -> Finding {
+    let print = format!("{CONTRACT}\0{}\0{}", ContractKind::Ledger.name(), key.join("\0"));
+    Finding {
+        contract: CONTRACT.into(),
+        kind: ContractKind::Ledger,
+        tier: 2,
+        path: path.to_string(),
+        line,
+        col: 0,
+        message,
+        witness: Vec::new(),
+        fingerprint: format!("{:016x}", xxhash_rust::xxh3::xxh3_64(print.as_bytes())),
+        key,
+        excused: None,
+        new: None,
+    }
+}

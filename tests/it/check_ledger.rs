@@ -1,0 +1,104 @@
+//! `andon check` and the ledger (decision 13): where the repository has a ledger, `check` also
+//! fails (exit 1, a finding per problem) on its integrity problems and on a wire that regressed
+//! from proven; with a ledger and no contract it judges the ledger alone. Without a ledger nothing
+//! changes.
+
+use std::io::Write;
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::support::{clean_three_stages, json, run, shop_trial};
+
+const LOG: &str = "analysis/andon/ledger/ledger.jsonl";
+
+/// `andon check --format json`: exit code and document.
+fn check(d: &Path) -> (Option<i32>, Value) {
+    let o = run(&["check", "--format", "json", "-q"], d);
+    (o.status.code(), json(&o))
+}
+
+/// The findings of the ledger in a check document.
+fn ledger_findings(v: &Value) -> Vec<Value> {
+    v["findings"].as_array().unwrap().iter().filter(|f| f["kind"] == "ledger").cloned().collect()
+}
+
+/// Appends a half-written record to the ledger: the write of a killed writer.
+fn tear(d: &Path) {
+    let mut f = std::fs::OpenOptions::new().append(true).open(d.join(LOG)).unwrap();
+    f.write_all(b"{\"seq\": 99, \"event\": {\"Pass").unwrap();
+}
+
+#[test]
+fn without_a_ledger_and_contracts_check_still_refuses_to_run() {
+    let t = shop_trial();
+    let o = run(&["check", "-q"], t.path());
+    assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+#[test]
+fn a_ledger_and_no_contract_is_judged_alone_and_a_torn_last_line_fails() {
+    let t = shop_trial();
+    let d = t.path();
+    run(&["loop", "-q"], d);
+    let (code, v) = check(d);
+    assert_eq!(code, Some(0), "an intact ledger passes: {v:#}");
+    assert!(ledger_findings(&v).is_empty());
+    tear(d);
+    let (code, v) = check(d);
+    assert_eq!(code, Some(1), "{v:#}");
+    let found = ledger_findings(&v);
+    assert_eq!(found.len(), 1, "{v:#}");
+    assert_eq!(found[0]["path"], LOG);
+    assert!(found[0]["message"].as_str().unwrap().contains("torn"), "{v:#}");
+    assert!(found[0]["line"].as_u64().unwrap() > 1);
+    // SARIF carries it under its own rule
+    let o = run(&["check", "--format", "sarif", "-q"], d);
+    assert_eq!(o.status.code(), Some(1));
+    let sarif = json(&o);
+    let results = sarif["runs"][0]["results"].as_array().unwrap();
+    assert_eq!(results.len(), 1, "{sarif:#}");
+    let index = results[0]["ruleIndex"].as_u64().unwrap() as usize;
+    assert_eq!(sarif["runs"][0]["tool"]["driver"]["rules"][index]["name"], "ledger", "{sarif:#}");
+    // set aside by repair, it passes again
+    assert_eq!(run(&["ledger", "repair"], d).status.code(), Some(0));
+    assert_eq!(check(d).0, Some(0));
+}
+
+#[test]
+fn with_contracts_the_ledger_is_judged_beside_them() {
+    let t = clean_three_stages(
+        "[[contract]]\nname = \"no-cli-in-core\"\nkind = \"forbidden\"\nfrom = [\"core\"]\nto = [\"cli\"]\n",
+    );
+    let d = t.path();
+    run(&["loop", "-q"], d);
+    let (code, v) = check(d);
+    assert_eq!(code, Some(0), "{v:#}");
+    let names: Vec<&str> = v["contracts"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["no-cli-in-core", "(ledger)"], "{v:#}");
+    tear(d);
+    let (code, v) = check(d);
+    assert_eq!(code, Some(1), "{v:#}");
+    assert_eq!(ledger_findings(&v).len(), 1);
+}
+
+#[test]
+fn a_wire_that_regressed_from_proven_fails_check() {
+    let t = clean_three_stages("");
+    let d = t.path();
+    let v = json(&run(&["loop", "--format", "json", "-q"], d));
+    assert_eq!(v["verdict"]["outcome"], "converged", "{v:#}");
+    assert_eq!(check(d).0, Some(0));
+    // api now imports a name core lacks: the proven wire core -> api is broken
+    std::fs::write(
+        d.join("src/api/__init__.py"),
+        "from core import parse, gone\n\n\ndef run(text):\n    return parse(text), gone\n",
+    )
+    .unwrap();
+    run(&["loop", "-q"], d);
+    let (code, v) = check(d);
+    assert_eq!(code, Some(1), "{v:#}");
+    let found = ledger_findings(&v);
+    assert_eq!(found.len(), 1, "{v:#}");
+    assert!(found[0]["message"].as_str().unwrap().contains("wire core -> api regressed from proven"), "{v:#}");
+}
