@@ -725,16 +725,4 @@ pub fn wire_status_name(state: &State, wire: &Wire) -> &'static str {
     if refuted || broken_gap { "broken/unproven" } else { "unproven" }
 }
 
-/// Whether a gap not set aside says something across `wire` is broken (a wire gap other than its
-/// missing proof, such as an import of a name the producer does not define).
-fn broken_gap_across(state: &State, wire: &Wire) -> bool {
-    state.gaps.values().any(|g| {
-        g.wire.as_ref() == Some(wire) && g.kind == GapKind::Wire && g.source != "UnprovenWire" && !g.status.set_aside()
-    })
-}
-
-/// Whether `wire` stands proven: its status is proven and no open gap across it says otherwise.
-/// The constraint, the cursor and convergence read a wire through it.
-pub fn stands_proven(state: &State, wire: &Wire) -> bool {
-    state.wires.get(wire).is_some_and(|ws| ws.status == WireStatus::Proven) && !broken_gap_across(state, wire)
-}
+pub use crate::ledger::{broken_gap_across, stands_proven};

@@ -354,7 +354,7 @@ impl Ask<'_> {
             let proof = match route.approach {
                 None => prove::tie(&route),
                 Some(a) if red::applies(a, &g.source) => {
-                    let (proof, record) = self.red_first(a, p, &target, &checks, &change);
+                    let (proof, record) = self.red_first(a, p, &target, &checks, &change, judged.is_empty());
                     red_first = record;
                     proof
                 }
@@ -413,14 +413,16 @@ impl Ask<'_> {
         target: &prove::Target,
         checks: &[commands::CommandSpec],
         change: &fix::AppliedChange,
+        judged_as_proposed: bool,
     ) -> (prove::Proof, Option<ledger::RedFirst>) {
         let tools = crate::evidence::property::detect(self.root);
         if checks.is_empty() || (a == Approach::Property && tools.is_empty()) {
             let run = prove::run(a, self.root, self.cfg, self.idx, target, self.inputs, &change.hash);
             return (run.unwrap_or_else(|e| prove::Proof::unknown(e, "the checks could not run")), None);
         }
-        let idx = self.idx;
-        let is_test = |path: &str| red::test_file(idx, path);
+        let (idx, root) = (self.idx, self.root);
+        // a deleted file has no facts: its path tells
+        let is_test = |path: &str| red::test_file(idx, path) || (!root.join(path).exists() && red::test_path(path));
         let scratch = match p.base.as_str() {
             "none" => Err("the repository has no git history to take the tree without the fix from".to_string()),
             base => red::base_tree(self.root, base, &change.files, &is_test, &own_paths(self.cfg)),
@@ -433,8 +435,14 @@ impl Ask<'_> {
             }
         };
         let out = self.inputs.artifacts.clone().unwrap_or_else(|| self.cfg.settings.output_dir.value.clone());
+        // a failing command is red without the fix by definition, while the fix leaves how it is
+        // judged (the command among it) as it was
+        let failing = (p.gap.source == "FailingCommand" && judged_as_proposed)
+            .then(|| format!("the loop saw it fail: {}", p.gap.summary));
         let ask = red::Ask {
             approach: a,
+            changed: &change.files,
+            red_by_definition: failing.as_deref(),
             root: self.root,
             base: &p.base,
             specs: checks,

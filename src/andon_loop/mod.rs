@@ -329,7 +329,7 @@ fn check_identity(
         return Ok(());
     }
     Err(LedgerError::Refused(format!(
-        "the ledger in {} belongs to repository `{}`, not `{}`: give each repository its own `ledger_dir` (no stage the ledger recorded is in this repository)",
+        "the ledger in {} belongs to repository `{}`, not `{}` (no stage the ledger recorded is in this repository): set `repo_id` in each repository sharing this `ledger_dir` (under git its root commit names it), or give each its own `ledger_dir`",
         dir.display(),
         h.repo,
         header.repo

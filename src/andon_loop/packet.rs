@@ -57,9 +57,15 @@ impl HouseRules {
 pub fn house_rules(root: &Path, settings: &Settings) -> Result<HouseRules, String> {
     let configured = settings.house_rules_path.value.to_string_lossy().into_owned();
     let candidates = std::iter::once(configured.as_str()).chain(CONVENTION_FILES.iter().copied());
+    let real_root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
     for rel in candidates {
-        let path = if Path::new(rel).is_absolute() { Path::new(rel).to_path_buf() } else { root.join(rel) };
+        let absolute = Path::new(rel).is_absolute();
+        let path = if absolute { Path::new(rel).to_path_buf() } else { root.join(rel) };
         if !path.is_file() {
+            continue;
+        }
+        // a file of the repository that links outside it is not the repository's text
+        if !absolute && std::fs::canonicalize(&path).is_ok_and(|p| !p.starts_with(&real_root)) {
             continue;
         }
         let bytes = crate::index::walk::read_regular(&path, MAX_RULES_FILE)

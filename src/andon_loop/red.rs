@@ -39,6 +39,11 @@ pub fn test_file(idx: &Index, path: &str) -> bool {
     in_global || of(f.core()) || f.detail().is_ok_and(|d| of(&d))
 }
 
+/// Is `path` test code by its name or directory alone (a file the index no longer has)?
+pub fn test_path(path: &str) -> bool {
+    crate::extract::Lang::from_path(path).is_some_and(|l| l.spec().is_clear_test_path(path))
+}
+
 /// A scratch copy of the base tree with the fix's test files over it; removed on drop.
 pub struct Scratch {
     dir: PathBuf,
@@ -100,6 +105,8 @@ pub fn base_tree(
     is_test: &dyn Fn(&str) -> bool,
     own: &[String],
 ) -> Result<Scratch, String> {
+    // links and copies name the repository absolutely: a relative root would link a directory to itself
+    let root = &fs_real(root)?;
     // removed on drop, the index with it, on every way out
     let mut scratch = Scratch { dir: scratch_dir("red")?, overlaid: Vec::new() };
     let work = scratch.path().join("tree");
@@ -118,19 +125,44 @@ pub fn base_tree(
     let wt = format!("--work-tree={}", work.display());
     git(work, &[&gd, &wt, "read-tree", &tree], &env)?;
     git(work, &[&gd, &wt, "checkout-index", "-a", "-f"], &env)?;
-    let overlaid = &mut scratch.overlaid;
     for (_, path) in changed.iter().filter(|(_, p)| is_test(p)) {
-        let (from, to) = (root.join(path), work.join(path));
-        if from.is_file() {
-            std::fs::create_dir_all(to.parent().unwrap_or(work)).map_err(|e| format!("{path}: {e}"))?;
-            std::fs::copy(&from, &to).map_err(|e| format!("{path}: cannot copy into the scratch tree: {e}"))?;
-        } else {
-            let _ = std::fs::remove_file(&to);
-        }
-        overlaid.push(path.clone());
+        take(root, work, path)?;
+        scratch.overlaid.push(path.clone());
     }
     link_ignored(root, work, own)?;
     Ok(scratch)
+}
+
+/// The repository root with its links resolved.
+fn fs_real(root: &Path) -> Result<PathBuf, String> {
+    std::fs::canonicalize(root).map_err(|e| format!("{}: {e}", root.display()))
+}
+
+/// Puts the working tree's `path` into the scratch tree `work`: a copy, or its removal when the
+/// working tree no longer has it.
+fn take(root: &Path, work: &Path, path: &str) -> Result<(), String> {
+    let (from, to) = (root.join(path), work.join(path));
+    if from.is_file() {
+        std::fs::create_dir_all(to.parent().unwrap_or(work)).map_err(|e| format!("{path}: {e}"))?;
+        let _ = std::fs::remove_file(&to);
+        std::fs::copy(&from, &to).map_err(|e| format!("{path}: cannot copy into the scratch tree: {e}"))?;
+    } else {
+        let _ = std::fs::remove_file(&to);
+    }
+    Ok(())
+}
+
+impl Scratch {
+    /// Lays the rest of the fix over the base tree: then the scratch tree is the fixed tree, in the
+    /// same place as the run without the fix (the control: a check that fails there with the fix
+    /// depends on where it runs, not on the fix).
+    pub fn apply_fix(&self, root: &Path, changed: &[(String, String)]) -> Result<(), String> {
+        let root = &fs_real(root)?;
+        for (_, path) in changed.iter().filter(|(_, p)| !self.overlaid.contains(p)) {
+            take(root, &self.tree(), path)?;
+        }
+        Ok(())
+    }
 }
 
 /// Links each ignored entry of the working tree into the scratch tree `work` (what the checks
@@ -141,7 +173,11 @@ fn link_ignored(root: &Path, work: &Path, own: &[String]) -> Result<(), String> 
         let Ok(rel) = std::str::from_utf8(entry) else { continue };
         let rel = rel.trim_end_matches('/');
         let name = rel.rsplit('/').next().unwrap_or(rel);
-        let mine = own.iter().any(|o| rel == o.trim_end_matches('/') || rel.starts_with(o.as_str()));
+        // andon's own directories, and any directory holding one, are never shared
+        let mine = own
+            .iter()
+            .map(|o| o.trim_end_matches('/'))
+            .any(|o| rel == o || rel.starts_with(&format!("{o}/")) || o.starts_with(&format!("{rel}/")));
         if mine || UNSHARED.contains(&name) || rel.split('/').any(|c| c == ".andon") {
             continue;
         }
@@ -155,11 +191,11 @@ fn link_ignored(root: &Path, work: &Path, own: &[String]) -> Result<(), String> 
     Ok(())
 }
 
-/// Is a run without the fix red: a check that ran and failed, or did not finish within its
-/// `timeout_secs` (not one that could not start or whose tool is missing here, which says
-/// nothing about the fix)?
+/// Is a run without the fix red: a check that ran and failed (not one that could not start, whose
+/// tool is missing here, or that timed out: a copy starts with cold caches, so a timeout there
+/// shows nothing about the fix)?
 fn red(approach: Approach, root: &Path, r: &commands::Run, tools: &[crate::evidence::property::Detected]) -> bool {
-    let failed = r.timed_out || r.exit.is_some_and(|c| c != 0 && !prove::missing_tool(Some(c)));
+    let failed = !r.timed_out && r.exit.is_some_and(|c| c != 0 && !prove::missing_tool(Some(c)));
     match approach {
         Approach::Property => failed && prove::property_judgment(root, r, tools).1.verdict == Verdict::Refuted,
         _ => failed,
@@ -181,6 +217,11 @@ fn check_run(root: &Path, r: &commands::Run) -> CheckRun {
 /// What a proof of the executed or property approach needs to run red first.
 pub struct Ask<'a> {
     pub approach: Approach,
+    /// The applied change, (status, path).
+    pub changed: &'a [(String, String)],
+    /// Why the gap is red without the fix whatever the run there shows (a failing command the
+    /// loop saw fail), if it is.
+    pub red_by_definition: Option<&'a str>,
     pub root: &'a Path,
     /// The base tree's commit.
     pub base: &'a str,
@@ -191,31 +232,42 @@ pub struct Ask<'a> {
     pub nonce: &'a str,
 }
 
-/// Runs the checks without the fix in `scratch`, then with it at the root, and judges: red then
-/// green proves; green both ways is unknown ([`NOT_DISCRIMINATING`]); red after refutes, as a
-/// single run would.
+/// Runs the checks in `scratch` without the fix, then in `scratch` with it (the control), then
+/// with it at the root, and judges: red without it and green with it, both in the copy and at the
+/// root, proves; green both ways is unknown ([`NOT_DISCRIMINATING`]); red with the fix in the copy
+/// only is unknown (the check depends on where it runs); red at the root refutes, as a single run
+/// would.
 pub fn prove(ask: &Ask, scratch: &Scratch) -> (Proof, RedFirst) {
     let root = ask.root.canonicalize().unwrap_or_else(|_| ask.root.to_path_buf());
-    let out_abs = root.join(ask.out).join("red-first");
-    let mut before_runs = prove::run_checks(&scratch.tree(), &out_abs, ask.specs, ask.nonce);
-    for r in &mut before_runs {
-        // kept under the repository's output directory: named from its root
-        if let Ok(rel) = Path::new(&r.artifact).strip_prefix(&root) {
-            r.artifact = rel.to_string_lossy().replace('\\', "/");
+    let out = root.join(ask.out).join("red-first");
+    let in_copy = |dir: &Path| -> Vec<commands::Run> {
+        let mut runs = prove::run_checks(&scratch.tree(), dir, ask.specs, ask.nonce);
+        for r in &mut runs {
+            // kept under the repository's output directory: named from its root
+            if let Ok(rel) = Path::new(&r.artifact).strip_prefix(&root) {
+                r.artifact = rel.to_string_lossy().replace('\\', "/");
+            }
         }
-    }
+        runs
+    };
+    let before_runs = in_copy(&out);
+    let control_runs = match scratch.apply_fix(ask.root, ask.changed) {
+        Ok(()) => in_copy(&out.join("control")),
+        Err(_) => Vec::new(),
+    };
     let after_runs = prove::run_checks(ask.root, ask.out, ask.specs, ask.nonce);
     let mut proof = match ask.approach {
         Approach::Property => prove::property_proof(ask.root, &after_runs, ask.tools),
         _ => prove::executed_proof(&after_runs),
     };
-    let before: Vec<CheckRun> = before_runs.iter().map(|r| check_run(ask.root, r)).collect();
-    let after: Vec<CheckRun> = after_runs.iter().map(|r| check_run(ask.root, r)).collect();
+    let record = |runs: &[commands::Run]| -> Vec<CheckRun> { runs.iter().map(|r| check_run(ask.root, r)).collect() };
+    let (before, control, after) = (record(&before_runs), record(&control_runs), record(&after_runs));
     let reds: Vec<usize> =
         (0..before_runs.len()).filter(|&i| red(ask.approach, ask.root, &before_runs[i], ask.tools)).collect();
+    let control_green = control_runs.len() == ask.specs.len() && control_runs.iter().all(commands::Run::passed);
     let flipped: Vec<String> = reds
         .iter()
-        .filter(|&&i| after_runs[i].passed())
+        .filter(|&&i| control_runs.get(i).is_some_and(commands::Run::passed))
         .flat_map(|&i| match before[i].failing.is_empty() {
             true => vec![format!("`{}`", before[i].command)],
             false => before[i].failing.clone(),
@@ -224,16 +276,29 @@ pub fn prove(ask: &Ask, scratch: &Scratch) -> (Proof, RedFirst) {
     let said = |runs: &[CheckRun]| -> String {
         runs.iter().map(|r| format!("`{}` {}", r.command, exit_text(r))).collect::<Vec<_>>().join(", ")
     };
-    let both = format!("without the fix: {}; with it: {}", said(&before), said(&after));
-    if proof.verdict == Verdict::Proven && reds.is_empty() {
-        proof.verdict = Verdict::Unknown;
-        proof.claim = NOT_DISCRIMINATING.to_string();
-    } else if proof.verdict == Verdict::Proven {
-        proof.claim = format!("{}, and failed without it", proof.claim);
+    let runs = format!(
+        "in a copy without the fix: {}; in the copy with it: {}; in the repository: {}",
+        said(&before),
+        said(&control),
+        said(&after)
+    );
+    if proof.verdict == Verdict::Proven {
+        if !control_green {
+            proof.verdict = Verdict::Unknown;
+            proof.claim = "the checks fail in a copy of the repository even with the fix: they depend on where they run (a `.git`, a path outside the repository, an absolute path), so red first cannot show the fix is needed; make them run on what the repository holds".to_string();
+        } else if let Some(why) = ask.red_by_definition {
+            proof.claim = format!("{}; red without the fix by definition: {why}", proof.claim);
+        } else if reds.is_empty() {
+            proof.verdict = Verdict::Unknown;
+            proof.claim = NOT_DISCRIMINATING.to_string();
+        } else {
+            proof.claim = format!("{}, and failed without it", proof.claim);
+        }
     }
-    proof.detail = format!("{}; {both}", proof.detail);
-    proof.references.extend(before.iter().map(|r| r.artifact.clone()));
-    let record = RedFirst { base: ask.base.to_string(), overlaid: scratch.overlaid.clone(), before, after, flipped };
+    proof.detail = format!("{}; {runs}", proof.detail);
+    proof.references.extend(before.iter().chain(&control).map(|r| r.artifact.clone()));
+    let overlaid = scratch.overlaid.clone();
+    let record = RedFirst { base: ask.base.to_string(), overlaid, before, control, after, flipped };
     (proof, record)
 }
 

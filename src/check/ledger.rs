@@ -53,7 +53,7 @@ fn findings(root: &Path, cfg: &Config) -> Option<Vec<Finding>> {
         for (w, ws) in &s.wires {
             let why = if ws.status == WireStatus::Proven {
                 // proven in the ledger, and a gap found since says it is broken
-                if crate::status::stands_proven(s, w) {
+                if ledger::stands_proven(s, w) {
                     continue;
                 }
                 let gap = s.gaps.values().find(|g| {

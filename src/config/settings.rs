@@ -86,6 +86,9 @@ pub struct Settings {
     pub output_dir: Setting<PathBuf>,
     /// The ledger; `<output_dir>/ledger` unless set.
     pub ledger_dir: Setting<PathBuf>,
+    /// The repository's identity in a `ledger_dir` several repositories share (empty: its root
+    /// commit).
+    pub repo_id: Setting<String>,
     pub authorization_level: Setting<BlastRadius>,
     pub skip_verification: Setting<bool>,
     pub lint_max_rules: Setting<u32>,
@@ -137,6 +140,7 @@ pub const KEYS: &[&str] = &[
     "house_rules_path",
     "output_dir",
     "ledger_dir",
+    "repo_id",
     "authorization_level",
     "skip_verification",
     "lint_max_rules",
@@ -161,6 +165,7 @@ impl Default for Settings {
             house_rules_path: default(PathBuf::from("HOUSE_RULES.md")),
             output_dir: default(PathBuf::from("analysis/andon")),
             ledger_dir: default(PathBuf::from("analysis/andon/ledger")),
+            repo_id: default(String::new()),
             authorization_level: default(BlastRadius::LocalReversible),
             skip_verification: default(false),
             lint_max_rules: default(20),
@@ -196,6 +201,16 @@ impl Settings {
                 self.output_dir = Setting { value, origin };
             }
             "ledger_dir" => self.ledger_dir = Setting { value: path(v)?, origin },
+            "repo_id" => match v {
+                Scalar::Str(s) if valid_repo_id(s.trim()) => {
+                    self.repo_id = Setting { value: s.trim().to_string(), origin }
+                }
+                _ => {
+                    return Err(
+                        "`repo_id` must be 1 to 64 letters, digits, `.`, `_` or `-` (it names the repository's log in a shared `ledger_dir`)".into(),
+                    );
+                }
+            },
             "self_assess_output_dir" => self.self_assess_output_dir = Setting { value: path(v)?, origin },
             "backtrack_depth" => match v {
                 Scalar::Int(n) if (0..=64).contains(n) => self.backtrack_depth = Setting { value: *n as u32, origin },
@@ -255,6 +270,7 @@ impl Settings {
             ("house_rules_path", p(&self.house_rules_path), &self.house_rules_path.origin),
             ("output_dir", p(&self.output_dir), &self.output_dir.origin),
             ("ledger_dir", p(&self.ledger_dir), &self.ledger_dir.origin),
+            ("repo_id", Scalar::Str(self.repo_id.value.clone()), &self.repo_id.origin),
             (
                 "authorization_level",
                 Scalar::Str(self.authorization_level.value.name().into()),
@@ -368,4 +384,11 @@ pub fn disabled(root: &Path) -> Option<Origin> {
         Some((false, origin)) => Some(origin),
         _ => None,
     }
+}
+
+/// Is `id` a usable `repo_id`: 1–64 of letters, digits, `.`, `_` and `-`, not only dots?
+pub fn valid_repo_id(id: &str) -> bool {
+    (1..=64).contains(&id.len())
+        && id.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+        && !id.chars().all(|c| c == '.')
 }

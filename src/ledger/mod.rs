@@ -120,9 +120,12 @@ pub struct RedFirst {
     pub base: String,
     /// The fix's test files laid over the base tree.
     pub overlaid: Vec<String>,
-    /// Without the fix.
+    /// Without the fix, in the copy.
     pub before: Vec<CheckRun>,
-    /// With the fix.
+    /// With the fix, in the same copy: a check that fails here depends on where it runs.
+    #[serde(default)]
+    pub control: Vec<CheckRun>,
+    /// With the fix, in the repository.
     pub after: Vec<CheckRun>,
     /// The tests that failed without the fix and pass with it (by name where the output names
     /// them, else the check).
@@ -1609,10 +1612,99 @@ pub fn facts(state: &State) -> Vec<(&'static str, Vec<String>)> {
     out
 }
 
+/// Whether a gap not set aside says something across `wire` is broken (a wire gap other than its
+/// missing proof, such as an import of a name the producer does not define).
+pub fn broken_gap_across(state: &State, wire: &Wire) -> bool {
+    state.gaps.values().any(|g| {
+        g.wire.as_ref() == Some(wire) && g.kind == GapKind::Wire && g.source != "UnprovenWire" && !g.status.set_aside()
+    })
+}
+
+/// Whether `wire` stands proven: its status is proven and no open gap across it says otherwise.
+/// The constraint, the cursor and convergence read a wire through it.
+pub fn stands_proven(state: &State, wire: &Wire) -> bool {
+    state.wires.get(wire).is_some_and(|ws| ws.status == WireStatus::Proven) && !broken_gap_across(state, wire)
+}
+
 /// Where the ledger of a repository lives (`ledger_dir`, relative to the repository unless absolute).
+///
+/// A `ledger_dir` outside the repository may be shared by several repositories (R5): each one's
+/// records go to its own log, in the subdirectory named by its identity ([`repo_identity`]), never
+/// by its directory's name. A shared directory that already holds a log of its own (the layout
+/// before sharing) keeps being used as it is, guarded by the log's recorded repository.
 pub fn dir_of(root: &Path, settings: &crate::config::Settings) -> PathBuf {
     let d = &settings.ledger_dir.value;
-    if d.is_absolute() { d.clone() } else { root.join(d) }
+    let dir = if d.is_absolute() { d.clone() } else { root.join(d) };
+    if !outside(root, &dir) || dir.join(LOG_FILE).is_file() {
+        return dir;
+    }
+    match repo_identity(root, &settings.repo_id.value) {
+        Some(id) => dir.join(id),
+        None => dir,
+    }
+}
+
+/// Is `dir` outside the repository at `root` (compared without following links that may not
+/// exist yet: `..` and `.` resolved in place, the root's own links resolved)?
+pub fn outside(root: &Path, dir: &Path) -> bool {
+    let lexical = |p: &Path| -> PathBuf {
+        let mut out = PathBuf::new();
+        for c in p.components() {
+            match c {
+                std::path::Component::ParentDir => {
+                    out.pop();
+                }
+                std::path::Component::CurDir => {}
+                other => out.push(other),
+            }
+        }
+        out
+    };
+    let absolute =
+        |p: &Path| if p.is_absolute() { p.to_path_buf() } else { std::env::current_dir().unwrap_or_default().join(p) };
+    let root_real = fs::canonicalize(root).unwrap_or_else(|_| lexical(&absolute(root)));
+    let dir = lexical(&absolute(dir));
+    // the directory's nearest existing ancestor, with its links resolved
+    let mut existing = dir.clone();
+    let mut rest = Vec::new();
+    while !existing.exists() {
+        match (existing.file_name().map(|n| n.to_os_string()), existing.parent().map(Path::to_path_buf)) {
+            (Some(n), Some(p)) => {
+                rest.push(n);
+                existing = p;
+            }
+            _ => break,
+        }
+    }
+    let mut real = fs::canonicalize(&existing).unwrap_or(existing);
+    real.extend(rest.iter().rev());
+    !real.starts_with(&root_real) && !dir.starts_with(lexical(&absolute(root)))
+}
+
+/// The repository's stable identity: the `repo_id` setting, else its root commit (the oldest
+/// commit with no parent, the smallest when several). `None` without either.
+pub fn repo_identity(root: &Path, repo_id: &str) -> Option<String> {
+    if !repo_id.is_empty() {
+        return Some(repo_id.to_string());
+    }
+    static KNOWN: std::sync::Mutex<Vec<(PathBuf, Option<String>)>> = std::sync::Mutex::new(Vec::new());
+    let key = fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+    let mut known = KNOWN.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, id)) = known.iter().find(|(k, _)| *k == key) {
+        return id.clone();
+    }
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(root)
+        .args(["rev-list", "--max-parents=0", "HEAD"])
+        .output()
+        .ok()
+        .filter(|o| o.status.success());
+    let id = out.and_then(|o| {
+        String::from_utf8(o.stdout).ok()?.lines().map(str::trim).filter(|l| !l.is_empty()).min().map(str::to_string)
+    });
+    known.push((key, id.clone()));
+    id
 }
 
 #[cfg(test)]

@@ -1127,9 +1127,12 @@ fn concurrent_loop_runs_take_turns() {
 
 #[test]
 fn a_ledger_of_another_repository_is_refused() {
+    // without git and without `repo_id` nothing names a repository: the shared directory holds one
+    // log, and it is the first repository's
     let shared = tempfile::tempdir().unwrap();
     let settings = format!("ledger_dir = \"{}\"\n", shared.path().join("ledger").display());
     let a = clean_three_stages(&settings);
+    std::fs::remove_dir_all(a.path().join(".git")).unwrap();
     assert_eq!(run(&["loop", "-q"], a.path()).status.code(), Some(0));
     let b = tempfile::tempdir().unwrap();
     let other = b.path().join("other-repo");
@@ -1140,7 +1143,8 @@ fn a_ledger_of_another_repository_is_refused() {
     let o = run(&["loop", "-q"], &other);
     assert_ne!(o.status.code(), Some(0));
     assert!(
-        String::from_utf8_lossy(&o.stderr).contains("not `other-repo`: give each repository its own `ledger_dir`"),
+        String::from_utf8_lossy(&o.stderr)
+            .contains("not `other-repo` (no stage the ledger recorded is in this repository): set `repo_id`"),
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );

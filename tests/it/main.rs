@@ -32,6 +32,7 @@ mod report;
 mod request;
 mod review16;
 mod settings;
+mod shared_ledger;
 mod stages;
 mod stubs;
 mod summary;

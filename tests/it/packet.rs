@@ -222,3 +222,17 @@ fn the_stage_s_earlier_gaps_and_their_evidence_come_with_the_packet() {
         "{p:#}"
     );
 }
+
+#[test]
+fn a_conventions_file_that_links_outside_the_repository_is_not_read() {
+    let t = shop_trial();
+    let v = json(&run(&["loop", "--format", "json", "-q"], t.path()));
+    let gap = v["picked"]["gap"].as_str().unwrap().to_string();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("notes.md"), "- a secret from outside\n").unwrap();
+    std::os::unix::fs::symlink(outside.path().join("notes.md"), t.path().join("AGENTS.md")).unwrap();
+    write_files(t.path(), &[("CONTRIBUTING.md", "- the repository's own rule\n")]);
+    let p = packet(t.path(), &gap);
+    assert_eq!(p["house_rules"]["source"], "CONTRIBUTING.md", "{p:#}");
+    assert!(!p.to_string().contains("secret"), "{p:#}");
+}

@@ -220,3 +220,65 @@ fn a_failing_command_is_red_at_the_base_by_definition() {
 fn git_out(d: &Path, args: &[&str]) -> Vec<u8> {
     std::process::Command::new("git").arg("-C").arg(d).args(args).output().unwrap().stdout
 }
+
+#[test]
+fn a_check_that_tells_the_copy_from_the_repository_proves_nothing() {
+    // `.git` is missing from the copy: red without the fix there, and red with it too (the control)
+    let t = trial();
+    let d = t.path();
+    let marker = fix_the_wire(d, true);
+    propose(d, &marker, "executed", &["catalog/prices.py", "tests/test_prices.py"]);
+    write_files(d, &[("catalog/prices.py", filled().as_str())]);
+    let o = run(&["verify", "--gap", &marker, "--command", "test -d .git", "--format", "json"], d);
+    let doc = json(&o);
+    assert_eq!(o.status.code(), Some(14), "{doc:#}");
+    assert!(doc["evidence"]["claim"].as_str().unwrap().contains("depend on where they run"), "{doc:#}");
+    let red = &doc["evidence"]["red_first"];
+    assert_ne!(red["before"][0]["exit"], 0, "{red:#}");
+    assert_ne!(red["control"][0]["exit"], 0, "{red:#}");
+}
+
+#[test]
+fn ignored_directories_are_linked_by_absolute_path() {
+    // run from inside the repository (a relative root), with an ignored directory the check needs
+    let t = trial();
+    let d = t.path();
+    let toml = "[[command]]\nname = \"unit\"\nrun = \"test -e build/marker && python3 -m unittest discover -s tests -t .\"\nstages = [\"catalog\", \"shop\"]\n";
+    write_files(
+        d,
+        &[("andon.toml", toml), (".gitignore", "analysis/\n.andon/\n__pycache__/\nbuild/\n"), ("build/marker", "x")],
+    );
+    commit_all(d);
+    let marker = fix_the_wire(d, true);
+    propose(d, &marker, "executed", &["catalog/prices.py", "tests/test_prices.py"]);
+    write_files(d, &[("catalog/prices.py", filled().as_str())]);
+    // no test that fails without the fix: the run without it passes (build/ is there, not a link to itself)
+    let (code, doc) = verify(d, &marker);
+    assert_eq!(code, Some(14), "{doc:#}");
+    assert_eq!(doc["evidence"]["red_first"]["before"][0]["exit"], 0, "{doc:#}");
+}
+
+#[test]
+fn a_deleted_test_file_is_deleted_from_the_copy_too() {
+    let t = trial();
+    let d = t.path();
+    let marker = fix_the_wire(d, true);
+    // a test of the discount that no configured command runs (the discovery pattern is `test*.py`)
+    write_files(d, &[("tests/check_prices.py", DISCOUNT_TEST)]);
+    commit_all(d);
+    step(d);
+    propose(d, &marker, "executed", &["catalog/prices.py", "tests/check_prices.py"]);
+    // the fix fills the stub in and deletes that test
+    write_files(d, &[("catalog/prices.py", filled().as_str())]);
+    std::fs::remove_file(d.join("tests/check_prices.py")).unwrap();
+    let o = run(&["authorize", &marker, "--by", "lead", "--reason", "the test goes"], d);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
+    // a check that runs the test where it exists: were the deletion not in the copy, it would be red
+    let check = "test ! -e tests/check_prices.py || python3 -m unittest tests.check_prices";
+    let o = run(&["verify", "--gap", &marker, "--command", check, "--format", "json"], d);
+    let doc = json(&o);
+    let red = &doc["evidence"]["red_first"];
+    assert_eq!(red["overlaid"], serde_json::json!(["tests/check_prices.py"]), "{doc:#}");
+    assert_eq!(red["before"][0]["exit"], 0, "the deleted test does not run without the fix: {doc:#}");
+    assert_eq!(o.status.code(), Some(14), "{doc:#}");
+}
