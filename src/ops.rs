@@ -34,11 +34,24 @@ pub struct WireRow {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StreamReport {
+    /// In declaration order when the stream is declared, else by name.
     pub stages: Vec<StageRow>,
     pub wires: Vec<WireRow>,
     pub order: Vec<String>,
     pub cycles: Vec<Vec<String>>,
     pub module_cycles: Vec<Vec<String>>,
+    /// What a declared stream leaves out, when the stream is declared.
+    pub declared: Option<Declared>,
+}
+
+/// What a declared stream (R32) leaves out: the imports across stages it has no wire for (a
+/// finding each), and the source files outside every declared root (in no stage).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Declared {
+    /// (producer, consumer, path, line), sorted.
+    pub undeclared: Vec<(String, String, String, u32)>,
+    /// Sorted.
+    pub outside: Vec<String>,
 }
 
 /// Evaluates the built-in rules (compiled) for `goals` over the index.
@@ -86,7 +99,10 @@ fn stream_with(idx: &Index, keep: bool) -> Result<StreamReport, String> {
             }
         })
         .collect();
-    stages.sort_by(|a, b| a.name.cmp(&b.name));
+    // a declared stream keeps its order; detected stages go by name
+    let declared_at: BTreeMap<u32, u32> = rows(rel::DECLARED_STAGE).map(|r| (r[0], r[1])).collect();
+    let name_of: BTreeMap<String, u32> = rows(rel::STAGE).map(|r| (s(r[0]), r[0])).collect();
+    stages.sort_by_key(|x| (name_of.get(&x.name).and_then(|v| declared_at.get(v)).copied(), x.name.clone()));
     let mut wires: BTreeMap<(String, String), WireRow> = BTreeMap::new();
     for r in rows(rel::WIRE) {
         let (p, c) = (s(r[0]), s(r[1]));
@@ -139,13 +155,30 @@ fn stream_with(idx: &Index, keep: bool) -> Result<StreamReport, String> {
     }
     let (order, cycles) = graph::stream(&prog, &store);
     let names = |v: Vec<u32>| v.into_iter().map(s).collect::<Vec<_>>();
+    let declared = rows(rel::STAGE_MODE).any(|r| s(r[0]) == "declared").then(|| declared_gaps(idx, &store));
     Ok(StreamReport {
         stages,
         wires,
         order: names(order),
         cycles: cycles.into_iter().map(names).collect(),
         module_cycles: graph::module_cycles(&prog, &store).into_iter().map(names).collect(),
+        declared,
     })
+}
+
+/// What a declared stream leaves out, from the derived `store` and the file table of `idx`.
+fn declared_gaps(idx: &Index, store: &Store) -> Declared {
+    let s = |v: u32| store.syms.str(v).to_string();
+    let rows = |r: crate::facts::RelId| store.rels[r.0 as usize].iter();
+    let mut undeclared: Vec<(String, String, String, u32)> =
+        rows(rel::UNDECLARED_WIRE_IMPORT).map(|r| (s(r[0]), s(r[1]), s(r[2]), r[3])).collect();
+    undeclared.sort();
+    undeclared.dedup();
+    let staged: std::collections::BTreeSet<String> = rows(rel::IN_STAGE).map(|r| s(r[0])).collect();
+    let mut outside: Vec<String> =
+        idx.files.iter().filter(|f| !f.lang.is_empty() && !staged.contains(&f.path)).map(|f| f.path.clone()).collect();
+    outside.sort();
+    Declared { undeclared, outside }
 }
 
 /// Repository text that addresses the tool (R123): reported with its location, never obeyed.

@@ -59,6 +59,7 @@ pub fn stream(brief: &Brief) -> StreamReport {
         order: brief.phases.iter().map(|p| p.id.clone()).collect(),
         cycles: Vec::new(),
         module_cycles: Vec::new(),
+        declared: None,
     }
 }
 

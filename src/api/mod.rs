@@ -108,6 +108,8 @@ pub struct WalkOverrides {
     pub exclude: Vec<String>,
     pub max_filesize: Option<u64>,
     pub threads: Option<usize>,
+    /// `--stream FILE`: the declared stream, instead of `[stream]` in the settings.
+    pub stream: Option<std::path::PathBuf>,
 }
 
 /// The index options of the repository at `root`: its settings with the front end's overrides.
@@ -122,6 +124,10 @@ pub fn index_options(root: &Path, w: &WalkOverrides, rebuild: bool) -> Result<In
     walk.vendored |= w.vendored;
     walk.follow_links |= w.follow;
     walk.exclude.extend(w.exclude.iter().cloned());
+    walk.stream = match &w.stream {
+        Some(file) => Some(crate::config::stream::load_file(file).map_err(|e| e.to_string())?),
+        None => cfg.stream,
+    };
     if w.threads == Some(0) {
         return Err("--threads must be at least 1".into());
     }

@@ -440,6 +440,11 @@ impl StreamReport {
         "order": r.order,
         "cycles": r.cycles,
         "module_cycles": r.module_cycles,
+        "declared": r.declared.as_ref().map(|d| json!({
+            "undeclared_imports": d.undeclared.iter().map(|(p, c, path, line)| json!({
+                "producer": p, "consumer": c, "path": path, "line": line })).collect::<Vec<_>>(),
+            "outside": d.outside,
+        })),
         "verdict": { "outcome": "mapped", "stages": r.stages.len(), "wires": r.wires.len(), "cycles": r.cycles.len() },
         })
     }

@@ -639,7 +639,7 @@ fn exception_for(g: &DepGraph, f: &Finding) -> Option<(String, String)> {
             let to = if g.file(end).is_some() { file_selector(end) } else { format!("package:{end}") };
             (file_selector(&f.path), to)
         }
-        ContractKind::Acyclic | ContractKind::Rule | ContractKind::Ledger => return None,
+        ContractKind::Acyclic | ContractKind::Rule | ContractKind::Ledger | ContractKind::Stream => return None,
     };
     let names = |s: &str| super::select::resolve(g, s, 0).is_ok();
     (names(&from) && names(&to)).then_some((from, to))

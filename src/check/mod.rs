@@ -4,6 +4,7 @@
 //! error. Nothing else — no flag, environment variable or source comment — suppresses a finding.
 
 pub mod base;
+pub mod declared;
 pub mod graph;
 pub mod init;
 pub mod ledger;
@@ -147,14 +148,9 @@ struct Raw {
 pub fn run(idx: &Index, root: &Path, cfg: &Config, budget: datalog::Budget) -> Result<CheckReport, CheckError> {
     let config_path = cfg.source.clone().unwrap_or_else(|| root.join("andon.toml"));
     let ledger = ledger::judged(root, cfg);
-    if cfg.contracts.is_empty()
-        && let Some((result, findings)) = ledger
-    {
-        // a ledger and no contract: the ledger is judged alone
-        let out = Outcome { findings, contracts: vec![result], ..Outcome::default() };
-        return Ok(out.report(idx, root, &config_path));
-    }
-    if cfg.contracts.is_empty() {
+    let stream = declared::is_declared(idx);
+    // a ledger or a declared stream is judged even with no contract
+    if cfg.contracts.is_empty() && ledger.is_none() && !stream {
         return Err(config_error(
             &config_path,
             1,
@@ -167,7 +163,8 @@ pub fn run(idx: &Index, root: &Path, cfg: &Config, budget: datalog::Budget) -> R
     for c in &cfg.contracts {
         Judge { idx, root, config_path: &config_path, g: &g, store: &store, c, budget }.judge(&mut out)?;
     }
-    if let Some((result, findings)) = ledger {
+    let judged = stream.then(|| declared::judged(&store, &config_path)).into_iter().chain(ledger);
+    for (result, findings) in judged {
         out.contracts.push(result);
         out.findings.extend(findings);
     }
@@ -211,6 +208,7 @@ fn facts_for(idx: &Index, cfg: &Config) -> Result<datalog::Store, CheckError> {
 fn facts(idx: &Index, manifest: bool) -> Result<datalog::Store, CheckError> {
     let prog = datalog::builtin_program();
     let mut goals: Vec<crate::facts::RelId> = graph::GOALS.to_vec();
+    goals.push(rel::UNDECLARED_WIRE_IMPORT);
     if manifest {
         goals.extend([rel::UNDECLARED_IMPORT, rel::UNUSED_DEPENDENCY_AT, rel::HAS_MANIFEST]);
     }
@@ -366,7 +364,7 @@ impl<'a> Judge<'a> {
             ContractKind::Acyclic => self.judge_acyclic(mask, exceptions, hits),
             ContractKind::Manifest => self.judge_manifest(),
             ContractKind::Rule => self.judge_rule(),
-            ContractKind::Ledger => Ok((Vec::new(), "the ledger is intact and no wire regressed".into())),
+            ContractKind::Ledger | ContractKind::Stream => Ok((Vec::new(), String::new())),
         }
     }
 

@@ -70,7 +70,7 @@ enum Command {
         action: LedgerAction,
     },
     /// Serve the repository to an agent over the Model Context Protocol (stdio): the tools index,
-    /// query, stream, why, check, status, loop, propose, verify, facts and preflight.
+    /// query, stream, why, check, status, loop, packet, propose, verify, facts and preflight.
     Mcp(McpArgs),
     /// One self-contained HTML page: the stream as a layered picture, the contracts, the findings.
     Report(ReportArgs),
@@ -478,6 +478,10 @@ struct WalkArgs {
     /// Worker threads (default: one per core).
     #[arg(long, short = 'j')]
     threads: Option<usize>,
+    /// The declared stream: a file with a `[stream]` table (`[[stream.stage]] name, root`,
+    /// `[[stream.wire]] producer, consumer`), instead of `[stream]` in the settings.
+    #[arg(long, value_name = "FILE")]
+    stream: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -926,6 +930,7 @@ fn options(path: &Path, w: &WalkArgs, rebuild: bool) -> Result<IndexOptions, Str
         exclude: w.exclude.clone(),
         max_filesize: w.max_filesize,
         threads: w.threads,
+        stream: w.stream.clone(),
     };
     crate::api::index_options(path, &o, rebuild).map_err(|e| e.to_string())
 }

@@ -9,12 +9,14 @@ use std::path::{Path, PathBuf};
 
 pub mod settings;
 pub mod source;
+pub mod stream;
 pub mod technique;
 
 use toml::de::{DeTable, DeValue};
 
 use crate::index::walk::WalkOptions;
 pub use settings::{BlastRadius, GapSource, Origin, QueryBudget, Scalar, Setting, Settings};
+pub use stream::DeclaredStream;
 
 /// Default size limit for parsed files (larger files are recorded as skipped).
 pub const DEFAULT_MAX_FILE_SIZE: u64 = 4 * 1024 * 1024;
@@ -33,6 +35,8 @@ pub struct Config {
     pub commands: Vec<CommandSpec>,
     /// The settings surface (legacy names, types and defaults), with where each value came from.
     pub settings: Settings,
+    /// `[stream]`: stages and wires declared instead of detected.
+    pub stream: Option<DeclaredStream>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -62,6 +66,8 @@ pub enum ContractKind {
     Rule,
     /// Not declared: the ledger's own findings (`andon check` where the repository has a ledger).
     Ledger,
+    /// Not declared: a declared stream's findings (`andon check` where `[stream]` is declared).
+    Stream,
 }
 
 impl ContractKind {
@@ -85,6 +91,7 @@ impl ContractKind {
             ContractKind::Manifest => "manifest",
             ContractKind::Rule => "rule",
             ContractKind::Ledger => "ledger",
+            ContractKind::Stream => "stream",
         }
     }
 
@@ -98,7 +105,7 @@ impl ContractKind {
             ContractKind::Protected => &["target", "allowed", "exclude_kinds"],
             ContractKind::Manifest => &["stages", "checks"],
             ContractKind::Rule => &["rules"],
-            ContractKind::Ledger => &[],
+            ContractKind::Ledger | ContractKind::Stream => &[],
         }
     }
 }
@@ -192,7 +199,7 @@ pub const MANIFEST_CHECKS: &[&str] = &["undeclared", "unused"];
 
 /// Top-level keys: the tables, then the settings.
 fn top_keys() -> Vec<&'static str> {
-    let mut k = vec!["index", "query", "contract", "command"];
+    let mut k = vec!["index", "query", "contract", "command", "stream"];
     k.extend(settings::KEYS);
     k
 }
@@ -284,6 +291,7 @@ impl Config {
             contracts: Vec::new(),
             commands: Vec::new(),
             settings: Settings::default(),
+            stream: None,
         }
     }
 
@@ -360,6 +368,7 @@ impl Parser<'_> {
             }
             "contract" => self.contracts(cfg, line, v)?,
             "command" => self.commands(cfg, line, v)?,
+            "stream" => cfg.stream = Some(self.stream(line, v)?),
             other => return Err(self.err(line, unknown(other, &top_keys(), ""))),
         }
         Ok(())

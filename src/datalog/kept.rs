@@ -48,7 +48,10 @@ pub const STREAM: View = View {
     rels: &[
         rel::STAGE,
         rel::STAGE_INFO,
+        rel::STAGE_MODE,
+        rel::DECLARED_STAGE,
         rel::IN_STAGE,
+        rel::UNDECLARED_WIRE_IMPORT,
         rel::WIRE,
         rel::WIRE_IMPORT,
         rel::WIRE_REFERENCE,

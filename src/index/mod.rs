@@ -735,7 +735,7 @@ pub fn update(
                 Ok(c) => c,
                 Err(why) => return rebuild(why, lock),
             };
-            let resolved = crate::resolve::resolve(&files, &cores, &root_name(&root));
+            let resolved = crate::resolve::resolve(&files, &cores, &root_name(&root), opts.walk.stream.as_ref());
             let summary = summarize(&files, &cores, &resolved.global);
             let repo = RepoBlobs {
                 global: Blob::Owned(store::encode_segment(&resolved.global)),

@@ -39,11 +39,22 @@ pub struct WalkOptions {
     pub follow_links: bool,
     /// Extra exclusions, as gitignore-style globs relative to the root.
     pub exclude: Vec<String>,
+    /// The declared stream (`[stream]`, `--stream FILE`): not the walk's, but it decides the
+    /// stages, so a change of it resolves the repository again as a change of the walk does (it
+    /// is part of the options' hash).
+    pub stream: Option<crate::resolve::declared::DeclaredStream>,
 }
 
 impl WalkOptions {
     pub fn standard() -> WalkOptions {
-        WalkOptions { hidden: false, no_ignore: false, vendored: false, follow_links: false, exclude: Vec::new() }
+        WalkOptions {
+            hidden: false,
+            no_ignore: false,
+            vendored: false,
+            follow_links: false,
+            exclude: Vec::new(),
+            stream: None,
+        }
     }
 }
 

@@ -148,7 +148,7 @@ fn stream_dot(w: &mut dyn Write, r: &StreamReport) -> io::Result<()> {
         writeln!(w, "  {name} [label={label}{color}];")?;
     }
     for x in &r.wires {
-        let style = if x.confidence == "exact" { "" } else { ", style=dashed" };
+        let style = if matches!(x.confidence.as_str(), "exact" | "declared") { "" } else { ", style=dashed" };
         writeln!(w, "  {} -> {} [label=\"{}\"{style}];", quoted(&x.producer), quoted(&x.consumer), x.imports)?;
     }
     writeln!(w, "}}")
@@ -165,7 +165,7 @@ fn stream_mermaid(w: &mut dyn Write, r: &StreamReport) -> io::Result<()> {
     }
     for x in &r.wires {
         let (Some(a), Some(b)) = (id.get(x.producer.as_str()), id.get(x.consumer.as_str())) else { continue };
-        let arrow = if x.confidence == "exact" { "-->" } else { "-.->" };
+        let arrow = if matches!(x.confidence.as_str(), "exact" | "declared") { "-->" } else { "-.->" };
         writeln!(w, "  s{a} {arrow}|{}| s{b}", x.imports)?;
     }
     Ok(())
@@ -213,8 +213,28 @@ fn stream_text(w: &mut dyn Write, r: &StreamReport) -> io::Result<()> {
             writeln!(w, "  {}{more}", inline(&shown.join(" <-> ")))?;
         }
     }
+    if let Some(d) = &r.declared {
+        declared_text(w, d)?;
+    }
     let detail = format!("{} stages, {} wires, {} cycles", r.stages.len(), r.wires.len(), r.cycles.len());
     verdict_line(w, "mapped", &detail)
+}
+
+/// What a declared stream leaves out: its undeclared imports (findings) and the files outside
+/// every declared root (the first 20 named).
+fn declared_text(w: &mut dyn Write, d: &crate::ops::Declared) -> io::Result<()> {
+    writeln!(w, "undeclared imports across declared stages ({}):", d.undeclared.len())?;
+    for (p, c, path, line) in &d.undeclared {
+        writeln!(w, "  {}:{line}: {} -> {} has no declared wire", inline(path), inline(p), inline(c))?;
+    }
+    writeln!(w, "files in no declared stage ({}):", d.outside.len())?;
+    for f in d.outside.iter().take(20) {
+        writeln!(w, "  {}", inline(f))?;
+    }
+    if d.outside.len() > 20 {
+        writeln!(w, "  … and {} more (`--format json` lists them)", d.outside.len() - 20)?;
+    }
+    Ok(())
 }
 
 pub fn why(w: &mut dyn Write, r: &WhyReport, json_out: bool) -> io::Result<()> {

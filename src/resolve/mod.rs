@@ -5,6 +5,7 @@
 //! ([`input_change`], [`asked`]), the index keeps the stored
 //! result instead of computing it again.
 
+pub mod declared;
 mod python;
 mod rust;
 mod stages;
@@ -354,7 +355,12 @@ pub struct Resolved {
 
 /// Computes the whole-repo segment from every file's facts.
 /// `root_name` is the name of the indexed directory (a package when it holds `__init__.py`).
-pub fn resolve(metas: &[FileMeta], segments: &[&Segment], root_name: &str) -> Resolved {
+pub fn resolve(
+    metas: &[FileMeta],
+    segments: &[&Segment],
+    root_name: &str,
+    declared: Option<&declared::DeclaredStream>,
+) -> Resolved {
     let repo = Repo::build(metas, segments);
     let mut out = Out { b: SegmentBuilder::new() };
     let hooks = Resolvers::new(&repo, root_name);
@@ -363,7 +369,10 @@ pub fn resolve(metas: &[FileMeta], segments: &[&Segment], root_name: &str) -> Re
     }
     let mut edges = Vec::new();
     let globs = resolve_imports(&repo, &hooks, &mut edges, &mut out);
-    stages::stages(&repo, &hooks, root_name, &edges, &mut out);
+    match declared {
+        Some(d) => stages::declared(&repo, d, &mut out),
+        None => stages::stages(&repo, &hooks, root_name, &edges, &mut out),
+    }
     glob_exports(&repo, &globs, &mut out);
     dependency_imports(&repo, &hooks, &mut out);
     drop(hooks);

@@ -145,9 +145,10 @@ fn without_test_only<'r>(
 }
 
 /// Emits the stages (names made unique), their info and manifests, each file's stage and each
-/// manifest's owner.
+/// manifest's owner, and `StageMode("detected")`.
 /// `edges` are the resolved imports outside test code, (importing file, imported file).
 pub(crate) fn stages(repo: &Repo, hooks: &Resolvers, root_name: &str, edges: &[(&str, String)], out: &mut Out) {
+    out.push(rel::STAGE_MODE, &["detected".into()]);
     let mut cands = manifest_candidates(repo);
     cands.extend(package_candidates(repo, hooks));
     let (members, homeless) = assign(repo, &cands);
@@ -219,4 +220,29 @@ fn common_dir(paths: &[&str]) -> String {
         });
     }
     common.unwrap_or_default().join("/")
+}
+
+/// Emits a declared stream (R32) verbatim: each stage with its root, in declaration order
+/// (`DeclaredStage`), labelled `declared`; each source file under a stage's root in that stage
+/// (roots never hold one another); a manifest at a stage's root as the stage's; the declared wires
+/// (`DeclaredWire`); and `StageMode("declared")`, which keeps imports from making wires. A file
+/// outside every root is in no stage.
+pub(crate) fn declared(repo: &Repo, d: &super::declared::DeclaredStream, out: &mut Out) {
+    out.push(rel::STAGE_MODE, &["declared".into()]);
+    for (n, s) in d.stages.iter().enumerate() {
+        let name = s.name.as_str();
+        out.push(rel::STAGE, &[name.into(), crate::extract::manifest::dir_value(&s.root).into()]);
+        out.push(rel::STAGE_INFO, &[name.into(), "declared".into(), "declared".into(), "declared".into()]);
+        out.push(rel::DECLARED_STAGE, &[name.into(), (n as u32).into()]);
+        for path in repo.files.keys().filter(|p| under(p, &s.root)) {
+            out.push(rel::IN_STAGE, &[path.as_str().into(), name.into()]);
+        }
+        for m in repo.manifests.keys().filter(|m| parent_dir(m) == s.root) {
+            out.push(rel::STAGE_MANIFEST, &[name.into(), m.as_str().into()]);
+            out.push(rel::MANIFEST_OWNER, &[m.as_str().into(), name.into()]);
+        }
+    }
+    for w in &d.wires {
+        out.push(rel::DECLARED_WIRE, &[w.producer.as_str().into(), w.consumer.as_str().into()]);
+    }
 }

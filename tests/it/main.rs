@@ -8,6 +8,7 @@ mod check_ledger;
 mod cli;
 mod cycle;
 mod datalog;
+mod declared_stream;
 mod deep;
 mod extract;
 mod forged_verdicts;

@@ -57,6 +57,7 @@ fn config() -> Config {
         contracts: Vec::new(),
         commands: Vec::new(),
         settings: Settings::default(),
+        stream: None,
     }
 }
 
@@ -83,6 +84,7 @@ fn stream() -> StreamReport {
         order: vec!["core".into(), "api".into()],
         cycles: Vec::new(),
         module_cycles: Vec::new(),
+        declared: None,
     }
 }
 

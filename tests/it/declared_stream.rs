@@ -1,0 +1,158 @@
+//! A declared stream overrides detection verbatim (R32): `[stream]` in the settings or
+//! `--stream FILE`, its stages and wires used exactly as declared (names, order, wires, labelled
+//! `declared`), files outside every root in no stage, an import across stages the declaration
+//! lacks a finding, and a malformed declaration a configuration error with its line.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::support::{json, run, write_files};
+
+const BACK_FRONT: &str = "[stream]\n\n[[stream.stage]]\nname = \"back\"\nroot = \"crates\"\n\n[[stream.stage]]\nname = \"front\"\nroot = \"web\"\n\n[[stream.wire]]\nproducer = \"back\"\nconsumer = \"front\"\n";
+
+/// Rust crates, a TypeScript package and a Python tool: three ecosystems, no import between them.
+fn polyglot() -> tempfile::TempDir {
+    let t = tempfile::tempdir().unwrap();
+    write_files(
+        t.path(),
+        &[
+            ("crates/core/Cargo.toml", "[package]\nname = \"core\"\nversion = \"0.1.0\"\nedition = \"2021\"\n"),
+            ("crates/core/src/lib.rs", "pub fn parse(s: &str) -> usize {\n    s.len()\n}\n"),
+            ("crates/cli/Cargo.toml", "[package]\nname = \"cli\"\nversion = \"0.1.0\"\nedition = \"2021\"\n"),
+            ("crates/cli/src/main.rs", "fn main() {}\n"),
+            ("web/package.json", "{\"name\": \"web\", \"version\": \"1.0.0\"}\n"),
+            ("web/src/index.ts", "export function show(x: number): string {\n  return String(x);\n}\n"),
+            ("tools/gen.py", "import os\n"),
+        ],
+    );
+    t
+}
+
+/// `andon stream --format json` with `args`.
+fn stream(d: &Path, args: &[&str]) -> Value {
+    let mut a = vec!["stream", "--format", "json", "-q"];
+    a.extend(args);
+    let o = run(&a, d);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    json(&o)
+}
+
+fn stage_names(v: &Value) -> Vec<String> {
+    v["stages"].as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap().to_string()).collect()
+}
+
+fn wires(v: &Value) -> Vec<(String, String)> {
+    let w = v["wires"].as_array().unwrap();
+    w.iter().map(|w| (w["producer"].as_str().unwrap().into(), w["consumer"].as_str().unwrap().into())).collect()
+}
+
+#[test]
+fn the_declared_stages_and_wires_are_the_stream_exactly() {
+    let t = polyglot();
+    let d = t.path();
+    // detected, the crates are two stages and nothing joins them to the web package
+    let detected = stream(d, &[]);
+    assert!(stage_names(&detected).contains(&"core".to_string()), "{detected:#}");
+    write_files(d, &[("andon.toml", BACK_FRONT)]);
+    let v = stream(d, &[]);
+    assert_eq!(stage_names(&v), ["back", "front"], "{v:#}");
+    assert_eq!(wires(&v), [("back".to_string(), "front".to_string())], "declared, though no import joins them");
+    for s in v["stages"].as_array().unwrap() {
+        assert_eq!(s["confidence"], "declared", "{s:#}");
+    }
+    assert_eq!(v["wires"][0]["confidence"], "declared");
+    assert_eq!(v["stages"][0]["root"], "crates");
+    assert_eq!(v["stages"][0]["files"], 2, "both crates' sources: {v:#}");
+    // no directory stage: the tool is in no stage, and listed
+    assert_eq!(v["declared"]["outside"], serde_json::json!(["tools/gen.py"]), "{v:#}");
+    assert_eq!(v["order"], serde_json::json!(["back", "front"]));
+}
+
+#[test]
+fn the_declaration_order_is_kept_and_a_stream_file_overrides_the_settings() {
+    let t = polyglot();
+    let d = t.path();
+    write_files(d, &[("andon.toml", BACK_FRONT)]);
+    let file = d.join("other-stream.toml");
+    std::fs::write(
+        &file,
+        "[[stream.stage]]\nname = \"zz-web\"\nroot = \"web\"\n\n[[stream.stage]]\nname = \"aa-tools\"\nroot = \"tools\"\n",
+    )
+    .unwrap();
+    let v = stream(d, &["--stream", file.to_str().unwrap()]);
+    assert_eq!(stage_names(&v), ["zz-web", "aa-tools"], "{v:#}");
+    assert_eq!(wires(&v), Vec::<(String, String)>::new());
+    // without the flag the settings' declaration stands again
+    assert_eq!(stage_names(&stream(d, &[])), ["back", "front"]);
+}
+
+#[test]
+fn an_import_across_stages_the_declaration_lacks_is_a_finding_not_a_wire() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    write_files(
+        d,
+        &[
+            ("zeta/__init__.py", "def f():\n    return 1\n"),
+            ("alpha/__init__.py", "from zeta import f\n"),
+            (
+                "andon.toml",
+                "[stream]\n[[stream.stage]]\nname = \"zeta\"\nroot = \"zeta\"\n[[stream.stage]]\nname = \"alpha\"\nroot = \"alpha\"\n",
+            ),
+        ],
+    );
+    let v = stream(d, &[]);
+    assert!(wires(&v).is_empty(), "{v:#}");
+    let undeclared = &v["declared"]["undeclared_imports"];
+    assert_eq!(undeclared[0]["path"], "alpha/__init__.py", "{v:#}");
+    assert_eq!((undeclared[0]["producer"].as_str(), undeclared[0]["consumer"].as_str()), (Some("zeta"), Some("alpha")));
+    let o = run(&["check", "--format", "json", "-q"], d);
+    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stdout));
+    let c = json(&o);
+    assert_eq!(c["findings"][0]["contract"], "(stream)", "{c:#}");
+    assert_eq!(c["findings"][0]["path"], "alpha/__init__.py");
+    // declared, the wire carries the import and the check passes
+    let toml = std::fs::read_to_string(d.join("andon.toml")).unwrap();
+    std::fs::write(d.join("andon.toml"), format!("{toml}[[stream.wire]]\nproducer = \"zeta\"\nconsumer = \"alpha\"\n"))
+        .unwrap();
+    let v = stream(d, &[]);
+    assert_eq!(v["wires"][0]["imports"], 1, "{v:#}");
+    assert_eq!(run(&["check", "-q"], d).status.code(), Some(0));
+}
+
+#[test]
+fn a_malformed_declaration_is_a_configuration_error_with_its_line() {
+    let t = polyglot();
+    let d = t.path();
+    let cases = [
+        (format!("{BACK_FRONT}\n[[stream.wire]]\nproducer = \"back\"\nconsumer = \"mobile\"\n"), 16, "unknown stage `mobile`"),
+        (
+            "[stream]\n[[stream.stage]]\nname = \"back\"\nroot = \"crates\"\n[[stream.stage]]\nname = \"core\"\nroot = \"crates/core\"\n".to_string(),
+            6,
+            "overlaps stage `back`",
+        ),
+        ("[stream]\n[[stream.stage]]\nname = \"up\"\nroot = \"../elsewhere\"\n".to_string(), 4, "leaves the repository"),
+        ("[stream]\n[[stream.stage]]\nname = \"back\"\nroot = \"crates\"\nowner = \"me\"\n".to_string(), 5, "unknown key"),
+    ];
+    for (toml, line, what) in cases {
+        std::fs::write(d.join("andon.toml"), &toml).unwrap();
+        let o = run(&["stream", "-q"], d);
+        let err = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert_eq!(o.status.code(), Some(2), "{toml}\n{err}");
+        assert!(err.contains(&format!("andon.toml:{line}:")) && err.contains(what), "{toml}\n{err}");
+    }
+}
+
+#[test]
+fn the_loop_walks_the_declared_stream() {
+    let t = polyglot();
+    let d = t.path();
+    write_files(d, &[("andon.toml", BACK_FRONT), (".gitignore", "analysis/\n")]);
+    crate::support::git(d, &["init", "-q"]);
+    crate::support::commit_all(d);
+    let v = json(&run(&["loop", "--format", "json", "-q"], d));
+    assert_eq!(stage_names(&v["stream"]), ["back", "front"], "{v:#}");
+    assert_eq!(wires(&v["stream"]), [("back".to_string(), "front".to_string())]);
+    assert_eq!(v["stream"]["stages"][0]["confidence"], "declared");
+}
