@@ -163,6 +163,7 @@ fn proposals(
             base_commit: p.base_commit.clone().unwrap_or_else(|| "none".into()),
             proposer: p.proposer.clone(),
             judging: p.judging.clone(),
+            interview: p.interview.clone(),
         }];
         if p.blast_radius > ceiling {
             events.push(Event::Halted {
@@ -171,10 +172,15 @@ fn proposals(
                 reason: format!("the proposal is {} and the ceiling is {}", p.blast_radius.name(), ceiling.name()),
             });
             plan.notes.push(format!(
-                "proposal for `{}` recorded; halted: {} exceeds the ceiling {}",
+                "proposal for `{}` recorded; halted: {} exceeds the ceiling {}. The proposal: {} (writes {}; blast radius {}). Two options: raise the authority for this one fix (`andon authorize {} --by WHO --reason WHY`), or skip to another gap (`andon skip {} --by WHO --reason WHY`)",
                 p.gap,
                 p.blast_radius.name(),
-                ceiling.name()
+                ceiling.name(),
+                crate::text::short(&p.description),
+                p.write_set.join(", "),
+                p.blast_radius.name(),
+                p.gap,
+                p.gap
             ));
         } else {
             plan.notes.push(format!("proposal for `{}` recorded ({}, {})", p.gap, p.blast_radius.name(), p.approach));

@@ -37,6 +37,35 @@ pub struct Proposal {
     /// per part, see [`super::judged::fingerprint`]).
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub judging: std::collections::BTreeMap<String, String>,
+    /// The interview questions the proposer resolved (R67, R69): each a load-bearing fork with its
+    /// recommended answer and the answer taken.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub interview: Vec<crate::ledger::Interview>,
+}
+
+/// Words of a question that asks for a confirmation rather than settle a fork (R69: a
+/// local+reversible change never asks one).
+const CONFIRMING: &[&str] = &[
+    "confirm",
+    "proceed",
+    "go ahead",
+    "ok to",
+    "okay to",
+    "is it ok",
+    "is that ok",
+    "approve",
+    "sign off",
+    "shall i",
+    "should i",
+    "do you want me to",
+    "may i",
+    "can i go",
+];
+
+/// Does `question` ask for a confirmation?
+pub fn asks_confirmation(question: &str) -> bool {
+    let q = question.to_lowercase();
+    CONFIRMING.iter().any(|w| q.contains(w))
 }
 
 /// Checks a proposal's fields; Err names every problem.
@@ -67,6 +96,18 @@ pub fn validate(p: &Proposal) -> Result<(), Vec<String>> {
             || f.split('/').any(|c| c == ".." || c == "." || c.is_empty());
         if bad {
             errs.push(format!("write-set entry `{f}` is not a clean repo-relative path"));
+        }
+    }
+    for (i, q) in p.interview.iter().enumerate() {
+        let n = i + 1;
+        if q.question.trim().is_empty() || q.recommended.trim().is_empty() || q.answer.trim().is_empty() {
+            errs.push(format!("interview question {n} needs its `question`, `recommended` answer and `answer`"));
+        }
+        if p.blast_radius == BlastRadius::LocalReversible && asks_confirmation(&q.question) {
+            errs.push(format!(
+                "interview question {n} asks for a confirmation (`{}`), and a local+reversible change never asks one (R69): drop it, or ask the fork it stands for",
+                crate::text::short(&q.question)
+            ));
         }
     }
     if errs.is_empty() { Ok(()) } else { Err(errs) }

@@ -801,6 +801,9 @@ fn run_verify(a: VerifyArgs) -> Result<Exit, String> {
             Ok(Exit::of_request(&r))
         }
         VerifyResult::Gap(v) => {
+            if let Err(e) = output::evidence_report(&cfg.settings.output_path(&a.path), &v) {
+                eprintln!("warning: {}", text::lines(&e));
+            }
             emit(|w| output::verify_report(w, &v, json_out))?;
             Ok(Exit::of_verified(&v))
         }
@@ -834,10 +837,14 @@ fn run_propose(a: ProposeArgs) -> Result<Exit, String> {
                 base_commit: None,
                 proposer: a.proposer.clone(),
                 judging: Default::default(),
+                interview: Vec::new(),
             }
         }
     };
     let proposed = crate::api::work::propose(&a.path, &cfg, p).map_err(|e| e.to_string())?;
+    if let Err(e) = output::proposal_report(&proposed) {
+        eprintln!("warning: {}", text::lines(&e));
+    }
     emit(|w| output::proposal(w, &proposed, matches!(a.common.format, FormatArg::Json)))?;
     Ok(Exit::of_proposed(&proposed))
 }

@@ -132,6 +132,16 @@ pub struct RedFirst {
     pub flipped: Vec<String>,
 }
 
+/// One interview question of a proposal (R69): a load-bearing fork the ledger and the code do not
+/// answer, with the recommended answer and the answer taken.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Interview {
+    pub question: String,
+    pub recommended: String,
+    pub answer: String,
+}
+
 /// One proof attempt on one wire (R42).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -222,6 +232,9 @@ pub enum Event {
         /// settings, a command's files, test configuration, ignore rules); verify compares.
         #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
         judging: std::collections::BTreeMap<String, String>,
+        /// The interview questions the proposal resolved (R67, R69), in the order they were asked.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        interview: Vec<Interview>,
     },
     Halted {
         gap: String,

@@ -259,6 +259,8 @@ struct ProposeArgs {
     description: String,
     write_set: Vec<String>,
     proposer: Option<String>,
+    #[serde(default)]
+    interview: Vec<crate::ledger::Interview>,
 }
 
 #[derive(Deserialize)]
@@ -405,9 +407,14 @@ fn propose(root: &Path, a: ProposeArgs) -> Ran {
         base_commit: None,
         proposer: a.proposer,
         judging: Default::default(),
+        interview: a.interview,
     };
     let proposed = api::work::propose(root, &cfg, p)?;
-    Ok(Done::of(&proposed, Exit::of_proposed(&proposed)))
+    let mut done = Done::of(&proposed, Exit::of_proposed(&proposed));
+    if let Err(e) = output::proposal_report(&proposed) {
+        done.notes.push(e);
+    }
+    Ok(done)
 }
 
 fn verify(root: &Path, a: VerifyArgs, progress: &Progress) -> Ran {
@@ -426,7 +433,13 @@ fn verify(root: &Path, a: VerifyArgs, progress: &Progress) -> Ran {
     };
     let idx = fresh(root, progress)?;
     Ok(match api::work::verify(root, &cfg, &idx, &ask, None)? {
-        api::work::VerifyResult::Gap(v) => Done::of(&v, Exit::of_verified(&v)),
+        api::work::VerifyResult::Gap(v) => {
+            let mut done = Done::of(&v, Exit::of_verified(&v));
+            if let Err(e) = output::evidence_report(&cfg.settings.output_path(root), &v) {
+                done.notes.push(e);
+            }
+            done
+        }
         api::work::VerifyResult::Request(r) => Done::of(&r, Exit::of_request(&r)),
     })
 }

@@ -360,6 +360,92 @@ pub fn packet(w: &mut dyn Write, p: &crate::andon_loop::packet::Packet, json_out
     verdict_line(w, "packet", &g.id)
 }
 
+/// The human report of a written proposal, beside its JSON artifact (`proposals/G.md`, R125);
+/// nothing for a refused one. Err says what was not written.
+pub fn proposal_report(p: &crate::api::work::Proposed) -> Result<(), String> {
+    let crate::api::work::Proposed::Written { proposal, file, .. } = p else { return Ok(()) };
+    let md = |s: &str| crate::text::markdown(s);
+    // inside a code span nothing is escaped but what could end it or hide
+    let code = |s: &str| inline(s).replace('`', "'");
+    let mut out = String::new();
+    out.push_str(&format!("# Proposal for gap `{}`\n\n", code(&proposal.gap)));
+    out.push_str(&format!("- **What the fix does:** {}\n", md(&proposal.description)));
+    out.push_str(&format!("- **Blast radius:** {}\n", proposal.blast_radius.name()));
+    out.push_str(&format!("- **Approach:** {}, because {}\n", md(&proposal.approach), md(&proposal.reason)));
+    out.push_str(&format!("- **Base:** {}\n", md(proposal.base_commit.as_deref().unwrap_or("none (no git)"))));
+    if let Some(who) = &proposal.proposer {
+        out.push_str(&format!("- **Proposer:** {}\n", md(who)));
+    }
+    out.push_str("\n## Write-set\n\n");
+    for f in &proposal.write_set {
+        out.push_str(&format!("- `{}`\n", code(f)));
+    }
+    if !proposal.interview.is_empty() {
+        out.push_str("\n## Interview\n\n");
+        for (i, q) in proposal.interview.iter().enumerate() {
+            out.push_str(&format!(
+                "{}. {} (recommended: {}; answer: {})\n",
+                i + 1,
+                md(&q.question),
+                md(&q.recommended),
+                md(&q.answer)
+            ));
+        }
+    }
+    out.push_str(&format!("\nNext: {}\n", md(&p.next_detail())));
+    let path = file.with_extension("md");
+    crate::text::write_atomic(&path, out.as_bytes())
+        .map_err(|e| format!("{}: cannot write the report: {e}", path.display()))
+}
+
+/// The human report of a verification, beside its evidence artifact (`evidence/G.md`, R125);
+/// nothing when verify stopped before proving. Err says what was not written.
+pub fn evidence_report(out_dir: &std::path::Path, v: &crate::api::work::Verified) -> Result<(), String> {
+    let Ok(o) = &v.result else { return Ok(()) };
+    let md = |s: &str| crate::text::markdown(s);
+    // inside a code span nothing is escaped but what could end it or hide
+    let code = |s: &str| inline(s).replace('`', "'");
+    let e = &o.evidence;
+    let verdict = serde_json::to_value(e.verdict).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+    let mut out = String::new();
+    out.push_str(&format!("# Evidence `{}` for gap `{}`\n\n", code(&e.id), code(&o.gap)));
+    out.push_str(&format!("- **Verdict:** {verdict} (`andon: verdict {}`)\n", v.token()));
+    out.push_str(&format!("- **Approach:** {}\n", md(&e.approach)));
+    out.push_str(&format!("- **Claim:** {}\n", md(&e.claim)));
+    out.push_str(&format!("- **What it showed:** {}\n", md(&e.evidence)));
+    out.push_str(&format!("- **Blast radius of the diff:** {} ({})\n", o.rerated.name(), md(&o.rerated_because)));
+    if let Some(r) = &e.red_first {
+        out.push_str("\n## Red first\n\n| run | command | exit |\n|---|---|---|\n");
+        let runs =
+            [("without the fix (copy)", &r.before), ("with the fix (copy)", &r.control), ("with the fix", &r.after)];
+        for (what, list) in runs {
+            for c in list.iter() {
+                let exit = c.exit.map_or_else(
+                    || if c.timed_out { "timed out".into() } else { "did not run".into() },
+                    |x| x.to_string(),
+                );
+                out.push_str(&format!("| {what} | `{}` | {exit} |\n", code(&c.command).replace('|', "\\|")));
+            }
+        }
+        if !r.flipped.is_empty() {
+            out.push_str(&format!("\nFlipped: {}\n", r.flipped.iter().map(|f| md(f)).collect::<Vec<_>>().join(", ")));
+        }
+    }
+    if !e.references.is_empty() {
+        out.push_str("\n## References\n\n");
+        for r in &e.references {
+            out.push_str(&format!("- {}\n", md(r)));
+        }
+    }
+    out.push_str("\n## Diff\n\n");
+    for (status, path) in &o.change.files {
+        out.push_str(&format!("- {status} `{}`\n", code(path)));
+    }
+    let path = crate::andon_loop::fix::artifact_path(out_dir, &o.gap).with_extension("md");
+    crate::text::write_atomic(&path, out.as_bytes())
+        .map_err(|e| format!("{}: cannot write the report: {e}", path.display()))
+}
+
 /// A person's decision: what was recorded, or why it was refused (nothing written).
 pub fn decision(w: &mut dyn Write, d: &crate::api::work::Decided, json_out: bool) -> io::Result<()> {
     if json_out {

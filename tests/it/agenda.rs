@@ -243,6 +243,7 @@ fn proposal(gap: &str) -> Event {
         base_commit: "0".into(),
         proposer: None,
         judging: Default::default(),
+        interview: Vec::new(),
     }
 }
 

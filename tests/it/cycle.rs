@@ -115,6 +115,7 @@ fn a_gap_in_progress_is_finished_first_and_a_halt_needs_a_person() {
                 base_commit: "0".into(),
                 proposer: None,
                 judging: Default::default(),
+                interview: Vec::new(),
             },
             Event::Halted { gap: gap.clone(), condition: "authorization".into(), reason: "over the ceiling".into() },
         ],

@@ -42,6 +42,7 @@ fn proposal(id: &str) -> Event {
         base_commit: "0000000".into(),
         proposer: None,
         judging: Default::default(),
+        interview: Vec::new(),
     }
 }
 
@@ -182,6 +183,7 @@ fn refused_events_write_nothing() {
                     base_commit: "0".into(),
                     proposer: None,
                     judging: Default::default(),
+                    interview: Vec::new(),
                 },
             ],
             "write-set",
@@ -564,6 +566,7 @@ fn radius_proposal(id: &str, radius: BlastRadius) -> Event {
                 base_commit,
                 proposer: None,
                 judging: Default::default(),
+                interview: Vec::new(),
             }
         }
         _ => unreachable!(),

@@ -28,6 +28,7 @@ mod open_surface;
 mod packet;
 mod plugin;
 mod preflight;
+mod proposal_record;
 mod red_first;
 mod report;
 mod request;

@@ -221,6 +221,7 @@ fn a_proposal_for_a_gap_that_is_not_open_is_refused_and_left_in_place() {
         base_commit: None,
         proposer: None,
         judging: Default::default(),
+        interview: Vec::new(),
     };
     let pending = Pending { proposals: vec![(file.clone(), Ok(p))], ..Pending::default() };
     let plan = plan_step(&mut book, &mut repo, 100, pending);

@@ -1,0 +1,114 @@
+//! The proposal's record (R67, R69, R74, R125): an interview of load-bearing forks recorded with
+//! the proposal, never a confirmation for a local+reversible change; a human report beside the
+//! JSON of each proposal and each verification; an authorization halt that shows the proposal
+//! and the two ways on.
+
+use std::path::Path;
+
+use serde_json::json;
+
+use crate::support::{commit_all, json, run, shop_trial, write_files};
+
+/// `andon propose --json -` with `doc` on standard input.
+fn propose_json(d: &Path, doc: &serde_json::Value) -> std::process::Output {
+    use std::io::Write;
+    let mut child = crate::support::andon()
+        .args(["propose", "--json", "-", "--format", "json"])
+        .current_dir(d)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(doc.to_string().as_bytes()).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// The trial after one loop step, and the gap it picked (the broken import).
+fn picked() -> (tempfile::TempDir, String) {
+    let t = shop_trial();
+    let v = json(&run(&["loop", "--format", "json", "-q"], t.path()));
+    let gap = v["picked"]["gap"].as_str().unwrap().to_string();
+    (t, gap)
+}
+
+fn proposal(gap: &str, radius: &str, question: &str) -> serde_json::Value {
+    json!({ "gap": gap, "blast_radius": radius, "approach": "structural", "reason": "the export resolves the import",
+            "description": "define and export total_of", "write_set": ["catalog/prices.py", "catalog/__init__.py"],
+            "interview": [{ "question": question, "recommended": "names", "answer": "names" }] })
+}
+
+#[test]
+fn a_local_change_never_asks_for_a_confirmation() {
+    let (t, gap) = picked();
+    let d = t.path();
+    let o = propose_json(d, &proposal(&gap, "local+reversible", "Should I proceed with the change?"));
+    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stdout));
+    let v = json(&o);
+    assert!(v["problems"][0].as_str().unwrap().contains("asks for a confirmation"), "{v:#}");
+    assert!(!d.join(format!("analysis/andon/proposals/{gap}.json")).exists(), "nothing written");
+    // a change above local+reversible may be confirmed
+    let o = propose_json(d, &proposal(&gap, "hard-to-reverse", "Should I proceed with the change?"));
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
+}
+
+#[test]
+fn the_interview_is_recorded_and_each_step_writes_its_human_report() {
+    let (t, gap) = picked();
+    let d = t.path();
+    let o = propose_json(d, &proposal(&gap, "local+reversible", "Does total_of take names or items?"));
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
+    let report = std::fs::read_to_string(d.join(format!("analysis/andon/proposals/{gap}.md"))).unwrap();
+    assert!(report.contains("names or items") && report.contains("`catalog/prices.py`"), "{report}");
+    run(&["loop", "-q"], d);
+    let (_, _, records) = andon::ledger::load(&d.join("analysis/andon/ledger")).unwrap().unwrap();
+    let interview = records.iter().find_map(|r| match &r.event {
+        andon::ledger::Event::ProposalRecorded { gap: g, interview, .. } if *g == gap => Some(interview.clone()),
+        _ => None,
+    });
+    let interview = interview.expect("the proposal is recorded");
+    assert_eq!(interview.len(), 1);
+    assert_eq!(interview[0].recommended, "names");
+    // the fix, verified: the evidence's human report beside its JSON
+    write_files(
+        d,
+        &[
+            (
+                "catalog/prices.py",
+                "PRICES = {\"apple\": 3, \"pear\": 4}\n\n\ndef price_of(name):\n    return PRICES[name]\n\n\n\
+                 def discount(amount, percent):\n    # TODO: apply the percentage discount\n    raise NotImplementedError\n\n\n\
+                 def total_of(names):\n    return sum(price_of(n) for n in names)\n",
+            ),
+            (
+                "catalog/__init__.py",
+                "from catalog.prices import price_of, total_of\n\n__all__ = [\"price_of\", \"total_of\"]\n",
+            ),
+        ],
+    );
+    commit_all(d);
+    let o = run(&["verify", "--gap", &gap, "-q"], d);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
+    let evidence = std::fs::read_to_string(d.join(format!("analysis/andon/evidence/{gap}.md"))).unwrap();
+    assert!(evidence.contains("**Verdict:** proven") && evidence.contains("`catalog/prices.py`"), "{evidence}");
+    assert!(d.join(format!("analysis/andon/evidence/{gap}.json")).is_file());
+}
+
+#[test]
+fn an_authorization_halt_shows_the_proposal_and_both_ways_on() {
+    let (t, gap) = picked();
+    let d = t.path();
+    let o = propose_json(d, &proposal(&gap, "hard-to-reverse", "Does total_of take names or items?"));
+    assert_eq!(o.status.code(), Some(0));
+    let o = run(&["loop"], d);
+    assert_eq!(o.status.code(), Some(11));
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    for want in [
+        "define and export total_of",
+        "catalog/prices.py, catalog/__init__.py",
+        "blast radius hard-to-reverse",
+        &format!("andon authorize {gap}"),
+        &format!("andon skip {gap}"),
+    ] {
+        assert!(text.contains(want), "`{want}` missing from:\n{text}");
+    }
+}
