@@ -178,6 +178,9 @@ fn execute(root: &Path, spec: &CommandSpec, out: Option<&File>) -> io::Result<(E
         .arg("-c")
         .arg(&spec.run)
         .current_dir(root)
+        // a run leaves no Python bytecode behind: a cache written by one run, and a fix of the
+        // same size saved within the same second, would run the old code in the next
+        .env("PYTHONDONTWRITEBYTECODE", "1")
         .stdin(Stdio::null())
         .stdout(stdout)
         .stderr(stderr)

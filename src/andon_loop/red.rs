@@ -133,6 +133,23 @@ pub fn base_tree(
     Ok(scratch)
 }
 
+/// Removes the caches a run wrote under `dir` (the [`UNSHARED`] directories; links are not
+/// followed).
+fn clear_caches(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for e in entries.flatten() {
+        let Ok(t) = e.file_type() else { continue };
+        if !t.is_dir() {
+            continue;
+        }
+        if UNSHARED.contains(&e.file_name().to_string_lossy().as_ref()) {
+            let _ = std::fs::remove_dir_all(e.path());
+        } else {
+            clear_caches(&e.path());
+        }
+    }
+}
+
 /// The repository root with its links resolved.
 fn fs_real(root: &Path) -> Result<PathBuf, String> {
     std::fs::canonicalize(root).map_err(|e| format!("{}: {e}", root.display()))
@@ -158,8 +175,16 @@ impl Scratch {
     /// depends on where it runs, not on the fix).
     pub fn apply_fix(&self, root: &Path, changed: &[(String, String)]) -> Result<(), String> {
         let root = &fs_real(root)?;
+        let tree = self.tree();
+        // what the run without the fix compiled is stale now, though a fix of the same size
+        // copied within the same second would look fresh to a timestamp (Python's bytecode)
+        clear_caches(&tree);
+        let later = std::time::SystemTime::now() + std::time::Duration::from_secs(2);
         for (_, path) in changed.iter().filter(|(_, p)| !self.overlaid.contains(p)) {
-            take(root, &self.tree(), path)?;
+            take(root, &tree, path)?;
+            if let Ok(f) = std::fs::File::options().write(true).open(tree.join(path)) {
+                let _ = f.set_modified(later);
+            }
         }
         Ok(())
     }

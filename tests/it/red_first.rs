@@ -208,7 +208,11 @@ fn a_failing_command_is_red_at_the_base_by_definition() {
     propose(d, &gap, "executed", &["calc/ops.py"]);
     write_files(d, &[("calc/ops.py", "def add(a, b):\n    return a + b\n")]);
     let (code, doc) = verify(d, &gap);
-    assert_eq!(code, Some(0), "{doc:#}");
+    let log = |k: &str| {
+        let a = doc["evidence"]["red_first"][k][0]["artifact"].as_str().unwrap_or_default().to_string();
+        std::fs::read_to_string(d.join(&a)).unwrap_or_default()
+    };
+    assert_eq!(code, Some(0), "{doc:#}\ncontrol:\n{}\nbefore:\n{}", log("control"), log("before"));
     let red = &doc["evidence"]["red_first"];
     assert_eq!(red["overlaid"], serde_json::json!([]), "no test file changed: {red:#}");
     assert_eq!(red["before"][0]["exit"], 1, "{red:#}");
