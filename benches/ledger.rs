@@ -35,6 +35,7 @@ fn events() -> Vec<Event> {
             base_commit: "0123456789abcdef".into(),
             proposer: None,
             judging: Default::default(),
+            interview: Vec::new(),
         });
         for (k, verdict, status) in
             [(0, Verdict::Refuted, WireStatus::BrokenOrUnproven), (1, Verdict::Proven, WireStatus::Proven)]
@@ -59,6 +60,7 @@ fn events() -> Vec<Event> {
                     radius: None,
                     tree: None,
                     commit: None,
+                    red_first: None,
                     rung: None,
                 },
             });

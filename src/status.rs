@@ -710,15 +710,16 @@ fn settled(state: &State, records: &[Record], stream: &Stream, ingest: bool) -> 
     Next { action: Action::Converged, gap: None, detail }
 }
 
-/// How a wire stands, in words: `proven`, `unknown`, `broken/unproven` when a refutation or an
-/// open gap across it says something is broken, else `unproven` (nothing broken, no proof yet).
-/// A proven wire with an open gap across it shows `broken/unproven`: its proof no longer stands.
+/// How a wire stands, in words: `proven`, `broken/unproven` when a refutation or an open gap
+/// across it says something is broken, `unknown` (reopened, or a proof that could not decide),
+/// else `unproven` (nothing broken, no proof yet). A proven or reopened wire with an open gap
+/// across it shows `broken/unproven`: what the gap says is known.
 pub fn wire_status_name(state: &State, wire: &Wire) -> &'static str {
     let ws = state.wires.get(wire);
     let broken_gap = broken_gap_across(state, wire);
     match ws.map(|s| s.status) {
         Some(WireStatus::Proven) if !broken_gap => return "proven",
-        Some(WireStatus::Unknown) => return "unknown",
+        Some(WireStatus::Unknown) if !broken_gap => return "unknown",
         _ => {}
     }
     let refuted = ws.and_then(|s| state.evidence.get(&s.evidence)).is_some_and(|e| e.verdict == Verdict::Refuted);

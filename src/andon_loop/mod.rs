@@ -509,6 +509,7 @@ fn delta(records: &[ledger::Record], since: u64) -> Vec<String> {
             Event::GapClosed { .. } => "gap closed",
             Event::GapVanished { .. } => "gap vanished",
             Event::SubCycle { .. } => "sub-cycle",
+            Event::Thrashing { .. } => "thrashing",
             Event::PassClosed { .. } => "pass closed",
             Event::CycleConverged { .. } => "cycle converged",
         };

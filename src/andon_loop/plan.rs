@@ -451,10 +451,17 @@ fn reopen_stale(
         let id = format!("E-stale-{k}");
         let crossing = surface::what_changed(&proven.crossing, now);
         out.push(Event::EvidenceRecorded { evidence: stale_evidence(&id, &wire, proven, now, fixed) });
-        out.push(Event::WireStatusChanged { wire: wire.clone(), status: WireStatus::BrokenOrUnproven, evidence: id });
+        // reopened: nothing is known of it until it is proven again (R82)
+        out.push(Event::WireStatusChanged { wire: wire.clone(), status: WireStatus::Unknown, evidence: id });
         let reopens = ws.reopened.len() as u32 + 1;
         let backtrack = fixed.filter(|g| upstream.contains_key(&w.consumer) || w.producer == g.stage);
         if reopens >= thrash {
+            out.push(Event::Thrashing {
+                wire: wire.clone(),
+                reopens,
+                thrash_threshold: thrash,
+                backtrack_depth: reach.depth,
+            });
             notes.push(format!(
                 "thrash: {wire} has reopened {reopens} times (threshold {thrash}); backtracking stops and it is the stream's constraint: find why its surface keeps changing"
             ));
@@ -463,6 +470,8 @@ fn reopen_stale(
                 from_stage: g.stage.clone(),
                 to_stage: w.producer.clone(),
                 reason: format!("{wire}: its surface changed ({crossing})"),
+                backtrack_depth: Some(reach.depth),
+                thrash_threshold: Some(thrash),
             });
             notes.push(format!("sub-cycle: {wire} reopened, its surface changed ({crossing})"));
         } else {
@@ -488,7 +497,7 @@ fn stale_evidence(
         gap: None,
         wire: wire.clone(),
         approach: "structural".into(),
-        verdict: Verdict::Unproven,
+        verdict: Verdict::Unknown,
         hold: false,
         tier: None,
         artifact: None,

@@ -319,6 +319,20 @@ pub enum Event {
         from_stage: String,
         to_stage: String,
         reason: String,
+        /// The `backtrack_depth` and `thrash_threshold` in force, so the decision can be replayed
+        /// (decision 5).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        backtrack_depth: Option<u32>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        thrash_threshold: Option<u32>,
+    },
+    /// A wire reopened `reopens` times, at or past the `thrash_threshold` in force: backtracking
+    /// stops and it becomes the constraint.
+    Thrashing {
+        wire: Wire,
+        reopens: u32,
+        thrash_threshold: u32,
+        backtrack_depth: u32,
     },
     PassClosed {
         pass: u32,
@@ -682,6 +696,7 @@ pub fn apply(state: &mut State, seq: u64, e: &Event) -> Result<(), String> {
             state.backtracks += 1;
             Ok(())
         }
+        Event::Thrashing { .. } => Ok(()),
         Event::PassClosed { pass, gap, advanced, ceiling, diff_hash, .. } => {
             close_pass(state, *pass, gap, *advanced, *ceiling, diff_hash.as_deref())
         }
@@ -1050,7 +1065,7 @@ fn change_wire_status(
         evidence: evidence.to_string(),
         reopened: Vec::new(),
     });
-    if entry.status == WireStatus::Proven && status == WireStatus::BrokenOrUnproven {
+    if entry.status == WireStatus::Proven && status != WireStatus::Proven {
         entry.reopened.push(seq);
     }
     entry.status = status;

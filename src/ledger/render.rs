@@ -177,9 +177,14 @@ fn history_line(e: &Event, cycle: &mut u32) -> String {
         }
         Event::GapClosed { gap, evidence } => format!("gap `{}` closed by `{}`", cell(gap), cell(evidence)),
         Event::GapVanished { gap, .. } => format!("gap `{}` vanished from the scan (not proven)", cell(gap)),
-        Event::SubCycle { from_stage, to_stage, .. } => {
-            format!("sub-cycle from `{}` back to `{}`", cell(from_stage), cell(to_stage))
+        Event::SubCycle { from_stage, to_stage, backtrack_depth, .. } => {
+            let depth = backtrack_depth.map(|d| format!(" (backtrack_depth {d})")).unwrap_or_default();
+            format!("sub-cycle from `{}` back to `{}`{depth}", cell(from_stage), cell(to_stage))
         }
+        Event::Thrashing { wire, reopens, thrash_threshold, .. } => format!(
+            "wire {} thrashing: reopened {reopens} times (thrash_threshold {thrash_threshold})",
+            cell(&wire.to_string())
+        ),
         Event::PassClosed { pass, gap, verdict, advanced, .. } => {
             format!("Pass {pass} (cycle {cycle}) closed on `{}`: {verdict:?}, advanced: {advanced}", cell(gap))
         }

@@ -467,6 +467,17 @@ fn end_to_end_three_stages_halt_fix_advance_sub_cycle_converge_harden() {
     );
     let status = json(&run(&["status", "--format", "json"], d));
     assert_eq!(status["counters"]["sub_cycles"], 1);
+    // the sub-cycle records the settings it used, and reopened the wire as unknown (R82)
+    let (_, _, records) = ledger::load(&d.join("analysis/andon/ledger")).unwrap().unwrap();
+    let sub = records.iter().find_map(|r| match &r.event {
+        Event::SubCycle { backtrack_depth, thrash_threshold, .. } => Some((*backtrack_depth, *thrash_threshold)),
+        _ => None,
+    });
+    assert_eq!(sub, Some((Some(2), Some(3))), "{records:?}");
+    let reopened_unknown = records.iter().any(|r| {
+        matches!(&r.event, Event::WireStatusChanged { wire, status: ledger::WireStatus::Unknown, .. } if wire.producer == "core")
+    });
+    assert!(reopened_unknown, "{records:?}");
     // after the convergence, status shows the constraint the convergence recorded, as the loop does
     assert_eq!(status["constraint"], v["constraint"], "{status:#}");
     assert_eq!(
@@ -636,6 +647,17 @@ fn a_wire_that_keeps_reopening_stops_the_backtracking_and_becomes_the_constraint
         (status["constraint"]["producer"].as_str(), status["constraint"]["consumer"].as_str()),
         (Some("core"), Some("api"))
     );
+    // the ledger records the threshold the decision used, and the reopened wire is unknown (R82)
+    let (_, state, records) = ledger::load(&d.join("analysis/andon/ledger")).unwrap().unwrap();
+    let thrash = records.iter().find_map(|r| match &r.event {
+        Event::Thrashing { wire, reopens, thrash_threshold, backtrack_depth } => {
+            Some((wire.to_string(), *reopens, *thrash_threshold, *backtrack_depth))
+        }
+        _ => None,
+    });
+    assert_eq!(thrash, Some(("core -> api".to_string(), 1, 1, 2)), "{records:?}");
+    let core_api = ledger::Wire { producer: "core".into(), consumer: "api".into() };
+    assert_eq!(state.wires[&core_api].status, ledger::WireStatus::Unknown);
 }
 
 #[test]
