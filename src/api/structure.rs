@@ -521,7 +521,18 @@ pub fn query(
     let ledger_rows = if crate::datalog::needs_ledger(&prepared.prog, &prepared.prog.needed(&[prepared.rel])) {
         let dir = crate::ledger::dir_of(root, &cfg.settings);
         match crate::ledger::load(&dir).map_err(|e| format!("{}: {e}", dir.display()))? {
-            Some((_, state, _)) => crate::ledger::facts(&state),
+            Some((_, state, records)) => {
+                let mut rows = crate::ledger::facts(&state);
+                // the constraint as status and the loop name it, from the same ledger
+                let opts = crate::status::Options {
+                    thrash: cfg.settings.thrash_threshold.value,
+                    ingest: cfg.settings.gap_source.value == crate::config::GapSource::Ingest,
+                };
+                if let Some(c) = crate::status::agenda(&state, &records, opts).constraint {
+                    rows.push(("LedgerConstraint", vec![c.wire.producer, c.wire.consumer, c.rule.to_string()]));
+                }
+                rows
+            }
             None => Vec::new(),
         }
     } else {

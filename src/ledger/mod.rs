@@ -1620,6 +1620,18 @@ pub fn facts(state: &State) -> Vec<(&'static str, Vec<String>)> {
         if let Some(e) = &g.resolved_by {
             out.push(("LedgerResolved", vec![g.id.clone(), e.clone()]));
         }
+        if let Some(w) = &g.wire {
+            out.push(("LedgerGapWire", vec![g.id.clone(), w.producer.clone(), w.consumer.clone()]));
+        }
+        if g.on_constraint {
+            out.push(("LedgerGapOnConstraint", vec![g.id.clone()]));
+        }
+        if let Some(r) = g.blast_radius {
+            out.push(("LedgerGapRadius", vec![g.id.clone(), r.name().into()]));
+        }
+    }
+    for (name, st) in &state.stages {
+        out.push(("LedgerStage", vec![name.clone(), st.root.clone(), st.confidence.clone(), st.source.clone()]));
     }
     for e in state.evidence.values() {
         let verdict =

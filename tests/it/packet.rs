@@ -236,3 +236,56 @@ fn a_conventions_file_that_links_outside_the_repository_is_not_read() {
     assert_eq!(p["house_rules"]["source"], "CONTRIBUTING.md", "{p:#}");
     assert!(!p.to_string().contains("secret"), "{p:#}");
 }
+
+#[test]
+fn gap_and_stage_records_and_the_constraint_are_queryable() {
+    let t = shop_trial();
+    let d = t.path();
+    let v = json(&run(&["loop", "--format", "json", "-q"], d));
+    let rows = |q: &str| -> Vec<Vec<String>> {
+        let o = run_ok(&["query", q, "--format", "json", "-q"], d);
+        json(&o)["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                r.as_array().unwrap().iter().map(|c| c.as_str().map_or_else(|| c.to_string(), String::from)).collect()
+            })
+            .collect()
+    };
+    let picked = v["picked"]["gap"].as_str().unwrap().to_string();
+    let wire = rows(&format!("LedgerGapWire(\"{picked}\", p, c)"));
+    assert_eq!(wire, [["catalog", "shop"]], "{v:#}");
+    assert!(!rows("LedgerGapOnConstraint(g)").is_empty());
+    let stages = rows("LedgerStage(s, root, confidence, source)");
+    assert!(stages.iter().any(|r| r[0] == "catalog" && r[2] == "heuristic"), "{stages:?}");
+    // the constraint the loop named
+    let c = rows("LedgerConstraint(p, c, rule)");
+    let named = [
+        v["constraint"]["producer"].as_str().unwrap(),
+        v["constraint"]["consumer"].as_str().unwrap(),
+        v["constraint"]["rule"].as_str().unwrap(),
+    ];
+    assert_eq!(c, [named.map(String::from).to_vec()], "{v:#}");
+    // a proposal's tag, once proposed
+    run_ok(
+        &[
+            "propose",
+            "--gap",
+            &picked,
+            "--blast-radius",
+            "local+reversible",
+            "--approach",
+            "structural",
+            "--reason",
+            "r",
+            "--description",
+            "d",
+            "--write-set",
+            "catalog/prices.py",
+        ],
+        d,
+    );
+    run_ok(&["loop", "-q"], d);
+    assert_eq!(rows(&format!("LedgerGapRadius(\"{picked}\", tag)")), [["local+reversible"]]);
+}
