@@ -1751,6 +1751,109 @@ pub fn repo_identity(root: &Path, repo_id: &str) -> Option<String> {
 mod tests {
     use super::*;
 
+    /// A gap opened event: a wire gap across `core -> api` when `wire`, else a bug in `core`.
+    fn opened(id: &str, wire: bool) -> Event {
+        Event::GapOpened {
+            gap: id.into(),
+            gap_kind: if wire { GapKind::Wire } else { GapKind::Bug },
+            stage: "core".into(),
+            wire: wire.then(|| Wire { producer: "core".into(), consumer: "api".into() }),
+            location: Location { path: "core/x.py".into(), line: Some(1) },
+            on_constraint: false,
+            summary: "s".into(),
+            source: "BrokenImport".into(),
+            estimated_radius: None,
+        }
+    }
+
+    /// Evidence `id` about `core -> api` for gap `gap`.
+    fn evidence(id: &str, gap: &str, verdict: Verdict, hold: bool, tier: Option<u8>) -> Event {
+        Event::EvidenceRecorded {
+            evidence: Evidence {
+                id: id.into(),
+                gap: Some(gap.into()),
+                wire: Wire { producer: "core".into(), consumer: "api".into() },
+                approach: "structural".into(),
+                verdict,
+                hold,
+                tier,
+                artifact: None,
+                claim: "c".into(),
+                evidence: "e".into(),
+                fix: None,
+                references: Vec::new(),
+                surface: None,
+                crossing: BTreeMap::new(),
+                radius: None,
+                tree: None,
+                rung: None,
+                commit: None,
+                red_first: None,
+            },
+        }
+    }
+
+    /// Applies `events` in order from an empty state: the first refusal, if any.
+    fn refusal(events: &[Event]) -> Option<String> {
+        let mut state = State::default();
+        events.iter().enumerate().find_map(|(i, e)| apply(&mut state, i as u64 + 1, e).err())
+    }
+
+    #[test]
+    fn every_refusal_of_apply_fires() {
+        let cases: Vec<(Vec<Event>, &str)> = vec![
+            (vec![opened("G1", false), opened("G1", false)], "gap `G1` is already open"),
+            (
+                vec![match opened("W1", true) {
+                    Event::GapOpened { gap, gap_kind, stage, location, on_constraint, summary, source, .. } => {
+                        let (wire, estimated_radius) = (None, None);
+                        Event::GapOpened {
+                            gap,
+                            gap_kind,
+                            stage,
+                            wire,
+                            location,
+                            on_constraint,
+                            summary,
+                            source,
+                            estimated_radius,
+                        }
+                    }
+                    other => other,
+                }],
+                "wire gap `W1` names no wire",
+            ),
+            (vec![opened("G1", false), evidence("E1", "G1", Verdict::Proven, true, Some(1))], "both holds and proves"),
+            (vec![opened("G1", false), evidence("E1", "G1", Verdict::Refuted, false, Some(4))], "tiers are 1, 2, 3"),
+            (
+                vec![Event::CycleConverged {
+                    cycle: 2,
+                    passes: 0,
+                    backtracks: 0,
+                    proven: Vec::new(),
+                    constraint: None,
+                    intent: None,
+                    constraint_wire: None,
+                    hardened: false,
+                }],
+                "cycle 2 converges after cycle 0",
+            ),
+            (
+                vec![
+                    opened("W1", true),
+                    evidence("E1", "W1", Verdict::Proven, false, Some(1)),
+                    Event::GapClosed { gap: "W1".into(), evidence: "E1".into() },
+                    Event::GapClosed { gap: "W1".into(), evidence: "E1".into() },
+                ],
+                "gap `W1` is already closed",
+            ),
+        ];
+        for (events, want) in cases {
+            let got = refusal(&events).unwrap_or_default();
+            assert!(got.contains(want), "expected a refusal containing {want:?}, got {got:?}");
+        }
+    }
+
     fn context(confidence: &str, rule: &str) -> Event {
         Event::StageContext {
             stage: "P2".into(),
