@@ -35,6 +35,7 @@ mod request;
 mod review16;
 mod settings;
 mod shared_ledger;
+mod spec_fired;
 mod stages;
 mod stubs;
 mod summary;
