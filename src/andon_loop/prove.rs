@@ -581,7 +581,9 @@ fn panel(root: &Path, cfg: &Config, idx: &Index, target: &Target, inputs: &Input
     };
     let input = panel_input(idx, target, inputs);
     let (outputs, refused) = read_role_outputs(dir);
-    if let Some(waiting) = await_round(dir, &input, &outputs, refused) {
+    // skip_verification (R7): the adjudicator's pass, the panel's referee, is neither asked nor read
+    let referee = !cfg.settings.skip_verification.value;
+    if let Some(waiting) = await_round(dir, &input, &outputs, refused, referee) {
         return waiting;
     }
     let runner = runner(cfg, inputs, nonce);
@@ -597,8 +599,15 @@ fn panel(root: &Path, cfg: &Config, idx: &Index, target: &Target, inputs: &Input
         .as_ref()
         .and_then(|w| fix::structural_of(idx, Some(w), "", "").ok())
         .is_some_and(|(v, _, hold, _, _)| hold && v != Verdict::Proven);
-    let j = panel::judge(&input, &outputs, &reruns, hold);
-    panel_proof(&input, &j, hold)
+    let j = panel::judge_with(&input, &outputs, &reruns, hold, referee);
+    let mut proof = panel_proof(&input, &j, hold);
+    if !referee {
+        proof
+            .references
+            .push("verification_skipped: no adjudicator judged the panel (skip_verification = true)".into());
+        proof.detail = format!("{}; verification_skipped", proof.detail);
+    }
+    proof
 }
 
 /// What the panel is told about the fix under review: the target's wire (else its site), claim,
@@ -688,6 +697,7 @@ fn await_round(
     input: &crate::panel::PanelInput,
     outputs: &[crate::panel::RoleOutput],
     mut refused: Vec<String>,
+    referee: bool,
 ) -> Option<Proof> {
     use crate::panel::{self, Role};
     // An output counts once andon accepts it against the packet it answers; a refused one (and
@@ -695,7 +705,8 @@ fn await_round(
     let checked = panel::validate(input, outputs);
     let accepted = |r: Role| outputs.iter().zip(&checked).any(|(o, ok)| o.role == r && ok.is_ok());
     refused.extend(checked.iter().filter_map(|c| c.as_ref().err()).map(|e| format!("refused: {e}")));
-    let rounds = panel_rounds(input, outputs);
+    let all = panel_rounds(input, outputs);
+    let rounds = &all[..if referee { all.len() } else { all.len() - 1 }];
     for (i, (round, who)) in rounds.iter().enumerate() {
         if round.iter().all(|p| accepted(p.role)) {
             continue;

@@ -702,6 +702,19 @@ pub fn rerun(root: &Path, checks: &[Check], run: &dyn Fn(&Path, &str) -> Option<
 
 /// The mechanical verdict (rules in `docs/panel.md`).
 pub fn judge(input: &PanelInput, outputs: &[RoleOutput], rerun: &[CheckResult], tier1_hold: bool) -> Judgment {
+    judge_with(input, outputs, rerun, tier1_hold, true)
+}
+
+/// [`judge`], with or without the adjudicator's pass (the referee): without it
+/// (`skip_verification`, R7) a criterion passes only on a confirmed check andon re-ran, fails on
+/// a refuting one, and is otherwise unknown; nothing else changes, a tier-1 hold least of all.
+pub fn judge_with(
+    input: &PanelInput,
+    outputs: &[RoleOutput],
+    rerun: &[CheckResult],
+    tier1_hold: bool,
+    referee: bool,
+) -> Judgment {
     let mut reasons = input_problems(input);
     let mut by_role = BTreeMap::new();
     for (o, ok) in outputs.iter().zip(validate(input, outputs)) {
@@ -712,12 +725,19 @@ pub fn judge(input: &PanelInput, outputs: &[RoleOutput], rerun: &[CheckResult], 
             Err(why) => reasons.push(format!("refused: {why}")),
         }
     }
-    let incomplete = !reasons.is_empty() || by_role.len() < Role::ALL.len();
-    for r in Role::ALL.iter().filter(|r| !by_role.contains_key(r)) {
+    let roles: Vec<Role> = Role::ALL.into_iter().filter(|r| referee || *r != Role::Adjudicator).collect();
+    if !referee {
+        by_role.remove(&Role::Adjudicator);
+    }
+    let incomplete = !reasons.is_empty() || roles.iter().any(|r| !by_role.contains_key(r));
+    for r in roles.iter().filter(|r| !by_role.contains_key(r)) {
         reasons.push(format!("no accepted {} output", r.name()));
     }
-    let per: Vec<(String, Outcome, String)> =
-        input.criteria.iter().map(|c| criterion_outcome(c, &by_role, rerun)).collect();
+    let per: Vec<(String, Outcome, String)> = input
+        .criteria
+        .iter()
+        .map(|c| if referee { criterion_outcome(c, &by_role, rerun) } else { unrefereed_outcome(c, &by_role, rerun) })
+        .collect();
     let mut verdict = overall(input, &per, incomplete, &mut reasons);
     if tier1_hold {
         reasons.push("a tier-1 structural hold stands; adjudication cannot clear it (R104, R77)".into());
@@ -777,6 +797,27 @@ fn criterion_outcome(
     if entry(Role::For).is_some_and(|e| e.stance == Stance::Concede) {
         why.push_str("; the for advocate conceded it");
     }
+    (c.id.clone(), outcome, why)
+}
+
+/// One criterion's outcome with no adjudicator: the evidence role's checks for it, as andon re-ran
+/// them, decide alone.
+fn unrefereed_outcome(
+    c: &Criterion,
+    by_role: &BTreeMap<Role, &RoleOutput>,
+    rerun: &[CheckResult],
+) -> (String, Outcome, String) {
+    let checks: &[Check] = by_role.get(&Role::Evidence).map_or(&[], |o| &o.checks);
+    let facts: Vec<_> =
+        checks.iter().filter(|k| k.criteria.contains(&c.id)).map(|k| (k, check_status(k, rerun))).collect();
+    let cmd = |k: &Check| format!("check `{}` (`{}`)", escape_inline(&k.id), escape_inline(&k.command));
+    let (outcome, why) = if let Some((k, (_, w))) = facts.iter().find(|(_, (s, _))| *s == CheckStatus::Refuted) {
+        (Outcome::Fail, format!("evidence refutes it: {}: {w}", cmd(k)))
+    } else if let Some((k, (_, w))) = facts.iter().find(|(_, (s, _))| *s == CheckStatus::Confirmed) {
+        (Outcome::Pass, format!("backed by {} (no adjudicator: verification skipped): {w}", cmd(k)))
+    } else {
+        (Outcome::Unknown, "no confirmed check backs it, and no adjudicator judged it (verification skipped)".into())
+    };
     (c.id.clone(), outcome, why)
 }
 
@@ -1160,6 +1201,38 @@ mod tests {
         // andon could not re-run it (timed out, killed, could not start): unverifiable, whatever
         // the evidence role reported; it backs nothing (R103)
         rule(|_| {}, &|_, _| None, false, (Verdict::Unproven, "c1", Outcome::Unbacked, "no confirmed check backs it"));
+    }
+
+    /// [`judged`] with no adjudicator output and no referee pass (`skip_verification`).
+    fn unrefereed(edit: impl FnOnce(&mut Vec<RoleOutput>), hold: bool) -> Judgment {
+        let inp = input();
+        let outs: Vec<_> = panel(&inp, edit).into_iter().filter(|o| o.role != Role::Adjudicator).collect();
+        let checks = outs.iter().find(|o| o.role == Role::Evidence).map_or(&[][..], |o| &o.checks);
+        judge_with(&inp, &outs, &rerun(Path::new("/repo"), checks, &zero), hold, false)
+    }
+
+    #[test]
+    fn without_the_referee_the_rerun_checks_decide_alone_and_a_hold_stands() {
+        let j = unrefereed(|_| {}, false);
+        assert!(!j.reasons.iter().any(|r| r.contains("adjudicator")), "the adjudicator is not awaited: {j:?}");
+        for (id, outcome, why) in &j.per_criterion {
+            assert!(matches!(outcome, Outcome::Pass | Outcome::Unknown), "{id}: {outcome:?} {why}");
+            assert!(why.contains("verification skipped"), "{why}");
+        }
+        let backed = j.per_criterion.iter().find(|(id, _, _)| id == "c1").unwrap();
+        assert_eq!(backed.1, Outcome::Pass, "{j:?}");
+        // a refuting check still refutes
+        let refuted = |o: &mut Vec<RoleOutput>| {
+            o[2].checks[0].exit_code = Some(1);
+            o[2].checks[0].status = CheckStatus::Refuted;
+        };
+        assert_eq!(unrefereed(refuted, false).verdict, Verdict::Refuted);
+        // and no skipped referee clears a tier-1 hold (R7)
+        assert_ne!(unrefereed(|_| {}, true).verdict, Verdict::Proven);
+        // the same panel, refereed, still needs its adjudicator
+        let inp = input();
+        let outs: Vec<_> = panel(&inp, |_| {}).into_iter().filter(|o| o.role != Role::Adjudicator).collect();
+        assert_eq!(judged(&inp, &outs, &zero, false).verdict, Verdict::Unknown);
     }
 
     #[test]

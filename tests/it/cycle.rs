@@ -1591,3 +1591,21 @@ fn a_proposal_written_again_while_a_step_runs_waits_for_the_next_step() {
     assert!(notes.iter().any(|n| n.starts_with(&format!("proposal for `{gap}` recorded"))), "{notes:?}");
     assert!(!file.exists());
 }
+
+#[test]
+fn skip_verification_never_touches_a_tier_one_hold() {
+    let t = three_stages();
+    let d = t.path();
+    std::fs::write(d.join("andon.toml"), "skip_verification = true\n").unwrap();
+    git(d, &["add", "-A"]);
+    git(d, &["commit", "-qm", "skip the referee"]);
+    let (_, v) = loop_json(d);
+    let gap = v["picked"]["gap"].as_str().unwrap().to_string();
+    assert_eq!(propose(d, &gap, "local+reversible", "src/core/__init__.py"), 0);
+    loop_json(d);
+    // a change that does not define the missing name: the contradiction stands, a hold
+    std::fs::write(d.join("src/core/__init__.py"), "def parse(text):\n    return text.split()  # tidy\n").unwrap();
+    assert_eq!(run(&["verify", "--gap", &gap, "-q"], d).status.code(), Some(12));
+    let (code, v) = loop_json(d);
+    assert_eq!(code, 12, "{v:#}");
+}
