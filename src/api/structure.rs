@@ -294,7 +294,8 @@ pub fn check(
     };
     if let Some(base) = base {
         let before = crate::check::base::fingerprints(root, base, cfg, opts, &std::env::temp_dir(), budget)?;
-        for f in &mut report.findings {
+        // the ledger is not versioned with the code: its findings are neither new nor old
+        for f in report.findings.iter_mut().filter(|f| f.kind != crate::config::ContractKind::Ledger) {
             f.new = Some(!before.contains(&f.fingerprint));
         }
         report.base = Some(base.to_string());

@@ -31,7 +31,8 @@ pub fn judged(root: &Path, cfg: &Config) -> Option<(ContractResult, Vec<Finding>
 fn findings(root: &Path, cfg: &Config) -> Option<Vec<Finding>> {
     let dir = ledger::dir_of(root, &cfg.settings);
     let log = dir.join(ledger::LOG_FILE);
-    if !log.is_file() {
+    // anything there is the ledger: a directory or an unreadable file in its place is a problem
+    if log.symlink_metadata().is_err() {
         return None;
     }
     let shown = log.strip_prefix(root).unwrap_or(&log).to_string_lossy().replace('\\', "/");

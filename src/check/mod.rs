@@ -190,6 +190,9 @@ pub fn fingerprints(
             prints.extend(out.findings.into_iter().map(|f| f.fingerprint));
         }
     }
+    if declared::is_declared(idx) {
+        prints.extend(declared::judged(&store, &config_path).1.into_iter().map(|f| f.fingerprint));
+    }
     Ok(prints)
 }
 

@@ -154,13 +154,13 @@ fn overlap(a: &str, b: &str) -> bool {
 
 /// A declared root as a clean repo-relative directory (`""` for the repository itself).
 fn clean_root(root: &str) -> Result<String, String> {
-    let r = root.trim().trim_end_matches('/');
+    let r = root.trim();
     if r.starts_with('/') || r.contains('\\') {
         return Err(format!("root `{root}` must be a directory relative to the repository, with `/`"));
     }
     let parts: Vec<&str> = r.split('/').filter(|p| !p.is_empty() && *p != ".").collect();
     if parts.contains(&"..") {
-        return Err(format!("root `{root}` leaves the repository"));
+        return Err(format!("root `{root}` must not contain `..`: name the directory from the repository's root"));
     }
     Ok(parts.join("/"))
 }

@@ -1331,6 +1331,13 @@ pub fn check(root: &Path, opts: &IndexOptions) -> Result<Result<Vec<Change>, Str
             return Ok(Err(format!("the stored index cannot be used: {}; run `andon index`", gone(&pack))));
         }
     };
+    // other walk options or another declared stream: the stored facts are not these settings'
+    if head.header.walk.options != walk::WalkState::options_hash(&root, &opts.walk) {
+        return Ok(Err(
+            "the walk options or the declared stream differ from those the index was written with; run `andon index`"
+                .into(),
+        ));
+    }
     // when no directory or ignore file changed, the walk is the file table with fresh stats
     let walked = match rewalk_from_table(&root, &head, opts) {
         Some((entries, _)) => entries,

@@ -151,7 +151,7 @@ impl WalkState {
     /// Hash of the walk options and of where the walk starts: the ignore files are recorded by
     /// absolute path, and the root's name names a package, so a state walked elsewhere (a moved
     /// repository, an index copied to another tree) is never taken for this one.
-    fn options_hash(root: &Path, opts: &WalkOptions) -> u64 {
+    pub(crate) fn options_hash(root: &Path, opts: &WalkOptions) -> u64 {
         xxhash_rust::xxh3::xxh3_64(format!("{root:?} {opts:?}").as_bytes())
     }
 

@@ -1558,11 +1558,14 @@ pub fn check(dir: &Path) -> Result<(Vec<Issue>, Option<State>), LedgerError> {
 /// The problems of the log itself, without how `ledger.md` stands against it, and its state
 /// when it has none.
 pub fn log_problems(dir: &Path) -> Result<(Vec<Issue>, Option<State>), LedgerError> {
-    let path = dir.join(LOG_FILE);
-    let bytes = fs::read(&path).map_err(io_err(&path))?;
-    let (state, issues) = examine(&parse_bytes(&bytes));
-    let state = issues.is_empty().then_some(state);
-    Ok((issues, state))
+    let mut i = inspect(dir)?;
+    // a view behind its log or missing is a stopped writer's, rendered again by the next loop; a
+    // view that disagrees with the log says the log was edited
+    if matches!(i.view, Some(View::Behind { .. } | View::Missing)) {
+        i.issues.pop();
+    }
+    let state = if i.issues.is_empty() { i.state } else { None };
+    Ok((i.issues, state))
 }
 
 /// [`check`], with how `ledger.md` stands against the log. The view is compared only with a log
@@ -1670,12 +1673,12 @@ pub fn stands_proven(state: &State, wire: &Wire) -> bool {
 ///
 /// A `ledger_dir` outside the repository may be shared by several repositories (R5): each one's
 /// records go to its own log, in the subdirectory named by its identity ([`repo_identity`]), never
-/// by its directory's name. A shared directory that already holds a log of its own (the layout
-/// before sharing) keeps being used as it is, guarded by the log's recorded repository.
+/// by its directory's name. Only a repository with no identity (no `repo_id`, no commit) keeps
+/// its log in the shared directory itself, guarded by the log's recorded repository.
 pub fn dir_of(root: &Path, settings: &crate::config::Settings) -> PathBuf {
     let d = &settings.ledger_dir.value;
     let dir = if d.is_absolute() { d.clone() } else { root.join(d) };
-    if !outside(root, &dir) || dir.join(LOG_FILE).is_file() {
+    if !outside(root, &dir) {
         return dir;
     }
     match repo_identity(root, &settings.repo_id.value) {
@@ -1718,7 +1721,8 @@ pub fn outside(root: &Path, dir: &Path) -> bool {
     }
     let mut real = fs::canonicalize(&existing).unwrap_or(existing);
     real.extend(rest.iter().rev());
-    !real.starts_with(&root_real) && !dir.starts_with(lexical(&absolute(root)))
+    // where it really is: a link inside the repository to a shared directory is outside it
+    !real.starts_with(&root_real)
 }
 
 /// The repository's stable identity: the `repo_id` setting, else its root commit (the oldest

@@ -102,3 +102,20 @@ fn a_wire_that_regressed_from_proven_fails_check() {
     assert_eq!(found.len(), 1, "{v:#}");
     assert!(found[0]["message"].as_str().unwrap().contains("wire core -> api regressed from proven"), "{v:#}");
 }
+
+#[test]
+fn an_edited_record_that_still_parses_fails_check_and_a_directory_in_the_log_s_place_too() {
+    let t = shop_trial();
+    let d = t.path();
+    run(&["loop", "-q"], d);
+    let log = std::fs::read_to_string(d.join(LOG)).unwrap();
+    assert!(log.contains("\"catalog\""));
+    std::fs::write(d.join(LOG), log.replacen("\"catalog\"", "\"katalog\"", 1)).unwrap();
+    let (code, v) = check(d);
+    assert_eq!(code, Some(1), "an edit the view disagrees with: {v:#}");
+    assert!(!ledger_findings(&v).is_empty());
+    std::fs::remove_file(d.join(LOG)).unwrap();
+    std::fs::create_dir(d.join(LOG)).unwrap();
+    let (code, v) = check(d);
+    assert_eq!(code, Some(1), "{v:#}");
+}

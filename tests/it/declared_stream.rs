@@ -132,7 +132,7 @@ fn a_malformed_declaration_is_a_configuration_error_with_its_line() {
             6,
             "overlaps stage `back`",
         ),
-        ("[stream]\n[[stream.stage]]\nname = \"up\"\nroot = \"../elsewhere\"\n".to_string(), 4, "leaves the repository"),
+        ("[stream]\n[[stream.stage]]\nname = \"up\"\nroot = \"../elsewhere\"\n".to_string(), 4, "must not contain `..`"),
         ("[stream]\n[[stream.stage]]\nname = \"back\"\nroot = \"crates\"\nowner = \"me\"\n".to_string(), 5, "unknown key"),
     ];
     for (toml, line, what) in cases {
@@ -155,4 +155,36 @@ fn the_loop_walks_the_declared_stream() {
     assert_eq!(stage_names(&v["stream"]), ["back", "front"], "{v:#}");
     assert_eq!(wires(&v["stream"]), [("back".to_string(), "front".to_string())]);
     assert_eq!(v["stream"]["stages"][0]["confidence"], "declared");
+}
+
+#[test]
+fn a_stored_index_of_another_declaration_is_stale_and_base_findings_are_not_new() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    let declared = "[stream]\n[[stream.stage]]\nname = \"zeta\"\nroot = \"zeta\"\n[[stream.stage]]\nname = \"alpha\"\nroot = \"alpha\"\n";
+    write_files(
+        d,
+        &[
+            ("zeta/__init__.py", "def f():\n    return 1\n"),
+            ("alpha/__init__.py", "from zeta import f\n"),
+            ("andon.toml", declared),
+            (".gitignore", ".andon/\n"),
+        ],
+    );
+    crate::support::git(d, &["init", "-q"]);
+    crate::support::commit_all(d);
+    assert_eq!(run(&["index", "-q"], d).status.code(), Some(0));
+    // the finding was there at the base: not new
+    let o = run(&["check", "--base", "HEAD", "--format", "json", "-q"], d);
+    let c = json(&o);
+    assert_eq!(o.status.code(), Some(1), "{c:#}");
+    assert_eq!(c["findings"][0]["new"], false, "{c:#}");
+    // an index written under the settings' declaration is stale for another one
+    let other = d.join("other.toml");
+    std::fs::write(&other, "[[stream.stage]]\nname = \"all\"\nroot = \"zeta\"\n").unwrap();
+    let o = run(&["check", "--no-index", "--stream", other.to_str().unwrap(), "-q"], d);
+    assert_eq!(o.status.code(), Some(3), "{}", String::from_utf8_lossy(&o.stderr));
+    // a root that is the filesystem's is refused
+    std::fs::write(d.join("andon.toml"), "[stream]\n[[stream.stage]]\nname = \"all\"\nroot = \"/\"\n").unwrap();
+    assert_eq!(run(&["stream", "-q"], d).status.code(), Some(2));
 }

@@ -97,3 +97,45 @@ fn repo_id_names_a_repository_its_root_commit_cannot() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("andon.toml:1"), "{}", String::from_utf8_lossy(&o.stderr));
 }
+
+#[test]
+fn a_log_left_in_the_shared_directory_never_takes_over_a_repository_with_an_identity() {
+    let shared = tempfile::tempdir().unwrap();
+    let ledger = shared.path().join("ledger");
+    let a = tempfile::tempdir().unwrap();
+    repo(a.path(), "# a\n", &ledger, &[]);
+    assert_eq!(run(&["loop", "-q"], a.path()).status.code(), Some(0));
+    // a repository with no commit has no identity: its log is the shared directory's own
+    let c = tempfile::tempdir().unwrap();
+    write_files(
+        c.path(),
+        &[
+            ("andon.toml", format!("ledger_dir = \"{}\"\n", ledger.display()).as_str()),
+            ("catalog/__init__.py", "from catalog.tax import tax\n"),
+            ("catalog/tax.py", "def tax(x):\n    # FIXME: only in c\n    return x\n"),
+        ],
+    );
+    git(c.path(), &["init", "-q"]);
+    assert_eq!(run(&["loop", "-q"], c.path()).status.code(), Some(0));
+    assert!(ledger.join("ledger.jsonl").is_file());
+    // the repository with an identity keeps its own log
+    assert_eq!(run(&["loop", "-q"], a.path()).status.code(), Some(0));
+    assert!(!gap_paths(a.path()).contains(&"catalog/tax.py".to_string()), "{:?}", gap_paths(a.path()));
+    assert_eq!(run(&["ledger", "check"], a.path()).status.code(), Some(0));
+}
+
+#[test]
+fn a_link_inside_the_repository_to_a_shared_directory_is_keyed_too() {
+    let shared = tempfile::tempdir().unwrap();
+    let a = tempfile::tempdir().unwrap();
+    repo(a.path(), "# a\n", Path::new("led"), &[(".gitignore", "analysis/\nled\n")]);
+    std::os::unix::fs::symlink(shared.path(), a.path().join("led")).unwrap();
+    assert_eq!(run(&["loop", "-q"], a.path()).status.code(), Some(0));
+    assert!(!shared.path().join("ledger.jsonl").exists(), "the log is keyed, not in the shared directory itself");
+    let keyed: Vec<_> = std::fs::read_dir(shared.path())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().join("ledger.jsonl").is_file())
+        .collect();
+    assert_eq!(keyed.len(), 1);
+}
