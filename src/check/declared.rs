@@ -31,21 +31,7 @@ pub fn judged(store: &Store, config: &Path) -> (ContractResult, Vec<Finding>) {
                 "imports across the declared stages `{producer}` -> `{consumer}`, which the declared stream has no wire for: declare `[[stream.wire]] producer = \"{producer}\", consumer = \"{consumer}\"`, or remove the import"
             );
             let key = vec![producer, consumer, path.clone()];
-            let print = format!("{CONTRACT}\0{}\0{}", ContractKind::Stream.name(), key.join("\0"));
-            Finding {
-                contract: CONTRACT.into(),
-                kind: ContractKind::Stream,
-                tier: 2,
-                path,
-                line,
-                col: 0,
-                message,
-                witness: Vec::new(),
-                fingerprint: format!("{:016x}", xxhash_rust::xxh3::xxh3_64(print.as_bytes())),
-                key,
-                excused: None,
-                new: None,
-            }
+            Finding::builtin(ContractKind::Stream, CONTRACT, path, line, message, key)
         })
         .collect();
     found.sort_by(|a, b| (&a.path, a.line).cmp(&(&b.path, b.line)));

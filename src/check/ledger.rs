@@ -81,19 +81,5 @@ fn findings(root: &Path, cfg: &Config) -> Option<Vec<Finding>> {
 
 /// A blocking (tier 2) finding of the ledger at `path`:`line`.
 fn finding(path: &str, line: u32, message: String, key: Vec<String>) -> Finding {
-    let print = format!("{CONTRACT}\0{}\0{}", ContractKind::Ledger.name(), key.join("\0"));
-    Finding {
-        contract: CONTRACT.into(),
-        kind: ContractKind::Ledger,
-        tier: 2,
-        path: path.to_string(),
-        line,
-        col: 0,
-        message,
-        witness: Vec::new(),
-        fingerprint: format!("{:016x}", xxhash_rust::xxh3::xxh3_64(print.as_bytes())),
-        key,
-        excused: None,
-        new: None,
-    }
+    Finding::builtin(ContractKind::Ledger, CONTRACT, path.to_string(), line, message, key)
 }

@@ -62,6 +62,33 @@ pub struct Finding {
 }
 
 impl Finding {
+    /// A blocking (tier 2) finding of a contract andon judges on its own where it applies (the
+    /// ledger, a declared stream), at `path`:`line`, fingerprinted by its contract and `key`.
+    pub(crate) fn builtin(
+        kind: ContractKind,
+        contract: &str,
+        path: String,
+        line: u32,
+        message: String,
+        key: Vec<String>,
+    ) -> Finding {
+        let print = format!("{contract}\0{}\0{}", kind.name(), key.join("\0"));
+        Finding {
+            contract: contract.into(),
+            kind,
+            tier: 2,
+            path,
+            line,
+            col: 0,
+            message,
+            witness: Vec::new(),
+            fingerprint: format!("{:016x}", xxhash_rust::xxh3::xxh3_64(print.as_bytes())),
+            key,
+            excused: None,
+            new: None,
+        }
+    }
+
     /// Fails the run: tier 1 or 2 and not excused by the contract.
     pub fn blocking(&self) -> bool {
         self.tier <= 2 && self.excused.is_none()

@@ -182,25 +182,8 @@ fn a_test_that_fails_with_the_fix_too_refutes() {
 #[test]
 fn a_failing_command_is_red_at_the_base_by_definition() {
     // one package, a logic bug, and its failing unit test as the command: the fix needs no new test
-    let t = tempfile::tempdir().unwrap();
+    let t = crate::support::calc_repo("def add(a, b):\n    return a - b\n");
     let d = t.path();
-    write_files(
-        d,
-        &[
-            ("pyproject.toml", "[project]\nname = \"calc\"\nversion = \"0.1.0\"\n"),
-            ("andon.toml", "[[command]]\nname = \"unit\"\nrun = \"python3 -m unittest discover -s tests -t .\"\n"),
-            ("calc/__init__.py", "\"\"\"Arithmetic.\"\"\"\n"),
-            ("calc/ops.py", "def add(a, b):\n    return a - b\n"),
-            ("tests/__init__.py", ""),
-            (
-                "tests/test_ops.py",
-                "import unittest\n\nfrom calc.ops import add\n\n\nclass AddTest(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n",
-            ),
-            (".gitignore", "analysis/\n.andon/\n__pycache__/\n"),
-        ],
-    );
-    git(d, &["init", "-q"]);
-    commit_all(d);
     let v = step(d);
     let gap = v["next"]["gap"].as_str().unwrap().to_string();
     let picked = v["gaps"].as_array().unwrap().iter().find(|g| g["id"] == gap.as_str()).unwrap();

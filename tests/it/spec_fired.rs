@@ -54,28 +54,10 @@ fn in_self_scan_mode_the_brief_directory_is_never_read() {
 #[test]
 fn a_refuted_gap_is_moved_past_only_by_a_recorded_deferral() {
     // one package with a logic bug and its failing unit test as the command, and a TODO beside it
-    let t = tempfile::tempdir().unwrap();
-    let d = t.path();
-    write_files(
-        d,
-        &[
-            ("pyproject.toml", "[project]\nname = \"calc\"\nversion = \"0.1.0\"\n"),
-            ("andon.toml", "[[command]]\nname = \"unit\"\nrun = \"python3 -m unittest discover -s tests -t .\"\n"),
-            ("calc/__init__.py", "\"\"\"Arithmetic.\"\"\"\n"),
-            (
-                "calc/ops.py",
-                "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    # TODO: multiply\n    raise NotImplementedError\n",
-            ),
-            ("tests/__init__.py", ""),
-            (
-                "tests/test_ops.py",
-                "import unittest\n\nfrom calc.ops import add\n\n\nclass AddTest(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n",
-            ),
-            (".gitignore", "analysis/\n.andon/\n"),
-        ],
+    let t = crate::support::calc_repo(
+        "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    # TODO: multiply\n    raise NotImplementedError\n",
     );
-    crate::support::git(d, &["init", "-q"]);
-    commit_all(d);
+    let d = t.path();
     let v = json(&run(&["loop", "--format", "json", "-q"], d));
     let gap = v["next"]["gap"].as_str().unwrap().to_string();
     let source = |v: &Value, id: &str| {

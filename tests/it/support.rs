@@ -194,3 +194,28 @@ pub fn shop_trial() -> tempfile::TempDir {
     git(t.path(), &["commit", "-qm", "base"]);
     t
 }
+
+/// One package, `calc`, whose `ops.py` is `ops`, its unit test of `add(2, 3) == 5` as the one
+/// `[[command]]`; committed.
+pub fn calc_repo(ops: &str) -> tempfile::TempDir {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    write_files(
+        d,
+        &[
+            ("pyproject.toml", "[project]\nname = \"calc\"\nversion = \"0.1.0\"\n"),
+            ("andon.toml", "[[command]]\nname = \"unit\"\nrun = \"python3 -m unittest discover -s tests -t .\"\n"),
+            ("calc/__init__.py", "\"\"\"Arithmetic.\"\"\"\n"),
+            ("calc/ops.py", ops),
+            ("tests/__init__.py", ""),
+            (
+                "tests/test_ops.py",
+                "import unittest\n\nfrom calc.ops import add\n\n\nclass AddTest(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n",
+            ),
+            (".gitignore", "analysis/\n.andon/\n__pycache__/\n"),
+        ],
+    );
+    git(d, &["init", "-q"]);
+    commit_all(d);
+    t
+}
