@@ -195,21 +195,7 @@ fn the_stage_s_earlier_gaps_and_their_evidence_come_with_the_packet() {
     ];
     run_ok(&args, d);
     run_ok(&["loop", "-q"], d);
-    write_files(
-        d,
-        &[
-            (
-                "catalog/prices.py",
-                "PRICES = {\"apple\": 3, \"pear\": 4}\n\n\ndef price_of(name):\n    return PRICES[name]\n\n\n\
-                 def discount(amount, percent):\n    # TODO: apply the percentage discount\n    raise NotImplementedError\n\n\n\
-                 def total_of(names):\n    return sum(price_of(n) for n in names)\n",
-            ),
-            (
-                "catalog/__init__.py",
-                "\"\"\"Product catalog.\"\"\"\nfrom catalog.prices import price_of, total_of\n\n__all__ = [\"price_of\", \"total_of\"]\n",
-            ),
-        ],
-    );
+    crate::support::fix_the_trial_import(d);
     crate::support::commit_all(d);
     let verified = run(&["verify", "--gap", &wire, "--format", "json"], d);
     assert_eq!(verified.status.code(), Some(0), "{}", String::from_utf8_lossy(&verified.stdout));

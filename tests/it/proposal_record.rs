@@ -7,7 +7,7 @@ use std::path::Path;
 
 use serde_json::json;
 
-use crate::support::{commit_all, json, run, shop_trial, write_files};
+use crate::support::{commit_all, json, run, shop_trial};
 
 /// `andon propose --json -` with `doc` on standard input.
 fn propose_json(d: &Path, doc: &serde_json::Value) -> std::process::Output {
@@ -70,21 +70,7 @@ fn the_interview_is_recorded_and_each_step_writes_its_human_report() {
     assert_eq!(interview.len(), 1);
     assert_eq!(interview[0].recommended, "names");
     // the fix, verified: the evidence's human report beside its JSON
-    write_files(
-        d,
-        &[
-            (
-                "catalog/prices.py",
-                "PRICES = {\"apple\": 3, \"pear\": 4}\n\n\ndef price_of(name):\n    return PRICES[name]\n\n\n\
-                 def discount(amount, percent):\n    # TODO: apply the percentage discount\n    raise NotImplementedError\n\n\n\
-                 def total_of(names):\n    return sum(price_of(n) for n in names)\n",
-            ),
-            (
-                "catalog/__init__.py",
-                "from catalog.prices import price_of, total_of\n\n__all__ = [\"price_of\", \"total_of\"]\n",
-            ),
-        ],
-    );
+    crate::support::fix_the_trial_import(d);
     commit_all(d);
     let o = run(&["verify", "--gap", &gap, "-q"], d);
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));

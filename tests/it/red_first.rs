@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::support::{commit_all, git, json, run, run_ok, write_files};
+use crate::support::{commit_all, json, run, run_ok, write_files};
 
 const PRICES: &str = "PRICES = {\"apple\": 3, \"pear\": 4}\n\n\ndef price_of(name):\n    return PRICES[name]\n\n\n\
                       def discount(amount, percent):\n    # TODO: apply the percentage discount\n    raise NotImplementedError\n";
@@ -18,36 +18,18 @@ const DISCOUNT_TEST: &str = "import unittest\n\nfrom catalog.prices import disco
 /// Two packages (a broken import across the wire, a TODO stub in `catalog`), and the unit tests
 /// as the stages' `[[command]]`: they fail until `catalog` exports `total_of`.
 fn trial() -> tempfile::TempDir {
-    let t = tempfile::tempdir().unwrap();
+    let t = crate::support::shop_trial();
     write_files(
         t.path(),
         &[
-            ("pyproject.toml", "[project]\nname = \"shopkit\"\nversion = \"0.1.0\"\n"),
             (
                 "andon.toml",
                 "[[command]]\nname = \"unit\"\nrun = \"python3 -m unittest discover -s tests -t .\"\nstages = [\"catalog\", \"shop\"]\n",
             ),
-            (
-                "catalog/__init__.py",
-                "\"\"\"Product catalog.\"\"\"\nfrom catalog.prices import price_of\n\n__all__ = [\"price_of\"]\n",
-            ),
-            ("catalog/prices.py", PRICES),
-            ("shop/__init__.py", "\"\"\"The shop.\"\"\"\n"),
-            (
-                "shop/cart.py",
-                "from catalog import price_of, total_of\n\n\ndef cart_total(items):\n    return sum(price_of(i) for i in items)\n",
-            ),
-            ("tests/__init__.py", ""),
-            (
-                "tests/test_cart.py",
-                "import unittest\n\nfrom shop.cart import cart_total\n\n\nclass CartTest(unittest.TestCase):\n    def test_total(self):\n        self.assertEqual(cart_total([\"apple\", \"pear\"]), 7)\n",
-            ),
             (".gitignore", "analysis/\n.andon/\n__pycache__/\n"),
         ],
     );
-    git(t.path(), &["init", "-q"]);
-    git(t.path(), &["add", "-A"]);
-    git(t.path(), &["commit", "-qm", "base"]);
+    commit_all(t.path());
     t
 }
 

@@ -219,3 +219,22 @@ pub fn calc_repo(ops: &str) -> tempfile::TempDir {
     commit_all(d);
     t
 }
+
+/// The fix of the shop trial's broken import: `catalog` defines and exports `total_of`.
+pub fn fix_the_trial_import(d: &Path) {
+    write_files(
+        d,
+        &[
+            (
+                "catalog/prices.py",
+                "PRICES = {\"apple\": 3, \"pear\": 4}\n\n\ndef price_of(name):\n    return PRICES[name]\n\n\n\
+                 def discount(amount, percent):\n    # TODO: apply the percentage discount\n    raise NotImplementedError\n\n\n\
+                 def total_of(names):\n    return sum(price_of(n) for n in names)\n",
+            ),
+            (
+                "catalog/__init__.py",
+                "\"\"\"Product catalog.\"\"\"\nfrom catalog.prices import price_of, total_of\n\n__all__ = [\"price_of\", \"total_of\"]\n",
+            ),
+        ],
+    );
+}
