@@ -434,7 +434,7 @@ impl Ask<'_> {
                 return (prove::Proof::unknown(claim, "unknown: red first could not run"), None);
             }
         };
-        let out = self.inputs.artifacts.clone().unwrap_or_else(|| self.cfg.settings.output_dir.value.clone());
+        let out = prove::output_dir(self.cfg, self.inputs);
         // a failing command is red without the fix by definition, while the fix leaves how it is
         // judged (the command among it) as it was
         let failing = (p.gap.source == "FailingCommand" && judged_as_proposed)

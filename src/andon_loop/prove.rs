@@ -252,7 +252,7 @@ pub fn run(
 }
 
 /// Where command outputs go: the caller's artifacts directory, else the configured `output_dir`.
-fn output_dir(cfg: &Config, inputs: &Inputs) -> PathBuf {
+pub(super) fn output_dir(cfg: &Config, inputs: &Inputs) -> PathBuf {
     inputs.artifacts.clone().unwrap_or_else(|| cfg.settings.output_dir.value.clone())
 }
 
