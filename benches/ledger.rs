@@ -61,6 +61,8 @@ fn events() -> Vec<Event> {
                     tree: None,
                     commit: None,
                     red_first: None,
+                    reason: None,
+                    capability: None,
                     rung: None,
                 },
             });

@@ -76,9 +76,86 @@ pub fn available(approach: &str, language: &str, path_var: Option<&OsStr>) -> Re
     })
 }
 
+/// The executable a command line could not run (the shell's exit 126 or 127): the name the
+/// shell's message gives (`sh: 1: pytest: not found`, `bash: pytest: command not found`, `sh: 1:
+/// ./run.sh: Permission denied`), else the command line's first word past any `NAME=value`.
+pub fn missing_from(command: &str, output: &str) -> String {
+    let said = output.lines().rev().find_map(|l| {
+        let l = l.trim();
+        ["command not found", "not found", "Permission denied", "No such file or directory"]
+            .iter()
+            .find_map(|tail| l.strip_suffix(tail))
+            .and_then(|head| head.trim_end().strip_suffix(':'))
+            .and_then(|head| head.rsplit(": ").next())
+            .map(str::trim)
+            .filter(|name| {
+                !name.is_empty() && !name.contains(|c: char| c.is_whitespace() || c.is_control() || c == '`')
+            })
+            .map(str::to_string)
+    });
+    said.unwrap_or_else(|| {
+        let word = command.split_whitespace().find(|w| !w.contains('=') || w.starts_with('='));
+        word.unwrap_or(command).to_string()
+    })
+}
+
+/// How `name` resolves here, as a fingerprint: the file it resolves to on `path_var` (or, for a
+/// name with a `/`, as given under `root`), with its size, mode and modification time; or that
+/// nothing does. Installing the tool, moving it, or making it executable changes it.
+pub fn fingerprint(name: &str, root: &std::path::Path, path_var: Option<&OsStr>) -> String {
+    let found = if name.contains('/') {
+        Some(root.join(name)).filter(|p| p.exists())
+    } else {
+        path_var.and_then(|p| std::env::split_paths(p).map(|d| d.join(name)).find(|f| f.exists()))
+    };
+    let Some(file) = found else { return format!("{name}: absent") };
+    let meta = std::fs::metadata(&file).ok();
+    #[cfg(unix)]
+    let mode = {
+        use std::os::unix::fs::PermissionsExt;
+        meta.as_ref().map_or(0, |m| m.permissions().mode())
+    };
+    #[cfg(not(unix))]
+    let mode = 0;
+    let modified = meta
+        .as_ref()
+        .and_then(|m| m.modified().ok())
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos());
+    let len = meta.map_or(0, |m| m.len());
+    format!("{name}: {} {len} {mode:o} {modified}", file.display())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_missing_capability_is_named_from_the_shell_else_the_command() {
+        assert_eq!(missing_from("pytest -q", "sh: 1: pytest: not found\n"), "pytest");
+        assert_eq!(missing_from("x", "bash: line 1: ruff: command not found\n"), "ruff");
+        assert_eq!(missing_from("./run.sh", "sh: 1: ./run.sh: Permission denied\n"), "./run.sh");
+        // no message: the first word past the environment assignments
+        assert_eq!(missing_from("CI=1 LANG=C tox -e py", ""), "tox");
+        // the last such line is the shell's (a test's own output comes before)
+        assert_eq!(missing_from("make", "a: b: not found\nmake: cc: Command not found\nsh: 1: cc: not found"), "cc");
+    }
+
+    #[test]
+    fn a_capability_fingerprint_changes_when_it_is_installed_or_changed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = std::env::join_paths([dir.path()]).unwrap();
+        let absent = fingerprint("andon-probe", dir.path(), Some(&path));
+        assert_eq!(absent, "andon-probe: absent");
+        assert_eq!(fingerprint("andon-probe", dir.path(), Some(&path)), absent, "stable while nothing changes");
+        std::fs::write(dir.path().join("andon-probe"), "#!/bin/sh\n").unwrap();
+        let installed = fingerprint("andon-probe", dir.path(), Some(&path));
+        assert_ne!(installed, absent);
+        std::fs::write(dir.path().join("andon-probe"), "#!/bin/sh\nexit 0\n").unwrap();
+        assert_ne!(fingerprint("andon-probe", dir.path(), Some(&path)), installed, "a changed tool");
+        // a relative name resolves under the repository, not on PATH
+        assert!(!fingerprint("./andon-probe", dir.path(), None).contains("absent"));
+    }
 
     #[test]
     fn every_registry_name_is_detected_exactly_and_only_when_on_path() {

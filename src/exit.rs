@@ -32,10 +32,13 @@ pub enum Exit {
     /// Halted: an entry gate of the stage (a P0 brief rule below High confidence) awaits a
     /// person's `andon confirm`.
     EntryGate = 17,
+    /// Halted: the proof cannot run here (a tool it needs is absent); not retried until the
+    /// capability changes, and a person's recorded deferral moves past it.
+    BlockedByEnvironment = 18,
 }
 
 impl Exit {
-    pub const ALL: [Exit; 13] = [
+    pub const ALL: [Exit; 14] = [
         Exit::Success,
         Exit::Findings,
         Exit::Error,
@@ -49,6 +52,7 @@ impl Exit {
         Exit::Unproven,
         Exit::Budget,
         Exit::EntryGate,
+        Exit::BlockedByEnvironment,
     ];
 
     /// The exit code of a halt condition of the andon rule.
@@ -62,6 +66,7 @@ impl Exit {
             Condition::NeedsHuman => Exit::NeedsHuman,
             Condition::Unproven => Exit::Unproven,
             Condition::EntryGate => Exit::EntryGate,
+            Condition::BlockedByEnvironment => Exit::BlockedByEnvironment,
         }
     }
 
@@ -90,6 +95,7 @@ impl Exit {
             Err(VerifyStop::Scope(_)) => Exit::Findings,
             Err(VerifyStop::Authorization(..) | VerifyStop::Judged(..)) => Exit::halt(Condition::Authorization),
             Err(VerifyStop::Refused(_)) => Exit::Error,
+            Err(VerifyStop::Blocked(_)) => Exit::halt(Condition::BlockedByEnvironment),
         }
     }
 
@@ -163,6 +169,7 @@ impl Exit {
             Exit::Unproven => "halt:unproven",
             Exit::Budget => "budget",
             Exit::EntryGate => "halt:entry-gate",
+            Exit::BlockedByEnvironment => "halt:blocked-by-environment",
         }
     }
 

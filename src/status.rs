@@ -259,7 +259,7 @@ fn thrash_constraint(state: &State, stream: &Stream, threshold: usize) -> Option
 /// The unproven wire blocking the most stages downstream, stream order breaking a tie.
 fn most_blocked_constraint(state: &State, stream: &Stream) -> Option<Constraint> {
     let downstream = |stage: &str| stream.downstream(stage);
-    let unproven: Vec<&Wire> = stream.wires.iter().filter(|w| !stands_proven(state, w)).collect();
+    let unproven: Vec<&Wire> = stream.wires.iter().filter(|w| !behind(state, w)).collect();
     let most = unproven.iter().map(|w| 1 + downstream(&w.consumer)).max();
     let tied: Vec<&&Wire> = unproven.iter().filter(|w| Some(1 + downstream(&w.consumer)) == most).collect();
     tied.into_iter().min_by_key(|w| stream.key(w)).map(|w| {
@@ -437,10 +437,7 @@ fn brief_constraint(state: &State, stream: &Stream, stage: &str) -> Constraint {
 /// A gap in progress: proposed, or halted (awaiting authority or on a condition). It is finished
 /// before another is picked.
 pub fn in_progress(state: &State) -> Option<&GapState> {
-    state
-        .gaps
-        .values()
-        .find(|g| matches!(g.status, GapStatus::Proposed | GapStatus::HaltedAwaitingAuthorization | GapStatus::Halted))
+    state.gaps.values().find(|g| g.status.in_progress())
 }
 
 /// The cursor (R37): the stage of a gap in progress, else the first stage in stream order with an
@@ -450,13 +447,19 @@ fn cursor(state: &State, stream: &Stream, ingest: bool) -> Option<String> {
     held_cursor(state, stream, ingest).or_else(|| stream.worked(state, ingest).into_iter().find(|s| open_in(state, s)))
 }
 
+/// Is the loop past wire `w`: it stands proven, or a person deferred its proof because it cannot
+/// run here (decision 8: excepted, never proven).
+fn behind(state: &State, w: &Wire) -> bool {
+    stands_proven(state, w) || state.environment_blocked().iter().any(|(_, b)| b == w)
+}
+
 /// The cursor when the ledger fixes it whatever a scan finds: the stage of a gap in progress,
 /// else (outside ingest mode) the first stage in stream order with an outgoing wire not proven.
 fn held_cursor(state: &State, stream: &Stream, ingest: bool) -> Option<String> {
     if let Some(g) = in_progress(state) {
         return Some(g.stage.clone());
     }
-    let unproven = |s: &str| stream.wires.iter().any(|w| w.producer == s && !stands_proven(state, w));
+    let unproven = |s: &str| stream.wires.iter().any(|w| w.producer == s && !behind(state, w));
     if ingest {
         return None;
     }
@@ -620,6 +623,17 @@ fn next_by_status(records: &[Record], g: &GapState) -> Next {
             gap,
             detail: format!("a person decides `{id}`: raise the authority for this fix, or defer or skip it"),
         },
+        GapStatus::BlockedByEnvironment => {
+            let (name, command) =
+                g.blocked.as_ref().map_or((String::new(), String::new()), |c| (c.name.clone(), c.command.clone()));
+            Next {
+                action: Action::Decide,
+                gap,
+                detail: format!(
+                    "gap `{id}` is blocked by the environment: its proof cannot run here (`{name}`, needed by `{command}`, is not available); make it available and `andon verify --gap {id}` runs the proof again (until then verify refuses to re-run it), or a person defers it with `andon defer {id} --by WHO --reason WHY` (the cycle then converges except this wire, never hardened)"
+                ),
+            }
+        }
         GapStatus::Halted => {
             let (cond, why) = recorded_halt(records, &id).unwrap_or((None, String::new()));
             match cond {
@@ -661,7 +675,8 @@ pub fn recorded_halt(records: &[Record], id: &str) -> Option<(Option<Condition>,
 /// Nothing to pick: some wire is still not proven (nothing the loop can do), or the cycle
 /// converged, as its last convergence record says (hardened when it needed nothing).
 fn settled(state: &State, records: &[Record], stream: &Stream, ingest: bool) -> Next {
-    let all_proven = stream.wires.iter().all(|w| stands_proven(state, w));
+    let blocked: Vec<Wire> = state.environment_blocked().into_iter().map(|(_, w)| w).collect();
+    let all_proven = stream.wires.iter().all(|w| behind(state, w));
     if !all_proven {
         if let Some((w, _)) =
             state.wires.iter().find(|(_, ws)| state.evidence.get(&ws.evidence).is_some_and(|e| e.hold))
@@ -696,7 +711,16 @@ fn settled(state: &State, records: &[Record], stream: &Stream, ingest: bool) -> 
         records.iter().filter(|r| r.seq > start && r.seq < end && matches!(r.event, Event::GapVanished { .. })).count();
     let set_aside =
         state.gaps.values().filter(|g| matches!(g.status, GapStatus::Skipped | GapStatus::Deferred)).count();
-    let detail = if set_aside > 0 {
+    let detail = if !blocked.is_empty() {
+        let mut wires: Vec<String> = blocked.iter().map(Wire::to_string).collect();
+        wires.sort();
+        wires.dedup();
+        format!(
+            "converged except {} environment-blocked wire(s) ({}): their proofs cannot run here and a person deferred them; never hardened while they stand",
+            wires.len(),
+            wires.join(", ")
+        )
+    } else if set_aside > 0 {
         format!(
             "the cycle converged after {passes} pass(es), except {set_aside} gap(s) skipped or deferred by a person; it cannot be hardened while they stand"
         )

@@ -14,6 +14,7 @@ use crate::evidence::route::Approach;
 use crate::extract::lang::references_name_packages;
 use crate::facts::rel;
 use crate::index::Index;
+use crate::ledger::andon_rule::Condition;
 use crate::ledger::{self, GapStatus, LedgerError, State, Verdict, Wire};
 
 /// The applied change, checked before anything is proven: the working tree against `base` (or a
@@ -97,14 +98,20 @@ pub(super) fn surface_change(root: &Path, idx: &Index, state: &State) -> Result<
         return Ok(None);
     }
     let prog = datalog::builtin_program();
-    let need = prog.needed(&[rel::WIRE_IMPORT.0 as usize, rel::MISSING_NAME.0 as usize]);
+    let need = prog.needed(&[rel::WIRE_IMPORT.0 as usize, rel::MISSING_NAME.0 as usize, rel::IN_STAGE.0 as usize]);
     let mut store = datalog::load_with(&prog, idx, Some(&need), &references_name_packages)?;
     datalog::run_runtime(&prog, &mut store, Some(&need));
     let wires: Vec<Wire> = proven.iter().map(|(w, _)| w.clone()).collect();
     let now = surface::surfaces(root, idx, &store, &wires);
+    // a lone stage's public API (its own wire) grows compatibly: only a changed or removed name
+    // changes what its users rest on
+    let breaks = |w: &Wire, e: &ledger::Evidence, s: &surface::Surface| {
+        let d = surface::Delta::of(&e.crossing, s);
+        w.producer != w.consumer || !d.changed.is_empty() || !d.removed.is_empty()
+    };
     let changed: Vec<String> = proven
         .iter()
-        .filter(|(w, e)| now.get(w).is_some_and(|s| Some(&s.fingerprint) != e.surface.as_ref()))
+        .filter(|(w, e)| now.get(w).is_some_and(|s| Some(&s.fingerprint) != e.surface.as_ref() && breaks(w, e, s)))
         .map(|(w, e)| format!("{w} ({})", surface::what_changed(&e.crossing, &now[w])))
         .collect();
     Ok((!changed.is_empty()).then(|| format!("changes the public surface of {}", changed.join("; "))))
@@ -123,6 +130,9 @@ pub enum VerifyStop {
     Judged(BlastRadius, String),
     /// Bad request: no such gap, no proposal, no base commit, missing command.
     Refused(String),
+    /// The gap is blocked by the environment and nothing changed since (decision 8): the
+    /// capability resolves as it did, and a check still needs it. Not retried.
+    Blocked(ledger::Capability),
 }
 
 /// Verifies the applied fix of `gap` on the fresh index `idx`; writes the evidence artifact for
@@ -143,6 +153,9 @@ pub fn verify(
         Ok(p) => p,
         Err(m) => return Ok(Err(VerifyStop::Refused(m))),
     };
+    if let Some(cap) = still_blocked(root, cfg, proposed.gap, inputs.command.as_deref()) {
+        return Ok(Err(VerifyStop::Blocked(cap)));
+    }
     let file = fix::artifact_path(&cfg.settings.output_path(root), gap);
     if let Some(m) = unrecorded_verdict(&file) {
         return Ok(Err(VerifyStop::Refused(m)));
@@ -176,7 +189,16 @@ pub fn verify(
 /// input (unknown) is asked again.
 fn unrecorded_verdict(file: &Path) -> Option<String> {
     let earlier: fix::VerifyOutcome = serde_json::from_slice(&std::fs::read(file).ok()?).ok()?;
-    let failed = matches!(earlier.evidence.verdict, Verdict::Refuted | Verdict::Unproven) || earlier.evidence.hold;
+    let failed = matches!(
+        crate::ledger::andon_rule::condition_of(&earlier.evidence),
+        Some(
+            Condition::Refuted
+                | Condition::Unproven
+                | Condition::Tier1Hold
+                | Condition::Tier2Hold
+                | Condition::BlockedByEnvironment
+        )
+    );
     failed.then(|| {
         format!(
             "the last verification of `{}` ({}) is not recorded yet: run `andon loop` to record it, then verify again",
@@ -184,6 +206,20 @@ fn unrecorded_verdict(file: &Path) -> Option<String> {
             crate::text::short(&earlier.evidence.claim)
         )
     })
+}
+
+/// The capability gap `g` is blocked by, if nothing changed since its proof could not run here:
+/// it resolves as it did then, and the check asked for (`--command`, else a configured one) still
+/// runs the command that needed it. A
+/// blocked proof is not retried until the capability changes (decision 8).
+fn still_blocked(root: &Path, cfg: &Config, g: &ledger::GapState, command: Option<&str>) -> Option<ledger::Capability> {
+    let cap = g.blocked.as_ref().filter(|_| g.status == GapStatus::BlockedByEnvironment)?;
+    let now = crate::capabilities::fingerprint(&cap.name, root, std::env::var_os("PATH").as_deref());
+    let needed = match command {
+        Some(c) => c == cap.command,
+        None => cfg.commands.iter().any(|c| c.run == cap.command),
+    };
+    (now == cap.fingerprint && needed).then(|| cap.clone())
 }
 
 /// Keeps the working tree verify proved as a commit object on `base` (the next proposal's base
@@ -200,7 +236,13 @@ fn keep_proven_tree(root: &Path, cfg: &Config, base: &str, outcome: &fix::Verify
 /// a hold, unproven, awaiting a person): the fix is changed and verified again, with the same
 /// proposal while its scope holds.
 pub(super) fn verifiable(status: GapStatus) -> bool {
-    matches!(status, GapStatus::Proposed | GapStatus::Halted | GapStatus::HaltedAwaitingAuthorization)
+    matches!(
+        status,
+        GapStatus::Proposed
+            | GapStatus::Halted
+            | GapStatus::HaltedAwaitingAuthorization
+            | GapStatus::BlockedByEnvironment
+    )
 }
 
 /// A proposed gap as the ledger recorded it, with the inputs verify proves it with.
@@ -364,6 +406,7 @@ impl Ask<'_> {
             (proof, None)
         };
         self.with_rules(&mut proof, target, &checks, &change.hash)?;
+        let (reason, capability) = (proof.reason, proof.capability.take());
         let mut ev = fix::evidence(
             g,
             route.approach.map_or("none", |a| a.id()),
@@ -377,6 +420,10 @@ impl Ask<'_> {
             &change.hash,
         );
         ev.red_first = red_first;
+        ev.reason = ledger::spec_verdict(proof.verdict, reason.or(ev.reason)).1;
+        if ev.reason == Some(ledger::Reason::UnprovableHere) {
+            ev.capability = capability;
+        }
         if !judged.is_empty() {
             // the evidence says what changed in how the gap is judged, and who let it
             ev.evidence =
@@ -572,6 +619,12 @@ fn phase_contract(
         references,
         artifact: None,
         per_criterion: Vec::new(),
+        // the worst obligation cannot run here: the contract is blocked by the environment
+        reason: (condition == Some(Condition::BlockedByEnvironment)).then_some(ledger::Reason::UnprovableHere),
+        capability: results
+            .iter()
+            .find_map(|r| r.capability.clone())
+            .filter(|_| condition == Some(Condition::BlockedByEnvironment)),
     };
     Ok((proof, approaches.join("+"), rung))
 }

@@ -396,6 +396,21 @@ pub fn structural_of(idx: &Index, wire: Option<&Wire>, path: &str, summary: &str
             refs,
         ));
     }
+    if w.producer == w.consumer {
+        // a lone stage's own wire: its public API is the contract (R31), and nothing in the stage
+        // contradicts what it imports
+        let files = rows(rel::IN_STAGE).filter(|x| store.syms.str(x[1]) == w.producer).count();
+        return Ok((
+            Verdict::Proven,
+            Some(1),
+            false,
+            format!(
+                "stage `{}` is the only stage: its public API is its contract, and none of its {files} file(s) imports a name it does not define",
+                w.producer
+            ),
+            vec![],
+        ));
+    }
     let imports: Vec<String> = rows(rel::WIRE_IMPORT)
         .filter(|r| store.syms.str(r[0]) == w.producer && store.syms.str(r[1]) == w.consumer)
         .map(|r| format!("{}:{} -> {} ({})", s(r[2]), r[3], s(r[4]), s(r[5])))
@@ -481,6 +496,8 @@ pub fn evidence(
     change_hash: &str,
 ) -> Evidence {
     let wire = gap.wire.clone().unwrap_or(Wire { producer: gap.stage.clone(), consumer: gap.stage.clone() });
+    // the spec's vocabulary: a proof that could not show the fix is unknown, with the reason
+    let (verdict, reason) = crate::ledger::spec_verdict(verdict, None);
     Evidence {
         id: format!("E-{}-{}", gap.id, &change_hash[..8.min(change_hash.len())]),
         gap: Some(gap.id.clone()),
@@ -501,6 +518,8 @@ pub fn evidence(
         rung: crate::evidence::route::Approach::parse(approach).map(|a| a.rung().number()),
         commit: None,
         red_first: None,
+        reason,
+        capability: None,
     }
 }
 

@@ -268,7 +268,7 @@ fn read_state(root: &Path, cfg: &Config, idx: &Index, _dir: &Path) -> Result<Rea
     };
     let stream = match &brief {
         Some(b) => ingest::stream(b),
-        None => crate::ops::stream(idx).map_err(LedgerError::Io)?,
+        None => lone_stage_contract(crate::ops::stream(idx).map_err(LedgerError::Io)?),
     };
     check_command_stages(cfg, &stream)?;
     let repo = std::fs::canonicalize(root)
@@ -288,6 +288,23 @@ fn read_state(root: &Path, cfg: &Config, idx: &Index, _dir: &Path) -> Result<Rea
         stream.wires.iter().map(|w| Wire { producer: w.producer.clone(), consumer: w.consumer.clone() }).collect();
     let surfaces = surface::surfaces(root, idx, &store, &wires);
     Ok(Read { brief, stream, header, store, surfaces, tree: tree_fingerprint(idx) })
+}
+
+/// A stream of one stage and no wire (R31) is valid, and the loop still has a contract to prove:
+/// the stage's own wire (`S -> S`), whose surface is the stage's public API. Its proof goes stale
+/// when that API changes, as a wire's does; the first cycle is not hardened until it is proven.
+fn lone_stage_contract(mut stream: StreamReport) -> StreamReport {
+    if let ([stage], []) = (stream.stages.as_slice(), stream.wires.as_slice()) {
+        stream.wires.push(crate::ops::WireRow {
+            producer: stage.name.clone(),
+            consumer: stage.name.clone(),
+            imports: 0,
+            symbols: Vec::new(),
+            confidence: "contract".into(),
+            kinds: vec!["public-api".into()],
+        });
+    }
+    stream
 }
 
 /// Every configured command names only stages the stream has.

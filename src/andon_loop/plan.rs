@@ -166,6 +166,9 @@ fn proposals(
             interview: p.interview.clone(),
         }];
         if p.blast_radius > ceiling {
+            // every stop writes an evidence record (R80): here, the authorization note
+            let g = book.state.gaps[&p.gap].clone();
+            events.push(Event::EvidenceRecorded { evidence: authorization_note(book, &g, &p, ceiling) });
             events.push(Event::Halted {
                 gap: p.gap.clone(),
                 condition: "authorization".into(),
@@ -189,6 +192,28 @@ fn proposals(
         plan.consumed.push(file);
     }
     Ok(())
+}
+
+/// The evidence record of a proposal halted on authorization (R80): nothing was proven; it says
+/// what the proposal would do and the two ways on.
+fn authorization_note(book: &Book, g: &GapState, p: &proposal::Proposal, ceiling: BlastRadius) -> ledger::Evidence {
+    let claim = format!(
+        "halted on authorization: the proposal is {} and the ceiling is {}",
+        p.blast_radius.name(),
+        ceiling.name()
+    );
+    let detail = format!(
+        "nothing was proven. The proposal: {} (writes {}; blast radius {}). A person raises the authority for this one fix (`andon authorize {}`), or skips to another gap (`andon skip {}`)",
+        p.description,
+        p.write_set.join(", "),
+        p.blast_radius.name(),
+        p.gap,
+        p.gap
+    );
+    let mut ev = fix::evidence(g, "authorization", Verdict::Unknown, None, false, claim, detail, vec![], None, "none");
+    ev.id = book.next_evidence_id(&g.id);
+    ev.radius = Some(p.blast_radius);
+    ev
 }
 
 /// Phase 2b: evidence artifacts from `andon verify` (the loop's half of verify): the evidence,
@@ -277,7 +302,8 @@ fn record_proof(
         }
     } else if ev.verdict == Verdict::Proven && still_found(book, repo, g) {
         // the checks pass, but the fact the gap stands on is still in the code: nothing was fixed
-        ev.verdict = Verdict::Unproven;
+        ev.verdict = Verdict::Unknown;
+        ev.reason = Some(ledger::Reason::NotShown);
         ev.claim = format!("the checks pass, but the scan still finds the gap: {}", g.summary);
         ev.commit = None;
     }
@@ -519,6 +545,8 @@ fn stale_evidence(
         rung: Some(2),
         commit: None,
         red_first: None,
+        reason: None,
+        capability: None,
     }
 }
 
@@ -839,6 +867,7 @@ impl Walker<'_, '_> {
             intent: Some(intent),
             constraint_wire,
             hardened,
+            environment_blocked: environment_blocked_wires(state),
         }
     }
 
@@ -924,6 +953,14 @@ impl Walker<'_, '_> {
     }
 }
 
+/// The wires a cycle converges past only by a person's deferral of a proof that cannot run here.
+fn environment_blocked_wires(state: &State) -> Vec<Wire> {
+    let mut wires: Vec<Wire> = state.environment_blocked().into_iter().map(|(_, w)| w).collect();
+    wires.sort();
+    wires.dedup();
+    wires
+}
+
 /// Phase 5: a picked gap that is halted stops the step on its recorded condition; a stage behind
 /// an entry gate stops it on that.
 fn halt_of(book: &Book, plan: &Plan) -> Option<Condition> {
@@ -933,6 +970,7 @@ fn halt_of(book: &Book, plan: &Plan) -> Option<Condition> {
     let (id, _) = plan.picked.as_ref()?;
     match book.state.gaps.get(id)?.status {
         GapStatus::HaltedAwaitingAuthorization => Some(Condition::Authorization),
+        GapStatus::BlockedByEnvironment => Some(Condition::BlockedByEnvironment),
         GapStatus::Halted => crate::status::recorded_halt(&book.records, id).and_then(|(c, _)| c),
         _ => None,
     }

@@ -12,7 +12,7 @@ use super::fix;
 use crate::config::Config;
 use crate::evidence::route::{self, Approach, Object, Route, Subject};
 use crate::index::Index;
-use crate::ledger::{GapState, Verdict, Wire};
+use crate::ledger::{Capability, GapState, Reason, Verdict, Wire};
 
 /// What is being proven.
 #[derive(Clone, Debug)]
@@ -68,6 +68,10 @@ pub struct Proof {
     /// The panel's verdict on each criterion it judged (criterion id, verdict, why): an
     /// obligation the panel proves takes its own criterion's, never the blend (approach a).
     pub per_criterion: Vec<(String, Verdict, String)>,
+    /// Why it could not decide, when the approach knows (the ledger's reason of an unknown).
+    pub reason: Option<Reason>,
+    /// For reason `unprovable-here`: the capability it could not run without.
+    pub capability: Option<Capability>,
 }
 
 impl Proof {
@@ -81,8 +85,36 @@ impl Proof {
             references: Vec::new(),
             artifact: None,
             per_criterion: Vec::new(),
+            reason: None,
+            capability: None,
         }
     }
+
+    /// Says why a proof that neither proves nor refutes could not decide, from the runs of its
+    /// checks: one that could not run here names the capability it lacks (decision 8); else one
+    /// that ran out of time.
+    pub(super) fn explain(&mut self, root: &Path, runs: &[commands::Run]) {
+        if matches!(self.verdict, Verdict::Proven | Verdict::Refuted) {
+            return;
+        }
+        if let Some(cap) = unprovable_here(root, runs) {
+            self.verdict = Verdict::Unknown;
+            self.reason = Some(Reason::UnprovableHere);
+            self.capability = Some(cap);
+        } else if runs.iter().any(|r| r.timed_out) {
+            self.reason = Some(Reason::TimedOut);
+        }
+    }
+}
+
+/// The capability the first run that could not run here lacked (the shell's 126 or 127), with
+/// its fingerprint as it resolves now.
+pub(super) fn unprovable_here(root: &Path, runs: &[commands::Run]) -> Option<Capability> {
+    let r = runs.iter().find(|r| missing_tool(r.exit))?;
+    let output = std::fs::read_to_string(root.join(&r.artifact)).unwrap_or_else(|_| r.tail.clone());
+    let name = crate::capabilities::missing_from(&r.run, &output);
+    let fingerprint = crate::capabilities::fingerprint(&name, root, std::env::var_os("PATH").as_deref());
+    Some(Capability { name, command: r.run.clone(), fingerprint })
 }
 
 /// The routing record kept with the evidence (R89, R91).
@@ -269,6 +301,8 @@ fn structural(idx: &Index, target: &Target) -> Result<Proof, String> {
         references,
         artifact: None,
         per_criterion: Vec::new(),
+        reason: None,
+        capability: None,
     })
 }
 
@@ -311,12 +345,13 @@ fn numeric(root: &Path, cfg: &Config, target: &Target, inputs: &Inputs, nonce: &
         .map(|(c, r)| crate::evidence::numeric::NumericRun {
             technique: c.technique.expect("filtered"),
             command: c.run.clone(),
-            exit: r.exit,
+            // a check that could not run here did not run: it shows nothing, not a failure
+            exit: r.exit.filter(|c| !missing_tool(Some(*c))),
             timed_out: r.timed_out,
         })
         .collect();
     let r = crate::evidence::numeric::judge(&numeric);
-    Proof {
+    let mut proof = Proof {
         verdict: r.verdict,
         tier: None,
         hold: false,
@@ -325,7 +360,11 @@ fn numeric(root: &Path, cfg: &Config, target: &Target, inputs: &Inputs, nonce: &
         references: runs.iter().skip(1).map(|r| r.artifact.clone()).collect(),
         artifact: runs.first().map(|r| r.artifact.clone()),
         per_criterion: Vec::new(),
-    }
+        reason: None,
+        capability: None,
+    };
+    proof.explain(root, &runs);
+    proof
 }
 
 /// Approach (c): the claim's rubric record (`--rubric`) scored, its reported commands re-run
@@ -362,6 +401,8 @@ fn rubric(root: &Path, cfg: &Config, inputs: &Inputs, nonce: &str) -> Result<Pro
             .collect(),
         artifact: Some(file.display().to_string()),
         per_criterion: Vec::new(),
+        reason: None,
+        capability: None,
     })
 }
 
@@ -386,6 +427,8 @@ fn agentic(inputs: &Inputs) -> Result<Proof, String> {
         references: r.findings.iter().map(|f| format!("{}: {}", f.check.name(), f.detail)).collect(),
         artifact: Some(file.display().to_string()),
         per_criterion: Vec::new(),
+        reason: None,
+        capability: None,
     })
 }
 
@@ -448,7 +491,7 @@ pub(super) fn property_proof(
         tools.iter().map(|d| format!("{} ({}:{})", d.tool.name(), d.manifest, d.line)).collect();
     let mut references = counterexamples;
     references.extend(artifacts.iter().skip(1).cloned());
-    Proof {
+    let mut proof = Proof {
         verdict: property_verdict(&verdicts),
         tier: None,
         hold: false,
@@ -457,7 +500,11 @@ pub(super) fn property_proof(
         references,
         artifact: artifacts.first().cloned(),
         per_criterion: Vec::new(),
-    }
+        reason: None,
+        capability: None,
+    };
+    proof.explain(root, runs);
+    proof
 }
 
 /// Judges one property run: the tool whose counterexample its output carries (else the first
@@ -516,7 +563,7 @@ pub(super) fn missing_tool(exit: Option<i32>) -> bool {
 /// Runs the checks (never from the cache: a verification runs them) and judges by exit codes:
 /// all pass → proven; any non-zero exit → refuted; timed out or never started → unproven.
 fn executed(root: &Path, out: &Path, specs: &[CommandSpec], nonce: &str) -> Proof {
-    executed_proof(&run_checks(root, out, specs, nonce))
+    executed_proof(root, &run_checks(root, out, specs, nonce))
 }
 
 /// Runs each check at `root` (never from the cache: a fresh fingerprint), its output under `out`.
@@ -525,7 +572,7 @@ pub(super) fn run_checks(root: &Path, out: &Path, specs: &[CommandSpec], nonce: 
 }
 
 /// The executed approach's verdict on the runs of its checks.
-pub(super) fn executed_proof(runs: &[commands::Run]) -> Proof {
+pub(super) fn executed_proof(root: &Path, runs: &[commands::Run]) -> Proof {
     let verdict = if runs.iter().all(commands::Run::passed) {
         Verdict::Proven
     } else if runs.iter().any(|r| r.exit.is_some_and(|c| c != 0 && !missing_tool(Some(c)))) {
@@ -555,7 +602,7 @@ pub(super) fn executed_proof(runs: &[commands::Run]) -> Proof {
         summary.push(format!("`{}` output ends: {}", r.run, r.tail.trim()));
     }
     let cmds: Vec<String> = runs.iter().map(|r| format!("`{}`", r.run)).collect();
-    Proof {
+    let mut proof = Proof {
         verdict,
         tier: None,
         hold: false,
@@ -564,7 +611,11 @@ pub(super) fn executed_proof(runs: &[commands::Run]) -> Proof {
         references: runs.iter().skip(1).map(|r| r.artifact.clone()).collect(),
         artifact: runs.first().map(|r| r.artifact.clone()),
         per_criterion: Vec::new(),
-    }
+        reason: None,
+        capability: None,
+    };
+    proof.explain(root, runs);
+    proof
 }
 
 /// Approach (a), the adversarial panel (R101–R105; `docs/panel.md`). andon calls no model: it
@@ -744,6 +795,7 @@ fn write_packet(dir: &Path, name: &str, p: &crate::panel::Packet) -> Result<(), 
 
 /// The proof of a panel that rendered its judgment.
 fn panel_proof(input: &crate::panel::PanelInput, j: &crate::panel::Judgment, hold: bool) -> Proof {
+    use crate::panel::Outcome;
     let per: Vec<String> = j
         .per_criterion
         .iter()
@@ -760,6 +812,10 @@ fn panel_proof(input: &crate::panel::PanelInput, j: &crate::panel::Judgment, hol
         // each criterion's own verdict, once the panel rendered one at all (an incomplete panel
         // or a standing hold leaves every obligation with the panel's verdict)
         per_criterion: if j.verdict == Verdict::Unknown || hold { Vec::new() } else { criterion_verdicts(input, j) },
+        // a load-bearing criterion neither side carries: the evidence is contested (R92)
+        reason: (j.verdict == Verdict::Unproven && j.per_criterion.iter().any(|(_, o, _)| *o == Outcome::Neither))
+            .then_some(Reason::Contested),
+        capability: None,
     }
 }
 

@@ -283,7 +283,7 @@ pub fn prove(ask: &Ask, scratch: &Scratch) -> (Proof, RedFirst) {
     let after_runs = prove::run_checks(ask.root, ask.out, ask.specs, ask.nonce);
     let mut proof = match ask.approach {
         Approach::Property => prove::property_proof(ask.root, &after_runs, ask.tools),
-        _ => prove::executed_proof(&after_runs),
+        _ => prove::executed_proof(ask.root, &after_runs),
     };
     let record = |runs: &[commands::Run]| -> Vec<CheckRun> { runs.iter().map(|r| check_run(ask.root, r)).collect() };
     let (before, control, after) = (record(&before_runs), record(&control_runs), record(&after_runs));
@@ -315,6 +315,7 @@ pub fn prove(ask: &Ask, scratch: &Scratch) -> (Proof, RedFirst) {
             proof.claim = format!("{}; red without the fix by definition: {why}", proof.claim);
         } else if reds.is_empty() {
             proof.verdict = Verdict::Unknown;
+            proof.reason = Some(crate::ledger::Reason::NotDiscriminating);
             proof.claim = NOT_DISCRIMINATING.to_string();
         } else {
             proof.claim = format!("{}, and failed without it", proof.claim);

@@ -321,6 +321,12 @@ pub struct ObligationResult {
     pub entry_gate: bool,
     pub routing: Routing,
     pub verdict: Verdict,
+    /// Why the verdict is `unknown`, when it is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<crate::ledger::Reason>,
+    /// For reason `unprovable-here`: the capability the proof could not run without.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub capability: Option<crate::ledger::Capability>,
     pub tier: Option<u8>,
     pub hold: bool,
     pub claim: String,
@@ -733,6 +739,8 @@ pub fn prove_all(
                 references: Vec::new(),
                 artifact: None,
                 per_criterion: Vec::new(),
+                reason: None,
+                capability: None,
             },
             (None, None) => prove::tie(&route),
             (None, Some(a)) => match ran.get(&a) {
@@ -755,6 +763,8 @@ pub fn prove_all(
             proof.verdict = v;
             proof.detail = format!("{}: {why} (the panel: {})", id, proof.detail);
         }
+        let (verdict, reason) = crate::ledger::spec_verdict(proof.verdict, proof.reason);
+        let capability = proof.capability.filter(|_| reason == Some(crate::ledger::Reason::UnprovableHere));
         obligations.push(ObligationResult {
             id,
             text,
@@ -763,7 +773,9 @@ pub fn prove_all(
             confidence: rule.as_ref().map(|r| r.confidence.name().to_string()),
             entry_gate: rule.as_ref().is_some_and(|r| r.priority == Priority::P0 && r.confidence < Confidence::High),
             routing: prove::routing_record(&route, None),
-            verdict: proof.verdict,
+            verdict,
+            reason,
+            capability,
             tier: proof.tier,
             hold: proof.hold,
             claim: proof.claim,
@@ -822,7 +834,13 @@ pub fn judge(
             Verdict::Unknown if o.routing.approach.is_none() => {
                 note(4, Condition::NeedsHuman, format!("{name}: {}", o.claim), &mut unmet)
             }
-            Verdict::Unknown => note(5, Condition::NeedsHuman, format!("{name} unknown: {}", o.claim), &mut unmet),
+            Verdict::Unknown => match Condition::of_unknown(o.reason) {
+                Condition::Unproven => {
+                    let why = o.reason.map_or("unproven", |r| r.name());
+                    note(6, Condition::Unproven, format!("{name} unknown ({why}): {}", o.evidence), &mut unmet)
+                }
+                c => note(5, c, format!("{name} unknown: {}", o.claim), &mut unmet),
+            },
             Verdict::Unproven => note(6, Condition::Unproven, format!("{name} unproven: {}", o.evidence), &mut unmet),
         }
     }
@@ -915,6 +933,8 @@ mod tests {
                 disagreement: None,
             },
             verdict,
+            reason: None,
+            capability: None,
             tier: None,
             hold: false,
             claim: "c".into(),

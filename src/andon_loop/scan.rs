@@ -190,8 +190,19 @@ impl Found<'_> {
                 .filter(|x| self.store.syms.str(x[0]) == stage && self.store.syms.str(x[1]) == w.consumer)
                 .map(|x| (self.s(x[2]), x[3]))
                 .min();
-            let at = site.map(|(p, l)| (p, Some(l))).unwrap_or_else(|| (w.consumer.clone(), None));
-            let what = format!("the handoff {wire} has no proof");
+            // a lone stage's own wire is at its first file (R31)
+            let own = || {
+                let first =
+                    self.rows(rel::IN_STAGE).filter(|x| self.store.syms.str(x[1]) == stage).map(|x| self.s(x[0]));
+                first.min().filter(|_| w.producer == w.consumer)
+            };
+            let at =
+                site.map(|(p, l)| (p, Some(l))).unwrap_or_else(|| (own().unwrap_or_else(|| w.consumer.clone()), None));
+            let what = if w.producer == w.consumer {
+                format!("stage `{stage}` is the only stage: its public API, its contract, has no proof")
+            } else {
+                format!("the handoff {wire} has no proof")
+            };
             self.push(GapKind::Wire, Some(wire), at, what, "UnprovenWire");
         }
     }
@@ -211,6 +222,10 @@ pub(super) fn command_id(name: &str) -> String {
 pub(super) fn command_gap(config: &str, stage: &str, r: &commands::Run) -> Candidate {
     let how = match (r.exit, r.timed_out, &r.error) {
         (_, true, _) => "times out".to_string(),
+        (Some(code @ (126 | 127)), _, _) => {
+            let name = crate::capabilities::missing_from(&r.run, &r.tail);
+            format!("exits {code}: `{name}` cannot run here (not installed, or not executable)")
+        }
         (Some(code), _, _) => format!("exits {code}"),
         (None, _, Some(e)) => format!("does not run ({e})"),
         (None, _, None) => "does not finish".to_string(),

@@ -153,7 +153,42 @@ fn missing_names(store: &Store) -> HashSet<(&str, u32, &str, &str)> {
     store.rels[rel::MISSING_NAME.0 as usize].iter().map(|r| (s(r[0]), r[1], s(r[2]), s(r[3]))).collect()
 }
 
+/// The public API of `stage` (R31): every name its source files export (test files are not its
+/// API), each with the text of its contract, as `file:name`.
+fn public_api(
+    root: &Path,
+    idx: &Index,
+    store: &Store,
+    stage: &str,
+    file_of: &HashMap<&str, usize>,
+    producers: &mut HashMap<String, Defs>,
+) -> BTreeMap<String, String> {
+    let mut items = BTreeMap::new();
+    let files: BTreeSet<&str> = store.rels[rel::IN_STAGE.0 as usize]
+        .iter()
+        .filter(|r| store.syms.str(r[1]) == stage)
+        .map(|r| store.syms.str(r[0]))
+        .collect();
+    for path in files {
+        let Some(&f) = file_of.get(path) else { continue };
+        if idx.facts[f].core().rows_of(rel::TEST_FILE).next().is_some() {
+            continue;
+        }
+        let d = producers.entry(path.to_string()).or_insert_with(|| defs_of(root, idx, f));
+        for n in &d.exports {
+            let text = match (d.defs.get(n), &d.text) {
+                (Some((kind, l, e)), Some(t)) => format!("{kind} {}", contract(t, kind, *l, *e)),
+                _ => String::new(),
+            };
+            items.insert(format!("{path}:{n}"), text);
+        }
+    }
+    items
+}
+
 /// The surfaces of `wires`, from the index (fresh) and the derived `WireImport` rows in `store`.
+/// A stage's own wire (`S -> S`, the wire-equivalent contract of a lone stage) has its public API
+/// as its surface.
 pub fn surfaces(root: &Path, idx: &Index, store: &Store, wires: &[Wire]) -> BTreeMap<Wire, Surface> {
     let wanted: BTreeSet<&Wire> = wires.iter().collect();
     let file_of: HashMap<&str, usize> = idx.files.iter().enumerate().map(|(i, f)| (f.path.as_str(), i)).collect();
@@ -171,6 +206,10 @@ pub fn surfaces(root: &Path, idx: &Index, store: &Store, wires: &[Wire]) -> BTre
     let mut out = BTreeMap::new();
     for w in wires {
         let mut items: BTreeMap<String, String> = BTreeMap::new();
+        if w.producer == w.consumer {
+            // a lone stage's own wire: its public API is the contract (R31)
+            items = public_api(root, idx, store, &w.producer, &file_of, &mut producers);
+        }
         for (path, line, target) in sites.get(w).into_iter().flatten() {
             let Some(&tf) = file_of.get(target.as_str()) else { continue };
             let d = producers.entry(target.clone()).or_insert_with(|| defs_of(root, idx, tf));

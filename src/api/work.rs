@@ -435,18 +435,7 @@ impl Decided {
     }
 }
 
-/// The halt condition an evidence record stands on, if it does not prove (the one mapping from a
-/// proof's verdict to the andon rule's conditions).
-pub fn condition_of(e: &ledger::Evidence) -> Option<Condition> {
-    match e.verdict {
-        Verdict::Proven => None,
-        _ if e.hold => Some(Condition::Tier1Hold),
-        Verdict::Refuted if e.tier == Some(2) => Some(Condition::Tier2Hold),
-        Verdict::Refuted => Some(Condition::Refuted),
-        Verdict::Unproven => Some(Condition::Unproven),
-        Verdict::Unknown => Some(Condition::NeedsHuman),
-    }
-}
+pub use crate::ledger::andon_rule::condition_of;
 
 /// What `andon verify` is asked: the gap whose applied fix it proves (or a `{wire, contract,
 /// fixDiff}` request), the fix as a unified diff instead of the working tree, and the inputs of
@@ -606,6 +595,7 @@ impl Verified {
             Err(VerifyStop::Scope(_)) => "refused:scope".into(),
             Err(VerifyStop::Authorization(..) | VerifyStop::Judged(..)) => Condition::Authorization.token().into(),
             Err(VerifyStop::Refused(_)) => "refused".into(),
+            Err(VerifyStop::Blocked(_)) => Condition::BlockedByEnvironment.token().into(),
         }
     }
 
@@ -620,6 +610,13 @@ impl Verified {
                 } else if e.hold {
                     format!(
                         "run `andon loop` to record the hold, change the code (only changed code clears a tier-1 hold), then `andon verify --gap {gap}` again"
+                    )
+                } else if let Some(cap) =
+                    e.capability.as_ref().filter(|_| e.reason == Some(ledger::Reason::UnprovableHere))
+                {
+                    format!(
+                        "the proof cannot run here: `{}` is not available. Run `andon loop` to record it (the gap becomes blocked-by-environment and is not retried until that changes); make `{}` available and verify again, or a person defers the gap",
+                        cap.name, cap.name
                     )
                 } else if e.verdict == Verdict::Unknown {
                     format!(
@@ -647,6 +644,16 @@ impl Verified {
                 ),
             ),
             Err(VerifyStop::Refused(m)) => (m.clone(), refused_next(gap)),
+            Err(VerifyStop::Blocked(cap)) => (
+                format!(
+                    "gap `{gap}` is blocked by the environment: `{}` (needed by `{}`) resolves here as it did when its proof could not run; the proof is not run again",
+                    cap.name, cap.command
+                ),
+                format!(
+                    "make `{}` available (install it on PATH), or change the check that needs it, then `andon verify --gap {gap}`; or a person defers it: `andon defer {gap} --by WHO --reason WHY`",
+                    cap.name
+                ),
+            ),
         }
     }
 
@@ -660,7 +667,7 @@ impl Verified {
             v["evidence"] = json!({ "approach": o.evidence.approach, "verdict": format!("{:?}", o.evidence.verdict).to_lowercase(),
                 "rung": o.evidence.rung, "tier": o.evidence.tier, "hold": o.evidence.hold, "claim": o.evidence.claim, "evidence": o.evidence.evidence,
                 "references": o.evidence.references, "artifact": o.evidence.artifact,
-                "red_first": o.evidence.red_first });
+                "red_first": o.evidence.red_first, "reason": o.evidence.reason, "capability": o.evidence.capability });
             v["diff"] = json!({ "base": o.change.base, "files": o.change.files, "hash": o.change.hash,
                 "rerated": o.rerated.name(), "because": o.rerated_because });
             v["routing"] = serde_json::to_value(&o.routing).expect("json");
@@ -954,12 +961,28 @@ mod tests {
             rung: None,
             commit: None,
             red_first: None,
+            reason: None,
+            capability: None,
         };
         for c in [Condition::Tier1Hold, Condition::Tier2Hold, Condition::Refuted, Condition::Unproven] {
             assert_eq!(condition_of(&evidence(c.verdict())), Some(c), "{c:?}");
         }
-        for c in [Condition::NeedsHuman, Condition::Authorization, Condition::EntryGate] {
+        for c in
+            [Condition::NeedsHuman, Condition::Authorization, Condition::EntryGate, Condition::BlockedByEnvironment]
+        {
             assert_eq!(condition_of(&evidence(c.verdict())), Some(Condition::NeedsHuman), "{c:?}");
+        }
+        // an unknown verdict stands on its reason's condition
+        let unknown = |reason| ledger::Evidence { reason, ..evidence((Verdict::Unknown, None, false)) };
+        use ledger::Reason;
+        for (r, c) in [
+            (Reason::UnprovableHere, Condition::BlockedByEnvironment),
+            (Reason::TimedOut, Condition::Unproven),
+            (Reason::NotShown, Condition::Unproven),
+            (Reason::Contested, Condition::Unproven),
+            (Reason::NotDiscriminating, Condition::NeedsHuman),
+        ] {
+            assert_eq!(condition_of(&unknown(Some(r))), Some(c), "{r:?}");
         }
         assert_eq!(condition_of(&evidence((Verdict::Proven, Some(1), false))), None);
         assert!(approach(Some("structurl")).is_err());

@@ -3,7 +3,7 @@
 //! fold runs it on every `pass_closed` event that claims an advance, so an advance the rule does
 //! not allow cannot be written, and a hand-forged one fails `andon ledger check`.
 
-use super::{BlastRadius, GapStatus, State, Verdict};
+use super::{BlastRadius, Evidence, GapStatus, Reason, State, Verdict};
 
 /// Why the loop halts. Each has its own verdict token.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -26,6 +26,9 @@ pub enum Condition {
     /// Ingest mode: the gap's stage has an entry gate (a P0 rule below High confidence) no person
     /// has confirmed (R57).
     EntryGate,
+    /// The proof cannot run here: a capability it needs is absent (decision 8). Not retried until
+    /// the capability changes; a person's recorded deferral moves past it.
+    BlockedByEnvironment,
 }
 
 impl Condition {
@@ -39,6 +42,7 @@ impl Condition {
             Condition::NeedsHuman,
             Condition::Unproven,
             Condition::EntryGate,
+            Condition::BlockedByEnvironment,
         ]
         .into_iter()
         .find(|c| c.token() == s || (s == "authorization" && *c == Condition::Authorization))
@@ -52,7 +56,10 @@ impl Condition {
             Condition::Tier2Hold => (Verdict::Refuted, Some(2), false),
             Condition::Refuted => (Verdict::Refuted, None, false),
             Condition::Unproven => (Verdict::Unproven, None, false),
-            Condition::Authorization | Condition::NeedsHuman | Condition::EntryGate => (Verdict::Unknown, None, false),
+            Condition::Authorization
+            | Condition::NeedsHuman
+            | Condition::EntryGate
+            | Condition::BlockedByEnvironment => (Verdict::Unknown, None, false),
         }
     }
 
@@ -65,7 +72,31 @@ impl Condition {
             Condition::NeedsHuman => "halt:needs-human",
             Condition::Unproven => "halt:unproven",
             Condition::EntryGate => "halt:entry-gate",
+            Condition::BlockedByEnvironment => "halt:blocked-by-environment",
         }
+    }
+
+    /// The condition an unknown verdict stands on, by its reason: a proof that cannot run here
+    /// is blocked by the environment; one that ran and could not show the fix (timed out, not
+    /// shown, contested) leaves it unproven; anything else waits for a person.
+    pub fn of_unknown(reason: Option<Reason>) -> Condition {
+        match reason {
+            Some(Reason::UnprovableHere) => Condition::BlockedByEnvironment,
+            Some(Reason::TimedOut | Reason::NotShown | Reason::Contested) => Condition::Unproven,
+            Some(Reason::NotDiscriminating) | None => Condition::NeedsHuman,
+        }
+    }
+}
+
+/// The condition evidence `e` stands on (`None`: it proves).
+pub fn condition_of(e: &Evidence) -> Option<Condition> {
+    match e.verdict {
+        Verdict::Proven => None,
+        _ if e.hold => Some(Condition::Tier1Hold),
+        Verdict::Refuted if e.tier == Some(2) => Some(Condition::Tier2Hold),
+        Verdict::Refuted => Some(Condition::Refuted),
+        Verdict::Unproven => Some(Condition::Unproven),
+        Verdict::Unknown => Some(Condition::of_unknown(e.reason)),
     }
 }
 
@@ -155,6 +186,16 @@ pub fn rule_on(state: &State, gap: &str, ceiling: BlastRadius, diff_hash: Option
         }
         Verdict::Refuted => halt(Condition::Refuted, format!("evidence `{}` refutes the fix", e.id)),
         Verdict::Unproven => halt(Condition::Unproven, format!("evidence `{}` leaves the wire unproven", e.id)),
-        Verdict::Unknown => halt(Condition::NeedsHuman, format!("evidence `{}` could not decide", e.id)),
+        Verdict::Unknown => {
+            let c = Condition::of_unknown(e.reason);
+            let why = match (e.reason, &e.capability) {
+                (Some(Reason::UnprovableHere), Some(cap)) => {
+                    format!("evidence `{}` cannot run here: `{}` is not available", e.id, cap.name)
+                }
+                (Some(r), _) => format!("evidence `{}` could not decide ({})", e.id, r.name()),
+                (None, _) => format!("evidence `{}` could not decide", e.id),
+            };
+            halt(c, why)
+        }
     }
 }

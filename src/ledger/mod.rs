@@ -97,6 +97,62 @@ pub enum WireStatus {
     Unknown,
 }
 
+/// Why a proof is `unknown` (R88, R92, decision 8). verify's verdicts are `proven`, `refuted` or
+/// `unknown`; an unknown one carries the reason, and the reason decides the halt condition (and
+/// so the exit code) it stands on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Reason {
+    /// The proof cannot run here: a capability it needs (a tool, an interpreter) is absent or
+    /// cannot be executed. Its gap is blocked by the environment until the capability changes.
+    UnprovableHere,
+    /// A check ran out of its time.
+    TimedOut,
+    /// The proof ran but could not show the fix either way: a check did not start, no test ran,
+    /// a criterion nothing backs, the checks pass while the scan still finds the gap.
+    NotShown,
+    /// The evidence is genuinely contested: the panel's sides leave a load-bearing criterion
+    /// carried by neither (R92).
+    Contested,
+    /// The checks pass without the fix as well as with it: they do not discriminate (red first).
+    NotDiscriminating,
+}
+
+impl Reason {
+    pub fn name(self) -> &'static str {
+        match self {
+            Reason::UnprovableHere => "unprovable-here",
+            Reason::TimedOut => "timed-out",
+            Reason::NotShown => "not-shown",
+            Reason::Contested => "contested",
+            Reason::NotDiscriminating => "not-discriminating",
+        }
+    }
+}
+
+/// The capability a proof could not run without (decision 8): its name (the executable the
+/// shell could not find or execute), the check that needed it, and the fingerprint of how it
+/// resolves here. The gap is not retried until the fingerprint changes (the capability was
+/// installed or moved) or no check needs it any more.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Capability {
+    pub name: String,
+    /// The check's command line.
+    pub command: String,
+    pub fingerprint: String,
+}
+
+/// The verdict in the spec's vocabulary (R88): `unproven` is an `unknown` the proof could not
+/// show (reason `not-shown` unless it says more); a reason stays only on an unknown verdict.
+pub fn spec_verdict(verdict: Verdict, reason: Option<Reason>) -> (Verdict, Option<Reason>) {
+    match verdict {
+        Verdict::Unproven => (Verdict::Unknown, Some(reason.unwrap_or(Reason::NotShown))),
+        Verdict::Unknown => (Verdict::Unknown, reason),
+        v => (v, None),
+    }
+}
+
 /// One run of a check, as the evidence records it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -189,6 +245,12 @@ pub struct Evidence {
     /// For a proof by running checks: their runs without the fix and with it (red first).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub red_first: Option<RedFirst>,
+    /// Why the verdict is `unknown`, when it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<Reason>,
+    /// For reason `unprovable-here`: the capability the proof could not run without.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capability: Option<Capability>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -372,6 +434,10 @@ pub enum Event {
         /// The cycle needed no fix: no pass, no gap closed, vanished, skipped or deferred.
         #[serde(default, skip_serializing_if = "is_false")]
         hardened: bool,
+        /// The wires converged past only because a person deferred a proof that cannot run here
+        /// (decision 8): "converged except N environment-blocked wires", never hardened.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        environment_blocked: Vec<Wire>,
     },
 }
 
@@ -456,6 +522,9 @@ pub enum GapStatus {
     Proposed,
     HaltedAwaitingAuthorization,
     Halted,
+    /// The proof cannot run here (decision 8): not retried until the capability changes; a
+    /// person's recorded deferral moves past it.
+    BlockedByEnvironment,
     Deferred,
     Skipped,
     Closed,
@@ -480,7 +549,23 @@ impl GapStatus {
     pub fn takes_proposal(self) -> bool {
         matches!(
             self,
-            GapStatus::Open | GapStatus::Proposed | GapStatus::HaltedAwaitingAuthorization | GapStatus::Halted
+            GapStatus::Open
+                | GapStatus::Proposed
+                | GapStatus::HaltedAwaitingAuthorization
+                | GapStatus::Halted
+                | GapStatus::BlockedByEnvironment
+        )
+    }
+
+    /// In progress: proposed, or halted on a condition (awaiting authority, the proof, or the
+    /// environment). It is finished before another gap is picked.
+    pub fn in_progress(self) -> bool {
+        matches!(
+            self,
+            GapStatus::Proposed
+                | GapStatus::HaltedAwaitingAuthorization
+                | GapStatus::Halted
+                | GapStatus::BlockedByEnvironment
         )
     }
 
@@ -490,6 +575,7 @@ impl GapStatus {
             GapStatus::Proposed => "proposed",
             GapStatus::HaltedAwaitingAuthorization => "halted-awaiting-authorization",
             GapStatus::Halted => "halted",
+            GapStatus::BlockedByEnvironment => "blocked-by-environment",
             GapStatus::Deferred => "deferred",
             GapStatus::Skipped => "skipped",
             GapStatus::Closed => "closed",
@@ -515,6 +601,9 @@ pub struct GapState {
     /// The evidence that closed it.
     pub resolved_by: Option<String>,
     pub opened_seq: u64,
+    /// The capability its last proof could not run without, while it is blocked by the
+    /// environment or deferred from there (decision 8).
+    pub blocked: Option<Capability>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -560,6 +649,21 @@ pub struct State {
     pub backtracks: u32,
     /// Gaps closed or vanished since the last cycle converged: such a cycle is not hardened.
     pub settled_since_convergence: u32,
+}
+
+impl State {
+    /// Gaps a person deferred or skipped while their proof could not run here (decision 8), with
+    /// the wire each leaves unproven (a gap inside a stage: the stage's own wire).
+    pub fn environment_blocked(&self) -> Vec<(&GapState, Wire)> {
+        self.gaps
+            .values()
+            .filter(|g| g.blocked.is_some() && matches!(g.status, GapStatus::Deferred | GapStatus::Skipped))
+            .map(|g| {
+                let own = || Wire { producer: g.stage.clone(), consumer: g.stage.clone() };
+                (g, g.wire.clone().unwrap_or_else(own))
+            })
+            .collect()
+    }
 }
 
 /// A stage's brief context and which entry gates a person confirmed.
@@ -660,6 +764,7 @@ pub fn apply(state: &mut State, seq: u64, e: &Event) -> Result<(), String> {
                 estimated_radius: *estimated_radius,
                 resolved_by: None,
                 opened_seq: seq,
+                blocked: None,
             };
             open_gap(state, g)
         }
@@ -775,16 +880,29 @@ fn record_proposal(
     }
     g.status = GapStatus::Proposed;
     g.blast_radius = Some(blast_radius);
+    g.blocked = None;
     Ok(())
 }
 
-/// Halts a gap not closed: awaiting authorization (which needs a proposal), or on any other condition.
+/// Halts a gap not closed: awaiting authorization (which needs a proposal), blocked by the
+/// environment (which needs its last evidence to say so), or on any other condition.
 fn halt_gap(state: &mut State, gap: &str, condition: &str) -> Result<(), String> {
+    let latest = state.gap_evidence.get(gap).and_then(|ids| ids.last()).and_then(|id| state.evidence.get(id)).cloned();
     let g = gap_of(state, gap)?;
     if g.status.finished() {
         return Err(format!("gap `{gap}` is {}", g.status.name()));
     }
-    g.status = if condition == "authorization" {
+    g.blocked = None;
+    g.status = if condition == andon_rule::Condition::BlockedByEnvironment.token() {
+        let cap = latest.filter(|e| e.reason == Some(Reason::UnprovableHere)).and_then(|e| e.capability);
+        let Some(cap) = cap else {
+            return Err(format!(
+                "gap `{gap}` halts blocked by the environment, but its last evidence names no capability it could not run without"
+            ));
+        };
+        g.blocked = Some(cap);
+        GapStatus::BlockedByEnvironment
+    } else if condition == "authorization" {
         if g.blast_radius.is_none() {
             return Err(format!("gap `{gap}` halts on authorization without a proposal's blast radius"));
         }
@@ -1793,6 +1911,8 @@ mod tests {
                 rung: None,
                 commit: None,
                 red_first: None,
+                reason: None,
+                capability: None,
             },
         }
     }
@@ -1839,6 +1959,7 @@ mod tests {
                     intent: None,
                     constraint_wire: None,
                     hardened: false,
+                    environment_blocked: Vec::new(),
                 }],
                 "cycle 2 converges after cycle 0",
             ),

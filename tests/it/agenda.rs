@@ -227,6 +227,8 @@ fn proof(id: &str, gap: &str, radius: Option<BlastRadius>) -> Event {
             rung: Some(3),
             commit: None,
             red_first: None,
+            reason: None,
+            capability: None,
             crossing: Default::default(),
         },
     }
@@ -261,6 +263,7 @@ fn converged(cycle: u32, passes: u32, hardened: bool) -> Event {
         intent: None,
         constraint_wire: None,
         hardened,
+        environment_blocked: Vec::new(),
     }
 }
 

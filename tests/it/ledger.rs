@@ -68,6 +68,8 @@ fn evidence(id: &str, verdict: Verdict) -> Event {
             rung: None,
             commit: None,
             red_first: None,
+            reason: None,
+            capability: None,
         },
     }
 }
@@ -442,6 +444,8 @@ fn status_board_holds_first_then_everything_and_one_next_step() {
             rung: None,
             commit: None,
             red_first: None,
+            reason: None,
+            capability: None,
         },
     };
     ledger::append(
@@ -549,6 +553,8 @@ fn proof_on(id: &str, gap: &str, verdict: Verdict, tier: u8, hold: bool, tree: &
             rung: None,
             commit: None,
             red_first: None,
+            reason: None,
+            capability: None,
         },
     }
 }

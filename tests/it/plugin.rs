@@ -355,7 +355,8 @@ fn the_loop_skill_names_every_action_halt_and_exit_code() {
         | Condition::Tier2Hold
         | Condition::NeedsHuman
         | Condition::Unproven
-        | Condition::EntryGate => text.contains(&format!("`{}`", c.token())),
+        | Condition::EntryGate
+        | Condition::BlockedByEnvironment => text.contains(&format!("`{}`", c.token())),
     };
     for c in [
         Condition::Refuted,
@@ -365,6 +366,7 @@ fn the_loop_skill_names_every_action_halt_and_exit_code() {
         Condition::NeedsHuman,
         Condition::Unproven,
         Condition::EntryGate,
+        Condition::BlockedByEnvironment,
     ] {
         assert!(condition_listed(c), "the loop skill does not name `{}`", c.token());
     }

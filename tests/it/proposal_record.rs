@@ -97,4 +97,10 @@ fn an_authorization_halt_shows_the_proposal_and_both_ways_on() {
     ] {
         assert!(text.contains(want), "`{want}` missing from:\n{text}");
     }
+    // the stop wrote an evidence record (R80): the authorization note, proving nothing
+    let (_, state, _) = andon::ledger::load(&d.join("analysis/andon/ledger")).unwrap().unwrap();
+    let last = state.gap_evidence[&gap].last().map(|id| state.evidence[id].clone()).expect("an evidence record");
+    assert_eq!((last.approach.as_str(), last.verdict), ("authorization", andon::ledger::Verdict::Unknown));
+    assert!(last.claim.contains("hard-to-reverse") && last.evidence.contains("define and export total_of"), "{last:?}");
+    assert_eq!(run(&["ledger", "check"], d).status.code(), Some(0));
 }

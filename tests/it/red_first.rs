@@ -8,16 +8,16 @@ use serde_json::Value;
 
 use crate::support::{commit_all, json, run, run_ok, write_files};
 
-const PRICES: &str = "PRICES = {\"apple\": 3, \"pear\": 4}\n\n\ndef price_of(name):\n    return PRICES[name]\n\n\n\
+pub(crate) const PRICES: &str = "PRICES = {\"apple\": 3, \"pear\": 4}\n\n\ndef price_of(name):\n    return PRICES[name]\n\n\n\
                       def discount(amount, percent):\n    # TODO: apply the percentage discount\n    raise NotImplementedError\n";
 const TOTAL: &str = "\n\ndef total_of(names):\n    return sum(price_of(n) for n in names)\n";
 const INIT_FIXED: &str = "\"\"\"Product catalog.\"\"\"\nfrom catalog.prices import price_of, total_of\n\n__all__ = [\"price_of\", \"total_of\"]\n";
-const DISCOUNT_TEST: &str = "import unittest\n\nfrom catalog.prices import discount\n\n\n\
+pub(crate) const DISCOUNT_TEST: &str = "import unittest\n\nfrom catalog.prices import discount\n\n\n\
                              class DiscountTest(unittest.TestCase):\n    def test_discount(self):\n        self.assertEqual(discount(200, 10), 180)\n";
 
 /// Two packages (a broken import across the wire, a TODO stub in `catalog`), and the unit tests
 /// as the stages' `[[command]]`: they fail until `catalog` exports `total_of`.
-fn trial() -> tempfile::TempDir {
+pub(crate) fn trial() -> tempfile::TempDir {
     let t = crate::support::shop_trial();
     write_files(
         t.path(),
@@ -34,12 +34,12 @@ fn trial() -> tempfile::TempDir {
 }
 
 /// One `andon loop --format json`.
-fn step(d: &Path) -> Value {
+pub(crate) fn step(d: &Path) -> Value {
     json(&run(&["loop", "--format", "json", "-q"], d))
 }
 
 /// Proposes a fix of `gap` by `approach` writing `files`, and lets the loop record it.
-fn propose(d: &Path, gap: &str, approach: &str, files: &[&str]) {
+pub(crate) fn propose(d: &Path, gap: &str, approach: &str, files: &[&str]) {
     let mut args = vec!["propose", "--gap", gap, "--blast-radius", "local+reversible", "--approach", approach];
     args.extend(["--reason", "the trial", "--description", "the fix", "--write-set"]);
     args.extend(files);
@@ -48,7 +48,7 @@ fn propose(d: &Path, gap: &str, approach: &str, files: &[&str]) {
 }
 
 /// `andon verify --gap G --format json`: its exit code and document.
-fn verify(d: &Path, gap: &str) -> (Option<i32>, Value) {
+pub(crate) fn verify(d: &Path, gap: &str) -> (Option<i32>, Value) {
     let o = run(&["verify", "--gap", gap, "--format", "json"], d);
     (o.status.code(), json(&o))
 }
@@ -56,7 +56,7 @@ fn verify(d: &Path, gap: &str) -> (Option<i32>, Value) {
 /// Fixes the broken import (structurally) and proves it; `commit` says whether the fix is
 /// committed (else it lives in the tree the loop proved). Returns the marker gap's id, which the
 /// loop picks next.
-fn fix_the_wire(d: &Path, commit: bool) -> String {
+pub(crate) fn fix_the_wire(d: &Path, commit: bool) -> String {
     let v = step(d);
     let wire = v["next"]["gap"].as_str().unwrap().to_string();
     assert!(v["gaps"].as_array().unwrap().iter().any(|g| g["id"] == wire.as_str() && g["source"] == "BrokenImport"));
@@ -75,7 +75,7 @@ fn fix_the_wire(d: &Path, commit: bool) -> String {
 }
 
 /// The TODO filled in.
-fn filled() -> String {
+pub(crate) fn filled() -> String {
     format!("{PRICES}{TOTAL}").replace(
         "    # TODO: apply the percentage discount\n    raise NotImplementedError\n",
         "    return amount * (100 - percent) / 100\n",
@@ -83,7 +83,7 @@ fn filled() -> String {
 }
 
 /// The gap's status in the ledger.
-fn status_of(d: &Path, gap: &str) -> String {
+pub(crate) fn status_of(d: &Path, gap: &str) -> String {
     let (_, state, _) = andon::ledger::load(&d.join("analysis/andon/ledger")).unwrap().unwrap();
     state.gaps[gap].status.name().to_string()
 }

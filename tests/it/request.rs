@@ -503,7 +503,9 @@ fn a_check_whose_tool_is_not_installed_proves_and_refutes_nothing() {
     let r = at_parse(json!("the rewrite is behavior-preserving"), &diff);
     let (code, v) = verify(d, &r, &[]);
     let contract = by_id(&v, "contract");
-    assert_eq!((code, contract["verdict"].as_str()), (14, Some("unknown")), "{v:#}");
+    assert_eq!((code, contract["verdict"].as_str()), (18, Some("unknown")), "{v:#}");
+    assert_eq!(contract["reason"], "unprovable-here", "{contract:#}");
+    assert_eq!(contract["capability"]["name"], "andon-no-such-test-runner", "{contract:#}");
     assert!(contract["evidence"].as_str().unwrap().contains("could not run here (exit 127"), "{contract:#}");
 }
 

@@ -1,0 +1,145 @@
+//! Environment-blocked proofs (decision 8): a proof that cannot run here (the check's tool is
+//! absent: the shell's exit 127) records reason `unprovable-here` naming the capability; its gap
+//! is blocked by the environment (exit 18), is not retried until the capability changes, and a
+//! person's recorded deferral moves past it: the cycle converges except that wire, never hardened.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::red_first::{DISCOUNT_TEST, filled, fix_the_wire, propose, status_of, step, trial};
+use crate::support::{andon, json, run};
+
+/// The check the trial's proofs need: a test runner no machine has until the test installs it.
+const RUNNER: &str = "andon-trial-runner";
+
+/// `andon ARGS` at `d` with `bin` first on PATH.
+fn with_path(args: &[&str], d: &Path, bin: &Path) -> std::process::Output {
+    let path = std::env::join_paths(
+        std::iter::once(bin.to_path_buf()).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())),
+    )
+    .unwrap();
+    andon().args(args).current_dir(d).env("PATH", path).output().unwrap()
+}
+
+/// The trial at its TODO gap, the fix (with a test that fails without it) applied, proposed to be
+/// proven by running `RUNNER`.
+fn blocked_trial() -> (tempfile::TempDir, String) {
+    let t = trial();
+    let d = t.path();
+    let marker = fix_the_wire(d, true);
+    propose(d, &marker, "executed", &["catalog/prices.py", "tests/test_prices.py"]);
+    crate::support::write_files(
+        d,
+        &[("catalog/prices.py", filled().as_str()), ("tests/test_prices.py", DISCOUNT_TEST)],
+    );
+    (t, marker)
+}
+
+/// `andon verify --gap G --command RUNNER --format json`, with `bin` first on PATH.
+fn verify_with_runner(d: &Path, gap: &str, bin: &Path) -> (Option<i32>, Value) {
+    let o = with_path(&["verify", "--gap", gap, "--command", RUNNER, "--format", "json"], d, bin);
+    (o.status.code(), json(&o))
+}
+
+/// How many command outputs andon kept (each run of a check keeps one).
+fn runs_kept(d: &Path) -> usize {
+    let dir = d.join("analysis/andon/artifacts");
+    std::fs::read_dir(dir).map_or(0, |e| e.count())
+        + std::fs::read_dir(d.join("analysis/andon/red-first")).map_or(0, |e| e.count())
+}
+
+#[test]
+fn a_proof_that_cannot_run_here_blocks_its_gap_until_the_capability_changes() {
+    let (t, marker) = blocked_trial();
+    let d = t.path();
+    let bin = tempfile::tempdir().unwrap();
+    let (code, doc) = verify_with_runner(d, &marker, bin.path());
+    assert_eq!(code, Some(18), "{doc:#}");
+    assert_eq!(doc["verdict"]["outcome"], "halt:blocked-by-environment", "{doc:#}");
+    assert_eq!(doc["evidence"]["verdict"], "unknown", "{doc:#}");
+    assert_eq!(doc["evidence"]["reason"], "unprovable-here", "{doc:#}");
+    assert_eq!(doc["evidence"]["capability"]["name"], RUNNER, "{doc:#}");
+    assert_eq!(doc["evidence"]["capability"]["command"], RUNNER, "{doc:#}");
+    // the loop records it: the gap is blocked by the environment, and the loop halts on it
+    let o = run(&["loop", "--format", "json", "-q"], d);
+    let v = json(&o);
+    assert_eq!(o.status.code(), Some(18), "{v:#}");
+    assert_eq!(v["verdict"]["outcome"], "halt:blocked-by-environment", "{v:#}");
+    assert!(v["next"]["detail"].as_str().unwrap().contains(RUNNER), "{v:#}");
+    assert_eq!(status_of(d, &marker), "blocked-by-environment");
+    // not retried while nothing changed: verify refuses without running anything
+    let before = runs_kept(d);
+    let (code, doc) = verify_with_runner(d, &marker, bin.path());
+    assert_eq!(code, Some(18), "{doc:#}");
+    assert!(doc["detail"].as_str().unwrap().contains("is not run again"), "{doc:#}");
+    assert_eq!(runs_kept(d), before, "the blocked proof ran again");
+    // the capability arrives: the fingerprint changed, the proof runs again and proves the fix
+    let runner = bin.path().join(RUNNER);
+    std::fs::write(&runner, "#!/bin/sh\nexec python3 -m unittest discover -s tests -t .\n").unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&runner, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let (code, doc) = verify_with_runner(d, &marker, bin.path());
+    assert_eq!(code, Some(0), "{doc:#}");
+    assert!(doc["evidence"]["reason"].is_null(), "{doc:#}");
+    let o = with_path(&["loop", "--format", "json", "-q"], d, bin.path());
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
+    assert_eq!(status_of(d, &marker), "closed");
+    assert_eq!(run(&["ledger", "check"], d).status.code(), Some(0));
+}
+
+#[test]
+fn a_person_defers_a_blocked_gap_and_the_cycle_converges_except_it_never_hardened() {
+    let (t, marker) = blocked_trial();
+    let d = t.path();
+    let bin = tempfile::tempdir().unwrap();
+    assert_eq!(verify_with_runner(d, &marker, bin.path()).0, Some(18));
+    assert_eq!(run(&["loop", "-q"], d).status.code(), Some(18));
+    // the loop never moves past it on its own: the step halts on it again
+    assert_eq!(run(&["loop", "-q"], d).status.code(), Some(18));
+    let o = run(&["defer", &marker, "--by", "lead", "--reason", "the runner is not installed on this machine"], d);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let mut last = Value::Null;
+    for _ in 0..4 {
+        last = step(d);
+        if last["next"]["action"] == "converged" {
+            break;
+        }
+    }
+    assert_eq!(last["next"]["action"], "converged", "{last:#}");
+    let detail = last["next"]["detail"].as_str().unwrap();
+    assert!(detail.contains("converged except 1 environment-blocked wire(s)"), "{detail}");
+    // the convergence record names the wire, and never claims hardened
+    let (_, _, records) = andon::ledger::load(&d.join("analysis/andon/ledger")).unwrap().unwrap();
+    let converged = records.iter().rev().find_map(|r| match &r.event {
+        andon::ledger::Event::CycleConverged { hardened, environment_blocked, .. } => {
+            Some((*hardened, environment_blocked.clone()))
+        }
+        _ => None,
+    });
+    let (hardened, blocked) = converged.expect("a convergence record");
+    assert!(!hardened);
+    assert_eq!(blocked.len(), 1, "{blocked:?}");
+    // another loop does not harden it while the deferral stands
+    let again = step(d);
+    assert_ne!(again["next"]["action"], "hardened", "{again:#}");
+    assert_eq!(run(&["ledger", "check"], d).status.code(), Some(0));
+}
+
+#[test]
+fn a_hand_written_blocked_halt_without_the_evidence_is_refused() {
+    let (t, marker) = blocked_trial();
+    let d = t.path();
+    // the gap's last evidence is no unprovable-here proof: a halt claiming it is refused
+    let (_, mut state, _) = andon::ledger::load(&d.join("analysis/andon/ledger")).unwrap().unwrap();
+    let halted = andon::ledger::Event::Halted {
+        gap: marker.clone(),
+        condition: "halt:blocked-by-environment".into(),
+        reason: "forged".into(),
+    };
+    let err = andon::ledger::apply(&mut state, 999, &halted).unwrap_err();
+    assert!(err.contains("names no capability"), "{err}");
+}
