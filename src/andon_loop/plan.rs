@@ -850,13 +850,17 @@ impl Walker<'_, '_> {
             .collect();
         let (limit, intent) = super::cycle_report(state, &book.records, &slow_pending);
         let (constraint_wire, constraint) = limit.map_or((None, None), |(w, c)| (Some(w), Some(c)));
+        let overrides = cycle_overrides(&book.records);
+        let overridden: Vec<String> =
+            overrides.iter().map(|o| format!("`{}` ({}, by {})", o.gap, o.basis.name(), o.by)).collect();
         self.notes.push(format!(
-            "cycle {} {} after {in_cycle} pass(es); constraint: {}; next cycle: {} ({})",
+            "cycle {} {} after {in_cycle} pass(es); constraint: {}; next cycle: {} ({}){}",
             state.cycles + 1,
             if hardened { "hardened" } else { "converged" },
             constraint.as_deref().unwrap_or("none"),
             intent.next,
-            intent.because
+            intent.because,
+            if overridden.is_empty() { String::new() } else { format!("; overrides: {}", overridden.join(", ")) }
         ));
         Event::CycleConverged {
             cycle: state.cycles + 1,
@@ -868,6 +872,7 @@ impl Walker<'_, '_> {
             constraint_wire,
             hardened,
             environment_blocked: environment_blocked_wires(state),
+            overrides,
         }
     }
 
@@ -951,6 +956,24 @@ impl Walker<'_, '_> {
         });
         Ok((events, decision, tier))
     }
+}
+
+/// The tier-2 overrides recorded since the last convergence (decision 7), in record order.
+fn cycle_overrides(records: &[ledger::Record]) -> Vec<ledger::CycleOverride> {
+    let since = records.iter().rev().find(|r| matches!(r.event, Event::CycleConverged { .. })).map_or(0, |r| r.seq);
+    records
+        .iter()
+        .filter(|r| r.seq > since)
+        .filter_map(|r| match &r.event {
+            Event::Overridden { gap, evidence, basis, by, .. } => Some(ledger::CycleOverride {
+                gap: gap.clone(),
+                evidence: evidence.clone(),
+                basis: *basis,
+                by: by.clone(),
+            }),
+            _ => None,
+        })
+        .collect()
 }
 
 /// The wires a cycle converges past only by a person's deferral of a proof that cannot run here.

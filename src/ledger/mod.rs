@@ -438,11 +438,25 @@ pub enum Event {
         /// (decision 8): "converged except N environment-blocked wires", never hardened.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         environment_blocked: Vec<Wire>,
+        /// The tier-2 overrides a person recorded during the cycle (decision 7): the cycle
+        /// converged past these contradictions on a person's word, and says so.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        overrides: Vec<CycleOverride>,
     },
 }
 
 fn is_false(b: &bool) -> bool {
     !*b
+}
+
+/// One override of a cycle, as its convergence record names it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CycleOverride {
+    pub gap: String,
+    pub evidence: String,
+    pub basis: OverrideBasis,
+    pub by: String,
 }
 
 /// Why a tier-2 contradiction may be distrusted (the closed list of requirements decision 7).
@@ -1960,6 +1974,7 @@ mod tests {
                     constraint_wire: None,
                     hardened: false,
                     environment_blocked: Vec::new(),
+                    overrides: Vec::new(),
                 }],
                 "cycle 2 converges after cycle 0",
             ),

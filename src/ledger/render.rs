@@ -188,10 +188,41 @@ fn history_line(e: &Event, cycle: &mut u32) -> String {
         Event::PassClosed { pass, gap, verdict, advanced, .. } => {
             format!("Pass {pass} (cycle {cycle}) closed on `{}`: {verdict:?}, advanced: {advanced}", cell(gap))
         }
-        Event::CycleConverged { cycle: c, passes, backtracks, constraint, intent, hardened, .. } => {
+        Event::CycleConverged {
+            cycle: c,
+            passes,
+            backtracks,
+            constraint,
+            intent,
+            hardened,
+            environment_blocked,
+            overrides,
+            ..
+        } => {
             *cycle = c + 1;
             let word = if *hardened { "hardened" } else { "converged" };
-            let mut line = format!("Cycle {c} {word} after {passes} passes, {backtracks} sub-cycles");
+            let except = if environment_blocked.is_empty() {
+                String::new()
+            } else {
+                let wires: Vec<String> = environment_blocked.iter().map(|w| cell(&w.to_string())).collect();
+                format!(" except {} environment-blocked wire(s) ({})", environment_blocked.len(), wires.join(", "))
+            };
+            let mut line = format!("Cycle {c} {word}{except} after {passes} passes, {backtracks} sub-cycles");
+            if !overrides.is_empty() {
+                let each: Vec<String> = overrides
+                    .iter()
+                    .map(|o| {
+                        format!(
+                            "`{}` (evidence `{}`, {}, by {})",
+                            cell(&o.gap),
+                            cell(&o.evidence),
+                            o.basis.name(),
+                            cell(&o.by)
+                        )
+                    })
+                    .collect();
+                line.push_str(&format!("; overrides: {}", each.join(", ")));
+            }
             if let Some(k) = constraint {
                 line.push_str(&format!("; constraint: {}", cell(k)));
             }

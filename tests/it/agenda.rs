@@ -264,6 +264,7 @@ fn converged(cycle: u32, passes: u32, hardened: bool) -> Event {
         constraint_wire: None,
         hardened,
         environment_blocked: Vec::new(),
+        overrides: Vec::new(),
     }
 }
 

@@ -301,3 +301,61 @@ fn every_stop_of_the_plan_is_the_agenda_of_the_ledger_it_leaves() {
         agrees_with_status(&book, &plan);
     }
 }
+
+#[test]
+fn a_cycle_report_names_the_overrides_recorded_since_the_last_convergence() {
+    use crate::ledger::{OverrideBasis, Record};
+    let overridden = |gap: &str, by: &str| Event::Overridden {
+        gap: gap.into(),
+        evidence: format!("E-{gap}-1"),
+        basis: OverrideBasis::ExtractorLimitation,
+        by: by.into(),
+        reason: "the registry wires it".into(),
+        artifact: None,
+    };
+    let converged = Event::CycleConverged {
+        cycle: 1,
+        passes: 1,
+        backtracks: 0,
+        proven: Vec::new(),
+        constraint: None,
+        intent: None,
+        constraint_wire: None,
+        hardened: false,
+        environment_blocked: Vec::new(),
+        overrides: Vec::new(),
+    };
+    let records: Vec<Record> = [overridden("W-a", "lead"), converged, overridden("W-b", "chief")]
+        .into_iter()
+        .enumerate()
+        .map(|(i, event)| Record { seq: i as u64 + 1, at: 0, event, more: 0 })
+        .collect();
+    let got = cycle_overrides(&records);
+    assert_eq!(got.len(), 1, "only this cycle's: {got:?}");
+    assert_eq!((got[0].gap.as_str(), got[0].by.as_str()), ("W-b", "chief"));
+    assert_eq!(got[0].basis, OverrideBasis::ExtractorLimitation);
+    // the ledger's human view names them, and the environment-blocked wires
+    let mut report = records.clone();
+    report.push(Record {
+        seq: 4,
+        at: 0,
+        event: Event::CycleConverged {
+            cycle: 2,
+            passes: 1,
+            backtracks: 0,
+            proven: Vec::new(),
+            constraint: None,
+            intent: None,
+            constraint_wire: None,
+            hardened: false,
+            environment_blocked: vec![Wire { producer: "core".into(), consumer: "api".into() }],
+            overrides: got,
+        },
+        more: 0,
+    });
+    let header = crate::ledger::Header { andon_ledger: 1, andon: "t".into(), rules: "r".into(), repo: "r".into() };
+    let md = crate::ledger::render(&header, &State::default(), &report);
+    let line = md.lines().find(|l| l.contains("Cycle 2")).unwrap_or_else(|| panic!("{md}"));
+    assert!(line.contains("converged except 1 environment-blocked wire(s) (core -\\> api) after"), "{line}");
+    assert!(line.contains("overrides: `W-b` (evidence `E-W-b-1`, extractor-limitation, by chief)"), "{line}");
+}
