@@ -55,6 +55,8 @@ pub struct StageLine {
     pub name: String,
     pub confidence: String,
     pub source: String,
+    /// `fast` or `slow`, once a proof about the stage says ([`State::stage_lane`]).
+    pub lane: Option<&'static str>,
     pub wires: Vec<WireLine>,
     /// Ingest mode: the brief's advisory notes for the stage (context, never gaps, R58).
     pub advisory: Vec<String>,
@@ -215,6 +217,7 @@ fn stage_lines(state: &State, stream: &Stream) -> Vec<StageLine> {
                 name: name.clone(),
                 confidence: s.confidence.clone(),
                 source: s.source.clone(),
+                lane: state.stage_lane(name),
                 wires: stream.wires.iter().filter(|w| &w.producer == name).map(line).collect(),
                 advisory: state.context.get(name).map(|c| c.advisory.clone()).unwrap_or_default(),
                 open_gates: state

@@ -228,7 +228,7 @@ impl Status {
             "never_run": false,
             "holds": b.holds.iter().map(|h| json!({ "wire": { "producer": h.wire.producer, "consumer": h.wire.consumer },
                 "evidence": h.evidence, "claim": h.claim, "references": h.references })).collect::<Vec<_>>(),
-            "stages": b.stages.iter().map(|s| json!({ "name": s.name, "confidence": s.confidence, "source": s.source,
+            "stages": b.stages.iter().map(|s| json!({ "name": s.name, "confidence": s.confidence, "source": s.source, "lane": s.lane,
                 "wires": s.wires.iter().map(|w| json!({ "producer": w.wire.producer, "consumer": w.wire.consumer,
                     "status": w.status, "evidence": w.evidence, "reopened": w.reopened })).collect::<Vec<_>>(),
                 "advisory": s.advisory, "open_entry_gates": s.open_gates })).collect::<Vec<_>>(),

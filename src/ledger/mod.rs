@@ -666,6 +666,24 @@ pub struct State {
 }
 
 impl State {
+    /// A stage's lane (R39, decision 4), derived from the one stored vocabulary, the detection
+    /// ladder: `slow` when a proof about the stage (of its gaps, or of its outgoing wires) needed
+    /// rung 4 or 5 (rendered, judged), else `fast` when one needed rungs 1–3; none before any
+    /// proof. The approaches that merely could not run add nothing.
+    pub fn stage_lane(&self, stage: &str) -> Option<&'static str> {
+        let of_stage = |e: &&Evidence| {
+            e.wire.producer == stage || e.gap.as_ref().and_then(|g| self.gaps.get(g)).is_some_and(|g| g.stage == stage)
+        };
+        let rung = self
+            .evidence
+            .values()
+            .filter(of_stage)
+            .filter(|e| e.verdict != Verdict::Unknown)
+            .filter_map(|e| e.rung)
+            .max()?;
+        Some(if rung >= 4 { "slow" } else { "fast" })
+    }
+
     /// Gaps a person deferred or skipped while their proof could not run here (decision 8), with
     /// the wire each leaves unproven (a gap inside a stage: the stage's own wire).
     pub fn environment_blocked(&self) -> Vec<(&GapState, Wire)> {
@@ -1767,6 +1785,9 @@ pub fn facts(state: &State) -> Vec<(&'static str, Vec<String>)> {
     }
     for (name, st) in &state.stages {
         out.push(("LedgerStage", vec![name.clone(), st.root.clone(), st.confidence.clone(), st.source.clone()]));
+        if let Some(lane) = state.stage_lane(name) {
+            out.push(("LedgerStageLane", vec![name.clone(), lane.into()]));
+        }
     }
     for e in state.evidence.values() {
         let verdict =
@@ -1775,6 +1796,12 @@ pub fn facts(state: &State) -> Vec<(&'static str, Vec<String>)> {
             "LedgerEvidence",
             vec![e.id.clone(), e.wire.producer.clone(), e.wire.consumer.clone(), e.approach.clone(), verdict],
         ));
+        if let Some(r) = e.reason {
+            out.push(("LedgerEvidenceReason", vec![e.id.clone(), r.name().into()]));
+        }
+        if let Some(c) = e.capability.as_ref().filter(|_| e.reason == Some(Reason::UnprovableHere)) {
+            out.push(("LedgerUnprovableHere", vec![e.id.clone(), c.name.clone()]));
+        }
     }
     for (w, s) in &state.wires {
         let status =

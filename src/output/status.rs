@@ -125,7 +125,8 @@ fn stages(w: &mut dyn Write, b: &Board, st: Style) -> io::Result<()> {
     let Style { h2, item, .. } = st;
     writeln!(w, "{h2}stages and wires")?;
     for s in &b.stages {
-        writeln!(w, "{item}{} [{}, {}]", st.esc(&s.name), s.confidence, s.source)?;
+        let lane = s.lane.map(|l| format!(", {l} lane")).unwrap_or_default();
+        writeln!(w, "{item}{} [{}, {}{lane}]", st.esc(&s.name), s.confidence, s.source)?;
         for wl in &s.wires {
             let ev = wl
                 .evidence

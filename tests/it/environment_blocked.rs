@@ -68,6 +68,12 @@ fn a_proof_that_cannot_run_here_blocks_its_gap_until_the_capability_changes() {
     assert_eq!(v["verdict"]["outcome"], "halt:blocked-by-environment", "{v:#}");
     assert!(v["next"]["detail"].as_str().unwrap().contains(RUNNER), "{v:#}");
     assert_eq!(status_of(d, &marker), "blocked-by-environment");
+    let q = run(&["query", "LedgerUnprovableHere(e, c), LedgerEvidenceReason(e, r)", "--format", "json", "-q"], d);
+    let rows = json(&q)["rows"].clone();
+    assert_eq!(rows.as_array().map(Vec::len), Some(1), "{rows:#}");
+    assert_eq!((&rows[0][1], &rows[0][2]), (&Value::from(RUNNER), &Value::from("unprovable-here")), "{rows:#}");
+    let q = run(&["query", &format!("LedgerGap(\"{marker}\", k, s, status)"), "--format", "json", "-q"], d);
+    assert_eq!(json(&q)["rows"][0][2], "blocked-by-environment");
     // not retried while nothing changed: verify refuses without running anything
     let before = runs_kept(d);
     let (code, doc) = verify_with_runner(d, &marker, bin.path());

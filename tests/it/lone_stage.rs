@@ -61,6 +61,11 @@ fn a_lone_stage_is_valid_and_its_public_api_is_a_contract_the_loop_proves() {
     assert_eq!(proofs[0].verdict, andon::ledger::Verdict::Proven);
     assert!(proofs[0].crossing.keys().any(|k| k.ends_with("calc/ops.py:add")), "the API is its surface: {proofs:?}");
     assert!(proofs[0].crossing.keys().all(|k| !k.starts_with("tests/")), "tests are not the API: {proofs:?}");
+    // the stage's lane, from the rung of its proof (a structural proof: the fast lane)
+    let q = run(&["query", "LedgerStageLane(s, lane)", "--format", "json", "-q"], d);
+    assert_eq!(json(&q)["rows"], serde_json::json!([["calc", "fast"]]), "{}", String::from_utf8_lossy(&q.stdout));
+    let status = json(&run(&["status", "--format", "json"], d));
+    assert_eq!(status["stages"][0]["lane"], "fast", "{status:#}");
     // nothing changed: the next cycle hardens
     let again = loop_until_settled(d, 2);
     assert_eq!(again.last().unwrap()["next"]["action"], "hardened", "{:#}", again.last().unwrap());
