@@ -1,6 +1,8 @@
 //! Requirements that were implemented but never made to fire: a custom `output_dir` read back
-//! through status (R4), the brief's directory never read in self-scan mode (R11), and a refuted
-//! gap moved past only by a person's recorded deferral (R73).
+//! through status (R4), the brief's directory never read in self-scan mode (R11), a refuted gap
+//! moved past only by a person's recorded deferral (R73), the same gating in both modes (R60), a
+//! command run standalone as the loop runs it (R3), and an absent optional capability that
+//! blocks nothing (R121).
 
 use serde_json::Value;
 
@@ -105,4 +107,166 @@ fn a_refuted_gap_is_moved_past_only_by_a_recorded_deferral() {
         decisions.iter().any(|x| x["gap"] == gap.as_str() && x["action"] == "defer" && x["by"] == "lead"),
         "{status:#}"
     );
+}
+
+/// One `andon ARGS --format json -q` at `d`: its exit code and its `verdict.outcome`.
+fn outcome(d: &std::path::Path, args: &[&str]) -> (Option<i32>, String) {
+    let mut all = args.to_vec();
+    all.extend(["--format", "json", "-q"]);
+    let o = run(&all, d);
+    let v = json(&o);
+    (o.status.code(), v["verdict"]["outcome"].as_str().unwrap_or_default().to_string())
+}
+
+/// A proposal of `radius` for `gap`, by running checks, writing `file`.
+fn propose_at(d: &std::path::Path, gap: &str, radius: &str, file: &str) -> Option<i32> {
+    let args = ["propose", "--gap", gap, "--blast-radius", radius, "--approach", "executed", "--reason", "r"];
+    let mut all = args.to_vec();
+    all.extend(["--description", "fill in the value", "--write-set", file]);
+    run(&all, d).status.code()
+}
+
+/// The gating one gap meets from its proposal on: a proposal over the ceiling, the fix proposed
+/// again within it, a check that refutes it, and a person's deferral. Each step's exit code and
+/// verdict.
+fn gating(d: &std::path::Path, gap: &str, file: &str) -> Vec<(Option<i32>, String)> {
+    let mut seen = Vec::new();
+    assert_eq!(propose_at(d, gap, "hard-to-reverse", file), Some(0));
+    seen.push(outcome(d, &["loop"]));
+    assert_eq!(propose_at(d, gap, "local+reversible", file), Some(0));
+    seen.push(outcome(d, &["loop"]));
+    let text = std::fs::read_to_string(d.join(file)).unwrap();
+    write_files(d, &[(file, format!("{text}VALUE = 42\n").as_str())]);
+    seen.push(outcome(d, &["verify", "--gap", gap, "--command", "exit 3"]));
+    seen.push(outcome(d, &["loop"]));
+    assert_eq!(run(&["defer", gap, "--by", "lead", "--reason", "later"], d).status.code(), Some(0));
+    let (_, state, _) = andon::ledger::load(&d.join("analysis/andon/ledger")).unwrap().unwrap();
+    seen.push((None, state.gaps[gap].status.name().to_string()));
+    seen
+}
+
+#[test]
+fn the_same_gap_meets_the_same_gating_in_both_modes() {
+    // R60: ingest mode, a brief's work item on shared/types.py
+    let t = tempfile::tempdir().unwrap();
+    let ingest = t.path();
+    write_files(
+        ingest,
+        &[
+            ("shared/types.py", "X = 1\n"),
+            ("shared/money.py", "Y = 2\n"),
+            ("storage/db.py", "Z = 3\n"),
+            ("api/routes.py", "R = 4\n"),
+            ("andon.toml", "gap_source = \"ingest\"\n"),
+        ],
+    );
+    let src = crate::support::fixtures().join("briefs/valid");
+    for f in ["MODERNIZATION_BRIEF.md", "transform_brief_summary.json"] {
+        let dst = ingest.join("analysis/self-assess").join(f);
+        std::fs::create_dir_all(dst.parent().unwrap()).unwrap();
+        std::fs::copy(src.join(f), dst).unwrap();
+    }
+    // both under git: a fix is the change from the proposal's base commit in either mode
+    crate::support::git(ingest, &["init", "-q"]);
+    commit_all(ingest);
+    let v = json(&run(&["loop", "--format", "json", "-q"], ingest));
+    let item = v["picked"]["gap"].as_str().unwrap_or_else(|| panic!("{v:#}")).to_string();
+    let at = v["gaps"].as_array().unwrap().iter().find(|g| g["id"] == item.as_str()).unwrap().clone();
+    assert_eq!(at["source"], "WorkItem", "{v:#}");
+    let file = at["path"].as_str().unwrap().to_string();
+    // self-scan mode: the same file, with the work marked in the code
+    let s = tempfile::tempdir().unwrap();
+    let scan = s.path();
+    let text = std::fs::read_to_string(ingest.join(&file)).unwrap();
+    let module = file.trim_end_matches(".py").replace('/', ".");
+    let test = format!("from {module} import *\n\n\ndef test_loads():\n    assert True\n");
+    write_files(scan, &[(file.as_str(), format!("# TODO: the value\n{text}").as_str()), ("tests/test_it.py", &test)]);
+    crate::support::git(scan, &["init", "-q"]);
+    commit_all(scan);
+    let v = json(&run(&["loop", "--format", "json", "-q"], scan));
+    let marker = v["picked"]["gap"].as_str().unwrap_or_else(|| panic!("{v:#}")).to_string();
+    assert_eq!(
+        v["gaps"].as_array().unwrap().iter().find(|g| g["id"] == marker.as_str()).unwrap()["source"],
+        "StageMarker"
+    );
+    let (a, b) = (gating(ingest, &item, &file), gating(scan, &marker, &file));
+    assert_eq!(a, b, "ingest {a:?} / self-scan {b:?}");
+    // and the gating is what the andon rule says, not two ways of saying nothing
+    assert_eq!(a[0], (Some(11), "halt:authorization".to_string()));
+    assert_eq!(a[1], (Some(0), "awaiting-verification".to_string()));
+    assert_eq!(a[2], (Some(10), "halt:refuted".to_string()));
+    assert_eq!(a[3], (Some(10), "halt:refuted".to_string()));
+    assert_eq!(a[4], (None, "deferred".to_string()));
+}
+
+#[test]
+fn a_command_run_standalone_applies_the_defaults_and_normalization_the_loop_does() {
+    // R3: status, the packet and verify, run on their own from another directory with a path,
+    // see exactly what the loop's step saw and wrote
+    let t = shop_trial();
+    let d = t.path();
+    let toml = std::fs::read_to_string(d.join("andon.toml")).unwrap();
+    write_files(d, &[("andon.toml", format!("output_dir = \"out/andon\"\n{toml}").as_str())]);
+    commit_all(d);
+    let step = json(&run(&["loop", "--format", "json", "-q"], d));
+    let gap = step["picked"]["gap"].as_str().unwrap().to_string();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let path = d.to_str().unwrap();
+    let status = json(&run(&["status", path, "--format", "json"], elsewhere.path()));
+    assert_eq!(status["next"], step["next"], "status: {status:#}\nloop: {step:#}");
+    assert_eq!(status["constraint"]["rule"], step["constraint"]["rule"]);
+    let sub = d.join("catalog");
+    let packet = json(&run(&["propose", "..", "--packet", &gap, "--format", "json"], &sub));
+    assert_eq!(packet["gap"]["id"], gap.as_str(), "{packet:#}");
+    // a standalone verify reads the settings' output_dir as the loop does: its refusal of an
+    // unproposed gap names the gap, and it writes nowhere else
+    let o = run(&["verify", path, "--gap", &gap, "--format", "json"], elsewhere.path());
+    assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stdout));
+    assert!(!d.join("analysis").exists() && !elsewhere.path().join("analysis").exists());
+    assert!(!elsewhere.path().join("out").exists());
+}
+
+#[test]
+fn an_absent_optional_capability_never_blocks_a_wire_that_does_not_need_it() {
+    // R121: no mutation tool on PATH; the wire's structural proof and the loop go on
+    let t = shop_trial();
+    let d = t.path();
+    let bin = tempfile::tempdir().unwrap();
+    for tool in ["git", "sh", "python3"] {
+        let found = std::process::Command::new("sh").args(["-c", &format!("command -v {tool}")]).output().unwrap();
+        let at = String::from_utf8_lossy(&found.stdout).trim().to_string();
+        std::os::unix::fs::symlink(&at, bin.path().join(tool)).unwrap();
+    }
+    let with_path =
+        |args: &[&str]| crate::support::andon().args(args).current_dir(d).env("PATH", bin.path()).output().unwrap();
+    let pre = json(&with_path(&["preflight", "--format", "json", "-q"]));
+    assert!(pre.to_string().contains("`mutmut` (python) is not on PATH"), "the audit tool is absent: {pre:#}");
+    let v = json(&with_path(&["loop", "--format", "json", "-q"]));
+    let wire = v["picked"]["gap"].as_str().unwrap().to_string();
+    let o = with_path(&[
+        "propose",
+        "--gap",
+        &wire,
+        "--blast-radius",
+        "local+reversible",
+        "--approach",
+        "structural",
+        "--reason",
+        "r",
+        "--description",
+        "define and export total_of",
+        "--write-set",
+        "catalog/prices.py",
+        "catalog/__init__.py",
+    ]);
+    assert_eq!(o.status.code(), Some(0));
+    with_path(&["loop", "-q"]);
+    crate::support::fix_the_trial_import(d);
+    let o = with_path(&["verify", "--gap", &wire, "--format", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
+    let o = with_path(&["loop", "--format", "json", "-q"]);
+    let v = json(&o);
+    assert_eq!(o.status.code(), Some(0), "{v:#}");
+    let wires = v["ledger"]["wires"].as_array().unwrap();
+    assert!(wires.iter().any(|w| w["producer"] == "catalog" && w["status"] == "proven"), "{v:#}");
 }
