@@ -5,7 +5,7 @@
 //! Which tool serves which language is the language table's (`mutation_tool` of each row).
 
 use std::ffi::OsStr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::extract::LANGUAGES;
 
@@ -49,17 +49,6 @@ pub const REGISTRY: &[Tool] = &[
 
 /// Whether an executable `name` is in one of the directories of `path_var`.
 pub fn on_path(name: &str, path_var: Option<&OsStr>) -> bool {
-    let executable = |f: &Path| {
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            f.metadata().is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        }
-        #[cfg(not(unix))]
-        {
-            f.is_file()
-        }
-    };
     path_var.is_some_and(|p| std::env::split_paths(p).any(|d| executable(&d.join(name))))
 }
 
@@ -76,10 +65,15 @@ pub fn available(approach: &str, language: &str, path_var: Option<&OsStr>) -> Re
     })
 }
 
+/// Commands that run another command: the one they run is the capability, not them.
+const WRAPPERS: &[&str] = &["env", "timeout", "nice", "nohup", "exec", "command", "stdbuf", "time", "xargs", "sudo"];
+
 /// The executable a command line could not run (the shell's exit 126 or 127): the name the
 /// shell's message gives (`sh: 1: pytest: not found`, `bash: pytest: command not found`, `sh: 1:
-/// ./run.sh: Permission denied`), else the command line's first word past any `NAME=value`.
+/// ./run.sh: Permission denied`, `env: 'tool': No such file or directory`), else the command
+/// line's first word past any `NAME=value`, wrapper (`env`, `timeout 60`, ...) and its options.
 pub fn missing_from(command: &str, output: &str) -> String {
+    let unquote = |n: &str| n.trim_matches(|c| matches!(c, '\'' | '"' | '`' | '\u{2018}' | '\u{2019}')).to_string();
     let said = output.lines().rev().find_map(|l| {
         let l = l.trim();
         ["command not found", "not found", "Permission denied", "No such file or directory"]
@@ -87,28 +81,73 @@ pub fn missing_from(command: &str, output: &str) -> String {
             .find_map(|tail| l.strip_suffix(tail))
             .and_then(|head| head.trim_end().strip_suffix(':'))
             .and_then(|head| head.rsplit(": ").next())
-            .map(str::trim)
+            .map(unquote)
             .filter(|name| {
                 !name.is_empty() && !name.contains(|c: char| c.is_whitespace() || c.is_control() || c == '`')
             })
-            .map(str::to_string)
     });
     said.unwrap_or_else(|| {
-        let word = command.split_whitespace().find(|w| !w.contains('=') || w.starts_with('='));
-        word.unwrap_or(command).to_string()
+        let mut words = command.split_whitespace().peekable();
+        while let Some(w) = words.next() {
+            let assignment = w.contains('=') && !w.starts_with('=');
+            let option_or_number = w.starts_with('-')
+                || w.parse::<f64>().is_ok()
+                || w.ends_with('s') && w[..w.len() - 1].parse::<f64>().is_ok();
+            if assignment || WRAPPERS.contains(&w) || (option_or_number && words.peek().is_some()) {
+                continue;
+            }
+            return unquote(w);
+        }
+        command.trim().to_string()
     })
 }
 
-/// How `name` resolves here, as a fingerprint: the file it resolves to on `path_var` (or, for a
-/// name with a `/`, as given under `root`), with its size, mode and modification time; or that
-/// nothing does. Installing the tool, moving it, or making it executable changes it.
-pub fn fingerprint(name: &str, root: &std::path::Path, path_var: Option<&OsStr>) -> String {
-    let found = if name.contains('/') {
-        Some(root.join(name)).filter(|p| p.exists())
-    } else {
-        path_var.and_then(|p| std::env::split_paths(p).map(|d| d.join(name)).find(|f| f.exists()))
-    };
-    let Some(file) = found else { return format!("{name}: absent") };
+/// The file `name` resolves to as a command here: on `path_var` for a bare name (the first that is
+/// an executable file, as the shell takes it), under `root` for a name with a `/`.
+fn resolve(name: &str, root: &Path, path_var: Option<&OsStr>) -> Option<PathBuf> {
+    if name.contains('/') {
+        return Some(root.join(name)).filter(|p| executable(p));
+    }
+    path_var.and_then(|p| std::env::split_paths(p).map(|d| d.join(name)).find(|f| executable(f)))
+}
+
+/// Whether `f` is a file the shell may execute.
+fn executable(f: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        f.metadata().is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    }
+    #[cfg(not(unix))]
+    {
+        f.is_file()
+    }
+}
+
+/// Whether `name` resolves to an executable here: a check that exits 127 naming a capability
+/// that resolves did not fail for want of it.
+pub fn resolves(name: &str, root: &Path, path_var: Option<&OsStr>) -> bool {
+    resolve(name, root, path_var).is_some()
+}
+
+/// Whether a recorded capability can be watched for a change: a bare name on `PATH`, run by a
+/// command that neither changes `PATH` nor the directory it runs in. Anything else (a relative
+/// path after a `cd`, a `PATH=./node_modules/.bin:$PATH` prefix) cannot be resolved the way the
+/// command resolves it, so a proof blocked on it is never refused a re-run.
+pub fn watchable(name: &str, command: &str) -> bool {
+    !name.contains('/')
+        && !command.contains("PATH=")
+        && !command.split(|c: char| c == ';' || c == '&' || c == '|').any(|part| {
+            let w = part.split_whitespace().next().unwrap_or_default();
+            w == "cd" || w == "pushd"
+        })
+}
+
+/// How `name` resolves here, as a fingerprint: the executable file it resolves to ([`resolve`]),
+/// with its size, mode and modification time; or that nothing does. Installing the tool, moving
+/// it, or making it executable changes it.
+pub fn fingerprint(name: &str, root: &Path, path_var: Option<&OsStr>) -> String {
+    let Some(file) = resolve(name, root, path_var) else { return format!("{name}: absent") };
     let meta = std::fs::metadata(&file).ok();
     #[cfg(unix)]
     let mode = {
@@ -139,6 +178,19 @@ mod tests {
         assert_eq!(missing_from("CI=1 LANG=C tox -e py", ""), "tox");
         // the last such line is the shell's (a test's own output comes before)
         assert_eq!(missing_from("make", "a: b: not found\nmake: cc: Command not found\nsh: 1: cc: not found"), "cc");
+        // quoted names lose their quotes; wrappers and their options are not the capability
+        assert_eq!(missing_from("env X=1 tool", "env: \u{2018}tool\u{2019}: No such file or directory"), "tool");
+        assert_eq!(missing_from("timeout 60 nosuchtool -q", ""), "nosuchtool");
+        assert_eq!(missing_from("timeout -k 5 10s nice -n 5 ruff check .", ""), "ruff");
+        assert_eq!(missing_from("env -i PATH=/x jest", ""), "jest");
+    }
+
+    #[test]
+    fn a_capability_resolved_by_the_command_itself_is_not_watched() {
+        assert!(watchable("pytest", "pytest -q"));
+        assert!(!watchable("./run.sh", "./run.sh"));
+        assert!(!watchable("jest", "PATH=./node_modules/.bin:$PATH jest"));
+        assert!(!watchable("tool", "mkdir -p ci && cd ci && tool"));
     }
 
     #[test]
@@ -149,8 +201,17 @@ mod tests {
         assert_eq!(absent, "andon-probe: absent");
         assert_eq!(fingerprint("andon-probe", dir.path(), Some(&path)), absent, "stable while nothing changes");
         std::fs::write(dir.path().join("andon-probe"), "#!/bin/sh\n").unwrap();
+        #[cfg(unix)]
+        {
+            // a file the shell cannot execute is no capability
+            assert_eq!(fingerprint("andon-probe", dir.path(), Some(&path)), absent);
+            use std::os::unix::fs::PermissionsExt;
+            let exe = std::fs::Permissions::from_mode(0o755);
+            std::fs::set_permissions(dir.path().join("andon-probe"), exe).unwrap();
+        }
         let installed = fingerprint("andon-probe", dir.path(), Some(&path));
         assert_ne!(installed, absent);
+        assert!(resolves("andon-probe", dir.path(), Some(&path)));
         std::fs::write(dir.path().join("andon-probe"), "#!/bin/sh\nexit 0\n").unwrap();
         assert_ne!(fingerprint("andon-probe", dir.path(), Some(&path)), installed, "a changed tool");
         // a relative name resolves under the repository, not on PATH

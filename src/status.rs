@@ -105,7 +105,7 @@ pub fn board(state: &State, records: &[Record], opts: Options) -> Board {
     let Agenda { constraint, next, .. } = agenda(state, records, opts);
     let gaps = GapCounts::of(state);
     let mut approaches = BTreeMap::new();
-    for e in state.evidence.values() {
+    for e in state.evidence.values().filter(|e| e.is_proof_attempt()) {
         *approaches.entry(e.approach.clone()).or_default() += 1;
     }
     let vanished = state.gaps.values().filter(|g| g.status == GapStatus::Vanished).cloned().collect();
@@ -715,11 +715,19 @@ fn settled(state: &State, records: &[Record], stream: &Stream, ingest: bool) -> 
     let set_aside =
         state.gaps.values().filter(|g| matches!(g.status, GapStatus::Skipped | GapStatus::Deferred)).count();
     let detail = if !blocked.is_empty() {
-        let mut wires: Vec<String> = blocked.iter().map(Wire::to_string).collect();
+        let mut wires: Vec<String> = state
+            .environment_blocked()
+            .iter()
+            .map(|(g, w)| match (&g.wire, &g.blocked) {
+                (Some(_), Some(c)) => format!("{w} (gap `{}`, `{}`)", g.id, c.name),
+                (None, Some(c)) => format!("stage `{}` (gap `{}`, `{}`)", g.stage, g.id, c.name),
+                _ => w.to_string(),
+            })
+            .collect();
         wires.sort();
         wires.dedup();
         format!(
-            "converged except {} environment-blocked wire(s) ({}): their proofs cannot run here and a person deferred them; never hardened while they stand",
+            "converged except {} environment-blocked wire(s): {}; a person deferred them because their proofs could not run here. Never hardened while they stand: once the capability is here, `andon verify --gap G` proves each",
             wires.len(),
             wires.join(", ")
         )

@@ -103,15 +103,12 @@ pub(super) fn surface_change(root: &Path, idx: &Index, state: &State) -> Result<
     datalog::run_runtime(&prog, &mut store, Some(&need));
     let wires: Vec<Wire> = proven.iter().map(|(w, _)| w.clone()).collect();
     let now = surface::surfaces(root, idx, &store, &wires);
-    // a lone stage's public API (its own wire) grows compatibly: only a changed or removed name
-    // changes what its users rest on
-    let breaks = |w: &Wire, e: &ledger::Evidence, s: &surface::Surface| {
-        let d = surface::Delta::of(&e.crossing, s);
-        w.producer != w.consumer || !d.changed.is_empty() || !d.removed.is_empty()
-    };
+    // a lone stage's own wire counts every exported name, helpers too: a change there reopens
+    // its contract for the loop to prove again, but rates no fix (no other stage rests on it)
     let changed: Vec<String> = proven
         .iter()
-        .filter(|(w, e)| now.get(w).is_some_and(|s| Some(&s.fingerprint) != e.surface.as_ref() && breaks(w, e, s)))
+        .filter(|(w, _)| w.producer != w.consumer)
+        .filter(|(w, e)| now.get(w).is_some_and(|s| Some(&s.fingerprint) != e.surface.as_ref()))
         .map(|(w, e)| format!("{w} ({})", surface::what_changed(&e.crossing, &now[w])))
         .collect();
     Ok((!changed.is_empty()).then(|| format!("changes the public surface of {}", changed.join("; "))))
@@ -214,6 +211,11 @@ fn unrecorded_verdict(file: &Path) -> Option<String> {
 /// blocked proof is not retried until the capability changes (decision 8).
 fn still_blocked(root: &Path, cfg: &Config, g: &ledger::GapState, command: Option<&str>) -> Option<ledger::Capability> {
     let cap = g.blocked.as_ref().filter(|_| g.status == GapStatus::BlockedByEnvironment)?;
+    // a capability the command resolves its own way (after a `cd`, on a `PATH` it sets) cannot
+    // be watched from here: never refuse its re-run
+    if !crate::capabilities::watchable(&cap.name, &cap.command) {
+        return None;
+    }
     let now = crate::capabilities::fingerprint(&cap.name, root, std::env::var_os("PATH").as_deref());
     let needed = match command {
         Some(c) => c == cap.command,
@@ -232,17 +234,18 @@ fn keep_proven_tree(root: &Path, cfg: &Config, base: &str, outcome: &fix::Verify
     snap.keep(base, &format!("andon: the tree proven for gap {}", outcome.gap))
 }
 
-/// May a gap in `status` be verified: proposed, or halted on the proof of its last fix (refuted,
-/// a hold, unproven, awaiting a person): the fix is changed and verified again, with the same
-/// proposal while its scope holds.
-pub(super) fn verifiable(status: GapStatus) -> bool {
+/// May gap `g` be verified: proposed, or halted on the proof of its last fix (refuted, a hold,
+/// unproven, awaiting a person, blocked by the environment): the fix is changed and verified
+/// again, with the same proposal while its scope holds. A gap a person deferred because its proof
+/// could not run here is verified again once it can (decision 8).
+pub(super) fn verifiable(g: &ledger::GapState) -> bool {
     matches!(
-        status,
+        g.status,
         GapStatus::Proposed
             | GapStatus::Halted
             | GapStatus::HaltedAwaitingAuthorization
             | GapStatus::BlockedByEnvironment
-    )
+    ) || (g.status == GapStatus::Deferred && g.blocked.is_some())
 }
 
 /// A proposed gap as the ledger recorded it, with the inputs verify proves it with.
@@ -263,7 +266,7 @@ impl<'s> Proposed<'s> {
     /// `--proposer` naming someone else is refused). `Err` is why verify refuses.
     fn of(state: &'s State, records: &[ledger::Record], gap: &str, inputs: &prove::Inputs) -> Result<Self, String> {
         let Some(g) = state.gaps.get(gap) else { return Err(format!("no gap `{gap}` in the ledger")) };
-        if !verifiable(g.status) {
+        if !verifiable(g) {
             return Err(format!(
                 "gap `{gap}` is {}; only a proposed gap, or one halted on its last proof, is verified",
                 g.status.name()
@@ -496,6 +499,7 @@ impl Ask<'_> {
             out: &out,
             tools: &tools,
             nonce: &change.hash,
+            own: &own_paths(self.cfg),
         };
         let (proof, record) = red::prove(&ask, &scratch);
         (proof, Some(record))

@@ -297,6 +297,7 @@ const GOALS: &[crate::facts::RelId] = &[
     rel::UNDECLARED_IMPORT,
     rel::UNUSED_DEPENDENCY_AT,
     rel::OPEN_ABSENCE,
+    rel::MISSING_NAME,
 ];
 
 /// Structural proof of a non-wire obligation at `path`: an undeclared import or an unused
@@ -397,19 +398,7 @@ pub fn structural_of(idx: &Index, wire: Option<&Wire>, path: &str, summary: &str
         ));
     }
     if w.producer == w.consumer {
-        // a lone stage's own wire: its public API is the contract (R31), and nothing in the stage
-        // contradicts what it imports
-        let files = rows(rel::IN_STAGE).filter(|x| store.syms.str(x[1]) == w.producer).count();
-        return Ok((
-            Verdict::Proven,
-            Some(1),
-            false,
-            format!(
-                "stage `{}` is the only stage: its public API is its contract, and none of its {files} file(s) imports a name it does not define",
-                w.producer
-            ),
-            vec![],
-        ));
+        return Ok(lone_stage_proof(&store, &w.producer));
     }
     let imports: Vec<String> = rows(rel::WIRE_IMPORT)
         .filter(|r| store.syms.str(r[0]) == w.producer && store.syms.str(r[1]) == w.consumer)
@@ -439,6 +428,35 @@ pub fn structural_of(idx: &Index, wire: Option<&Wire>, path: &str, summary: &str
 /// Why a name missing across wire `w` is no exact absence: the first open surface its target
 /// rests on (R100), e.g. "`quote` is missing from src/lib.rs, whose surface is open: src/lib.rs has
 /// item-level macro `m!`".
+/// The structural proof of a lone stage's own wire (R31): its public API is its contract, and it
+/// holds while no file of the stage imports, from another file of the stage, a name that file
+/// does not define or export. Such an import refutes it at tier 2 (an import inside the stage is
+/// not graded by a wire's resolution).
+fn lone_stage_proof(store: &Store, stage: &str) -> StructuralProof {
+    let s = |v: u32| store.syms.str(v).to_string();
+    let in_stage =
+        |p: u32| store.rels[rel::IN_STAGE.0 as usize].iter().any(|x| x[0] == p && store.syms.str(x[1]) == stage);
+    let mut refs: Vec<String> = store.rels[rel::MISSING_NAME.0 as usize]
+        .iter()
+        .filter(|r| in_stage(r[0]) && in_stage(r[3]))
+        .map(|r| format!("{}:{}: `{}` is not defined or exported by {}", s(r[0]), r[1], s(r[2]), s(r[3])))
+        .collect();
+    refs.sort();
+    refs.dedup();
+    if !refs.is_empty() {
+        let claim = format!(
+            "{} contradiction(s) inside stage `{stage}`, whose public API is its contract (tier 2: an import inside the stage)",
+            refs.len()
+        );
+        return (Verdict::Refuted, Some(2), false, claim, refs);
+    }
+    let files = store.rels[rel::IN_STAGE.0 as usize].iter().filter(|x| store.syms.str(x[1]) == stage).count();
+    let claim = format!(
+        "stage `{stage}` is the only stage: its public API is its contract, and none of its {files} file(s) imports from another a name it does not define"
+    );
+    (Verdict::Proven, Some(1), false, claim, vec![])
+}
+
 fn open_absence(store: &Store, w: &Wire) -> Option<String> {
     let s = |v: u32| store.syms.str(v).to_string();
     let on_wire = |path: u32| {

@@ -463,6 +463,7 @@ fn cycle_report(
     }
     for r in records.iter().filter(|r| r.seq > since) {
         if let Event::EvidenceRecorded { evidence } = &r.event
+            && evidence.is_proof_attempt()
             && let Some(e) = load.get_mut(&evidence.wire)
         {
             e.1 += 1;

@@ -210,7 +210,18 @@ fn authorization_note(book: &Book, g: &GapState, p: &proposal::Proposal, ceiling
         p.gap,
         p.gap
     );
-    let mut ev = fix::evidence(g, "authorization", Verdict::Unknown, None, false, claim, detail, vec![], None, "none");
+    let mut ev = fix::evidence(
+        g,
+        ledger::AUTHORIZATION_NOTE,
+        Verdict::Unknown,
+        None,
+        false,
+        claim,
+        detail,
+        vec![],
+        None,
+        "none",
+    );
     ev.id = book.next_evidence_id(&g.id);
     ev.radius = Some(p.blast_radius);
     ev
@@ -237,7 +248,7 @@ fn evidence(
             plan.notes.push(format!("{}: not recorded: no gap `{}`", file.display(), outcome.gap));
             continue;
         };
-        let refused = if !super::applied::verifiable(g.status) {
+        let refused = if !super::applied::verifiable(&g) {
             Some(format!("gap `{}` is {}", g.id, g.status.name()))
         } else {
             match still_applied(book, repo, &g, &outcome)? {

@@ -100,6 +100,10 @@ impl Proof {
         if let Some(cap) = unprovable_here(root, runs) {
             self.verdict = Verdict::Unknown;
             self.reason = Some(Reason::UnprovableHere);
+            self.claim = format!(
+                "`{}` cannot run here: `{}` is not available; nothing is known of the fix",
+                cap.command, cap.name
+            );
             self.capability = Some(cap);
         } else if runs.iter().any(|r| r.timed_out) {
             self.reason = Some(Reason::TimedOut);
@@ -107,13 +111,26 @@ impl Proof {
     }
 }
 
-/// The capability the first run that could not run here lacked (the shell's 126 or 127), with
-/// its fingerprint as it resolves now.
+/// The capability the first run that could not run here lacked ([`cannot_run_here`]), with its
+/// fingerprint as it resolves now.
 pub(super) fn unprovable_here(root: &Path, runs: &[commands::Run]) -> Option<Capability> {
-    let r = runs.iter().find(|r| missing_tool(r.exit))?;
+    runs.iter().find_map(|r| lacking(root, r))
+}
+
+/// The capability run `r` lacked: it exited as the shell does for a command it cannot find (127)
+/// or execute (126), and the executable it names does not resolve here. A 126 or 127 naming
+/// something that resolves is the check's own exit: a failure like any other.
+fn lacking(root: &Path, r: &commands::Run) -> Option<Capability> {
+    if !matches!(r.exit, Some(126 | 127)) {
+        return None;
+    }
     let output = std::fs::read_to_string(root.join(&r.artifact)).unwrap_or_else(|_| r.tail.clone());
     let name = crate::capabilities::missing_from(&r.run, &output);
-    let fingerprint = crate::capabilities::fingerprint(&name, root, std::env::var_os("PATH").as_deref());
+    let path = std::env::var_os("PATH");
+    if crate::capabilities::resolves(&name, root, path.as_deref()) {
+        return None;
+    }
+    let fingerprint = crate::capabilities::fingerprint(&name, root, path.as_deref());
     Some(Capability { name, command: r.run.clone(), fingerprint })
 }
 
@@ -346,7 +363,7 @@ fn numeric(root: &Path, cfg: &Config, target: &Target, inputs: &Inputs, nonce: &
             technique: c.technique.expect("filtered"),
             command: c.run.clone(),
             // a check that could not run here did not run: it shows nothing, not a failure
-            exit: r.exit.filter(|c| !missing_tool(Some(*c))),
+            exit: r.exit.filter(|_| !cannot_run_here(root, r)),
             timed_out: r.timed_out,
         })
         .collect();
@@ -521,7 +538,7 @@ pub(super) fn property_judgment(
     let tool =
         tools.iter().map(|d| d.tool).find(|t| property::counterexample(*t, &output).is_some()).unwrap_or(tools[0].tool);
     let mut j = property::judge(tool, r.exit, r.timed_out, &output);
-    if missing_tool(r.exit) {
+    if cannot_run_here(root, r) {
         j.verdict = Verdict::Unknown;
         j.counterexample = None;
         j.summary = format!(
@@ -554,10 +571,9 @@ fn property_verdict(verdicts: &[Verdict]) -> Verdict {
     }
 }
 
-/// The shell's exits for a command it could not execute (126) or find (127): the check's tool is
-/// not available here, which says nothing about the fix.
-pub(super) fn missing_tool(exit: Option<i32>) -> bool {
-    matches!(exit, Some(126 | 127))
+/// Run `r` could not run here: its tool is absent ([`lacking`]), which says nothing about the fix.
+pub(super) fn cannot_run_here(root: &Path, r: &commands::Run) -> bool {
+    lacking(root, r).is_some()
 }
 
 /// Runs the checks (never from the cache: a verification runs them) and judges by exit codes:
@@ -575,9 +591,9 @@ pub(super) fn run_checks(root: &Path, out: &Path, specs: &[CommandSpec], nonce: 
 pub(super) fn executed_proof(root: &Path, runs: &[commands::Run]) -> Proof {
     let verdict = if runs.iter().all(commands::Run::passed) {
         Verdict::Proven
-    } else if runs.iter().any(|r| r.exit.is_some_and(|c| c != 0 && !missing_tool(Some(c)))) {
+    } else if runs.iter().any(|r| r.exit.is_some_and(|c| c != 0) && !cannot_run_here(root, r)) {
         Verdict::Refuted
-    } else if runs.iter().any(|r| missing_tool(r.exit)) {
+    } else if runs.iter().any(|r| cannot_run_here(root, r)) {
         // the check could not run here: nothing is known about the fix, it is not refuted (R119)
         Verdict::Unknown
     } else {
@@ -588,7 +604,7 @@ pub(super) fn executed_proof(root: &Path, runs: &[commands::Run]) -> Proof {
         .map(|r| {
             let how = match (r.exit, r.timed_out) {
                 (_, true) => "timed out".to_string(),
-                (Some(c), _) if missing_tool(Some(c)) => {
+                (Some(c), _) if cannot_run_here(root, r) => {
                     format!("could not run here (exit {c}: the command or its tool is not available)")
                 }
                 (Some(c), _) => format!("exit {c}"),

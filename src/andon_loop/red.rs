@@ -220,7 +220,7 @@ fn link_ignored(root: &Path, work: &Path, own: &[String]) -> Result<(), String> 
 /// tool is missing here, or that timed out: a copy starts with cold caches, so a timeout there
 /// shows nothing about the fix)?
 fn red(approach: Approach, root: &Path, r: &commands::Run, tools: &[crate::evidence::property::Detected]) -> bool {
-    let failed = !r.timed_out && r.exit.is_some_and(|c| c != 0 && !prove::missing_tool(Some(c)));
+    let failed = !r.timed_out && r.exit.is_some_and(|c| c != 0) && !prove::cannot_run_here(root, r);
     match approach {
         Approach::Property => failed && prove::property_judgment(root, r, tools).1.verdict == Verdict::Refuted,
         _ => failed,
@@ -255,6 +255,8 @@ pub struct Ask<'a> {
     pub out: &'a Path,
     pub tools: &'a [crate::evidence::property::Detected],
     pub nonce: &'a str,
+    /// andon's own directories, never linked into a scratch copy.
+    pub own: &'a [String],
 }
 
 /// Runs the checks in `scratch` without the fix, then in `scratch` with it (the control), then
@@ -321,11 +323,34 @@ pub fn prove(ask: &Ask, scratch: &Scratch) -> (Proof, RedFirst) {
             proof.claim = format!("{}, and failed without it", proof.claim);
         }
     }
+    if proof.reason == Some(crate::ledger::Reason::UnprovableHere) {
+        environment_or_fix(ask, &out, &mut proof);
+    }
     proof.detail = format!("{}; {runs}", proof.detail);
     proof.references.extend(before.iter().chain(&control).map(|r| r.artifact.clone()));
     let overlaid = scratch.overlaid.clone();
     let record = RedFirst { base: ask.base.to_string(), overlaid, before, control, after, flipped };
     (proof, record)
+}
+
+/// A check that cannot run here with the fix: is it the environment, or the fix? The checks run
+/// once more on the base tree as it was (none of the fix's files, its tests neither). Where they
+/// run there, the capability was never missing: the fix's files make them exit as the shell does
+/// for a missing command (a test that prints the shell's message and exits 127, a script calling
+/// a tool nothing here has), and the fix is refuted.
+fn environment_or_fix(ask: &Ask, out: &Path, proof: &mut Proof) {
+    let Ok(pure) = base_tree(ask.root, ask.base, &[], &|_| false, ask.own) else { return };
+    let runs = prove::run_checks(&pure.tree(), &out.join("base"), ask.specs, ask.nonce);
+    if runs.iter().any(|r| prove::cannot_run_here(ask.root, r)) {
+        return;
+    }
+    let name = proof.capability.take().map(|c| c.name).unwrap_or_default();
+    proof.verdict = Verdict::Refuted;
+    proof.reason = None;
+    proof.claim = format!(
+        "the checks run on the base tree, but with the fix they exit as if `{name}` were missing: the fix's files, not the environment, stop them"
+    );
+    proof.references.extend(runs.iter().map(|r| r.artifact.clone()));
 }
 
 /// How a run ended, in words.

@@ -198,6 +198,10 @@ pub struct Interview {
     pub answer: String,
 }
 
+/// The approach of the evidence record a stop on authorization writes (R80): a note of what was
+/// proposed, never a proof attempt.
+pub const AUTHORIZATION_NOTE: &str = "authorization";
+
 /// One proof attempt on one wire (R42).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -665,6 +669,13 @@ pub struct State {
     pub settled_since_convergence: u32,
 }
 
+impl Evidence {
+    /// Whether it is an attempt to prove (every record but an authorization note).
+    pub fn is_proof_attempt(&self) -> bool {
+        self.approach != AUTHORIZATION_NOTE
+    }
+}
+
 impl State {
     /// A stage's lane (R39, decision 4), derived from the one stored vocabulary, the detection
     /// ladder: `slow` when a proof about the stage (of its gaps, or of its outgoing wires) needed
@@ -837,8 +848,9 @@ pub fn apply(state: &mut State, seq: u64, e: &Event) -> Result<(), String> {
         Event::PassClosed { pass, gap, advanced, ceiling, diff_hash, .. } => {
             close_pass(state, *pass, gap, *advanced, *ceiling, diff_hash.as_deref())
         }
-        Event::CycleConverged { cycle, passes, intent, hardened, .. } => {
+        Event::CycleConverged { cycle, passes, intent, hardened, environment_blocked, .. } => {
             check_hardened(state, *cycle, *passes, *hardened)?;
+            check_environment_blocked(state, *cycle, environment_blocked)?;
             converge_cycle(state, *cycle, *passes, intent.as_ref())
         }
         Event::GapRestated { gap, location, summary } => restate_gap(state, gap, location, summary),
@@ -1024,6 +1036,26 @@ fn vanish_gap(state: &mut State, gap: &str, tree: &str) -> Result<(), String> {
     }
     g.status = GapStatus::Vanished;
     state.settled_since_convergence += 1;
+    Ok(())
+}
+
+/// A cycle names exactly the wires it converged past on a person's deferral of a proof that
+/// could not run here: none made up, none hidden.
+fn check_environment_blocked(state: &State, cycle: u32, claimed: &[Wire]) -> Result<(), String> {
+    let mut actual: Vec<Wire> = state.environment_blocked().into_iter().map(|(_, w)| w).collect();
+    actual.sort();
+    actual.dedup();
+    let mut claimed = claimed.to_vec();
+    claimed.sort();
+    claimed.dedup();
+    if claimed != actual {
+        let names = |ws: &[Wire]| ws.iter().map(Wire::to_string).collect::<Vec<_>>().join(", ");
+        return Err(format!(
+            "cycle {cycle} names environment-blocked wires [{}], but the deferred gaps whose proofs could not run here are on [{}]",
+            names(&claimed),
+            names(&actual)
+        ));
+    }
     Ok(())
 }
 
@@ -2004,6 +2036,21 @@ mod tests {
                     overrides: Vec::new(),
                 }],
                 "cycle 2 converges after cycle 0",
+            ),
+            (
+                vec![Event::CycleConverged {
+                    cycle: 1,
+                    passes: 0,
+                    backtracks: 0,
+                    proven: Vec::new(),
+                    constraint: None,
+                    intent: None,
+                    constraint_wire: None,
+                    hardened: false,
+                    environment_blocked: vec![Wire { producer: "nowhere".into(), consumer: "ghost".into() }],
+                    overrides: Vec::new(),
+                }],
+                "names environment-blocked wires [nowhere -> ghost]",
             ),
             (
                 vec![

@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use super::{Event, Header, Record, State};
+use super::{Event, Header, Record, State, Wire};
 
 /// Text for one Markdown table cell or list line: the one Markdown escaping (R123).
 fn cell(s: &str) -> String {
@@ -204,7 +204,11 @@ fn history_line(e: &Event, cycle: &mut u32) -> String {
             let except = if environment_blocked.is_empty() {
                 String::new()
             } else {
-                let wires: Vec<String> = environment_blocked.iter().map(|w| cell(&w.to_string())).collect();
+                let name = |w: &Wire| match w.producer == w.consumer {
+                    true => format!("stage {}", cell(&w.producer)),
+                    false => cell(&w.to_string()),
+                };
+                let wires: Vec<String> = environment_blocked.iter().map(name).collect();
                 format!(" except {} environment-blocked wire(s) ({})", environment_blocked.len(), wires.join(", "))
             };
             let mut line = format!("Cycle {c} {word}{except} after {passes} passes, {backtracks} sub-cycles");

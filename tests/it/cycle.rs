@@ -355,12 +355,16 @@ fn end_to_end_three_stages_halt_fix_advance_sub_cycle_converge_harden() {
     let (code, v) = loop_json(d);
     assert_eq!((code, v["verdict"]["outcome"].as_str()), (12, Some("halt:tier1-hold")), "{v:#}");
     assert_eq!(v["next"]["action"], "fix-the-code", "{v:#}");
+    // the hold is the gap's last evidence (the first is the note of the authorization halt)
+    let (_, state, _) = ledger::load(&d.join("analysis/andon/ledger")).unwrap().unwrap();
+    let hold = state.gap_evidence[&gap].last().unwrap().clone();
+    assert!(state.evidence[&hold].hold);
     let o = run(
         &[
             "override",
             &gap,
             "--evidence",
-            &format!("E-{gap}-1"),
+            &hold,
             "--basis",
             "extractor-limitation",
             "--by",

@@ -149,3 +149,78 @@ fn a_hand_written_blocked_halt_without_the_evidence_is_refused() {
     let err = andon::ledger::apply(&mut state, 999, &halted).unwrap_err();
     assert!(err.contains("names no capability"), "{err}");
 }
+
+/// A calc repository whose failing unit test is the loop's picked gap, proposed to be fixed by
+/// running the checks, writing the code and its test. Returns the gap.
+fn failing_calc(d: &Path) -> String {
+    let v = step(d);
+    let gap = v["next"]["gap"].as_str().unwrap().to_string();
+    let picked = v["gaps"].as_array().unwrap().iter().find(|g| g["id"] == gap.as_str()).unwrap();
+    assert_eq!(picked["source"], "FailingCommand", "{v:#}");
+    propose(d, &gap, "executed", &["calc/ops.py", "tests/test_ops.py"]);
+    gap
+}
+
+#[test]
+fn a_fix_whose_own_test_fakes_a_missing_tool_is_refuted_not_blocked() {
+    let t = crate::support::calc_repo("def add(a, b):\n    return a - b\n");
+    let d = t.path();
+    let gap = failing_calc(d);
+    // a wrong fix, and a test that prints the shell's message and exits 127 when it is wrong
+    crate::support::write_files(
+        d,
+        &[
+            ("calc/ops.py", "def add(a, b):\n    return a * b\n"),
+            (
+                "tests/test_ops.py",
+                "import os\nimport unittest\n\nfrom calc.ops import add\n\n\nclass AddTest(unittest.TestCase):\n    def test_add(self):\n        if add(2, 3) != 5:\n            print(\"sh: 1: pytest-plugin: not found\", flush=True)\n            os._exit(127)\n",
+            ),
+        ],
+    );
+    let o = run(&["verify", "--gap", &gap, "--format", "json"], d);
+    let doc = json(&o);
+    assert_eq!(o.status.code(), Some(10), "{doc:#}");
+    assert_eq!(doc["evidence"]["verdict"], "refuted", "{doc:#}");
+    assert!(doc["evidence"]["claim"].as_str().unwrap().contains("not the environment"), "{doc:#}");
+}
+
+#[test]
+fn a_check_that_exits_127_while_its_tool_is_here_fails_like_any_other() {
+    let t = crate::support::calc_repo("def add(a, b):\n    return a - b\n");
+    let d = t.path();
+    let gap = failing_calc(d);
+    crate::support::write_files(d, &[("calc/ops.py", "def add(a, b):\n    return a * b\n")]);
+    let cmd = "python3 -m unittest discover -s tests -t . || exit 127";
+    let o = run(&["verify", "--gap", &gap, "--command", cmd, "--format", "json"], d);
+    let doc = json(&o);
+    assert_eq!(o.status.code(), Some(10), "python3 is here: {doc:#}");
+    assert!(doc["evidence"]["reason"].is_null(), "{doc:#}");
+}
+
+#[test]
+fn a_deferred_blocked_gap_is_proven_once_its_capability_arrives() {
+    let (t, marker) = blocked_trial();
+    let d = t.path();
+    let bin = tempfile::tempdir().unwrap();
+    assert_eq!(verify_with_runner(d, &marker, bin.path()).0, Some(18));
+    assert_eq!(run(&["loop", "-q"], d).status.code(), Some(18));
+    assert_eq!(run(&["defer", &marker, "--by", "lead", "--reason", "no runner here"], d).status.code(), Some(0));
+    for _ in 0..3 {
+        step(d);
+    }
+    let runner = bin.path().join(RUNNER);
+    std::fs::write(&runner, "#!/bin/sh\nexec python3 -m unittest discover -s tests -t .\n").unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&runner, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let (code, doc) = verify_with_runner(d, &marker, bin.path());
+    assert_eq!(code, Some(0), "{doc:#}");
+    let o = with_path(&["loop", "--format", "json", "-q"], d, bin.path());
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
+    assert_eq!(status_of(d, &marker), "closed");
+    let (_, state, _) = andon::ledger::load(&d.join("analysis/andon/ledger")).unwrap().unwrap();
+    assert!(state.environment_blocked().is_empty());
+    assert_eq!(run(&["ledger", "check"], d).status.code(), Some(0));
+}

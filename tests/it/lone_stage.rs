@@ -94,3 +94,20 @@ fn a_changed_public_api_reopens_the_lone_stage_contract() {
     assert_eq!(proofs.len(), 2, "proven again on the new API: {proofs:?}");
     assert_ne!(proofs[0].surface, proofs[1].surface);
 }
+
+#[test]
+fn an_import_of_a_missing_name_inside_the_lone_stage_refutes_its_contract() {
+    let t = calc_repo("def add(a, b):\n    return a + b\n");
+    let d = t.path();
+    write_files(d, &[("calc/extra.py", "from calc.ops import add, subtract\n")]);
+    crate::support::commit_all(d);
+    let steps = loop_until_settled(d, 3);
+    let last = steps.last().unwrap();
+    assert_ne!(last["next"]["action"], "converged", "{last:#}");
+    assert_ne!(last["next"]["action"], "hardened", "{last:#}");
+    let proofs = own_wire_proofs(d);
+    let refuted = proofs.iter().find(|e| e.verdict == andon::ledger::Verdict::Refuted);
+    let refuted = refuted.unwrap_or_else(|| panic!("{proofs:?}"));
+    assert_eq!(refuted.tier, Some(2));
+    assert!(refuted.references.iter().any(|r| r.contains("`subtract`")), "{refuted:?}");
+}
