@@ -640,6 +640,16 @@ fn next_by_status(records: &[Record], g: &GapState) -> Next {
         GapStatus::Halted => {
             let (cond, why) = recorded_halt(records, &id).unwrap_or((None, String::new()));
             match cond {
+                // the loop's own proof of a wire could not show it: a proof by a check is proposed
+                Some(Condition::Unproven) if g.blast_radius.is_none() && g.kind == crate::ledger::GapKind::Wire => {
+                    Next {
+                        action: Action::Propose,
+                        gap,
+                        detail: format!(
+                            "the loop could not prove the wire of `{id}` itself ({why}): propose a proof of it, `andon propose --gap {id} --approach executed ...` with a check that exercises the handoff (a fix of nothing is still a proposal: its write-set names the test it adds)"
+                        ),
+                    }
+                }
                 Some(Condition::Refuted | Condition::Tier1Hold | Condition::Unproven) => Next {
                     action: Action::FixTheCode,
                     gap,

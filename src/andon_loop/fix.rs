@@ -298,6 +298,8 @@ const GOALS: &[crate::facts::RelId] = &[
     rel::UNUSED_DEPENDENCY_AT,
     rel::OPEN_ABSENCE,
     rel::MISSING_NAME,
+    rel::DECLARED_WIRE,
+    rel::UNDECLARED_WIRE_IMPORT,
 ];
 
 /// Structural proof of a non-wire obligation at `path`: an undeclared import or an unused
@@ -319,6 +321,12 @@ fn structural_file(store: &Store, path: &str, summary: &str) -> StructuralProof 
             .map(|r| format!("{}: `{}` is declared ({}) and unused", s(r[3]), s(r[1]), s(r[2])))
             .collect();
         (still, "unused dependency")
+    } else if summary.contains("but the declared stream has no wire") {
+        let still = rows(rel::UNDECLARED_WIRE_IMPORT)
+            .filter(|r| s(r[2]) == path && (named.is_empty() || s(r[0]) == named))
+            .map(|r| format!("{}:{}: imports from `{}` across no declared wire", s(r[2]), r[3], s(r[0])))
+            .collect();
+        (still, "undeclared cross-stage import")
     } else {
         let mut still: Vec<String> = rows(rel::BROKEN_IMPORT_AT)
             .filter(|r| s(r[0]) == path)
@@ -408,6 +416,20 @@ pub fn structural_of(idx: &Index, wire: Option<&Wire>, path: &str, summary: &str
         store.syms.str(r[0]) == w.producer && store.syms.str(r[1]) == w.consumer && store.syms.str(r[5]) == "exact"
     });
     if imports.is_empty() {
+        let declared =
+            rows(rel::DECLARED_WIRE).any(|r| store.syms.str(r[0]) == w.producer && store.syms.str(r[1]) == w.consumer);
+        if declared {
+            // a declared wire stands whatever the imports say: an empty surface proves nothing
+            return Ok((
+                Verdict::Unproven,
+                None,
+                false,
+                format!(
+                    "{w} is declared, but no import carries it: there is nothing for a structural proof to read; prove the handoff by a check that exercises it (`--approach executed`)"
+                ),
+                vec![],
+            ));
+        }
         return Ok((Verdict::Proven, Some(1), false, format!("{w} no longer exists: no import crosses it"), vec![]));
     }
     let mut imports = imports;

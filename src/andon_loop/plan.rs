@@ -934,7 +934,7 @@ impl Walker<'_, '_> {
         ev.tree = Some(setup.tree.to_string());
         let mut events = vec![
             Event::EvidenceRecorded { evidence: ev.clone() },
-            Event::WireStatusChanged { wire: wire.clone(), status: wire_status(verdict), evidence: ev.id.clone() },
+            Event::WireStatusChanged { wire: wire.clone(), status: wire_status(ev.verdict), evidence: ev.id.clone() },
         ];
         let after = book.after(&events).map_err(LedgerError::Refused)?;
         let decision = ledger::andon_rule::rule_on(&after, &g.id, ceiling, None);
@@ -960,7 +960,7 @@ impl Walker<'_, '_> {
             wire: Some(wire.clone()),
             gap: g.id.clone(),
             approach: "structural".into(),
-            verdict,
+            verdict: ev.verdict,
             advanced,
             ceiling,
             diff_hash: None,

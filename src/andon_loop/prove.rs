@@ -179,7 +179,12 @@ pub fn subject_of_gap(g: &GapState, has_checks: bool) -> Subject {
     let mut s = Subject { has_checks, ..Subject::default() };
     let structural = matches!(
         g.source.as_str(),
-        "BrokenImport" | "StubHandoff" | "UndeclaredImport" | "UnusedDependency" | "UnprovenWire"
+        "BrokenImport"
+            | "StubHandoff"
+            | "UndeclaredImport"
+            | "UndeclaredWireImport"
+            | "UnusedDependency"
+            | "UnprovenWire"
     );
     if structural {
         s = s.with(Object::Structure, format!("the gap comes from `{}`, a structural fact", g.source));

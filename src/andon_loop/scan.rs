@@ -53,6 +53,7 @@ pub(super) const VIEW: crate::datalog::kept::View = crate::datalog::kept::View {
         rel::WIRE_IMPORT,
         rel::IN_STAGE,
         rel::MISSING_NAME,
+        rel::UNDECLARED_WIRE_IMPORT,
     ],
     detail_for: crate::extract::lang::references_name_packages,
 };
@@ -169,6 +170,22 @@ impl Found<'_> {
         for (pkg, (path, line)) in undeclared {
             let what = format!("`{pkg}` is imported but the manifest does not declare it");
             self.push(GapKind::Bug, None, (path, Some(line)), what, "UndeclaredImport");
+        }
+        // a declared stream (R32): an import across stages it has no wire for, in the importing stage
+        let mut across: BTreeMap<String, (String, u32)> = BTreeMap::new();
+        for r in self.of_stage(rel::UNDECLARED_WIRE_IMPORT, 1) {
+            let site = (self.s(r[2]), r[3]);
+            let e = across.entry(self.s(r[0])).or_insert(site.clone());
+            if site < *e {
+                *e = site;
+            }
+        }
+        for (producer, (path, line)) in across {
+            let what = format!(
+                "imports from stage `{producer}`, but the declared stream has no wire {producer} -> {}: declare it, or remove the import",
+                self.stage
+            );
+            self.push(GapKind::Bug, None, (path, Some(line)), what, "UndeclaredWireImport");
         }
         for r in self.of_stage(rel::UNUSED_DEPENDENCY_AT, 0) {
             let (dep, kind) = (self.s(r[1]), self.s(r[2]));

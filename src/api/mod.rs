@@ -128,6 +128,9 @@ pub fn index_options(root: &Path, w: &WalkOverrides, rebuild: bool) -> Result<In
         Some(file) => Some(crate::config::stream::load_file(file).map_err(|e| e.to_string())?),
         None => cfg.stream,
     };
+    if let Some(d) = &walk.stream {
+        crate::config::stream::check_roots(d, root)?;
+    }
     if w.threads == Some(0) {
         return Err("--threads must be at least 1".into());
     }

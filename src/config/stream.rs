@@ -8,6 +8,23 @@ use std::path::Path;
 use super::{ConfigError, Parser, V, Val};
 pub use crate::resolve::declared::{DeclaredStage, DeclaredStream, DeclaredWire};
 
+/// Every declared stage's root is a directory of the repository at `repo`: a root that names
+/// nothing would leave the stage empty, silently. `Err` names the declaration's file and line.
+pub fn check_roots(d: &DeclaredStream, repo: &Path) -> Result<(), String> {
+    for st in d.stages.iter().filter(|s| !s.root.is_empty()) {
+        if !repo.join(&st.root).is_dir() {
+            return Err(format!(
+                "{}:{}: stage `{}` has root `{}`, which is not a directory of the repository; fix the root or remove the stage",
+                d.source.display(),
+                st.line,
+                st.name,
+                st.root
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// The stream declared in the file at `path` (its `[stream]` table and nothing else).
 pub fn load_file(path: &Path) -> Result<DeclaredStream, ConfigError> {
     let err = |line: u32, message: String| ConfigError { path: path.to_path_buf(), line, message };

@@ -138,10 +138,11 @@ pub fn rule_on(state: &State, gap: &str, ceiling: BlastRadius, diff_hash: Option
         }
     }
     // The ceiling, at the proposal and again at the actual diff.
-    // A wire gap proven without a proposal changed nothing: its radius is the smallest.
+    // A wire gap the loop tried to prove itself, without a proposal, changed nothing: its radius
+    // is the smallest, and its proof's verdict decides (evidence of an applied fix has a radius).
     let radius = match (g.blast_radius, g.kind) {
         (Some(r), _) => r,
-        (None, super::GapKind::Wire) if latest.is_some_and(|e| e.verdict == Verdict::Proven) => {
+        (None, super::GapKind::Wire) if latest.is_some_and(|e| e.verdict == Verdict::Proven || e.radius.is_none()) => {
             BlastRadius::LocalReversible
         }
         (None, _) => {
@@ -192,7 +193,9 @@ pub fn rule_on(state: &State, gap: &str, ceiling: BlastRadius, diff_hash: Option
                 (Some(Reason::UnprovableHere), Some(cap)) => {
                     format!("evidence `{}` cannot run here: `{}` is not available", e.id, cap.name)
                 }
-                (Some(r), _) => format!("evidence `{}` could not decide ({})", e.id, r.name()),
+                (Some(r), _) => {
+                    format!("evidence `{}` could not decide ({}): {}", e.id, r.name(), crate::text::short(&e.claim))
+                }
                 (None, _) => format!("evidence `{}` could not decide", e.id),
             };
             halt(c, why)

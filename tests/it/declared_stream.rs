@@ -112,6 +112,18 @@ fn an_import_across_stages_the_declaration_lacks_is_a_finding_not_a_wire() {
     let c = json(&o);
     assert_eq!(c["findings"][0]["contract"], "(stream)", "{c:#}");
     assert_eq!(c["findings"][0]["path"], "alpha/__init__.py");
+    // the loop opens a gap for it in the importing stage
+    let mut gaps = Vec::new();
+    for _ in 0..3 {
+        let v = json(&run(&["loop", "--format", "json", "-q"], d));
+        gaps.extend(v["gaps"].as_array().unwrap().iter().cloned());
+        if let Some(g) = v["picked"]["gap"].as_str().filter(|_| v["next"]["action"] == "propose") {
+            run(&["skip", g, "--by", "lead", "--reason", "not this test"], d);
+        }
+    }
+    let undeclared = gaps.iter().find(|g| g["source"] == "UndeclaredWireImport").unwrap_or_else(|| panic!("{gaps:#?}"));
+    assert_eq!((undeclared["stage"].as_str(), undeclared["path"].as_str()), (Some("alpha"), Some("alpha/__init__.py")));
+    std::fs::remove_dir_all(d.join("analysis")).unwrap();
     // declared, the wire carries the import and the check passes
     let toml = std::fs::read_to_string(d.join("andon.toml")).unwrap();
     std::fs::write(d.join("andon.toml"), format!("{toml}[[stream.wire]]\nproducer = \"zeta\"\nconsumer = \"alpha\"\n"))
@@ -134,6 +146,7 @@ fn a_malformed_declaration_is_a_configuration_error_with_its_line() {
         ),
         ("[stream]\n[[stream.stage]]\nname = \"up\"\nroot = \"../elsewhere\"\n".to_string(), 4, "must not contain `..`"),
         ("[stream]\n[[stream.stage]]\nname = \"back\"\nroot = \"crates\"\nowner = \"me\"\n".to_string(), 5, "unknown key"),
+        ("[stream]\n[[stream.stage]]\nname = \"ghost\"\nroot = \"nowhere\"\n".to_string(), 3, "is not a directory"),
     ];
     for (toml, line, what) in cases {
         std::fs::write(d.join("andon.toml"), &toml).unwrap();
@@ -155,6 +168,35 @@ fn the_loop_walks_the_declared_stream() {
     assert_eq!(stage_names(&v["stream"]), ["back", "front"], "{v:#}");
     assert_eq!(wires(&v["stream"]), [("back".to_string(), "front".to_string())]);
     assert_eq!(v["stream"]["stages"][0]["confidence"], "declared");
+    // no import carries the declared wire: the loop does not prove it from nothing
+    let mut last = v;
+    for _ in 0..6 {
+        let wire = last["ledger"]["wires"].as_array().unwrap().iter().find(|w| w["producer"] == "back").cloned();
+        if wire.is_some_and(|w| w["status"] != "unproven" && w["status"] != "broken/unproven") {
+            break;
+        }
+        let gap = last["picked"]["gap"].as_str().unwrap_or_default().to_string();
+        if gap.is_empty() || last["next"]["action"] != "propose" {
+            break;
+        }
+        // set aside what is not the wire
+        let is_wire =
+            last["gaps"].as_array().unwrap().iter().any(|g| g["id"] == gap.as_str() && g["source"] == "UnprovenWire");
+        if is_wire {
+            break;
+        }
+        run(&["skip", &gap, "--by", "lead", "--reason", "not this test"], d);
+        last = json(&run(&["loop", "--format", "json", "-q"], d));
+    }
+    let (_, state, _) = andon::ledger::load(&d.join("analysis/andon/ledger")).unwrap().unwrap();
+    let w = andon::ledger::Wire { producer: "back".into(), consumer: "front".into() };
+    assert_ne!(state.wires.get(&w).map(|s| s.status), Some(andon::ledger::WireStatus::Proven), "{last:#}");
+    let proofs: Vec<_> = state.evidence.values().filter(|e| e.wire == w).collect();
+    assert!(proofs.iter().all(|e| e.verdict != andon::ledger::Verdict::Proven), "{proofs:?}");
+    assert!(
+        proofs.iter().any(|e| e.claim.contains("no import carries it")),
+        "the loop tried and said why: {proofs:?}\n{last:#}"
+    );
 }
 
 #[test]
