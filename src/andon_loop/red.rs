@@ -67,8 +67,31 @@ impl Drop for Scratch {
     }
 }
 
+/// Removes the scratch directories of `what` that a process no longer running left behind (a
+/// verify killed before it could drop them). Only where `/proc` says which processes run.
+fn sweep_stale(what: &str) {
+    let proc = Path::new("/proc");
+    if !proc.join("self").exists() {
+        return;
+    }
+    let prefix = format!("andon-{what}-");
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else { return };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let pid =
+            name.strip_prefix(&prefix).and_then(|rest| rest.split('-').next()).and_then(|p| p.parse::<u32>().ok());
+        if let Some(pid) = pid
+            && pid != std::process::id()
+            && !proc.join(pid.to_string()).exists()
+        {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
+}
+
 /// A new empty directory under the system's temporary directory, named for this process.
 fn scratch_dir(what: &str) -> Result<PathBuf, String> {
+    sweep_stale(what);
     static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let dir = std::env::temp_dir().join(format!(
@@ -393,6 +416,23 @@ pub fn failing_tests(output: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_scratch_directory_left_by_a_process_that_is_gone_is_swept() {
+        if !Path::new("/proc/self").exists() {
+            return;
+        }
+        // a pid far above any the kernel hands out
+        let stale = std::env::temp_dir().join("andon-sweeptest-4194999-0-1");
+        let mine = std::env::temp_dir().join(format!("andon-sweeptest-{}-0-1", std::process::id()));
+        for d in [&stale, &mine] {
+            std::fs::create_dir_all(d.join("tree")).unwrap();
+        }
+        sweep_stale("sweeptest");
+        assert!(!stale.exists(), "a dead process's scratch is removed");
+        assert!(mine.exists(), "a live one's stays");
+        std::fs::remove_dir_all(&mine).unwrap();
+    }
 
     #[test]
     fn failing_tests_are_read_from_the_common_runners() {
