@@ -657,6 +657,14 @@ fn next_by_status(records: &[Record], g: &GapState) -> Next {
                         "gap `{id}` halted ({why}): change the fix, then `andon verify --gap {id}` (the proposal holds while the fix stays in its write-set; to write other files, `andon propose --gap {id} …` first)"
                     ),
                 },
+                // the loop's own finding, no fix proposed: the code changes, or a person overrides
+                Some(Condition::Tier2Hold) if g.blast_radius.is_none() => Next {
+                    action: Action::Decide,
+                    gap,
+                    detail: format!(
+                        "gap `{id}` halted on a tier-2 contradiction the loop found itself ({why}): change the code and re-run `andon loop`; or, where the finding is the extractor's mistake, a person overrides it with `andon override {id} --evidence E --basis extractor-limitation --by WHO --reason R`"
+                    ),
+                },
                 Some(Condition::Tier2Hold) => Next {
                     action: Action::Decide,
                     gap,

@@ -210,7 +210,8 @@ fn unrecorded_verdict(file: &Path) -> Option<String> {
 /// runs the command that needed it. A
 /// blocked proof is not retried until the capability changes (decision 8).
 fn still_blocked(root: &Path, cfg: &Config, g: &ledger::GapState, command: Option<&str>) -> Option<ledger::Capability> {
-    let cap = g.blocked.as_ref().filter(|_| g.status == GapStatus::BlockedByEnvironment)?;
+    let cap =
+        g.blocked.as_ref().filter(|_| matches!(g.status, GapStatus::BlockedByEnvironment | GapStatus::Deferred))?;
     // a capability the command resolves its own way (after a `cd`, on a `PATH` it sets) cannot
     // be watched from here: never refuse its re-run
     if !crate::capabilities::watchable(&cap.name, &cap.command) {
@@ -367,7 +368,12 @@ impl Ask<'_> {
         let Checked { change, radius: rerated, because, judged } = rated;
         let stages = vec![g.stage.clone()];
         let checks = prove::checks(self.cfg, &stages, inputs.command.as_deref());
-        let subject = prove::subject_of_gap(g, !checks.is_empty());
+        let said_nothing =
+            self.state.gap_evidence.get(&g.id).into_iter().flatten().filter_map(|id| self.state.evidence.get(id)).any(
+                |e| e.approach == "structural" && e.radius.is_none() && e.reason == Some(ledger::Reason::NotShown),
+            );
+        let subject = prove::subject_of(g, !checks.is_empty(), said_nothing);
+        let handoff = g.wire.as_ref().filter(|_| said_nothing && g.source == "UnprovenWire");
         // a phase contract routes each obligation itself (a choice applies to its ties)
         let chosen = if g.source == "PhaseContract" { None } else { inputs.chosen };
         let route = match prove::route_one(&subject, chosen) {
@@ -398,6 +404,16 @@ impl Ask<'_> {
         } else {
             let proof = match route.approach {
                 None => prove::tie(&route),
+                // a proof of a handoff no import carries writes a test, fixes nothing: no red first
+                Some(a) if handoff.is_some() => {
+                    let mut proof = prove::run(a, self.root, self.cfg, self.idx, &target, inputs, &change.hash)
+                        .map_err(LedgerError::Io)?;
+                    let files: Vec<String> = change.files.iter().map(|(_, p)| p.clone()).collect();
+                    if let Some(wire) = handoff {
+                        prove::handoff_exercised(self.idx, &files, wire, &mut proof).map_err(LedgerError::Io)?;
+                    }
+                    proof
+                }
                 Some(a) if red::applies(a, &g.source) => {
                     let (proof, record) = self.red_first(a, p, &target, &checks, &change, judged.is_empty());
                     red_first = record;
@@ -408,6 +424,10 @@ impl Ask<'_> {
             };
             (proof, None)
         };
+        // a proof blocked by the environment, whatever route it took: the environment, or the fix?
+        let out = prove::output_dir(self.cfg, self.inputs);
+        let own = own_paths(self.cfg);
+        red::environment_or_fix(self.root, &p.base, &checks, &out, &change.hash, &own, &mut proof);
         self.with_rules(&mut proof, target, &checks, &change.hash)?;
         let (reason, capability) = (proof.reason, proof.capability.take());
         let mut ev = fix::evidence(
@@ -499,7 +519,6 @@ impl Ask<'_> {
             out: &out,
             tools: &tools,
             nonce: &change.hash,
-            own: &own_paths(self.cfg),
         };
         let (proof, record) = red::prove(&ask, &scratch);
         (proof, Some(record))

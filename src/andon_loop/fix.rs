@@ -188,10 +188,10 @@ fn git_section_files(text: &str) -> Result<Vec<(String, String)>, String> {
             if let Some(h) = &header {
                 files.push(("D".into(), h.clone()));
             }
-        } else if l.starts_with("new file mode") {
-            if let Some(h) = &header {
-                files.push(("A".into(), h.clone()));
-            }
+        } else if l.starts_with("new file mode")
+            && let Some(h) = &header
+        {
+            files.push(("A".into(), h.clone()));
         }
     }
     Ok(files)

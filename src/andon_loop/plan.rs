@@ -306,7 +306,12 @@ fn record_proof(
     // any other proof.
     if g.wire.is_some() {
         let (verdict, tier, hold, claim, refs) = repo.structural(g).map_err(LedgerError::Io)?;
-        if verdict != Verdict::Proven {
+        // the index that cannot decide (a declared wire no import carries) contradicts nothing:
+        // the verdict of the checks stands; a refutation or a hold replaces it
+        let silent = ledger::spec_verdict(verdict, None).0 == Verdict::Unknown && !hold;
+        if silent {
+            ev.references.push(format!("the fresh index alone: {claim}"));
+        } else if verdict != Verdict::Proven {
             let detail = "the fresh index".into();
             ev = fix::evidence(g, "structural", verdict, tier, hold, claim, detail, refs, None, "00000000");
             ev.id = book.next_evidence_id(&g.id);

@@ -127,7 +127,10 @@ fn lacking(root: &Path, r: &commands::Run) -> Option<Capability> {
     let output = std::fs::read_to_string(root.join(&r.artifact)).unwrap_or_else(|_| r.tail.clone());
     let name = crate::capabilities::missing_from(&r.run, &output);
     let path = std::env::var_os("PATH");
-    if crate::capabilities::resolves(&name, root, path.as_deref()) {
+    // a command that resolves its tools its own way (its own `PATH=`, a `cd`) cannot be judged
+    // from andon's PATH: its 126/127 stands as the shell reported it
+    let judged_here = crate::capabilities::watchable(&name, &r.run);
+    if judged_here && crate::capabilities::resolves(&name, root, path.as_deref()) {
         return None;
     }
     let fingerprint = crate::capabilities::fingerprint(&name, root, path.as_deref());
@@ -176,7 +179,21 @@ pub fn checks(cfg: &Config, stages: &[String], command: Option<&str>) -> Vec<Com
 
 /// What a ledger gap is about, for routing: its source fact, its wire, its file.
 pub fn subject_of_gap(g: &GapState, has_checks: bool) -> Subject {
+    subject_of(g, has_checks, false)
+}
+
+/// [`subject_of_gap`], knowing whether the structural facts already said nothing of it: a wire
+/// the loop's own structural proof could not show (a declared wire no import carries) is about
+/// what the code does across it, and the stage's checks prove it.
+pub fn subject_of(g: &GapState, has_checks: bool, structure_said_nothing: bool) -> Subject {
     let mut s = Subject { has_checks, ..Subject::default() };
+    if structure_said_nothing && g.source == "UnprovenWire" {
+        let w = g.wire.as_ref().map(|w| w.to_string()).unwrap_or_default();
+        return s.with(
+            Object::Behavior,
+            format!("no import carries the handoff {w}: only a check that exercises it shows it"),
+        );
+    }
     let structural = matches!(
         g.source.as_str(),
         "BrokenImport"
@@ -967,4 +984,41 @@ mod tests {
         assert!(refused.iter().any(|r| r.contains("not a regular file")), "{refused:?}");
         assert!(refused.iter().any(|r| r.contains("symbolic link")), "{refused:?}");
     }
+}
+
+/// A proof by the checks of a wire no import carries (a declared handoff) shows the handoff only
+/// where a test the change writes exercises both ends: it resolves imports into the producer's
+/// stage and the consumer's. Passing checks without such a test prove the stages, not the wire:
+/// the proof becomes `unknown` (not discriminating) and says what test to add. `changed` are the
+/// change's files; `idx` the fresh index.
+pub fn handoff_exercised(idx: &Index, changed: &[String], wire: &Wire, proof: &mut Proof) -> Result<(), String> {
+    use crate::facts::rel;
+    if proof.verdict != Verdict::Proven {
+        return Ok(());
+    }
+    let store = crate::ops::derive(&crate::datalog::builtin_program(), idx, &[rel::IN_STAGE, rel::RESOLVES])?;
+    let stage_of: std::collections::BTreeMap<&str, &str> =
+        store.rels[rel::IN_STAGE.0 as usize].iter().map(|r| (store.syms.str(r[0]), store.syms.str(r[1]))).collect();
+    let reached = |test: &str, stage: &str| {
+        store.rels[rel::RESOLVES.0 as usize]
+            .iter()
+            .filter(|r| store.syms.str(r[0]) == test)
+            .any(|r| stage_of.get(store.syms.str(r[2])) == Some(&stage))
+    };
+    let tests: Vec<&String> = changed
+        .iter()
+        .filter(|p| super::red::test_file(idx, p))
+        .filter(|p| reached(p, &wire.producer) && reached(p, &wire.consumer))
+        .collect();
+    if let Some(t) = tests.first() {
+        proof.claim = format!("{}; `{t}` exercises {wire} (it imports from both stages)", proof.claim);
+        return Ok(());
+    }
+    proof.verdict = Verdict::Unknown;
+    proof.reason = Some(Reason::NotDiscriminating);
+    proof.claim = format!(
+        "the checks pass, but no test the change writes imports from both `{}` and `{}`: add a test that carries a value across {wire}",
+        wire.producer, wire.consumer
+    );
+    Ok(())
 }

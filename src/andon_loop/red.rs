@@ -278,8 +278,6 @@ pub struct Ask<'a> {
     pub out: &'a Path,
     pub tools: &'a [crate::evidence::property::Detected],
     pub nonce: &'a str,
-    /// andon's own directories, never linked into a scratch copy.
-    pub own: &'a [String],
 }
 
 /// Runs the checks in `scratch` without the fix, then in `scratch` with it (the control), then
@@ -346,9 +344,6 @@ pub fn prove(ask: &Ask, scratch: &Scratch) -> (Proof, RedFirst) {
             proof.claim = format!("{}, and failed without it", proof.claim);
         }
     }
-    if proof.reason == Some(crate::ledger::Reason::UnprovableHere) {
-        environment_or_fix(ask, &out, &mut proof);
-    }
     proof.detail = format!("{}; {runs}", proof.detail);
     proof.references.extend(before.iter().chain(&control).map(|r| r.artifact.clone()));
     let overlaid = scratch.overlaid.clone();
@@ -357,23 +352,63 @@ pub fn prove(ask: &Ask, scratch: &Scratch) -> (Proof, RedFirst) {
 }
 
 /// A check that cannot run here with the fix: is it the environment, or the fix? The checks run
-/// once more on the base tree as it was (none of the fix's files, its tests neither). Where they
-/// run there, the capability was never missing: the fix's files make them exit as the shell does
-/// for a missing command (a test that prints the shell's message and exits 127, a script calling
-/// a tool nothing here has), and the fix is refuted.
-fn environment_or_fix(ask: &Ask, out: &Path, proof: &mut Proof) {
-    let Ok(pure) = base_tree(ask.root, ask.base, &[], &|_| false, ask.own) else { return };
-    let runs = prove::run_checks(&pure.tree(), &out.join("base"), ask.specs, ask.nonce);
-    if runs.iter().any(|r| prove::cannot_run_here(ask.root, r)) {
+/// once more on the base tree `base` as it was (none of the fix's files, its tests neither). A
+/// check that passes there ran to its end: what it needs was never missing, so the fix's files
+/// make it exit as the shell does for a missing command (a test that prints the shell's message
+/// and exits 127, a script calling a tool nothing here has), and the fix is refuted. A check that
+/// fails there, or cannot run there either, shows nothing: the proof stays blocked.
+pub fn environment_or_fix(
+    root: &Path,
+    base: &str,
+    specs: &[CommandSpec],
+    out: &Path,
+    nonce: &str,
+    own: &[String],
+    proof: &mut Proof,
+) {
+    if proof.reason != Some(crate::ledger::Reason::UnprovableHere) || base == "none" {
         return;
     }
-    let name = proof.capability.take().map(|c| c.name).unwrap_or_default();
+    let Ok(pure) = base_tree(root, base, &[], &|_| false, own) else { return };
+    let out = root.canonicalize().unwrap_or_else(|_| root.to_path_buf()).join(out).join("red-first").join("base");
+    let runs = prove::run_checks(&pure.tree(), &out, specs, nonce);
+    let lacked = proof.capability.as_ref().map(|c| c.command.clone()).unwrap_or_default();
+    let name = proof.capability.as_ref().map(|c| c.name.clone()).unwrap_or_default();
+    let claim = if runs.iter().any(|r| r.run == lacked && r.passed()) {
+        format!(
+            "`{lacked}` passes on the base tree, but with the fix it exits as if `{name}` were missing: the fix's files, not the environment, stop it"
+        )
+    } else if !named_outside_tests(root, &name, &lacked, own) {
+        format!(
+            "`{lacked}` exits as if `{name}` were missing, but nothing the check could call names `{name}` (not the command, no file but a test's): a test that says so is no missing tool"
+        )
+    } else {
+        return;
+    };
+    proof.capability = None;
     proof.verdict = Verdict::Refuted;
     proof.reason = None;
-    proof.claim = format!(
-        "the checks run on the base tree, but with the fix they exit as if `{name}` were missing: the fix's files, not the environment, stop them"
-    );
+    proof.claim = claim;
     proof.references.extend(runs.iter().map(|r| r.artifact.clone()));
+}
+
+/// Does something the check could call name the capability `name`: the command itself, or a
+/// file of the working tree that is not test code (a script, a manifest's scripts, a Makefile)?
+/// A shell reports a command missing only where a shell was told to run it. Where git cannot
+/// say, the answer is yes: the proof stays blocked rather than refuted on a guess.
+fn named_outside_tests(root: &Path, name: &str, command: &str, own: &[String]) -> bool {
+    if name.is_empty() || command.contains(name) {
+        return true;
+    }
+    // andon's own directories hold the check's output, which names it
+    let excluded: Vec<String> = own.iter().map(|p| format!(":(exclude){p}")).collect();
+    let mut args = vec!["grep", "--untracked", "-I", "-l", "-F", "-e", name, "--", "."];
+    args.extend(excluded.iter().map(String::as_str));
+    let Ok(out) = git(root, &args, &[]) else {
+        // `git grep` exits 1 when nothing matches: ask once more whether git works at all
+        return git(root, &["rev-parse", "--git-dir"], &[]).is_err();
+    };
+    String::from_utf8_lossy(&out).lines().any(|p| !test_path(p))
 }
 
 /// How a run ended, in words.

@@ -230,3 +230,57 @@ fn a_stored_index_of_another_declaration_is_stale_and_base_findings_are_not_new(
     std::fs::write(d.join("andon.toml"), "[stream]\n[[stream.stage]]\nname = \"all\"\nroot = \"/\"\n").unwrap();
     assert_eq!(run(&["stream", "-q"], d).status.code(), Some(2));
 }
+
+/// Two Python packages no import joins, declared as `back` -> `front`, with the unit tests as
+/// their check; committed.
+fn declared_python() -> tempfile::TempDir {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    let settings = BACK_FRONT.replace("\"crates\"", "\"back\"").replace("\"web\"", "\"front\"")
+        + "\n[[command]]\nname = \"unit\"\nrun = \"python3 -m unittest discover -s tests -t .\"\n";
+    write_files(
+        d,
+        &[
+            ("andon.toml", settings.as_str()),
+            ("back/__init__.py", "def total(xs):\n    return sum(xs)\n"),
+            ("front/__init__.py", "def show(n):\n    return f\"total: {n}\"\n"),
+            ("tests/__init__.py", ""),
+            (
+                "tests/test_back.py",
+                "import unittest\n\nfrom back import total\n\n\nclass T(unittest.TestCase):\n    def test_total(self):\n        self.assertEqual(total([1, 2]), 3)\n",
+            ),
+            (".gitignore", "analysis/\n.andon/\n__pycache__/\n"),
+        ],
+    );
+    crate::support::git(d, &["init", "-q"]);
+    crate::support::commit_all(d);
+    t
+}
+
+#[test]
+fn a_declared_wire_is_proven_by_a_test_that_carries_a_value_across_it() {
+    let t = declared_python();
+    let d = t.path();
+    let v = json(&run(&["loop", "--format", "json", "-q"], d));
+    assert_eq!(v["next"]["action"], "propose", "{v:#}");
+    let gap = v["next"]["gap"].as_str().unwrap().to_string();
+    crate::red_first::propose(d, &gap, "executed", &["tests/test_handoff.py"]);
+    // a passing test of one end only proves the stage, not the handoff
+    let one_end = "import unittest\n\nfrom back import total\n\n\nclass H(unittest.TestCase):\n    def test_handoff(self):\n        self.assertEqual(total([1, 2]), 3)\n";
+    write_files(d, &[("tests/test_handoff.py", one_end)]);
+    let (code, doc) = crate::red_first::verify(d, &gap);
+    assert_eq!(code, Some(14), "{doc:#}");
+    assert_eq!(doc["evidence"]["reason"], "not-discriminating", "{doc:#}");
+    assert!(doc["evidence"]["claim"].as_str().unwrap().contains("imports from both"), "{doc:#}");
+    run(&["loop", "-q"], d);
+    // a test that carries a value from one end to the other proves it
+    let across = "import unittest\n\nfrom back import total\nfrom front import show\n\n\nclass H(unittest.TestCase):\n    def test_handoff(self):\n        self.assertEqual(show(total([1, 2])), \"total: 3\")\n";
+    write_files(d, &[("tests/test_handoff.py", across)]);
+    let (code, doc) = crate::red_first::verify(d, &gap);
+    assert_eq!(code, Some(0), "{doc:#}");
+    assert_eq!(doc["evidence"]["verdict"], "proven", "{doc:#}");
+    let v = json(&run(&["loop", "--format", "json", "-q"], d));
+    let wire = v["ledger"]["wires"].as_array().unwrap().iter().find(|w| w["producer"] == "back").cloned();
+    assert_eq!(wire.map(|w| w["status"].clone()), Some(Value::from("proven")), "{v:#}");
+    assert_eq!(run(&["ledger", "check"], d).status.code(), Some(0));
+}

@@ -181,7 +181,44 @@ fn a_fix_whose_own_test_fakes_a_missing_tool_is_refuted_not_blocked() {
     let doc = json(&o);
     assert_eq!(o.status.code(), Some(10), "{doc:#}");
     assert_eq!(doc["evidence"]["verdict"], "refuted", "{doc:#}");
-    assert!(doc["evidence"]["claim"].as_str().unwrap().contains("not the environment"), "{doc:#}");
+    // the base is red (the gap is a failing test), so it cannot show the tool was there; but
+    // nothing the check could call names it: only the fix's test says it is missing
+    let claim = doc["evidence"]["claim"].as_str().unwrap();
+    assert!(claim.contains("pytest-plugin") && claim.contains("no missing tool"), "{doc:#}");
+}
+
+#[test]
+fn a_fix_whose_test_fakes_a_missing_tool_on_a_green_base_is_refuted() {
+    let (t, marker) = blocked_trial();
+    let d = t.path();
+    // the test exits as the shell does for a missing command; the base tree's checks pass
+    let fake = format!(
+        "{DISCOUNT_TEST}\n\nclass Fake(unittest.TestCase):\n    def test_tool(self):\n        import os\n        print(\"sh: 1: {RUNNER}: not found\", flush=True)\n        os._exit(127)\n"
+    );
+    crate::support::write_files(d, &[("tests/test_prices.py", fake.as_str())]);
+    let cmd = "python3 -m unittest discover -s tests -t .";
+    let o = run(&["verify", "--gap", &marker, "--command", cmd, "--format", "json"], d);
+    let doc = json(&o);
+    assert_eq!(o.status.code(), Some(10), "{doc:#}");
+    assert_eq!(doc["evidence"]["verdict"], "refuted", "{doc:#}");
+    assert!(doc["evidence"]["claim"].as_str().unwrap().contains("passes on the base tree"), "{doc:#}");
+    assert!(doc["evidence"]["capability"].is_null(), "{doc:#}");
+}
+
+#[test]
+fn a_tool_missing_behind_a_red_base_still_blocks_the_proof() {
+    let t = crate::support::calc_repo("def add(a, b):\n    return a - b\n");
+    let d = t.path();
+    let gap = failing_calc(d);
+    crate::support::write_files(d, &[("calc/ops.py", "def add(a, b):\n    return a + b\n")]);
+    // on the base the tests fail and the linter is never reached; with the fix it is, and it is
+    // not here: the environment blocks the proof, not the fix
+    let cmd = "python3 -m unittest discover -s tests -t . && andon-absent-linter --check .";
+    let o = run(&["verify", "--gap", &gap, "--command", cmd, "--format", "json"], d);
+    let doc = json(&o);
+    assert_eq!(o.status.code(), Some(18), "{doc:#}");
+    assert_eq!(doc["evidence"]["reason"], "unprovable-here", "{doc:#}");
+    assert_eq!(doc["evidence"]["capability"]["name"], "andon-absent-linter", "{doc:#}");
 }
 
 #[test]

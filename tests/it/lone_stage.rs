@@ -110,4 +110,7 @@ fn an_import_of_a_missing_name_inside_the_lone_stage_refutes_its_contract() {
     let refuted = refuted.unwrap_or_else(|| panic!("{proofs:?}"));
     assert_eq!(refuted.tier, Some(2));
     assert!(refuted.references.iter().any(|r| r.contains("`subtract`")), "{refuted:?}");
+    // no fix was proposed: the next step is to change the code, or a person overrides it
+    let detail = last["next"]["detail"].as_str().unwrap();
+    assert!(detail.contains("change the code") && detail.contains("extractor-limitation"), "{last:#}");
 }
