@@ -175,16 +175,13 @@ fn stream_mermaid(w: &mut dyn Write, r: &StreamReport) -> io::Result<()> {
 fn stream_text(w: &mut dyn Write, r: &StreamReport) -> io::Result<()> {
     writeln!(w, "stages ({}):", r.stages.len())?;
     for s in &r.stages {
-        writeln!(
-            w,
-            "  {}  {}  {} files  [{}, {} from {}]",
-            inline(&s.name),
-            inline(&s.root),
-            s.files,
-            s.ecosystem,
-            s.confidence,
-            s.source
-        )?;
+        // a declared stage has no ecosystem or manifest of its own to name: only the declaration
+        let how = if s.confidence == "declared" {
+            "declared".to_string()
+        } else {
+            format!("{}, {} from {}", s.ecosystem, s.confidence, s.source)
+        };
+        writeln!(w, "  {}  {}  {} files  [{how}]", inline(&s.name), inline(&s.root), s.files)?;
     }
     writeln!(w, "wires ({}):", r.wires.len())?;
     for x in &r.wires {
