@@ -662,7 +662,7 @@ fn next_by_status(records: &[Record], g: &GapState) -> Next {
                     action: Action::Decide,
                     gap,
                     detail: format!(
-                        "gap `{id}` halted on a tier-2 contradiction the loop found itself ({why}): change the code and re-run `andon loop`; or, where the finding is the extractor's mistake, a person overrides it with `andon override {id} --evidence E --basis extractor-limitation --by WHO --reason R`"
+                        "gap `{id}` halted on a tier-2 contradiction the loop found itself ({why}): to change the code, propose the fix first (`andon propose --gap {id} --approach structural ...` with the files it changes), change the code, then `andon verify --gap {id}`; or, where the finding is the extractor's mistake, a person overrides it with `andon override {id} --evidence E --basis extractor-limitation --by WHO --reason R` (E: the evidence named above)"
                     ),
                 },
                 Some(Condition::Tier2Hold) => Next {

@@ -10,6 +10,12 @@
 ; `if`/`try` blocks) and which names they bind is decided in src/extract/python.rs (a nested
 ; pattern per context here made the query several times slower to compile)
 (expression_statement (assignment) @def.variable)
+; other bindings of module-level names (a `for` target, a `with … as` target, `:=`, `global`):
+; which are module-level is decided in code, as for assignments
+(for_statement) @def.for
+(with_statement) @def.with
+(named_expression) @def.walrus
+(global_statement) @def.global
 
 ; every call: what it calls, `__import__`/`importlib.import_module` (dynamic imports) and
 ; `__all__.extend(…)` are told apart in src/extract/python.rs (one pattern compiles fastest)

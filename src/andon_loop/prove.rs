@@ -126,6 +126,10 @@ fn lacking(root: &Path, r: &commands::Run) -> Option<Capability> {
     }
     let output = std::fs::read_to_string(root.join(&r.artifact)).unwrap_or_else(|_| r.tail.clone());
     let name = crate::capabilities::missing_from(&r.run, &output);
+    // a shell's own word (`exit 127`, `return`) is never a tool that could be missing
+    if crate::capabilities::shell_word(&name) {
+        return None;
+    }
     let path = std::env::var_os("PATH");
     // a command that resolves its tools its own way (its own `PATH=`, a `cd`) cannot be judged
     // from andon's PATH: its 126/127 stands as the shell reported it

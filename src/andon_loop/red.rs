@@ -374,11 +374,15 @@ pub fn environment_or_fix(
     let runs = prove::run_checks(&pure.tree(), &out, specs, nonce);
     let lacked = proof.capability.as_ref().map(|c| c.command.clone()).unwrap_or_default();
     let name = proof.capability.as_ref().map(|c| c.name.clone()).unwrap_or_default();
+    // the base tree cannot run it either: the environment lacks it, whoever names it
+    if runs.iter().any(|r| r.run == lacked && prove::cannot_run_here(root, r)) {
+        return;
+    }
     let claim = if runs.iter().any(|r| r.run == lacked && r.passed()) {
         format!(
             "`{lacked}` passes on the base tree, but with the fix it exits as if `{name}` were missing: the fix's files, not the environment, stop it"
         )
-    } else if !named_outside_tests(root, &name, &lacked, own) {
+    } else if !named_outside_tests(root, base, &name, &lacked, own) {
         format!(
             "`{lacked}` exits as if `{name}` were missing, but nothing the check could call names `{name}` (not the command, no file but a test's): a test that says so is no missing tool"
         )
@@ -392,23 +396,41 @@ pub fn environment_or_fix(
     proof.references.extend(runs.iter().map(|r| r.artifact.clone()));
 }
 
-/// Does something the check could call name the capability `name`: the command itself, or a
-/// file of the working tree that is not test code (a script, a manifest's scripts, a Makefile)?
-/// A shell reports a command missing only where a shell was told to run it. Where git cannot
-/// say, the answer is yes: the proof stays blocked rather than refuted on a guess.
-fn named_outside_tests(root: &Path, name: &str, command: &str, own: &[String]) -> bool {
-    if name.is_empty() || command.contains(name) {
+/// Does something the check could call name the capability `name`, as a whole word: the
+/// command itself, or a file of the base tree `base` that is not prose (a script, a manifest's
+/// scripts, a Makefile, a test's runner)? A shell reports a command missing only where a shell
+/// was told to run it, and a fix's own files are not in the base tree. A command that computes what it runs (`$VAR`, a substitution) and a
+/// search git cannot make answer yes: the proof stays blocked rather than refuted on a guess.
+fn named_outside_tests(root: &Path, base: &str, name: &str, command: &str, own: &[String]) -> bool {
+    let word = |text: &str| {
+        text.match_indices(name).any(|(i, _)| {
+            let part = |c: char| c.is_alphanumeric() || matches!(c, '_' | '-' | '.');
+            !text[..i].chars().next_back().is_some_and(part) && !text[i + name.len()..].chars().next().is_some_and(part)
+        })
+    };
+    if name.is_empty() || word(command) || command.contains('$') || command.contains('`') {
         return true;
     }
-    // andon's own directories hold the check's output, which names it
-    let excluded: Vec<String> = own.iter().map(|p| format!(":(exclude){p}")).collect();
-    let mut args = vec!["grep", "--untracked", "-I", "-l", "-F", "-e", name, "--", "."];
+    // andon's own directories hold the check's output, which names it; its settings name the
+    // checks, whose commands are judged above
+    let mut excluded: Vec<String> = own.iter().map(|p| format!(":(exclude){p}")).collect();
+    excluded.push(":(exclude)andon.toml".into());
+    let mut args = vec!["grep", "-I", "-l", "-w", "-F", "-e", name, base, "--", "."];
     args.extend(excluded.iter().map(String::as_str));
-    let Ok(out) = git(root, &args, &[]) else {
-        // `git grep` exits 1 when nothing matches: ask once more whether git works at all
-        return git(root, &["rev-parse", "--git-dir"], &[]).is_err();
+    let Ok(out) = Command::new("git").current_dir(root).args(&args).output() else { return true };
+    match out.status.code() {
+        Some(0) => {}
+        Some(1) => return false,
+        _ => return true,
+    }
+    let prose = |p: &str| {
+        let ext = p.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase()).unwrap_or_default();
+        matches!(ext.as_str(), "md" | "rst" | "txt" | "adoc")
     };
-    String::from_utf8_lossy(&out).lines().any(|p| !test_path(p))
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| l.strip_prefix(&format!("{base}:")).unwrap_or(l))
+        .any(|p| !prose(p))
 }
 
 /// How a run ended, in words.

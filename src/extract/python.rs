@@ -26,6 +26,12 @@ pub(super) fn on_capture<'a>(x: &mut Extractor<'a, '_>, cap: &str, node: Node<'a
                 def_variable(x, node, n);
             }
         }
+        "def.for" | "def.with" | "def.walrus" | "def.global" => {
+            // the name is the definition's span: a loop's or a block's body is no part of it
+            for n in other_bindings(node) {
+                def_variable(x, n, n);
+            }
+        }
         "call" => call(x, node),
         "open" => all_changed(x, node),
         "raise" => {
@@ -221,47 +227,76 @@ fn class_facts<'a>(x: &mut Extractor<'a, '_>, node: Node<'a>, name: &str, kind: 
     }
 }
 
-/// A module-level assignment: its definition, and its export (`__all__` lists the exports).
-/// The names a statement-level assignment binds at module level: `a = …`, `a, b = …` (and
-/// `(a, b) = …` directly in the module) directly in the module or in the blocks of a top-level
-/// `if`/`else`/`try`/`except`; none elsewhere (a function's or class's locals, `elif`, `for`, a
-/// chained `a = b = …`'s inner target).
+/// The names a statement-level assignment binds at module level: every target of `a = …`,
+/// `a, (b, *c) = …`, `[d, e] = …` and of a chain `f = g = …`, where the statement is in the
+/// module's own scope (directly, or in any block of a top-level `if`, `try`, `for`, `while`,
+/// `with`); none in a function, class or lambda. Python binds every one of them in the module:
+/// a name missing here would make an import of it look broken.
 fn module_level_names(assignment: Node<'_>) -> Vec<Node<'_>> {
-    fn kind_of<'t>(n: Option<Node<'t>>) -> Option<&'t str> {
-        n.map(|n| n.kind())
-    }
-    fn at_module(n: Option<Node<'_>>) -> bool {
-        kind_of(n.and_then(|n| n.parent())) == Some("module")
-    }
-    let Some(stmt) = assignment.parent().filter(|p| p.kind() == "expression_statement") else { return Vec::new() };
-    let (direct, nested) = match stmt.parent() {
-        Some(p) if p.kind() == "module" => (true, false),
-        Some(block) if block.kind() == "block" => {
-            let owner = block.parent();
-            let nested = match kind_of(owner) {
-                Some("if_statement" | "try_statement") => at_module(owner),
-                Some("else_clause") => {
-                    let stmt = owner.and_then(|o| o.parent());
-                    kind_of(stmt) == Some("if_statement") && at_module(stmt)
-                }
-                Some("except_clause") => {
-                    let stmt = owner.and_then(|o| o.parent());
-                    kind_of(stmt) == Some("try_statement") && at_module(stmt)
-                }
-                _ => false,
-            };
-            (false, nested)
-        }
-        _ => (false, false),
-    };
-    if !direct && !nested {
+    if assignment.parent().is_none_or(|p| p.kind() != "expression_statement") || !in_module_scope(assignment) {
         return Vec::new();
     }
-    let Some(left) = assignment.child_by_field_name("left") else { return Vec::new() };
-    match left.kind() {
-        "identifier" => vec![left],
-        "pattern_list" => identifiers(left),
-        "tuple_pattern" if direct => identifiers(left),
+    let mut names = Vec::new();
+    let mut link = Some(assignment);
+    while let Some(a) = link {
+        if let Some(left) = a.child_by_field_name("left") {
+            names.extend(targets(left));
+        }
+        link = a.child_by_field_name("right").filter(|r| r.kind() == "assignment");
+    }
+    names
+}
+
+/// The module-level names a `for` target, a `with … as` target, an assignment expression
+/// (`name := …`) or a `global` statement binds; none outside the module's own scope (but a
+/// `global` statement's names, which a function binds in the module).
+fn other_bindings(node: Node<'_>) -> Vec<Node<'_>> {
+    match node.kind() {
+        "global_statement" => identifiers(node),
+        _ if !in_module_scope(node) => Vec::new(),
+        "for_statement" => node.child_by_field_name("left").map(targets).unwrap_or_default(),
+        "named_expression" => node.child_by_field_name("name").map(targets).unwrap_or_default(),
+        "with_statement" => {
+            let mut out = Vec::new();
+            let mut stack = vec![node];
+            while let Some(n) = stack.pop() {
+                if n.kind() == "as_pattern_target" {
+                    out.extend(n.named_children(&mut n.walk()).flat_map(targets));
+                } else if n.kind() != "block" {
+                    stack.extend(n.named_children(&mut n.walk()));
+                }
+            }
+            out
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// Is `n` in the module's own scope: inside no function, class or lambda?
+fn in_module_scope(n: Node<'_>) -> bool {
+    let mut p = n.parent();
+    while let Some(x) = p {
+        if matches!(x.kind(), "function_definition" | "class_definition" | "lambda") {
+            return false;
+        }
+        p = x.parent();
+    }
+    true
+}
+
+/// The names a target binds: a name, or every name of a tuple or list pattern, nested and
+/// starred; none for an attribute or a subscript (they bind no name).
+fn targets(n: Node<'_>) -> Vec<Node<'_>> {
+    match n.kind() {
+        "identifier" => vec![n],
+        "pattern_list"
+        | "tuple_pattern"
+        | "list_pattern"
+        | "tuple"
+        | "list"
+        | "parenthesized_expression"
+        | "list_splat_pattern"
+        | "list_splat" => n.named_children(&mut n.walk()).flat_map(targets).collect(),
         _ => Vec::new(),
     }
 }
@@ -417,7 +452,8 @@ fn computed_all<'a>(x: &mut Extractor<'a, '_>, node: Node<'a>) {
 mod tests {
     use tree_sitter::{Parser, Query, QueryCursor, StreamingIterator};
 
-    /// The patterns `module_level_names` replaces, as the query once wrote them.
+    /// The patterns `module_level_names` replaced, as the query once wrote them: it finds all
+    /// they found, and more.
     const NESTED_PATTERNS: &str = r#"
 (module (expression_statement (assignment left: [(identifier) @name (pattern_list (identifier) @name) (tuple_pattern (identifier) @name)])))
 (module (if_statement consequence: (block (expression_statement (assignment left: [(identifier) @name (pattern_list (identifier) @name)])))))
@@ -488,7 +524,10 @@ x = (lambda: 1)
 print(nn := 1)
 "#;
 
-    fn names(src: &str, query: &str, new: bool) -> Vec<(usize, String)> {
+    type Bound = for<'t> fn(tree_sitter::Node<'t>) -> Vec<tree_sitter::Node<'t>>;
+
+    /// The names `bound` finds in the captures of `query` on `src` (`None`: the captures).
+    fn names(src: &str, query: &str, bound: Option<Bound>) -> Vec<(usize, String)> {
         let lang: tree_sitter::Language = tree_sitter_python::LANGUAGE.into();
         let mut p = Parser::new();
         p.set_language(&lang).unwrap();
@@ -499,7 +538,7 @@ print(nn := 1)
         let mut m = cursor.matches(&q, tree.root_node(), src.as_bytes());
         while let Some(m) = m.next() {
             for c in m.captures() {
-                let nodes = if new { super::module_level_names(c.node) } else { vec![c.node] };
+                let nodes = bound.map_or_else(|| vec![c.node], |f| f(c.node));
                 out.extend(nodes.iter().map(|n| (n.start_byte(), n.utf8_text(src.as_bytes()).unwrap().to_string())));
             }
         }
@@ -508,22 +547,37 @@ print(nn := 1)
         out
     }
 
+    fn joined(found: &[(usize, String)]) -> String {
+        found.iter().map(|(_, n)| n.as_str()).collect::<Vec<_>>().join(" ")
+    }
+
     #[test]
-    fn module_level_names_are_what_the_nested_patterns_matched() {
+    fn module_level_names_are_every_name_a_module_scope_assignment_binds() {
         let new = "(expression_statement (assignment) @a)";
-        let old = names(SOURCE, NESTED_PATTERNS, false);
-        assert_eq!(names(SOURCE, new, true), old);
-        let found: Vec<&str> = old.iter().map(|(_, n)| n.as_str()).collect();
-        let expected = "a b c d e h j l m n s t u v w w2 x";
-        assert_eq!(found.join(" "), expected, "the cases this test covers");
-        // every Python file of the fixtures, too
+        let found = names(SOURCE, new, Some(super::module_level_names));
+        // chains, list and nested patterns, and the blocks of every top-level statement
+        let expected = "a b c d e f g h i j l m n o p q r s t u v w w2 y z aa bb cc ee kk ll x";
+        assert_eq!(joined(&found), expected, "the cases this test covers");
+        let nested = "(a, (b, *c)), [d] = f()\n";
+        assert_eq!(joined(&names(nested, new, Some(super::module_level_names))), "a b c d");
+        // every name the once-nested patterns matched, in every Python file of the fixtures
         let mut files = 0;
         for e in walk(std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures"))) {
             let Ok(src) = std::fs::read_to_string(&e) else { continue };
-            assert_eq!(names(&src, new, true), names(&src, NESTED_PATTERNS, false), "{}", e.display());
+            let now = names(&src, new, Some(super::module_level_names));
+            let missing: Vec<_> = names(&src, NESTED_PATTERNS, None).into_iter().filter(|n| !now.contains(n)).collect();
+            assert!(missing.is_empty(), "{}: {missing:?}", e.display());
             files += 1;
         }
         assert!(files > 20, "{files} fixture files");
+    }
+
+    #[test]
+    fn a_for_a_with_a_walrus_and_a_global_bind_module_names() {
+        let q = "(for_statement) @a (with_statement) @a (named_expression) @a (global_statement) @a";
+        assert_eq!(joined(&names(SOURCE, q, Some(super::other_bindings))), "it dd nn");
+        let src = "def f():\n    global G, H\n    G = 1\n    for i in x:\n        pass\n    if (w := 1):\n        pass\nfor (k, v) in d.items():\n    pass\nwith a() as (p, q), b() as r:\n    pass\n";
+        assert_eq!(joined(&names(src, q, Some(super::other_bindings))), "G H k v p q r");
     }
 
     fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {

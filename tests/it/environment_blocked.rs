@@ -261,3 +261,52 @@ fn a_deferred_blocked_gap_is_proven_once_its_capability_arrives() {
     assert!(state.environment_blocked().is_empty());
     assert_eq!(run(&["ledger", "check"], d).status.code(), Some(0));
 }
+
+#[test]
+fn a_fake_named_by_a_part_of_a_word_or_a_shell_builtin_is_no_missing_tool() {
+    let t = crate::support::calc_repo("def add(a, b):\n    return a - b\n");
+    let d = t.path();
+    let gap = failing_calc(d);
+    // `unit` is a part of `unittest` in the command, not a word of it
+    let fake = "import os\nimport unittest\n\n\nclass AddTest(unittest.TestCase):\n    def test_add(self):\n        print(\"sh: 1: unit: not found\", flush=True)\n        os._exit(127)\n";
+    crate::support::write_files(
+        d,
+        &[("calc/ops.py", "def add(a, b):\n    return a * b\n"), ("tests/test_ops.py", fake)],
+    );
+    let o = run(&["verify", "--gap", &gap, "--format", "json"], d);
+    let doc = json(&o);
+    assert_eq!(o.status.code(), Some(10), "{doc:#}");
+    assert_eq!(doc["evidence"]["verdict"], "refuted", "{doc:#}");
+    // `exit 127` is the shell's own word: a failure like any other, never blocked
+    let o = run(&["verify", "--gap", &gap, "--command", "exit 127", "--format", "json"], d);
+    let doc = json(&o);
+    assert_ne!(o.status.code(), Some(18), "{doc:#}");
+    assert!(doc["evidence"]["reason"] != "unprovable-here", "{doc:#}");
+}
+
+#[test]
+fn a_tool_the_base_tree_lacks_too_blocks_whoever_names_it() {
+    let t = crate::support::calc_repo("def add(a, b):\n    return a - b\n");
+    let d = t.path();
+    // the tool is named only by a runner under tests/, and the base tree cannot run it either
+    crate::support::write_files(
+        d,
+        &[
+            (
+                "tests/lint.py",
+                "import subprocess\nimport sys\n\nsys.exit(subprocess.call(\"andon-absent-linter --check .\", shell=True))\n",
+            ),
+            (
+                "andon.toml",
+                "[[command]]\nname = \"unit\"\nrun = \"python3 -m unittest discover -s tests -t . && python3 tests/lint.py\"\n",
+            ),
+        ],
+    );
+    crate::support::commit_all(d);
+    let gap = failing_calc(d);
+    crate::support::write_files(d, &[("calc/ops.py", "def add(a, b):\n    return a + b\n")]);
+    let o = run(&["verify", "--gap", &gap, "--format", "json"], d);
+    let doc = json(&o);
+    assert_eq!(o.status.code(), Some(18), "{doc:#}");
+    assert_eq!(doc["evidence"]["capability"]["name"], "andon-absent-linter", "{doc:#}");
+}
