@@ -405,6 +405,15 @@ impl Ask<'_> {
             let proof = match route.approach {
                 None => prove::tie(&route),
                 // a proof of a handoff no import carries writes a test, fixes nothing: no red first
+                // the repository's own checks, never a command given to verify: nothing else
+                // shows the handoff's test runs where the repository's tests run
+                Some(_) if handoff.is_some() && (inputs.command.is_some() || checks.is_empty()) => prove::Proof {
+                    reason: Some(ledger::Reason::NotDiscriminating),
+                    ..prove::Proof::unknown(
+                        "a handoff is proven by the repository's own checks (a `[[command]]` of the stage), not by a command given to verify: declare the check that runs the handoff's test".into(),
+                        "no check ran",
+                    )
+                },
                 Some(a) if handoff.is_some() => {
                     let mut proof = prove::run(a, self.root, self.cfg, self.idx, &target, inputs, &change.hash)
                         .map_err(LedgerError::Io)?;

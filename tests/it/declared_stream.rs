@@ -276,6 +276,11 @@ fn a_declared_wire_is_proven_by_a_test_that_carries_a_value_across_it() {
     // a test that carries a value from one end to the other proves it
     let across = "import unittest\n\nfrom back import total\nfrom front import show\n\n\nclass H(unittest.TestCase):\n    def test_handoff(self):\n        self.assertEqual(show(total([1, 2])), \"total: 3\")\n";
     write_files(d, &[("tests/test_handoff.py", across)]);
+    // only the repository's own checks prove it, never a command given to verify
+    let o = run(&["verify", "--gap", &gap, "--command", "true", "--format", "json"], d);
+    assert_eq!(o.status.code(), Some(14), "{}", String::from_utf8_lossy(&o.stdout));
+    assert!(json(&o)["evidence"]["claim"].as_str().unwrap().contains("repository's own checks"));
+    run(&["loop", "-q"], d);
     let (code, doc) = crate::red_first::verify(d, &gap);
     assert_eq!(code, Some(0), "{doc:#}");
     assert_eq!(doc["evidence"]["verdict"], "proven", "{doc:#}");
