@@ -68,44 +68,16 @@ pub fn available(approach: &str, language: &str, path_var: Option<&OsStr>) -> Re
 /// Commands that run another command: the one they run is the capability, not them.
 const WRAPPERS: &[&str] = &["env", "timeout", "nice", "nohup", "exec", "command", "stdbuf", "time", "xargs", "sudo"];
 
-/// Is `name` a word of the shell itself (a builtin or a keyword), which no environment can lack?
+/// Words of the shell itself (builtins and keywords), which no environment can lack.
+const SHELL_WORDS: &[&str] = &[
+    "exit", "return", "true", "false", ":", ".", "source", "cd", "echo", "printf", "test", "[", "export", "set",
+    "unset", "eval", "exec", "if", "then", "else", "fi", "for", "do", "done", "while", "until", "case", "esac", "read",
+    "shift", "trap", "wait", "kill",
+];
+
+/// Is `name` a word of the shell itself (`exit 127`), never a tool that could be missing?
 pub fn shell_word(name: &str) -> bool {
-    matches!(
-        name,
-        "exit"
-            | "return"
-            | "true"
-            | "false"
-            | ":"
-            | "."
-            | "source"
-            | "cd"
-            | "echo"
-            | "printf"
-            | "test"
-            | "["
-            | "export"
-            | "set"
-            | "unset"
-            | "eval"
-            | "exec"
-            | "if"
-            | "then"
-            | "else"
-            | "fi"
-            | "for"
-            | "do"
-            | "done"
-            | "while"
-            | "until"
-            | "case"
-            | "esac"
-            | "read"
-            | "shift"
-            | "trap"
-            | "wait"
-            | "kill"
-    )
+    SHELL_WORDS.contains(&name)
 }
 
 /// The executable a command line could not run (the shell's exit 126 or 127): the name the

@@ -946,6 +946,43 @@ pub fn criterion(id: &str, text: &str, load_bearing: bool, checks: &[CommandSpec
     }
 }
 
+/// A proof by the checks of a wire no import carries (a declared handoff) shows the handoff only
+/// where a test the change writes exercises both ends: it resolves imports into the producer's
+/// stage and the consumer's. Passing checks without such a test prove the stages, not the wire:
+/// the proof becomes `unknown` (not discriminating) and says what test to add. `changed` are the
+/// change's files; `idx` the fresh index.
+pub fn handoff_exercised(idx: &Index, changed: &[String], wire: &Wire, proof: &mut Proof) -> Result<(), String> {
+    use crate::facts::rel;
+    if proof.verdict != Verdict::Proven {
+        return Ok(());
+    }
+    let store = crate::ops::derive(&crate::datalog::builtin_program(), idx, &[rel::IN_STAGE, rel::RESOLVES])?;
+    let stage_of: std::collections::BTreeMap<&str, &str> =
+        store.rels[rel::IN_STAGE.0 as usize].iter().map(|r| (store.syms.str(r[0]), store.syms.str(r[1]))).collect();
+    let reached = |test: &str, stage: &str| {
+        store.rels[rel::RESOLVES.0 as usize]
+            .iter()
+            .filter(|r| store.syms.str(r[0]) == test)
+            .any(|r| stage_of.get(store.syms.str(r[2])) == Some(&stage))
+    };
+    let tests: Vec<&String> = changed
+        .iter()
+        .filter(|p| super::red::test_file(idx, p))
+        .filter(|p| reached(p, &wire.producer) && reached(p, &wire.consumer))
+        .collect();
+    if let Some(t) = tests.first() {
+        proof.claim = format!("{}; `{t}` exercises {wire} (it imports from both stages)", proof.claim);
+        return Ok(());
+    }
+    proof.verdict = Verdict::Unknown;
+    proof.reason = Some(Reason::NotDiscriminating);
+    proof.claim = format!(
+        "the checks pass, but no test the change writes imports from both `{}` and `{}`: add a test that carries a value across {wire}",
+        wire.producer, wire.consumer
+    );
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -988,41 +1025,4 @@ mod tests {
         assert!(refused.iter().any(|r| r.contains("not a regular file")), "{refused:?}");
         assert!(refused.iter().any(|r| r.contains("symbolic link")), "{refused:?}");
     }
-}
-
-/// A proof by the checks of a wire no import carries (a declared handoff) shows the handoff only
-/// where a test the change writes exercises both ends: it resolves imports into the producer's
-/// stage and the consumer's. Passing checks without such a test prove the stages, not the wire:
-/// the proof becomes `unknown` (not discriminating) and says what test to add. `changed` are the
-/// change's files; `idx` the fresh index.
-pub fn handoff_exercised(idx: &Index, changed: &[String], wire: &Wire, proof: &mut Proof) -> Result<(), String> {
-    use crate::facts::rel;
-    if proof.verdict != Verdict::Proven {
-        return Ok(());
-    }
-    let store = crate::ops::derive(&crate::datalog::builtin_program(), idx, &[rel::IN_STAGE, rel::RESOLVES])?;
-    let stage_of: std::collections::BTreeMap<&str, &str> =
-        store.rels[rel::IN_STAGE.0 as usize].iter().map(|r| (store.syms.str(r[0]), store.syms.str(r[1]))).collect();
-    let reached = |test: &str, stage: &str| {
-        store.rels[rel::RESOLVES.0 as usize]
-            .iter()
-            .filter(|r| store.syms.str(r[0]) == test)
-            .any(|r| stage_of.get(store.syms.str(r[2])) == Some(&stage))
-    };
-    let tests: Vec<&String> = changed
-        .iter()
-        .filter(|p| super::red::test_file(idx, p))
-        .filter(|p| reached(p, &wire.producer) && reached(p, &wire.consumer))
-        .collect();
-    if let Some(t) = tests.first() {
-        proof.claim = format!("{}; `{t}` exercises {wire} (it imports from both stages)", proof.claim);
-        return Ok(());
-    }
-    proof.verdict = Verdict::Unknown;
-    proof.reason = Some(Reason::NotDiscriminating);
-    proof.claim = format!(
-        "the checks pass, but no test the change writes imports from both `{}` and `{}`: add a test that carries a value across {wire}",
-        wire.producer, wire.consumer
-    );
-    Ok(())
 }

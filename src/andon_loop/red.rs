@@ -382,9 +382,9 @@ pub fn environment_or_fix(
         format!(
             "`{lacked}` passes on the base tree, but with the fix it exits as if `{name}` were missing: the fix's files, not the environment, stop it"
         )
-    } else if !named_outside_tests(root, base, &name, &lacked, own) {
+    } else if !named_where_a_shell_runs(root, base, &name, &lacked, own) {
         format!(
-            "`{lacked}` exits as if `{name}` were missing, but nothing the check could call names `{name}` (not the command, no file but a test's): a test that says so is no missing tool"
+            "`{lacked}` exits as if `{name}` were missing, but nothing the check could call names `{name}` (not the command, no file of the base tree): a test that says so is no missing tool"
         )
     } else {
         return;
@@ -399,9 +399,10 @@ pub fn environment_or_fix(
 /// Does something the check could call name the capability `name`, as a whole word: the
 /// command itself, or a file of the base tree `base` that is not prose (a script, a manifest's
 /// scripts, a Makefile, a test's runner)? A shell reports a command missing only where a shell
-/// was told to run it, and a fix's own files are not in the base tree. A command that computes what it runs (`$VAR`, a substitution) and a
-/// search git cannot make answer yes: the proof stays blocked rather than refuted on a guess.
-fn named_outside_tests(root: &Path, base: &str, name: &str, command: &str, own: &[String]) -> bool {
+/// was told to run it, and a fix's own files are not in the base tree. A command that computes
+/// what it runs (`$VAR`, a substitution) and a search git cannot make answer yes: the proof
+/// stays blocked rather than refuted on a guess.
+fn named_where_a_shell_runs(root: &Path, base: &str, name: &str, command: &str, own: &[String]) -> bool {
     let word = |text: &str| {
         text.match_indices(name).any(|(i, _)| {
             let part = |c: char| c.is_alphanumeric() || matches!(c, '_' | '-' | '.');
