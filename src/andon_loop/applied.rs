@@ -419,7 +419,21 @@ impl Ask<'_> {
                         .map_err(LedgerError::Io)?;
                     let files: Vec<String> = change.files.iter().map(|(_, p)| p.clone()).collect();
                     if let Some(wire) = handoff {
-                        prove::handoff_exercised(self.idx, &files, wire, &mut proof).map_err(LedgerError::Io)?;
+                        let tests = prove::handoff_exercised(self.idx, &files, wire, &mut proof)
+                            .map_err(LedgerError::Io)?;
+                        let out = prove::output_dir(self.cfg, self.inputs);
+                        let own = own_paths(self.cfg);
+                        red::handoff_probe(
+                            self.root,
+                            &p.base,
+                            &change.files,
+                            &tests,
+                            &checks,
+                            &out,
+                            &change.hash,
+                            &own,
+                            &mut proof,
+                        );
                     }
                     proof
                 }

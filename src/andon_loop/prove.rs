@@ -951,10 +951,15 @@ pub fn criterion(id: &str, text: &str, load_bearing: bool, checks: &[CommandSpec
 /// stage and the consumer's. Passing checks without such a test prove the stages, not the wire:
 /// the proof becomes `unknown` (not discriminating) and says what test to add. `changed` are the
 /// change's files; `idx` the fresh index.
-pub fn handoff_exercised(idx: &Index, changed: &[String], wire: &Wire, proof: &mut Proof) -> Result<(), String> {
+pub fn handoff_exercised(
+    idx: &Index,
+    changed: &[String],
+    wire: &Wire,
+    proof: &mut Proof,
+) -> Result<Vec<String>, String> {
     use crate::facts::rel;
     if proof.verdict != Verdict::Proven {
-        return Ok(());
+        return Ok(Vec::new());
     }
     let store = crate::ops::derive(&crate::datalog::builtin_program(), idx, &[rel::IN_STAGE, rel::RESOLVES])?;
     let stage_of: std::collections::BTreeMap<&str, &str> =
@@ -965,14 +970,15 @@ pub fn handoff_exercised(idx: &Index, changed: &[String], wire: &Wire, proof: &m
             .filter(|r| store.syms.str(r[0]) == test)
             .any(|r| stage_of.get(store.syms.str(r[2])) == Some(&stage))
     };
-    let tests: Vec<&String> = changed
+    let tests: Vec<String> = changed
         .iter()
         .filter(|p| super::red::test_file(idx, p))
         .filter(|p| reached(p, &wire.producer) && reached(p, &wire.consumer))
+        .cloned()
         .collect();
     if let Some(t) = tests.first() {
         proof.claim = format!("{}; `{t}` exercises {wire} (it imports from both stages)", proof.claim);
-        return Ok(());
+        return Ok(tests);
     }
     proof.verdict = Verdict::Unknown;
     proof.reason = Some(Reason::NotDiscriminating);
@@ -980,7 +986,7 @@ pub fn handoff_exercised(idx: &Index, changed: &[String], wire: &Wire, proof: &m
         "the checks pass, but no test the change writes imports from both `{}` and `{}`: add a test that carries a value across {wire}",
         wire.producer, wire.consumer
     );
-    Ok(())
+    Ok(Vec::new())
 }
 
 #[cfg(test)]

@@ -396,6 +396,56 @@ pub fn environment_or_fix(
     proof.references.extend(runs.iter().map(|r| r.artifact.clone()));
 }
 
+/// A handoff test shows the handoff only where the checks run it. The fixed tree is copied to a
+/// scratch directory, the handoff tests `tests` are made unloadable there, and the checks `specs`
+/// run on it: some check must fail. Where every check still passes, the checks never ran the test
+/// (a file the runner does not collect), and the proof is unknown (not discriminating).
+#[allow(clippy::too_many_arguments)]
+pub fn handoff_probe(
+    root: &Path,
+    base: &str,
+    changed: &[(String, String)],
+    tests: &[String],
+    specs: &[CommandSpec],
+    out: &Path,
+    nonce: &str,
+    own: &[String],
+    proof: &mut Proof,
+) {
+    if proof.verdict != Verdict::Proven || tests.is_empty() {
+        return;
+    }
+    let copy = match base_tree(root, base, changed, &|_| true, own) {
+        Ok(c) => c,
+        Err(m) => return not_run(proof, format!("the checks could not be run with the handoff's test broken: {m}")),
+    };
+    for t in tests {
+        if let Err(e) = std::fs::write(copy.tree().join(t), "andon probe: this test must not load )(\n") {
+            return not_run(proof, format!("{t}: {e}"));
+        }
+    }
+    let out = root.canonicalize().unwrap_or_else(|_| root.to_path_buf()).join(out).join("red-first").join("probe");
+    let runs = prove::run_checks(&copy.tree(), &out, specs, nonce);
+    if runs.iter().any(|r| !r.passed()) {
+        proof.claim = format!("{}; with it broken the checks fail: they run it", proof.claim);
+        return;
+    }
+    not_run(
+        proof,
+        format!(
+            "the checks pass with `{}` made unloadable: they never run it; name it so the stage's checks collect it",
+            tests.join("`, `")
+        ),
+    );
+}
+
+/// The proof becomes unknown, not discriminating, because `claim`.
+fn not_run(proof: &mut Proof, claim: String) {
+    proof.verdict = Verdict::Unknown;
+    proof.reason = Some(crate::ledger::Reason::NotDiscriminating);
+    proof.claim = claim;
+}
+
 /// Does something the check could call name the capability `name`, as a whole word: the
 /// command itself, or a file of the base tree `base` that is not prose (a script, a manifest's
 /// scripts, a Makefile, a test's runner)? A shell reports a command missing only where a shell

@@ -264,7 +264,7 @@ fn a_declared_wire_is_proven_by_a_test_that_carries_a_value_across_it() {
     let v = json(&run(&["loop", "--format", "json", "-q"], d));
     assert_eq!(v["next"]["action"], "propose", "{v:#}");
     let gap = v["next"]["gap"].as_str().unwrap().to_string();
-    crate::red_first::propose(d, &gap, "executed", &["tests/test_handoff.py"]);
+    crate::red_first::propose(d, &gap, "executed", &["tests/test_handoff.py", "tests/handoff_check.py"]);
     // a passing test of one end only proves the stage, not the handoff
     let one_end = "import unittest\n\nfrom back import total\n\n\nclass H(unittest.TestCase):\n    def test_handoff(self):\n        self.assertEqual(total([1, 2]), 3)\n";
     write_files(d, &[("tests/test_handoff.py", one_end)]);
@@ -275,6 +275,14 @@ fn a_declared_wire_is_proven_by_a_test_that_carries_a_value_across_it() {
     run(&["loop", "-q"], d);
     // a test that carries a value from one end to the other proves it
     let across = "import unittest\n\nfrom back import total\nfrom front import show\n\n\nclass H(unittest.TestCase):\n    def test_handoff(self):\n        self.assertEqual(show(total([1, 2])), \"total: 3\")\n";
+    // a test the checks never collect (unittest discovers `test*.py`) shows nothing
+    std::fs::remove_file(d.join("tests/test_handoff.py")).unwrap();
+    write_files(d, &[("tests/handoff_check.py", across)]);
+    let (code, doc) = crate::red_first::verify(d, &gap);
+    assert_eq!(code, Some(14), "{doc:#}");
+    assert!(doc["evidence"]["claim"].as_str().unwrap().contains("they never run it"), "{doc:#}");
+    run(&["loop", "-q"], d);
+    std::fs::remove_file(d.join("tests/handoff_check.py")).unwrap();
     write_files(d, &[("tests/test_handoff.py", across)]);
     // only the repository's own checks prove it, never a command given to verify
     let o = run(&["verify", "--gap", &gap, "--command", "true", "--format", "json"], d);
