@@ -373,6 +373,8 @@ impl Ask<'_> {
                 |e| e.approach == "structural" && e.radius.is_none() && e.reason == Some(ledger::Reason::NotShown),
             );
         let subject = prove::subject_of(g, !checks.is_empty(), said_nothing);
+        // where the scratch runs write their output, and andon's own directories they never copy
+        let (out, own) = (prove::output_dir(self.cfg, self.inputs), own_paths(self.cfg));
         let handoff = g.wire.as_ref().filter(|_| said_nothing && g.source == "UnprovenWire");
         // a phase contract routes each obligation itself (a choice applies to its ties)
         let chosen = if g.source == "PhaseContract" { None } else { inputs.chosen };
@@ -421,8 +423,6 @@ impl Ask<'_> {
                     if let Some(wire) = handoff {
                         let tests = prove::handoff_exercised(self.idx, &files, wire, &mut proof)
                             .map_err(LedgerError::Io)?;
-                        let out = prove::output_dir(self.cfg, self.inputs);
-                        let own = own_paths(self.cfg);
                         red::handoff_probe(
                             self.root,
                             &p.base,
@@ -448,8 +448,6 @@ impl Ask<'_> {
             (proof, None)
         };
         // a proof blocked by the environment, whatever route it took: the environment, or the fix?
-        let out = prove::output_dir(self.cfg, self.inputs);
-        let own = own_paths(self.cfg);
         red::environment_or_fix(self.root, &p.base, &checks, &out, &change.hash, &own, &mut proof);
         self.with_rules(&mut proof, target, &checks, &change.hash)?;
         let (reason, capability) = (proof.reason, proof.capability.take());

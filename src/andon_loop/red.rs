@@ -370,7 +370,7 @@ pub fn environment_or_fix(
         return;
     }
     let Ok(pure) = base_tree(root, base, &[], &|_| false, own) else { return };
-    let out = root.canonicalize().unwrap_or_else(|_| root.to_path_buf()).join(out).join("red-first").join("base");
+    let out = scratch_output(root, out, "base");
     let runs = prove::run_checks(&pure.tree(), &out, specs, nonce);
     let lacked = proof.capability.as_ref().map(|c| c.command.clone()).unwrap_or_default();
     let name = proof.capability.as_ref().map(|c| c.name.clone()).unwrap_or_default();
@@ -424,7 +424,7 @@ pub fn handoff_probe(
             return not_run(proof, format!("{t}: {e}"));
         }
     }
-    let out = root.canonicalize().unwrap_or_else(|_| root.to_path_buf()).join(out).join("red-first").join("probe");
+    let out = scratch_output(root, out, "probe");
     let runs = prove::run_checks(&copy.tree(), &out, specs, nonce);
     if runs.iter().any(|r| !r.passed()) {
         proof.claim = format!("{}; with it broken the checks fail: they run it", proof.claim);
@@ -437,6 +437,12 @@ pub fn handoff_probe(
             tests.join("`, `")
         ),
     );
+}
+
+/// Where a scratch run named `what` keeps its output: under the output directory `out` of the
+/// repository at `root`, named absolutely (the run's working directory is the scratch copy).
+fn scratch_output(root: &Path, out: &Path, what: &str) -> PathBuf {
+    root.canonicalize().unwrap_or_else(|_| root.to_path_buf()).join(out).join("red-first").join(what)
 }
 
 /// The proof becomes unknown, not discriminating, because `claim`.

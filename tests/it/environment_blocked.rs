@@ -36,6 +36,17 @@ fn blocked_trial() -> (tempfile::TempDir, String) {
     (t, marker)
 }
 
+/// The capability arrives: `RUNNER` in `bin`, an executable that runs the unit tests.
+fn install_runner(bin: &Path) {
+    let runner = bin.join(RUNNER);
+    std::fs::write(&runner, "#!/bin/sh\nexec python3 -m unittest discover -s tests -t .\n").unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&runner, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+}
+
 /// `andon verify --gap G --command RUNNER --format json`, with `bin` first on PATH.
 fn verify_with_runner(d: &Path, gap: &str, bin: &Path) -> (Option<i32>, Value) {
     let o = with_path(&["verify", "--gap", gap, "--command", RUNNER, "--format", "json"], d, bin);
@@ -81,13 +92,7 @@ fn a_proof_that_cannot_run_here_blocks_its_gap_until_the_capability_changes() {
     assert!(doc["detail"].as_str().unwrap().contains("is not run again"), "{doc:#}");
     assert_eq!(runs_kept(d), before, "the blocked proof ran again");
     // the capability arrives: the fingerprint changed, the proof runs again and proves the fix
-    let runner = bin.path().join(RUNNER);
-    std::fs::write(&runner, "#!/bin/sh\nexec python3 -m unittest discover -s tests -t .\n").unwrap();
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&runner, std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
+    install_runner(bin.path());
     let (code, doc) = verify_with_runner(d, &marker, bin.path());
     assert_eq!(code, Some(0), "{doc:#}");
     assert!(doc["evidence"]["reason"].is_null(), "{doc:#}");
@@ -245,13 +250,7 @@ fn a_deferred_blocked_gap_is_proven_once_its_capability_arrives() {
     for _ in 0..3 {
         step(d);
     }
-    let runner = bin.path().join(RUNNER);
-    std::fs::write(&runner, "#!/bin/sh\nexec python3 -m unittest discover -s tests -t .\n").unwrap();
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&runner, std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
+    install_runner(bin.path());
     let (code, doc) = verify_with_runner(d, &marker, bin.path());
     assert_eq!(code, Some(0), "{doc:#}");
     let o = with_path(&["loop", "--format", "json", "-q"], d, bin.path());
