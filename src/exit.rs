@@ -1,5 +1,6 @@
-//! Exit codes are API: one table, documented in README.md, each triggered by a test. The command
-//! line exits with them; the MCP server reports them with each tool result.
+//! Exit codes are API: one table, documented in README.md, each triggered by a test. Each
+//! command's outcome in `api` names its code from this table; the command line exits with it, the
+//! MCP server reports it with each tool result.
 
 use std::process::ExitCode;
 
@@ -84,73 +85,6 @@ impl Exit {
             | StepVerdict::Converged
             | StepVerdict::Clear => Exit::Success,
         }
-    }
-
-    /// The exit code of `andon verify --gap`: the halt condition its evidence stands on.
-    pub fn of_verified(v: &crate::api::work::Verified) -> Exit {
-        use crate::andon_loop::VerifyStop;
-        use crate::ledger::andon_rule::Condition;
-        match &v.result {
-            Ok(o) => crate::api::work::condition_of(&o.evidence).map_or(Exit::Success, Exit::halt),
-            Err(VerifyStop::Scope(_)) => Exit::Findings,
-            Err(VerifyStop::Authorization(..) | VerifyStop::Judged(..)) => Exit::halt(Condition::Authorization),
-            Err(VerifyStop::Refused(_)) => Exit::Error,
-            Err(VerifyStop::Blocked(_)) => Exit::halt(Condition::BlockedByEnvironment),
-        }
-    }
-
-    /// The exit code of `andon verify --request`.
-    pub fn of_request(r: &crate::api::work::RequestVerified) -> Exit {
-        use crate::andon_loop::request::Stop;
-        match &r.result {
-            Ok(o) => o.condition.map_or(Exit::Success, Exit::halt),
-            Err(Stop::Scope(..)) => Exit::Findings,
-            Err(Stop::Refused(_)) => Exit::Error,
-        }
-    }
-
-    /// The exit code of `andon verify --audit`: strong 0, weak 1, inconclusive needs a person.
-    pub fn of_audit(a: &crate::api::work::Audited) -> Exit {
-        match &a.result {
-            Ok(o) if o.strength == "strong" => Exit::Success,
-            Ok(o) if o.strength == "weak" => Exit::Findings,
-            Ok(_) => Exit::halt(crate::ledger::andon_rule::Condition::NeedsHuman),
-            Err(_) => Exit::Error,
-        }
-    }
-
-    /// The exit code of `andon propose`: written 0; another gap than the loop's picked one is a
-    /// usage error; an entry gate awaits a person; any other refusal is a finding.
-    pub fn of_proposed(p: &crate::api::work::Proposed) -> Exit {
-        use crate::api::work::Proposed;
-        match p {
-            Proposed::Refused { picked: Some(_), .. } => Exit::Error,
-            Proposed::Refused { gated: true, .. } => Exit::halt(crate::ledger::andon_rule::Condition::EntryGate),
-            Proposed::Refused { .. } => Exit::Findings,
-            Proposed::Written { .. } => Exit::Success,
-        }
-    }
-
-    /// The exit code of `andon check`: a stale exception is a configuration to fix (2), a
-    /// blocking finding fails the gate (1).
-    pub fn of_check(r: &crate::check::CheckReport) -> Exit {
-        if !r.stale_exceptions.is_empty() {
-            Exit::Error
-        } else if r.blocking() > 0 {
-            Exit::Findings
-        } else {
-            Exit::Success
-        }
-    }
-
-    /// The exit code of `andon why`: no chain is a finding.
-    pub fn of_why(r: &crate::ops::WhyReport) -> Exit {
-        if r.chain.is_some() { Exit::Success } else { Exit::Findings }
-    }
-
-    /// The exit code of `andon preflight`: a capability not ready is a finding.
-    pub fn of_preflight(p: &crate::api::work::Preflight) -> Exit {
-        if p.worst() == crate::preflight::Readiness::NotReady { Exit::Findings } else { Exit::Success }
     }
 
     /// The code's name, as README's table of exit codes gives it.

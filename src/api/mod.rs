@@ -16,43 +16,16 @@ use serde_json::{Value, json};
 use crate::config::Config;
 use crate::index::{self, Index, IndexOptions};
 
+pub mod command;
+mod error;
 pub mod structure;
 pub mod work;
 
+pub use command::*;
+pub use error::Error;
+
 /// The version of every JSON document's shape (`schema_version`).
 pub const SCHEMA_VERSION: u32 = 1;
-
-/// Why a command could not run. Each kind is one exit code, mapped by the front end.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Error {
-    /// Bad usage, bad configuration, an I/O error: andon could not run (the message says what to
-    /// do, with `file:line` where there is one).
-    Failed(String),
-    /// The index is stale or missing and the command was told not to update it.
-    StaleIndex(String),
-    /// The ledger is invalid: nothing acts on it.
-    InvalidLedger(String),
-}
-
-impl std::fmt::Display for Error {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Error::Failed(m) | Error::StaleIndex(m) | Error::InvalidLedger(m) => f.write_str(m),
-        }
-    }
-}
-
-impl From<String> for Error {
-    fn from(m: String) -> Error {
-        Error::Failed(m)
-    }
-}
-
-impl From<&str> for Error {
-    fn from(m: &str) -> Error {
-        Error::Failed(m.to_string())
-    }
-}
 
 /// Implements `Serialize` for a result through its `document()`: the JSON document it is.
 macro_rules! json_document {
@@ -73,7 +46,7 @@ pub(crate) fn next(action: &str, gap: Option<&str>, detail: &str) -> Value {
 
 /// The settings of the repository at `root`, its offending line quoted on a configuration error.
 pub fn config(root: &Path) -> Result<Config, Error> {
-    Config::load(root).map_err(|e| Error::Failed(config_error(&e)))
+    Ok(Config::load(root)?)
 }
 
 /// Which file the settings of `root` come from, when another is ignored: `andon.toml` wins whole,

@@ -210,6 +210,67 @@ impl Schema {
     }
 }
 
+/// `andon query --schema`: the relations a query can name, the built-in ones and those of the
+/// rule files given.
+#[derive(Clone, Debug)]
+pub struct QuerySchema {
+    pub relations: Vec<SchemaRelation>,
+}
+
+/// A relation as `andon query --schema` lists it.
+#[derive(Clone, Debug)]
+pub struct SchemaRelation {
+    pub name: String,
+    /// `base`, `derived` or `computed`.
+    pub kind: &'static str,
+    pub doc: String,
+    /// The file that declares it.
+    pub source: String,
+    /// Each column's name and type name.
+    pub columns: Vec<(String, &'static str)>,
+}
+
+impl QuerySchema {
+    /// The relations of `prog` but the query's own.
+    pub fn of(prog: &crate::dialect::Program) -> QuerySchema {
+        use crate::dialect::RelKind;
+        let relations = prog
+            .rels
+            .iter()
+            .filter(|r| r.name != crate::dialect::QUERY_REL)
+            .map(|r| SchemaRelation {
+                name: r.name.clone(),
+                kind: match r.kind {
+                    RelKind::Base => "base",
+                    RelKind::Derived => "derived",
+                    RelKind::Computed => "computed",
+                },
+                doc: r.doc.clone(),
+                source: r.source.clone(),
+                columns: r.columns.iter().map(|(n, t)| (n.clone(), t.name())).collect(),
+            })
+            .collect();
+        QuerySchema { relations }
+    }
+
+    fn document(&self) -> Value {
+        let rels: Vec<Value> = self
+            .relations
+            .iter()
+            .map(|r| {
+                json!({
+                    "name": r.name,
+                    "kind": r.kind,
+                    "doc": r.doc,
+                    "source": r.source,
+                    "columns": r.columns.iter().map(|(n, t)| json!({"name": n, "type": t})).collect::<Vec<_>>(),
+                })
+            })
+            .collect();
+        json!({ "schema_version": SCHEMA_VERSION, "relations": rels, "verdict": {"outcome": "listed"} })
+    }
+}
+
 fn scalar_json(v: &crate::config::Scalar) -> Value {
     match v {
         crate::config::Scalar::Str(s) => json!(s),
@@ -249,7 +310,7 @@ impl Config {
     }
 }
 
-json_document!(IndexReport, IndexCheck, FactList, Schema, Config);
+json_document!(IndexReport, IndexCheck, FactList, Schema, QuerySchema, Config);
 
 /// Budgets given on the command line for a run-time evaluation; None keeps `[query]` of the
 /// settings, else the engine's default.
@@ -289,7 +350,7 @@ pub fn check(
     let budget = budget(cfg, flags);
     let mut report = match crate::check::run(idx, root, cfg, budget) {
         Ok(r) => r,
-        Err(crate::check::CheckError::Config(e)) => return Err(Error::Failed(super::config_error(&e))),
+        Err(crate::check::CheckError::Config(e)) => return Err(e.into()),
         Err(crate::check::CheckError::Other(m)) => return Err(Error::Failed(m)),
     };
     if let Some(base) = base {
@@ -649,7 +710,7 @@ pub fn init(
     let idx = super::fresh_index(root, &opts, Freshness::Update(progress))?;
     let date = crate::check::init::date_of(super::now());
     let plan = crate::check::init::plan(&idx, root, &date).map_err(|e| match e {
-        crate::check::CheckError::Config(e) => Error::Failed(super::config_error(&e)),
+        crate::check::CheckError::Config(e) => e.into(),
         crate::check::CheckError::Other(m) => Error::Failed(m),
     })?;
     if !print {

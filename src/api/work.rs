@@ -36,7 +36,7 @@ pub fn gap_kind_name(k: ledger::GapKind) -> &'static str {
 /// A ledger error as the API reports it: an invalid ledger is its own kind.
 fn ledger_error(e: LedgerError) -> Error {
     match e {
-        e @ LedgerError::Invalid(_) => Error::InvalidLedger(e.to_string()),
+        e @ LedgerError::Invalid(_) => Error::InvalidLedger { dir: None, message: e.to_string() },
         e => Error::Failed(e.to_string()),
     }
 }
@@ -184,7 +184,7 @@ pub fn status(root: &Path) -> Result<Status, Error> {
     let dir = ledger::dir_of(root, &cfg.settings);
     let loaded = match ledger::load(&dir) {
         Ok(s) => s,
-        Err(e) => return Err(Error::InvalidLedger(e.to_string())),
+        Err(e) => return Err(Error::InvalidLedger { dir: Some(dir), message: e.to_string() }),
     };
     let board = loaded.as_ref().map(|(_, s, records)| crate::status::board(s, records, agenda_options(&cfg)));
     let injections = crate::status::Injections::of_stored_index(root);

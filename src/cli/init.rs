@@ -1,10 +1,11 @@
-//! `andon init`: parse, call `api::structure::init`, render.
+//! `andon init`: parse, call the API, render.
 
 use std::path::PathBuf;
 
 use clap::Args;
 
-use super::{Common, Exit, FormatArg};
+use super::common::{Common, Ran, Terminal, emit};
+use crate::api;
 use crate::output;
 
 #[derive(Args)]
@@ -20,17 +21,19 @@ pub(super) struct InitArgs {
 }
 
 /// Draws andon.toml from the stream and creates it (or prints it); exit 2 when settings are there.
-pub(super) fn run(a: InitArgs) -> Result<Exit, String> {
-    let (bar, progress) = super::progress_bar(a.common.quiet);
-    let r = crate::api::structure::init(&a.path, &crate::api::WalkOverrides::default(), a.print, &progress);
-    bar.finish_and_clear();
-    let r = r.map_err(|e| e.to_string())?;
-    let as_json = matches!(a.common.format, FormatArg::Json);
-    super::emit(|w| output::init::report(w, &r, as_json))?;
+pub(super) fn run(a: InitArgs) -> Ran {
+    let walk = api::WalkOverrides::default();
+    let term = Terminal::new(a.common.quiet);
+    let out = api::init(&api::Repo { root: &a.path, walk: &walk, progress: &term }, a.print);
+    drop(term);
+    let out = out?;
+    let r = &out.result;
+    let as_json = a.common.json();
+    emit(|w| output::init::report(w, r, as_json))?;
     if a.print && !as_json && !a.common.quiet {
         let mut summary = Vec::new();
-        let _ = output::init::summary(&mut summary, &r);
+        let _ = output::init::summary(&mut summary, r);
         eprint!("{}", String::from_utf8_lossy(&summary));
     }
-    Ok(Exit::Success)
+    Ok(out.exit)
 }

@@ -36,19 +36,19 @@ impl Progress {
         p.message = Some(message);
         let _ = tx.send(p);
     }
+}
 
+impl crate::api::Progress for Progress {
     /// A parse's progress, `(done, total)` files, reported about fifty times over the parse.
-    pub(crate) fn files(&self) -> impl Fn(u64, u64) + Sync + '_ {
-        move |done: u64, total: u64| {
-            let step = (total / 50).max(1);
-            if total > 0 && (done.is_multiple_of(step) || done == total) {
-                self.send(done as f64, Some(total as f64), format!("parsing {done}/{total} files"));
-            }
+    fn files(&self, done: u64, total: u64) {
+        let step = (total / 50).max(1);
+        if total > 0 && (done.is_multiple_of(step) || done == total) {
+            self.send(done as f64, Some(total as f64), format!("parsing {done}/{total} files"));
         }
     }
 
     /// A named phase of the work begins.
-    pub(crate) fn phase(&self, message: &str) {
+    fn phase(&self, message: &str) {
         let last = *self.last.lock().unwrap_or_else(|p| p.into_inner());
         self.send(last + 1.0, None, message.to_string());
     }
@@ -57,17 +57,16 @@ impl Progress {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::api::Progress as _;
 
     #[test]
     fn reports_out_of_order_never_go_back_and_keep_their_message() {
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
         let p = Progress::new(Some(ProgressToken(rmcp::model::NumberOrString::Number(1))), Some(tx));
-        let files = p.files();
         for done in [2, 3, 1, 4, 7, 5, 6] {
-            files(done, 7);
+            p.files(done, 7);
         }
         p.phase("judging");
-        drop(files);
         drop(p);
         let mut seen = Vec::new();
         while let Ok(n) = rx.try_recv() {

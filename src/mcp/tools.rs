@@ -2,7 +2,7 @@
 //! command of the same name does, and answers with the API's result serialized: the very JSON
 //! document `andon <command> --format json` prints, and the exit code the command would give.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
@@ -10,10 +10,8 @@ use serde_json::Value;
 
 use super::paths::{inside, read_inside, relative};
 use super::progress::Progress;
-use crate::api::{self, Error, Freshness, WalkOverrides};
-use crate::config::Config;
+use crate::api::{self, Error, WalkOverrides};
 use crate::exit::Exit;
-use crate::index::{Index, IndexOptions};
 use crate::output;
 
 /// A tool of the server.
@@ -119,6 +117,11 @@ impl Done {
         let failed = matches!(exit, Exit::Error | Exit::StaleIndex | Exit::Disabled);
         Done { doc, exit, failed, notes: Vec::new() }
     }
+
+    /// A command's outcome: its document, its exit code, its notes.
+    fn outcome<T: serde::Serialize>(out: api::Outcome<T>) -> Done {
+        Done { notes: out.notes, ..Done::of(&out.result, out.exit) }
+    }
 }
 
 /// Why a call did not produce its document.
@@ -131,14 +134,14 @@ pub(crate) enum Failure {
 
 impl From<Error> for Failure {
     fn from(e: Error) -> Failure {
-        match e {
-            Error::Failed(m) => Failure::Run { message: m, exit: Exit::Error, doc: None },
-            Error::StaleIndex(m) => Failure::Run { message: m, exit: Exit::StaleIndex, doc: None },
-            Error::InvalidLedger(m) => {
-                let doc = serde_json::to_value(api::InvalidLedger { error: m.clone() }).ok();
-                Failure::Run { message: m, exit: Exit::Findings, doc }
+        let exit = e.exit();
+        let doc = match &e {
+            Error::InvalidLedger { message, .. } => {
+                serde_json::to_value(api::InvalidLedger { error: message.clone() }).ok()
             }
-        }
+            _ => None,
+        };
+        Failure::Run { message: e.to_string(), exit, doc }
     }
 }
 
@@ -275,123 +278,74 @@ struct VerifyArgs {
     proposer: Option<String>,
 }
 
-/// The index options of `root`: its settings, no override.
-fn options(root: &Path, rebuild: bool) -> Result<IndexOptions, Failure> {
-    Ok(api::index_options(root, &WalkOverrides::default(), rebuild)?)
-}
-
-/// The index of `root`, brought up to date first (its parse reported as progress).
-fn fresh(root: &Path, progress: &Progress) -> Result<Index, Failure> {
-    let opts = options(root, false)?;
-    let report = progress.files();
-    Ok(api::fresh_index(root, &opts, Freshness::Update(&report))?)
-}
-
-/// The settings of `root`, the offending line quoted on an error.
-fn config(root: &Path) -> Result<Config, Failure> {
-    Ok(api::config(root)?)
+/// The repository at `root`, its settings' walk, progress reported to the client.
+fn repo<'a>(root: &'a Path, progress: &'a Progress) -> api::Repo<'a> {
+    const SETTINGS: &WalkOverrides = &WalkOverrides {
+        hidden: false,
+        no_ignore: false,
+        vendored: false,
+        follow: false,
+        exclude: Vec::new(),
+        max_filesize: None,
+        threads: None,
+        stream: None,
+    };
+    api::Repo { root, walk: SETTINGS, progress }
 }
 
 fn index(root: &Path, a: IndexArgs, progress: &Progress) -> Ran {
-    let opts = options(root, a.rebuild)?;
-    let report = progress.files();
-    let r = api::structure::index(root, &opts, &report)?;
-    Ok(Done::of(&r, Exit::Success))
+    Ok(Done::outcome(api::index(&repo(root, progress), a.rebuild)?))
 }
 
 fn preflight(root: &Path, _: NoArgs, progress: &Progress) -> Ran {
-    let cfg = config(root)?;
-    let idx = fresh(root, progress).ok();
     let path_var = std::env::var_os("PATH");
-    let p = api::work::preflight(root, &cfg, idx.as_ref(), path_var.as_deref());
-    let mut done = Done::of(&p, Exit::of_preflight(&p));
-    let human = |w: &mut dyn std::io::Write| output::preflight(w, &p, output::Format::Text, true);
-    reports(&cfg, root, &mut done, "preflight.md", &human, "preflight.json");
-    Ok(done)
+    Ok(Done::outcome(api::preflight(&repo(root, progress), path_var.as_deref(), &Reports)?))
 }
 
 fn stream(root: &Path, _: NoArgs, progress: &Progress) -> Ran {
-    let idx = fresh(root, progress)?;
-    Ok(Done::of(&api::structure::stream(&idx)?, Exit::Success))
+    Ok(Done::outcome(api::stream(&repo(root, progress))?))
 }
 
 fn query(root: &Path, a: QueryArgs, progress: &Progress) -> Ran {
-    let mut files = Vec::new();
+    let mut rules = Vec::new();
     for f in &a.rules {
         let path = inside(root, f, "rules")?;
         let bytes = read_inside(root, &path, 64 << 20).map_err(|e| format!("cannot read rules: {e}"))?;
         let text = String::from_utf8(bytes).map_err(|e| format!("{f}: cannot read rules: not UTF-8 ({e})"))?;
-        files.push((f.clone(), text));
+        rules.push((f.clone(), text));
     }
-    let prepared = api::structure::prepare(&a.query, &files)?;
-    let opts = options(root, false)?;
-    let report = progress.files();
-    let how = Freshness::Update(&report);
-    let stamp = api::freshen(root, &opts, how)?;
-    let load = || api::load_fresh(root, &opts, how).map_err(|e| e.to_string());
-    let facts = crate::datalog::Facts::Stored { stamp, load: &load };
-    let flags = api::structure::BudgetFlags::default();
-    let answered = api::structure::query(root, &facts, &prepared, a.explain, &flags)?;
-    Ok(Done::of(&answered, Exit::Success))
+    let ask = api::QueryAsk { query: a.query, rules, explain: a.explain, budget: Default::default(), no_index: false };
+    Ok(Done::outcome(api::query(&repo(root, progress), &ask)?))
 }
 
 fn facts(root: &Path, a: FactsArgs, progress: &Progress) -> Ran {
-    if let Some(r) = &a.relation {
-        api::structure::relation(r)?;
-    }
     let file = a.file.as_deref().map(|f| inside(root, f, "file").map(|p| relative(root, &p))).transpose()?;
-    let opts = options(root, false)?;
-    let report = progress.files();
-    let list = api::structure::facts(root, &opts, Freshness::Update(&report), a.relation.as_deref(), file.as_deref())?;
-    Ok(Done::of(&list, Exit::Success))
+    Ok(Done::outcome(api::facts(&repo(root, progress), a.relation.as_deref(), file.as_deref())?))
 }
 
 fn why(root: &Path, a: WhyArgs, progress: &Progress) -> Ran {
-    let idx = fresh(root, progress)?;
-    let r = api::structure::why(&idx, &a.from, &a.to)?;
-    let exit = Exit::of_why(&r);
-    Ok(Done::of(&r, exit))
+    Ok(Done::outcome(api::why(&repo(root, progress), &a.from, &a.to)?))
 }
 
 fn check(root: &Path, a: CheckArgs, progress: &Progress) -> Ran {
-    let cfg = config(root)?;
-    let opts = options(root, false)?;
-    let idx = fresh(root, progress)?;
-    if let Some(base) = &a.base {
-        progress.phase(&format!("judging the contracts on the base revision {base}"));
-    }
-    let flags = api::structure::BudgetFlags::default();
-    let report = api::structure::check(root, &cfg, &opts, &idx, a.base.as_deref(), &flags)?;
-    Ok(Done::of(&report, Exit::of_check(&report)))
+    let ask = api::CheckAsk { base: a.base, ..Default::default() };
+    let out = api::check(&repo(root, progress), &ask)?;
+    Ok(Done { notes: out.notes, ..Done::of(&out.result.report, out.exit) })
 }
 
 fn status(root: &Path, _: NoArgs) -> Ran {
-    let s = api::work::status(root)?;
-    let mut done = Done::of(&s, Exit::Success);
-    let cfg = config(root)?;
-    let human = |w: &mut dyn std::io::Write| output::status::report(w, &s, output::status::StatusFormat::Markdown);
-    reports(&cfg, root, &mut done, "status.md", &human, "status.json");
-    Ok(done)
+    Ok(Done::outcome(api::status(root, &Reports)?))
 }
 
 fn run_loop(root: &Path, a: LoopArgs, progress: &Progress) -> Ran {
-    let cfg = config(root)?;
-    api::work::loop_preconditions(root, &cfg)?;
-    let idx = fresh(root, progress)?;
-    let step = api::work::loop_step(root, &cfg, &idx, a.max_passes.unwrap_or(100), a.slow)?;
-    let mut done = Done::of(&step, Exit::of_step(step.session.verdict()));
-    let human = |w: &mut dyn std::io::Write| output::loop_report::report(w, &step, false);
-    reports(&cfg, root, &mut done, "loop.txt", &human, "loop.json");
-    Ok(done)
+    Ok(Done::outcome(api::loop_step(&repo(root, progress), a.max_passes, a.slow, &Reports)?))
 }
 
 fn packet(root: &Path, a: PacketArgs) -> Ran {
-    let cfg = config(root)?;
-    Ok(Done::of(&api::work::packet(root, &cfg, &a.gap)?, Exit::Success))
+    Ok(Done::outcome(api::packet(root, &a.gap)?))
 }
 
 fn propose(root: &Path, a: ProposeArgs) -> Ran {
-    let cfg = config(root)?;
     let write_set = a
         .write_set
         .iter()
@@ -409,16 +363,10 @@ fn propose(root: &Path, a: ProposeArgs) -> Ran {
         judging: Default::default(),
         interview: a.interview,
     };
-    let proposed = api::work::propose(root, &cfg, p)?;
-    let mut done = Done::of(&proposed, Exit::of_proposed(&proposed));
-    if let Err(e) = output::proposal_report(&proposed) {
-        done.notes.push(e);
-    }
-    Ok(done)
+    Ok(Done::outcome(api::propose(root, p, &Reports)?))
 }
 
 fn verify(root: &Path, a: VerifyArgs, progress: &Progress) -> Ran {
-    let cfg = config(root)?;
     let file = |f: &Option<String>, what: &str| f.as_deref().map(|f| inside(root, f, what)).transpose();
     let ask = api::work::VerifyAsk {
         gap: Some(a.gap),
@@ -431,17 +379,12 @@ fn verify(root: &Path, a: VerifyArgs, progress: &Progress) -> Ran {
         // settling a routing tie is a person's choice: `andon verify --approach`, never a tool's
         approach: None,
     };
-    let idx = fresh(root, progress)?;
-    Ok(match api::work::verify(root, &cfg, &idx, &ask, None)? {
-        api::work::VerifyResult::Gap(v) => {
-            let mut done = Done::of(&v, Exit::of_verified(&v));
-            if let Err(e) = output::evidence_report(&cfg.settings.output_path(root), &v) {
-                done.notes.push(e);
-            }
-            done
-        }
-        api::work::VerifyResult::Request(r) => Done::of(&r, Exit::of_request(&r)),
-    })
+    let out = api::verify(&repo(root, progress), &ask, None, &Reports)?;
+    let doc = match &out.result {
+        api::work::VerifyResult::Gap(v) => Done::of(v, out.exit),
+        api::work::VerifyResult::Request(r) => Done::of(r, out.exit),
+    };
+    Ok(Done { notes: out.notes, ..doc })
 }
 
 /// A `diff` argument: the unified diff itself (it has several lines), else a file inside the
@@ -455,18 +398,11 @@ fn diff_text(root: &Path, d: &str) -> Result<String, Failure> {
     Ok(String::from_utf8(bytes).map_err(|e| format!("{d}: cannot read the diff: not UTF-8 ({e})"))?)
 }
 
-/// Writes a command's report and sidecar under `output_dir` as the command line does (R125); a
-/// failure is a note of the result.
-fn reports(
-    cfg: &Config,
-    root: &Path,
-    done: &mut Done,
-    human_name: &str,
-    human: &dyn Fn(&mut dyn std::io::Write) -> std::io::Result<()>,
-    sidecar_name: &str,
-) {
-    let out_dir: PathBuf = cfg.settings.output_path(root);
-    if let Err(e) = output::write_reports(&out_dir, human_name, human, sidecar_name, &done.doc) {
-        done.notes.push(e);
+/// The human reports a tool's command writes under `output_dir`, rendered as the command line's.
+struct Reports;
+
+impl api::Render for Reports {
+    fn human(&self, report: api::Human<'_>, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+        output::human_report(report, w)
     }
 }

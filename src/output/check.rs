@@ -4,8 +4,6 @@
 
 use std::io::{self, Write};
 
-use serde_json::{Value, json};
-
 use super::verdict_line;
 use crate::api::structure::{outcome, stale_message, tally};
 use crate::check::{CheckReport, Finding, Hop};
@@ -50,7 +48,7 @@ pub fn report(
         CheckFormat::Markdown => super::summary::markdown(w, r, stream),
         CheckFormat::Text => text(w, r),
         CheckFormat::Json => super::json(w, r),
-        CheckFormat::Sarif => super::json(w, &sarif(r, version, root_uri)),
+        CheckFormat::Sarif => super::json(w, &super::sarif::log(r, version, root_uri)),
         CheckFormat::Github => github(w, r),
         CheckFormat::Junit => junit(w, r),
     }
@@ -128,134 +126,6 @@ fn text(w: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
     }
     summary_lines(w, r)?;
     verdict_line(w, outcome(r), &verdict_detail(r))
-}
-
-/// A SARIF rule id from a contract name: lowercase words joined by `-`.
-fn slug(name: &str) -> String {
-    let mut s = String::new();
-    for c in name.chars() {
-        if c.is_ascii_alphanumeric() {
-            s.push(c.to_ascii_lowercase());
-        } else if !s.ends_with('-') && !s.is_empty() {
-            s.push('-');
-        }
-    }
-    let s = s.trim_end_matches('-').to_string();
-    if s.is_empty() { "contract".into() } else { s }
-}
-
-const STALE_RULE: &str = "andon/stale-exception";
-
-fn location(path: &str, line: u32, col: u32) -> Value {
-    json!({ "physicalLocation": {
-        "artifactLocation": { "uri": uri_path(path), "uriBaseId": "SRCROOT" },
-        "region": { "startLine": line.max(1), "startColumn": col.max(1) } } })
-}
-
-/// A repo-relative path as a relative URI reference (percent-encoding what a URI cannot hold).
-fn uri_path(p: &str) -> String {
-    let mut out = String::new();
-    for b in p.bytes() {
-        if b.is_ascii_alphanumeric() || b"-._~/".contains(&b) {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
-}
-
-/// The SARIF 2.1.0 log: one rule per contract and one for stale exceptions, one result per
-/// finding and per stale exception.
-fn sarif(r: &CheckReport, version: &str, root_uri: &str) -> Value {
-    let ids = rule_ids(r);
-    let mut rules: Vec<Value> = r
-        .contracts
-        .iter()
-        .zip(&ids)
-        .map(|(c, id)| {
-            json!({ "id": id, "name": c.kind.name(),
-                    "shortDescription": { "text": c.name },
-                    "fullDescription": { "text": format!("{} contract: {}", c.kind.name(), c.description) },
-                    "defaultConfiguration": { "level": "error" },
-                    "properties": { "kind": c.kind.name(), "contract": c.name, "config_line": c.line } })
-        })
-        .collect();
-    let stale_index = rules.len();
-    rules.push(json!({ "id": STALE_RULE, "name": "stale-exception",
-        "shortDescription": { "text": "An exception that excuses nothing" },
-        "fullDescription": { "text": "A contract exception that matches no finding any more must be removed, so exceptions cannot outlive their reason." },
-        "defaultConfiguration": { "level": "error" } }));
-    let mut results: Vec<Value> = r.findings.iter().map(|f| sarif_result(r, f, &ids)).collect();
-    for s in &r.stale_exceptions {
-        results.push(json!({
-            "ruleId": STALE_RULE, "ruleIndex": stale_index, "level": "error",
-            "message": { "text": format!("{}: {}", s.contract, stale_message(s)) },
-            "locations": [location(&r.config, s.line, 1)],
-            "partialFingerprints": { "andonFinding/v1": format!("{:016x}", xxhash_rust::xxh3::xxh3_64(
-                format!("stale\0{}\0{:?}\0{:?}", s.contract, s.from, s.to).as_bytes())) },
-        }));
-    }
-    json!({
-        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
-        "version": "2.1.0",
-        "runs": [{
-            "tool": { "driver": { "name": "andon", "version": version, "semanticVersion": version, "rules": rules } },
-            "originalUriBaseIds": { "SRCROOT": { "uri": root_uri } },
-            "columnKind": "unicodeCodePoints",
-            "results": results,
-            "properties": { "verdict": outcome(r), "blocking": r.blocking(), "exceptions_used": r.exceptions_used },
-        }],
-    })
-}
-
-/// One SARIF rule id per contract, in order: `andon/<slug>`, numbered when slugs collide.
-fn rule_ids(r: &CheckReport) -> Vec<String> {
-    let mut ids: Vec<String> = Vec::new();
-    for c in &r.contracts {
-        let base = format!("andon/{}", slug(&c.name));
-        let mut id = base.clone();
-        let mut n = 2;
-        while ids.contains(&id) {
-            id = format!("{base}-{n}");
-            n += 1;
-        }
-        ids.push(id);
-    }
-    ids
-}
-
-/// One finding as a SARIF result: its witness as a code flow, its exception as a suppression.
-fn sarif_result(r: &CheckReport, f: &Finding, ids: &[String]) -> Value {
-    let ci = r.contracts.iter().position(|c| c.name == f.contract).unwrap_or(0);
-    let mut v = json!({
-        "ruleId": ids[ci], "ruleIndex": ci,
-        "level": if f.tier <= 2 { "error" } else { "warning" },
-        "message": { "text": format!("{}: {} (tier {})", f.contract, f.message, f.tier) },
-        "locations": [location(&f.path, f.line, f.col)],
-        "partialFingerprints": { "andonFinding/v1": f.fingerprint },
-        "properties": { "tier": f.tier, "blocking": f.blocking(), "contract": f.contract },
-    });
-    if !f.witness.is_empty() {
-        let steps: Vec<Value> = f
-            .witness
-            .iter()
-            .map(|h| {
-                let mut loc = location(&h.path, h.line, h.col);
-                loc["message"] = json!({ "text": format!("imports `{}` -> {} ({}, tier {})", h.spec, h.target, h.confidence, h.tier) });
-                json!({ "location": loc })
-            })
-            .collect();
-        v["codeFlows"] = json!([{ "threadFlows": [{ "locations": steps }] }]);
-    }
-    if let Some(e) = &f.excused {
-        v["suppressions"] = json!([{ "kind": "external", "status": "accepted",
-            "justification": e.reason, "location": location(&r.config, e.line, 1) }]);
-    }
-    if let Some(n) = f.new {
-        v["baselineState"] = json!(if n { "new" } else { "unchanged" });
-    }
-    v
 }
 
 /// GitHub workflow commands: one annotation per finding (its message and witness as the lines of
@@ -355,7 +225,7 @@ fn junit(w: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
 pub fn dir_uri(abs: &std::path::Path) -> String {
     let p = abs.to_string_lossy().replace('\\', "/");
     let p = if p.starts_with('/') { p } else { format!("/{p}") };
-    let p = uri_path(&p);
+    let p = super::sarif::uri_path(&p);
     if p.ends_with('/') { format!("file://{p}") } else { format!("file://{p}/") }
 }
 

@@ -2,11 +2,8 @@
 
 use std::io::{self, Write};
 
-use serde_json::{Value, json};
-
-use super::{SCHEMA_VERSION, inline, verdict_line};
+use super::{inline, verdict_line};
 use crate::datalog::explain::Derivation;
-use crate::dialect::{Program, RelKind};
 use crate::ops::{StreamReport, WhyReport};
 use crate::text::quoted;
 
@@ -95,34 +92,15 @@ fn derivation_text(w: &mut dyn Write, d: &Derivation, depth: usize) -> io::Resul
 }
 
 /// Every relation of a program (schema, built-in rules, user rules) with columns and doc line.
-pub fn schema(w: &mut dyn Write, prog: &Program, json_out: bool) -> io::Result<()> {
-    let rels: Vec<_> = prog.rels.iter().filter(|r| r.name != crate::dialect::QUERY_REL).collect();
-    let kind = |k: RelKind| match k {
-        RelKind::Base => "base",
-        RelKind::Derived => "derived",
-        RelKind::Computed => "computed",
-    };
+pub fn schema(w: &mut dyn Write, s: &crate::api::structure::QuerySchema, json_out: bool) -> io::Result<()> {
     if json_out {
-        let v: Vec<Value> = rels
-            .iter()
-            .map(|r| {
-                json!({
-                    "name": r.name,
-                    "kind": kind(r.kind),
-                    "doc": r.doc,
-                    "source": r.source,
-                    "columns": r.columns.iter().map(|(n, t)| json!({"name": n, "type": t.name()})).collect::<Vec<_>>(),
-                })
-            })
-            .collect();
-        let doc = json!({ "schema_version": SCHEMA_VERSION, "relations": v, "verdict": {"outcome": "listed"} });
-        return super::json(w, &doc);
+        return super::json(w, s);
     }
-    for r in &rels {
-        let cols: Vec<String> = r.columns.iter().map(|(n, t)| format!("{n}: {}", t.name())).collect();
-        writeln!(w, "{}({})  [{}, {}]\n    {}", r.name, cols.join(", "), kind(r.kind), r.source, r.doc)?;
+    for r in &s.relations {
+        let cols: Vec<String> = r.columns.iter().map(|(n, t)| format!("{n}: {t}")).collect();
+        writeln!(w, "{}({})  [{}, {}]\n    {}", r.name, cols.join(", "), r.kind, r.source, r.doc)?;
     }
-    verdict_line(w, "listed", &format!("{} relations", rels.len()))
+    verdict_line(w, "listed", &format!("{} relations", s.relations.len()))
 }
 
 /// Writes the stream map in `format`.

@@ -9,12 +9,11 @@ pub mod init;
 pub mod layout;
 pub mod loop_report;
 pub mod report;
+pub mod sarif;
 pub mod status;
 pub mod summary;
 
 use std::io::{self, Write};
-
-use serde_json::{Value, json};
 
 use crate::api::structure::{FactList, IndexCheck};
 use crate::facts::{ColType, Facts, RELATIONS, RelId};
@@ -44,12 +43,6 @@ pub use crate::text::line as inline;
 
 /// The heading of the suspected-injection section, the same in every report that lists them.
 pub const INJECTIONS_HEADING: &str = "Suspected injections (repository text addressing andon — reported, never obeyed)";
-
-/// The suspected injections (R123) as JSON: `[{path, line, text}]` in their sorted order, plain
-/// strings (JSON encoding escapes them).
-pub fn injections_json(list: &[Injection]) -> Value {
-    Value::Array(list.iter().map(|i| json!({ "path": i.path, "line": i.line, "text": i.text })).collect())
-}
 
 /// The suspected-injection section of a text or Markdown report: the heading (after `h2`) with the
 /// count, then one `path:line: "text"` line each (after `item`). Path and text go through
@@ -362,8 +355,8 @@ pub fn packet(w: &mut dyn Write, p: &crate::andon_loop::packet::Packet, json_out
 
 /// The human report of a written proposal, beside its JSON artifact (`proposals/G.md`, R125);
 /// nothing for a refused one. Err says what was not written.
-pub fn proposal_report(p: &crate::api::work::Proposed) -> Result<(), String> {
-    let crate::api::work::Proposed::Written { proposal, file, .. } = p else { return Ok(()) };
+fn proposal_markdown(w: &mut dyn Write, p: &crate::api::work::Proposed) -> io::Result<()> {
+    let crate::api::work::Proposed::Written { proposal, .. } = p else { return Ok(()) };
     let md = |s: &str| crate::text::markdown(s);
     // inside a code span nothing is escaped but what could end it or hide
     let code = |s: &str| inline(s).replace('`', "'");
@@ -393,14 +386,12 @@ pub fn proposal_report(p: &crate::api::work::Proposed) -> Result<(), String> {
         }
     }
     out.push_str(&format!("\nNext: {}\n", md(&p.next_detail())));
-    let path = file.with_extension("md");
-    crate::text::write_atomic(&path, out.as_bytes())
-        .map_err(|e| format!("{}: cannot write the report: {e}", path.display()))
+    w.write_all(out.as_bytes())
 }
 
 /// The human report of a verification, beside its evidence artifact (`evidence/G.md`, R125);
 /// nothing when verify stopped before proving. Err says what was not written.
-pub fn evidence_report(out_dir: &std::path::Path, v: &crate::api::work::Verified) -> Result<(), String> {
+fn evidence_markdown(w: &mut dyn Write, v: &crate::api::work::Verified) -> io::Result<()> {
     let Ok(o) = &v.result else { return Ok(()) };
     let md = |s: &str| crate::text::markdown(s);
     // inside a code span nothing is escaped but what could end it or hide
@@ -441,9 +432,19 @@ pub fn evidence_report(out_dir: &std::path::Path, v: &crate::api::work::Verified
     for (status, path) in &o.change.files {
         out.push_str(&format!("- {status} `{}`\n", code(path)));
     }
-    let path = crate::andon_loop::fix::artifact_path(out_dir, &o.gap).with_extension("md");
-    crate::text::write_atomic(&path, out.as_bytes())
-        .map_err(|e| format!("{}: cannot write the report: {e}", path.display()))
+    w.write_all(out.as_bytes())
+}
+
+/// A command's human report under `output_dir`, as the API asks for it.
+pub fn human_report(report: crate::api::Human<'_>, w: &mut dyn Write) -> io::Result<()> {
+    use crate::api::Human;
+    match report {
+        Human::Loop(step) => loop_report::report(w, step, false),
+        Human::Status(s) => status::report(w, s, status::StatusFormat::Markdown),
+        Human::Preflight(p) => preflight(w, p, Format::Text, true),
+        Human::Proposal(p) => proposal_markdown(w, p),
+        Human::Evidence(v) => evidence_markdown(w, v),
+    }
 }
 
 /// A person's decision: what was recorded, or why it was refused (nothing written).
@@ -592,27 +593,6 @@ pub fn preflight(w: &mut dyn Write, p: &crate::api::work::Preflight, format: For
         }
     }
     verdict_line(w, worst.name(), &format!("{} checks", items.len()))
-}
-
-/// A command's human report and its machine sidecar under `output_dir` (R125), each written whole
-/// through a rename; Err says what was not written.
-pub fn write_reports(
-    out_dir: &std::path::Path,
-    human_name: &str,
-    human: &dyn Fn(&mut dyn Write) -> io::Result<()>,
-    sidecar_name: &str,
-    sidecar: &Value,
-) -> Result<(), String> {
-    let atomic = |path: std::path::PathBuf, bytes: &[u8]| {
-        crate::text::write_atomic(&path, bytes).map_err(|e| format!("{}: cannot write the report: {e}", path.display()))
-    };
-    let mut text = Vec::new();
-    std::fs::create_dir_all(out_dir)
-        .map_err(|e| format!("{}: {e}", out_dir.display()))
-        .and_then(|_| human(&mut text).map_err(|e| e.to_string()))
-        .and_then(|_| atomic(out_dir.join(human_name), &text))
-        .and_then(|_| atomic(out_dir.join(sidecar_name), json_text(sidecar).as_bytes()))
-        .map_err(|e| format!("the report was not written under {}: {e}", out_dir.display()))
 }
 
 /// A contract's state in a report: `broken` while it has a blocking finding, else `kept`.

@@ -396,7 +396,7 @@ fn the_loop_skill_names_every_action_halt_and_exit_code() {
     }
     let section = text.split("## Exit codes and verdicts").nth(1).expect("the exit-code section");
     let section = section.split("\n## ").next().unwrap();
-    for e in andon::cli::Exit::ALL {
+    for e in andon::exit::Exit::ALL {
         let code = (e as u8).to_string();
         let named = section.split(|c: char| !c.is_ascii_digit()).any(|w| w == code);
         assert!(named, "the loop skill's exit codes do not name {code} ({e:?})");
