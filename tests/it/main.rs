@@ -2,6 +2,7 @@
 
 mod action;
 mod agenda;
+mod architecture;
 mod budget;
 mod check;
 mod check_ledger;
