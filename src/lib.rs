@@ -23,6 +23,7 @@ pub mod facts;
 pub mod index;
 pub mod ingest;
 pub mod ledger;
+#[cfg(feature = "mcp")]
 pub mod mcp;
 pub mod ops;
 pub mod output;

@@ -8,7 +8,6 @@ use clap::{Args, Subcommand};
 use super::common::{Ran, Terminal, WalkArgs, emit};
 use super::status::RepoArgs;
 use crate::api;
-use crate::exit::Exit;
 use crate::output;
 use crate::text;
 
@@ -69,7 +68,17 @@ pub(super) struct McpArgs {
 }
 
 /// `andon mcp`: stdout carries the protocol's messages only; diagnostics go to stderr.
+#[cfg(feature = "mcp")]
 pub(super) fn run_mcp(a: McpArgs) -> Ran {
     crate::mcp::serve(&a.path, tokio::io::stdin(), tokio::io::stdout())?;
-    Ok(Exit::Success)
+    Ok(crate::exit::Exit::Success)
+}
+
+/// `andon mcp` in a build without the server.
+#[cfg(not(feature = "mcp"))]
+pub(super) fn run_mcp(a: McpArgs) -> Ran {
+    let _ = a.path;
+    Err(super::common::Failure::Usage(
+        "this andon was built without the MCP server (the `mcp` feature): build it with default features".into(),
+    ))
 }

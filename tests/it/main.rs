@@ -25,6 +25,7 @@ mod kept;
 mod ledger;
 mod ledger_recovery;
 mod lone_stage;
+#[cfg(feature = "mcp")]
 mod mcp;
 mod names;
 mod open_surface;
