@@ -240,8 +240,7 @@ fn lock_steps(dir: &Path) -> Result<std::fs::File, LedgerError> {
         .write(true)
         .open(&lock_path)
         .map_err(|e| LedgerError::Io(format!("{}: {e}", lock_path.display())))?;
-    fs4::fs_std::FileExt::lock_exclusive(&step_lock)
-        .map_err(|e| LedgerError::Io(format!("{}: {e}", lock_path.display())))?;
+    step_lock.lock().map_err(|e| LedgerError::Io(format!("{}: {e}", lock_path.display())))?;
     Ok(step_lock)
 }
 
