@@ -9,7 +9,7 @@
 
 use std::path::Path;
 
-use super::Candidate;
+use super::scan::Candidate;
 use crate::ingest::{Brief, LoadError, Phase};
 use crate::ledger::{Event, Location, Obligation, State, Wire};
 use crate::ops::{StageRow, StreamReport, WireRow};
@@ -102,9 +102,9 @@ pub fn candidates(brief: &Brief, phase: &Phase) -> Vec<Candidate> {
         .iter()
         .filter_map(|w| {
             let kind = w.kind().ok()?.gap_kind();
-            let letter = super::kind_letter(kind);
+            let letter = super::scan::kind_letter(kind);
             Some(Candidate {
-                id: format!("{letter}-{}", super::short_hash(&["WorkItem", &phase.id, &w.id])),
+                id: format!("{letter}-{}", super::scan::short_hash(&["WorkItem", &phase.id, &w.id])),
                 kind,
                 stage: phase.id.clone(),
                 wire: (kind == crate::ledger::GapKind::Wire).then(|| wire.clone()),
@@ -137,7 +137,7 @@ pub fn contract_candidate(brief: &Brief, phase: &Phase, brief_md: &str) -> Optio
     }
     let wire = phase_wire(brief, phase);
     Some(Candidate {
-        id: format!("W-{}", super::short_hash(&["PhaseContract", &phase.id])),
+        id: format!("W-{}", super::scan::short_hash(&["PhaseContract", &phase.id])),
         kind: crate::ledger::GapKind::Wire,
         stage: phase.id.clone(),
         summary: format!(
@@ -190,8 +190,8 @@ mod tests {
                     let k = w.kind().unwrap().gap_kind();
                     format!(
                         "{}-{}",
-                        super::super::kind_letter(k),
-                        super::super::short_hash(&["WorkItem", &p.id, &w.id])
+                        super::super::scan::kind_letter(k),
+                        super::super::scan::short_hash(&["WorkItem", &p.id, &w.id])
                     )
                 });
                 items

@@ -10,7 +10,7 @@ use crate::facts::rel;
 use crate::ledger::{Event, GapKind, Location, State, Wire, WireStatus};
 use crate::ops::StreamReport;
 
-use super::commands;
+use super::verify::commands;
 
 /// A gap the scan found, before it is recorded.
 #[derive(Clone, Debug, PartialEq, Eq)]

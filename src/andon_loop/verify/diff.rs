@@ -143,7 +143,7 @@ impl Drop for Snapshot {
 /// all still in the working tree (a proven change undone — a reset, a stash — is no base to
 /// build on); else HEAD. `None` without git or a commit.
 pub fn proposal_base(root: &Path, proven: &[String], exclude: &[String]) -> Option<String> {
-    let head = super::proposal::head_commit(root)?;
+    let head = head_commit(root)?;
     let usable = |c: &str| {
         git(root, &["cat-file", "-e", &format!("{c}^{{commit}}")]).is_some()
             && git(root, &["merge-base", "--is-ancestor", &head, c]).is_some()
@@ -220,6 +220,13 @@ pub fn seal(root: &Path, exclude: &[String], before: Option<&[String]>) -> Optio
     let files = before.map_or_else(|| untracked(root, exclude), <[String]>::to_vec);
     add_files(&mut bytes, root, &files);
     Some((format!("{:032x}", xxhash_rust::xxh3::xxh3_128(&bytes)), files))
+}
+
+/// The commit HEAD points at, when `root` is in a git repository.
+pub fn head_commit(root: &Path) -> Option<String> {
+    let out =
+        Command::new("git").arg("-C").arg(root).args(["rev-parse", "--verify", "--quiet", "HEAD"]).output().ok()?;
+    out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_string()).filter(|s| !s.is_empty())
 }
 
 #[cfg(test)]

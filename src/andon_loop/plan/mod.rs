@@ -17,14 +17,18 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 use super::book::Book;
-use super::commands::{self, CommandSpec};
+use super::recorded::recorded_proposal;
 use super::scan::{Candidate, command_gap, command_id, command_key, stage_events};
-use super::{Action, Next, VerifyStop, audit, fix, ingest, proposal, surface};
+use super::verify::applied::VerifyStop;
+use super::verify::commands::{self, CommandSpec};
+use super::verify::{audit, fix};
+use super::{ingest, proposal, surface};
 use crate::config::{BlastRadius, Config};
 use crate::ledger::andon_rule::{Condition, Ruling};
 use crate::ledger::{self, Event, GapKind, GapState, GapStatus, LedgerError, State, Verdict, Wire, WireStatus};
 use crate::ops::StreamReport;
 use crate::status::Constraint;
+use crate::status::{Action, Next};
 
 /// What the plan asks of the repository: the fresh index, the working tree and the configured
 /// commands. The step answers from the repository; a test answers without a file system.
@@ -248,7 +252,7 @@ fn evidence(
             plan.notes.push(format!("{}: not recorded: no gap `{}`", file.display(), outcome.gap));
             continue;
         };
-        let refused = if !super::applied::verifiable(&g) {
+        let refused = if !super::verify::applied::verifiable(&g) {
             Some(format!("gap `{}` is {}", g.id, g.status.name()))
         } else {
             match still_applied(book, repo, &g, &outcome)? {
@@ -272,7 +276,7 @@ fn still_applied(
     g: &GapState,
     outcome: &fix::VerifyOutcome,
 ) -> Result<Result<BlastRadius, String>, LedgerError> {
-    let Some((base, write_set, _, _)) = super::recorded_proposal(&book.records, &g.id).filter(|p| p.0 != "none") else {
+    let Some((base, write_set, _, _)) = recorded_proposal(&book.records, &g.id).filter(|p| p.0 != "none") else {
         return Ok(Ok(outcome.rerated));
     };
     Ok(match repo.applied_change(&base, &write_set) {
@@ -864,7 +868,7 @@ impl Walker<'_, '_> {
             })
             .map(|c| c.name.clone())
             .collect();
-        let (limit, intent) = super::cycle_report(state, &book.records, &slow_pending);
+        let (limit, intent) = cycle_report(state, &book.records, &slow_pending);
         let (constraint_wire, constraint) = limit.map_or((None, None), |(w, c)| (Some(w), Some(c)));
         let overrides = cycle_overrides(&book.records);
         let overridden: Vec<String> =
@@ -1080,12 +1084,59 @@ fn removing_fix(state: &State, records: &[ledger::Record], g: &GapState, tree: &
         if !proof {
             return None;
         }
-        let write_set = super::recorded_proposal(records, &fixed.id).map(|p| p.1).unwrap_or_default();
+        let write_set = recorded_proposal(records, &fixed.id).map(|p| p.1).unwrap_or_default();
         let removed = g.source == "FailingCommand"
             || (g.wire.is_some() && g.wire == fixed.wire)
             || write_set.iter().any(|f| f.trim_start_matches("./") == g.location.path);
         removed.then(|| ev.id.clone())
     })
+}
+
+/// At a cycle's close (R64, R65): the wire that limited it most — reopened most often, then
+/// slowest to prove (most proof attempts) — and the next cycle's intent: `harden` when a wire
+/// reopened, `split` when slow-lane commands have not passed on this tree, else `feature`.
+fn cycle_report(
+    state: &State,
+    records: &[ledger::Record],
+    slow_pending: &[String],
+) -> (Option<(Wire, String)>, ledger::Intent) {
+    let since = records.iter().rev().find(|r| matches!(r.event, Event::CycleConverged { .. })).map_or(0, |r| r.seq);
+    let mut load: BTreeMap<&Wire, (usize, usize)> = BTreeMap::new();
+    for (w, ws) in &state.wires {
+        load.entry(w).or_default().0 = ws.reopened.iter().filter(|s| **s > since).count();
+    }
+    for r in records.iter().filter(|r| r.seq > since) {
+        if let Event::EvidenceRecorded { evidence } = &r.event
+            && evidence.is_proof_attempt()
+            && let Some(e) = load.get_mut(&evidence.wire)
+        {
+            e.1 += 1;
+        }
+    }
+    let worst = load
+        .iter()
+        .filter(|(_, (reopens, attempts))| *reopens > 0 || *attempts > 1)
+        .max_by(|a, b| a.1.cmp(b.1).then_with(|| b.0.cmp(a.0)));
+    let constraint = worst.map(|(w, (reopens, attempts))| {
+        ((*w).clone(), format!("{w} (reopened {reopens} time(s), {attempts} proof attempt(s) this cycle)"))
+    });
+    let intent = match worst {
+        Some((w, (reopens, _))) if *reopens > 0 => {
+            ledger::Intent { next: "harden".into(), because: format!("{w} reopened {reopens} time(s) this cycle") }
+        }
+        _ if !slow_pending.is_empty() => ledger::Intent {
+            next: "split".into(),
+            because: format!(
+                "the fast lane passes but the slow lane has not passed on this tree ({}): run `andon loop --slow`",
+                slow_pending.join(", ")
+            ),
+        },
+        _ => ledger::Intent {
+            next: "feature".into(),
+            because: "every wire is proven and stable, and no check is pending".into(),
+        },
+    };
+    (constraint, intent)
 }
 
 #[cfg(test)]

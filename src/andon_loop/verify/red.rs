@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use super::commands::{self, CommandSpec};
-use super::prove::{self, Proof};
+use super::executed;
+use super::proof::{Proof, cannot_run_here};
 use crate::evidence::route::Approach;
 use crate::facts::rel;
 use crate::index::Index;
@@ -243,9 +244,9 @@ fn link_ignored(root: &Path, work: &Path, own: &[String]) -> Result<(), String> 
 /// tool is missing here, or that timed out: a copy starts with cold caches, so a timeout there
 /// shows nothing about the fix)?
 fn red(approach: Approach, root: &Path, r: &commands::Run, tools: &[crate::evidence::property::Detected]) -> bool {
-    let failed = !r.timed_out && r.exit.is_some_and(|c| c != 0) && !prove::cannot_run_here(root, r);
+    let failed = !r.timed_out && r.exit.is_some_and(|c| c != 0) && !cannot_run_here(root, r);
     match approach {
-        Approach::Property => failed && prove::property_judgment(root, r, tools).1.verdict == Verdict::Refuted,
+        Approach::Property => failed && executed::property_judgment(root, r, tools).1.verdict == Verdict::Refuted,
         _ => failed,
     }
 }
@@ -289,7 +290,7 @@ pub fn prove(ask: &Ask, scratch: &Scratch) -> (Proof, RedFirst) {
     let root = ask.root.canonicalize().unwrap_or_else(|_| ask.root.to_path_buf());
     let out = root.join(ask.out).join("red-first");
     let in_copy = |dir: &Path| -> Vec<commands::Run> {
-        let mut runs = prove::run_checks(&scratch.tree(), dir, ask.specs, ask.nonce);
+        let mut runs = executed::run_checks(&scratch.tree(), dir, ask.specs, ask.nonce);
         for r in &mut runs {
             // kept under the repository's output directory: named from its root
             if let Ok(rel) = Path::new(&r.artifact).strip_prefix(&root) {
@@ -303,10 +304,10 @@ pub fn prove(ask: &Ask, scratch: &Scratch) -> (Proof, RedFirst) {
         Ok(()) => in_copy(&out.join("control")),
         Err(_) => Vec::new(),
     };
-    let after_runs = prove::run_checks(ask.root, ask.out, ask.specs, ask.nonce);
+    let after_runs = executed::run_checks(ask.root, ask.out, ask.specs, ask.nonce);
     let mut proof = match ask.approach {
-        Approach::Property => prove::property_proof(ask.root, &after_runs, ask.tools),
-        _ => prove::executed_proof(ask.root, &after_runs),
+        Approach::Property => executed::property_proof(ask.root, &after_runs, ask.tools),
+        _ => executed::executed_proof(ask.root, &after_runs),
     };
     let record = |runs: &[commands::Run]| -> Vec<CheckRun> { runs.iter().map(|r| check_run(ask.root, r)).collect() };
     let (before, control, after) = (record(&before_runs), record(&control_runs), record(&after_runs));
@@ -371,11 +372,11 @@ pub fn environment_or_fix(
     }
     let Ok(pure) = base_tree(root, base, &[], &|_| false, own) else { return };
     let out = scratch_output(root, out, "base");
-    let runs = prove::run_checks(&pure.tree(), &out, specs, nonce);
+    let runs = executed::run_checks(&pure.tree(), &out, specs, nonce);
     let lacked = proof.capability.as_ref().map(|c| c.command.clone()).unwrap_or_default();
     let name = proof.capability.as_ref().map(|c| c.name.clone()).unwrap_or_default();
     // the base tree cannot run it either: the environment lacks it, whoever names it
-    if runs.iter().any(|r| r.run == lacked && prove::cannot_run_here(root, r)) {
+    if runs.iter().any(|r| r.run == lacked && cannot_run_here(root, r)) {
         return;
     }
     let claim = if runs.iter().any(|r| r.run == lacked && r.passed()) {
@@ -425,7 +426,7 @@ pub fn handoff_probe(
         }
     }
     let out = scratch_output(root, out, "probe");
-    let runs = prove::run_checks(&copy.tree(), &out, specs, nonce);
+    let runs = executed::run_checks(&copy.tree(), &out, specs, nonce);
     if runs.iter().any(|r| !r.passed()) {
         proof.claim = format!("{}; with it broken the checks fail: they run it", proof.claim);
         return;

@@ -41,7 +41,7 @@ pub struct VerifyOutcome {
     pub evidence: Evidence,
     /// How verify routed the attempt (R89–R91).
     #[serde(default)]
-    pub routing: Option<super::prove::Routing>,
+    pub routing: Option<super::proof::Routing>,
 }
 
 /// The change at `root` against commit `base`: the working tree as git would commit it, tracked

@@ -13,7 +13,9 @@ use serde_json::Value;
 
 use super::fix::{self, AppliedChange};
 use super::judged::Judged;
-use super::prove::{self, Inputs, Proof, Routing, Target};
+pub use super::proof::RequestRule;
+use super::proof::{Inputs, Proof, ProofTarget, Routing};
+use super::{prove, routing};
 use crate::config::{BlastRadius, Config};
 use crate::evidence::route::{self, Approach, Object, Subject};
 use crate::facts::rel;
@@ -30,16 +32,6 @@ pub enum WireRef {
     /// A narrower fix: a file (and line) plus the contract crossing it (a type, a signature, a
     /// schema, a rule).
     Site { path: String, line: Option<u32>, crossing: Option<String> },
-}
-
-/// One imported Behavior Contract rule (spec 000 §7.1), with its priority and confidence.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RequestRule {
-    pub id: String,
-    pub rule: String,
-    pub validation: String,
-    pub priority: Priority,
-    pub confidence: Confidence,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -372,11 +364,11 @@ pub fn verify(root: &Path, cfg: &Config, idx: &Index, req: &Request, inputs: &In
     if !judged.tests.is_empty() && BlastRadius::HardToReverse > rerated {
         (rerated, rerated_because) = (BlastRadius::HardToReverse, judged.reason());
     }
-    let has_checks = !prove::checks(cfg, &site.stages, inputs.command.as_deref()).is_empty();
+    let has_checks = !routing::checks(cfg, &site.stages, inputs.command.as_deref()).is_empty();
     let subjects = obligations_of(req, has_checks);
-    let checks = prove::checks(cfg, &site.stages, inputs.command.as_deref());
+    let checks = routing::checks(cfg, &site.stages, inputs.command.as_deref());
     let target_wire = site.wire.clone();
-    let target = Target {
+    let target = ProofTarget {
         stages: site.stages,
         wire: site.wire,
         path: site.path,
@@ -409,7 +401,7 @@ pub fn verify(root: &Path, cfg: &Config, idx: &Index, req: &Request, inputs: &In
 /// The request's change, refused unless it is the whole change applied to the tree, leaves
 /// andon's own settings and state alone and stays inside its declared scope (R110, R113).
 fn scoped_change(root: &Path, cfg: &Config, req: &Request) -> Result<(AppliedChange, Judged), Stop> {
-    let own = super::own_paths(cfg);
+    let own = super::super::own::own_paths(cfg);
     let change = fix::change_from_diff(&req.diff, "request", &[]).map_err(Stop::Refused)?;
     let judged = super::judged::of_change(root, cfg, "HEAD", &change);
     refuse_own_state(&judged)?;
@@ -708,12 +700,12 @@ pub fn prove_all(
     cfg: &Config,
     idx: &Index,
     subjects: Vec<RoutedObligation>,
-    mut target: Target,
+    mut target: ProofTarget,
     checks: &[crate::andon_loop::commands::CommandSpec],
     inputs: &Inputs,
     hash: &str,
 ) -> Result<Vec<ObligationResult>, String> {
-    let routes = prove::route_all(&subjects.iter().map(|(_, _, _, s)| s).collect::<Vec<_>>(), inputs.chosen)?;
+    let routes = routing::route_all(&subjects.iter().map(|(_, _, _, s)| s).collect::<Vec<_>>(), inputs.chosen)?;
     target.criteria = subjects
         .iter()
         .zip(&routes)
@@ -727,7 +719,7 @@ pub fn prove_all(
     for ((id, text, rule, _), route) in subjects.into_iter().zip(routes) {
         // a criterion resting on a person's say-so is rejected whatever approach it routes to (R105)
         let proof = match (appeal(&text, &rule), route.approach) {
-            (Some(p), _) => prove::Proof {
+            (Some(p), _) => Proof {
                 verdict: Verdict::Unknown,
                 tier: None,
                 hold: false,
@@ -742,7 +734,7 @@ pub fn prove_all(
                 reason: None,
                 capability: None,
             },
-            (None, None) => prove::tie(&route),
+            (None, None) => routing::tie(&route),
             (None, Some(a)) => match ran.get(&a) {
                 Some(p) => p.clone(),
                 None => {
@@ -772,7 +764,7 @@ pub fn prove_all(
             priority: rule.as_ref().map(|r| r.priority.name().to_string()),
             confidence: rule.as_ref().map(|r| r.confidence.name().to_string()),
             entry_gate: rule.as_ref().is_some_and(|r| r.priority == Priority::P0 && r.confidence < Confidence::High),
-            routing: prove::routing_record(&route, None),
+            routing: routing::routing_record(&route, None),
             verdict,
             reason,
             capability,

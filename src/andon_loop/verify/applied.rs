@@ -7,7 +7,10 @@
 
 use std::path::Path;
 
-use super::{commands, fix, judged, own_paths, prove, recorded_proposal, recorded_proposer, red, request, surface};
+use super::super::own::own_paths;
+use super::super::recorded::{recorded_judging, recorded_proposal, recorded_proposer};
+use super::super::surface;
+use super::{commands, fix, judged, proof, prove, red, request, routing};
 use crate::config::{BlastRadius, Config};
 use crate::datalog;
 use crate::evidence::route::Approach;
@@ -23,7 +26,7 @@ use crate::ledger::{self, GapStatus, LedgerError, State, Verdict, Wire};
 /// reverse. With git, the tree decides the hash and counts in the
 /// rating even when a diff is given, so a diff cannot describe a smaller change than the one made.
 /// `Err` is a refusal's message.
-pub(super) fn checked_change(
+pub(crate) fn checked_change(
     root: &Path,
     cfg: &Config,
     base: &str,
@@ -76,7 +79,7 @@ pub(super) fn checked_change(
 
 /// An applied change that passed the checks: the change, its blast radius and the rule that
 /// rated it, and what it alters in how it is judged.
-pub(super) struct Checked {
+pub(crate) struct Checked {
     pub change: fix::AppliedChange,
     pub radius: BlastRadius,
     pub because: String,
@@ -87,7 +90,7 @@ pub(super) struct Checked {
 /// recorded it (design §3)? Such a change is hard to reverse: every consumer rests on it. Says
 /// which wires and what crosses them now. A wire with a broken import open across it does not
 /// stand proven: the fix that adds the missing name is not judged against its proof.
-pub(super) fn surface_change(root: &Path, idx: &Index, state: &State) -> Result<Option<String>, String> {
+pub(crate) fn surface_change(root: &Path, idx: &Index, state: &State) -> Result<Option<String>, String> {
     let proven: Vec<(Wire, &ledger::Evidence)> = state
         .wires
         .iter()
@@ -139,7 +142,7 @@ pub fn verify(
     cfg: &Config,
     idx: &Index,
     gap: &str,
-    inputs: &prove::Inputs,
+    inputs: &proof::Inputs,
     diff_text: Option<&str>,
 ) -> Result<Result<fix::VerifyOutcome, VerifyStop>, LedgerError> {
     let dir = ledger::dir_of(root, &cfg.settings);
@@ -239,7 +242,7 @@ fn keep_proven_tree(root: &Path, cfg: &Config, base: &str, outcome: &fix::Verify
 /// unproven, awaiting a person, blocked by the environment): the fix is changed and verified
 /// again, with the same proposal while its scope holds. A gap a person deferred because its proof
 /// could not run here is verified again once it can (decision 8).
-pub(super) fn verifiable(g: &ledger::GapState) -> bool {
+pub(crate) fn verifiable(g: &ledger::GapState) -> bool {
     matches!(
         g.status,
         GapStatus::Proposed
@@ -259,13 +262,13 @@ struct Proposed<'s> {
     /// What defined how the fix is judged when it was proposed.
     judging: judged::Judging,
     /// The caller's inputs, the proposer the one the ledger recorded.
-    inputs: prove::Inputs,
+    inputs: proof::Inputs,
 }
 
 impl<'s> Proposed<'s> {
     /// Gap `gap`, proposed: its recorded proposal, and the proposer the ledger recorded (a
     /// `--proposer` naming someone else is refused). `Err` is why verify refuses.
-    fn of(state: &'s State, records: &[ledger::Record], gap: &str, inputs: &prove::Inputs) -> Result<Self, String> {
+    fn of(state: &'s State, records: &[ledger::Record], gap: &str, inputs: &proof::Inputs) -> Result<Self, String> {
         let Some(g) = state.gaps.get(gap) else { return Err(format!("no gap `{gap}` in the ledger")) };
         if !verifiable(g) {
             return Err(format!(
@@ -286,8 +289,8 @@ impl<'s> Proposed<'s> {
             }
             (given, rec) => given.clone().or(rec),
         };
-        let inputs = prove::Inputs { proposer, ..inputs.clone() };
-        let judging = super::recorded_judging(records, gap);
+        let inputs = proof::Inputs { proposer, ..inputs.clone() };
+        let judging = recorded_judging(records, gap);
         Ok(Proposed { gap: g, base, write_set, approach, radius, judging, inputs })
     }
 }
@@ -301,7 +304,7 @@ struct Ask<'a> {
     cfg: &'a Config,
     idx: &'a Index,
     state: &'a State,
-    inputs: &'a prove::Inputs,
+    inputs: &'a proof::Inputs,
     diff_text: Option<&'a str>,
 }
 
@@ -337,9 +340,9 @@ impl Ask<'_> {
     }
 
     /// What the proof of gap `g` is about: its stages, wire, claim and criterion, and the diff.
-    fn target(&self, p: &Proposed, checks: &[commands::CommandSpec]) -> prove::Target {
+    fn target(&self, p: &Proposed, checks: &[commands::CommandSpec]) -> proof::ProofTarget {
         let g = p.gap;
-        prove::Target {
+        proof::ProofTarget {
             stages: vec![g.stage.clone()],
             wire: g.wire.clone(),
             path: g.location.path.clone(),
@@ -367,22 +370,22 @@ impl Ask<'_> {
         let (g, inputs) = (p.gap, self.inputs);
         let Checked { change, radius: rerated, because, judged } = rated;
         let stages = vec![g.stage.clone()];
-        let checks = prove::checks(self.cfg, &stages, inputs.command.as_deref());
+        let checks = routing::checks(self.cfg, &stages, inputs.command.as_deref());
         let said_nothing =
             self.state.gap_evidence.get(&g.id).into_iter().flatten().filter_map(|id| self.state.evidence.get(id)).any(
                 |e| e.approach == "structural" && e.radius.is_none() && e.reason == Some(ledger::Reason::NotShown),
             );
-        let subject = prove::subject_of(g, !checks.is_empty(), said_nothing);
+        let subject = routing::subject_of(g, !checks.is_empty(), said_nothing);
         // where the scratch runs write their output, and andon's own directories they never copy
-        let (out, own) = (prove::output_dir(self.cfg, self.inputs), own_paths(self.cfg));
+        let (out, own) = (proof::output_dir(self.cfg, self.inputs), own_paths(self.cfg));
         let handoff = g.wire.as_ref().filter(|_| said_nothing && g.source == "UnprovenWire");
         // a phase contract routes each obligation itself (a choice applies to its ties)
         let chosen = if g.source == "PhaseContract" { None } else { inputs.chosen };
-        let route = match prove::route_one(&subject, chosen) {
+        let route = match routing::route_one(&subject, chosen) {
             Ok(r) => r,
             Err(m) => return Ok(Err(VerifyStop::Refused(m))),
         };
-        let routing = prove::routing_record(&route, Some(p.approach.as_str()));
+        let routing = routing::routing_record(&route, Some(p.approach.as_str()));
         let target = self.target(p, &checks);
         // a request handed in for this gap: its declared files bound the change (R113)
         if !inputs.declared.is_empty() {
@@ -405,13 +408,13 @@ impl Ask<'_> {
             (proof, Some((approaches, rung)))
         } else {
             let proof = match route.approach {
-                None => prove::tie(&route),
+                None => routing::tie(&route),
                 // a proof of a handoff no import carries writes a test, fixes nothing: no red first
                 // the repository's own checks, never a command given to verify: nothing else
                 // shows the handoff's test runs where the repository's tests run
-                Some(_) if handoff.is_some() && (inputs.command.is_some() || checks.is_empty()) => prove::Proof {
+                Some(_) if handoff.is_some() && (inputs.command.is_some() || checks.is_empty()) => proof::Proof {
                     reason: Some(ledger::Reason::NotDiscriminating),
-                    ..prove::Proof::unknown(
+                    ..proof::Proof::unknown(
                         "a handoff is proven by the repository's own checks (a `[[command]]` of the stage), not by a command given to verify: declare the check that runs the handoff's test".into(),
                         "no check ran",
                     )
@@ -501,15 +504,15 @@ impl Ask<'_> {
         &self,
         a: Approach,
         p: &Proposed,
-        target: &prove::Target,
+        target: &proof::ProofTarget,
         checks: &[commands::CommandSpec],
         change: &fix::AppliedChange,
         judged_as_proposed: bool,
-    ) -> (prove::Proof, Option<ledger::RedFirst>) {
+    ) -> (proof::Proof, Option<ledger::RedFirst>) {
         let tools = crate::evidence::property::detect(self.root);
         if checks.is_empty() || (a == Approach::Property && tools.is_empty()) {
             let run = prove::run(a, self.root, self.cfg, self.idx, target, self.inputs, &change.hash);
-            return (run.unwrap_or_else(|e| prove::Proof::unknown(e, "the checks could not run")), None);
+            return (run.unwrap_or_else(|e| proof::Proof::unknown(e, "the checks could not run")), None);
         }
         let (idx, root) = (self.idx, self.root);
         // a deleted file has no facts: its path tells
@@ -522,10 +525,10 @@ impl Ask<'_> {
             Ok(s) => s,
             Err(e) => {
                 let claim = format!("the checks could not run without the fix, so nothing shows they need it: {e}");
-                return (prove::Proof::unknown(claim, "unknown: red first could not run"), None);
+                return (proof::Proof::unknown(claim, "unknown: red first could not run"), None);
             }
         };
-        let out = prove::output_dir(self.cfg, self.inputs);
+        let out = proof::output_dir(self.cfg, self.inputs);
         // a failing command is red without the fix by definition, while the fix leaves how it is
         // judged (the command among it) as it was
         let failing = (p.gap.source == "FailingCommand" && judged_as_proposed)
@@ -549,8 +552,8 @@ impl Ask<'_> {
     /// gap's own proof decides, and each rule's verdict is listed.
     fn with_rules(
         &self,
-        proof: &mut prove::Proof,
-        target: prove::Target,
+        proof: &mut proof::Proof,
+        target: proof::ProofTarget,
         checks: &[commands::CommandSpec],
         hash: &str,
     ) -> Result<(), LedgerError> {
@@ -591,11 +594,11 @@ fn phase_contract(
     idx: &Index,
     g: &ledger::GapState,
     ctx: &ledger::StageContextState,
-    target: prove::Target,
+    target: proof::ProofTarget,
     checks: &[commands::CommandSpec],
-    inputs: &prove::Inputs,
+    inputs: &proof::Inputs,
     change: &fix::AppliedChange,
-) -> Result<(prove::Proof, String, Option<u8>), String> {
+) -> Result<(proof::Proof, String, Option<u8>), String> {
     let hash = change.hash.as_str();
     use crate::evidence::route::{self, Object, Subject};
     use crate::ingest::{Confidence, Priority};
@@ -650,7 +653,7 @@ fn phase_contract(
     approaches.sort();
     approaches.dedup();
     let rung = results.iter().filter_map(|r| r.routing.rung).max();
-    let proof = prove::Proof {
+    let proof = proof::Proof {
         verdict,
         tier,
         hold,
