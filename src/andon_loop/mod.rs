@@ -415,7 +415,7 @@ struct LiveRepo<'a> {
     stream: &'a StreamReport,
 }
 
-impl plan::Repo for LiveRepo<'_> {
+impl plan::PlanPort for LiveRepo<'_> {
     fn scan(&self, state: &State, stage: &str) -> Vec<Candidate> {
         scan::scan(self.store, self.stream, state, stage)
     }

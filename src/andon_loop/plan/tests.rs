@@ -3,10 +3,19 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use super::super::proposal;
+use super::super::scan::Candidate;
+use super::super::verify::applied::VerifyStop;
+use super::super::verify::commands::{self, CommandSpec};
+use super::super::verify::fix;
+use super::walk::cycle_overrides;
 use super::*;
 use crate::config::settings::Settings;
+use crate::config::{BlastRadius, Config};
 use crate::index::walk::WalkOptions;
-use crate::ledger::{GapKind, Location};
+use crate::ledger::{GapKind, Location, Verdict, WireStatus};
+use crate::ledger::{GapState, State, Wire};
+use crate::ops::StreamReport;
 use crate::ops::{StageRow, WireRow};
 
 /// A repository answered from memory: the gaps the scan shows per stage, the structural proof
@@ -18,7 +27,7 @@ struct Memory {
     ran: Vec<String>,
 }
 
-impl Repo for Memory {
+impl PlanPort for Memory {
     /// As the index's scan does: a wire with a proof in the ledger is no gap.
     fn scan(&self, state: &State, stage: &str) -> Vec<Candidate> {
         let proven = |c: &Candidate| {

@@ -11,7 +11,8 @@
 //! 9. [`routing`]: the route of a subject and the routing record;
 //! 10. [`panel`]: the adversarial panel's rounds;
 //! 11. [`prove`]: one routed approach run on the applied change;
-//! 12. [`request`]: another tool's `{wire, contract, fixDiff}` request;
+//! 12. [`request`]: another tool's `{wire, contract, fixDiff}` request (parsed, its obligations
+//!     proven, the andon rule deciding it);
 //! 13. [`applied`]: a loop gap's proposal verified on the applied fix.
 
 pub mod applied;
