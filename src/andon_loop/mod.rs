@@ -420,7 +420,7 @@ impl plan::PlanPort for LiveRepo<'_> {
         scan::scan(self.store, self.stream, state, stage)
     }
 
-    fn structural(&self, gap: &GapState) -> Result<fix::StructuralProof, String> {
+    fn structural(&self, gap: &GapState) -> Result<fix::StructuralProof, Error> {
         fix::structural(self.idx, gap)
     }
 
@@ -436,11 +436,11 @@ impl plan::PlanPort for LiveRepo<'_> {
         &self,
         base: &str,
         write_set: &[String],
-    ) -> Result<Result<(fix::AppliedChange, BlastRadius, String), VerifyStop>, String> {
+    ) -> Result<Result<(fix::AppliedChange, BlastRadius, String), VerifyStop>, Error> {
         Ok(checked_change(self.root, self.cfg, base, write_set, None, None)?.map(|c| (c.change, c.radius, c.because)))
     }
 
-    fn surface_changed(&self, state: &State) -> Result<bool, String> {
+    fn surface_changed(&self, state: &State) -> Result<bool, Error> {
         Ok(surface_change(self.root, self.idx, state)?.is_some())
     }
 }
@@ -561,7 +561,7 @@ pub fn record_decision(root: &Path, cfg: &Config, gap: &str, d: &Decision, now: 
             };
             // a changed public surface rates the diff hard to reverse (as verify rated it)
             if let Ok(Some(idx)) = crate::index::load(root)
-                && surface_change(root, &idx, &state).map_err(LedgerError::Io)?.is_some()
+                && surface_change(root, &idx, &state).map_err(|e| LedgerError::Io(e.to_string()))?.is_some()
             {
                 level = level.max(BlastRadius::HardToReverse);
             }

@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use super::Error;
 use crate::config::Config;
 
 /// andon's own reports and ledger, as repo-relative `dir/` prefixes: never part of a fix.
@@ -19,7 +20,7 @@ pub(crate) fn own_paths(cfg: &Config) -> Vec<String> {
 
 /// The JSON artifacts waiting in `dir` for the loop to record (proposals, evidence, audits),
 /// sorted by file name, each read or with why it cannot be.
-pub fn pending<T: serde::de::DeserializeOwned>(dir: &Path) -> Vec<(std::path::PathBuf, Result<T, String>)> {
+pub fn pending<T: serde::de::DeserializeOwned>(dir: &Path) -> Vec<(std::path::PathBuf, Result<T, Error>)> {
     let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
     let mut files: Vec<std::path::PathBuf> = entries
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -30,8 +31,10 @@ pub fn pending<T: serde::de::DeserializeOwned>(dir: &Path) -> Vec<(std::path::Pa
         .into_iter()
         .map(|f| {
             let r = std::fs::read_to_string(&f)
-                .map_err(|e| e.to_string())
-                .and_then(|t| serde_json::from_str::<T>(&t).map_err(|e| e.to_string()));
+                .map_err(|source| Error::ArtifactUnreadable { path: f.clone(), source })
+                .and_then(|t| {
+                    serde_json::from_str::<T>(&t).map_err(|source| Error::ArtifactMalformed { path: f.clone(), source })
+                });
             (f, r)
         })
         .collect()

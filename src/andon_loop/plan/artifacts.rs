@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+use super::super::Error;
 use super::super::book::Book;
 use super::super::recorded::recorded_proposal;
 use super::super::verify::applied::VerifyStop;
@@ -18,13 +19,13 @@ use crate::ledger::{self, Event, GapState, LedgerError, Verdict, WireStatus};
 /// authorization ceiling halts at once (condition 2, at proposal).
 pub(super) fn proposals(
     setup: &Setup,
-    pending: Vec<(PathBuf, Result<proposal::Proposal, String>)>,
+    pending: Vec<(PathBuf, Result<proposal::Proposal, Error>)>,
     book: &mut Book,
     plan: &mut Plan,
 ) -> Result<(), LedgerError> {
     let ceiling = setup.cfg.settings.authorization_level.value;
     for (file, p) in pending {
-        let p = match p.map_err(|e| vec![e]).and_then(|p| proposal::validate(&p).map(|_| p)) {
+        let p = match p.map_err(|e| vec![e.to_string()]).and_then(|p| proposal::validate(&p).map(|_| p)) {
             Ok(p) => p,
             Err(errs) => {
                 plan.notes.push(format!("{}: refused, not recorded: {}", file.display(), errs.join("; ")));
@@ -118,7 +119,7 @@ pub(super) fn authorization_note(
 /// the wire's status, the gap's closing, and the pass with the andon rule's decision.
 pub(super) fn evidence(
     setup: &Setup,
-    pending: Vec<(PathBuf, Result<fix::VerifyOutcome, String>)>,
+    pending: Vec<(PathBuf, Result<fix::VerifyOutcome, Error>)>,
     book: &mut Book,
     repo: &mut dyn PlanPort,
     plan: &mut Plan,
@@ -139,8 +140,10 @@ pub(super) fn evidence(
             Some(format!("gap `{}` is {}", g.id, g.status.name()))
         } else {
             match still_applied(book, repo, &g, &outcome)? {
-                Ok(radius) => record_proof(setup, book, repo, &g, &outcome, radius, &mut plan.notes)?.err(),
-                Err(m) => Some(m),
+                Ok(radius) => {
+                    record_proof(setup, book, repo, &g, &outcome, radius, &mut plan.notes)?.err().map(|e| e.to_string())
+                }
+                Err(m) => Some(m.to_string()),
             }
         };
         if let Some(m) = refused {
@@ -158,18 +161,18 @@ pub(super) fn still_applied(
     repo: &dyn PlanPort,
     g: &GapState,
     outcome: &fix::VerifyOutcome,
-) -> Result<Result<BlastRadius, String>, LedgerError> {
+) -> Result<Result<BlastRadius, Error>, LedgerError> {
     let Some((base, write_set, _, _)) = recorded_proposal(&book.records, &g.id).filter(|p| p.0 != "none") else {
         return Ok(Ok(outcome.rerated));
     };
     Ok(match repo.applied_change(&base, &write_set) {
         Ok(Ok((c, r, _))) if c.hash == outcome.change.hash => {
-            let surface = repo.surface_changed(&book.state).map_err(LedgerError::Io)?;
+            let surface = repo.surface_changed(&book.state).map_err(|e| LedgerError::Io(e.to_string()))?;
             Ok(if surface { r.max(BlastRadius::HardToReverse) } else { r })
         }
-        Ok(Ok(_)) => Err("the working tree changed after `andon verify`; verify it again".to_string()),
-        Ok(Err(VerifyStop::Scope(out))) => Err(format!("files outside the write-set: {}", out.join(", "))),
-        Ok(Err(_)) => Err("the change cannot be checked".to_string()),
+        Ok(Ok(_)) => Err(Error::ChangedSinceVerify),
+        Ok(Err(VerifyStop::Scope(files))) => Err(Error::OutsideWriteSet { files }),
+        Ok(Err(_)) => Err(Error::Uncheckable),
         Err(m) => Err(m),
     })
 }
@@ -185,14 +188,14 @@ pub(super) fn record_proof(
     outcome: &fix::VerifyOutcome,
     radius: BlastRadius,
     notes: &mut Vec<String>,
-) -> Result<Result<(), String>, LedgerError> {
+) -> Result<Result<(), Error>, LedgerError> {
     let mut ev = outcome.evidence.clone();
     ev.id = book.next_evidence_id(&g.id);
     // Whatever approach proved it, a wire gap is re-checked on the fresh index: a contradiction
     // across the wire (a tier-1 hold, or a tier-2 refutation only an override clears) outranks
     // any other proof.
     if g.wire.is_some() {
-        let (verdict, tier, hold, claim, refs) = repo.structural(g).map_err(LedgerError::Io)?;
+        let (verdict, tier, hold, claim, refs) = repo.structural(g).map_err(|e| LedgerError::Io(e.to_string()))?;
         // the index that cannot decide (a declared wire no import carries) contradicts nothing:
         // the verdict of the checks stands; a refutation or a hold replaces it
         let silent = ledger::spec_verdict(verdict, None).0 == Verdict::Unknown && !hold;
@@ -284,7 +287,7 @@ pub(super) fn wire_status(v: Verdict) -> WireStatus {
 
 /// Phase 2c: proof-strength audits, each added to the evidence it audits (R99).
 pub(super) fn audits(
-    pending: Vec<(PathBuf, Result<audit::AuditOutcome, String>)>,
+    pending: Vec<(PathBuf, Result<audit::AuditOutcome, Error>)>,
     book: &mut Book,
     plan: &mut Plan,
 ) -> Result<(), LedgerError> {

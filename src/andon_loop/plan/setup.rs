@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use super::super::Error;
 use super::super::proposal;
 use super::super::scan::Candidate;
 use super::super::surface;
@@ -22,7 +23,7 @@ pub trait PlanPort {
     /// The gaps the fresh index shows in `stage` and its outgoing wires.
     fn scan(&self, state: &State, stage: &str) -> Vec<Candidate>;
     /// The structural proof of a gap's wire (or file) on the fresh index.
-    fn structural(&self, gap: &GapState) -> Result<fix::StructuralProof, String>;
+    fn structural(&self, gap: &GapState) -> Result<fix::StructuralProof, Error>;
     /// Runs a configured command on the working tree (cached by `fingerprint`).
     fn run_command(&mut self, spec: &CommandSpec, fingerprint: &str) -> commands::Run;
     /// The last recorded run of command `name`, if any.
@@ -32,9 +33,9 @@ pub trait PlanPort {
         &self,
         base: &str,
         write_set: &[String],
-    ) -> Result<Result<(fix::AppliedChange, BlastRadius, String), VerifyStop>, String>;
+    ) -> Result<Result<(fix::AppliedChange, BlastRadius, String), VerifyStop>, Error>;
     /// Whether the working tree changes the public surface of a proven wire.
-    fn surface_changed(&self, state: &State) -> Result<bool, String>;
+    fn surface_changed(&self, state: &State) -> Result<bool, Error>;
 }
 
 /// What the step read and the plan works from, fixed for the whole step.
@@ -60,9 +61,9 @@ pub struct Setup<'a> {
 /// The artifacts waiting to be recorded, each with the file it came from.
 #[derive(Default)]
 pub struct Pending {
-    pub proposals: Vec<(PathBuf, Result<proposal::Proposal, String>)>,
-    pub evidence: Vec<(PathBuf, Result<fix::VerifyOutcome, String>)>,
-    pub audits: Vec<(PathBuf, Result<audit::AuditOutcome, String>)>,
+    pub proposals: Vec<(PathBuf, Result<proposal::Proposal, Error>)>,
+    pub evidence: Vec<(PathBuf, Result<fix::VerifyOutcome, Error>)>,
+    pub audits: Vec<(PathBuf, Result<audit::AuditOutcome, Error>)>,
 }
 
 /// What the step decided, besides the events in the book.

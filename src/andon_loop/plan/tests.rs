@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use super::super::Error;
 use super::super::proposal;
 use super::super::scan::Candidate;
 use super::super::verify::applied::VerifyStop;
@@ -35,8 +36,8 @@ impl PlanPort for Memory {
         };
         self.gaps.get(stage).into_iter().flatten().filter(|c| !proven(c)).cloned().collect()
     }
-    fn structural(&self, _gap: &GapState) -> Result<fix::StructuralProof, String> {
-        self.proof.clone().ok_or_else(|| "no proof".to_string())
+    fn structural(&self, _gap: &GapState) -> Result<fix::StructuralProof, Error> {
+        self.proof.clone().ok_or_else(|| Error::Facts("no proof".into()))
     }
     fn run_command(&mut self, spec: &CommandSpec, fingerprint: &str) -> commands::Run {
         self.ran.push(spec.name.clone());
@@ -49,10 +50,10 @@ impl PlanPort for Memory {
         &self,
         _base: &str,
         _write_set: &[String],
-    ) -> Result<Result<(fix::AppliedChange, BlastRadius, String), VerifyStop>, String> {
-        Err("no working tree".into())
+    ) -> Result<Result<(fix::AppliedChange, BlastRadius, String), VerifyStop>, Error> {
+        Err(Error::NotGit)
     }
-    fn surface_changed(&self, _state: &State) -> Result<bool, String> {
+    fn surface_changed(&self, _state: &State) -> Result<bool, Error> {
         Ok(false)
     }
 }

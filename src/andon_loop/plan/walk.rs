@@ -385,7 +385,7 @@ impl Walker<'_, '_> {
     ) -> Result<(Vec<Event>, Ruling, Option<u8>), LedgerError> {
         let setup = self.setup;
         let ceiling = setup.cfg.settings.authorization_level.value;
-        let (verdict, tier, hold, claim, refs) = repo.structural(g).map_err(LedgerError::Io)?;
+        let (verdict, tier, hold, claim, refs) = repo.structural(g).map_err(|e| LedgerError::Io(e.to_string()))?;
         let detail = "the index, no change applied".into();
         let mut ev = fix::evidence(g, "structural", verdict, tier, hold, claim, detail, refs, None, "00000000");
         ev.id = book.next_evidence_id(&g.id);
@@ -397,7 +397,7 @@ impl Walker<'_, '_> {
             Event::EvidenceRecorded { evidence: ev.clone() },
             Event::WireStatusChanged { wire: wire.clone(), status: wire_status(ev.verdict), evidence: ev.id.clone() },
         ];
-        let after = book.after(&events).map_err(LedgerError::Refused)?;
+        let after = book.after(&events).map_err(|e| LedgerError::Refused(e.to_string()))?;
         let decision = ledger::andon_rule::rule_on(&after, &g.id, ceiling, None);
         let advanced = decision == Ruling::Advance;
         if advanced {

@@ -7,6 +7,7 @@
 
 use std::path::Path;
 
+use super::super::Error;
 use super::super::own::own_paths;
 use super::super::recorded::{recorded_judging, recorded_proposal, recorded_proposer};
 use super::super::surface;
@@ -33,18 +34,19 @@ pub(crate) fn checked_change(
     write_set: &[String],
     diff_text: Option<&str>,
     recorded: Option<&judged::Judging>,
-) -> Result<Result<Checked, VerifyStop>, String> {
+) -> Result<Result<Checked, VerifyStop>, Error> {
     let own = own_paths(cfg);
     let tree = if base != "none" { Some(fix::change(root, base, &own)) } else { None };
-    let change = match (diff_text, &tree) {
-        (Some(text), _) => fix::change_from_diff(text, base, &own)?,
-        (None, Some(t)) => t.clone()?,
-        (None, None) => fix::change(root, base, &own)?,
+    let (change, tree) = match (diff_text, tree) {
+        (Some(text), tree) => (fix::change_from_diff(text, base, &own)?, tree),
+        (None, Some(t)) => {
+            let t = t?;
+            (t.clone(), Some(Ok(t)))
+        }
+        (None, None) => (fix::change(root, base, &own)?, None),
     };
     if change.files.is_empty() {
-        return Err(
-            "the applied change touches no file: apply the fix first (a hold is cleared only by changed code)".into()
-        );
+        return Err(Error::NoChange);
     }
     let (mut rerated, mut because) = fix::rerate(&change);
     let mut change = change;
@@ -55,7 +57,7 @@ pub(crate) fn checked_change(
         let missing: Vec<String> =
             tree.files.iter().map(|(_, p)| p.clone()).filter(|p| !given.contains(p.as_str())).collect();
         if !missing.is_empty() {
-            return Err(format!("the diff does not describe the working tree: it leaves out {}", missing.join(", ")));
+            return Err(Error::DiffLeavesOut { missing });
         }
         let (r, b) = fix::rerate(&tree);
         if r > rerated {
@@ -90,7 +92,7 @@ pub(crate) struct Checked {
 /// recorded it (design §3)? Such a change is hard to reverse: every consumer rests on it. Says
 /// which wires and what crosses them now. A wire with a broken import open across it does not
 /// stand proven: the fix that adds the missing name is not judged against its proof.
-pub(crate) fn surface_change(root: &Path, idx: &Index, state: &State) -> Result<Option<String>, String> {
+pub(crate) fn surface_change(root: &Path, idx: &Index, state: &State) -> Result<Option<String>, Error> {
     let proven: Vec<(Wire, &ledger::Evidence)> = state
         .wires
         .iter()
@@ -102,7 +104,8 @@ pub(crate) fn surface_change(root: &Path, idx: &Index, state: &State) -> Result<
     }
     let prog = datalog::builtin_program();
     let need = prog.needed(&[rel::WIRE_IMPORT.0 as usize, rel::MISSING_NAME.0 as usize, rel::IN_STAGE.0 as usize]);
-    let mut store = datalog::load_with(&prog, idx, Some(&need), &references_name_packages)?;
+    let mut store = datalog::load_with(&prog, idx, Some(&need), &references_name_packages)
+        .map_err(|e| Error::Facts(e.to_string()))?;
     datalog::run_runtime(&prog, &mut store, Some(&need));
     let wires: Vec<Wire> = proven.iter().map(|(w, _)| w.clone()).collect();
     let now = surface::surfaces(root, idx, &store, &wires);
@@ -151,7 +154,7 @@ pub fn verify(
     };
     let proposed = match Proposed::of(&state, &records, gap, inputs) {
         Ok(p) => p,
-        Err(m) => return Ok(Err(VerifyStop::Refused(m))),
+        Err(m) => return Ok(Err(VerifyStop::Refused(m.to_string()))),
     };
     if let Some(cap) = still_blocked(root, cfg, proposed.gap, inputs.command.as_deref()) {
         return Ok(Err(VerifyStop::Blocked(cap)));
@@ -230,10 +233,10 @@ fn still_blocked(root: &Path, cfg: &Config, g: &ledger::GapState, command: Optio
 
 /// Keeps the working tree verify proved as a commit object on `base` (the next proposal's base
 /// once the loop records the proof); `Err` when the tree is no longer the change verify proved.
-fn keep_proven_tree(root: &Path, cfg: &Config, base: &str, outcome: &fix::VerifyOutcome) -> Result<String, String> {
+fn keep_proven_tree(root: &Path, cfg: &Config, base: &str, outcome: &fix::VerifyOutcome) -> Result<String, Error> {
     let snap = super::diff::Snapshot::take(root, &own_paths(cfg))?;
     if snap.hash(base)? != outcome.change.hash {
-        return Err("the working tree changed while the checks ran".into());
+        return Err(Error::TreeChanged);
     }
     snap.keep(base, &format!("andon: the tree proven for gap {}", outcome.gap))
 }
@@ -268,24 +271,21 @@ struct Proposed<'s> {
 impl<'s> Proposed<'s> {
     /// Gap `gap`, proposed: its recorded proposal, and the proposer the ledger recorded (a
     /// `--proposer` naming someone else is refused). `Err` is why verify refuses.
-    fn of(state: &'s State, records: &[ledger::Record], gap: &str, inputs: &proof::Inputs) -> Result<Self, String> {
-        let Some(g) = state.gaps.get(gap) else { return Err(format!("no gap `{gap}` in the ledger")) };
+    fn of(state: &'s State, records: &[ledger::Record], gap: &str, inputs: &proof::Inputs) -> Result<Self, Error> {
+        let Some(g) = state.gaps.get(gap) else { return Err(Error::NoGap { gap: gap.into() }) };
         if !verifiable(g) {
-            return Err(format!(
-                "gap `{gap}` is {}; only a proposed gap, or one halted on its last proof, is verified",
-                g.status.name()
-            ));
+            return Err(Error::NotVerifiable { gap: gap.into(), status: g.status.name().to_string() });
         }
         let Some((base, write_set, approach, radius)) = recorded_proposal(records, gap) else {
-            return Err(format!("gap `{gap}` has no recorded proposal"));
+            return Err(Error::NoProposal { gap: gap.into() });
         };
         let proposer = match (&inputs.proposer, recorded_proposer(records, gap)) {
             (Some(given), Some(rec)) if !crate::panel::same_producer(given, &rec) => {
-                return Err(format!(
-                    "gap `{gap}` was proposed by `{}` (recorded with the proposal); --proposer `{}` names someone else",
-                    crate::text::short(&rec),
-                    crate::text::short(given)
-                ));
+                return Err(Error::OtherProposer {
+                    gap: gap.into(),
+                    recorded: crate::text::short(&rec).to_string(),
+                    given: crate::text::short(given).to_string(),
+                });
             }
             (given, rec) => given.clone().or(rec),
         };
@@ -316,9 +316,10 @@ impl Ask<'_> {
             match checked_change(self.root, self.cfg, &p.base, &p.write_set, self.diff_text, Some(&p.judging)) {
                 Ok(Ok(c)) => c,
                 Ok(Err(stop)) => return Ok(Err(stop)),
-                Err(m) => return Ok(Err(VerifyStop::Refused(m))),
+                Err(m) => return Ok(Err(VerifyStop::Refused(m.to_string()))),
             };
-        if let Some(what) = surface_change(self.root, self.idx, self.state).map_err(LedgerError::Io)?
+        if let Some(what) =
+            surface_change(self.root, self.idx, self.state).map_err(|e| LedgerError::Io(e.to_string()))?
             && BlastRadius::HardToReverse > rerated
         {
             (rerated, because) = (BlastRadius::HardToReverse, what);
@@ -383,7 +384,7 @@ impl Ask<'_> {
         let chosen = if g.source == "PhaseContract" { None } else { inputs.chosen };
         let route = match routing::route_one(&subject, chosen) {
             Ok(r) => r,
-            Err(m) => return Ok(Err(VerifyStop::Refused(m))),
+            Err(m) => return Ok(Err(VerifyStop::Refused(m.to_string()))),
         };
         let routing = routing::routing_record(&route, Some(p.approach.as_str()));
         let target = self.target(p, &checks);
@@ -404,7 +405,7 @@ impl Ask<'_> {
             let (root, cfg, idx) = (self.root, self.cfg, self.idx);
             let (proof, approaches, rung) =
                 phase_contract(root, cfg, idx, g, ctx, target.clone(), &checks, inputs, &change)
-                    .map_err(LedgerError::Io)?;
+                    .map_err(|e| LedgerError::Io(e.to_string()))?;
             (proof, Some((approaches, rung)))
         } else {
             let proof = match route.approach {
@@ -421,11 +422,11 @@ impl Ask<'_> {
                 },
                 Some(a) if handoff.is_some() => {
                     let mut proof = prove::run(a, self.root, self.cfg, self.idx, &target, inputs, &change.hash)
-                        .map_err(LedgerError::Io)?;
+                        .map_err(|e| LedgerError::Io(e.to_string()))?;
                     let files: Vec<String> = change.files.iter().map(|(_, p)| p.clone()).collect();
                     if let Some(wire) = handoff {
                         let tests = prove::handoff_exercised(self.idx, &files, wire, &mut proof)
-                            .map_err(LedgerError::Io)?;
+                            .map_err(|e| LedgerError::Io(e.to_string()))?;
                         red::handoff_probe(
                             self.root,
                             &p.base,
@@ -446,7 +447,7 @@ impl Ask<'_> {
                     proof
                 }
                 Some(a) => prove::run(a, self.root, self.cfg, self.idx, &target, inputs, &change.hash)
-                    .map_err(LedgerError::Io)?,
+                    .map_err(|e| LedgerError::Io(e.to_string()))?,
             };
             (proof, None)
         };
@@ -512,13 +513,13 @@ impl Ask<'_> {
         let tools = crate::evidence::property::detect(self.root);
         if checks.is_empty() || (a == Approach::Property && tools.is_empty()) {
             let run = prove::run(a, self.root, self.cfg, self.idx, target, self.inputs, &change.hash);
-            return (run.unwrap_or_else(|e| proof::Proof::unknown(e, "the checks could not run")), None);
+            return (run.unwrap_or_else(|e| proof::Proof::unknown(e.to_string(), "the checks could not run")), None);
         }
         let (idx, root) = (self.idx, self.root);
         // a deleted file has no facts: its path tells
         let is_test = |path: &str| red::test_file(idx, path) || (!root.join(path).exists() && red::test_path(path));
         let scratch = match p.base.as_str() {
-            "none" => Err("the repository has no git history to take the tree without the fix from".to_string()),
+            "none" => Err(Error::NoHistory),
             base => red::base_tree(self.root, base, &change.files, &is_test, &own_paths(self.cfg)),
         };
         let scratch = match scratch {
@@ -567,7 +568,7 @@ impl Ask<'_> {
             .map(|r| (r.id.clone(), r.rule.clone(), Some(r.clone()), request::rule_subject(r, !checks.is_empty())))
             .collect();
         let results = request::prove_all(self.root, self.cfg, self.idx, subjects, target, checks, inputs, hash)
-            .map_err(LedgerError::Io)?;
+            .map_err(|e| LedgerError::Io(e.to_string()))?;
         let (unmet, condition) = request::judge(&results, &[]);
         if let Some((v, _, hold)) = condition.map(|c| c.verdict()) {
             if proof.verdict == Verdict::Proven || v == Verdict::Refuted {
@@ -598,7 +599,7 @@ fn phase_contract(
     checks: &[commands::CommandSpec],
     inputs: &proof::Inputs,
     change: &fix::AppliedChange,
-) -> Result<(proof::Proof, String, Option<u8>), String> {
+) -> Result<(proof::Proof, String, Option<u8>), Error> {
     let hash = change.hash.as_str();
     use crate::evidence::route::{self, Object, Subject};
     use crate::ingest::{Confidence, Priority};
@@ -619,8 +620,8 @@ fn phase_contract(
             id: o.id.clone(),
             rule: o.rule.clone(),
             validation: o.validation.clone(),
-            priority: Priority::parse(&o.priority)?,
-            confidence: Confidence::parse(&o.confidence)?,
+            priority: Priority::parse(&o.priority).map_err(|e| Error::Obligation(e.to_string()))?,
+            confidence: Confidence::parse(&o.confidence).map_err(|e| Error::Obligation(e.to_string()))?,
         };
         let s = request::rule_subject(&rule, has_checks);
         subjects.push((o.id.clone(), o.rule.clone(), Some(rule), s));

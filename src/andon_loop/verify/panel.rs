@@ -4,6 +4,7 @@
 
 use std::path::Path;
 
+use super::super::Error;
 use super::executed::{runner, sealed};
 use super::fix;
 use super::proof::{Inputs, Proof, ProofTarget};
@@ -180,11 +181,11 @@ fn await_round(
 }
 
 /// Writes one role packet to `dir` as `packet-<name>.json`, atomically.
-fn write_packet(dir: &Path, name: &str, p: &crate::panel::Packet) -> Result<(), String> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+fn write_packet(dir: &Path, name: &str, p: &crate::panel::Packet) -> Result<(), Error> {
+    std::fs::create_dir_all(dir).map_err(Error::io(dir))?;
     let file = dir.join(format!("packet-{name}.json"));
     // whole, through a fresh temporary file: never through a link planted in the directory
-    crate::text::write_atomic(&file, p.body.as_bytes()).map_err(|e| format!("{}: {e}", file.display()))
+    crate::text::write_atomic(&file, p.body.as_bytes()).map_err(Error::io(&file))
 }
 
 /// The proof of a panel that rendered its judgment.
@@ -235,7 +236,7 @@ fn criterion_verdicts(input: &crate::panel::PanelInput, j: &crate::panel::Judgme
 }
 
 /// `packets.json`: every packet written, with the hash its role output must quote.
-fn write_index(dir: &Path, packets: &[crate::panel::Packet]) -> Result<(), String> {
+fn write_index(dir: &Path, packets: &[crate::panel::Packet]) -> Result<(), Error> {
     let rows: Vec<serde_json::Value> = packets
         .iter()
         .map(|p| {
@@ -246,7 +247,7 @@ fn write_index(dir: &Path, packets: &[crate::panel::Packet]) -> Result<(), Strin
     let file = dir.join("packets.json");
     let text =
         serde_json::to_string_pretty(&serde_json::json!({ "andon_panel_index": 1, "packets": rows })).expect("json");
-    crate::text::write_atomic(&file, text.as_bytes()).map_err(|e| format!("{}: {e}", file.display()))
+    crate::text::write_atomic(&file, text.as_bytes()).map_err(Error::io(&file))
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@
 
 use std::path::Path;
 
+use super::super::Error;
 use super::commands::{self, CommandSpec};
 use super::executed::{executed, fresh, property_proof, run_checks, runner, sealed};
 use super::fix;
@@ -26,7 +27,7 @@ pub fn run(
     target: &ProofTarget,
     inputs: &Inputs,
     nonce: &str,
-) -> Result<Proof, String> {
+) -> Result<Proof, Error> {
     match approach {
         Approach::Structural => structural(idx, target),
         Approach::Executed => Ok(configured_checks(root, cfg, target, inputs, nonce)),
@@ -43,7 +44,7 @@ pub fn run(
 }
 
 /// The structural approach: the fresh index after the fix, read on the target's wire or site.
-fn structural(idx: &Index, target: &ProofTarget) -> Result<Proof, String> {
+fn structural(idx: &Index, target: &ProofTarget) -> Result<Proof, Error> {
     let (verdict, tier, hold, claim, references) =
         fix::structural_of(idx, target.wire.as_ref(), &target.path, &target.summary)?;
     Ok(Proof {
@@ -123,7 +124,7 @@ fn numeric(root: &Path, cfg: &Config, target: &ProofTarget, inputs: &Inputs, non
 
 /// Approach (c): the claim's rubric record (`--rubric`) scored, its reported commands re-run
 /// under a seal on the tree.
-fn rubric(root: &Path, cfg: &Config, inputs: &Inputs, nonce: &str) -> Result<Proof, String> {
+fn rubric(root: &Path, cfg: &Config, inputs: &Inputs, nonce: &str) -> Result<Proof, Error> {
     let Some(file) = &inputs.rubric else {
         return Ok(Proof::unknown(
             "approach (c) needs the claim's rubric record: give --rubric FILE (docs/approaches-rubric-agentic.md)"
@@ -132,7 +133,8 @@ fn rubric(root: &Path, cfg: &Config, inputs: &Inputs, nonce: &str) -> Result<Pro
         ));
     };
     let bytes = read_record(file)?;
-    let input = crate::evidence::rubric::parse(&bytes).map_err(|e| format!("{}: {}", file.display(), e.join("; ")))?;
+    let input =
+        crate::evidence::rubric::parse(&bytes).map_err(|problems| Error::Record { path: file.clone(), problems })?;
     let run = runner(cfg, inputs, nonce);
     let r = match sealed(root, cfg, || crate::evidence::rubric::score(&input, root, &run)) {
         Ok(r) => r,
@@ -161,7 +163,7 @@ fn rubric(root: &Path, cfg: &Config, inputs: &Inputs, nonce: &str) -> Result<Pro
 }
 
 /// Approach (d): the agent's process record (`--process`) assessed.
-fn agentic(inputs: &Inputs) -> Result<Proof, String> {
+fn agentic(inputs: &Inputs) -> Result<Proof, Error> {
     let Some(file) = &inputs.process else {
         return Ok(Proof::unknown(
             "approach (d) needs the agent's process record: give --process FILE (docs/approaches-rubric-agentic.md)"
@@ -170,7 +172,8 @@ fn agentic(inputs: &Inputs) -> Result<Proof, String> {
         ));
     };
     let bytes = read_record(file)?;
-    let rec = crate::evidence::agentic::parse(&bytes).map_err(|e| format!("{}: {}", file.display(), e.join("; ")))?;
+    let rec =
+        crate::evidence::agentic::parse(&bytes).map_err(|problems| Error::Record { path: file.clone(), problems })?;
     let r = crate::evidence::agentic::assess(&rec);
     Ok(Proof {
         verdict: r.verdict,
@@ -218,8 +221,8 @@ fn property(root: &Path, cfg: &Config, target: &ProofTarget, inputs: &Inputs, no
 
 /// A rubric or process record: a regular file (a FIFO would block the proof forever), 16 MiB at
 /// most.
-fn read_record(file: &Path) -> Result<Vec<u8>, String> {
-    crate::index::walk::read_regular(file, 16 << 20).map_err(|e| format!("{}: {e}", file.display()))
+fn read_record(file: &Path) -> Result<Vec<u8>, Error> {
+    crate::index::walk::read_regular(file, 16 << 20).map_err(Error::io(file))
 }
 
 /// The criteria a panel judges for one obligation: load-bearing, traced to a test result, with
@@ -244,12 +247,13 @@ pub fn handoff_exercised(
     changed: &[String],
     wire: &Wire,
     proof: &mut Proof,
-) -> Result<Vec<String>, String> {
+) -> Result<Vec<String>, Error> {
     use crate::facts::rel;
     if proof.verdict != Verdict::Proven {
         return Ok(Vec::new());
     }
-    let store = crate::ops::derive(&crate::datalog::builtin_program(), idx, &[rel::IN_STAGE, rel::RESOLVES])?;
+    let store = crate::ops::derive(&crate::datalog::builtin_program(), idx, &[rel::IN_STAGE, rel::RESOLVES])
+        .map_err(|e| Error::Facts(e.to_string()))?;
     let stage_of: std::collections::BTreeMap<&str, &str> =
         store.rels[rel::IN_STAGE.0 as usize].iter().map(|r| (store.syms.str(r[0]), store.syms.str(r[1]))).collect();
     let reached = |test: &str, stage: &str| {

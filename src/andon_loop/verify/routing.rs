@@ -1,6 +1,7 @@
 //! Routing a verify (R88–R91): the checks that speak for a stage, what a gap is about, the route
 //! with a person's choice of a tie applied, and the routing record kept with the evidence.
 
+use super::super::Error;
 use super::commands::{self, CommandSpec, Lane};
 use super::proof::{Proof, Routing};
 use crate::config::Config;
@@ -74,7 +75,7 @@ pub fn subject_of(g: &GapState, has_checks: bool, structure_said_nothing: bool) 
 
 /// The route for a subject, with a person's choice applied when (and only when) the table tied
 /// and the choice is one of the candidates. `Err` refuses a choice routing does not allow.
-pub fn route_one(subject: &Subject, chosen: Option<Approach>) -> Result<Route, String> {
+pub fn route_one(subject: &Subject, chosen: Option<Approach>) -> Result<Route, Error> {
     let mut r = route::route(subject);
     if let Some(c) = chosen {
         if !r.needs_human() {
@@ -82,15 +83,16 @@ pub fn route_one(subject: &Subject, chosen: Option<Approach>) -> Result<Route, S
             if Some(c) == r.approach {
                 return Ok(r);
             }
-            return Err(format!(
-                "--approach {} is refused: routing chose {routed} ({}); a person chooses only between the candidates of a tie",
-                c.id(),
-                r.why.join("; ")
-            ));
+            return Err(Error::ApproachNotATie {
+                approach: c.id().to_string(),
+                routed: routed.to_string(),
+                why: r.why.join("; "),
+            });
         }
         if !r.candidates.contains(&c) {
             let names: Vec<&str> = r.candidates.iter().map(|a| a.id()).collect();
-            return Err(format!("--approach {} is not one of the tied candidates ({})", c.id(), names.join(", ")));
+            let candidates = names.into_iter().map(str::to_string).collect();
+            return Err(Error::ApproachNotACandidate { approach: c.id().to_string(), candidates });
         }
         r.approach = Some(c);
         r.why.push(format!("a person chose {} (--approach)", c.id()));
@@ -100,7 +102,7 @@ pub fn route_one(subject: &Subject, chosen: Option<Approach>) -> Result<Route, S
 
 /// Routes several obligations with one person's choice: applied to each tie it is a candidate
 /// of, ignored elsewhere; refused when it settles no tie.
-pub fn route_all(subjects: &[&Subject], chosen: Option<Approach>) -> Result<Vec<Route>, String> {
+pub fn route_all(subjects: &[&Subject], chosen: Option<Approach>) -> Result<Vec<Route>, Error> {
     let mut used = false;
     let routes = subjects
         .iter()
@@ -118,10 +120,7 @@ pub fn route_all(subjects: &[&Subject], chosen: Option<Approach>) -> Result<Vec<
         })
         .collect();
     match chosen {
-        Some(c) if !used => Err(format!(
-            "--approach {} is refused: it settles no routing tie (a person chooses only between the candidates of a tie)",
-            c.id()
-        )),
+        Some(c) if !used => Err(Error::ApproachSettlesNoTie { approach: c.id().to_string() }),
         _ => Ok(routes),
     }
 }

@@ -77,8 +77,8 @@ pub fn verify(root: &Path, cfg: &Config, idx: &Index, req: &Request, inputs: &In
         diff: req.diff.clone(),
         proposer: inputs.proposer.clone().unwrap_or_default(),
     };
-    let obligations =
-        prove_all(root, cfg, idx, subjects, target, &checks, inputs, &change.hash).map_err(Stop::Refused)?;
+    let obligations = prove_all(root, cfg, idx, subjects, target, &checks, inputs, &change.hash)
+        .map_err(|e| Stop::Refused(e.to_string()))?;
     let holds = tier1_holds(idx, target_wire.as_ref(), &change)?;
     let (mut unmet, mut condition) = judge(&obligations, &holds);
     over_ceiling(cfg, rerated, &rerated_because, &mut unmet, &mut condition);
@@ -100,7 +100,7 @@ pub fn verify(root: &Path, cfg: &Config, idx: &Index, req: &Request, inputs: &In
 /// andon's own settings and state alone and stays inside its declared scope (R110, R113).
 fn scoped_change(root: &Path, cfg: &Config, req: &Request) -> Result<(AppliedChange, Judged), Stop> {
     let own = super::super::own::own_paths(cfg);
-    let change = fix::change_from_diff(&req.diff, "request", &[]).map_err(Stop::Refused)?;
+    let change = fix::change_from_diff(&req.diff, "request", &[]).map_err(|e| Stop::Refused(e.to_string()))?;
     let judged = super::judged::of_change(root, cfg, "HEAD", &change);
     refuse_own_state(&judged)?;
     applied(root, &req.diff)?;
@@ -168,7 +168,7 @@ impl StageMap {
     fn of(idx: &Index, change: &AppliedChange) -> Result<StageMap, Stop> {
         let store =
             crate::ops::derive(&crate::datalog::builtin_program(), idx, &[rel::IN_STAGE, rel::STAGE, rel::TEST_IMPORT])
-                .map_err(Stop::Refused)?;
+                .map_err(|e| Stop::Refused(e.to_string()))?;
         let mut tests_of: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
         for r in store.rels[rel::TEST_IMPORT.0 as usize].iter() {
             let (stage, path) = (store.syms.str(r[0]), store.syms.str(r[1]));
@@ -181,7 +181,7 @@ impl StageMap {
         let stages: BTreeSet<String> =
             store.rels[rel::STAGE.0 as usize].iter().map(|r| store.syms.str(r[0]).to_string()).collect();
         let roots: Vec<(String, String)> = crate::ops::stream(idx)
-            .map_err(Stop::Refused)?
+            .map_err(|e| Stop::Refused(e.to_string()))?
             .stages
             .into_iter()
             .filter(|s| !s.root.is_empty() && s.root != ".")
@@ -272,14 +272,15 @@ fn site_target(root: &Path, path: &str, change: &AppliedChange, map: &StageMap) 
 fn tier1_holds(idx: &Index, wire: Option<&Wire>, change: &AppliedChange) -> Result<Vec<String>, Stop> {
     let mut holds: Vec<String> = Vec::new();
     if let Some(w) = wire {
-        let (v, _, hold, claim, refs) = fix::structural_of(idx, Some(w), "", "").map_err(Stop::Refused)?;
+        let (v, _, hold, claim, refs) =
+            fix::structural_of(idx, Some(w), "", "").map_err(|e| Stop::Refused(e.to_string()))?;
         if hold && v != Verdict::Proven {
             holds.push(claim);
             holds.extend(refs);
         }
     }
     let changed: Vec<String> = change.files.iter().map(|(_, p)| p.clone()).collect();
-    holds.extend(fix::tier1_at(idx, &changed).map_err(Stop::Refused)?);
+    holds.extend(fix::tier1_at(idx, &changed).map_err(|e| Stop::Refused(e.to_string()))?);
     holds.sort();
     holds.dedup();
     Ok(holds)

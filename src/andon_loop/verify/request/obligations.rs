@@ -6,6 +6,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use super::super::super::Error;
 use super::super::proof::{Inputs, Proof, ProofTarget, RequestRule, Routing};
 use super::super::{prove, routing};
 use super::parse::{Request, WireRef};
@@ -131,7 +132,7 @@ pub fn prove_all(
     checks: &[crate::andon_loop::commands::CommandSpec],
     inputs: &Inputs,
     hash: &str,
-) -> Result<Vec<ObligationResult>, String> {
+) -> Result<Vec<ObligationResult>, Error> {
     let routes = routing::route_all(&subjects.iter().map(|(_, _, _, s)| s).collect::<Vec<_>>(), inputs.chosen)?;
     target.criteria = subjects
         .iter()
