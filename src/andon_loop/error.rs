@@ -37,13 +37,19 @@ pub enum Error {
     /// A rubric or process record does not parse.
     #[error("{}: {}", path.display(), problems.join("; "))]
     Record { path: PathBuf, problems: Vec<String> },
+    /// Ingest mode's brief is absent.
+    #[error("{0}; andon does not fall back to scanning in ingest mode")]
+    BriefAbsent(crate::ingest::LoadError),
+    /// Ingest mode's brief is invalid.
+    #[error("the brief is invalid:\n{}", problems.join("\n"))]
+    BriefInvalid { problems: Vec<String> },
     /// The facts a proof reads could not be derived from the index.
     #[error("{0}")]
     Facts(String),
     /// The ledger could not be read.
     #[error("{0}")]
     Ledger(crate::ledger::LedgerError),
-    /// A stage obligation's priority or confidence is not one the brief knows.
+    /// A rule's priority or confidence is not one the brief knows.
     #[error("{0}")]
     Obligation(String),
     /// An event does not apply to the state.

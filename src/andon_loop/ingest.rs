@@ -9,21 +9,24 @@
 
 use std::path::Path;
 
+use super::Error;
 use super::scan::Candidate;
 use crate::ingest::{Brief, LoadError, Phase};
 use crate::ledger::{Event, Location, Obligation, State, Wire};
 use crate::ops::{StageRow, StreamReport, WireRow};
 
 /// The brief at `root`/`self_assess_output_dir`, or why the loop must stop (R52: never a
-/// fallback to scanning).
+/// fallback to scanning), as its caller (`api::work`) keeps it: a message.
 pub fn load(root: &Path, dir: &Path) -> Result<Brief, String> {
+    load_brief(root, dir).map_err(|e| e.to_string())
+}
+
+/// [`load`], why the loop must stop typed.
+pub fn load_brief(root: &Path, dir: &Path) -> Result<Brief, Error> {
     let at = if dir.is_absolute() { dir.to_path_buf() } else { root.join(dir) };
     crate::ingest::load(&at).map_err(|e| match e {
-        LoadError::Absent { .. } => format!("{e}; andon does not fall back to scanning in ingest mode"),
-        LoadError::Invalid(errs) => {
-            let lines: Vec<String> = errs.iter().map(|e| e.to_string()).collect();
-            format!("the brief is invalid:\n{}", lines.join("\n"))
-        }
+        LoadError::Invalid(errs) => Error::BriefInvalid { problems: errs.iter().map(|e| e.to_string()).collect() },
+        absent => Error::BriefAbsent(absent),
     })
 }
 

@@ -268,9 +268,10 @@ struct Read {
 fn read_state(root: &Path, cfg: &Config, idx: &Index, _dir: &Path) -> Result<Read, LedgerError> {
     // Ingest mode takes the stream and the gaps from the brief; an absent brief stops here (R52).
     let brief = match cfg.settings.gap_source.value {
-        crate::config::GapSource::Ingest => {
-            Some(ingest::load(root, &cfg.settings.self_assess_output_dir.value).map_err(LedgerError::Refused)?)
-        }
+        crate::config::GapSource::Ingest => Some(
+            ingest::load_brief(root, &cfg.settings.self_assess_output_dir.value)
+                .map_err(|e| LedgerError::Refused(e.to_string()))?,
+        ),
         crate::config::GapSource::SelfScan => None,
     };
     let stream = match &brief {

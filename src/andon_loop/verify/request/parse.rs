@@ -6,6 +6,7 @@ use std::collections::BTreeSet;
 use serde::Serialize;
 use serde_json::Value;
 
+use super::super::super::Error;
 pub use super::super::proof::RequestRule;
 use crate::evidence::route::Object;
 use crate::ingest::{Confidence, Priority};
@@ -86,24 +87,24 @@ pub fn parse(text: &str) -> Result<Request, Vec<String>> {
     }
 }
 
-fn parse_wire(v: &Value) -> Result<WireRef, String> {
-    let stages = |from: &str, to: &str| -> Result<WireRef, String> {
+fn parse_wire(v: &Value) -> Result<WireRef, Error> {
+    let stages = |from: &str, to: &str| -> Result<WireRef, Error> {
         let (from, to) = (from.trim(), to.trim());
         if from.is_empty() || to.is_empty() {
-            return Err("a stage-to-stage wire names both stages".into());
+            return Err(Error::WireStagesMissing);
         }
         Ok(WireRef::Stages { from: from.into(), to: to.into() })
     };
-    let site = |path: &str, line: Option<u32>, crossing: Option<String>| -> Result<WireRef, String> {
+    let site = |path: &str, line: Option<u32>, crossing: Option<String>| -> Result<WireRef, Error> {
         let path = path.trim();
         if path.is_empty() {
-            return Err("the file is empty".into());
+            return Err(Error::SiteFileEmpty);
         }
         if path.starts_with('/') || path.contains('\\') || path.split('/').any(|c| c == ".." || c.is_empty()) {
-            return Err(format!("`{}` must be a relative path inside the repository", crate::text::line(path)));
+            return Err(Error::SiteNotRelative { path: crate::text::line(path).to_string() });
         }
         if line == Some(0) {
-            return Err("lines count from 1".into());
+            return Err(Error::SiteLineZero);
         }
         Ok(WireRef::Site { path: path.into(), line, crossing })
     };
@@ -122,7 +123,7 @@ fn parse_wire(v: &Value) -> Result<WireRef, String> {
         Value::Object(o) => {
             let known = ["from", "to", "producer", "consumer", "path", "file", "line", "contract", "crossing"];
             if let Some(k) = o.keys().find(|k| !known.contains(&k.as_str())) {
-                return Err(format!("unknown key `{k}` (one of: {})", known.join(", ")));
+                return Err(Error::UnknownKey { key: k.clone(), known: known.to_vec() });
             }
             let s = |k: &str| o.get(k).and_then(Value::as_str);
             if let (Some(a), Some(b)) = (s("from").or(s("producer")), s("to").or(s("consumer"))) {
@@ -131,17 +132,17 @@ fn parse_wire(v: &Value) -> Result<WireRef, String> {
             let line = match o.get("line") {
                 None | Some(Value::Null) => None,
                 Some(Value::Number(n)) => {
-                    Some(n.as_u64().and_then(|n| u32::try_from(n).ok()).ok_or("`line` must be a whole number from 1")?)
+                    Some(n.as_u64().and_then(|n| u32::try_from(n).ok()).ok_or(Error::LineNotWhole)?)
                 }
-                Some(_) => return Err("`line` must be a number".into()),
+                Some(_) => return Err(Error::LineNotNumber),
             };
             let crossing = s("crossing").or(s("contract")).map(str::to_string);
             match s("path").or(s("file")) {
                 Some(p) => site(p, line, crossing),
-                None => Err("give `from` and `to` (stages), or `path` (and `line`) of the site".into()),
+                None => Err(Error::WireShape),
             }
         }
-        _ => Err("a string (`core -> api`, `src/x.py:12`) or an object".into()),
+        _ => Err(Error::WireType),
     }
 }
 
@@ -208,25 +209,25 @@ fn parse_contract(v: &Value) -> Result<Contract, Vec<String>> {
     }
 }
 
-fn parse_rule(v: &Value) -> Result<RequestRule, String> {
-    let Value::Object(o) = v else { return Err("a rule is an object".into()) };
+fn parse_rule(v: &Value) -> Result<RequestRule, Error> {
+    let Value::Object(o) = v else { return Err(Error::RuleType) };
     let known = ["id", "rule", "validation", "priority", "confidence"];
     if let Some(k) = o.keys().find(|k| !known.contains(&k.as_str())) {
-        return Err(format!("unknown key `{k}` (one of: {})", known.join(", ")));
+        return Err(Error::UnknownKey { key: k.clone(), known: known.to_vec() });
     }
-    let field = |k: &str| -> Result<String, String> {
+    let field = |k: &str| -> Result<String, Error> {
         match o.get(k) {
             Some(Value::String(s)) if !s.trim().is_empty() => Ok(s.trim().to_string()),
-            Some(_) => Err(format!("`{k}` must be a non-empty string")),
-            None => Err(format!("`{k}` is missing")),
+            Some(_) => Err(Error::FieldNotString { key: k.into() }),
+            None => Err(Error::FieldMissing { key: k.into() }),
         }
     };
     Ok(RequestRule {
         id: field("id")?,
         rule: field("rule")?,
         validation: field("validation")?,
-        priority: Priority::parse(&field("priority")?)?,
-        confidence: Confidence::parse(&field("confidence")?)?,
+        priority: Priority::parse(&field("priority")?).map_err(|e| Error::Obligation(e.to_string()))?,
+        confidence: Confidence::parse(&field("confidence")?).map_err(|e| Error::Obligation(e.to_string()))?,
     })
 }
 
