@@ -259,7 +259,7 @@ struct Read {
     stream: StreamReport,
     header: Header,
     store: Store,
-    surfaces: BTreeMap<Wire, surface::Surface>,
+    surfaces: BTreeMap<Wire, surface::WireSurface>,
     tree: String,
 }
 

@@ -45,7 +45,7 @@ pub struct Setup<'a> {
     /// Ingest mode's brief; `None` in self-scan mode.
     pub brief: Option<&'a crate::ingest::Brief>,
     /// The surface of every wire on the fresh index.
-    pub surfaces: &'a BTreeMap<Wire, surface::Surface>,
+    pub surfaces: &'a BTreeMap<Wire, surface::WireSurface>,
     /// The fingerprint of the indexed tree.
     pub tree: &'a str,
     /// The configuration file, repo-relative (where a failing command's gap is located).

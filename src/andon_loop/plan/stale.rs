@@ -55,7 +55,7 @@ pub(super) fn upstream(stream: &StreamReport, reach: &Reach) -> BTreeMap<String,
 pub(super) fn reopen_stale(
     state: &State,
     stream: &StreamReport,
-    surfaces: &BTreeMap<Wire, surface::Surface>,
+    surfaces: &BTreeMap<Wire, surface::WireSurface>,
     reach: &Reach,
     notes: &mut Vec<String>,
 ) -> Vec<Event> {
@@ -112,7 +112,7 @@ pub(super) fn stale_evidence(
     id: &str,
     wire: &Wire,
     proven: &ledger::Evidence,
-    now: &surface::Surface,
+    now: &surface::WireSurface,
     fixed: Option<&GapState>,
 ) -> ledger::Evidence {
     let proof = proven.surface.as_deref().unwrap_or_default();

@@ -152,7 +152,7 @@ pub fn verify(
     let Some((_, state, records)) = ledger::load(&dir)? else {
         return Ok(Err(VerifyStop::Refused("the loop has never run here: no ledger".into())));
     };
-    let proposed = match Proposed::of(&state, &records, gap, inputs) {
+    let proposed = match ProposedGap::of(&state, &records, gap, inputs) {
         Ok(p) => p,
         Err(m) => return Ok(Err(VerifyStop::Refused(m.to_string()))),
     };
@@ -163,7 +163,7 @@ pub fn verify(
     if let Some(m) = unrecorded_verdict(&file) {
         return Ok(Err(VerifyStop::Refused(m)));
     }
-    let ask = Ask { root, cfg, idx, state: &state, inputs: &proposed.inputs, diff_text };
+    let ask = Verification { root, cfg, idx, state: &state, inputs: &proposed.inputs, diff_text };
     let rated = match ask.rated_change(&proposed)? {
         Ok(r) => r,
         Err(stop) => return Ok(Err(stop)),
@@ -256,7 +256,7 @@ pub(crate) fn verifiable(g: &ledger::GapState) -> bool {
 }
 
 /// A proposed gap as the ledger recorded it, with the inputs verify proves it with.
-struct Proposed<'s> {
+struct ProposedGap<'s> {
     gap: &'s ledger::GapState,
     base: String,
     write_set: Vec<String>,
@@ -268,7 +268,7 @@ struct Proposed<'s> {
     inputs: proof::Inputs,
 }
 
-impl<'s> Proposed<'s> {
+impl<'s> ProposedGap<'s> {
     /// Gap `gap`, proposed: its recorded proposal, and the proposer the ledger recorded (a
     /// `--proposer` naming someone else is refused). `Err` is why verify refuses.
     fn of(state: &'s State, records: &[ledger::Record], gap: &str, inputs: &proof::Inputs) -> Result<Self, Error> {
@@ -291,7 +291,7 @@ impl<'s> Proposed<'s> {
         };
         let inputs = proof::Inputs { proposer, ..inputs.clone() };
         let judging = recorded_judging(records, gap);
-        Ok(Proposed { gap: g, base, write_set, approach, radius, judging, inputs })
+        Ok(ProposedGap { gap: g, base, write_set, approach, radius, judging, inputs })
     }
 }
 
@@ -299,7 +299,7 @@ impl<'s> Proposed<'s> {
 type Rated = Checked;
 
 /// What one verification works with.
-struct Ask<'a> {
+struct Verification<'a> {
     root: &'a Path,
     cfg: &'a Config,
     idx: &'a Index,
@@ -308,10 +308,10 @@ struct Ask<'a> {
     diff_text: Option<&'a str>,
 }
 
-impl Ask<'_> {
+impl Verification<'_> {
     /// The applied change, checked and re-rated (a changed public surface is hard to reverse),
     /// and held against the ceiling again unless authority covers this very diff (R75).
-    fn rated_change(&self, p: &Proposed) -> Result<Result<Rated, VerifyStop>, LedgerError> {
+    fn rated_change(&self, p: &ProposedGap) -> Result<Result<Rated, VerifyStop>, LedgerError> {
         let Checked { change, radius: mut rerated, mut because, judged } =
             match checked_change(self.root, self.cfg, &p.base, &p.write_set, self.diff_text, Some(&p.judging)) {
                 Ok(Ok(c)) => c,
@@ -341,7 +341,7 @@ impl Ask<'_> {
     }
 
     /// What the proof of gap `g` is about: its stages, wire, claim and criterion, and the diff.
-    fn target(&self, p: &Proposed, checks: &[commands::CommandSpec]) -> proof::ProofTarget {
+    fn target(&self, p: &ProposedGap, checks: &[commands::CommandSpec]) -> proof::ProofTarget {
         let g = p.gap;
         proof::ProofTarget {
             stages: vec![g.stage.clone()],
@@ -367,7 +367,7 @@ impl Ask<'_> {
     /// Routes the proof of the gap itself (R89: the proposal's approach is only compared with
     /// it), runs it, adds a request's Behavior Contract rules as obligations, and builds the
     /// outcome.
-    fn prove(&self, p: &Proposed, rated: Rated) -> Result<Result<fix::VerifyOutcome, VerifyStop>, LedgerError> {
+    fn prove(&self, p: &ProposedGap, rated: Rated) -> Result<Result<fix::VerifyOutcome, VerifyStop>, LedgerError> {
         let (g, inputs) = (p.gap, self.inputs);
         let Checked { change, radius: rerated, because, judged } = rated;
         let stages = vec![g.stage.clone()];
@@ -504,7 +504,7 @@ impl Ask<'_> {
     fn red_first(
         &self,
         a: Approach,
-        p: &Proposed,
+        p: &ProposedGap,
         target: &proof::ProofTarget,
         checks: &[commands::CommandSpec],
         change: &fix::AppliedChange,
@@ -534,7 +534,7 @@ impl Ask<'_> {
         // judged (the command among it) as it was
         let failing = (p.gap.source == "FailingCommand" && judged_as_proposed)
             .then(|| format!("the loop saw it fail: {}", p.gap.summary));
-        let ask = red::Ask {
+        let ask = red::RedFirstRun {
             approach: a,
             changed: &change.files,
             red_by_definition: failing.as_deref(),

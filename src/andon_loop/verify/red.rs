@@ -269,7 +269,7 @@ fn check_run(root: &Path, r: &commands::Run) -> CheckRun {
 }
 
 /// What a proof of the executed or property approach needs to run red first.
-pub struct Ask<'a> {
+pub struct RedFirstRun<'a> {
     pub approach: Approach,
     /// The applied change, (status, path).
     pub changed: &'a [(String, String)],
@@ -291,7 +291,7 @@ pub struct Ask<'a> {
 /// root, proves; green both ways is unknown ([`NOT_DISCRIMINATING`]); red with the fix in the copy
 /// only is unknown (the check depends on where it runs); red at the root refutes, as a single run
 /// would.
-pub fn prove(ask: &Ask, scratch: &Scratch) -> (Proof, RedFirst) {
+pub fn prove(ask: &RedFirstRun, scratch: &Scratch) -> (Proof, RedFirst) {
     let root = ask.root.canonicalize().unwrap_or_else(|_| ask.root.to_path_buf());
     let out = root.join(ask.out).join("red-first");
     let in_copy = |dir: &Path| -> Vec<commands::Run> {
