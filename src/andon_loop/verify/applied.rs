@@ -420,27 +420,9 @@ impl Verification<'_> {
                         "no check ran",
                     )
                 },
-                Some(a) if handoff.is_some() => {
-                    let mut proof = prove::run(a, self.root, self.cfg, self.idx, &target, inputs, &change.hash)
-                        .map_err(|e| LedgerError::Io(e.to_string()))?;
-                    let files: Vec<String> = change.files.iter().map(|(_, p)| p.clone()).collect();
-                    if let Some(wire) = handoff {
-                        let tests = prove::handoff_exercised(self.idx, &files, wire, &mut proof)
-                            .map_err(|e| LedgerError::Io(e.to_string()))?;
-                        red::handoff_probe(
-                            self.root,
-                            &p.base,
-                            &change.files,
-                            &tests,
-                            &checks,
-                            &out,
-                            &change.hash,
-                            &own,
-                            &mut proof,
-                        );
-                    }
-                    proof
-                }
+                Some(a) if handoff.is_some() => self
+                    .prove_handoff(a, p, handoff, &target, &checks, &change)
+                    .map_err(|e| LedgerError::Io(e.to_string()))?,
                 Some(a) if red::applies(a, &g.source) => {
                     let (proof, record) = self.red_first(a, p, &target, &checks, &change, judged.is_empty());
                     red_first = record;
@@ -495,6 +477,27 @@ impl Verification<'_> {
             // a phase contract routes each of its obligations; the evidence lists them
             routing: (!phase).then_some(routing),
         }))
+    }
+
+    /// The proof of a handoff no import carries: approach `a` run, shown only where a test the
+    /// change writes exercises both ends of the `handoff` wire, that test probed unloadable in a scratch copy.
+    fn prove_handoff(
+        &self,
+        a: Approach,
+        p: &ProposedGap,
+        handoff: Option<&Wire>,
+        target: &proof::ProofTarget,
+        checks: &[commands::CommandSpec],
+        change: &fix::AppliedChange,
+    ) -> Result<proof::Proof, Error> {
+        let mut proof = prove::run(a, self.root, self.cfg, self.idx, target, self.inputs, &change.hash)?;
+        let files: Vec<String> = change.files.iter().map(|(_, p)| p.clone()).collect();
+        if let Some(wire) = handoff {
+            let tests = prove::handoff_exercised(self.idx, &files, wire, &mut proof)?;
+            let (out, own) = (proof::output_dir(self.cfg, self.inputs), own_paths(self.cfg));
+            red::handoff_probe(self.root, &p.base, &change.files, &tests, checks, &out, &change.hash, &own, &mut proof);
+        }
+        Ok(proof)
     }
 
     /// The proof by the stage's checks, red first ([`red`]): without the fix, in a scratch copy
