@@ -3,7 +3,7 @@
 //! until the step writes [`Book::planned`] in one write (one record group), so a step that is
 //! killed or refused leaves the whole step or none of it.
 
-use super::Error;
+use super::error::Error;
 use crate::ledger::{self, Event, LedgerError, Record, State};
 
 /// The state a step plans on, and the events it will record.

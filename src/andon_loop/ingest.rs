@@ -9,7 +9,7 @@
 
 use std::path::Path;
 
-use super::Error;
+use super::error::Error;
 use super::scan::Candidate;
 use crate::ingest::{Brief, LoadError, Phase};
 use crate::ledger::{Event, Location, Obligation, State, Wire};

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use super::Error;
+use super::error::Error;
 use crate::config::Config;
 
 /// andon's own reports and ledger, as repo-relative `dir/` prefixes: never part of a fix.

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use super::Error;
+use super::error::Error;
 use crate::config::Settings;
 use crate::extract::addresses_tool;
 use crate::ledger::{Evidence, GapState, LedgerError, StageState, State};

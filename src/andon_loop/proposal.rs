@@ -120,6 +120,6 @@ pub fn artifact_path(out_dir: &Path, gap: &str) -> PathBuf {
 pub use super::verify::diff::head_commit;
 
 /// Every pending proposal artifact under `out_dir`, sorted by gap.
-pub fn pending(out_dir: &Path) -> Vec<(PathBuf, Result<Proposal, super::Error>)> {
+pub fn pending(out_dir: &Path) -> Vec<(PathBuf, Result<Proposal, super::error::Error>)> {
     super::own::pending(&out_dir.join("proposals"))
 }

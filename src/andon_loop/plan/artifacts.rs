@@ -3,8 +3,8 @@
 
 use std::path::PathBuf;
 
-use super::super::Error;
 use super::super::book::Book;
+use super::super::error::Error;
 use super::super::recorded::recorded_proposal;
 use super::super::verify::applied::VerifyStop;
 use super::super::verify::{audit, fix};

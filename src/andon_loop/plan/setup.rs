@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use super::super::Error;
+use super::super::error::Error;
 use super::super::proposal;
 use super::super::scan::Candidate;
 use super::super::surface;

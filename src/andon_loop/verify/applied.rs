@@ -7,7 +7,7 @@
 
 use std::path::Path;
 
-use super::super::Error;
+use super::super::error::Error;
 use super::super::own::own_paths;
 use super::super::recorded::{recorded_judging, recorded_proposal, recorded_proposer};
 use super::super::surface;

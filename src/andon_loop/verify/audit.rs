@@ -10,7 +10,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::super::Error;
+use super::super::error::Error;
 use super::commands::{self, CommandSpec, Lane};
 use crate::config::Config;
 use crate::extract::lang::{Language, strip_source_extension};

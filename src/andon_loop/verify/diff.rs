@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use super::super::Error;
+use super::super::error::Error;
 
 /// The ref that keeps the proven trees reachable (each one's parent is the tree before it).
 pub const PROVEN_REF: &str = "refs/andon/proven";

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::super::Error;
+use super::super::error::Error;
 use crate::config::BlastRadius;
 use crate::datalog::{self, Store};
 use crate::extract::lang::is_manifest_name;

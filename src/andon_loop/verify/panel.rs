@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use super::super::Error;
+use super::super::error::Error;
 use super::executed::{runner, sealed};
 use super::fix;
 use super::proof::{Inputs, Proof, ProofTarget};

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use super::super::Error;
+use super::super::error::Error;
 use super::commands::{self, CommandSpec};
 use super::executed::{executed, fresh, property_proof, run_checks, runner, sealed};
 use super::fix;

@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::super::Error;
+use super::super::error::Error;
 use super::commands::{self, CommandSpec};
 use super::executed;
 use super::proof::{Proof, cannot_run_here};

@@ -1,7 +1,7 @@
 //! Routing a verify (R88–R91): the checks that speak for a stage, what a gap is about, the route
 //! with a person's choice of a tie applied, and the routing record kept with the evidence.
 
-use super::super::Error;
+use super::super::error::Error;
 use super::commands::{self, CommandSpec, Lane};
 use super::proof::{Proof, Routing};
 use crate::config::Config;

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::super::super::Error;
+use super::super::super::error::Error;
 use super::super::proof::{Inputs, Proof, ProofTarget, RequestRule, Routing};
 use super::super::{prove, routing};
 use super::parse::{Request, WireRef};

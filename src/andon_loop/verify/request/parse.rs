@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::super::super::Error;
+use super::super::super::error::Error;
 pub use super::super::proof::RequestRule;
 use crate::evidence::route::Object;
 use crate::ingest::{Confidence, Priority};
