@@ -3,6 +3,7 @@
 //! until the step writes [`Book::planned`] in one write (one record group), so a step that is
 //! killed or refused leaves the whole step or none of it.
 
+use super::error::Error;
 use crate::ledger::{self, Event, LedgerError, Record, State};
 
 /// The state a step plans on, and the events it will record.
@@ -42,10 +43,11 @@ impl Book {
 
     /// The state as it would be after `events`, without planning them (to ask the andon rule
     /// before deciding what to record).
-    pub fn after(&self, events: &[Event]) -> Result<State, String> {
+    pub fn after(&self, events: &[Event]) -> Result<State, Error> {
         let mut after = self.state.clone();
         for (i, e) in events.iter().enumerate() {
-            ledger::apply(&mut after, self.records.len() as u64 + 1 + i as u64, e)?;
+            ledger::apply(&mut after, self.records.len() as u64 + 1 + i as u64, e)
+                .map_err(|e| Error::Event(e.to_string()))?;
         }
         Ok(after)
     }

@@ -9,21 +9,24 @@
 
 use std::path::Path;
 
-use super::Candidate;
+use super::error::Error;
+use super::scan::Candidate;
 use crate::ingest::{Brief, LoadError, Phase};
 use crate::ledger::{Event, Location, Obligation, State, Wire};
 use crate::ops::{StageRow, StreamReport, WireRow};
 
 /// The brief at `root`/`self_assess_output_dir`, or why the loop must stop (R52: never a
-/// fallback to scanning).
+/// fallback to scanning), as its caller (`api::work`) keeps it: a message.
 pub fn load(root: &Path, dir: &Path) -> Result<Brief, String> {
+    load_brief(root, dir).map_err(|e| e.to_string())
+}
+
+/// [`load`], why the loop must stop typed.
+pub fn load_brief(root: &Path, dir: &Path) -> Result<Brief, Error> {
     let at = if dir.is_absolute() { dir.to_path_buf() } else { root.join(dir) };
     crate::ingest::load(&at).map_err(|e| match e {
-        LoadError::Absent { .. } => format!("{e}; andon does not fall back to scanning in ingest mode"),
-        LoadError::Invalid(errs) => {
-            let lines: Vec<String> = errs.iter().map(|e| e.to_string()).collect();
-            format!("the brief is invalid:\n{}", lines.join("\n"))
-        }
+        LoadError::Invalid(errs) => Error::BriefInvalid { problems: errs.iter().map(|e| e.to_string()).collect() },
+        absent => Error::BriefAbsent(absent),
     })
 }
 
@@ -102,9 +105,9 @@ pub fn candidates(brief: &Brief, phase: &Phase) -> Vec<Candidate> {
         .iter()
         .filter_map(|w| {
             let kind = w.kind().ok()?.gap_kind();
-            let letter = super::kind_letter(kind);
+            let letter = super::scan::kind_letter(kind);
             Some(Candidate {
-                id: format!("{letter}-{}", super::short_hash(&["WorkItem", &phase.id, &w.id])),
+                id: format!("{letter}-{}", super::scan::short_hash(&["WorkItem", &phase.id, &w.id])),
                 kind,
                 stage: phase.id.clone(),
                 wire: (kind == crate::ledger::GapKind::Wire).then(|| wire.clone()),
@@ -137,7 +140,7 @@ pub fn contract_candidate(brief: &Brief, phase: &Phase, brief_md: &str) -> Optio
     }
     let wire = phase_wire(brief, phase);
     Some(Candidate {
-        id: format!("W-{}", super::short_hash(&["PhaseContract", &phase.id])),
+        id: format!("W-{}", super::scan::short_hash(&["PhaseContract", &phase.id])),
         kind: crate::ledger::GapKind::Wire,
         stage: phase.id.clone(),
         summary: format!(
@@ -190,8 +193,8 @@ mod tests {
                     let k = w.kind().unwrap().gap_kind();
                     format!(
                         "{}-{}",
-                        super::super::kind_letter(k),
-                        super::super::short_hash(&["WorkItem", &p.id, &w.id])
+                        super::super::scan::kind_letter(k),
+                        super::super::scan::short_hash(&["WorkItem", &p.id, &w.id])
                     )
                 });
                 items

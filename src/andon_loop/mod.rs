@@ -4,6 +4,15 @@
 //! state ([`step`]), plans every event and the next action without touching the file system
 //! ([`plan`]), then records the plan in one write of the one writer. Proposals, verification and
 //! a person's decisions live beside it.
+//!
+//! The modules, bottom-up (each imports only modules before it, never this file or a later one):
+//! 1. [`error`], [`book`], [`packet`], [`surface`], [`own`] (andon's own paths and artifacts);
+//! 2. [`verify`], in its own order (its module doc), up to `request`: `commands`, `diff`,
+//!    `proof`, `fix`, `judged`, `audit`, `executed`, `red`, `routing`, `panel`, `prove`, `request`;
+//! 3. [`recorded`]: what the ledger recorded for a gap (its proposal, judging, proposer);
+//! 4. [`verify::applied`]: a loop gap's fix verified (it reads `recorded`, `surface`, `own`);
+//! 5. [`scan`], [`ingest`], [`proposal`];
+//! 6. [`plan`]; then this file, which runs a step and records a person's decisions.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -14,27 +23,26 @@ use crate::index::Index;
 use crate::ledger::{self, Event, GapState, Header, LedgerError, State, Wire, WireStatus};
 use crate::ops::StreamReport;
 
-pub mod applied;
-pub mod audit;
 pub mod book;
-pub mod commands;
-pub mod diff;
-pub mod fix;
+pub mod error;
 pub mod ingest;
-pub mod judged;
+pub mod own;
 pub mod packet;
 pub mod plan;
 pub mod proposal;
-pub mod prove;
-pub mod red;
-pub mod request;
+pub mod recorded;
 pub mod scan;
 pub mod surface;
+pub mod verify;
 
-pub use applied::{VerifyStop, verify};
-use applied::{checked_change, surface_change};
+pub use error::Error;
+pub(crate) use own::own_paths;
+pub use own::pending;
+use recorded::{proven_trees, recorded_judging, recorded_proposal};
 pub use scan::{Candidate, estimated_radius, scan};
-use scan::{kind_letter, short_hash};
+pub use verify::applied::{VerifyStop, verify};
+use verify::applied::{checked_change, surface_change};
+pub use verify::{applied, audit, commands, diff, fix, judged, prove, red, request};
 
 pub use crate::status::{Action, Next};
 
@@ -240,8 +248,7 @@ fn lock_steps(dir: &Path) -> Result<std::fs::File, LedgerError> {
         .write(true)
         .open(&lock_path)
         .map_err(|e| LedgerError::Io(format!("{}: {e}", lock_path.display())))?;
-    fs4::fs_std::FileExt::lock_exclusive(&step_lock)
-        .map_err(|e| LedgerError::Io(format!("{}: {e}", lock_path.display())))?;
+    step_lock.lock().map_err(|e| LedgerError::Io(format!("{}: {e}", lock_path.display())))?;
     Ok(step_lock)
 }
 
@@ -252,7 +259,7 @@ struct Read {
     stream: StreamReport,
     header: Header,
     store: Store,
-    surfaces: BTreeMap<Wire, surface::Surface>,
+    surfaces: BTreeMap<Wire, surface::WireSurface>,
     tree: String,
 }
 
@@ -261,9 +268,10 @@ struct Read {
 fn read_state(root: &Path, cfg: &Config, idx: &Index, _dir: &Path) -> Result<Read, LedgerError> {
     // Ingest mode takes the stream and the gaps from the brief; an absent brief stops here (R52).
     let brief = match cfg.settings.gap_source.value {
-        crate::config::GapSource::Ingest => {
-            Some(ingest::load(root, &cfg.settings.self_assess_output_dir.value).map_err(LedgerError::Refused)?)
-        }
+        crate::config::GapSource::Ingest => Some(
+            ingest::load_brief(root, &cfg.settings.self_assess_output_dir.value)
+                .map_err(|e| LedgerError::Refused(e.to_string()))?,
+        ),
         crate::config::GapSource::SelfScan => None,
     };
     let stream = match &brief {
@@ -408,12 +416,12 @@ struct LiveRepo<'a> {
     stream: &'a StreamReport,
 }
 
-impl plan::Repo for LiveRepo<'_> {
+impl plan::PlanPort for LiveRepo<'_> {
     fn scan(&self, state: &State, stage: &str) -> Vec<Candidate> {
         scan::scan(self.store, self.stream, state, stage)
     }
 
-    fn structural(&self, gap: &GapState) -> Result<fix::StructuralProof, String> {
+    fn structural(&self, gap: &GapState) -> Result<fix::StructuralProof, Error> {
         fix::structural(self.idx, gap)
     }
 
@@ -429,11 +437,11 @@ impl plan::Repo for LiveRepo<'_> {
         &self,
         base: &str,
         write_set: &[String],
-    ) -> Result<Result<(fix::AppliedChange, BlastRadius, String), VerifyStop>, String> {
+    ) -> Result<Result<(fix::AppliedChange, BlastRadius, String), VerifyStop>, Error> {
         Ok(checked_change(self.root, self.cfg, base, write_set, None, None)?.map(|c| (c.change, c.radius, c.because)))
     }
 
-    fn surface_changed(&self, state: &State) -> Result<bool, String> {
+    fn surface_changed(&self, state: &State) -> Result<bool, Error> {
         Ok(surface_change(self.root, self.idx, state)?.is_some())
     }
 }
@@ -446,53 +454,6 @@ fn tree_fingerprint(idx: &Index) -> String {
         h.update(&f.hash.to_le_bytes());
     }
     format!("{:016x}", h.digest())
-}
-
-/// At a cycle's close (R64, R65): the wire that limited it most — reopened most often, then
-/// slowest to prove (most proof attempts) — and the next cycle's intent: `harden` when a wire
-/// reopened, `split` when slow-lane commands have not passed on this tree, else `feature`.
-fn cycle_report(
-    state: &State,
-    records: &[ledger::Record],
-    slow_pending: &[String],
-) -> (Option<(Wire, String)>, ledger::Intent) {
-    let since = records.iter().rev().find(|r| matches!(r.event, Event::CycleConverged { .. })).map_or(0, |r| r.seq);
-    let mut load: BTreeMap<&Wire, (usize, usize)> = BTreeMap::new();
-    for (w, ws) in &state.wires {
-        load.entry(w).or_default().0 = ws.reopened.iter().filter(|s| **s > since).count();
-    }
-    for r in records.iter().filter(|r| r.seq > since) {
-        if let Event::EvidenceRecorded { evidence } = &r.event
-            && evidence.is_proof_attempt()
-            && let Some(e) = load.get_mut(&evidence.wire)
-        {
-            e.1 += 1;
-        }
-    }
-    let worst = load
-        .iter()
-        .filter(|(_, (reopens, attempts))| *reopens > 0 || *attempts > 1)
-        .max_by(|a, b| a.1.cmp(b.1).then_with(|| b.0.cmp(a.0)));
-    let constraint = worst.map(|(w, (reopens, attempts))| {
-        ((*w).clone(), format!("{w} (reopened {reopens} time(s), {attempts} proof attempt(s) this cycle)"))
-    });
-    let intent = match worst {
-        Some((w, (reopens, _))) if *reopens > 0 => {
-            ledger::Intent { next: "harden".into(), because: format!("{w} reopened {reopens} time(s) this cycle") }
-        }
-        _ if !slow_pending.is_empty() => ledger::Intent {
-            next: "split".into(),
-            because: format!(
-                "the fast lane passes but the slow lane has not passed on this tree ({}): run `andon loop --slow`",
-                slow_pending.join(", ")
-            ),
-        },
-        _ => ledger::Intent {
-            next: "feature".into(),
-            because: "every wire is proven and stable, and no check is pending".into(),
-        },
-    };
-    (constraint, intent)
 }
 
 /// The ledger's records after `since`, summarized: how many events of each kind, and every wire
@@ -601,7 +562,7 @@ pub fn record_decision(root: &Path, cfg: &Config, gap: &str, d: &Decision, now: 
             };
             // a changed public surface rates the diff hard to reverse (as verify rated it)
             if let Ok(Some(idx)) = crate::index::load(root)
-                && surface_change(root, &idx, &state).map_err(LedgerError::Io)?.is_some()
+                && surface_change(root, &idx, &state).map_err(|e| LedgerError::Io(e.to_string()))?.is_some()
             {
                 level = level.max(BlastRadius::HardToReverse);
             }
@@ -646,18 +607,6 @@ pub fn record_decision(root: &Path, cfg: &Config, gap: &str, d: &Decision, now: 
     })
 }
 
-/// andon's own reports and ledger, as repo-relative `dir/` prefixes: never part of a fix.
-pub(crate) fn own_paths(cfg: &Config) -> Vec<String> {
-    [cfg.settings.output_dir.value.clone(), cfg.settings.ledger_dir.value.clone()]
-        .iter()
-        .filter(|p| p.is_relative())
-        .map(|p| {
-            let p = p.to_string_lossy().replace('\\', "/");
-            format!("{}/", p.trim_start_matches("./").trim_end_matches('/'))
-        })
-        .collect()
-}
-
 /// The base a new proposal's fix is applied on: the tree the loop last proved (the base commit
 /// plus the proven, recorded fixes) while nothing was committed on top of it, else HEAD; `None`
 /// outside git. So a proven fix need not be committed before the next gap.
@@ -665,66 +614,4 @@ pub fn proposal_base(root: &Path, cfg: &Config) -> Option<String> {
     let dir = ledger::dir_of(root, &cfg.settings);
     let proven = ledger::load(&dir).ok().flatten().map(|(_, state, records)| proven_trees(&state, &records));
     diff::proposal_base(root, &proven.unwrap_or_default(), &own_paths(cfg))
-}
-
-/// The trees of the gaps closed on a proof of an applied fix, newest first.
-fn proven_trees(state: &State, records: &[ledger::Record]) -> Vec<String> {
-    records
-        .iter()
-        .rev()
-        .filter_map(|r| match &r.event {
-            Event::GapClosed { evidence, .. } => state.evidence.get(evidence)?.commit.clone(),
-            _ => None,
-        })
-        .collect()
-}
-
-/// The proposal recorded for `gap`: (base commit, write-set, approach, blast radius).
-fn recorded_proposal(records: &[ledger::Record], gap: &str) -> Option<(String, Vec<String>, String, BlastRadius)> {
-    records.iter().rev().find_map(|r| match &r.event {
-        Event::ProposalRecorded { gap: g, base_commit, write_set, approach, blast_radius, .. } if g == gap => {
-            Some((base_commit.clone(), write_set.clone(), approach.clone(), *blast_radius))
-        }
-        _ => None,
-    })
-}
-
-/// What the proposal recorded for `gap` found to define how its fix is judged.
-fn recorded_judging(records: &[ledger::Record], gap: &str) -> judged::Judging {
-    records
-        .iter()
-        .rev()
-        .find_map(|r| match &r.event {
-            Event::ProposalRecorded { gap: g, judging, .. } if g == gap => Some(judging.clone()),
-            _ => None,
-        })
-        .unwrap_or_default()
-}
-
-/// Who the proposal recorded for `gap` names as its proposer, if anyone.
-fn recorded_proposer(records: &[ledger::Record], gap: &str) -> Option<String> {
-    records.iter().rev().find_map(|r| match &r.event {
-        Event::ProposalRecorded { gap: g, proposer, .. } if g == gap => Some(proposer.clone()),
-        _ => None,
-    })?
-}
-
-/// The JSON artifacts waiting in `dir` for the loop to record (proposals, evidence, audits),
-/// sorted by file name, each read or with why it cannot be.
-pub fn pending<T: serde::de::DeserializeOwned>(dir: &Path) -> Vec<(std::path::PathBuf, Result<T, String>)> {
-    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
-    let mut files: Vec<std::path::PathBuf> = entries
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
-    files.sort();
-    files
-        .into_iter()
-        .map(|f| {
-            let r = std::fs::read_to_string(&f)
-                .map_err(|e| e.to_string())
-                .and_then(|t| serde_json::from_str::<T>(&t).map_err(|e| e.to_string()));
-            (f, r)
-        })
-        .collect()
 }

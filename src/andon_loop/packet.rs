@@ -5,6 +5,7 @@
 
 use std::path::Path;
 
+use super::error::Error;
 use crate::config::Settings;
 use crate::extract::addresses_tool;
 use crate::ledger::{Evidence, GapState, LedgerError, StageState, State};
@@ -54,7 +55,7 @@ impl HouseRules {
 /// The house rules of the repository at `root`: from `house_rules_path` when that file exists,
 /// else from the first of [`CONVENTION_FILES`] that does, else none. `Err` names a file that
 /// exists but cannot be read.
-pub fn house_rules(root: &Path, settings: &Settings) -> Result<HouseRules, String> {
+pub fn house_rules(root: &Path, settings: &Settings) -> Result<HouseRules, Error> {
     let configured = settings.house_rules_path.value.to_string_lossy().into_owned();
     let candidates = std::iter::once(configured.as_str()).chain(CONVENTION_FILES.iter().copied());
     let real_root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
@@ -69,7 +70,7 @@ pub fn house_rules(root: &Path, settings: &Settings) -> Result<HouseRules, Strin
             continue;
         }
         let bytes = crate::index::walk::read_regular(&path, MAX_RULES_FILE)
-            .map_err(|e| format!("{}: cannot read the house rules ({e}); fix or remove it", path.display()))?;
+            .map_err(|source| Error::HouseRules { path: path.clone(), source })?;
         let cap = settings.lint_max_rules.value as usize;
         return Ok(from_text(rel, &String::from_utf8_lossy(&bytes), cap));
     }
@@ -212,7 +213,7 @@ pub fn packet(root: &Path, settings: &Settings, state: &State, gap: &str) -> Res
         stage: state.stages.get(&g.stage).cloned(),
         earlier_gaps: earlier,
         evidence,
-        house_rules: house_rules(root, settings).map_err(refuse)?,
+        house_rules: house_rules(root, settings).map_err(|e| refuse(e.to_string()))?,
     })
 }
 

@@ -5,7 +5,6 @@
 //! drives the loop.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use serde::{Deserialize, Serialize};
 
@@ -34,7 +33,7 @@ pub struct Proposal {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub proposer: Option<String>,
     /// What defines how the fix is judged, as `andon propose` found it (recorded by it; a digest
-    /// per part, see [`super::judged::fingerprint`]).
+    /// per part, see [`super::verify::judged::fingerprint`]).
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub judging: std::collections::BTreeMap<String, String>,
     /// The interview questions the proposer resolved (R67, R69): each a load-bearing fork with its
@@ -118,14 +117,9 @@ pub fn artifact_path(out_dir: &Path, gap: &str) -> PathBuf {
     out_dir.join("proposals").join(format!("{gap}.json"))
 }
 
-/// The commit HEAD points at, when `root` is in a git repository.
-pub fn head_commit(root: &Path) -> Option<String> {
-    let out =
-        Command::new("git").arg("-C").arg(root).args(["rev-parse", "--verify", "--quiet", "HEAD"]).output().ok()?;
-    out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_string()).filter(|s| !s.is_empty())
-}
+pub use super::verify::diff::head_commit;
 
 /// Every pending proposal artifact under `out_dir`, sorted by gap.
-pub fn pending(out_dir: &Path) -> Vec<(PathBuf, Result<Proposal, String>)> {
-    super::pending(&out_dir.join("proposals"))
+pub fn pending(out_dir: &Path) -> Vec<(PathBuf, Result<Proposal, super::error::Error>)> {
+    super::own::pending(&out_dir.join("proposals"))
 }

@@ -10,7 +10,7 @@ use crate::facts::rel;
 use crate::ledger::{Event, GapKind, Location, State, Wire, WireStatus};
 use crate::ops::StreamReport;
 
-use super::commands;
+use super::verify::commands;
 
 /// A gap the scan found, before it is recorded.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -61,7 +61,7 @@ pub(super) const VIEW: crate::datalog::kept::View = crate::datalog::kept::View {
 /// The gaps of `stage` and of its outgoing wires (`stage` is their producer), from the derived
 /// relations; wires without proof in the ledger are gaps too.
 pub fn scan(store: &Store, stream: &StreamReport, state: &State, stage: &str) -> Vec<Candidate> {
-    let mut found = Found { store, stage, out: Vec::new() };
+    let mut found = StageScan { store, stage, out: Vec::new() };
     found.wire_gaps();
     found.stage_gaps();
     found.dependency_gaps();
@@ -73,13 +73,13 @@ pub fn scan(store: &Store, stream: &StreamReport, state: &State, stage: &str) ->
 }
 
 /// What the scan of one stage has found so far.
-struct Found<'a> {
+struct StageScan<'a> {
     store: &'a Store,
     stage: &'a str,
     out: Vec<Candidate>,
 }
 
-impl Found<'_> {
+impl StageScan<'_> {
     fn s(&self, v: u32) -> String {
         self.store.syms.str(v).to_string()
     }

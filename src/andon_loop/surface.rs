@@ -20,7 +20,7 @@ use crate::ledger::Wire;
 
 /// What crosses one wire.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Surface {
+pub struct WireSurface {
     /// `producer file:name`, sorted.
     pub names: Vec<String>,
     /// xxh3 of the names and the normalised text of their contracts (16 hex digits).
@@ -31,7 +31,7 @@ pub struct Surface {
 
 /// Records on the proof `ev` of a wire the surface it was proven on: its fingerprint, and each
 /// name's contract digest (so a stale proof can say which names changed).
-pub fn stamp(ev: &mut crate::ledger::Evidence, surface: Option<&Surface>) {
+pub fn stamp(ev: &mut crate::ledger::Evidence, surface: Option<&WireSurface>) {
     ev.surface = surface.map(|s| s.fingerprint.clone());
     ev.crossing = surface.map(|s| s.contracts.clone()).unwrap_or_default();
 }
@@ -47,7 +47,7 @@ pub struct Delta {
 
 impl Delta {
     /// The difference between the proof's names `proof` and the surface `now`.
-    pub fn of(proof: &BTreeMap<String, String>, now: &Surface) -> Delta {
+    pub fn of(proof: &BTreeMap<String, String>, now: &WireSurface) -> Delta {
         let mut d = Delta::default();
         for (name, digest) in &now.contracts {
             match proof.get(name) {
@@ -70,7 +70,7 @@ impl Delta {
 
 /// What changed on a wire since its proof, in words: `changed: …; added: …; removed: …`. A proof
 /// that recorded no names (an older ledger) gets what crosses the wire now.
-pub fn what_changed(proof: &BTreeMap<String, String>, now: &Surface) -> String {
+pub fn what_changed(proof: &BTreeMap<String, String>, now: &WireSurface) -> String {
     let d = Delta::of(proof, now);
     let parts: Vec<String> = [("changed", &d.changed), ("added", &d.added), ("removed", &d.removed)]
         .into_iter()
@@ -189,7 +189,7 @@ fn public_api(
 /// The surfaces of `wires`, from the index (fresh) and the derived `WireImport` rows in `store`.
 /// A stage's own wire (`S -> S`, the wire-equivalent contract of a lone stage) has its public API
 /// as its surface.
-pub fn surfaces(root: &Path, idx: &Index, store: &Store, wires: &[Wire]) -> BTreeMap<Wire, Surface> {
+pub fn surfaces(root: &Path, idx: &Index, store: &Store, wires: &[Wire]) -> BTreeMap<Wire, WireSurface> {
     let wanted: BTreeSet<&Wire> = wires.iter().collect();
     let file_of: HashMap<&str, usize> = idx.files.iter().enumerate().map(|(i, f)| (f.path.as_str(), i)).collect();
     // consumer import sites per wire: (consumer file, line, producer file)
@@ -253,7 +253,7 @@ pub fn surfaces(root: &Path, idx: &Index, store: &Store, wires: &[Wire]) -> BTre
             .collect();
         out.insert(
             w.clone(),
-            Surface { names: items.into_keys().collect(), fingerprint: format!("{:016x}", h.digest()), contracts },
+            WireSurface { names: items.into_keys().collect(), fingerprint: format!("{:016x}", h.digest()), contracts },
         );
     }
     out
@@ -263,10 +263,10 @@ pub fn surfaces(root: &Path, idx: &Index, store: &Store, wires: &[Wire]) -> BTre
 mod tests {
     use super::*;
 
-    fn surface(contracts: &[(&str, &str)]) -> Surface {
+    fn surface(contracts: &[(&str, &str)]) -> WireSurface {
         let contracts: BTreeMap<String, String> =
             contracts.iter().map(|(n, d)| (n.to_string(), d.to_string())).collect();
-        Surface { names: contracts.keys().cloned().collect(), fingerprint: "f".into(), contracts }
+        WireSurface { names: contracts.keys().cloned().collect(), fingerprint: "f".into(), contracts }
     }
 
     #[test]

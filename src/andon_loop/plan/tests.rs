@@ -3,10 +3,20 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use super::super::error::Error;
+use super::super::proposal;
+use super::super::scan::Candidate;
+use super::super::verify::applied::VerifyStop;
+use super::super::verify::commands::{self, CommandSpec};
+use super::super::verify::fix;
+use super::walk::cycle_overrides;
 use super::*;
 use crate::config::settings::Settings;
+use crate::config::{BlastRadius, Config};
 use crate::index::walk::WalkOptions;
-use crate::ledger::{GapKind, Location};
+use crate::ledger::{GapKind, Location, Verdict, WireStatus};
+use crate::ledger::{GapState, State, Wire};
+use crate::ops::StreamReport;
 use crate::ops::{StageRow, WireRow};
 
 /// A repository answered from memory: the gaps the scan shows per stage, the structural proof
@@ -18,7 +28,7 @@ struct Memory {
     ran: Vec<String>,
 }
 
-impl Repo for Memory {
+impl PlanPort for Memory {
     /// As the index's scan does: a wire with a proof in the ledger is no gap.
     fn scan(&self, state: &State, stage: &str) -> Vec<Candidate> {
         let proven = |c: &Candidate| {
@@ -26,8 +36,8 @@ impl Repo for Memory {
         };
         self.gaps.get(stage).into_iter().flatten().filter(|c| !proven(c)).cloned().collect()
     }
-    fn structural(&self, _gap: &GapState) -> Result<fix::StructuralProof, String> {
-        self.proof.clone().ok_or_else(|| "no proof".to_string())
+    fn structural(&self, _gap: &GapState) -> Result<fix::StructuralProof, Error> {
+        self.proof.clone().ok_or_else(|| Error::Facts("no proof".into()))
     }
     fn run_command(&mut self, spec: &CommandSpec, fingerprint: &str) -> commands::Run {
         self.ran.push(spec.name.clone());
@@ -40,10 +50,10 @@ impl Repo for Memory {
         &self,
         _base: &str,
         _write_set: &[String],
-    ) -> Result<Result<(fix::AppliedChange, BlastRadius, String), VerifyStop>, String> {
-        Err("no working tree".into())
+    ) -> Result<Result<(fix::AppliedChange, BlastRadius, String), VerifyStop>, Error> {
+        Err(Error::NotGit)
     }
-    fn surface_changed(&self, _state: &State) -> Result<bool, String> {
+    fn surface_changed(&self, _state: &State) -> Result<bool, Error> {
         Ok(false)
     }
 }

@@ -7,7 +7,11 @@
 
 use std::path::Path;
 
-use super::{commands, fix, judged, own_paths, prove, recorded_proposal, recorded_proposer, red, request, surface};
+use super::super::error::Error;
+use super::super::own::own_paths;
+use super::super::recorded::{recorded_judging, recorded_proposal, recorded_proposer};
+use super::super::surface;
+use super::{commands, fix, judged, proof, prove, red, request, routing};
 use crate::config::{BlastRadius, Config};
 use crate::datalog;
 use crate::evidence::route::Approach;
@@ -23,25 +27,26 @@ use crate::ledger::{self, GapStatus, LedgerError, State, Verdict, Wire};
 /// reverse. With git, the tree decides the hash and counts in the
 /// rating even when a diff is given, so a diff cannot describe a smaller change than the one made.
 /// `Err` is a refusal's message.
-pub(super) fn checked_change(
+pub(crate) fn checked_change(
     root: &Path,
     cfg: &Config,
     base: &str,
     write_set: &[String],
     diff_text: Option<&str>,
     recorded: Option<&judged::Judging>,
-) -> Result<Result<Checked, VerifyStop>, String> {
+) -> Result<Result<Checked, VerifyStop>, Error> {
     let own = own_paths(cfg);
     let tree = if base != "none" { Some(fix::change(root, base, &own)) } else { None };
-    let change = match (diff_text, &tree) {
-        (Some(text), _) => fix::change_from_diff(text, base, &own)?,
-        (None, Some(t)) => t.clone()?,
-        (None, None) => fix::change(root, base, &own)?,
+    let (change, tree) = match (diff_text, tree) {
+        (Some(text), tree) => (fix::change_from_diff(text, base, &own)?, tree),
+        (None, Some(t)) => {
+            let t = t?;
+            (t.clone(), Some(Ok(t)))
+        }
+        (None, None) => (fix::change(root, base, &own)?, None),
     };
     if change.files.is_empty() {
-        return Err(
-            "the applied change touches no file: apply the fix first (a hold is cleared only by changed code)".into()
-        );
+        return Err(Error::NoChange);
     }
     let (mut rerated, mut because) = fix::rerate(&change);
     let mut change = change;
@@ -52,7 +57,7 @@ pub(super) fn checked_change(
         let missing: Vec<String> =
             tree.files.iter().map(|(_, p)| p.clone()).filter(|p| !given.contains(p.as_str())).collect();
         if !missing.is_empty() {
-            return Err(format!("the diff does not describe the working tree: it leaves out {}", missing.join(", ")));
+            return Err(Error::DiffLeavesOut { missing });
         }
         let (r, b) = fix::rerate(&tree);
         if r > rerated {
@@ -76,7 +81,7 @@ pub(super) fn checked_change(
 
 /// An applied change that passed the checks: the change, its blast radius and the rule that
 /// rated it, and what it alters in how it is judged.
-pub(super) struct Checked {
+pub(crate) struct Checked {
     pub change: fix::AppliedChange,
     pub radius: BlastRadius,
     pub because: String,
@@ -87,7 +92,7 @@ pub(super) struct Checked {
 /// recorded it (design §3)? Such a change is hard to reverse: every consumer rests on it. Says
 /// which wires and what crosses them now. A wire with a broken import open across it does not
 /// stand proven: the fix that adds the missing name is not judged against its proof.
-pub(super) fn surface_change(root: &Path, idx: &Index, state: &State) -> Result<Option<String>, String> {
+pub(crate) fn surface_change(root: &Path, idx: &Index, state: &State) -> Result<Option<String>, Error> {
     let proven: Vec<(Wire, &ledger::Evidence)> = state
         .wires
         .iter()
@@ -99,7 +104,8 @@ pub(super) fn surface_change(root: &Path, idx: &Index, state: &State) -> Result<
     }
     let prog = datalog::builtin_program();
     let need = prog.needed(&[rel::WIRE_IMPORT.0 as usize, rel::MISSING_NAME.0 as usize, rel::IN_STAGE.0 as usize]);
-    let mut store = datalog::load_with(&prog, idx, Some(&need), &references_name_packages)?;
+    let mut store = datalog::load_with(&prog, idx, Some(&need), &references_name_packages)
+        .map_err(|e| Error::Facts(e.to_string()))?;
     datalog::run_runtime(&prog, &mut store, Some(&need));
     let wires: Vec<Wire> = proven.iter().map(|(w, _)| w.clone()).collect();
     let now = surface::surfaces(root, idx, &store, &wires);
@@ -139,16 +145,16 @@ pub fn verify(
     cfg: &Config,
     idx: &Index,
     gap: &str,
-    inputs: &prove::Inputs,
+    inputs: &proof::Inputs,
     diff_text: Option<&str>,
 ) -> Result<Result<fix::VerifyOutcome, VerifyStop>, LedgerError> {
     let dir = ledger::dir_of(root, &cfg.settings);
     let Some((_, state, records)) = ledger::load(&dir)? else {
         return Ok(Err(VerifyStop::Refused("the loop has never run here: no ledger".into())));
     };
-    let proposed = match Proposed::of(&state, &records, gap, inputs) {
+    let proposed = match ProposedGap::of(&state, &records, gap, inputs) {
         Ok(p) => p,
-        Err(m) => return Ok(Err(VerifyStop::Refused(m))),
+        Err(m) => return Ok(Err(VerifyStop::Refused(m.to_string()))),
     };
     if let Some(cap) = still_blocked(root, cfg, proposed.gap, inputs.command.as_deref()) {
         return Ok(Err(VerifyStop::Blocked(cap)));
@@ -157,7 +163,7 @@ pub fn verify(
     if let Some(m) = unrecorded_verdict(&file) {
         return Ok(Err(VerifyStop::Refused(m)));
     }
-    let ask = Ask { root, cfg, idx, state: &state, inputs: &proposed.inputs, diff_text };
+    let ask = Verification { root, cfg, idx, state: &state, inputs: &proposed.inputs, diff_text };
     let rated = match ask.rated_change(&proposed)? {
         Ok(r) => r,
         Err(stop) => return Ok(Err(stop)),
@@ -227,10 +233,10 @@ fn still_blocked(root: &Path, cfg: &Config, g: &ledger::GapState, command: Optio
 
 /// Keeps the working tree verify proved as a commit object on `base` (the next proposal's base
 /// once the loop records the proof); `Err` when the tree is no longer the change verify proved.
-fn keep_proven_tree(root: &Path, cfg: &Config, base: &str, outcome: &fix::VerifyOutcome) -> Result<String, String> {
+fn keep_proven_tree(root: &Path, cfg: &Config, base: &str, outcome: &fix::VerifyOutcome) -> Result<String, Error> {
     let snap = super::diff::Snapshot::take(root, &own_paths(cfg))?;
     if snap.hash(base)? != outcome.change.hash {
-        return Err("the working tree changed while the checks ran".into());
+        return Err(Error::TreeChanged);
     }
     snap.keep(base, &format!("andon: the tree proven for gap {}", outcome.gap))
 }
@@ -239,7 +245,7 @@ fn keep_proven_tree(root: &Path, cfg: &Config, base: &str, outcome: &fix::Verify
 /// unproven, awaiting a person, blocked by the environment): the fix is changed and verified
 /// again, with the same proposal while its scope holds. A gap a person deferred because its proof
 /// could not run here is verified again once it can (decision 8).
-pub(super) fn verifiable(g: &ledger::GapState) -> bool {
+pub(crate) fn verifiable(g: &ledger::GapState) -> bool {
     matches!(
         g.status,
         GapStatus::Proposed
@@ -250,7 +256,7 @@ pub(super) fn verifiable(g: &ledger::GapState) -> bool {
 }
 
 /// A proposed gap as the ledger recorded it, with the inputs verify proves it with.
-struct Proposed<'s> {
+struct ProposedGap<'s> {
     gap: &'s ledger::GapState,
     base: String,
     write_set: Vec<String>,
@@ -259,36 +265,33 @@ struct Proposed<'s> {
     /// What defined how the fix is judged when it was proposed.
     judging: judged::Judging,
     /// The caller's inputs, the proposer the one the ledger recorded.
-    inputs: prove::Inputs,
+    inputs: proof::Inputs,
 }
 
-impl<'s> Proposed<'s> {
+impl<'s> ProposedGap<'s> {
     /// Gap `gap`, proposed: its recorded proposal, and the proposer the ledger recorded (a
     /// `--proposer` naming someone else is refused). `Err` is why verify refuses.
-    fn of(state: &'s State, records: &[ledger::Record], gap: &str, inputs: &prove::Inputs) -> Result<Self, String> {
-        let Some(g) = state.gaps.get(gap) else { return Err(format!("no gap `{gap}` in the ledger")) };
+    fn of(state: &'s State, records: &[ledger::Record], gap: &str, inputs: &proof::Inputs) -> Result<Self, Error> {
+        let Some(g) = state.gaps.get(gap) else { return Err(Error::NoGap { gap: gap.into() }) };
         if !verifiable(g) {
-            return Err(format!(
-                "gap `{gap}` is {}; only a proposed gap, or one halted on its last proof, is verified",
-                g.status.name()
-            ));
+            return Err(Error::NotVerifiable { gap: gap.into(), status: g.status.name().to_string() });
         }
         let Some((base, write_set, approach, radius)) = recorded_proposal(records, gap) else {
-            return Err(format!("gap `{gap}` has no recorded proposal"));
+            return Err(Error::NoProposal { gap: gap.into() });
         };
         let proposer = match (&inputs.proposer, recorded_proposer(records, gap)) {
             (Some(given), Some(rec)) if !crate::panel::same_producer(given, &rec) => {
-                return Err(format!(
-                    "gap `{gap}` was proposed by `{}` (recorded with the proposal); --proposer `{}` names someone else",
-                    crate::text::short(&rec),
-                    crate::text::short(given)
-                ));
+                return Err(Error::OtherProposer {
+                    gap: gap.into(),
+                    recorded: crate::text::short(&rec).to_string(),
+                    given: crate::text::short(given).to_string(),
+                });
             }
             (given, rec) => given.clone().or(rec),
         };
-        let inputs = prove::Inputs { proposer, ..inputs.clone() };
-        let judging = super::recorded_judging(records, gap);
-        Ok(Proposed { gap: g, base, write_set, approach, radius, judging, inputs })
+        let inputs = proof::Inputs { proposer, ..inputs.clone() };
+        let judging = recorded_judging(records, gap);
+        Ok(ProposedGap { gap: g, base, write_set, approach, radius, judging, inputs })
     }
 }
 
@@ -296,26 +299,27 @@ impl<'s> Proposed<'s> {
 type Rated = Checked;
 
 /// What one verification works with.
-struct Ask<'a> {
+struct Verification<'a> {
     root: &'a Path,
     cfg: &'a Config,
     idx: &'a Index,
     state: &'a State,
-    inputs: &'a prove::Inputs,
+    inputs: &'a proof::Inputs,
     diff_text: Option<&'a str>,
 }
 
-impl Ask<'_> {
+impl Verification<'_> {
     /// The applied change, checked and re-rated (a changed public surface is hard to reverse),
     /// and held against the ceiling again unless authority covers this very diff (R75).
-    fn rated_change(&self, p: &Proposed) -> Result<Result<Rated, VerifyStop>, LedgerError> {
+    fn rated_change(&self, p: &ProposedGap) -> Result<Result<Rated, VerifyStop>, LedgerError> {
         let Checked { change, radius: mut rerated, mut because, judged } =
             match checked_change(self.root, self.cfg, &p.base, &p.write_set, self.diff_text, Some(&p.judging)) {
                 Ok(Ok(c)) => c,
                 Ok(Err(stop)) => return Ok(Err(stop)),
-                Err(m) => return Ok(Err(VerifyStop::Refused(m))),
+                Err(m) => return Ok(Err(VerifyStop::Refused(m.to_string()))),
             };
-        if let Some(what) = surface_change(self.root, self.idx, self.state).map_err(LedgerError::Io)?
+        if let Some(what) =
+            surface_change(self.root, self.idx, self.state).map_err(|e| LedgerError::Io(e.to_string()))?
             && BlastRadius::HardToReverse > rerated
         {
             (rerated, because) = (BlastRadius::HardToReverse, what);
@@ -337,9 +341,9 @@ impl Ask<'_> {
     }
 
     /// What the proof of gap `g` is about: its stages, wire, claim and criterion, and the diff.
-    fn target(&self, p: &Proposed, checks: &[commands::CommandSpec]) -> prove::Target {
+    fn target(&self, p: &ProposedGap, checks: &[commands::CommandSpec]) -> proof::ProofTarget {
         let g = p.gap;
-        prove::Target {
+        proof::ProofTarget {
             stages: vec![g.stage.clone()],
             wire: g.wire.clone(),
             path: g.location.path.clone(),
@@ -363,26 +367,26 @@ impl Ask<'_> {
     /// Routes the proof of the gap itself (R89: the proposal's approach is only compared with
     /// it), runs it, adds a request's Behavior Contract rules as obligations, and builds the
     /// outcome.
-    fn prove(&self, p: &Proposed, rated: Rated) -> Result<Result<fix::VerifyOutcome, VerifyStop>, LedgerError> {
+    fn prove(&self, p: &ProposedGap, rated: Rated) -> Result<Result<fix::VerifyOutcome, VerifyStop>, LedgerError> {
         let (g, inputs) = (p.gap, self.inputs);
         let Checked { change, radius: rerated, because, judged } = rated;
         let stages = vec![g.stage.clone()];
-        let checks = prove::checks(self.cfg, &stages, inputs.command.as_deref());
+        let checks = routing::checks(self.cfg, &stages, inputs.command.as_deref());
         let said_nothing =
             self.state.gap_evidence.get(&g.id).into_iter().flatten().filter_map(|id| self.state.evidence.get(id)).any(
                 |e| e.approach == "structural" && e.radius.is_none() && e.reason == Some(ledger::Reason::NotShown),
             );
-        let subject = prove::subject_of(g, !checks.is_empty(), said_nothing);
+        let subject = routing::subject_of(g, !checks.is_empty(), said_nothing);
         // where the scratch runs write their output, and andon's own directories they never copy
-        let (out, own) = (prove::output_dir(self.cfg, self.inputs), own_paths(self.cfg));
+        let (out, own) = (proof::output_dir(self.cfg, self.inputs), own_paths(self.cfg));
         let handoff = g.wire.as_ref().filter(|_| said_nothing && g.source == "UnprovenWire");
         // a phase contract routes each obligation itself (a choice applies to its ties)
         let chosen = if g.source == "PhaseContract" { None } else { inputs.chosen };
-        let route = match prove::route_one(&subject, chosen) {
+        let route = match routing::route_one(&subject, chosen) {
             Ok(r) => r,
-            Err(m) => return Ok(Err(VerifyStop::Refused(m))),
+            Err(m) => return Ok(Err(VerifyStop::Refused(m.to_string()))),
         };
-        let routing = prove::routing_record(&route, Some(p.approach.as_str()));
+        let routing = routing::routing_record(&route, Some(p.approach.as_str()));
         let target = self.target(p, &checks);
         // a request handed in for this gap: its declared files bound the change (R113)
         if !inputs.declared.is_empty() {
@@ -401,49 +405,31 @@ impl Ask<'_> {
             let (root, cfg, idx) = (self.root, self.cfg, self.idx);
             let (proof, approaches, rung) =
                 phase_contract(root, cfg, idx, g, ctx, target.clone(), &checks, inputs, &change)
-                    .map_err(LedgerError::Io)?;
+                    .map_err(|e| LedgerError::Io(e.to_string()))?;
             (proof, Some((approaches, rung)))
         } else {
             let proof = match route.approach {
-                None => prove::tie(&route),
+                None => routing::tie(&route),
                 // a proof of a handoff no import carries writes a test, fixes nothing: no red first
                 // the repository's own checks, never a command given to verify: nothing else
                 // shows the handoff's test runs where the repository's tests run
-                Some(_) if handoff.is_some() && (inputs.command.is_some() || checks.is_empty()) => prove::Proof {
+                Some(_) if handoff.is_some() && (inputs.command.is_some() || checks.is_empty()) => proof::Proof {
                     reason: Some(ledger::Reason::NotDiscriminating),
-                    ..prove::Proof::unknown(
+                    ..proof::Proof::unknown(
                         "a handoff is proven by the repository's own checks (a `[[command]]` of the stage), not by a command given to verify: declare the check that runs the handoff's test".into(),
                         "no check ran",
                     )
                 },
-                Some(a) if handoff.is_some() => {
-                    let mut proof = prove::run(a, self.root, self.cfg, self.idx, &target, inputs, &change.hash)
-                        .map_err(LedgerError::Io)?;
-                    let files: Vec<String> = change.files.iter().map(|(_, p)| p.clone()).collect();
-                    if let Some(wire) = handoff {
-                        let tests = prove::handoff_exercised(self.idx, &files, wire, &mut proof)
-                            .map_err(LedgerError::Io)?;
-                        red::handoff_probe(
-                            self.root,
-                            &p.base,
-                            &change.files,
-                            &tests,
-                            &checks,
-                            &out,
-                            &change.hash,
-                            &own,
-                            &mut proof,
-                        );
-                    }
-                    proof
-                }
+                Some(a) if handoff.is_some() => self
+                    .prove_handoff(a, p, handoff, &target, &checks, &change)
+                    .map_err(|e| LedgerError::Io(e.to_string()))?,
                 Some(a) if red::applies(a, &g.source) => {
                     let (proof, record) = self.red_first(a, p, &target, &checks, &change, judged.is_empty());
                     red_first = record;
                     proof
                 }
                 Some(a) => prove::run(a, self.root, self.cfg, self.idx, &target, inputs, &change.hash)
-                    .map_err(LedgerError::Io)?,
+                    .map_err(|e| LedgerError::Io(e.to_string()))?,
             };
             (proof, None)
         };
@@ -493,6 +479,27 @@ impl Ask<'_> {
         }))
     }
 
+    /// The proof of a handoff no import carries: approach `a` run, shown only where a test the
+    /// change writes exercises both ends of the `handoff` wire, that test probed unloadable in a scratch copy.
+    fn prove_handoff(
+        &self,
+        a: Approach,
+        p: &ProposedGap,
+        handoff: Option<&Wire>,
+        target: &proof::ProofTarget,
+        checks: &[commands::CommandSpec],
+        change: &fix::AppliedChange,
+    ) -> Result<proof::Proof, Error> {
+        let mut proof = prove::run(a, self.root, self.cfg, self.idx, target, self.inputs, &change.hash)?;
+        let files: Vec<String> = change.files.iter().map(|(_, p)| p.clone()).collect();
+        if let Some(wire) = handoff {
+            let tests = prove::handoff_exercised(self.idx, &files, wire, &mut proof)?;
+            let (out, own) = (proof::output_dir(self.cfg, self.inputs), own_paths(self.cfg));
+            red::handoff_probe(self.root, &p.base, &change.files, &tests, checks, &out, &change.hash, &own, &mut proof);
+        }
+        Ok(proof)
+    }
+
     /// The proof by the stage's checks, red first ([`red`]): without the fix, in a scratch copy
     /// of the base tree with the fix's test files over it, then with it. Without checks (or a
     /// property tool) the approach says it cannot run, as it always does; without a base tree
@@ -500,37 +507,37 @@ impl Ask<'_> {
     fn red_first(
         &self,
         a: Approach,
-        p: &Proposed,
-        target: &prove::Target,
+        p: &ProposedGap,
+        target: &proof::ProofTarget,
         checks: &[commands::CommandSpec],
         change: &fix::AppliedChange,
         judged_as_proposed: bool,
-    ) -> (prove::Proof, Option<ledger::RedFirst>) {
+    ) -> (proof::Proof, Option<ledger::RedFirst>) {
         let tools = crate::evidence::property::detect(self.root);
         if checks.is_empty() || (a == Approach::Property && tools.is_empty()) {
             let run = prove::run(a, self.root, self.cfg, self.idx, target, self.inputs, &change.hash);
-            return (run.unwrap_or_else(|e| prove::Proof::unknown(e, "the checks could not run")), None);
+            return (run.unwrap_or_else(|e| proof::Proof::unknown(e.to_string(), "the checks could not run")), None);
         }
         let (idx, root) = (self.idx, self.root);
         // a deleted file has no facts: its path tells
         let is_test = |path: &str| red::test_file(idx, path) || (!root.join(path).exists() && red::test_path(path));
         let scratch = match p.base.as_str() {
-            "none" => Err("the repository has no git history to take the tree without the fix from".to_string()),
+            "none" => Err(Error::NoHistory),
             base => red::base_tree(self.root, base, &change.files, &is_test, &own_paths(self.cfg)),
         };
         let scratch = match scratch {
             Ok(s) => s,
             Err(e) => {
                 let claim = format!("the checks could not run without the fix, so nothing shows they need it: {e}");
-                return (prove::Proof::unknown(claim, "unknown: red first could not run"), None);
+                return (proof::Proof::unknown(claim, "unknown: red first could not run"), None);
             }
         };
-        let out = prove::output_dir(self.cfg, self.inputs);
+        let out = proof::output_dir(self.cfg, self.inputs);
         // a failing command is red without the fix by definition, while the fix leaves how it is
         // judged (the command among it) as it was
         let failing = (p.gap.source == "FailingCommand" && judged_as_proposed)
             .then(|| format!("the loop saw it fail: {}", p.gap.summary));
-        let ask = red::Ask {
+        let ask = red::RedFirstRun {
             approach: a,
             changed: &change.files,
             red_by_definition: failing.as_deref(),
@@ -549,8 +556,8 @@ impl Ask<'_> {
     /// gap's own proof decides, and each rule's verdict is listed.
     fn with_rules(
         &self,
-        proof: &mut prove::Proof,
-        target: prove::Target,
+        proof: &mut proof::Proof,
+        target: proof::ProofTarget,
         checks: &[commands::CommandSpec],
         hash: &str,
     ) -> Result<(), LedgerError> {
@@ -564,7 +571,7 @@ impl Ask<'_> {
             .map(|r| (r.id.clone(), r.rule.clone(), Some(r.clone()), request::rule_subject(r, !checks.is_empty())))
             .collect();
         let results = request::prove_all(self.root, self.cfg, self.idx, subjects, target, checks, inputs, hash)
-            .map_err(LedgerError::Io)?;
+            .map_err(|e| LedgerError::Io(e.to_string()))?;
         let (unmet, condition) = request::judge(&results, &[]);
         if let Some((v, _, hold)) = condition.map(|c| c.verdict()) {
             if proof.verdict == Verdict::Proven || v == Verdict::Refuted {
@@ -591,11 +598,11 @@ fn phase_contract(
     idx: &Index,
     g: &ledger::GapState,
     ctx: &ledger::StageContextState,
-    target: prove::Target,
+    target: proof::ProofTarget,
     checks: &[commands::CommandSpec],
-    inputs: &prove::Inputs,
+    inputs: &proof::Inputs,
     change: &fix::AppliedChange,
-) -> Result<(prove::Proof, String, Option<u8>), String> {
+) -> Result<(proof::Proof, String, Option<u8>), Error> {
     let hash = change.hash.as_str();
     use crate::evidence::route::{self, Object, Subject};
     use crate::ingest::{Confidence, Priority};
@@ -616,8 +623,8 @@ fn phase_contract(
             id: o.id.clone(),
             rule: o.rule.clone(),
             validation: o.validation.clone(),
-            priority: Priority::parse(&o.priority)?,
-            confidence: Confidence::parse(&o.confidence)?,
+            priority: Priority::parse(&o.priority).map_err(|e| Error::Obligation(e.to_string()))?,
+            confidence: Confidence::parse(&o.confidence).map_err(|e| Error::Obligation(e.to_string()))?,
         };
         let s = request::rule_subject(&rule, has_checks);
         subjects.push((o.id.clone(), o.rule.clone(), Some(rule), s));
@@ -650,7 +657,7 @@ fn phase_contract(
     approaches.sort();
     approaches.dedup();
     let rung = results.iter().filter_map(|r| r.routing.rung).max();
-    let proof = prove::Proof {
+    let proof = proof::Proof {
         verdict,
         tier,
         hold,

@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicU32, Ordering};
 
+use super::super::error::Error;
+
 /// The ref that keeps the proven trees reachable (each one's parent is the tree before it).
 pub const PROVEN_REF: &str = "refs/andon/proven";
 
@@ -37,9 +39,9 @@ pub struct Snapshot {
 impl Snapshot {
     /// The working tree at `root` now, without the `exclude`d directories (`dir/` prefixes).
     /// `Err` when `root` is not in a git repository or git fails.
-    pub fn take(root: &Path, exclude: &[String]) -> Result<Snapshot, String> {
+    pub fn take(root: &Path, exclude: &[String]) -> Result<Snapshot, Error> {
         static N: AtomicU32 = AtomicU32::new(0);
-        let own = git(root, &["rev-parse", "--git-path", "index"]).ok_or("not a git repository")?;
+        let own = git(root, &["rev-parse", "--git-path", "index"]).ok_or(Error::NotGit)?;
         let own = root.join(String::from_utf8_lossy(&own).trim());
         let index = std::env::temp_dir().join(format!(
             "andon-index-{}-{}",
@@ -47,7 +49,7 @@ impl Snapshot {
             N.fetch_add(1, Ordering::Relaxed)
         ));
         if own.is_file() {
-            copy_index(&own, &index).map_err(|e| format!("{}: {e}", own.display()))?;
+            copy_index(&own, &index).map_err(Error::io(&own))?;
         }
         let mut exclude = exclude.to_vec();
         exclude.push(".andon/".into());
@@ -64,31 +66,38 @@ impl Snapshot {
 
     /// `git add` on the private index: a pathspec that names an ignored directory (andon's own,
     /// often ignored) is no error.
-    fn add(&self, args: &[String]) -> Result<(), String> {
+    fn add(&self, args: &[String]) -> Result<(), Error> {
         match self.run(args) {
-            Err(m) if m.contains("ignored by one of your .gitignore files") && !m.contains("fatal:") => Ok(()),
+            Err(Error::Git { stderr, .. })
+                if stderr.contains("ignored by one of your .gitignore files") && !stderr.contains("fatal:") =>
+            {
+                Ok(())
+            }
             r => r.map(|_| ()),
         }
     }
 
     /// Runs git on the private index; `Err` carries git's message.
-    fn run(&self, args: &[String]) -> Result<Vec<u8>, String> {
+    fn run(&self, args: &[String]) -> Result<Vec<u8>, Error> {
         let out = Command::new("git")
             .arg("-C")
             .arg(&self.root)
             .args(args)
             .env("GIT_INDEX_FILE", &self.index)
             .output()
-            .map_err(|e| format!("verify needs git on PATH: {e}"))?;
+            .map_err(Error::GitMissing)?;
         if !out.status.success() {
-            return Err(format!("git {}: {}", args.join(" "), String::from_utf8_lossy(&out.stderr).trim()));
+            return Err(Error::Git {
+                args: args.join(" "),
+                stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+            });
         }
         Ok(out.stdout)
     }
 
     /// `git diff --cached` of the snapshot against `base` with `args`, under the root, without
     /// the excluded directories.
-    pub fn diff(&self, base: &str, args: &[&str]) -> Result<Vec<u8>, String> {
+    pub fn diff(&self, base: &str, args: &[&str]) -> Result<Vec<u8>, Error> {
         let mut a = vec!["diff", "--cached", "--no-color", "--no-renames"];
         a.extend(args);
         a.push(base);
@@ -96,14 +105,14 @@ impl Snapshot {
     }
 
     /// The stable hash of the change against `base`.
-    pub fn hash(&self, base: &str) -> Result<String, String> {
+    pub fn hash(&self, base: &str) -> Result<String, Error> {
         let bytes = self.diff(base, &["--binary", "--relative"])?;
         Ok(format!("{:032x}", xxhash_rust::xxh3::xxh3_128(&bytes)))
     }
 
     /// Keeps the snapshot as a commit object whose parent is `base`, reachable from
     /// [`PROVEN_REF`]: the tree the loop proved. Returns the commit's id.
-    pub fn keep(&self, base: &str, message: &str) -> Result<String, String> {
+    pub fn keep(&self, base: &str, message: &str) -> Result<String, Error> {
         let tree = String::from_utf8_lossy(&self.run(&["write-tree".to_string()])?).trim().to_string();
         let ident = [("GIT_AUTHOR_NAME", "andon"), ("GIT_AUTHOR_EMAIL", "andon@localhost")];
         let out = Command::new("git")
@@ -113,12 +122,15 @@ impl Snapshot {
             .envs(ident)
             .envs([("GIT_COMMITTER_NAME", "andon"), ("GIT_COMMITTER_EMAIL", "andon@localhost")])
             .output()
-            .map_err(|e| e.to_string())?;
+            .map_err(Error::GitSpawn)?;
         if !out.status.success() {
-            return Err(format!("git commit-tree: {}", String::from_utf8_lossy(&out.stderr).trim()));
+            return Err(Error::Git {
+                args: "commit-tree".into(),
+                stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+            });
         }
         let commit = String::from_utf8_lossy(&out.stdout).trim().to_string();
-        git(&self.root, &["update-ref", PROVEN_REF, &commit]).ok_or("git update-ref failed")?;
+        git(&self.root, &["update-ref", PROVEN_REF, &commit]).ok_or(Error::UpdateRef)?;
         Ok(commit)
     }
 }
@@ -143,7 +155,7 @@ impl Drop for Snapshot {
 /// all still in the working tree (a proven change undone — a reset, a stash — is no base to
 /// build on); else HEAD. `None` without git or a commit.
 pub fn proposal_base(root: &Path, proven: &[String], exclude: &[String]) -> Option<String> {
-    let head = super::proposal::head_commit(root)?;
+    let head = head_commit(root)?;
     let usable = |c: &str| {
         git(root, &["cat-file", "-e", &format!("{c}^{{commit}}")]).is_some()
             && git(root, &["merge-base", "--is-ancestor", &head, c]).is_some()
@@ -220,6 +232,13 @@ pub fn seal(root: &Path, exclude: &[String], before: Option<&[String]>) -> Optio
     let files = before.map_or_else(|| untracked(root, exclude), <[String]>::to_vec);
     add_files(&mut bytes, root, &files);
     Some((format!("{:032x}", xxhash_rust::xxh3::xxh3_128(&bytes)), files))
+}
+
+/// The commit HEAD points at, when `root` is in a git repository.
+pub fn head_commit(root: &Path) -> Option<String> {
+    let out =
+        Command::new("git").arg("-C").arg(root).args(["rev-parse", "--verify", "--quiet", "HEAD"]).output().ok()?;
+    out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_string()).filter(|s| !s.is_empty())
 }
 
 #[cfg(test)]

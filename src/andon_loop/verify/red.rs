@@ -8,8 +8,10 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use super::super::error::Error;
 use super::commands::{self, CommandSpec};
-use super::prove::{self, Proof};
+use super::executed;
+use super::proof::{Proof, cannot_run_here};
 use crate::evidence::route::Approach;
 use crate::facts::rel;
 use crate::index::Index;
@@ -90,7 +92,7 @@ fn sweep_stale(what: &str) {
 }
 
 /// A new empty directory under the system's temporary directory, named for this process.
-fn scratch_dir(what: &str) -> Result<PathBuf, String> {
+fn scratch_dir(what: &str) -> Result<PathBuf, Error> {
     sweep_stale(what);
     static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -99,20 +101,23 @@ fn scratch_dir(what: &str) -> Result<PathBuf, String> {
         std::process::id(),
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0)
     ));
-    std::fs::create_dir_all(&dir).map_err(|e| format!("no scratch directory {}: {e}", dir.display()))?;
+    std::fs::create_dir_all(&dir).map_err(|source| Error::ScratchDir { path: dir.clone(), source })?;
     Ok(dir)
 }
 
 /// Runs git at `cwd` with `args` and `env`; its stdout, or why it failed.
-fn git(cwd: &Path, args: &[&str], env: &[(&str, &Path)]) -> Result<Vec<u8>, String> {
+fn git(cwd: &Path, args: &[&str], env: &[(&str, &Path)]) -> Result<Vec<u8>, Error> {
     let mut c = Command::new("git");
     c.current_dir(cwd).args(args);
     for (k, v) in env {
         c.env(k, v);
     }
-    let out = c.output().map_err(|e| format!("cannot run git: {e}"))?;
+    let out = c.output().map_err(Error::GitUnavailable)?;
     if !out.status.success() {
-        return Err(format!("git {}: {}", args.join(" "), String::from_utf8_lossy(&out.stderr).trim()));
+        return Err(Error::Git {
+            args: args.join(" "),
+            stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        });
     }
     Ok(out.stdout)
 }
@@ -127,13 +132,13 @@ pub fn base_tree(
     changed: &[(String, String)],
     is_test: &dyn Fn(&str) -> bool,
     own: &[String],
-) -> Result<Scratch, String> {
+) -> Result<Scratch, Error> {
     // links and copies name the repository absolutely: a relative root would link a directory to itself
     let root = &fs_real(root)?;
     // removed on drop, the index with it, on every way out
     let mut scratch = Scratch { dir: scratch_dir("red")?, overlaid: Vec::new() };
     let work = scratch.path().join("tree");
-    std::fs::create_dir(&work).map_err(|e| format!("{}: {e}", work.display()))?;
+    std::fs::create_dir(&work).map_err(Error::io(&work))?;
     let index = scratch.path().join("index");
     let text = |b: Vec<u8>| String::from_utf8_lossy(&b).trim().to_string();
     let git_dir = text(git(root, &["rev-parse", "--absolute-git-dir"], &[])?);
@@ -174,18 +179,18 @@ fn clear_caches(dir: &Path) {
 }
 
 /// The repository root with its links resolved.
-fn fs_real(root: &Path) -> Result<PathBuf, String> {
-    std::fs::canonicalize(root).map_err(|e| format!("{}: {e}", root.display()))
+fn fs_real(root: &Path) -> Result<PathBuf, Error> {
+    std::fs::canonicalize(root).map_err(Error::io(root))
 }
 
 /// Puts the working tree's `path` into the scratch tree `work`: a copy, or its removal when the
 /// working tree no longer has it.
-fn take(root: &Path, work: &Path, path: &str) -> Result<(), String> {
+fn take(root: &Path, work: &Path, path: &str) -> Result<(), Error> {
     let (from, to) = (root.join(path), work.join(path));
     if from.is_file() {
-        std::fs::create_dir_all(to.parent().unwrap_or(work)).map_err(|e| format!("{path}: {e}"))?;
+        std::fs::create_dir_all(to.parent().unwrap_or(work)).map_err(Error::io(path))?;
         let _ = std::fs::remove_file(&to);
-        std::fs::copy(&from, &to).map_err(|e| format!("{path}: cannot copy into the scratch tree: {e}"))?;
+        std::fs::copy(&from, &to).map_err(|source| Error::ScratchCopy { path: path.into(), source })?;
     } else {
         let _ = std::fs::remove_file(&to);
     }
@@ -196,7 +201,7 @@ impl Scratch {
     /// Lays the rest of the fix over the base tree: then the scratch tree is the fixed tree, in the
     /// same place as the run without the fix (the control: a check that fails there with the fix
     /// depends on where it runs, not on the fix).
-    pub fn apply_fix(&self, root: &Path, changed: &[(String, String)]) -> Result<(), String> {
+    pub fn apply_fix(&self, root: &Path, changed: &[(String, String)]) -> Result<(), Error> {
         let root = &fs_real(root)?;
         let tree = self.tree();
         // what the run without the fix compiled is stale now, though a fix of the same size
@@ -215,7 +220,7 @@ impl Scratch {
 
 /// Links each ignored entry of the working tree into the scratch tree `work` (what the checks
 /// need but git does not keep), but for `own` directories and caches a run rewrites.
-fn link_ignored(root: &Path, work: &Path, own: &[String]) -> Result<(), String> {
+fn link_ignored(root: &Path, work: &Path, own: &[String]) -> Result<(), Error> {
     let listed = git(root, &["ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"], &[])?;
     for entry in listed.split(|b| *b == 0).filter(|e| !e.is_empty()) {
         let Ok(rel) = std::str::from_utf8(entry) else { continue };
@@ -233,8 +238,9 @@ fn link_ignored(root: &Path, work: &Path, own: &[String]) -> Result<(), String> 
         if to.symlink_metadata().is_ok() {
             continue;
         }
-        std::fs::create_dir_all(to.parent().unwrap_or(work)).map_err(|e| format!("{rel}: {e}"))?;
-        std::os::unix::fs::symlink(root.join(rel), &to).map_err(|e| format!("{rel}: cannot link it: {e}"))?;
+        std::fs::create_dir_all(to.parent().unwrap_or(work)).map_err(Error::io(rel))?;
+        std::os::unix::fs::symlink(root.join(rel), &to)
+            .map_err(|source| Error::ScratchLink { path: rel.into(), source })?;
     }
     Ok(())
 }
@@ -243,9 +249,9 @@ fn link_ignored(root: &Path, work: &Path, own: &[String]) -> Result<(), String> 
 /// tool is missing here, or that timed out: a copy starts with cold caches, so a timeout there
 /// shows nothing about the fix)?
 fn red(approach: Approach, root: &Path, r: &commands::Run, tools: &[crate::evidence::property::Detected]) -> bool {
-    let failed = !r.timed_out && r.exit.is_some_and(|c| c != 0) && !prove::cannot_run_here(root, r);
+    let failed = !r.timed_out && r.exit.is_some_and(|c| c != 0) && !cannot_run_here(root, r);
     match approach {
-        Approach::Property => failed && prove::property_judgment(root, r, tools).1.verdict == Verdict::Refuted,
+        Approach::Property => failed && executed::property_judgment(root, r, tools).1.verdict == Verdict::Refuted,
         _ => failed,
     }
 }
@@ -263,7 +269,7 @@ fn check_run(root: &Path, r: &commands::Run) -> CheckRun {
 }
 
 /// What a proof of the executed or property approach needs to run red first.
-pub struct Ask<'a> {
+pub struct RedFirstRun<'a> {
     pub approach: Approach,
     /// The applied change, (status, path).
     pub changed: &'a [(String, String)],
@@ -285,11 +291,11 @@ pub struct Ask<'a> {
 /// root, proves; green both ways is unknown ([`NOT_DISCRIMINATING`]); red with the fix in the copy
 /// only is unknown (the check depends on where it runs); red at the root refutes, as a single run
 /// would.
-pub fn prove(ask: &Ask, scratch: &Scratch) -> (Proof, RedFirst) {
+pub fn prove(ask: &RedFirstRun, scratch: &Scratch) -> (Proof, RedFirst) {
     let root = ask.root.canonicalize().unwrap_or_else(|_| ask.root.to_path_buf());
     let out = root.join(ask.out).join("red-first");
     let in_copy = |dir: &Path| -> Vec<commands::Run> {
-        let mut runs = prove::run_checks(&scratch.tree(), dir, ask.specs, ask.nonce);
+        let mut runs = executed::run_checks(&scratch.tree(), dir, ask.specs, ask.nonce);
         for r in &mut runs {
             // kept under the repository's output directory: named from its root
             if let Ok(rel) = Path::new(&r.artifact).strip_prefix(&root) {
@@ -303,10 +309,10 @@ pub fn prove(ask: &Ask, scratch: &Scratch) -> (Proof, RedFirst) {
         Ok(()) => in_copy(&out.join("control")),
         Err(_) => Vec::new(),
     };
-    let after_runs = prove::run_checks(ask.root, ask.out, ask.specs, ask.nonce);
+    let after_runs = executed::run_checks(ask.root, ask.out, ask.specs, ask.nonce);
     let mut proof = match ask.approach {
-        Approach::Property => prove::property_proof(ask.root, &after_runs, ask.tools),
-        _ => prove::executed_proof(ask.root, &after_runs),
+        Approach::Property => executed::property_proof(ask.root, &after_runs, ask.tools),
+        _ => executed::executed_proof(ask.root, &after_runs),
     };
     let record = |runs: &[commands::Run]| -> Vec<CheckRun> { runs.iter().map(|r| check_run(ask.root, r)).collect() };
     let (before, control, after) = (record(&before_runs), record(&control_runs), record(&after_runs));
@@ -371,11 +377,11 @@ pub fn environment_or_fix(
     }
     let Ok(pure) = base_tree(root, base, &[], &|_| false, own) else { return };
     let out = scratch_output(root, out, "base");
-    let runs = prove::run_checks(&pure.tree(), &out, specs, nonce);
+    let runs = executed::run_checks(&pure.tree(), &out, specs, nonce);
     let lacked = proof.capability.as_ref().map(|c| c.command.clone()).unwrap_or_default();
     let name = proof.capability.as_ref().map(|c| c.name.clone()).unwrap_or_default();
     // the base tree cannot run it either: the environment lacks it, whoever names it
-    if runs.iter().any(|r| r.run == lacked && prove::cannot_run_here(root, r)) {
+    if runs.iter().any(|r| r.run == lacked && cannot_run_here(root, r)) {
         return;
     }
     let claim = if runs.iter().any(|r| r.run == lacked && r.passed()) {
@@ -425,7 +431,7 @@ pub fn handoff_probe(
         }
     }
     let out = scratch_output(root, out, "probe");
-    let runs = prove::run_checks(&copy.tree(), &out, specs, nonce);
+    let runs = executed::run_checks(&copy.tree(), &out, specs, nonce);
     if runs.iter().any(|r| !r.passed()) {
         proof.claim = format!("{}; with it broken the checks fail: they run it", proof.claim);
         return;

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use super::super::error::Error;
 use crate::config::BlastRadius;
 use crate::datalog::{self, Store};
 use crate::extract::lang::is_manifest_name;
@@ -41,23 +42,21 @@ pub struct VerifyOutcome {
     pub evidence: Evidence,
     /// How verify routed the attempt (R89–R91).
     #[serde(default)]
-    pub routing: Option<super::prove::Routing>,
+    pub routing: Option<super::proof::Routing>,
 }
 
 /// The change at `root` against commit `base`: the working tree as git would commit it, tracked
 /// edits and untracked files alike ([`super::diff::Snapshot`]).
-pub fn change(root: &Path, base: &str, exclude: &[String]) -> Result<AppliedChange, String> {
+pub fn change(root: &Path, base: &str, exclude: &[String]) -> Result<AppliedChange, Error> {
     if base == "none" {
-        return Err(
-            "the proposal has no base commit (not a git repository): verify needs one to compute the diff".into()
-        );
+        return Err(Error::NoBaseCommit);
     }
     let snap = super::diff::Snapshot::take(root, exclude)?;
     change_in(&snap, base)
 }
 
 /// The change [`change`] finds, in a snapshot already taken.
-pub fn change_in(snap: &super::diff::Snapshot, base: &str) -> Result<AppliedChange, String> {
+pub fn change_in(snap: &super::diff::Snapshot, base: &str) -> Result<AppliedChange, Error> {
     let mut files: Vec<(String, String)> = Vec::new();
     let listing = snap.diff(base, &["--name-status", "--relative"])?;
     for line in String::from_utf8_lossy(&listing).lines() {
@@ -73,7 +72,7 @@ pub fn change_in(snap: &super::diff::Snapshot, base: &str) -> Result<AppliedChan
 /// The text of the working tree's diff against `base` (new files included), without the
 /// `exclude`d directories (andon's own ledger and reports: a proposer's reasoning and earlier
 /// verdicts live there, and the panel's roles must not read them as part of the change, R102).
-pub fn diff_text(root: &Path, base: &str, exclude: &[String]) -> Result<String, String> {
+pub fn diff_text(root: &Path, base: &str, exclude: &[String]) -> Result<String, Error> {
     let snap = super::diff::Snapshot::take(root, exclude)?;
     Ok(String::from_utf8_lossy(&snap.diff(base, &[])?).into_owned())
 }
@@ -136,11 +135,11 @@ fn git_header_paths(rest: &str) -> Option<(String, String)> {
 /// (renames, copies, mode changes and binary patches included) and the `---`/`+++` headers (added
 /// from /dev/null, deleted to /dev/null), its hash from its text. Paths must be plain relative
 /// paths inside the repository.
-pub fn change_from_diff(text: &str, base: &str, exclude: &[String]) -> Result<AppliedChange, String> {
+pub fn change_from_diff(text: &str, base: &str, exclude: &[String]) -> Result<AppliedChange, Error> {
     let mut files = git_section_files(text)?;
     files.extend(unified_header_files(text));
     if files.is_empty() {
-        return Err("the diff names no file (expected unified diff headers `--- a/...` / `+++ b/...`)".into());
+        return Err(Error::DiffNamesNoFile);
     }
     plain_relative_paths(&files)?;
     files.retain(|(_, p)| !exclude.iter().any(|e| p.starts_with(e.as_str())));
@@ -165,7 +164,7 @@ fn diff_path(p: &str) -> Option<String> {
 
 /// The files of the `diff --git a/x b/y` sections: every file git touches has one, even with no
 /// `---`/`+++` lines (a new or deleted empty file, a rename, a mode change, a binary patch).
-fn git_section_files(text: &str) -> Result<Vec<(String, String)>, String> {
+fn git_section_files(text: &str) -> Result<Vec<(String, String)>, Error> {
     let mut files: Vec<(String, String)> = Vec::new();
     let mut header: Option<String> = None;
     for l in text.lines() {
@@ -178,7 +177,7 @@ fn git_section_files(text: &str) -> Result<Vec<(String, String)>, String> {
                 }
                 header = Some(b);
             } else {
-                return Err(format!("cannot read the diff header `{}`", crate::text::line(l)));
+                return Err(Error::DiffHeader { line: crate::text::line(l).to_string() });
             }
         } else if let Some(from) = l.strip_prefix("rename from ") {
             files.push(("D".into(), unquote(from)));
@@ -218,16 +217,13 @@ fn unified_header_files(text: &str) -> Vec<(String, String)> {
 }
 
 /// Refuses a path outside the repository or one that is not a plain relative path.
-fn plain_relative_paths(files: &[(String, String)]) -> Result<(), String> {
+fn plain_relative_paths(files: &[(String, String)]) -> Result<(), Error> {
     for (_, p) in files {
         if p.starts_with('/') || p.split('/').any(|c| c == "..") {
-            return Err(format!("the diff writes `{}`, outside the repository", crate::text::line(p)));
+            return Err(Error::DiffOutside { path: crate::text::line(p).to_string() });
         }
         if p.is_empty() || p.contains('\\') || p.split('/').any(|c| c.is_empty() || c == ".") {
-            return Err(format!(
-                "the diff writes `{}`: not a plain relative path (no empty or `.` components)",
-                crate::text::line(p)
-            ));
+            return Err(Error::DiffPathNotPlain { path: crate::text::line(p).to_string() });
         }
     }
     Ok(())
@@ -354,16 +350,16 @@ fn structural_file(store: &Store, path: &str, summary: &str) -> StructuralProof 
 /// stub handoffs) refute it, at tier 1 when they rest on exact resolution (a non-overridable
 /// hold), tier 2 otherwise; a wire with no contradiction and at least one exact import is proven
 /// at tier 1.
-pub fn structural(idx: &Index, gap: &GapState) -> Result<StructuralProof, String> {
+pub fn structural(idx: &Index, gap: &GapState) -> Result<StructuralProof, Error> {
     structural_of(idx, gap.wire.as_ref(), &gap.location.path, &gap.summary)
 }
 
 /// Structural proof of a wire, or of the file `path` a non-wire obligation is about.
-pub fn structural_of(idx: &Index, wire: Option<&Wire>, path: &str, summary: &str) -> Result<StructuralProof, String> {
+pub fn structural_of(idx: &Index, wire: Option<&Wire>, path: &str, summary: &str) -> Result<StructuralProof, Error> {
     let prog = datalog::builtin_program();
     let goals: Vec<usize> = GOALS.iter().map(|r| r.0 as usize).collect();
     let need = prog.needed(&goals);
-    let mut store: Store = datalog::load(&prog, idx, Some(&need))?;
+    let mut store: Store = datalog::load(&prog, idx, Some(&need)).map_err(|e| Error::Facts(e.to_string()))?;
     datalog::run_runtime(&prog, &mut store, Some(&need));
     let s = |v: u32| store.syms.str(v).to_string();
     let rows = |r: crate::facts::RelId| store.rels[r.0 as usize].iter();
@@ -499,10 +495,10 @@ fn open_absence(store: &Store, w: &Wire) -> Option<String> {
 
 /// Tier-1 contradictions touching `paths` (condition 3 of the andon rule): imports in them, or of
 /// them, that exact resolution shows the producer does not define or export.
-pub fn tier1_at(idx: &Index, paths: &[String]) -> Result<Vec<String>, String> {
+pub fn tier1_at(idx: &Index, paths: &[String]) -> Result<Vec<String>, Error> {
     let prog = datalog::builtin_program();
     let need = prog.needed(&[rel::BROKEN_IMPORT_AT.0 as usize]);
-    let mut store: Store = datalog::load(&prog, idx, Some(&need))?;
+    let mut store: Store = datalog::load(&prog, idx, Some(&need)).map_err(|e| Error::Facts(e.to_string()))?;
     datalog::run_runtime(&prog, &mut store, Some(&need));
     let s = |v: u32| store.syms.str(v).to_string();
     let mut out: Vec<String> = store.rels[rel::BROKEN_IMPORT_AT.0 as usize]
@@ -579,7 +575,7 @@ mod tests {
         let quoted = "diff --git \"a/caf\\303\\251.py\" \"b/caf\\303\\251.py\"\n--- \"a/caf\\303\\251.py\"\n+++ \"b/caf\\303\\251.py\"\n";
         assert_eq!(change_from_diff(quoted, "x", &[]).unwrap().files, vec![("M".to_string(), "café.py".to_string())]);
         let odd = "--- a/src//x.py\n+++ b/src//x.py\n";
-        assert!(change_from_diff(odd, "x", &[]).unwrap_err().contains("not a plain relative path"));
+        assert!(change_from_diff(odd, "x", &[]).unwrap_err().to_string().contains("not a plain relative path"));
         let dot = "--- a/./x.py\n+++ b/./x.py\n";
         assert!(change_from_diff(dot, "x", &[]).is_err());
     }

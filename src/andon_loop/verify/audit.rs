@@ -10,6 +10,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use super::super::error::Error;
 use super::commands::{self, CommandSpec, Lane};
 use crate::config::Config;
 use crate::extract::lang::{Language, strip_source_extension};
@@ -128,22 +129,27 @@ pub fn strength(exit: Option<i32>, timed_out: bool, output: &str) -> (&'static s
     }
 }
 
-/// Audits evidence `id` of the ledger at `root`: writes the outcome for the loop to record.
+/// Audits evidence `id` of the ledger at `root`: writes the outcome for the loop to record. `Err`
+/// is why it was refused, as its caller (`api::work::Audited`) keeps it: a message.
 pub fn audit(root: &Path, cfg: &Config, id: &str, path_var: Option<&OsStr>) -> Result<AuditOutcome, String> {
+    audited(root, cfg, id, path_var).map_err(|e| e.to_string())
+}
+
+/// [`audit`], its refusal typed.
+pub fn audited(root: &Path, cfg: &Config, id: &str, path_var: Option<&OsStr>) -> Result<AuditOutcome, Error> {
     let dir = ledger::dir_of(root, &cfg.settings);
-    let (_, state, _) =
-        ledger::load(&dir).map_err(|e| e.to_string())?.ok_or("the loop has never run here: no ledger to audit")?;
-    let ev = state.evidence.get(id).ok_or_else(|| format!("no evidence `{id}` in the ledger"))?;
+    let (_, state, _) = ledger::load(&dir).map_err(Error::Ledger)?.ok_or(Error::NoLedgerToAudit)?;
+    let ev = state.evidence.get(id).ok_or_else(|| Error::NoEvidence { id: id.into() })?;
     if ev.approach == "proof-strength" {
-        return Err(format!("`{id}` is itself an audit; an audit audits a proof"));
+        return Err(Error::AuditOfAudit { id: id.into() });
     }
     let path = ev
         .gap
         .as_ref()
         .and_then(|g| state.gaps.get(g))
         .map(|g| g.location.path.clone())
-        .ok_or_else(|| format!("evidence `{id}` is not about a gap's file: there is nothing to mutate"))?;
-    let lang = language_of(&path).ok_or_else(|| format!("`{path}` is in no language a mutation tool serves"))?;
+        .ok_or_else(|| Error::NothingToMutate { id: id.into() })?;
+    let lang = language_of(&path).ok_or_else(|| Error::NoMutationTool { path: path.clone() })?;
     let out_dir = cfg.settings.output_path(root);
     let outcome = match crate::capabilities::available("proof-strength", lang, path_var) {
         Err(why) => AuditOutcome {
@@ -185,9 +191,8 @@ pub fn audit(root: &Path, cfg: &Config, id: &str, path_var: Option<&OsStr>) -> R
         }
     };
     let file = artifact_path(&out_dir, id);
-    std::fs::create_dir_all(file.parent().expect("parent")).map_err(|e| format!("{}: {e}", out_dir.display()))?;
-    crate::text::write_atomic(&file, &serde_json::to_vec_pretty(&outcome).expect("json"))
-        .map_err(|e| format!("{}: {e}", file.display()))?;
+    std::fs::create_dir_all(file.parent().expect("parent")).map_err(Error::io(&out_dir))?;
+    crate::text::write_atomic(&file, &serde_json::to_vec_pretty(&outcome).expect("json")).map_err(Error::io(&file))?;
     Ok(outcome)
 }
 

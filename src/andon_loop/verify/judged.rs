@@ -62,7 +62,7 @@ impl Judged {
 
 /// What `change` (against `base`, a commit, or `none` outside git) alters in how it is judged.
 pub fn of_change(root: &Path, cfg: &Config, base: &str, change: &AppliedChange) -> Judged {
-    let own = super::own_paths(cfg);
+    let own = super::super::own::own_paths(cfg);
     let mut j = Judged::default();
     for (status, path) in &change.files {
         if path.starts_with(".andon/") || own.iter().any(|o| path.starts_with(o.as_str())) {

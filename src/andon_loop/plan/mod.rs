@@ -1,0 +1,88 @@
+//! The loop's step as a plan: from what the step read (the ledger in a [`Book`], the stream, the
+//! artifacts `andon propose`, `andon verify` and `andon verify --audit` left, the fresh index
+//! behind a [`PlanPort`]), compute every event the step records and the next action, in named
+//! phases:
+//! 1. `topology`: the stream's stages, recorded when new or changed (R27, R35);
+//! 2. `proposals`, `evidence` and `audits` ([`artifacts`]): the artifacts recorded by the one writer;
+//! 3. [`stale`]: proofs whose surface changed since are reopened (R82);
+//! 4. [`walk`]: scan the cursor's stage, record gaps that are new, moved or gone, derive the
+//!    cursor and the constraint, let the loop prove the wires that need no change, pick one gap
+//!    and say what is next;
+//! 5. `halt_of`: the condition the picked gap stands halted on.
+//!
+//! Planning never touches the file system: everything it asks of the repository goes through
+//! [`PlanPort`], and nothing is written until the step records the book's planned events in one write.
+
+mod artifacts;
+mod setup;
+mod stale;
+mod walk;
+
+use artifacts::{audits, evidence, proposals};
+pub use setup::{Pending, Plan, PlanPort, Setup};
+use stale::stale;
+use walk::walk;
+
+use super::book::Book;
+use super::ingest;
+use super::scan::stage_events;
+use crate::ledger::andon_rule::Condition;
+use crate::ledger::{Event, GapStatus, LedgerError};
+use crate::status::Action;
+
+/// Plans one step of the loop on `book` (see the module documentation for the phases).
+pub fn plan(setup: &Setup, pending: Pending, book: &mut Book, repo: &mut dyn PlanPort) -> Result<Plan, LedgerError> {
+    let mut plan = Plan { stream_changed: topology(setup, book)?, ..Plan::default() };
+    proposals(setup, pending.proposals, book, &mut plan)?;
+    evidence(setup, pending.evidence, book, repo, &mut plan)?;
+    audits(pending.audits, book, &mut plan)?;
+    stale(setup, book, &mut plan.notes)?;
+    walk(setup, book, repo, &mut plan)?;
+    plan.halt = halt_of(book, &plan);
+    Ok(plan)
+}
+
+/// Phase 1: the stream's stages, recorded when new or changed; in ingest mode the brief's stage
+/// context too. Returns whether the topology changed.
+fn topology(setup: &Setup, book: &mut Book) -> Result<bool, LedgerError> {
+    let recorded = book.state.stages.clone();
+    let changed: Vec<Event> = stage_events(setup.stream)
+        .into_iter()
+        .filter(|e| match e {
+            Event::StageRecorded { stage, root, confidence, source, incoming, outgoing } => {
+                recorded.get(stage).is_none_or(|r| {
+                    (&r.root, &r.confidence, &r.source, &r.incoming, &r.outgoing)
+                        != (root, confidence, source, incoming, outgoing)
+                })
+            }
+            _ => true,
+        })
+        .collect();
+    if !setup.had_ledger && changed.is_empty() {
+        return Err(LedgerError::Io("the ledger was not written".into()));
+    }
+    book.record(&changed)?;
+    if let Some(b) = setup.brief {
+        let context = ingest::context_events(b, &book.state);
+        book.record(&context)?;
+    }
+    Ok(!setup.had_ledger || !changed.is_empty())
+}
+
+/// Phase 5: a picked gap that is halted stops the step on its recorded condition; a stage behind
+/// an entry gate stops it on that.
+fn halt_of(book: &Book, plan: &Plan) -> Option<Condition> {
+    if plan.next.action == Action::Confirm {
+        return Some(Condition::EntryGate);
+    }
+    let (id, _) = plan.picked.as_ref()?;
+    match book.state.gaps.get(id)?.status {
+        GapStatus::HaltedAwaitingAuthorization => Some(Condition::Authorization),
+        GapStatus::BlockedByEnvironment => Some(Condition::BlockedByEnvironment),
+        GapStatus::Halted => crate::status::recorded_halt(&book.records, id).and_then(|(c, _)| c),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests;
