@@ -15,13 +15,7 @@ use crate::ingest::{Brief, LoadError, Phase};
 use crate::ledger::{Event, Location, Obligation, State, Wire};
 use crate::ops::{StageRow, StreamReport, WireRow};
 
-/// The brief at `root`/`self_assess_output_dir`, or why the loop must stop (R52: never a
-/// fallback to scanning), as its caller (`api::work`) keeps it: a message.
-pub fn load(root: &Path, dir: &Path) -> Result<Brief, String> {
-    load_brief(root, dir).map_err(|e| e.to_string())
-}
-
-/// [`load`], why the loop must stop typed.
+/// The brief under `dir` (relative to `root`), or why the loop must stop.
 pub fn load_brief(root: &Path, dir: &Path) -> Result<Brief, Error> {
     let at = if dir.is_absolute() { dir.to_path_buf() } else { root.join(dir) };
     crate::ingest::load(&at).map_err(|e| match e {
@@ -159,7 +153,7 @@ mod tests {
     use super::*;
 
     fn brief() -> Brief {
-        load(Path::new(env!("CARGO_MANIFEST_DIR")), Path::new("tests/fixtures/briefs/valid")).unwrap()
+        load_brief(Path::new(env!("CARGO_MANIFEST_DIR")), Path::new("tests/fixtures/briefs/valid")).unwrap()
     }
 
     #[test]
@@ -209,7 +203,9 @@ mod tests {
 
     #[test]
     fn an_absent_brief_stops_and_names_the_producer() {
-        let e = load(Path::new(env!("CARGO_MANIFEST_DIR")), Path::new("tests/fixtures/briefs/absent")).unwrap_err();
+        let e = load_brief(Path::new(env!("CARGO_MANIFEST_DIR")), Path::new("tests/fixtures/briefs/absent"))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains(crate::ingest::PRODUCER) && e.contains("does not fall back to scanning"), "{e}");
     }
 }

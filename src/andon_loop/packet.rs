@@ -24,7 +24,7 @@ const SKIPPED_WORDS: usize = 8;
 
 /// One bullet or numbered item of a conventions file, at its first line.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Rule {
+pub struct HouseRule {
     pub line: u32,
     pub text: String,
 }
@@ -35,11 +35,11 @@ pub struct HouseRules {
     /// The file they come from (as configured or found, relative to the root), if one exists.
     pub source: Option<String>,
     /// At most `lint_max_rules` of them, in file order.
-    pub rules: Vec<Rule>,
+    pub rules: Vec<HouseRule>,
     /// Each rule past the cap, by its first words: listed, never silently dropped (R9).
     pub skipped: Vec<String>,
     /// Items that address andon: reported, and never a rule.
-    pub suspected_injections: Vec<Rule>,
+    pub suspected_injections: Vec<HouseRule>,
 }
 
 impl HouseRules {
@@ -95,8 +95,8 @@ fn from_text(source: &str, text: &str, cap: usize) -> HouseRules {
 
 /// The bullet (`-`, `*`, `+`) and numbered (`1.`, `1)`) items of a Markdown text, each with the
 /// lines that continue it; fenced code blocks are not read.
-fn items(text: &str) -> Vec<Rule> {
-    let mut out: Vec<Rule> = Vec::new();
+fn items(text: &str) -> Vec<HouseRule> {
+    let mut out: Vec<HouseRule> = Vec::new();
     let mut fence: Option<&str> = None;
     // the item being read and the column its text starts at
     let mut open: Option<usize> = None;
@@ -114,7 +114,7 @@ fn items(text: &str) -> Vec<Rule> {
             continue;
         }
         if let Some((indent, body)) = item_start(raw) {
-            out.push(Rule { line: n as u32 + 1, text: body.trim().to_string() });
+            out.push(HouseRule { line: n as u32 + 1, text: body.trim().to_string() });
             open = Some(indent);
             continue;
         }
@@ -221,7 +221,7 @@ pub fn packet(root: &Path, settings: &Settings, state: &State, gap: &str) -> Res
 mod tests {
     use super::*;
 
-    fn texts(rules: &[Rule]) -> Vec<&str> {
+    fn texts(rules: &[HouseRule]) -> Vec<&str> {
         rules.iter().map(|r| r.text.as_str()).collect()
     }
 

@@ -54,8 +54,8 @@ pub struct LoopStep {
 /// written (R52: never a scan); the step reads it again under its lock.
 pub fn loop_preconditions(root: &Path, cfg: &Config) -> Result<(), Error> {
     if cfg.settings.gap_source.value == crate::config::GapSource::Ingest {
-        andon_loop::ingest::load(root, &cfg.settings.self_assess_output_dir.value)
-            .map_err(|e| LedgerError::Refused(e).to_string())?;
+        andon_loop::ingest::load_brief(root, &cfg.settings.self_assess_output_dir.value)
+            .map_err(|e| LedgerError::Refused(e.to_string()).to_string())?;
     }
     Ok(())
 }
@@ -106,7 +106,7 @@ fn gap_json(g: &ledger::GapState) -> Value {
 impl Packet {
     fn document(&self) -> Value {
         let h = &self.house_rules;
-        let rules = |list: &[packet::Rule]| -> Vec<Value> {
+        let rules = |list: &[packet::HouseRule]| -> Vec<Value> {
             list.iter().map(|r| json!({ "line": r.line, "text": r.text })).collect()
         };
         json!({
@@ -479,7 +479,7 @@ pub fn parse_request(text: &str) -> Result<crate::andon_loop::request::Request, 
 
 /// `andon verify --audit`: the proof-strength audit of a recorded evidence record.
 pub fn audit(root: &Path, cfg: &Config, evidence: &str, path_var: Option<&std::ffi::OsStr>) -> Audited {
-    Audited { result: andon_loop::audit::audit(root, cfg, evidence, path_var) }
+    Audited { result: andon_loop::audit::audited(root, cfg, evidence, path_var) }
 }
 
 /// `andon verify`: proves the applied fix of `ask.gap` on the fresh index `idx` (the working
@@ -729,7 +729,7 @@ impl RequestVerified {
 
 /// `andon verify --audit`: the strength of an audited proof, or why it was refused.
 pub struct Audited {
-    pub result: Result<AuditOutcome, String>,
+    pub result: Result<AuditOutcome, andon_loop::Error>,
 }
 
 impl Audited {
@@ -745,7 +745,7 @@ impl Audited {
         let mut v = json!({ "schema_version": SCHEMA_VERSION, "verdict": { "outcome": self.token() } });
         match &self.result {
             Ok(o) => v["audit"] = serde_json::to_value(o).expect("json"),
-            Err(e) => v["verdict"]["detail"] = json!(e),
+            Err(e) => v["verdict"]["detail"] = json!(e.to_string()),
         }
         v
     }

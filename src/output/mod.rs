@@ -558,7 +558,7 @@ pub fn audit_report(w: &mut dyn Write, a: &crate::api::work::Audited, json_out: 
             )?;
             writeln!(w, "next: run `andon loop`: it adds the audit to the evidence record")?;
         }
-        Err(e) => writeln!(w, "{}", inline(e))?,
+        Err(e) => writeln!(w, "{}", inline(&e.to_string()))?,
     }
     verdict_line(w, &token, "")
 }

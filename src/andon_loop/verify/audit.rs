@@ -129,13 +129,8 @@ pub fn strength(exit: Option<i32>, timed_out: bool, output: &str) -> (&'static s
     }
 }
 
-/// Audits evidence `id` of the ledger at `root`: writes the outcome for the loop to record. `Err`
-/// is why it was refused, as its caller (`api::work::Audited`) keeps it: a message.
-pub fn audit(root: &Path, cfg: &Config, id: &str, path_var: Option<&OsStr>) -> Result<AuditOutcome, String> {
-    audited(root, cfg, id, path_var).map_err(|e| e.to_string())
-}
-
-/// [`audit`], its refusal typed.
+/// `andon verify --audit EVIDENCE`: the proof-strength audit of a recorded evidence record, or
+/// why it was refused.
 pub fn audited(root: &Path, cfg: &Config, id: &str, path_var: Option<&OsStr>) -> Result<AuditOutcome, Error> {
     let dir = ledger::dir_of(root, &cfg.settings);
     let (_, state, _) = ledger::load(&dir).map_err(Error::Ledger)?.ok_or(Error::NoLedgerToAudit)?;
