@@ -9,6 +9,27 @@ use crate::dialect::Program;
 use crate::facts::rel;
 use crate::index::Index;
 
+/// Why a dependency chain could not be found.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The facts could not be derived; the datalog layer's message.
+    #[error("{0}")]
+    Derive(String),
+    /// An endpoint names nothing in the index; `nearest` is the closest stage, module or file.
+    #[error(
+        "`{}` is not a stage, module, file or directory of the index{}",
+        crate::text::line(.name),
+        .nearest.as_deref().map(|n| format!("; did you mean `{}`?", crate::text::line(n))).unwrap_or_default()
+    )]
+    UnknownEndpoint { name: String, nearest: Option<String> },
+}
+
+impl From<Error> for crate::api::Error {
+    fn from(e: Error) -> Self {
+        crate::api::Error::Failed(e.to_string())
+    } // bridge
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StageRow {
     pub name: String,
@@ -233,10 +254,10 @@ pub struct WhyReport {
 }
 
 /// The shortest dependency chain from `a` to `b` (each a stage, module, file or directory).
-pub fn why(idx: &Index, a: &str, b: &str) -> Result<WhyReport, String> {
+pub fn why(idx: &Index, a: &str, b: &str) -> Result<WhyReport, Error> {
     let prog = datalog::builtin_program();
     let goals = [rel::RESOLVES, rel::IN_STAGE, rel::MODULE, rel::IMPORT_RESOLUTION, rel::FILE, rel::STAGE];
-    let store = derive(&prog, idx, &goals)?;
+    let store = derive(&prog, idx, &goals).map_err(Error::Derive)?;
     let from = endpoint(&store, a)?;
     let to = endpoint(&store, b)?;
     let ids = |e: &Endpoint| e.files.iter().filter_map(|f| store.syms.get(f)).collect::<Vec<u32>>();
@@ -244,7 +265,7 @@ pub fn why(idx: &Index, a: &str, b: &str) -> Result<WhyReport, String> {
     Ok(WhyReport { from, to, chain })
 }
 
-fn endpoint(store: &Store, name: &str) -> Result<Endpoint, String> {
+fn endpoint(store: &Store, name: &str) -> Result<Endpoint, Error> {
     let s = |v: u32| store.syms.str(v).to_string();
     let rows = |r: crate::facts::RelId| store.rels[r.0 as usize].iter();
     let name = name.trim_start_matches("./").trim_end_matches('/');
@@ -276,6 +297,5 @@ fn endpoint(store: &Store, name: &str) -> Result<Endpoint, String> {
     cands.extend(rows(rel::FILE).map(|r| s(r[0])));
     let lower = name.to_lowercase();
     let near = cands.iter().min_by_key(|c| (crate::text::edit_distance(&lower, &c.to_lowercase()), c.len()));
-    let hint = near.map(|n| format!("; did you mean `{}`?", crate::text::line(n))).unwrap_or_default();
-    Err(format!("`{}` is not a stage, module, file or directory of the index{hint}", crate::text::line(name)))
+    Err(Error::UnknownEndpoint { name: name.to_string(), nearest: near.cloned() })
 }

@@ -38,10 +38,39 @@ pub struct PreflightItem {
 /// External tools the proof-strength audits can use, by exact name (R118–R121).
 pub use crate::capabilities::on_path;
 
-fn writable(dir: &Path) -> Result<(), String> {
-    std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
+/// Why a directory is not writable, or could not be created.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("{source}")]
+    Create {
+        dir: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{source}")]
+    Probe {
+        probe: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{source}")]
+    Metadata {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{} is not a directory", .path.display())]
+    NotADirectory { path: PathBuf },
+    #[error("{} is read-only", .path.display())]
+    ReadOnly { path: PathBuf },
+    #[error("no existing parent directory")]
+    NoExistingParent,
+}
+
+fn writable(dir: &Path) -> Result<(), Error> {
+    std::fs::create_dir_all(dir).map_err(|source| Error::Create { dir: dir.to_path_buf(), source })?;
     let probe = dir.join(format!(".andon-probe-{}", std::process::id()));
-    std::fs::write(&probe, b"").map_err(|e| e.to_string())?;
+    std::fs::write(&probe, b"").map_err(|source| Error::Probe { probe: probe.clone(), source })?;
     let _ = std::fs::remove_file(&probe);
     Ok(())
 }
@@ -414,19 +443,19 @@ fn brief_item(root: &Path, s: &Settings) -> PreflightItem {
 }
 
 /// Whether `dir` exists and is writable, or could be created (without creating it).
-fn check_creatable(dir: &Path) -> Result<(), String> {
+fn check_creatable(dir: &Path) -> Result<(), Error> {
     let mut d = dir.to_path_buf();
     loop {
         if d.exists() {
-            let meta = std::fs::metadata(&d).map_err(|e| e.to_string())?;
+            let meta = std::fs::metadata(&d).map_err(|source| Error::Metadata { path: d.clone(), source })?;
             if !meta.is_dir() {
-                return Err(format!("{} is not a directory", d.display()));
+                return Err(Error::NotADirectory { path: d });
             }
-            return if meta.permissions().readonly() { Err(format!("{} is read-only", d.display())) } else { Ok(()) };
+            return if meta.permissions().readonly() { Err(Error::ReadOnly { path: d }) } else { Ok(()) };
         }
         match d.parent() {
             Some(p) if p != d => d = p.to_path_buf(),
-            _ => return Err("no existing parent directory".into()),
+            _ => return Err(Error::NoExistingParent),
         }
     }
 }

@@ -37,19 +37,19 @@ pub struct NumericResult {
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Outcome {
+enum RunOutcome {
     Held,
     Failed(i32),
     TimedOut,
     NotRun,
 }
 
-fn outcome(r: &NumericRun) -> Outcome {
+fn outcome(r: &NumericRun) -> RunOutcome {
     match (r.timed_out, r.exit) {
-        (true, _) => Outcome::TimedOut,
-        (false, None) => Outcome::NotRun,
-        (false, Some(0)) => Outcome::Held,
-        (false, Some(code)) => Outcome::Failed(code),
+        (true, _) => RunOutcome::TimedOut,
+        (false, None) => RunOutcome::NotRun,
+        (false, Some(0)) => RunOutcome::Held,
+        (false, Some(code)) => RunOutcome::Failed(code),
     }
 }
 
@@ -70,20 +70,20 @@ pub fn judge(runs: &[NumericRun]) -> NumericResult {
             detail: "nothing was checked: no technique was run".to_string(),
         };
     }
-    let of = |keep: fn(Outcome) -> bool| -> BTreeSet<Technique> {
+    let of = |keep: fn(RunOutcome) -> bool| -> BTreeSet<Technique> {
         runs.iter().filter(|r| keep(outcome(r))).map(|r| r.technique).collect()
     };
-    let ran = of(|o| o != Outcome::NotRun);
-    let failed = of(|o| matches!(o, Outcome::Failed(_)));
-    let unfinished = of(|o| matches!(o, Outcome::TimedOut | Outcome::NotRun));
+    let ran = of(|o| o != RunOutcome::NotRun);
+    let failed = of(|o| matches!(o, RunOutcome::Failed(_)));
+    let unfinished = of(|o| matches!(o, RunOutcome::TimedOut | RunOutcome::NotRun));
     let mut lines: Vec<String> = runs
         .iter()
         .map(|r| {
             let what = match outcome(r) {
-                Outcome::Held => "held (exit 0)".to_string(),
-                Outcome::Failed(code) => format!("failed (exit {code})"),
-                Outcome::TimedOut => "timed out".to_string(),
-                Outcome::NotRun => "did not run to an exit".to_string(),
+                RunOutcome::Held => "held (exit 0)".to_string(),
+                RunOutcome::Failed(code) => format!("failed (exit {code})"),
+                RunOutcome::TimedOut => "timed out".to_string(),
+                RunOutcome::NotRun => "did not run to an exit".to_string(),
             };
             format!("{}: `{}` {what}", r.technique, r.command)
         })
@@ -91,7 +91,7 @@ pub fn judge(runs: &[NumericRun]) -> NumericResult {
     let (verdict, claim) = if !failed.is_empty() {
         (Verdict::Refuted, format!("refuted by {}", names(&failed)))
     } else if !unfinished.is_empty() {
-        let held = of(|o| o == Outcome::Held);
+        let held = of(|o| o == RunOutcome::Held);
         let also = if held.is_empty() { String::new() } else { format!("; held under {}", names(&held)) };
         (Verdict::Unproven, format!("not shown: {} did not finish{also}", names(&unfinished)))
     } else {

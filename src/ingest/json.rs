@@ -16,10 +16,10 @@ pub(super) struct Node {
     /// 1-based line and byte column of the value's first byte.
     pub line: u32,
     pub col: u32,
-    pub body: Body,
+    pub body: NodeBody,
 }
 
-pub(super) enum Body {
+pub(super) enum NodeBody {
     /// Members in document order, keys decoded.
     Object(Vec<(String, Node)>),
     Array(Vec<Node>),
@@ -29,7 +29,7 @@ pub(super) enum Body {
 impl Node {
     pub fn member(&self, key: &str) -> Option<&Node> {
         match &self.body {
-            Body::Object(members) => members.iter().find(|(k, _)| k == key).map(|(_, n)| n),
+            NodeBody::Object(members) => members.iter().find(|(k, _)| k == key).map(|(_, n)| n),
             _ => None,
         }
     }
@@ -41,7 +41,7 @@ impl Node {
 
     pub fn elements(&self) -> Option<&[Node]> {
         match &self.body {
-            Body::Array(items) => Some(items),
+            NodeBody::Array(items) => Some(items),
             _ => None,
         }
     }
@@ -53,15 +53,15 @@ impl Node {
 }
 
 /// Line starts of a text, for offset → (line, column).
-pub(super) struct Lines {
+pub(super) struct LineStarts {
     starts: Vec<usize>,
 }
 
-impl Lines {
-    pub fn new(text: &str) -> Lines {
+impl LineStarts {
+    pub fn new(text: &str) -> LineStarts {
         let mut starts = vec![0];
         starts.extend(text.bytes().enumerate().filter(|&(_, b)| b == b'\n').map(|(i, _)| i + 1));
-        Lines { starts }
+        LineStarts { starts }
     }
 
     /// 1-based line and byte column of `offset`.
@@ -78,7 +78,7 @@ pub(super) fn clamp(n: usize) -> u32 {
 
 /// The tree of the JSON value that makes up `text`.
 pub(super) fn scan(text: &str) -> Option<Node> {
-    let lines = Lines::new(text);
+    let lines = LineStarts::new(text);
     let mut s = Scanner { text, b: text.as_bytes(), pos: 0, lines: &lines };
     s.value(0)
 }
@@ -87,7 +87,7 @@ struct Scanner<'a> {
     text: &'a str,
     b: &'a [u8],
     pos: usize,
-    lines: &'a Lines,
+    lines: &'a LineStarts,
 }
 
 impl Scanner<'_> {
@@ -140,7 +140,7 @@ impl Scanner<'_> {
                         }
                     }
                 }
-                Body::Object(members)
+                NodeBody::Object(members)
             }
             b'[' if depth < MAX_DEPTH => {
                 self.pos += 1;
@@ -162,11 +162,11 @@ impl Scanner<'_> {
                         }
                     }
                 }
-                Body::Array(items)
+                NodeBody::Array(items)
             }
             _ => {
                 self.skip_value()?;
-                Body::Scalar
+                NodeBody::Scalar
             }
         };
         let (line, col) = self.lines.pos(start);
