@@ -2,16 +2,16 @@
 //! it, or says which rule it breaks; [`fold`] runs it over a parsed log.
 
 use super::{
-    BlastRadius, Event, Evidence, GapKind, GapState, GapStatus, HumanDecision, Intent, Issue, Location, Log,
+    BlastRadius, Error, Event, Evidence, GapKind, GapState, GapStatus, HumanDecision, Intent, Issue, Location, Log,
     Obligation, Reason, StageState, State, Verdict, Wire, WireState, WireStatus, andon_rule,
 };
 
-fn gap_of<'s>(state: &'s mut State, id: &str) -> Result<&'s mut GapState, String> {
-    state.gaps.get_mut(id).ok_or_else(|| format!("no gap `{id}` was opened"))
+fn gap_of<'s>(state: &'s mut State, id: &str) -> Result<&'s mut GapState, Error> {
+    state.gaps.get_mut(id).ok_or_else(|| Error::NoGap { gap: id.to_string() })
 }
 
 /// Applies one event to the state, or says why the state does not allow it.
-pub fn apply(state: &mut State, seq: u64, e: &Event) -> Result<(), String> {
+pub fn apply(state: &mut State, seq: u64, e: &Event) -> Result<(), Error> {
     match e {
         // The stream and what a brief says about its stages.
         Event::StageRecorded { stage, root, confidence, source, incoming, outgoing } => {
@@ -96,13 +96,13 @@ pub fn apply(state: &mut State, seq: u64, e: &Event) -> Result<(), String> {
 }
 
 /// Restates a gap not closed: its location and summary as the scan finds it now.
-fn restate_gap(state: &mut State, gap: &str, location: &Location, summary: &str) -> Result<(), String> {
+fn restate_gap(state: &mut State, gap: &str, location: &Location, summary: &str) -> Result<(), Error> {
     let g = gap_of(state, gap)?;
     if g.status == GapStatus::Closed {
-        return Err(format!("gap `{gap}` is closed; a gap found again opens anew"));
+        return Err(Error::RestatedClosed { gap: gap.to_string() });
     }
     if location.path.trim().is_empty() || summary.trim().is_empty() {
-        return Err(format!("gap `{gap}` is restated without a location or a summary"));
+        return Err(Error::RestatedIncomplete { gap: gap.to_string() });
     }
     g.location = location.clone();
     g.summary = summary.to_string();
@@ -127,19 +127,19 @@ fn record_context(
 }
 
 /// Opens gap `g`: a new id, with a location, a summary, and a wire when it is a wire gap.
-fn open_gap(state: &mut State, g: GapState) -> Result<(), String> {
+fn open_gap(state: &mut State, g: GapState) -> Result<(), Error> {
     let gap = &g.id;
     if state.gaps.contains_key(gap) {
-        return Err(format!("gap `{gap}` is already open"));
+        return Err(Error::GapAlreadyOpen { gap: gap.clone() });
     }
     if g.location.path.trim().is_empty() {
-        return Err(format!("gap `{gap}` has no location; a gap needs a concrete file (and line)"));
+        return Err(Error::GapWithoutLocation { gap: gap.clone() });
     }
     if g.summary.trim().is_empty() {
-        return Err(format!("gap `{gap}` has no summary"));
+        return Err(Error::GapWithoutSummary { gap: gap.clone() });
     }
     if g.kind == GapKind::Wire && g.wire.is_none() {
-        return Err(format!("wire gap `{gap}` names no wire"));
+        return Err(Error::WireGapWithoutWire { gap: gap.clone() });
     }
     state.gaps.insert(g.id.clone(), g);
     Ok(())
@@ -152,13 +152,13 @@ fn record_proposal(
     blast_radius: BlastRadius,
     write_set: &[String],
     description: &str,
-) -> Result<(), String> {
+) -> Result<(), Error> {
     let g = gap_of(state, gap)?;
     if !g.status.takes_proposal() {
-        return Err(format!("gap `{gap}` is {} and takes no proposal", g.status.name()));
+        return Err(Error::TakesNoProposal { gap: gap.to_string(), status: g.status });
     }
     if write_set.is_empty() || description.trim().is_empty() {
-        return Err(format!("the proposal for `{gap}` needs a description and a declared write-set"));
+        return Err(Error::ProposalIncomplete { gap: gap.to_string() });
     }
     g.status = GapStatus::Proposed;
     g.blast_radius = Some(blast_radius);
@@ -168,25 +168,23 @@ fn record_proposal(
 
 /// Halts a gap not closed: awaiting authorization (which needs a proposal), blocked by the
 /// environment (which needs its last evidence to say so), or on any other condition.
-fn halt_gap(state: &mut State, gap: &str, condition: &str) -> Result<(), String> {
+fn halt_gap(state: &mut State, gap: &str, condition: &str) -> Result<(), Error> {
     let latest = state.gap_evidence.get(gap).and_then(|ids| ids.last()).and_then(|id| state.evidence.get(id)).cloned();
     let g = gap_of(state, gap)?;
     if g.status.finished() {
-        return Err(format!("gap `{gap}` is {}", g.status.name()));
+        return Err(Error::GapFinished { gap: gap.to_string(), status: g.status });
     }
     g.blocked = None;
     g.status = if condition == andon_rule::Condition::BlockedByEnvironment.token() {
         let cap = latest.filter(|e| e.reason == Some(Reason::UnprovableHere)).and_then(|e| e.capability);
         let Some(cap) = cap else {
-            return Err(format!(
-                "gap `{gap}` halts blocked by the environment, but its last evidence names no capability it could not run without"
-            ));
+            return Err(Error::HaltWithoutCapability { gap: gap.to_string() });
         };
         g.blocked = Some(cap);
         GapStatus::BlockedByEnvironment
     } else if condition == "authorization" {
         if g.blast_radius.is_none() {
-            return Err(format!("gap `{gap}` halts on authorization without a proposal's blast radius"));
+            return Err(Error::HaltWithoutProposal { gap: gap.to_string() });
         }
         GapStatus::HaltedAwaitingAuthorization
     } else {
@@ -197,7 +195,7 @@ fn halt_gap(state: &mut State, gap: &str, condition: &str) -> Result<(), String>
 
 /// Refuses to close a gap whose last other evidence is a tier-1 hold, unless `evidence` is about
 /// changed code.
-fn check_gap_hold(state: &State, gap: &str, evidence: &str) -> Result<(), String> {
+fn check_gap_hold(state: &State, gap: &str, evidence: &str) -> Result<(), Error> {
     let ev = state.evidence.get(evidence);
     let held = state
         .gap_evidence
@@ -209,13 +207,13 @@ fn check_gap_hold(state: &State, gap: &str, evidence: &str) -> Result<(), String
     if let Some(hold_tree) = held
         && (ev.is_none_or(|e| e.tree.is_none() || e.tree == hold_tree))
     {
-        return Err(format!("gap `{gap}` stands on a tier-1 hold; evidence `{evidence}` is not about changed code"));
+        return Err(Error::GapOnHold { gap: gap.to_string(), evidence: evidence.to_string() });
     }
     Ok(())
 }
 
 /// Closes a gap on recorded evidence that proves it (or an overridden tier-2 contradiction).
-fn close_gap(state: &mut State, gap: &str, evidence: &str) -> Result<(), String> {
+fn close_gap(state: &mut State, gap: &str, evidence: &str) -> Result<(), Error> {
     let ev = state.evidence.get(evidence).cloned();
     let was_overridden = state.overrides.get(gap).is_some_and(|o| o.iter().any(|id| id == evidence));
     let by_fix = ev.as_ref().is_some_and(|e| removed_by_fix(state, gap, e));
@@ -223,12 +221,12 @@ fn close_gap(state: &mut State, gap: &str, evidence: &str) -> Result<(), String>
     check_gap_hold(state, gap, evidence)?;
     let g = gap_of(state, gap)?;
     if g.status.finished() {
-        return Err(format!("gap `{gap}` is already {}", g.status.name()));
+        return Err(Error::AlreadyFinished { gap: gap.to_string(), status: g.status });
     }
-    let ev = ev.ok_or_else(|| format!("gap `{gap}` closes on evidence `{evidence}`, which was never recorded"))?;
+    let ev = ev.ok_or_else(|| Error::ClosedOnUnrecorded { gap: gap.to_string(), evidence: evidence.to_string() })?;
     let overridden = ev.verdict == Verdict::Refuted && ev.tier == Some(2) && was_overridden;
     if ev.verdict != Verdict::Proven && !overridden {
-        return Err(format!("gap `{gap}` closes on evidence `{evidence}`, which does not prove it"));
+        return Err(Error::ClosedWithoutProof { gap: gap.to_string(), evidence: evidence.to_string() });
     }
     // A proof of the wire itself closes its wire gaps (nothing was changed); anything
     // else closes only after a proposal, or on the proof of the verified fix that removed it.
@@ -242,9 +240,7 @@ fn close_gap(state: &mut State, gap: &str, evidence: &str) -> Result<(), String>
         return Ok(());
     }
     if g.blast_radius.is_none() && !wire_proof && !by_fix {
-        return Err(format!(
-            "gap `{gap}` closes without a proposal's blast radius, and `{evidence}` is not the proof of a verified fix of another gap"
-        ));
+        return Err(Error::ClosedWithoutProposal { gap: gap.to_string(), evidence: evidence.to_string() });
     }
     g.status = GapStatus::Closed;
     g.resolved_by = Some(evidence.to_string());
@@ -264,13 +260,13 @@ fn removed_by_fix(state: &State, gap: &str, ev: &Evidence) -> bool {
 
 /// Sets an open gap aside as vanished: the scan of `tree` no longer finds it, and nothing proved
 /// it fixed.
-fn vanish_gap(state: &mut State, gap: &str, tree: &str) -> Result<(), String> {
+fn vanish_gap(state: &mut State, gap: &str, tree: &str) -> Result<(), Error> {
     let g = gap_of(state, gap)?;
     if g.status != GapStatus::Open {
-        return Err(format!("gap `{gap}` is {}: only an open gap vanishes from the scan", g.status.name()));
+        return Err(Error::VanishedNotOpen { gap: gap.to_string(), status: g.status });
     }
     if tree.trim().is_empty() {
-        return Err(format!("gap `{gap}` vanishes from no scanned tree"));
+        return Err(Error::VanishedFromNoTree { gap: gap.to_string() });
     }
     g.status = GapStatus::Vanished;
     state.settled_since_convergence += 1;
@@ -279,7 +275,7 @@ fn vanish_gap(state: &mut State, gap: &str, tree: &str) -> Result<(), String> {
 
 /// A cycle names exactly the wires it converged past on a person's deferral of a proof that
 /// could not run here: none made up, none hidden.
-fn check_environment_blocked(state: &State, cycle: u32, claimed: &[Wire]) -> Result<(), String> {
+fn check_environment_blocked(state: &State, cycle: u32, claimed: &[Wire]) -> Result<(), Error> {
     let mut actual: Vec<Wire> = state.environment_blocked().into_iter().map(|(_, w)| w).collect();
     actual.sort();
     actual.dedup();
@@ -287,27 +283,20 @@ fn check_environment_blocked(state: &State, cycle: u32, claimed: &[Wire]) -> Res
     claimed.sort();
     claimed.dedup();
     if claimed != actual {
-        let names = |ws: &[Wire]| ws.iter().map(Wire::to_string).collect::<Vec<_>>().join(", ");
-        return Err(format!(
-            "cycle {cycle} names environment-blocked wires [{}], but the deferred gaps whose proofs could not run here are on [{}]",
-            names(&claimed),
-            names(&actual)
-        ));
+        return Err(Error::EnvironmentBlockedMismatch { cycle, claimed, actual });
     }
     Ok(())
 }
 
 /// A cycle claims `hardened` only when it needed nothing: no pass since the last convergence,
 /// no gap closed or vanished since, none skipped or deferred.
-fn check_hardened(state: &State, cycle: u32, passes: u32, hardened: bool) -> Result<(), String> {
+fn check_hardened(state: &State, cycle: u32, passes: u32, hardened: bool) -> Result<(), Error> {
     if !hardened {
         return Ok(());
     }
     let set_aside = state.gaps.values().any(|g| matches!(g.status, GapStatus::Skipped | GapStatus::Deferred));
     if passes > 0 || state.passes != state.passes_at_convergence || state.settled_since_convergence > 0 || set_aside {
-        return Err(format!(
-            "cycle {cycle} claims to be hardened, but it had passes, settled gaps, or gaps a person set aside"
-        ));
+        return Err(Error::FalselyHardened { cycle });
     }
     Ok(())
 }
@@ -318,17 +307,17 @@ fn decision(seq: u64, gap: &str, action: &'static str, by: &str, reason: &str) -
 }
 
 /// Raises the authority for a halted or proposed gap's fix, bound to one diff (`d` names who and why).
-fn raise_authority(state: &mut State, d: HumanDecision, diff_hash: &str, level: BlastRadius) -> Result<(), String> {
+fn raise_authority(state: &mut State, d: HumanDecision, diff_hash: &str, level: BlastRadius) -> Result<(), Error> {
     let gap = &d.gap;
     if d.by.trim().is_empty() {
-        return Err(format!("authority for `{gap}` names who approved it"));
+        return Err(Error::AuthorityWithoutApprover { gap: gap.clone() });
     }
     let g = gap_of(state, gap)?;
     if !matches!(g.status, GapStatus::HaltedAwaitingAuthorization | GapStatus::Proposed) {
-        return Err(format!("gap `{gap}` is not halted awaiting authorization, nor proposed"));
+        return Err(Error::NotAwaitingAuthority { gap: gap.clone() });
     }
     if diff_hash.trim().is_empty() || d.reason.trim().is_empty() {
-        return Err(format!("authority for `{gap}` binds to one diff (its hash) and needs a reason"));
+        return Err(Error::AuthorityUnbound { gap: gap.clone() });
     }
     g.status = GapStatus::Proposed;
     state.authority.entry(gap.clone()).or_default().push((diff_hash.to_string(), level));
@@ -337,21 +326,22 @@ fn raise_authority(state: &mut State, d: HumanDecision, diff_hash: &str, level: 
 }
 
 /// Overrides a tier-2 contradiction about the gap (never a tier-1 hold); `d` names who and why.
-fn override_evidence(state: &mut State, d: HumanDecision, evidence: &str) -> Result<(), String> {
+fn override_evidence(state: &mut State, d: HumanDecision, evidence: &str) -> Result<(), Error> {
     let gap = &d.gap;
     gap_of(state, gap)?;
-    let e = state.evidence.get(evidence).ok_or_else(|| format!("no evidence `{evidence}` to override"))?;
+    let e =
+        state.evidence.get(evidence).ok_or_else(|| Error::NoEvidenceToOverride { evidence: evidence.to_string() })?;
     if e.hold || e.tier == Some(1) {
-        return Err(format!("evidence `{evidence}` is a tier-1 hold: no override or adjudication clears it"));
+        return Err(Error::OverrideOfHold { evidence: evidence.to_string() });
     }
     if e.tier != Some(2) || e.verdict != Verdict::Refuted {
-        return Err(format!("only a tier-2 contradiction can be overridden; `{evidence}` is not one"));
+        return Err(Error::NotTier2Contradiction { evidence: evidence.to_string() });
     }
     if e.gap.as_deref() != Some(gap.as_str()) {
-        return Err(format!("evidence `{evidence}` is not about gap `{gap}`"));
+        return Err(Error::EvidenceNotAboutGap { evidence: evidence.to_string(), gap: gap.clone() });
     }
     if d.by.trim().is_empty() || d.reason.trim().is_empty() {
-        return Err(format!("an override of `{evidence}` names who decided and why"));
+        return Err(Error::OverrideWithoutReason { evidence: evidence.to_string() });
     }
     state.overrides.entry(gap.clone()).or_default().push(evidence.to_string());
     state.decisions.push(d);
@@ -359,17 +349,17 @@ fn override_evidence(state: &mut State, d: HumanDecision, evidence: &str) -> Res
 }
 
 /// Defers or skips (`status`) a gap not closed; `d` names who and why.
-fn set_gap_aside(state: &mut State, d: HumanDecision, status: GapStatus) -> Result<(), String> {
+fn set_gap_aside(state: &mut State, d: HumanDecision, status: GapStatus) -> Result<(), Error> {
     let gap = &d.gap;
     if d.by.trim().is_empty() {
-        return Err(format!("deferring or skipping `{gap}` names who decided"));
+        return Err(Error::SetAsideWithoutWho { gap: gap.clone() });
     }
     let g = gap_of(state, gap)?;
     if g.status.finished() {
-        return Err(format!("gap `{gap}` is {}", g.status.name()));
+        return Err(Error::GapFinished { gap: gap.clone(), status: g.status });
     }
     if d.reason.trim().is_empty() {
-        return Err(format!("deferring or skipping `{gap}` needs a reason"));
+        return Err(Error::SetAsideWithoutReason { gap: gap.clone() });
     }
     g.status = status;
     state.decisions.push(d);
@@ -377,13 +367,13 @@ fn set_gap_aside(state: &mut State, d: HumanDecision, status: GapStatus) -> Resu
 }
 
 /// Confirms an entry gate `rule` of a stage with brief context; `d` names who and why.
-fn confirm_gate(state: &mut State, stage: &str, rule: &str, d: HumanDecision) -> Result<(), String> {
+fn confirm_gate(state: &mut State, stage: &str, rule: &str, d: HumanDecision) -> Result<(), Error> {
     if d.by.trim().is_empty() || d.reason.trim().is_empty() {
-        return Err(format!("confirming `{rule}` of stage `{stage}` names who decided and why"));
+        return Err(Error::ConfirmWithoutReason { stage: stage.to_string(), rule: rule.to_string() });
     }
-    let c = state.context.get_mut(stage).ok_or_else(|| format!("stage `{stage}` has no brief context"))?;
+    let c = state.context.get_mut(stage).ok_or_else(|| Error::NoBriefContext { stage: stage.to_string() })?;
     if !c.obligations.iter().any(|o| o.id == rule && o.is_entry_gate()) {
-        return Err(format!("`{rule}` is not an entry gate of stage `{stage}`"));
+        return Err(Error::NotEntryGate { stage: stage.to_string(), rule: rule.to_string() });
     }
     if !c.confirmed.iter().any(|id| id == rule) {
         c.confirmed.push(rule.to_string());
@@ -393,20 +383,20 @@ fn confirm_gate(state: &mut State, stage: &str, rule: &str, d: HumanDecision) ->
 }
 
 /// Records new evidence: a new id, about an opened gap if any, a valid tier, never both hold and proof.
-fn record_evidence(state: &mut State, evidence: &Evidence) -> Result<(), String> {
+fn record_evidence(state: &mut State, evidence: &Evidence) -> Result<(), Error> {
     if state.evidence.contains_key(&evidence.id) {
-        return Err(format!("evidence `{}` is already recorded", evidence.id));
+        return Err(Error::EvidenceAlreadyRecorded { evidence: evidence.id.clone() });
     }
     if let Some(g) = &evidence.gap
         && !state.gaps.contains_key(g)
     {
-        return Err(format!("evidence `{}` names gap `{g}`, which was never opened", evidence.id));
+        return Err(Error::EvidenceOfUnopenedGap { evidence: evidence.id.clone(), gap: g.clone() });
     }
     if evidence.tier.is_some_and(|t| !(1..=3).contains(&t)) {
-        return Err(format!("evidence `{}` has tier {:?}; tiers are 1, 2, 3", evidence.id, evidence.tier));
+        return Err(Error::BadTier { evidence: evidence.id.clone(), tier: evidence.tier });
     }
     if evidence.hold && evidence.verdict == Verdict::Proven {
-        return Err(format!("evidence `{}` both holds and proves", evidence.id));
+        return Err(Error::HoldsAndProves { evidence: evidence.id.clone() });
     }
     if let Some(g) = &evidence.gap {
         state.gap_evidence.entry(g.clone()).or_default().push(evidence.id.clone());
@@ -416,12 +406,12 @@ fn record_evidence(state: &mut State, evidence: &Evidence) -> Result<(), String>
 }
 
 /// Adds a proof-strength audit to recorded evidence.
-fn audit_evidence(state: &mut State, evidence: &str, tool: &str, strength: &str, detail: &str) -> Result<(), String> {
+fn audit_evidence(state: &mut State, evidence: &str, tool: &str, strength: &str, detail: &str) -> Result<(), Error> {
     if !state.evidence.contains_key(evidence) {
-        return Err(format!("an audit of evidence `{evidence}`, which is not recorded"));
+        return Err(Error::AuditOfUnrecorded { evidence: evidence.to_string() });
     }
     if !matches!(strength, "strong" | "weak" | "inconclusive" | "unavailable") {
-        return Err(format!("an audit of `{evidence}` with strength `{strength}`"));
+        return Err(Error::BadAuditStrength { evidence: evidence.to_string(), strength: strength.to_string() });
     }
     state.audits.entry(evidence.to_string()).or_default().push((
         tool.to_string(),
@@ -445,16 +435,13 @@ fn backs(state: &State, ev: &Evidence, evidence: &str, status: WireStatus) -> bo
 }
 
 /// Refuses to move a wire off a tier-1 hold, except to another hold or to a proof on changed code.
-fn check_wire_hold(state: &State, wire: &Wire, status: WireStatus, ev: &Evidence) -> Result<(), String> {
+fn check_wire_hold(state: &State, wire: &Wire, status: WireStatus, ev: &Evidence) -> Result<(), Error> {
     if let Some(ws) = state.wires.get(wire)
         && let Some(h) = state.evidence.get(&ws.evidence).filter(|h| h.hold)
     {
         let on_changed_code = status == WireStatus::Proven && ev.tree.is_some() && ev.tree != h.tree;
         if !ev.hold && !on_changed_code {
-            return Err(format!(
-                "wire {wire} stands on tier-1 hold `{}`; only a proof on changed code replaces it",
-                ws.evidence
-            ));
+            return Err(Error::WireOnHold { wire: wire.clone(), hold: ws.evidence.clone() });
         }
     }
     Ok(())
@@ -467,17 +454,26 @@ fn change_wire_status(
     wire: &Wire,
     status: WireStatus,
     evidence: &str,
-) -> Result<(), String> {
+) -> Result<(), Error> {
     // R14: a wire's status changes only through a recorded evidence record.
     let ev = state
         .evidence
         .get(evidence)
-        .ok_or_else(|| format!("wire {wire} changes status on evidence `{evidence}`, which was never recorded"))?;
+        .ok_or_else(|| Error::WireOnUnrecorded { wire: wire.clone(), evidence: evidence.to_string() })?;
     if &ev.wire != wire {
-        return Err(format!("evidence `{evidence}` is about {}, not {wire}", ev.wire));
+        return Err(Error::EvidenceOfOtherWire {
+            evidence: evidence.to_string(),
+            about: ev.wire.clone(),
+            wire: wire.clone(),
+        });
     }
     if !backs(state, ev, evidence, status) {
-        return Err(format!("evidence `{evidence}` ({:?}) does not back status {status:?} of {wire}", ev.verdict));
+        return Err(Error::EvidenceDoesNotBack {
+            evidence: evidence.to_string(),
+            verdict: ev.verdict,
+            status,
+            wire: wire.clone(),
+        });
     }
     check_wire_hold(state, wire, status, ev)?;
     let entry = state.wires.entry(wire.clone()).or_insert(WireState {
@@ -501,31 +497,31 @@ fn close_pass(
     advanced: bool,
     ceiling: BlastRadius,
     diff_hash: Option<&str>,
-) -> Result<(), String> {
+) -> Result<(), Error> {
     if !state.gaps.contains_key(gap) {
-        return Err(format!("pass {pass} closes on gap `{gap}`, which was never opened"));
+        return Err(Error::PassOnUnopenedGap { pass, gap: gap.to_string() });
     }
     if pass != state.passes + 1 {
-        return Err(format!("pass {pass} closes after pass {}", state.passes));
+        return Err(Error::PassOutOfOrder { pass, last: state.passes });
     }
     // Every advance goes through the andon rule.
     if advanced && let andon_rule::Ruling::Halt(c, why) = andon_rule::rule_on(state, gap, ceiling, diff_hash) {
-        return Err(format!("pass {pass} claims an advance the andon rule forbids ({}: {why})", c.token()));
+        return Err(Error::AdvanceForbidden { pass, condition: c, why });
     }
     state.passes = pass;
     Ok(())
 }
 
 /// Converges the next cycle, with no more passes than the history has and a known intent.
-fn converge_cycle(state: &mut State, cycle: u32, passes: u32, intent: Option<&Intent>) -> Result<(), String> {
+fn converge_cycle(state: &mut State, cycle: u32, passes: u32, intent: Option<&Intent>) -> Result<(), Error> {
     if intent.is_some_and(|i| !matches!(i.next.as_str(), "harden" | "feature" | "split")) {
-        return Err(format!("cycle {cycle}: intent must be harden, feature or split"));
+        return Err(Error::UnknownIntent { cycle });
     }
     if cycle != state.cycles + 1 {
-        return Err(format!("cycle {cycle} converges after cycle {}", state.cycles));
+        return Err(Error::CycleOutOfOrder { cycle, last: state.cycles });
     }
     if passes > state.passes {
-        return Err(format!("cycle {cycle} claims {passes} passes; the history has {}", state.passes));
+        return Err(Error::TooManyPasses { cycle, passes, history: state.passes });
     }
     state.cycles = cycle;
     state.passes_at_convergence = state.passes;
@@ -544,7 +540,7 @@ pub fn fold(log: &Log) -> (State, Vec<Issue>) {
         }
         expect = r.seq.saturating_add(1);
         if let Err(m) = apply(&mut state, r.seq, &r.event) {
-            issues.push(Issue { line: *line, message: m });
+            issues.push(Issue { line: *line, message: m.to_string() });
         }
     }
     (state, issues)
@@ -603,7 +599,7 @@ mod tests {
     /// Applies `events` in order from an empty state: the first refusal, if any.
     fn refusal(events: &[Event]) -> Option<String> {
         let mut state = State::default();
-        events.iter().enumerate().find_map(|(i, e)| apply(&mut state, i as u64 + 1, e).err())
+        events.iter().enumerate().find_map(|(i, e)| apply(&mut state, i as u64 + 1, e).err().map(|e| e.to_string()))
     }
 
     #[test]
@@ -735,10 +731,12 @@ mod tests {
         let g = &state.gaps["B-1"];
         assert_eq!((g.location.line, g.summary.as_str()), (Some(3), "command `t` exits 2; its output is in b.log"));
         assert_eq!(g.status, GapStatus::Open);
-        assert!(apply(&mut state, 3, &restate(" ")).unwrap_err().contains("without a location or a summary"));
+        assert!(
+            apply(&mut state, 3, &restate(" ")).unwrap_err().to_string().contains("without a location or a summary")
+        );
         let missing = Event::GapRestated { gap: "B-2".into(), location: at(1), summary: "x".into() };
-        assert!(apply(&mut state, 3, &missing).unwrap_err().contains("no gap `B-2`"));
+        assert!(apply(&mut state, 3, &missing).unwrap_err().to_string().contains("no gap `B-2`"));
         state.gaps.get_mut("B-1").unwrap().status = GapStatus::Closed;
-        assert!(apply(&mut state, 3, &restate("again")).unwrap_err().contains("is closed"));
+        assert!(apply(&mut state, 3, &restate("again")).unwrap_err().to_string().contains("is closed"));
     }
 }

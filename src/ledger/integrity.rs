@@ -53,15 +53,13 @@ pub fn repair(dir: &Path, now: u64) -> Result<Repaired, LedgerError> {
         return Ok(Repaired { removed: view::remove_dead_temporaries(dir), ..Repaired::default() });
     };
     let log = parse_bytes(&bytes);
-    let (header, state, records) = repairable(&log)?;
+    let (header, state, records) = repairable(&log, &path)?;
     let stood = view::stand(read_view(dir)?.as_deref(), &header, &state, &records);
     // a view beside an interrupted write is rendered again whatever it shows; beside a whole log,
     // one that is no earlier rendering of it says the log or the view was edited
     if let (View::Differs { line }, None) = (&stood, log.torn) {
-        return Err(LedgerError::Refused(format!(
-            "not repaired: {}; if the log is right as it is (only {HUMAN_FILE} was edited, or the log was restored), delete {HUMAN_FILE} and run `andon ledger repair` again, else restore {LOG_FILE} from a copy or version control",
-            view_differs(*line, &records, &header, &state)
-        )));
+        let log_line = view_differs(*line, &records, &header, &state);
+        return Err(LedgerError::ViewDisagrees { path: dir.join(HUMAN_FILE), line: *line, log_line });
     }
     let mut done = Repaired { removed: view::remove_dead_temporaries(dir), ..Repaired::default() };
     if let Some(cut) = log.torn {
@@ -82,8 +80,8 @@ pub fn repair(dir: &Path, now: u64) -> Result<Repaired, LedgerError> {
 }
 
 /// The ledger `repair` would leave (header, state, records), or why it is refused: a problem
-/// anywhere before the interrupted write, or a torn header.
-fn repairable(log: &Log) -> Result<(Header, State, Vec<Record>), LedgerError> {
+/// anywhere before the interrupted write of the log at `path`, or a torn header.
+fn repairable(log: &Log, path: &Path) -> Result<(Header, State, Vec<Record>), LedgerError> {
     let (state, mut issues, records) = before_cut(log);
     if log.torn.is_some_and(|cut| cut <= 1) {
         issues.insert(
@@ -98,10 +96,7 @@ fn repairable(log: &Log) -> Result<(Header, State, Vec<Record>), LedgerError> {
         (None, Some(h)) => Ok((h.clone(), state, records)),
         (first, _) => {
             let i = first.cloned().unwrap_or(Issue { line: 1, message: "no header".into() });
-            Err(LedgerError::Refused(format!(
-                "not repaired: line {}: {}; only an interrupted last write is repaired; restore {LOG_FILE} from a copy or version control",
-                i.line, i.message
-            )))
+            Err(LedgerError::NotRepairable { path: path.to_path_buf(), issue: i })
         }
     }
 }
@@ -114,9 +109,9 @@ fn line_start(bytes: &[u8], line: u64) -> usize {
     bytes.iter().enumerate().filter(|(_, b)| **b == b'\n').nth(line as usize - 2).map_or(bytes.len(), |(i, _)| i + 1)
 }
 
-/// Where a view that differs from the log's rendering first does: its line, and the log's line
-/// when that line of the rendering is a record's history line.
-fn view_differs(line: u64, records: &[Record], header: &Header, state: &State) -> String {
+/// Where a view that differs from the log's rendering at its line `line` does in the log: the
+/// log's line, when that line of the rendering is a record's history line.
+fn view_differs(line: u64, records: &[Record], header: &Header, state: &State) -> Option<u64> {
     let want = render(header, state, records);
     let seq = want
         .lines()
@@ -124,13 +119,7 @@ fn view_differs(line: u64, records: &[Record], header: &Header, state: &State) -
         .and_then(|l| l.split_once(". "))
         .and_then(|(n, _)| n.parse::<u64>().ok())
         .filter(|s| records.iter().any(|r| r.seq == *s));
-    match seq {
-        Some(s) => format!(
-            "{HUMAN_FILE} disagrees with the log at its line {line}, which shows the record on line {} of {LOG_FILE}",
-            s + 1
-        ),
-        None => format!("{HUMAN_FILE} disagrees with the log at its line {line}"),
-    }
+    seq.map(|s| s + 1)
 }
 
 /// What `andon ledger check` finds: every problem (line 0 is `ledger.md`), the state when there

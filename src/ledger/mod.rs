@@ -28,7 +28,7 @@ mod view;
 
 pub use crate::config::BlastRadius;
 pub use dir::{dir_of, outside, repo_identity};
-pub use error::{Issue, LedgerError};
+pub use error::{Error, Issue, LedgerError};
 pub use fold::{apply, fold};
 pub use integrity::{Inspection, Repaired, SetAside, check, inspect, log_problems, repair};
 pub use parse::{Log, parse, parse_bytes};

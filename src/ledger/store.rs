@@ -11,7 +11,7 @@ use super::{
 };
 
 pub(super) fn io_err(p: &Path) -> impl Fn(std::io::Error) -> LedgerError + '_ {
-    move |e| LedgerError::Io(format!("{}: {e}", p.display()))
+    move |source| LedgerError::File { path: p.to_path_buf(), source }
 }
 
 /// The bytes of the log in `dir`; `None` when there is none.
@@ -119,11 +119,8 @@ pub fn append(dir: &Path, header: &Header, events: &[Event], now: u64) -> Result
         f.write_all(text.as_bytes()).and_then(|_| f.sync_all()).map_err(io_err(&path))?;
     }
     records.extend(written.iter().cloned());
-    write_human(dir, &render(recorded.as_ref().unwrap_or(header), &state, &records)).map_err(|e| {
-        LedgerError::Io(format!(
-            "the records were written to {LOG_FILE}, but {HUMAN_FILE} could not be rendered ({e}); the next write renders it again"
-        ))
-    })?;
+    write_human(dir, &render(recorded.as_ref().unwrap_or(header), &state, &records))
+        .map_err(|e| LedgerError::Unrendered { source: Box::new(e) })?;
     drop(lock);
     Ok(written)
 }
@@ -133,11 +130,7 @@ pub fn append(dir: &Path, header: &Header, events: &[Event], now: u64) -> Result
 /// only trace of the edit. A view that is behind or missing is rendered by the write.
 fn refuse_a_view_that_differs(dir: &Path, h: &Header, state: &State, records: &[Record]) -> Result<(), LedgerError> {
     match view::stand(read_view(dir)?.as_deref(), h, state, records) {
-        View::Differs { line } => Err(LedgerError::Refused(format!(
-            "refused, nothing written: {HUMAN_FILE} differs from {LOG_FILE} at its line {line}, and it is no earlier \
-             rendering of the log: one of them was edited by hand; run `andon ledger check`, then restore the edited \
-             file (or remove {HUMAN_FILE} if only the view was edited)"
-        ))),
+        View::Differs { line } => Err(LedgerError::ViewEdited { path: dir.join(HUMAN_FILE), line }),
         _ => Ok(()),
     }
 }
