@@ -216,8 +216,9 @@ impl LedgerError {
     }
 }
 
+// bridge: goes once every caller takes the typed error
 impl From<Error> for String {
     fn from(e: Error) -> String {
         e.to_string()
-    } // bridge: goes once every caller takes the typed error
+    }
 }
