@@ -151,7 +151,7 @@ fn a_hand_written_blocked_halt_without_the_evidence_is_refused() {
         condition: "halt:blocked-by-environment".into(),
         reason: "forged".into(),
     };
-    let err = andon::ledger::apply(&mut state, 999, &halted).unwrap_err();
+    let err = andon::ledger::apply(&mut state, 999, &halted).unwrap_err().to_string();
     assert!(err.contains("names no capability"), "{err}");
 }
 
