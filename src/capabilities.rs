@@ -52,17 +52,33 @@ pub fn on_path(name: &str, path_var: Option<&OsStr>) -> bool {
     path_var.is_some_and(|p| std::env::split_paths(p).any(|d| executable(&d.join(name))))
 }
 
+/// Why no tool serves an approach here.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Unavailable {
+    /// The registry has no tool for the approach on this language.
+    #[error("no external tool serves `{approach}` for {language}")]
+    NoTool { approach: String, language: String },
+    /// Tools exist, and none is on `PATH`.
+    #[error("unavailable: {} is not on PATH", install_hints(.0))]
+    NotOnPath(Vec<&'static Tool>),
+}
+
+fn install_hints(tools: &[&Tool]) -> String {
+    let names: Vec<String> =
+        tools.iter().map(|t| format!("`{}` (install {} from {})", t.name, t.package, t.registry)).collect();
+    names.join(" or ")
+}
+
 /// The tool for `approach` on code in `language`, if one is available; otherwise why not.
-pub fn available(approach: &str, language: &str, path_var: Option<&OsStr>) -> Result<&'static Tool, String> {
-    let known: Vec<&Tool> = REGISTRY.iter().filter(|t| t.approach == approach && t.serves(language)).collect();
+pub fn available(approach: &str, language: &str, path_var: Option<&OsStr>) -> Result<&'static Tool, Unavailable> {
+    let known: Vec<&'static Tool> = REGISTRY.iter().filter(|t| t.approach == approach && t.serves(language)).collect();
     if known.is_empty() {
-        return Err(format!("no external tool serves `{approach}` for {language}"));
+        return Err(Unavailable::NoTool { approach: approach.into(), language: language.into() });
     }
-    known.iter().find(|t| on_path(t.name, path_var)).copied().ok_or_else(|| {
-        let names: Vec<String> =
-            known.iter().map(|t| format!("`{}` (install {} from {})", t.name, t.package, t.registry)).collect();
-        format!("unavailable: {} is not on PATH", names.join(" or "))
-    })
+    match known.iter().find(|t| on_path(t.name, path_var)) {
+        Some(t) => Ok(t),
+        None => Err(Unavailable::NotOnPath(known)),
+    }
 }
 
 /// Commands that run another command: the one they run is the capability, not them.
@@ -237,7 +253,7 @@ mod tests {
         for t in REGISTRY {
             assert!(!on_path(t.name, Some(&path)), "{} before it is installed", t.name);
             for l in t.languages() {
-                assert!(available(t.approach, l, Some(&path)).unwrap_err().contains(t.name));
+                assert!(available(t.approach, l, Some(&path)).unwrap_err().to_string().contains(t.name));
             }
             let exe = dir.path().join(t.name);
             std::fs::write(&exe, "#!/bin/sh\n").unwrap();
@@ -277,6 +293,6 @@ mod tests {
 
     #[test]
     fn an_approach_nothing_serves_says_so() {
-        assert!(available("proof-strength", "cobol", None).unwrap_err().contains("no external tool"));
+        assert!(available("proof-strength", "cobol", None).unwrap_err().to_string().contains("no external tool"));
     }
 }

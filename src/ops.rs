@@ -24,12 +24,6 @@ pub enum Error {
     UnknownEndpoint { name: String, nearest: Option<String> },
 }
 
-impl From<Error> for crate::api::Error {
-    fn from(e: Error) -> Self {
-        crate::api::Error::Failed(e.to_string())
-    } // bridge
-}
-
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StageRow {
     pub name: String,

@@ -231,7 +231,7 @@ pub struct ReportInputs {
     pub name: String,
     pub stream: StreamReport,
     pub check: Option<CheckReport>,
-    pub status: Result<Status, String>,
+    pub status: Result<Status, Error>,
     /// Where the page goes.
     pub file: PathBuf,
 }
@@ -248,9 +248,9 @@ pub fn report(repo: &Repo, output: Option<&Path>) -> Result<Outcome<ReportInputs
     } else {
         Some(structure::check(repo.root, &cfg, &opts, &idx, None, &BudgetFlags::default())?)
     };
-    let root = std::fs::canonicalize(repo.root).map_err(|e| format!("{}: {e}", repo.root.display()))?;
+    let root = std::fs::canonicalize(repo.root).map_err(|e| Error::io(repo.root, "", e))?;
     let name = root.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let status = work::status(repo.root).map_err(|e| e.to_string());
+    let status = work::status(repo.root);
     let file = output.map(Path::to_path_buf).unwrap_or_else(|| cfg.settings.output_path(repo.root).join("report.html"));
     Ok(Outcome::new(ReportInputs { name, stream, check, status, file }, Exit::Success))
 }
@@ -258,9 +258,9 @@ pub fn report(repo: &Repo, output: Option<&Path>) -> Result<Outcome<ReportInputs
 /// Writes the rendered page of [`report`] whole.
 pub fn write_report(file: &Path, bytes: &[u8]) -> Result<(), Error> {
     if let Some(dir) = file.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, "", e))?;
     }
-    crate::text::write_named(file, bytes).map_err(|e| format!("{}: cannot write the report: {e}", file.display()))?;
+    crate::text::write_named(file, bytes).map_err(|e| Error::io(file, "cannot write the report: ", e))?;
     Ok(())
 }
 
@@ -434,7 +434,10 @@ pub fn decide(
     unattended: bool,
 ) -> Result<Outcome<Decided>, Error> {
     let decided = work::decide(root, gap, d, unattended)?;
-    let exit = if decided.result.is_ok() { Exit::Success } else { Exit::Findings };
+    let exit = match decided {
+        Decided::Recorded(_) => Exit::Success,
+        Decided::Refused(_) => Exit::Findings,
+    };
     Ok(Outcome::new(decided, exit))
 }
 
@@ -465,8 +468,8 @@ fn reports<T: serde::Serialize>(
 ) {
     let mut text = Vec::new();
     let written = std::fs::create_dir_all(out_dir)
-        .map_err(|e| format!("{}: {e}", out_dir.display()))
-        .and_then(|_| render.human(human(&out.result), &mut text).map_err(|e| e.to_string()))
+        .map_err(|e| Error::io(out_dir, "", e))
+        .and_then(|_| render.human(human(&out.result), &mut text).map_err(|e| Error::io(out_dir, "", e)))
         .and_then(|_| atomic(&out_dir.join(human_name), &text))
         .and_then(|_| {
             let doc = serde_json::to_string_pretty(&out.result).expect("a document serializes");
@@ -481,13 +484,13 @@ fn reports<T: serde::Serialize>(
 /// Writes one human report at `file`; a failure is a note of the outcome.
 fn human_report(out: &mut Outcome<()>, file: &Path, render: &dyn Render, human: Human<'_>) {
     let mut text = Vec::new();
-    let written = render.human(human, &mut text).map_err(|e| e.to_string()).and_then(|_| atomic(file, &text));
+    let written = render.human(human, &mut text).map_err(|e| Error::io(file, "", e)).and_then(|_| atomic(file, &text));
     match written {
         Ok(()) => out.written.push(file.to_path_buf()),
-        Err(e) => out.notes.push(e),
+        Err(e) => out.notes.push(e.to_string()),
     }
 }
 
-fn atomic(path: &Path, bytes: &[u8]) -> Result<(), String> {
-    crate::text::write_atomic(path, bytes).map_err(|e| format!("{}: cannot write the report: {e}", path.display()))
+fn atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
+    crate::text::write_atomic(path, bytes).map_err(|e| Error::io(path, "cannot write the report: ", e))
 }

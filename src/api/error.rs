@@ -1,18 +1,30 @@
-//! Why a command could not run: one error type for every front end, which names its own exit
-//! code and, where there is one, the `file:line` it is about.
+//! Why a command could not run: one error type for every front end, with each layer's error as
+//! its source. It names its own exit code and, where there is one, the `file:line` it is about.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::exit::Exit;
 
 /// Why a command could not run.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// Bad usage, bad configuration, an I/O error: andon could not run (the message says what to
-    /// do, with `file:line` where there is one).
+    /// What the API refuses on its own (bad usage, a command out of order): the message says what
+    /// to do.
     #[error("{0}")]
     Failed(String),
-    /// The settings are wrong at a line of a file; `quoted` is that line as the message shows it.
+    /// The repository named is not a directory; `hint` says what to pass.
+    #[error("{}: no such directory{hint}", path.display())]
+    NoSuchDirectory { path: PathBuf, hint: &'static str },
+    /// A file the command writes or reads could not be.
+    #[error("{}: {what}{source}", path.display())]
+    Io {
+        path: PathBuf,
+        /// What was being done, with its trailing `: ` (or nothing).
+        what: &'static str,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The settings are wrong at a line of a file; `message` quotes that line.
     #[error("{message}")]
     Config { path: PathBuf, line: u32, message: String },
     /// The index is stale or missing and the command was told not to update it.
@@ -22,23 +34,57 @@ pub enum Error {
     /// command names it.
     #[error("{message}")]
     InvalidLedger { dir: Option<PathBuf>, message: String },
+    /// The loop refused or failed.
+    #[error(transparent)]
+    Loop(#[from] crate::andon_loop::Error),
+    /// The ledger could not be read or written.
+    #[error(transparent)]
+    Ledger(crate::ledger::LedgerError),
+    /// A use case over the index failed.
+    #[error(transparent)]
+    Ops(#[from] crate::ops::Error),
 }
 
 impl Error {
     /// The exit code the error gives.
     pub fn exit(&self) -> Exit {
         match self {
-            Error::Failed(_) | Error::Config { .. } => Exit::Error,
             Error::StaleIndex(_) => Exit::StaleIndex,
             Error::InvalidLedger { .. } => Exit::Findings,
+            Error::Failed(_)
+            | Error::NoSuchDirectory { .. }
+            | Error::Io { .. }
+            | Error::Config { .. }
+            | Error::Loop(_)
+            | Error::Ledger(_)
+            | Error::Ops(_) => Exit::Error,
         }
     }
 
     /// The file and line the error is about, where it has one.
-    pub fn location(&self) -> Option<(&std::path::Path, u32)> {
+    pub fn location(&self) -> Option<(&Path, u32)> {
         match self {
             Error::Config { path, line, .. } => Some((path, *line)),
+            Error::Ledger(e) => e.location(),
             _ => None,
+        }
+    }
+
+    pub(crate) fn no_such_directory(path: &Path, hint: &'static str) -> Error {
+        Error::NoSuchDirectory { path: path.to_path_buf(), hint }
+    }
+
+    pub(crate) fn io(path: &Path, what: &'static str, source: std::io::Error) -> Error {
+        Error::Io { path: path.to_path_buf(), what, source }
+    }
+}
+
+impl From<crate::ledger::LedgerError> for Error {
+    /// An invalid ledger is its own kind: nothing acts on it.
+    fn from(e: crate::ledger::LedgerError) -> Error {
+        match e {
+            e @ crate::ledger::LedgerError::Invalid(_) => Error::InvalidLedger { dir: None, message: e.to_string() },
+            e => Error::Ledger(e),
         }
     }
 }

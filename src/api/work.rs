@@ -33,21 +33,13 @@ pub fn gap_kind_name(k: ledger::GapKind) -> &'static str {
     }
 }
 
-/// A ledger error as the API reports it: an invalid ledger is its own kind.
-fn ledger_error(e: LedgerError) -> Error {
-    match e {
-        e @ LedgerError::Invalid(_) => Error::InvalidLedger { dir: None, message: e.to_string() },
-        e => Error::Failed(e.to_string()),
-    }
-}
-
 /// One step of `andon loop`, with the suspected injections of the index it ran on.
 pub struct LoopStep {
     pub session: Session,
     /// Reported from the index the step ran on; they change nothing the step decided (R123).
     pub injections: Vec<Injection>,
     /// The proposer's packet of the gap the step picked, or why it could not be read.
-    pub packet: Option<Result<Packet, String>>,
+    pub packet: Option<Result<Packet, Error>>,
 }
 
 /// In ingest mode an absent or invalid brief stops the loop before anything is indexed or
@@ -68,8 +60,8 @@ pub fn loop_step(root: &Path, cfg: &Config, idx: &Index, max_passes: u32, slow: 
         .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
         .and_then(|v| v["ledger_seq"].as_u64());
     let opts = StepOptions { now: super::now(), max_passes, slow, since };
-    let session = andon_loop::step(root, cfg, idx, opts).map_err(ledger_error)?;
-    let packet = session.picked.as_ref().map(|(gap, _)| packet(root, cfg, gap).map_err(|e| e.to_string()));
+    let session = andon_loop::step(root, cfg, idx, opts).map_err(Error::from)?;
+    let packet = session.picked.as_ref().map(|(gap, _)| packet(root, cfg, gap));
     Ok(LoopStep { session, injections: crate::ops::suspected_injections(idx), packet })
 }
 
@@ -78,10 +70,10 @@ pub fn loop_step(root: &Path, cfg: &Config, idx: &Index, max_passes: u32, slow: 
 /// one the loop picked.
 pub fn packet(root: &Path, cfg: &Config, gap: &str) -> Result<Packet, Error> {
     let dir = ledger::dir_of(root, &cfg.settings);
-    let Some((_, state, _)) = ledger::load(&dir).map_err(ledger_error)? else {
+    let Some((_, state, _)) = ledger::load(&dir).map_err(Error::from)? else {
         return Err("the loop has never run here: run `andon loop` first".into());
     };
-    andon_loop::packet::packet(root, &cfg.settings, &state, gap).map_err(ledger_error)
+    andon_loop::packet::packet(root, &cfg.settings, &state, gap).map_err(Error::from)
 }
 
 /// A gap of the ledger as JSON.
@@ -156,7 +148,7 @@ impl LoopStep {
             "picked": s.picked.as_ref().map(|(g, rule)| json!({ "gap": g, "rule": rule })),
             "packet": match &self.packet {
                 Some(Ok(p)) => p.document(),
-                Some(Err(e)) => json!({ "error": e }),
+                Some(Err(e)) => json!({ "error": e.to_string() }),
                 None => Value::Null,
             },
             "suspected_injections": injections_json(&self.injections),
@@ -178,7 +170,7 @@ pub struct Status {
 /// (R114).
 pub fn status(root: &Path) -> Result<Status, Error> {
     if !root.exists() {
-        return Err(format!("{}: no such directory", root.display()).into());
+        return Err(Error::no_such_directory(root, ""));
     }
     let cfg = super::config(root)?;
     let dir = ledger::dir_of(root, &cfg.settings);
@@ -319,9 +311,9 @@ pub fn propose(root: &Path, cfg: &Config, mut p: Proposal) -> Result<Proposed, E
     p.base_commit = andon_loop::proposal_base(root, cfg);
     p.judging = andon_loop::judged::fingerprint(root, cfg);
     let file = proposal::artifact_path(&cfg.settings.output_path(root), &p.gap);
-    std::fs::create_dir_all(file.parent().expect("proposals dir")).map_err(|e| format!("{}: {e}", file.display()))?;
+    std::fs::create_dir_all(file.parent().expect("proposals dir")).map_err(|e| Error::io(&file, "", e))?;
     crate::text::write_atomic(&file, &serde_json::to_vec_pretty(&p).expect("json"))
-        .map_err(|e| format!("{}: cannot write the proposal: {e}", file.display()))?;
+        .map_err(|e| Error::io(&file, "cannot write the proposal: ", e))?;
     let over_ceiling = p.blast_radius > cfg.settings.authorization_level.value;
     Ok(Proposed::Written { proposal: p, file, over_ceiling })
 }
@@ -409,26 +401,35 @@ impl Proposed {
 }
 
 /// A person's decision, recorded (the message says what), or refused with why (nothing written).
-pub struct Decided {
-    pub result: Result<String, String>,
+pub enum Decided {
+    Recorded(String),
+    Refused(String),
 }
 
 /// A person's decision on `gap` (authorize, defer, skip, override, confirm), recorded by the
 /// loop's writer; refused under `unattended`.
 pub fn decide(root: &Path, gap: &str, d: &andon_loop::Decision, unattended: bool) -> Result<Decided, Error> {
     if unattended {
-        return Ok(Decided { result: Err("human decisions are not taken under --unattended".into()) });
+        return Ok(Decided::Refused("human decisions are not taken under --unattended".into()));
     }
     let cfg = super::config(root)?;
-    Ok(Decided { result: andon_loop::record_decision(root, &cfg, gap, d, super::now()).map_err(|e| e.to_string()) })
+    Ok(match andon_loop::record_decision(root, &cfg, gap, d, super::now()) {
+        Ok(recorded) => Decided::Recorded(recorded),
+        Err(e) => Decided::Refused(e.to_string()),
+    })
 }
 
 impl Decided {
+    /// `recorded` or `refused`, and what was said.
+    pub fn said(&self) -> (&'static str, &str) {
+        match self {
+            Decided::Recorded(t) => ("recorded", t),
+            Decided::Refused(t) => ("refused", t),
+        }
+    }
+
     fn document(&self) -> Value {
-        let (outcome, text) = match &self.result {
-            Ok(t) => ("recorded", t),
-            Err(t) => ("refused", t),
-        };
+        let (outcome, text) = self.said();
         json!({ "schema_version": SCHEMA_VERSION, "message": text,
                 "next": { "action": "loop", "detail": "run `andon loop`" },
                 "verdict": { "outcome": outcome } })
@@ -508,7 +509,7 @@ pub fn verify(
     let mut diff = ask.diff.clone();
     match (request, &ask.gap) {
         (Some(req), Some(gap)) => {
-            if let Err(m) = request_for_gap(root, cfg, &req, gap) {
+            if let Some(m) = request_for_gap(root, cfg, &req, gap) {
                 return Ok(VerifyResult::Request(RequestVerified { result: Err(Stop::Refused(m)) }));
             }
             diff = Some(req.diff.clone());
@@ -519,7 +520,7 @@ pub fn verify(
         (None, _) => {}
     }
     let gap = ask.gap.clone().unwrap_or_default();
-    let result = andon_loop::verify(root, cfg, idx, &gap, &inputs, diff.as_deref()).map_err(|e| e.to_string())?;
+    let result = andon_loop::verify(root, cfg, idx, &gap, &inputs, diff.as_deref())?;
     let injections = changed_injections(idx, &result);
     Ok(VerifyResult::Gap(Verified { gap, result, injections }))
 }
@@ -534,16 +535,12 @@ fn changed_injections(idx: &Index, result: &Result<fix::VerifyOutcome, VerifySto
 }
 
 /// A request reached from the loop: its wire must be the gap's, and the gap routes it (no `kind`).
-fn request_for_gap(
-    root: &Path,
-    cfg: &Config,
-    req: &crate::andon_loop::request::Request,
-    gap: &str,
-) -> Result<(), String> {
+fn request_for_gap(root: &Path, cfg: &Config, req: &crate::andon_loop::request::Request, gap: &str) -> Option<String> {
     let dir = ledger::dir_of(root, &cfg.settings);
-    let gap_wire = ledger::load(&dir)
-        .map_err(|e| e.to_string())?
-        .and_then(|(_, state, _)| state.gaps.get(gap).and_then(|g| g.wire.clone()));
+    let gap_wire = match ledger::load(&dir) {
+        Ok(loaded) => loaded.and_then(|(_, state, _)| state.gaps.get(gap).and_then(|g| g.wire.clone())),
+        Err(e) => return Some(e.to_string()),
+    };
     let asked = match &req.wire {
         crate::andon_loop::request::WireRef::Stages { from, to } => {
             Some(ledger::Wire { producer: from.clone(), consumer: to.clone() })
@@ -551,15 +548,15 @@ fn request_for_gap(
         crate::andon_loop::request::WireRef::Site { .. } => None,
     };
     if asked.is_some() && asked != gap_wire {
-        return Err(format!(
+        return Some(format!(
             "the request's wire is not gap `{gap}`'s ({}): a request reached from the loop proves that gap's fix",
             gap_wire.map(|w| w.to_string()).unwrap_or_else(|| "no wire".into())
         ));
     }
     if !req.kinds.is_empty() {
-        return Err("a request for a loop gap is routed by the gap; give `kind` only to a standalone request".into());
+        return Some("a request for a loop gap is routed by the gap; give `kind` only to a standalone request".into());
     }
-    Ok(())
+    None
 }
 
 /// A standalone request: proven in a scratch directory; nothing of the run is kept in the
@@ -777,14 +774,14 @@ pub struct LedgerCheck {
 /// `andon ledger check` on the repository at `root`.
 pub fn ledger_check(root: &Path) -> Result<LedgerCheck, Error> {
     if !root.exists() {
-        return Err(format!("{}: no such directory", root.display()).into());
+        return Err(Error::no_such_directory(root, ""));
     }
     let cfg = super::config(root)?;
     let dir = ledger::dir_of(root, &cfg.settings);
     if !dir.join(ledger::LOG_FILE).exists() {
         return Ok(LedgerCheck { dir, result: None, stale: false });
     }
-    let found = ledger::inspect(&dir).map_err(|e| e.to_string())?;
+    let found = ledger::inspect(&dir).map_err(Error::Ledger)?;
     let stale = found.stale();
     Ok(LedgerCheck { dir, result: Some((found.issues, found.state)), stale })
 }

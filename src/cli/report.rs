@@ -34,12 +34,8 @@ pub(super) fn run(a: ReportArgs) -> Ran {
     drop(term);
     let out = out?;
     let r = &out.result;
-    let page = output::report::Page {
-        name: &r.name,
-        stream: &r.stream,
-        check: r.check.as_ref(),
-        status: r.status.as_ref().map_err(Clone::clone),
-    };
+    let page =
+        output::report::Page { name: &r.name, stream: &r.stream, check: r.check.as_ref(), status: r.status.as_ref() };
     let mut bytes = Vec::new();
     output::report::html_page(&mut bytes, &page).map_err(|e| e.to_string())?;
     api::write_report(&r.file, &bytes)?;
@@ -70,7 +66,7 @@ pub(super) struct McpArgs {
 /// `andon mcp`: stdout carries the protocol's messages only; diagnostics go to stderr.
 #[cfg(feature = "mcp")]
 pub(super) fn run_mcp(a: McpArgs) -> Ran {
-    crate::mcp::serve(&a.path, tokio::io::stdin(), tokio::io::stdout())?;
+    crate::mcp::serve(&a.path, tokio::io::stdin(), tokio::io::stdout()).map_err(|e| e.to_string())?;
     Ok(crate::exit::Exit::Success)
 }
 

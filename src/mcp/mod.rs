@@ -8,6 +8,7 @@
 //! commands.
 
 mod drain;
+mod error;
 mod paths;
 mod progress;
 mod resources;
@@ -17,33 +18,33 @@ mod tools;
 
 use std::path::Path;
 
+pub use error::Error;
+
 use tokio::io::{AsyncRead, AsyncWrite};
 
 /// Serves the repository at `root` over `input` and `output` (the process's stdin and stdout)
 /// until the client closes them; tool calls still running are finished first.
-pub fn serve<R, W>(root: &Path, input: R, output: W) -> Result<(), String>
+pub fn serve<R, W>(root: &Path, input: R, output: W) -> Result<(), Error>
 where
     R: AsyncRead + Send + Unpin + 'static,
     W: AsyncWrite + Send + Unpin + 'static,
 {
-    let root = std::fs::canonicalize(root).map_err(|e| format!("{}: {e}", root.display()))?;
+    let root =
+        std::fs::canonicalize(root).map_err(|source| Error::Root { path: root.display().to_string(), source })?;
     if !root.is_dir() {
-        return Err(format!("{}: not a directory; pass the repository to serve", root.display()));
+        return Err(Error::NotADirectory { path: root.display().to_string() });
     }
     // Calls run on threads of their own (`server::on_own_thread`): the runtime's pools only read
     // and write the protocol.
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start the server: {e}"))?;
+    let rt =
+        tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().map_err(Error::Runtime)?;
     rt.block_on(async move {
         let calls = drain::InFlight::new();
         let input = drain::UntilIdle::new(input, calls.clone());
         let running = rmcp::serve_server(server::Server::new(root, calls), (input, output))
             .await
-            .map_err(|e| format!("the MCP handshake failed: {e}"))?;
-        running.waiting().await.map_err(|e| format!("the MCP server stopped: {e}"))?;
+            .map_err(|e| Error::Handshake(e.to_string()))?;
+        running.waiting().await.map_err(|e| Error::Stopped(e.to_string()))?;
         Ok(())
     })
 }

@@ -4,21 +4,21 @@
 
 use std::path::{Component, Path, PathBuf};
 
+use super::error::Error;
+
 /// `arg` as an absolute path inside `root` (canonical), or why not. Each existing component is
 /// looked at without following it: a symbolic link must lead to an existing place inside the
 /// repository (a dangling one is refused: what it names could appear outside later). The part
 /// that does not exist yet (a file a fix will write) is taken as it is written.
-pub(crate) fn inside(root: &Path, arg: &str, what: &str) -> Result<PathBuf, String> {
+pub(crate) fn inside(root: &Path, arg: &str, what: &str) -> Result<PathBuf, Error> {
     let shown = || crate::text::line(arg).into_owned();
-    let outside = || {
-        format!(
-            "`{what}`: `{}` is outside the repository {}; every path must resolve inside it",
-            shown(),
-            crate::text::line(&root.to_string_lossy())
-        )
+    let outside = || Error::Outside {
+        what: what.into(),
+        arg: shown(),
+        root: crate::text::line(&root.to_string_lossy()).into_owned(),
     };
     if arg.is_empty() || arg.contains('\0') {
-        return Err(format!("`{what}`: `{}` is not a path", shown()));
+        return Err(Error::NotAPath { what: what.into(), arg: shown() });
     }
     let mut lexical = PathBuf::new();
     for c in root.join(arg).components() {
@@ -47,12 +47,7 @@ pub(crate) fn inside(root: &Path, arg: &str, what: &str) -> Result<PathBuf, Stri
             Ok(m) if m.file_type().is_symlink() => match next.canonicalize() {
                 Ok(t) if t.starts_with(root) => cur = t,
                 Ok(_) => return Err(outside()),
-                Err(_) => {
-                    return Err(format!(
-                        "`{what}`: `{}` goes through a symbolic link that leads nowhere; every path must resolve inside the repository",
-                        shown()
-                    ));
-                }
+                Err(_) => return Err(Error::Dangling { what: what.into(), arg: shown() }),
             },
             Ok(_) => cur = next,
         }
@@ -63,31 +58,31 @@ pub(crate) fn inside(root: &Path, arg: &str, what: &str) -> Result<PathBuf, Stri
 /// The bytes of the regular file `path` (from [`inside`]), at most `max`: opened without
 /// following a last link, and refused when the file opened is not inside `root` after all (a
 /// link swapped in between the check and the open).
-pub(crate) fn read_inside(root: &Path, path: &Path, max: u64) -> Result<Vec<u8>, String> {
+pub(crate) fn read_inside(root: &Path, path: &Path, max: u64) -> Result<Vec<u8>, Error> {
     let shown = || crate::text::line(&path.to_string_lossy()).into_owned();
     let mut o = std::fs::OpenOptions::new();
     o.read(true);
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::custom_flags(&mut o, libc::O_NOFOLLOW | libc::O_NONBLOCK);
-    let file = o.open(path).map_err(|e| format!("{}: {e}", shown()))?;
+    let file = o.open(path).map_err(|source| Error::Read { path: shown(), source })?;
     #[cfg(target_os = "linux")]
     {
         let fd = std::os::fd::AsRawFd::as_raw_fd(&file);
         if let Ok(real) = std::fs::read_link(format!("/proc/self/fd/{fd}"))
             && !real.starts_with(root)
         {
-            return Err(format!("{}: it led outside the repository when opened", shown()));
+            return Err(Error::LedOutside { path: shown() });
         }
     }
-    let meta = file.metadata().map_err(|e| format!("{}: {e}", shown()))?;
+    let meta = file.metadata().map_err(|source| Error::Read { path: shown(), source })?;
     if !meta.is_file() {
-        return Err(format!("{}: not a regular file", shown()));
+        return Err(Error::NotAFile { path: shown() });
     }
     let mut bytes = Vec::new();
     std::io::Read::read_to_end(&mut std::io::Read::take(file, max + 1), &mut bytes)
-        .map_err(|e| format!("{}: {e}", shown()))?;
+        .map_err(|source| Error::Read { path: shown(), source })?;
     if bytes.len() as u64 > max {
-        return Err(format!("{}: larger than {} MiB", shown(), max >> 20));
+        return Err(Error::TooLarge { path: shown(), mib: max >> 20 });
     }
     Ok(bytes)
 }
@@ -123,7 +118,7 @@ mod tests {
             std::os::unix::fs::symlink(out.path().join("nothing.py"), root.join("dangle.py")).unwrap();
             std::os::unix::fs::symlink(out.path().join("nodir"), root.join("dangledir")).unwrap();
             for dangling in ["dangle.py", "dangledir/a.py"] {
-                let e = inside(&root, dangling, "x").unwrap_err();
+                let e = inside(&root, dangling, "x").unwrap_err().to_string();
                 assert!(e.contains("leads nowhere"), "{e}");
             }
             std::os::unix::fs::symlink(root.join("src"), root.join("alias")).unwrap();

@@ -3,8 +3,10 @@
 
 use std::path::Path;
 
+use super::Error;
+
 /// The text of resource `uri` of the repository at `root`: None for an unknown resource.
-pub(crate) fn read(root: &Path, uri: &str) -> Option<Result<String, String>> {
+pub(crate) fn read(root: &Path, uri: &str) -> Option<Result<String, Error>> {
     match uri {
         "andon://ledger.md" => Some(ledger(root)),
         "andon://status.md" => Some(status(root)),
@@ -12,10 +14,12 @@ pub(crate) fn read(root: &Path, uri: &str) -> Option<Result<String, String>> {
     }
 }
 
-fn ledger(root: &Path) -> Result<String, String> {
-    let cfg = crate::api::config(root).map_err(|e| e.to_string())?;
+fn ledger(root: &Path) -> Result<String, Error> {
+    let cfg = crate::api::config(root)?;
     let dir = crate::ledger::dir_of(root, &cfg.settings);
-    match crate::ledger::rendered(&dir).map_err(|e| format!("{}: {e}", dir.display()))? {
+    let rendered =
+        crate::ledger::rendered(&dir).map_err(|source| Error::Ledger { dir: dir.display().to_string(), source })?;
+    match rendered {
         Some(text) => Ok(text),
         None => {
             Ok("# Ledger\n\nNo ledger yet: the loop has never run here. Call the `loop` tool to start it.\n".into())
@@ -23,10 +27,10 @@ fn ledger(root: &Path) -> Result<String, String> {
     }
 }
 
-fn status(root: &Path) -> Result<String, String> {
-    let s = crate::api::work::status(root).map_err(|e| e.to_string())?;
+fn status(root: &Path) -> Result<String, Error> {
+    let s = crate::api::work::status(root)?;
     let mut out = Vec::new();
     crate::output::status::report(&mut out, &s, crate::output::status::StatusFormat::Markdown)
-        .map_err(|e| e.to_string())?;
+        .map_err(Error::Render)?;
     Ok(String::from_utf8_lossy(&out).into_owned())
 }

@@ -53,8 +53,8 @@ const CALL_THREADS: usize = 8;
 async fn on_own_thread<T: Send + 'static>(
     permits: &tokio::sync::Semaphore,
     f: impl FnOnce() -> T + Send + 'static,
-) -> Result<T, String> {
-    let _permit = permits.acquire().await.map_err(|e| e.to_string())?;
+) -> Result<T, super::Error> {
+    let _permit = permits.acquire().await.map_err(|_| super::Error::Call("the server is closing"))?;
     let (tx, rx) = tokio::sync::oneshot::channel();
     std::thread::Builder::new()
         .name("andon-call".into())
@@ -62,8 +62,8 @@ async fn on_own_thread<T: Send + 'static>(
         .spawn(move || {
             let _ = tx.send(f());
         })
-        .map_err(|e| format!("cannot start a thread: {e}"))?;
-    rx.await.map_err(|_| "its thread ended without an answer".to_string())
+        .map_err(super::Error::Thread)?;
+    rx.await.map_err(|_| super::Error::Call("its thread ended without an answer"))
 }
 
 /// A tool's definition as the protocol lists it.
@@ -214,7 +214,7 @@ impl ServerHandler for Server {
                 };
                 Ok(ReadResourceResult::new(vec![contents]).into())
             }
-            Some(Err(m)) => Err(ErrorData::internal_error(m, None)),
+            Some(Err(m)) => Err(ErrorData::internal_error(m.to_string(), None)),
             None => Err(ErrorData::new(
                 ErrorCode::RESOURCE_NOT_FOUND,
                 format!("no resource {} (the resources: {LEDGER_URI}, {STATUS_URI})", request.uri),

@@ -145,13 +145,21 @@ impl From<Error> for Failure {
     }
 }
 
-impl From<String> for Failure {
-    fn from(m: String) -> Failure {
-        Failure::from(Error::Failed(m))
+impl From<super::Error> for Failure {
+    fn from(e: super::Error) -> Failure {
+        match e {
+            super::Error::Api(e) => Failure::from(e),
+            e => Failure::Run { message: e.to_string(), exit: Exit::Error, doc: None },
+        }
     }
 }
 
 type Ran = Result<Done, Failure>;
+
+/// A call that could not run, with the message the command line would print (exit 2).
+fn run_error(message: String) -> Failure {
+    Failure::Run { message, exit: Exit::Error, doc: None }
+}
 
 /// Runs tool `name` with `args` on the repository at `root` (canonical).
 pub(crate) fn call(root: &Path, name: &str, args: Value, progress: &Progress) -> Ran {
@@ -310,8 +318,9 @@ fn query(root: &Path, a: QueryArgs, progress: &Progress) -> Ran {
     let mut rules = Vec::new();
     for f in &a.rules {
         let path = inside(root, f, "rules")?;
-        let bytes = read_inside(root, &path, 64 << 20).map_err(|e| format!("cannot read rules: {e}"))?;
-        let text = String::from_utf8(bytes).map_err(|e| format!("{f}: cannot read rules: not UTF-8 ({e})"))?;
+        let bytes = read_inside(root, &path, 64 << 20).map_err(|e| run_error(format!("cannot read rules: {e}")))?;
+        let text =
+            String::from_utf8(bytes).map_err(|e| run_error(format!("{f}: cannot read rules: not UTF-8 ({e})")))?;
         rules.push((f.clone(), text));
     }
     let ask = api::QueryAsk { query: a.query, rules, explain: a.explain, budget: Default::default(), no_index: false };
@@ -394,8 +403,8 @@ fn diff_text(root: &Path, d: &str) -> Result<String, Failure> {
         return Ok(d.to_string());
     }
     let path = inside(root, d, "diff")?;
-    let bytes = read_inside(root, &path, 64 << 20).map_err(|e| format!("cannot read the diff: {e}"))?;
-    Ok(String::from_utf8(bytes).map_err(|e| format!("{d}: cannot read the diff: not UTF-8 ({e})"))?)
+    let bytes = read_inside(root, &path, 64 << 20).map_err(|e| run_error(format!("cannot read the diff: {e}")))?;
+    String::from_utf8(bytes).map_err(|e| run_error(format!("{d}: cannot read the diff: not UTF-8 ({e})")))
 }
 
 /// The human reports a tool's command writes under `output_dir`, rendered as the command line's.

@@ -452,10 +452,7 @@ pub fn decision(w: &mut dyn Write, d: &crate::api::work::Decided, json_out: bool
     if json_out {
         return json(w, d);
     }
-    let (outcome, text) = match &d.result {
-        Ok(t) => ("recorded", t),
-        Err(t) => ("refused", t),
-    };
+    let (outcome, text) = d.said();
     writeln!(w, "{}", inline(text))?;
     verdict_line(w, outcome, "")
 }

@@ -25,7 +25,7 @@ pub struct Page<'a> {
     /// The gate's report, when there are contracts.
     pub check: Option<&'a CheckReport>,
     /// The loop board and the suspected injections (`andon status`), or why they cannot be read.
-    pub status: Result<&'a Status, String>,
+    pub status: Result<&'a Status, &'a crate::api::Error>,
 }
 
 const BOX_W: usize = 180;
@@ -324,12 +324,12 @@ fn findings(r: &CheckReport, stream: &StreamReport, index: &BTreeMap<&str, usize
 
 /// The loop board (R114–R116) when the loop has a ledger, and the suspected injections (R123)
 /// whenever the index has any, each quoted as data.
-fn loop_board(status: &Result<&Status, String>) -> String {
+fn loop_board(status: &Result<&Status, &crate::api::Error>) -> String {
     let mut s = String::from("<h2>The loop board</h2>\n");
     let st = match status {
         Ok(st) => st,
         Err(why) => {
-            s.push_str(&format!("<p class=\"broken\">The ledger cannot be read: {}</p>\n", html(why)));
+            s.push_str(&format!("<p class=\"broken\">The ledger cannot be read: {}</p>\n", html(&why.to_string())));
             return s;
         }
     };

@@ -156,7 +156,7 @@ pub fn audited(root: &Path, cfg: &Config, id: &str, path_var: Option<&OsStr>) ->
                 .collect::<Vec<_>>()
                 .join(" or "),
             strength: "unavailable".into(),
-            detail: why,
+            detail: why.to_string(),
             command: None,
             artifact: None,
         },
