@@ -15,7 +15,6 @@ use std::fs::{self, File};
 use std::path::{Path, PathBuf};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use fs4::fs_std::FileExt;
 use rayon::prelude::*;
 
 use crate::extract::{self, Lang};
@@ -295,7 +294,7 @@ fn settled<T>(dir: &Path, read: impl Fn() -> Result<T, LoadError>) -> Result<T, 
         }
     }
     match open_lock(&dir.join("lock"), false) {
-        Ok(f) if FileExt::lock_shared(&f).is_ok() => read(),
+        Ok(f) if f.lock_shared().is_ok() => read(),
         _ => read(),
     }
 }
@@ -467,7 +466,7 @@ fn lock(root: &Path) -> Result<(PathBuf, Lock), IndexError> {
     let lock_path = dir.join("lock");
     match open_lock(&lock_path, true) {
         Ok(f) => {
-            f.lock_exclusive().map_err(io(&lock_path))?;
+            f.lock().map_err(io(&lock_path))?;
             remove_dead_temporaries(&dir);
             Ok((dir, Lock { _file: Some(f), read_only: None }))
         }
@@ -475,7 +474,7 @@ fn lock(root: &Path) -> Result<(PathBuf, Lock), IndexError> {
             let why = err.to_string();
             match open_lock(&lock_path, false) {
                 Ok(f) => {
-                    FileExt::lock_shared(&f).map_err(io(&lock_path))?;
+                    f.lock_shared().map_err(io(&lock_path))?;
                     Ok((dir, Lock { _file: Some(f), read_only: Some(why) }))
                 }
                 Err(err) if err.kind() == std::io::ErrorKind::NotFound || read_only(&err) => {
