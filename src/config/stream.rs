@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use super::{ConfigError, Parser, V, Val};
+use super::{ConfigError, ConfigReader, TomlKind, TomlValue};
 pub use crate::resolve::declared::{DeclaredStage, DeclaredStream, DeclaredWire};
 
 /// Every declared stage's root is a directory of the repository at `repo`: a root that names
@@ -30,7 +30,7 @@ pub fn load_file(path: &Path) -> Result<DeclaredStream, ConfigError> {
     let err = |line: u32, message: String| ConfigError { path: path.to_path_buf(), line, message };
     let text = std::fs::read_to_string(path).map_err(|e| err(0, format!("cannot read the stream file: {e}")))?;
     let src = super::source::Source { path: path.to_path_buf(), text, tool_table: false, shadowed: None };
-    let p = Parser { path };
+    let p = ConfigReader { path };
     let mut found = None;
     for (k, line, v) in &super::source::table(&src)? {
         match k.as_str() {
@@ -41,9 +41,9 @@ pub fn load_file(path: &Path) -> Result<DeclaredStream, ConfigError> {
     found.ok_or_else(|| err(1, "no `[stream]` table: declare `[[stream.stage]]` and `[[stream.wire]]`".into()))
 }
 
-impl Parser<'_> {
+impl ConfigReader<'_> {
     /// The `[stream]` table on `line`.
-    pub(super) fn stream(&self, line: u32, v: &Val) -> Result<DeclaredStream, ConfigError> {
+    pub(super) fn stream(&self, line: u32, v: &TomlValue) -> Result<DeclaredStream, ConfigError> {
         let t = v.table().ok_or_else(|| {
             self.err(line, "`stream` must be a table: write `[[stream.stage]]` and `[[stream.wire]]`")
         })?;
@@ -96,15 +96,21 @@ impl Parser<'_> {
     }
 
     /// The tables of an array of tables `[[stream.<what>]]`.
-    fn items<'v>(&self, v: &'v Val, line: u32, what: &str) -> Result<&'v [Val], ConfigError> {
+    fn items<'v>(&self, v: &'v TomlValue, line: u32, what: &str) -> Result<&'v [TomlValue], ConfigError> {
         match &v.v {
-            V::Array(items) => Ok(items),
+            TomlKind::Array(items) => Ok(items),
             _ => Err(self.err(line, format!("`stream.{what}` must be an array of tables: write `[[stream.{what}]]`"))),
         }
     }
 
     /// The string value of key `k` of table `t` (declared at `at`), required.
-    fn required(&self, t: &[(String, u32, Val)], k: &str, at: u32, what: &str) -> Result<(String, u32), ConfigError> {
+    fn required(
+        &self,
+        t: &[(String, u32, TomlValue)],
+        k: &str,
+        at: u32,
+        what: &str,
+    ) -> Result<(String, u32), ConfigError> {
         match t.iter().find(|(key, _, _)| key == k) {
             Some((_, l, v)) => {
                 Ok((self.string(v, *l, &format!("{what}'s `{k}` must be a non-empty string"))?.trim().to_string(), *l))
@@ -113,7 +119,7 @@ impl Parser<'_> {
         }
     }
 
-    fn declared_stage(&self, item: &Val) -> Result<DeclaredStage, ConfigError> {
+    fn declared_stage(&self, item: &TomlValue) -> Result<DeclaredStage, ConfigError> {
         let t = item.table().ok_or_else(|| self.err(item.line, "each `[[stream.stage]]` must be a table"))?;
         if let Some((k, l, _)) = t.iter().find(|(k, _, _)| k != "name" && k != "root") {
             return Err(self.err(*l, super::unknown(k, &["name", "root"], "stream.stage.")));
@@ -124,7 +130,7 @@ impl Parser<'_> {
         Ok(DeclaredStage { name, root, line })
     }
 
-    fn declared_wire(&self, item: &Val) -> Result<DeclaredWire, ConfigError> {
+    fn declared_wire(&self, item: &TomlValue) -> Result<DeclaredWire, ConfigError> {
         let t = item.table().ok_or_else(|| self.err(item.line, "each `[[stream.wire]]` must be a table"))?;
         if let Some((k, l, _)) = t.iter().find(|(k, _, _)| k != "producer" && k != "consumer") {
             return Err(self.err(*l, super::unknown(k, &["producer", "consumer"], "stream.wire.")));
