@@ -13,9 +13,9 @@ use crate::config::Config;
 use crate::index::{self, IndexOptions, walk};
 
 /// Removes the exported tree when dropped.
-struct Scratch(PathBuf);
+struct ExportedTree(PathBuf);
 
-impl Drop for Scratch {
+impl Drop for ExportedTree {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
     }
@@ -112,7 +112,7 @@ pub fn fingerprints(
     let name = root.file_name().map(|n| n.to_os_string()).unwrap_or_else(|| "repo".into());
     let scratch_dir = scratch.join(format!("andon-base-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&scratch_dir);
-    let scratch = Scratch(scratch_dir);
+    let scratch = ExportedTree(scratch_dir);
     let dest = scratch.0.join(name);
     std::fs::create_dir_all(&dest).map_err(|e| format!("{}: {e}", dest.display()))?;
     export(&root, rev, &dest)?;

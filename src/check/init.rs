@@ -17,7 +17,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use super::graph::DepGraph;
-use super::{CheckError, CheckReport, Finding, Judge, Outcome};
+use super::{CheckError, CheckReport, Finding, Judge, JudgedContracts};
 use crate::config::{Config, ContractKind};
 use crate::datalog;
 use crate::facts::rel;
@@ -100,7 +100,7 @@ pub fn plan(idx: &Index, root: &Path, date: &str) -> Result<Plan, CheckError> {
         drafts.push(manifest_draft());
     }
     unique_names(&mut drafts);
-    let head = Head { date, stages: stream.stages.len(), wires: stream.wires.len() };
+    let head = DraftHeader { date, stages: stream.stages.len(), wires: stream.wires.len() };
     let env = Env { idx, root, g: &g, store: &store, head: &head };
     let drafts = env.settle(drafts, &mut notes)?;
     let text = render(&head, &drafts, &notes);
@@ -132,7 +132,7 @@ pub fn date_of(secs: u64) -> String {
 }
 
 /// The file's header facts.
-struct Head<'a> {
+struct DraftHeader<'a> {
     date: &'a str,
     stages: usize,
     wires: usize,
@@ -548,7 +548,7 @@ struct Env<'a> {
     root: &'a Path,
     g: &'a DepGraph,
     store: &'a datalog::Store,
-    head: &'a Head<'a>,
+    head: &'a DraftHeader<'a>,
 }
 
 impl Env<'_> {
@@ -590,7 +590,7 @@ impl Env<'_> {
     }
 
     /// Each draft judged as written in the file, in order: its outcome, or why it cannot be judged.
-    fn judge(&self, drafts: &[Drafted]) -> Result<Vec<Result<Outcome, String>>, CheckError> {
+    fn judge(&self, drafts: &[Drafted]) -> Result<Vec<Result<JudgedContracts, String>>, CheckError> {
         let text = render(self.head, drafts, &[]);
         let cfg = Config::with_andon_toml(self.root, &text).map_err(CheckError::Config)?;
         let config_path = cfg.source.clone().unwrap_or_else(|| self.root.join("andon.toml"));
@@ -598,7 +598,7 @@ impl Env<'_> {
             .contracts
             .iter()
             .map(|c| {
-                let mut out = Outcome::default();
+                let mut out = JudgedContracts::default();
                 let budget = datalog::Budget::default();
                 let judge = Judge {
                     idx: self.idx,
@@ -646,7 +646,7 @@ fn exception_for(g: &DepGraph, f: &Finding) -> Option<(String, String)> {
 }
 
 /// The text of `andon.toml`: a header, each contract with its comment, then `notes`.
-fn render(head: &Head, drafts: &[Drafted], notes: &[String]) -> String {
+fn render(head: &DraftHeader, drafts: &[Drafted], notes: &[String]) -> String {
     let mut out = String::new();
     let stages = if head.stages == 1 { "1 stage".to_string() } else { format!("{} stages", head.stages) };
     let wires = if head.wires == 1 { "1 wire".to_string() } else { format!("{} wires", head.wires) };

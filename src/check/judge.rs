@@ -33,7 +33,7 @@ impl<'a> Judge<'a> {
 
     /// Judges the contract: its findings, each excused or not, its result and its stale exceptions
     /// go to `out`.
-    pub(super) fn judge(&self, out: &mut Outcome) -> Result<(), CheckError> {
+    pub(super) fn judge(&self, out: &mut JudgedContracts) -> Result<(), CheckError> {
         let mask = self.edge_mask()?;
         // Exceptions: resolved first; each finding takes the first that matches (for `acyclic`, an
         // exception allows one dependency between members); those that match nothing are stale.
@@ -335,7 +335,7 @@ impl<'a> Judge<'a> {
     }
 
     /// Counts the exceptions that excused a finding as used; the others go to `out` as stale.
-    fn tally_exceptions(&self, exceptions: &[Exception], hits: &[usize], out: &mut Outcome) {
+    fn tally_exceptions(&self, exceptions: &[Exception], hits: &[usize], out: &mut JudgedContracts) {
         for (i, x) in exceptions.iter().enumerate() {
             let e = x.spec;
             if hits[i] == 0 {

@@ -198,7 +198,7 @@ pub fn run(idx: &Index, root: &Path, cfg: &Config, budget: datalog::Budget) -> R
     }
     let store = facts_for(idx, cfg)?;
     let g = DepGraph::build(&store);
-    let mut out = Outcome::default();
+    let mut out = JudgedContracts::default();
     for c in &cfg.contracts {
         Judge { idx, root, config_path: &config_path, g: &g, store: &store, c, budget }.judge(&mut out)?;
     }
@@ -223,7 +223,7 @@ pub fn fingerprints(
     let g = DepGraph::build(&store);
     let mut prints = BTreeSet::new();
     for c in &cfg.contracts {
-        let mut out = Outcome::default();
+        let mut out = JudgedContracts::default();
         let judge = Judge { idx, root, config_path: &config_path, g: &g, store: &store, c, budget };
         if judge.judge(&mut out).is_ok() {
             prints.extend(out.findings.into_iter().map(|f| f.fingerprint));
@@ -266,7 +266,7 @@ fn facts(idx: &Index, manifest: bool) -> Result<datalog::Store, CheckError> {
 
 /// What the contracts add up to, in contract order.
 #[derive(Default)]
-struct Outcome {
+struct JudgedContracts {
     findings: Vec<Finding>,
     contracts: Vec<ContractResult>,
     stale: Vec<StaleException>,
@@ -274,7 +274,7 @@ struct Outcome {
     used: usize,
 }
 
-impl Outcome {
+impl JudgedContracts {
     /// The report: findings with their columns, sorted; the configuration path repo-relative.
     fn report(mut self, idx: &Index, root: &Path, config_path: &Path) -> CheckReport {
         columns(root, &mut self.findings);
