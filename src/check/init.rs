@@ -286,12 +286,8 @@ fn components<'a>(s: &StreamReport, named: &[&'a str]) -> Vec<Vec<&'a str>> {
 /// files are in, ties by name.
 fn families(g: &DepGraph, idx: &Index) -> BTreeMap<String, String> {
     let lang: BTreeMap<&str, &str> = idx.files.iter().map(|f| (f.path.as_str(), f.lang.as_str())).collect();
-    let family = |l: &str| match l {
-        "python" => "Python".to_string(),
-        "rust" => "Rust".to_string(),
-        "typescript" | "javascript" => "TypeScript/JavaScript".to_string(),
-        other => other.to_string(),
-    };
+    // the language table names each language's family; a name it does not know stands for itself
+    let family = |l: &str| crate::extract::lang::Language::by_name(l).map_or(l, |x| x.family).to_string();
     let mut out = BTreeMap::new();
     for stage in g.stage_names() {
         let mut count: BTreeMap<String, usize> = BTreeMap::new();

@@ -63,7 +63,7 @@ pub fn tests_of(path: &str, src: &str) -> Vec<TestCase> {
     let file_skips = match lang {
         Lang::Python => python_file_skips(&lines, &f),
         Lang::Rust => rust_file_skips(&lines),
-        _ => js_file_skips(&lines),
+        Lang::TypeScript | Lang::JavaScript => js_file_skips(&lines),
     };
     let mut tests: Vec<TestCase> = f
         .tests
@@ -74,7 +74,7 @@ pub fn tests_of(path: &str, src: &str) -> Vec<TestCase> {
             skips.extend(match lang {
                 Lang::Python => python_body_skip(&lines, *line, end).into_iter().collect(),
                 Lang::Rust => rust_attr_skips(&lines, *line),
-                _ => js_own_skips(&lines, *line),
+                Lang::TypeScript | Lang::JavaScript => js_own_skips(&lines, *line),
             });
             let around = enclosing(&lines, &f.spans, *line);
             let class = f.class_of.iter().filter(|(m, _)| m == name).map(|(_, c)| c.as_str());
