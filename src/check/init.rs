@@ -107,11 +107,8 @@ pub fn plan(idx: &Index, root: &Path, date: &str) -> Result<Plan, CheckError> {
     let cfg = Config::with_andon_toml(root, &text).map_err(CheckError::Config)?;
     let report = super::run(idx, root, &cfg, datalog::Budget::default())?;
     if report.blocking() > 0 || !report.stale_exceptions.is_empty() {
-        return Err(CheckError::Other(format!(
-            "andon init could not draw contracts that hold today ({} blocking findings, {} stale exceptions)",
-            report.blocking(),
-            report.stale_exceptions.len()
-        )));
+        let (blocking, stale) = (report.blocking(), report.stale_exceptions.len());
+        return Err(super::Error::InitUnsettled { blocking, stale }.into());
     }
     Ok(Plan { date: date.to_string(), stages: head.stages, wires: head.wires, contracts: drafts, notes, text, report })
 }
@@ -586,7 +583,7 @@ impl Env<'_> {
     }
 
     /// Each draft judged as written in the file, in order: its outcome, or why it cannot be judged.
-    fn judge(&self, drafts: &[Drafted]) -> Result<Vec<Result<JudgedContracts, String>>, CheckError> {
+    fn judge(&self, drafts: &[Drafted]) -> Result<Vec<Result<JudgedContracts, CheckError>>, CheckError> {
         let text = render(self.head, drafts, &[]);
         let cfg = Config::with_andon_toml(self.root, &text).map_err(CheckError::Config)?;
         let config_path = cfg.source.clone().unwrap_or_else(|| self.root.join("andon.toml"));
@@ -605,7 +602,7 @@ impl Env<'_> {
                     c,
                     budget,
                 };
-                judge.judge(&mut out).map(|_| out).map_err(|e| e.to_string())
+                judge.judge(&mut out).map(|_| out)
             })
             .collect())
     }

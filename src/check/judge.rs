@@ -23,7 +23,7 @@ impl<'a> Judge<'a> {
 
     /// Resolves one selector of the contract.
     fn sel(&self, l: &Located) -> Result<Selector, CheckError> {
-        select::resolve(self.g, &l.text, l.line).map_err(|m| self.err(l.line, m))
+        select::resolve(self.g, &l.text, l.line).map_err(|e| self.err(l.line, e.to_string()))
     }
 
     /// Resolves a list of selectors of the contract.
@@ -91,7 +91,7 @@ impl<'a> Judge<'a> {
                     }
                     match select::resolve(self.g, &l.text, l.line) {
                         Ok(sel) => *slot = Some(sel),
-                        Err(m) => x.unresolved = Some(m),
+                        Err(e) => x.unresolved = Some(e.to_string()),
                     }
                 }
                 Ok(x)
@@ -220,7 +220,7 @@ impl<'a> Judge<'a> {
         let (c, g) = (self.c, self.g);
         let members: Vec<Selector> = if c.members.is_empty() {
             g.stage_names()
-                .map(|s| select::resolve(g, &format!("stage:{s}"), c.line).map_err(|m| self.err(c.line, m)))
+                .map(|s| select::resolve(g, &format!("stage:{s}"), c.line).map_err(|e| self.err(c.line, e.to_string())))
                 .collect::<Result<_, _>>()?
         } else {
             if c.members.len() < 2 {
@@ -285,7 +285,7 @@ impl<'a> Judge<'a> {
         let c = self.c;
         let r =
             c.rules.as_ref().ok_or_else(|| self.err(c.line, "a rule contract needs `rules = \"file.dl\"`".into()))?;
-        let raws = rule(self.idx, self.root, r, self.budget).map_err(|m| self.err(r.line, m))?;
+        let raws = rule(self.idx, self.root, r, self.budget).map_err(|e| self.err(r.line, e.to_string()))?;
         Ok((raws, format!("no `Violation` derived by {}", r.text)))
     }
 

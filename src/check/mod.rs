@@ -10,12 +10,14 @@ pub mod init;
 pub mod ledger;
 pub mod select;
 
+mod error;
 mod imports;
 mod judge;
 mod manifest;
 mod rule;
 mod witness;
 
+pub use error::{CheckError, Error};
 use imports::*;
 use judge::*;
 use manifest::*;
@@ -152,22 +154,6 @@ pub struct CheckReport {
 impl CheckReport {
     pub fn blocking(&self) -> usize {
         self.findings.iter().filter(|f| f.blocking()).count()
-    }
-}
-
-#[derive(Debug)]
-pub enum CheckError {
-    /// The configuration is wrong (exit 2): file, line, message.
-    Config(ConfigError),
-    Other(String),
-}
-
-impl std::fmt::Display for CheckError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            CheckError::Config(e) => write!(f, "{e}"),
-            CheckError::Other(e) => write!(f, "{e}"),
-        }
     }
 }
 

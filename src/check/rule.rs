@@ -5,28 +5,23 @@ use super::*;
 /// A user rule file: every `Violation(...)` it derives (within `budget`) is a tier-2 finding. The
 /// first `path` column and the first `int` column after it locate the finding; the other columns
 /// make the message.
-pub(super) fn rule(idx: &Index, root: &Path, r: &Located, budget: datalog::Budget) -> Result<Vec<Raw>, String> {
+pub(super) fn rule(idx: &Index, root: &Path, r: &Located, budget: datalog::Budget) -> Result<Vec<Raw>, Error> {
     // The setting names the file as selectors do (a non-UTF-8 byte as `\xNN`); other text is a plain path.
     let file = walk::abs_path(root, &r.text).unwrap_or_else(|| root.join(&r.text));
-    let text = read_regular(&file).map_err(|e| format!("cannot read rules file `{}`: {e}", r.text))?;
+    let text = read_regular(&file).map_err(|source| Error::RulesFile { file: r.text.clone(), source })?;
     let files = vec![(r.text.clone(), text)];
     let mut b = datalog::builtin_builder();
     b.implicit_heads = true;
-    b.add_source(&r.text, &files[0].1, false).map_err(|e| e.to_string())?;
-    let prog = b.finish().map_err(|e| e.to_string())?;
-    let v = prog.relation("Violation").ok_or_else(|| {
-        format!(
-            "`{}` derives no `Violation` relation; declare `.decl Violation(path: path, line: int, message: sym)`",
-            r.text
-        )
-    })?;
+    b.add_source(&r.text, &files[0].1, false).map_err(Error::Rules)?;
+    let prog = b.finish().map_err(Error::Rules)?;
+    let v = prog.relation("Violation").ok_or_else(|| Error::NoViolation { file: r.text.clone() })?;
     let arity = prog.rels[v].columns.len();
     let query: Vec<String> = (0..arity).map(|i| format!("c{i}")).collect();
-    let q = datalog::prepare(&format!("Violation({})", query.join(", ")), &files).map_err(|e| e.to_string())?;
-    let (answer, _) = datalog::answer(&q, &datalog::Facts::Loaded(idx), false, &[], budget).map_err(|e| {
+    let q = datalog::prepare(&format!("Violation({})", query.join(", ")), &files).map_err(Error::Rules)?;
+    let (answer, _) = datalog::answer(&q, &datalog::Facts::Loaded(idx), false, &[], budget).map_err(|why| {
         // a rule that ran out of its budget: the cartesian products in it say why, most often
         let notes: Vec<String> = q.cartesian_products().iter().map(|c| format!("\n  note: {c}")).collect();
-        format!("{e}{}", notes.concat())
+        Error::RuleEvaluation { why, notes: notes.concat() }
     })?;
     let cols: Vec<String> = prog.rels[v].columns.iter().map(|c| c.0.clone()).collect();
     let path_col = answer.types.iter().position(|t| *t == Ty::Path);
