@@ -12,9 +12,11 @@ pub mod source;
 pub mod stream;
 pub mod technique;
 
+mod error;
 mod reader;
 mod value;
 
+pub use error::{ConfigError, Error};
 use reader::*;
 use value::*;
 
@@ -44,23 +46,6 @@ pub struct Config {
     /// `[stream]`: stages and wires declared instead of detected.
     pub stream: Option<DeclaredStream>,
 }
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ConfigError {
-    pub path: PathBuf,
-    pub line: u32,
-    pub message: String,
-}
-
-impl std::fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        // the message quotes the settings' own text (names, keys, globs): one line, escaped
-        let path = crate::text::line(&self.path.to_string_lossy()).into_owned();
-        write!(f, "{path}:{}: {}", self.line, crate::text::line(&self.message))
-    }
-}
-
-impl std::error::Error for ConfigError {}
 
 /// The kinds of contract `andon check` knows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -276,7 +261,9 @@ impl Config {
             if !settings::KEYS.contains(&k.as_str()) {
                 return Err(err(line, unknown(&k, settings::KEYS, "")));
             }
-            self.settings.apply(&k, &v, Origin::File(legacy.to_path_buf(), line)).map_err(|m| err(line, m))?;
+            self.settings
+                .apply(&k, &v, Origin::File(legacy.to_path_buf(), line))
+                .map_err(|e| err(line, e.to_string()))?;
         }
         Ok(())
     }

@@ -25,7 +25,7 @@ impl ConfigReader<'_> {
                     _ => Scalar::Str(String::new()),
                 };
                 let origin = Origin::File(self.path.to_path_buf(), line);
-                cfg.settings.apply(key, &scalar, origin).map_err(|m| self.err(line, m))?;
+                cfg.settings.apply(key, &scalar, origin).map_err(|e| self.err(line, e.to_string()))?;
             }
             "contract" => self.contracts(cfg, line, v)?,
             "command" => self.commands(cfg, line, v)?,
@@ -120,7 +120,7 @@ impl ConfigReader<'_> {
                 _ => Scalar::Str(String::new()),
             };
             let origin = Origin::File(self.path.to_path_buf(), *kline);
-            cfg.settings.query.apply(k, &scalar, origin).map_err(|m| self.err(*kline, m))?;
+            cfg.settings.query.apply(k, &scalar, origin).map_err(|e| self.err(*kline, e.to_string()))?;
         }
         Ok(())
     }

@@ -5,21 +5,20 @@
 
 use std::path::Path;
 
-use super::{ConfigError, ConfigReader, TomlKind, TomlValue};
+use super::{ConfigError, ConfigReader, Error, TomlKind, TomlValue};
 pub use crate::resolve::declared::{DeclaredStage, DeclaredStream, DeclaredWire};
 
 /// Every declared stage's root is a directory of the repository at `repo`: a root that names
 /// nothing would leave the stage empty, silently. `Err` names the declaration's file and line.
-pub fn check_roots(d: &DeclaredStream, repo: &Path) -> Result<(), String> {
+pub fn check_roots(d: &DeclaredStream, repo: &Path) -> Result<(), Error> {
     for st in d.stages.iter().filter(|s| !s.root.is_empty()) {
         if !repo.join(&st.root).is_dir() {
-            return Err(format!(
-                "{}:{}: stage `{}` has root `{}`, which is not a directory of the repository; fix the root or remove the stage",
-                d.source.display(),
-                st.line,
-                st.name,
-                st.root
-            ));
+            return Err(Error::RootNotADirectory {
+                path: d.source.clone(),
+                line: st.line,
+                stage: st.name.clone(),
+                root: st.root.clone(),
+            });
         }
     }
     Ok(())
@@ -176,14 +175,14 @@ fn overlap(a: &str, b: &str) -> bool {
 }
 
 /// A declared root as a clean repo-relative directory (`""` for the repository itself).
-fn clean_root(root: &str) -> Result<String, String> {
+fn clean_root(root: &str) -> Result<String, Error> {
     let r = root.trim();
     if r.starts_with('/') || r.contains('\\') {
-        return Err(format!("root `{root}` must be a directory relative to the repository, with `/`"));
+        return Err(Error::RootNotRelative(root.to_string()));
     }
     let parts: Vec<&str> = r.split('/').filter(|p| !p.is_empty() && *p != ".").collect();
     if parts.contains(&"..") {
-        return Err(format!("root `{root}` must not contain `..`: name the directory from the repository's root"));
+        return Err(Error::RootClimbs(root.to_string()));
     }
     Ok(parts.join("/"))
 }
