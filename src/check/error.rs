@@ -108,9 +108,3 @@ impl From<Error> for String {
         e.to_string()
     } // bridge: goes once every caller takes the typed error
 }
-
-impl From<Error> for crate::api::Error {
-    fn from(e: Error) -> Self {
-        crate::api::Error::Failed(e.to_string())
-    }
-} // bridge

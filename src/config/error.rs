@@ -67,9 +67,3 @@ impl Error {
         }
     }
 }
-
-impl From<Error> for crate::api::Error {
-    fn from(e: Error) -> Self {
-        crate::api::Error::Failed(e.to_string())
-    }
-} // bridge
