@@ -13,32 +13,30 @@ use crate::config::Config;
 use crate::index::{self, IndexOptions, walk};
 
 /// Removes the exported tree when dropped.
-struct Scratch(PathBuf);
+struct ExportedTree(PathBuf);
 
-impl Drop for Scratch {
+impl Drop for ExportedTree {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
     }
 }
 
-fn git(root: &Path, args: &[&str]) -> Result<Vec<u8>, String> {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(root)
-        .args(args)
-        .stderr(Stdio::piped())
-        .output()
-        .map_err(|e| format!("--base needs git on PATH: {e}"))?;
+use super::Error;
+
+fn git(root: &Path, args: &[&str]) -> Result<Vec<u8>, Error> {
+    let out =
+        Command::new("git").arg("-C").arg(root).args(args).stderr(Stdio::piped()).output().map_err(Error::NoGit)?;
     if !out.status.success() {
-        return Err(format!("git {}: {}", args.join(" "), String::from_utf8_lossy(&out.stderr).trim()));
+        let stderr = String::from_utf8_lossy(&out.stderr).trim().to_string();
+        return Err(Error::Git { args: args.join(" "), stderr });
     }
     Ok(out.stdout)
 }
 
 /// Writes the files of `rev` under `root` (the repository subdirectory `root` is) into `dest`.
-fn export(root: &Path, rev: &str, dest: &Path) -> Result<(), String> {
+fn export(root: &Path, rev: &str, dest: &Path) -> Result<(), Error> {
     let commit = git(root, &["rev-parse", "--verify", "--quiet", &format!("{rev}^{{commit}}")])
-        .map_err(|_| format!("--base `{rev}` is not a commit of the repository at {}", root.display()))?;
+        .map_err(|_| Error::NotACommit { rev: rev.to_string(), root: root.to_path_buf() })?;
     let commit = String::from_utf8_lossy(&commit).trim().to_string();
     let listing = git(root, &["ls-tree", "-r", "-z", &commit, "--", "."])?;
     // Names keep their raw bytes (as the text form the index stores, mapped back to the file).
@@ -64,7 +62,7 @@ fn export(root: &Path, rev: &str, dest: &Path) -> Result<(), String> {
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
-        .map_err(|e| format!("--base needs git on PATH: {e}"))?;
+        .map_err(Error::NoGit)?;
     let mut stdin = child.stdin.take().expect("piped stdin");
     let hashes: Vec<String> = blobs.iter().map(|(h, _)| h.clone()).collect();
     let writer = std::thread::spawn(move || {
@@ -77,19 +75,19 @@ fn export(root: &Path, rev: &str, dest: &Path) -> Result<(), String> {
     let mut out = BufReader::new(child.stdout.take().expect("piped stdout"));
     for (_, file) in &blobs {
         let mut header = String::new();
-        out.read_line(&mut header).map_err(|e| format!("git cat-file: {e}"))?;
+        out.read_line(&mut header).map_err(Error::CatFile)?;
         let size: usize = header
             .split_whitespace()
             .nth(2)
             .and_then(|s| s.parse().ok())
-            .ok_or_else(|| format!("git cat-file: unexpected header `{}`", header.trim()))?;
+            .ok_or_else(|| Error::CatFileHeader(header.trim().to_string()))?;
         let mut body = vec![0u8; size + 1];
-        out.read_exact(&mut body).map_err(|e| format!("git cat-file: {e}"))?;
+        out.read_exact(&mut body).map_err(Error::CatFile)?;
         body.pop();
         if let Some(parent) = file.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+            std::fs::create_dir_all(parent).map_err(|source| Error::Io { path: parent.to_path_buf(), source })?;
         }
-        std::fs::write(file, body).map_err(|e| format!("{}: {e}", file.display()))?;
+        std::fs::write(file, body).map_err(|source| Error::Io { path: file.clone(), source })?;
     }
     let _ = writer.join();
     let _ = child.wait();
@@ -108,20 +106,33 @@ pub fn fingerprints(
     scratch: &Path,
     budget: super::datalog::Budget,
 ) -> Result<BTreeSet<String>, String> {
-    let root = std::fs::canonicalize(root).map_err(|e| format!("{}: {e}", root.display()))?;
+    // the message: api::Error takes this layer's typed error once src/api/ has `From<check::Error>`
+    base_fingerprints(root, rev, cfg, opts, scratch, budget).map_err(|e| e.to_string())
+}
+
+/// [`fingerprints`], with the typed error.
+fn base_fingerprints(
+    root: &Path,
+    rev: &str,
+    cfg: &Config,
+    opts: &IndexOptions,
+    scratch: &Path,
+    budget: super::datalog::Budget,
+) -> Result<BTreeSet<String>, Error> {
+    let root = std::fs::canonicalize(root).map_err(|source| Error::Io { path: root.to_path_buf(), source })?;
     let name = root.file_name().map(|n| n.to_os_string()).unwrap_or_else(|| "repo".into());
     let scratch_dir = scratch.join(format!("andon-base-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&scratch_dir);
-    let scratch = Scratch(scratch_dir);
+    let scratch = ExportedTree(scratch_dir);
     let dest = scratch.0.join(name);
-    std::fs::create_dir_all(&dest).map_err(|e| format!("{}: {e}", dest.display()))?;
+    std::fs::create_dir_all(&dest).map_err(|source| Error::Io { path: dest.clone(), source })?;
     export(&root, rev, &dest)?;
     // Unchanged files are reused from the current index (segments are keyed by path and content);
     // where it cannot be copied, the base is indexed from scratch.
     let _ = index::copy(&root, &dest);
-    index::update(&dest, opts, &|_, _| {}).map_err(|e| format!("indexing --base {rev}: {e}"))?;
-    let idx = index::load(&dest)?.ok_or("the --base index was not written")?;
-    super::fingerprints(&idx, &dest, cfg, budget).map_err(|e| e.to_string())
+    index::update(&dest, opts, &|_, _| {}).map_err(|source| Error::IndexBase { rev: rev.to_string(), source })?;
+    let idx = index::load(&dest).map_err(Error::LoadBase)?.ok_or(Error::BaseNotWritten)?;
+    super::fingerprints(&idx, &dest, cfg, budget).map_err(|e| Error::Base(Box::new(e)))
 }
 
 #[cfg(all(test, unix))]

@@ -17,7 +17,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use super::graph::DepGraph;
-use super::{CheckError, CheckReport, Finding, Judge, Outcome};
+use super::{CheckError, CheckReport, Finding, Judge, JudgedContracts};
 use crate::config::{Config, ContractKind};
 use crate::datalog;
 use crate::facts::rel;
@@ -100,18 +100,15 @@ pub fn plan(idx: &Index, root: &Path, date: &str) -> Result<Plan, CheckError> {
         drafts.push(manifest_draft());
     }
     unique_names(&mut drafts);
-    let head = Head { date, stages: stream.stages.len(), wires: stream.wires.len() };
+    let head = DraftHeader { date, stages: stream.stages.len(), wires: stream.wires.len() };
     let env = Env { idx, root, g: &g, store: &store, head: &head };
     let drafts = env.settle(drafts, &mut notes)?;
     let text = render(&head, &drafts, &notes);
     let cfg = Config::with_andon_toml(root, &text).map_err(CheckError::Config)?;
     let report = super::run(idx, root, &cfg, datalog::Budget::default())?;
     if report.blocking() > 0 || !report.stale_exceptions.is_empty() {
-        return Err(CheckError::Other(format!(
-            "andon init could not draw contracts that hold today ({} blocking findings, {} stale exceptions)",
-            report.blocking(),
-            report.stale_exceptions.len()
-        )));
+        let (blocking, stale) = (report.blocking(), report.stale_exceptions.len());
+        return Err(super::Error::InitUnsettled { blocking, stale }.into());
     }
     Ok(Plan { date: date.to_string(), stages: head.stages, wires: head.wires, contracts: drafts, notes, text, report })
 }
@@ -132,7 +129,7 @@ pub fn date_of(secs: u64) -> String {
 }
 
 /// The file's header facts.
-struct Head<'a> {
+struct DraftHeader<'a> {
     date: &'a str,
     stages: usize,
     wires: usize,
@@ -286,12 +283,8 @@ fn components<'a>(s: &StreamReport, named: &[&'a str]) -> Vec<Vec<&'a str>> {
 /// files are in, ties by name.
 fn families(g: &DepGraph, idx: &Index) -> BTreeMap<String, String> {
     let lang: BTreeMap<&str, &str> = idx.files.iter().map(|f| (f.path.as_str(), f.lang.as_str())).collect();
-    let family = |l: &str| match l {
-        "python" => "Python".to_string(),
-        "rust" => "Rust".to_string(),
-        "typescript" | "javascript" => "TypeScript/JavaScript".to_string(),
-        other => other.to_string(),
-    };
+    // the language table names each language's family; a name it does not know stands for itself
+    let family = |l: &str| crate::extract::lang::Language::by_name(l).map_or(l, |x| x.family).to_string();
     let mut out = BTreeMap::new();
     for stage in g.stage_names() {
         let mut count: BTreeMap<String, usize> = BTreeMap::new();
@@ -548,7 +541,7 @@ struct Env<'a> {
     root: &'a Path,
     g: &'a DepGraph,
     store: &'a datalog::Store,
-    head: &'a Head<'a>,
+    head: &'a DraftHeader<'a>,
 }
 
 impl Env<'_> {
@@ -590,7 +583,7 @@ impl Env<'_> {
     }
 
     /// Each draft judged as written in the file, in order: its outcome, or why it cannot be judged.
-    fn judge(&self, drafts: &[Drafted]) -> Result<Vec<Result<Outcome, String>>, CheckError> {
+    fn judge(&self, drafts: &[Drafted]) -> Result<Vec<Result<JudgedContracts, CheckError>>, CheckError> {
         let text = render(self.head, drafts, &[]);
         let cfg = Config::with_andon_toml(self.root, &text).map_err(CheckError::Config)?;
         let config_path = cfg.source.clone().unwrap_or_else(|| self.root.join("andon.toml"));
@@ -598,7 +591,7 @@ impl Env<'_> {
             .contracts
             .iter()
             .map(|c| {
-                let mut out = Outcome::default();
+                let mut out = JudgedContracts::default();
                 let budget = datalog::Budget::default();
                 let judge = Judge {
                     idx: self.idx,
@@ -609,7 +602,7 @@ impl Env<'_> {
                     c,
                     budget,
                 };
-                judge.judge(&mut out).map(|_| out).map_err(|e| e.to_string())
+                judge.judge(&mut out).map(|_| out)
             })
             .collect())
     }
@@ -646,7 +639,7 @@ fn exception_for(g: &DepGraph, f: &Finding) -> Option<(String, String)> {
 }
 
 /// The text of `andon.toml`: a header, each contract with its comment, then `notes`.
-fn render(head: &Head, drafts: &[Drafted], notes: &[String]) -> String {
+fn render(head: &DraftHeader, drafts: &[Drafted], notes: &[String]) -> String {
     let mut out = String::new();
     let stages = if head.stages == 1 { "1 stage".to_string() } else { format!("{} stages", head.stages) };
     let wires = if head.wires == 1 { "1 wire".to_string() } else { format!("{} wires", head.wires) };

@@ -61,7 +61,7 @@ impl Selector {
 }
 
 /// Resolves `text` against the graph; `Err` carries the message (the caller adds file and line).
-pub fn resolve(g: &DepGraph, text: &str, line: u32) -> Result<Selector, String> {
+pub fn resolve(g: &DepGraph, text: &str, line: u32) -> Result<Selector, super::Error> {
     let (prefix, body) = match text.split_once(':') {
         Some((p @ ("stage" | "path" | "module" | "package"), rest)) => (Some(p), rest.trim()),
         _ => (None, text.trim()),
@@ -74,14 +74,14 @@ pub fn resolve(g: &DepGraph, text: &str, line: u32) -> Result<Selector, String> 
         let glob = GlobBuilder::new(body)
             .literal_separator(true)
             .build()
-            .map_err(|e| format!("`{text}` is not a valid glob: {e}"))?
+            .map_err(|source| super::Error::BadGlob { text: text.to_string(), source })?
             .compile_matcher();
         let mut nodes = vec![false; n];
         for f in g.files() {
             nodes[f as usize] = glob.is_match(g.name(f));
         }
         if !nodes.contains(&true) {
-            return Err(format!("glob `{text}` matches no source file{}", hint(g, body)));
+            return Err(super::Error::GlobMatchesNothing { text: text.to_string(), hint: hint(g, body) });
         }
         return Ok(mk(SelKind::Glob(glob), nodes));
     }
@@ -134,7 +134,7 @@ pub fn resolve(g: &DepGraph, text: &str, line: u32) -> Result<Selector, String> 
         Some(p) => format!("no {p}"),
         None => "no stage, file, directory, module or package".to_string(),
     };
-    Err(format!("`{text}` names {what} of the index{}", hint(g, body)))
+    Err(super::Error::NamesNothing { text: text.to_string(), what, hint: hint(g, body) })
 }
 
 /// Why `text` is a glob that does not parse (whatever the index holds), if it is one.

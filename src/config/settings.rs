@@ -5,6 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
+use super::Error;
+
 /// The legacy settings file, relative to the repository root.
 pub const LEGACY_FILE: &str = ".claude/andon.local.md";
 
@@ -119,16 +121,16 @@ pub const QUERY_KEYS: &[&str] = &["max_rows", "max_memory_mib", "timeout_secs"];
 
 impl QueryBudget {
     /// Sets `[query]` key `key` to `v`; Err is the message (the caller adds file and line).
-    pub fn apply(&mut self, key: &str, v: &Scalar, origin: Origin) -> Result<(), String> {
+    pub fn apply(&mut self, key: &str, v: &Scalar, origin: Origin) -> Result<(), Error> {
         let value = match v {
             Scalar::Int(n) if *n >= 0 => Setting { value: *n as u64, origin },
-            _ => return Err(format!("`query.{key}` must be a whole number, 0 or more (0 lifts the limit)")),
+            _ => return Err(Error::QueryNotWhole { key: key.to_string() }),
         };
         match key {
             "max_rows" => self.max_rows = Some(value),
             "max_memory_mib" => self.max_memory_mib = Some(value),
             "timeout_secs" => self.timeout_secs = Some(value),
-            _ => return Err(format!("`query.{key}` is not a setting")),
+            _ => return Err(Error::UnknownQueryKey { key: key.to_string() }),
         }
         Ok(())
     }
@@ -180,14 +182,14 @@ impl Default for Settings {
 
 impl Settings {
     /// Sets `key` from `v`; Err is the message (the caller adds file and line).
-    pub fn apply(&mut self, key: &str, v: &Scalar, origin: Origin) -> Result<(), String> {
+    pub fn apply(&mut self, key: &str, v: &Scalar, origin: Origin) -> Result<(), Error> {
         let boolean = |v: &Scalar| match v {
             Scalar::Bool(b) => Ok(*b),
-            _ => Err(format!("`{key}` must be true or false")),
+            _ => Err(Error::NotBoolean { key: key.to_string() }),
         };
         let path = |v: &Scalar| match v {
             Scalar::Str(s) if !s.trim().is_empty() => Ok(PathBuf::from(s.trim())),
-            _ => Err(format!("`{key}` must be a non-empty path")),
+            _ => Err(Error::NotAPath { key: key.to_string() }),
         };
         match key {
             "enabled" => self.enabled = Setting { value: boolean(v)?, origin },
@@ -206,27 +208,29 @@ impl Settings {
                     self.repo_id = Setting { value: s.trim().to_string(), origin }
                 }
                 _ => {
-                    return Err(
-                        "`repo_id` must be 1 to 64 letters, digits, `.`, `_` or `-` (it names the repository's log in a shared `ledger_dir`)".into(),
-                    );
+                    return Err(Error::OutOfRange {
+                        rule: "`repo_id` must be 1 to 64 letters, digits, `.`, `_` or `-` (it names the repository's log in a shared `ledger_dir`)",
+                    });
                 }
             },
             "self_assess_output_dir" => self.self_assess_output_dir = Setting { value: path(v)?, origin },
             "backtrack_depth" => match v {
                 Scalar::Int(n) if (0..=64).contains(n) => self.backtrack_depth = Setting { value: *n as u32, origin },
-                _ => return Err("`backtrack_depth` must be a whole number from 0 to 64".into()),
+                _ => return Err(Error::OutOfRange { rule: "`backtrack_depth` must be a whole number from 0 to 64" }),
             },
             "thrash_threshold" => match v {
                 Scalar::Int(n) if (1..=1000).contains(n) => {
                     self.thrash_threshold = Setting { value: *n as u32, origin }
                 }
-                _ => return Err("`thrash_threshold` must be a whole number from 1 to 1000".into()),
+                _ => {
+                    return Err(Error::OutOfRange { rule: "`thrash_threshold` must be a whole number from 1 to 1000" });
+                }
             },
             "lint_max_rules" => match v {
                 Scalar::Int(n) if *n > 0 && *n <= u32::MAX as i64 => {
                     self.lint_max_rules = Setting { value: *n as u32, origin }
                 }
-                _ => return Err("`lint_max_rules` must be a positive whole number".into()),
+                _ => return Err(Error::OutOfRange { rule: "`lint_max_rules` must be a positive whole number" }),
             },
             "authorization_level" => {
                 let names: Vec<&str> = BlastRadius::ALL.iter().map(|b| b.name()).collect();
@@ -234,7 +238,7 @@ impl Settings {
                     Scalar::Str(s) => BlastRadius::ALL.iter().copied().find(|b| b.name() == s.trim()),
                     _ => None,
                 }
-                .ok_or_else(|| format!("`authorization_level` must be one of {} (lowest first)", names.join(" < ")))?;
+                .ok_or_else(|| Error::AuthorizationLevel { names: names.join(" < ") })?;
                 self.authorization_level = Setting { value, origin };
             }
             "gap_source" => {
@@ -246,12 +250,14 @@ impl Settings {
                         GapSource::Ingest
                     }
                     _ => {
-                        return Err("`gap_source` must be `self-scan` or `ingest` (also spelled `ingest-from-external-brief`; legacy: `self-assess-brief`)".into());
+                        return Err(Error::OutOfRange {
+                            rule: "`gap_source` must be `self-scan` or `ingest` (also spelled `ingest-from-external-brief`; legacy: `self-assess-brief`)",
+                        });
                     }
                 };
                 self.gap_source = Setting { value, origin };
             }
-            _ => return Err(format!("`{key}` is not a setting")),
+            _ => return Err(Error::UnknownKey { key: key.to_string() }),
         }
         Ok(())
     }
@@ -323,18 +329,18 @@ pub fn front_matter(text: &str) -> Result<Vec<Entry>, (u32, String)> {
         if let Some((_, _, first)) = out.iter().find(|(seen, _, _)| seen == k) {
             return Err((n, format!("`{k}` is set twice (first on line {first}); keep one")));
         }
-        out.push((k.to_string(), yaml_scalar(v.trim()).map_err(|m| (n, m))?, n));
+        out.push((k.to_string(), yaml_scalar(v.trim()).map_err(|e| (n, e.to_string()))?, n));
     }
     Err((1, "the front matter opened with `---` is never closed".into()))
 }
 
-fn yaml_scalar(v: &str) -> Result<Scalar, String> {
+fn yaml_scalar(v: &str) -> Result<Scalar, Error> {
     for q in ['"', '\''] {
         if let Some(rest) = v.strip_prefix(q) {
-            let end = rest.find(q).ok_or_else(|| format!("unclosed quote in `{v}`"))?;
+            let end = rest.find(q).ok_or_else(|| Error::UnclosedQuote(v.to_string()))?;
             let tail = rest[end + 1..].trim();
             if !tail.is_empty() && !tail.starts_with('#') {
-                return Err(format!("unexpected text after the quoted value: `{tail}`"));
+                return Err(Error::TextAfterQuote(tail.to_string()));
             }
             return Ok(Scalar::Str(rest[..end].to_string()));
         }

@@ -131,11 +131,11 @@ pub(super) fn table(source: &Source) -> Result<super::Table, ConfigError> {
     }
     let tool = top.into_iter().find(|(k, _, _)| k == "tool").map(|(_, _, v)| v);
     let andon = tool.and_then(|t| match t.v {
-        super::V::Table(t) => t.into_iter().find(|(k, _, _)| k == "andon"),
+        super::TomlKind::Table(t) => t.into_iter().find(|(k, _, _)| k == "andon"),
         _ => None,
     });
     match andon {
-        Some((_, _, super::Val { v: super::V::Table(t), .. })) => Ok(t),
+        Some((_, _, super::TomlValue { v: super::TomlKind::Table(t), .. })) => Ok(t),
         Some((_, line, _)) => Err(ConfigError {
             path: source.path.clone(),
             line,

@@ -5,21 +5,26 @@
 
 use std::path::Path;
 
-use super::{ConfigError, Parser, V, Val};
+use super::{ConfigError, ConfigReader, Error, TomlKind, TomlValue};
 pub use crate::resolve::declared::{DeclaredStage, DeclaredStream, DeclaredWire};
 
 /// Every declared stage's root is a directory of the repository at `repo`: a root that names
 /// nothing would leave the stage empty, silently. `Err` names the declaration's file and line.
 pub fn check_roots(d: &DeclaredStream, repo: &Path) -> Result<(), String> {
+    // the message: api::Error takes this layer's typed error once src/api/ has `From<config::Error>`
+    roots_are_directories(d, repo).map_err(|e| e.to_string())
+}
+
+/// [`check_roots`], with the typed error.
+fn roots_are_directories(d: &DeclaredStream, repo: &Path) -> Result<(), Error> {
     for st in d.stages.iter().filter(|s| !s.root.is_empty()) {
         if !repo.join(&st.root).is_dir() {
-            return Err(format!(
-                "{}:{}: stage `{}` has root `{}`, which is not a directory of the repository; fix the root or remove the stage",
-                d.source.display(),
-                st.line,
-                st.name,
-                st.root
-            ));
+            return Err(Error::RootNotADirectory {
+                path: d.source.clone(),
+                line: st.line,
+                stage: st.name.clone(),
+                root: st.root.clone(),
+            });
         }
     }
     Ok(())
@@ -30,7 +35,7 @@ pub fn load_file(path: &Path) -> Result<DeclaredStream, ConfigError> {
     let err = |line: u32, message: String| ConfigError { path: path.to_path_buf(), line, message };
     let text = std::fs::read_to_string(path).map_err(|e| err(0, format!("cannot read the stream file: {e}")))?;
     let src = super::source::Source { path: path.to_path_buf(), text, tool_table: false, shadowed: None };
-    let p = Parser { path };
+    let p = ConfigReader { path };
     let mut found = None;
     for (k, line, v) in &super::source::table(&src)? {
         match k.as_str() {
@@ -41,9 +46,9 @@ pub fn load_file(path: &Path) -> Result<DeclaredStream, ConfigError> {
     found.ok_or_else(|| err(1, "no `[stream]` table: declare `[[stream.stage]]` and `[[stream.wire]]`".into()))
 }
 
-impl Parser<'_> {
+impl ConfigReader<'_> {
     /// The `[stream]` table on `line`.
-    pub(super) fn stream(&self, line: u32, v: &Val) -> Result<DeclaredStream, ConfigError> {
+    pub(super) fn stream(&self, line: u32, v: &TomlValue) -> Result<DeclaredStream, ConfigError> {
         let t = v.table().ok_or_else(|| {
             self.err(line, "`stream` must be a table: write `[[stream.stage]]` and `[[stream.wire]]`")
         })?;
@@ -96,15 +101,21 @@ impl Parser<'_> {
     }
 
     /// The tables of an array of tables `[[stream.<what>]]`.
-    fn items<'v>(&self, v: &'v Val, line: u32, what: &str) -> Result<&'v [Val], ConfigError> {
+    fn items<'v>(&self, v: &'v TomlValue, line: u32, what: &str) -> Result<&'v [TomlValue], ConfigError> {
         match &v.v {
-            V::Array(items) => Ok(items),
+            TomlKind::Array(items) => Ok(items),
             _ => Err(self.err(line, format!("`stream.{what}` must be an array of tables: write `[[stream.{what}]]`"))),
         }
     }
 
     /// The string value of key `k` of table `t` (declared at `at`), required.
-    fn required(&self, t: &[(String, u32, Val)], k: &str, at: u32, what: &str) -> Result<(String, u32), ConfigError> {
+    fn required(
+        &self,
+        t: &[(String, u32, TomlValue)],
+        k: &str,
+        at: u32,
+        what: &str,
+    ) -> Result<(String, u32), ConfigError> {
         match t.iter().find(|(key, _, _)| key == k) {
             Some((_, l, v)) => {
                 Ok((self.string(v, *l, &format!("{what}'s `{k}` must be a non-empty string"))?.trim().to_string(), *l))
@@ -113,7 +124,7 @@ impl Parser<'_> {
         }
     }
 
-    fn declared_stage(&self, item: &Val) -> Result<DeclaredStage, ConfigError> {
+    fn declared_stage(&self, item: &TomlValue) -> Result<DeclaredStage, ConfigError> {
         let t = item.table().ok_or_else(|| self.err(item.line, "each `[[stream.stage]]` must be a table"))?;
         if let Some((k, l, _)) = t.iter().find(|(k, _, _)| k != "name" && k != "root") {
             return Err(self.err(*l, super::unknown(k, &["name", "root"], "stream.stage.")));
@@ -124,7 +135,7 @@ impl Parser<'_> {
         Ok(DeclaredStage { name, root, line })
     }
 
-    fn declared_wire(&self, item: &Val) -> Result<DeclaredWire, ConfigError> {
+    fn declared_wire(&self, item: &TomlValue) -> Result<DeclaredWire, ConfigError> {
         let t = item.table().ok_or_else(|| self.err(item.line, "each `[[stream.wire]]` must be a table"))?;
         if let Some((k, l, _)) = t.iter().find(|(k, _, _)| k != "producer" && k != "consumer") {
             return Err(self.err(*l, super::unknown(k, &["producer", "consumer"], "stream.wire.")));
@@ -170,14 +181,14 @@ fn overlap(a: &str, b: &str) -> bool {
 }
 
 /// A declared root as a clean repo-relative directory (`""` for the repository itself).
-fn clean_root(root: &str) -> Result<String, String> {
+fn clean_root(root: &str) -> Result<String, Error> {
     let r = root.trim();
     if r.starts_with('/') || r.contains('\\') {
-        return Err(format!("root `{root}` must be a directory relative to the repository, with `/`"));
+        return Err(Error::RootNotRelative(root.to_string()));
     }
     let parts: Vec<&str> = r.split('/').filter(|p| !p.is_empty() && *p != ".").collect();
     if parts.contains(&"..") {
-        return Err(format!("root `{root}` must not contain `..`: name the directory from the repository's root"));
+        return Err(Error::RootClimbs(root.to_string()));
     }
     Ok(parts.join("/"))
 }

@@ -105,6 +105,9 @@ pub struct Language {
     pub lang: Lang,
     /// As `File` facts and the index name it.
     pub name: &'static str,
+    /// The family `andon init` groups its stages by, as the drafted contracts name it (TypeScript
+    /// and JavaScript are one family).
+    pub family: &'static str,
     /// File-name extensions (without the dot), each with the grammar that parses it. A path of
     /// the language with none of them is parsed with the first one's grammar.
     pub extensions: &'static [(&'static str, &'static Grammar)],
@@ -204,6 +207,7 @@ pub static LANGUAGES: [Language; 4] = [
     Language {
         lang: Lang::Rust,
         name: "rust",
+        family: "Rust",
         extensions: &[("rs", &RUST_GRAMMAR)],
         test_file_name: rust::is_test_file_name,
         on_capture: rust::on_capture,
@@ -218,6 +222,7 @@ pub static LANGUAGES: [Language; 4] = [
     Language {
         lang: Lang::Python,
         name: "python",
+        family: "Python",
         extensions: &[("py", &PYTHON_GRAMMAR), ("pyi", &PYTHON_GRAMMAR)],
         test_file_name: python::is_test_file_name,
         on_capture: python::on_capture,
@@ -232,6 +237,7 @@ pub static LANGUAGES: [Language; 4] = [
     Language {
         lang: Lang::TypeScript,
         name: "typescript",
+        family: "TypeScript/JavaScript",
         extensions: &[
             ("ts", &TYPESCRIPT_GRAMMAR),
             ("tsx", &TSX_GRAMMAR),
@@ -251,6 +257,7 @@ pub static LANGUAGES: [Language; 4] = [
     Language {
         lang: Lang::JavaScript,
         name: "javascript",
+        family: "TypeScript/JavaScript",
         extensions: &[("js", &TSX_GRAMMAR), ("jsx", &TSX_GRAMMAR), ("mjs", &TSX_GRAMMAR), ("cjs", &TSX_GRAMMAR)],
         test_file_name: typescript::is_test_file_name,
         on_capture: typescript::on_capture,

@@ -38,7 +38,7 @@ struct Skip {
 }
 
 /// The facts `tests_of` reads about one file.
-struct Facts {
+struct FileTestFacts {
     /// `(test name, line)`.
     tests: Vec<(String, u32)>,
     /// `(name, decorator)`.
@@ -63,7 +63,7 @@ pub fn tests_of(path: &str, src: &str) -> Vec<TestCase> {
     let file_skips = match lang {
         Lang::Python => python_file_skips(&lines, &f),
         Lang::Rust => rust_file_skips(&lines),
-        _ => js_file_skips(&lines),
+        Lang::TypeScript | Lang::JavaScript => js_file_skips(&lines),
     };
     let mut tests: Vec<TestCase> = f
         .tests
@@ -74,7 +74,7 @@ pub fn tests_of(path: &str, src: &str) -> Vec<TestCase> {
             skips.extend(match lang {
                 Lang::Python => python_body_skip(&lines, *line, end).into_iter().collect(),
                 Lang::Rust => rust_attr_skips(&lines, *line),
-                _ => js_own_skips(&lines, *line),
+                Lang::TypeScript | Lang::JavaScript => js_own_skips(&lines, *line),
             });
             let around = enclosing(&lines, &f.spans, *line);
             let class = f.class_of.iter().filter(|(m, _)| m == name).map(|(_, c)| c.as_str());
@@ -93,14 +93,14 @@ pub fn tests_of(path: &str, src: &str) -> Vec<TestCase> {
 }
 
 /// Extracts the facts of one file that say which tests it defines and how they are decorated.
-fn facts_of(lang: Lang, path: &str, src: &str) -> Facts {
+fn facts_of(lang: Lang, path: &str, src: &str) -> FileTestFacts {
     let mut out = SplitBuilder::default();
     extract_source(&mut Context::new(), lang, path, src, &mut out);
     let (core, detail) = out.finish();
     let rows = |r: RelId| core.all_rows().filter(move |(id, _)| *id == r).map(|(_, cols)| cols);
     let s = |v: u32| core.str(v).to_string();
     let spans = detail.all_rows().filter(|(id, _)| *id == rel::DEF_SPAN).map(|(_, c)| (c[2], c[4])).collect();
-    Facts {
+    FileTestFacts {
         tests: rows(rel::TEST_DEF).map(|c| (s(c[1]), c[2])).collect(),
         decorated: rows(rel::DECORATOR).map(|c| (s(c[1]), s(c[3]))).collect(),
         class_of: rows(rel::MEMBER).map(|c| (s(c[2]), s(c[1]))).collect(),
@@ -109,7 +109,7 @@ fn facts_of(lang: Lang, path: &str, src: &str) -> Facts {
 }
 
 /// The skipping decorators of test `name` and of its classes, as `@dotted.name`.
-fn decorator_skips(f: &Facts, name: &str) -> Vec<String> {
+fn decorator_skips(f: &FileTestFacts, name: &str) -> Vec<String> {
     let owners: Vec<&str> = std::iter::once(name)
         .chain(f.class_of.iter().filter(|(m, _)| m == name).map(|(_, class)| class.as_str()))
         .collect();
@@ -218,7 +218,7 @@ fn python_class_of(lines: &[&str], line: u32) -> Option<u32> {
 
 /// The skip markers of a Python file that apply beyond one test: `pytestmark`, `load_tests`,
 /// `__unittest_skip__`, a skip in `setUp`/`setUpClass`/`setUpModule` or at module level.
-fn python_file_skips(lines: &[&str], f: &Facts) -> Vec<Skip> {
+fn python_file_skips(lines: &[&str], f: &FileTestFacts) -> Vec<Skip> {
     let mut out = Vec::new();
     let in_def = |l: u32| f.spans.iter().any(|(a, e)| *a <= l && l <= *e);
     let class_or_file = |l: u32| python_class_of(lines, l).map_or(Scope::File, Scope::Under);

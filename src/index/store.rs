@@ -28,7 +28,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use super::wire::{FileMeta, IndexHeader, SegmentWire};
-use super::{FORMAT_VERSION, IndexError, io, walk};
+use super::{Error, FORMAT_VERSION, io, walk};
 use crate::facts::Segment;
 
 const MAGIC: &[u8; 8] = b"ANDONIDX";
@@ -239,16 +239,14 @@ fn read_chunks(
 
 /// Whether every pack `head` names is in `dir` with its recorded length (a stat each, nothing
 /// read); `Err` names the first that is not.
-pub(super) fn packs_present(dir: &Path, head: &Head) -> Result<(), String> {
+pub(super) fn packs_present(dir: &Path, head: &Head) -> Result<(), Error> {
     for &(id, len) in &head.packs {
-        let name = pack_name(id);
-        match fs::symlink_metadata(dir.join(&name)) {
+        let pack = pack_name(id);
+        match fs::symlink_metadata(dir.join(&pack)) {
             Ok(m) if m.is_file() && m.len() == len => {}
-            Ok(m) if m.is_file() => {
-                return Err(format!("{name}: truncated or extended ({} bytes, expected {len})", m.len()));
-            }
-            Ok(_) => return Err(format!("{name}: not a regular file")),
-            Err(e) => return Err(format!("{name}: {e}")),
+            Ok(m) if m.is_file() => return Err(Error::PackLength { pack, actual: m.len(), expected: len }),
+            Ok(_) => return Err(Error::PackNotAFile { pack }),
+            Err(source) => return Err(Error::PackUnreadable { pack, source }),
         }
     }
     Ok(())
@@ -424,23 +422,23 @@ impl Blob {
     }
 
     /// Whether its bytes match their checksum (an owned blob has none to match).
-    pub(super) fn verify(&self) -> Result<(), String> {
+    pub(super) fn verify(&self) -> Result<(), Error> {
         match self.stored_verified() {
-            Some((loc, None)) => Err(format!("{}: checksum mismatch (corrupt)", pack_name(loc.pack))),
+            Some((loc, None)) => Err(Error::Corrupt { pack: pack_name(loc.pack) }),
             _ => Ok(()),
         }
     }
 
     /// The segment it encodes, its checksum verified first.
-    pub(super) fn decode(&self) -> Result<Segment, String> {
+    pub(super) fn decode(&self) -> Result<Segment, Error> {
         if let Blob::Stored(_, _, loc) | Blob::Lazy(_, loc, _) = self
             && xxhash_rust::xxh3::xxh3_64(self.bytes()) != loc.sum
         {
-            return Err(format!("{}: checksum mismatch (corrupt)", pack_name(loc.pack)));
+            return Err(Error::Corrupt { pack: pack_name(loc.pack) });
         }
-        let w: SegmentWire = postcard::from_bytes(self.bytes()).map_err(|e| format!("undecodable ({e})"))?;
+        let w: SegmentWire = postcard::from_bytes(self.bytes()).map_err(Error::Undecodable)?;
         let seg = Segment { strings: w.strings, rows: w.rows };
-        if seg.validate() { Ok(seg) } else { Err("malformed fact rows".into()) }
+        if seg.validate() { Ok(seg) } else { Err(Error::MalformedRows) }
     }
 }
 
@@ -539,7 +537,7 @@ impl Census {
 /// Writes the blobs not yet stored to a new pack (or, past the garbage threshold and when every
 /// live blob was read, every live blob to one new pack), then the new head; then removes the
 /// packs it no longer names.
-pub(super) fn write(dir: &Path, u: &Update) -> Result<(), IndexError> {
+pub(super) fn write(dir: &Path, u: &Update) -> Result<(), Error> {
     // a compaction copies every live blob: when it is due and every stored blob was read whole
     let readable = |p: Part| !matches!(p, Part::Stored(_, None));
     let compact = u.census.due(u.packs, u.chunks)
@@ -661,7 +659,7 @@ fn existing_packs(dir: &Path) -> Vec<u64> {
 
 /// Writes `bytes` to `tmp` (created new: a file or link already there is a dead process's and is
 /// removed, never written through), fsyncs it and renames it to `name`.
-fn write_new(dir: &Path, tmp: &str, name: &str, bytes: &[u8]) -> Result<(), IndexError> {
+fn write_new(dir: &Path, tmp: &str, name: &str, bytes: &[u8]) -> Result<(), Error> {
     let (tmp, final_path): (PathBuf, PathBuf) = (dir.join(tmp), dir.join(name));
     let _ = fs::remove_file(&tmp);
     let written = fs::OpenOptions::new()

@@ -252,14 +252,14 @@ fn ignore_files(root: &Path, dirs: &[(String, u64, u64)]) -> Vec<(String, u64, u
 
 /// Walks `root`: the files andon indexes (sorted by path), what could not be read on the way, and
 /// the state that lets the next run skip the walk when nothing it depends on changed.
-pub fn walk(root: &Path, opts: &WalkOptions) -> Result<(Vec<WalkEntry>, Vec<WalkError>, WalkState), String> {
+pub fn walk(root: &Path, opts: &WalkOptions) -> Result<(Vec<WalkEntry>, Vec<WalkError>, WalkState), super::Error> {
     let mut found = Walked::default();
     let unsafe_ignores = Arc::new(Mutex::new(Vec::new()));
     if !opts.no_ignore {
         let mut at_root = unsafe_ignore_files(root, &IGNORE_NAMES);
         at_root.extend(unsafe_ignore_files(&root.join(".git/info"), &["exclude"]));
         if let Some(p) = at_root.first() {
-            return Err(refused_ignore_file(p));
+            return Err(super::Error::RefusedIgnoreFile(p.clone()));
         }
     }
     for item in builder(root, opts, unsafe_ignores.clone())?.build() {
@@ -272,7 +272,7 @@ pub fn walk(root: &Path, opts: &WalkOptions) -> Result<(Vec<WalkEntry>, Vec<Walk
         }
     }
     if let Some(p) = unsafe_ignores.lock().expect("not poisoned").first() {
-        return Err(refused_ignore_file(p));
+        return Err(super::Error::RefusedIgnoreFile(p.clone()));
     }
     let Walked { mut files, mut errors, mut dirs } = found;
     files.sort_by(|a, b| a.rel.cmp(&b.rel));
@@ -299,22 +299,13 @@ fn unsafe_ignore_files(dir: &Path, names: &[&str]) -> Vec<PathBuf> {
 /// The ignore files the walker reads in each directory.
 const IGNORE_NAMES: [&str; 2] = [".gitignore", ".ignore"];
 
-/// The error for an ignore file the walk refuses to read.
-fn refused_ignore_file(p: &Path) -> String {
-    format!(
-        "{}: an ignore file that is not a regular file (a FIFO, device or socket, perhaps behind a link); \
-         andon will not read it: replace it with a file, or pass --no-ignore",
-        crate::text::line(&p.to_string_lossy())
-    )
-}
-
 /// `unsafe_ignores` collects the directories' ignore files that are not regular files; such a
 /// directory is not entered (its ignore files are never read), and the walk fails.
 fn builder(
     root: &Path,
     opts: &WalkOptions,
     unsafe_ignores: Arc<Mutex<Vec<PathBuf>>>,
-) -> Result<ignore::WalkBuilder, String> {
+) -> Result<ignore::WalkBuilder, super::Error> {
     let mut b = ignore::WalkBuilder::new(root);
     b.hidden(!opts.hidden)
         .git_ignore(!opts.no_ignore)
@@ -329,9 +320,9 @@ fn builder(
         let mut ob = ignore::overrides::OverrideBuilder::new(root);
         for g in &opts.exclude {
             let pat = format!("!{}", g.trim_start_matches('!'));
-            ob.add(&pat).map_err(|e| format!("bad exclude glob `{g}`: {e}"))?;
+            ob.add(&pat).map_err(|source| super::Error::ExcludeGlob { glob: g.clone(), source })?;
         }
-        let ov = ob.build().map_err(|e| format!("bad exclude globs: {e}"))?;
+        let ov = ob.build().map_err(super::Error::ExcludeGlobs)?;
         b.overrides(ov);
     }
     let vendored = opts.vendored;

@@ -7,7 +7,13 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::HashMap;
 
 use super::{FileInfo, Imp, Out, Repo, Target, child, norm_dep, parent_dir, under};
+use crate::extract::Lang;
 use crate::facts::rel;
+
+/// The ecosystem of Python, as the language table names it.
+fn ecosystem() -> &'static str {
+    Lang::Python.spec().ecosystem.name
+}
 
 pub(crate) struct Python<'a> {
     repo: &'a Repo<'a>,
@@ -64,14 +70,15 @@ const MODULE_DUNDERS: &[&str] = &[
 
 impl<'a> Python<'a> {
     pub fn new(repo: &'a Repo<'a>, root_name: &str) -> Python<'a> {
-        let py_files: Vec<&String> = repo.files.iter().filter(|(_, f)| f.lang == "python").map(|(p, _)| p).collect();
+        let py_files: Vec<&String> =
+            repo.files.iter().filter(|(_, f)| f.lang == Lang::Python.name()).map(|(p, _)| p).collect();
         let is_pkg_dir = |d: &str| repo.is_file(&child(d, "__init__.py")) || repo.is_file(&child(d, "__init__.pyi"));
         let mut roots = BTreeSet::new();
         if !py_files.is_empty() {
             roots.insert(String::new());
         }
         for (p, m) in &repo.manifests {
-            if m.ecosystem == "python" {
+            if m.ecosystem == ecosystem() {
                 let d = parent_dir(p);
                 roots.insert(d.to_string());
                 let src = child(d, "src");
@@ -193,7 +200,7 @@ impl<'a> Python<'a> {
             }
         }
         for root in loose.into_keys() {
-            let manifest = self.repo.manifests_above(&child(&root, "x"), "python");
+            let manifest = self.repo.manifests_above(&child(&root, "x"), ecosystem());
             let name = manifest.first().map(|(_, m)| m.name.clone()).filter(|n| !n.is_empty()).unwrap_or_else(|| {
                 if root.is_empty() {
                     self.root_name.clone()
@@ -353,7 +360,7 @@ impl<'a> Python<'a> {
             .repo
             .manifests
             .iter()
-            .filter(|(p, m)| m.ecosystem == "python" && under(path, parent_dir(p)))
+            .filter(|(p, m)| m.ecosystem == ecosystem() && under(path, parent_dir(p)))
             .any(|(_, m)| m.deps.iter().any(|d| provides(d)));
         if declared {
             return Target::External(top.to_string(), true);
@@ -362,7 +369,7 @@ impl<'a> Python<'a> {
             .repo
             .manifests
             .values()
-            .filter(|m| m.ecosystem == "python")
+            .filter(|m| m.ecosystem == ecosystem())
             .any(|m| m.deps.iter().any(|d| provides(d)));
         if any_declared {
             return Target::External(top.to_string(), false);
@@ -382,7 +389,7 @@ fn root_package_name(repo: &Repo, is_pkg_dir: &dyn Fn(&str) -> bool, dir_name: &
     };
     let below = |sub: &str| valid(sub) && (is_pkg_dir(sub) || repo.is_file(&format!("{sub}.py")));
     let mut score: BTreeMap<&str, usize> = BTreeMap::new();
-    for fi in repo.files.values().filter(|f| f.lang == "python") {
+    for fi in repo.files.values().filter(|f| f.lang == Lang::Python.name()) {
         for imp in fi.imports.iter().filter(|i| !i.spec.starts_with('.')) {
             let mut parts = imp.spec.split('.');
             let top = parts.next().unwrap_or("");

@@ -11,7 +11,13 @@ use std::collections::BTreeMap;
 use super::HashMap;
 
 use super::{Imp, Out, Repo, Target, child, norm_dep, parent_dir, under};
+use crate::extract::Lang;
 use crate::facts::rel;
+
+/// The ecosystem of Rust, as the language table names it.
+fn ecosystem() -> &'static str {
+    Lang::Rust.spec().ecosystem.name
+}
 
 struct Krate {
     manifest: String,
@@ -60,7 +66,7 @@ impl<'a> Rust<'a> {
     pub fn new(repo: &'a Repo<'a>) -> Rust<'a> {
         let mut crates = Vec::new();
         for (p, m) in &repo.manifests {
-            if m.ecosystem != "cargo" || m.name.is_empty() {
+            if m.ecosystem != ecosystem() || m.name.is_empty() {
                 continue;
             }
             let import_name = m.import_names.first().cloned().unwrap_or_else(|| m.name.replace('-', "_"));
@@ -102,7 +108,7 @@ impl<'a> Rust<'a> {
         }
         // Files the mod tree does not reach get a module name from their path (heuristic).
         let rust_files: Vec<String> =
-            repo.files.iter().filter(|(_, f)| f.lang == "rust").map(|(p, _)| p.clone()).collect();
+            repo.files.iter().filter(|(_, f)| f.lang == Lang::Rust.name()).map(|(p, _)| p.clone()).collect();
         for f in rust_files {
             if r.module_of.contains_key(&f) {
                 continue;
@@ -191,7 +197,7 @@ impl<'a> Rust<'a> {
                 if !f.starts_with(&d) {
                     break;
                 }
-                if fi.lang != "rust" || !under(f, &d) {
+                if fi.lang != Lang::Rust.name() || !under(f, &d) {
                     continue;
                 }
                 let rest = &f[d.len() + 1..];

@@ -4,8 +4,14 @@
 //! Node built-ins, declared dependencies, and `export … from` chains for imported names.
 
 use super::{Imp, Out, Repo, Target, child, parent_dir};
+use crate::extract::lang::{Lang, Language, Resolver};
 use crate::extract::manifest::join;
 use crate::facts::rel;
+
+/// The ecosystem of the languages this resolver serves, as the language table names it.
+fn ecosystem() -> &'static str {
+    Lang::TypeScript.spec().ecosystem.name
+}
 
 pub(crate) struct Ts<'a> {
     repo: &'a Repo<'a>,
@@ -66,7 +72,7 @@ impl<'a> Ts<'a> {
 
     pub fn modules(&self, out: &mut Out) {
         for (p, f) in &self.repo.files {
-            if f.lang == "typescript" || f.lang == "javascript" {
+            if Language::by_name(&f.lang).is_some_and(|l| l.resolver == Resolver::TypeScript) {
                 let stem = strip_ext(p);
                 out.push(rel::MODULE, &[p.as_str().into(), stem.into()]);
             }
@@ -185,7 +191,7 @@ impl<'a> Ts<'a> {
     /// A workspace package by name: (package root, sub-path).
     fn workspace_package(&self, spec: &str) -> Option<(String, String, &'a super::ManifestInfo)> {
         for (p, m) in &self.repo.manifests {
-            if m.ecosystem != "npm" || m.name.is_empty() {
+            if m.ecosystem != ecosystem() || m.name.is_empty() {
                 continue;
             }
             if spec == m.name || spec.starts_with(&format!("{}/", m.name)) {
@@ -254,16 +260,16 @@ impl<'a> Ts<'a> {
         let pkg = package_name(spec);
         let declared = self
             .repo
-            .manifests_above(path, "npm")
+            .manifests_above(path, ecosystem())
             .iter()
             .any(|(_, m)| m.deps.contains(pkg) || m.deps.contains(&format!("@types/{pkg}")));
         if declared {
             return Target::External(pkg.to_string(), true);
         }
-        if self.repo.manifests.values().any(|m| m.ecosystem == "npm" && m.deps.contains(pkg)) {
+        if self.repo.manifests.values().any(|m| m.ecosystem == ecosystem() && m.deps.contains(pkg)) {
             return Target::External(pkg.to_string(), false);
         }
-        if self.repo.manifests.values().any(|m| m.ecosystem == "npm") {
+        if self.repo.manifests.values().any(|m| m.ecosystem == ecosystem()) {
             return Target::Undeclared(pkg.to_string());
         }
         Target::Unresolved(format!("no file, workspace package or declared dependency for `{spec}`"))

@@ -1,0 +1,448 @@
+//! One contract under judgement: its selectors and exceptions resolved, its findings raised and
+//! excused, its result and stale exceptions recorded.
+
+use super::*;
+
+/// One contract under judgement, with everything it is judged on.
+pub(super) struct Judge<'a> {
+    pub(super) idx: &'a Index,
+    pub(super) root: &'a Path,
+    pub(super) config_path: &'a Path,
+    pub(super) g: &'a DepGraph,
+    pub(super) store: &'a datalog::Store,
+    pub(super) c: &'a ContractSpec,
+    /// The budget of a `rule` contract's evaluation.
+    pub(super) budget: datalog::Budget,
+}
+
+impl<'a> Judge<'a> {
+    /// A configuration error at `line`, naming the contract.
+    fn err(&self, line: u32, message: String) -> CheckError {
+        config_error(self.config_path, line, format!("contract `{}`: {message}", self.c.name))
+    }
+
+    /// Resolves one selector of the contract.
+    fn sel(&self, l: &Located) -> Result<Selector, CheckError> {
+        select::resolve(self.g, &l.text, l.line).map_err(|e| self.err(l.line, e.to_string()))
+    }
+
+    /// Resolves a list of selectors of the contract.
+    fn sels(&self, ls: &[Located]) -> Result<Vec<Selector>, CheckError> {
+        ls.iter().map(|l| self.sel(l)).collect()
+    }
+
+    /// Judges the contract: its findings, each excused or not, its result and its stale exceptions
+    /// go to `out`.
+    pub(super) fn judge(&self, out: &mut JudgedContracts) -> Result<(), CheckError> {
+        let mask = self.edge_mask()?;
+        // Exceptions: resolved first; each finding takes the first that matches (for `acyclic`, an
+        // exception allows one dependency between members); those that match nothing are stale.
+        let exceptions = self.exceptions()?;
+        let mut hits = vec![0usize; exceptions.len()];
+        let (raws, description) = self.raws(mask, &exceptions, &mut hits)?;
+        let c = self.c;
+        let mut result = ContractResult {
+            name: c.name.clone(),
+            kind: c.kind,
+            description: c.description.clone().unwrap_or(description),
+            line: c.line,
+            findings: 0,
+            blocking: 0,
+            excused: 0,
+        };
+        for f in self.findings(raws, &exceptions, &mut hits) {
+            result.findings += 1;
+            result.blocking += f.blocking() as usize;
+            result.excused += f.excused.is_some() as usize;
+            out.findings.push(f);
+        }
+        self.tally_exceptions(&exceptions, &hits, out);
+        out.contracts.push(result);
+        Ok(())
+    }
+
+    /// The edge kinds `exclude_kinds` leaves out, as a mask; Err when it leaves out every import.
+    fn edge_mask(&self) -> Result<u16, CheckError> {
+        let c = self.c;
+        let mask = c.exclude_kinds.iter().fold(0u16, |m, k| m | graph::kind_bit(&k.text));
+        let every_form = graph::kind_bit("static") | graph::kind_bit("dynamic");
+        if mask & every_form == every_form {
+            let line = c.exclude_kinds.last().map(|l| l.line).unwrap_or(c.line);
+            return Err(
+                self.err(line, "`exclude_kinds` excludes both static and dynamic imports; it could never fire".into())
+            );
+        }
+        Ok(mask)
+    }
+
+    /// The contract's exceptions with their selectors resolved.
+    /// A selector that names nothing in the index leaves its exception unresolved: it can excuse
+    /// nothing, so it is stale (a glob that does not parse is a configuration error).
+    fn exceptions(&self) -> Result<Vec<Exception<'a>>, CheckError> {
+        let c: &'a ContractSpec = self.c;
+        c.exceptions
+            .iter()
+            .map(|e| {
+                let mut x = Exception { from: None, to: None, unresolved: None, spec: e };
+                for (slot, l) in [(&mut x.from, &e.from), (&mut x.to, &e.to)] {
+                    let Some(l) = l else { continue };
+                    if let Some(m) = select::bad_glob(&l.text) {
+                        return Err(self.err(l.line, m));
+                    }
+                    match select::resolve(self.g, &l.text, l.line) {
+                        Ok(sel) => *slot = Some(sel),
+                        Err(e) => x.unresolved = Some(e.to_string()),
+                    }
+                }
+                Ok(x)
+            })
+            .collect()
+    }
+
+    /// What refutes the contract, before exceptions, and what the contract says in words.
+    fn raws(&self, mask: u16, exceptions: &[Exception], hits: &mut [usize]) -> Result<(Vec<Raw>, String), CheckError> {
+        match self.c.kind {
+            ContractKind::Forbidden => self.judge_forbidden(mask),
+            ContractKind::Layers => self.judge_layers(mask),
+            ContractKind::Independence => self.judge_independence(mask),
+            ContractKind::Protected => self.judge_protected(mask),
+            ContractKind::Acyclic => self.judge_acyclic(mask, exceptions, hits),
+            ContractKind::Manifest => self.judge_manifest(),
+            ContractKind::Rule => self.judge_rule(),
+            ContractKind::Ledger | ContractKind::Stream => Ok((Vec::new(), String::new())),
+        }
+    }
+
+    /// `forbidden`: `from` imports nothing of `to` (directly, or also indirectly).
+    fn judge_forbidden(&self, mask: u16) -> Result<(Vec<Raw>, String), CheckError> {
+        let (c, g) = (self.c, self.g);
+        if c.from.is_empty() || c.to.is_empty() {
+            return Err(self.err(c.line, "a forbidden contract needs both `from` and `to`".into()));
+        }
+        let from = self.sels(&c.from)?;
+        let to = self.sels(&c.to)?;
+        let f = union(g, &from);
+        let t = union(g, &to);
+        if let Some(n) = (0..g.len()).find(|&n| f[n] && t[n]) {
+            return Err(self.err(
+                c.to[0].line,
+                format!("`from` and `to` both select `{}`; a file cannot be forbidden from itself", g.name(n as u32)),
+            ));
+        }
+        let desc = format!(
+            "{} must not import {}{}",
+            labels(&c.from),
+            labels(&c.to),
+            if c.transitive { ", directly or indirectly" } else { " directly" }
+        );
+        let ban = Ban { from: &f, to: &t, barrier: &f, to_sels: &to, prefix: String::new() };
+        Ok((forbid(g, &ban, c.transitive, mask), desc))
+    }
+
+    /// `layers`: each layer imports only layers below it.
+    fn judge_layers(&self, mask: u16) -> Result<(Vec<Raw>, String), CheckError> {
+        let (c, g) = (self.c, self.g);
+        if c.layers.len() < 2 {
+            return Err(self.err(c.line, "`layers` needs at least two layers, top first".into()));
+        }
+        let layers: Vec<Vec<Selector>> = c.layers.iter().map(|l| self.sels(l)).collect::<Result<_, _>>()?;
+        let sets: Vec<Vec<bool>> = layers.iter().map(|l| union(g, l)).collect();
+        disjoint(g, &sets, |i| labels(&c.layers[i])).map_err(|(i, m)| self.err(c.layers[i][0].line, m))?;
+        let all = any_of(g, &sets);
+        let mut raws = Vec::new();
+        for lower in 1..sets.len() {
+            for upper in 0..lower {
+                let (lo, up) = (labels(&c.layers[lower]), labels(&c.layers[upper]));
+                let ban = Ban {
+                    from: &sets[lower],
+                    to: &sets[upper],
+                    barrier: &all,
+                    to_sels: &layers[upper],
+                    prefix: format!("layer {lo} is below {up}: "),
+                };
+                raws.extend(forbid(g, &ban, c.transitive, mask));
+            }
+        }
+        let names: Vec<String> = c.layers.iter().map(|l| labels(l)).collect();
+        Ok((raws, format!("layers, top first: {}; a layer imports only layers below it", names.join(" > "))))
+    }
+
+    /// `independence`: no member imports another.
+    fn judge_independence(&self, mask: u16) -> Result<(Vec<Raw>, String), CheckError> {
+        let (c, g) = (self.c, self.g);
+        if c.members.len() < 2 {
+            return Err(self.err(c.line, "`members` needs at least two members to be independent".into()));
+        }
+        let members = self.sels(&c.members)?;
+        let sets: Vec<Vec<bool>> = members.iter().map(|m| union(g, std::slice::from_ref(m))).collect();
+        disjoint(g, &sets, |i| format!("`{}`", c.members[i].text)).map_err(|(i, m)| self.err(c.members[i].line, m))?;
+        let all = any_of(g, &sets);
+        let mut raws = Vec::new();
+        for i in 0..sets.len() {
+            for j in 0..sets.len() {
+                if i != j {
+                    let ban = Ban {
+                        from: &sets[i],
+                        to: &sets[j],
+                        barrier: &all,
+                        to_sels: std::slice::from_ref(&members[j]),
+                        prefix: String::new(),
+                    };
+                    raws.extend(forbid(g, &ban, c.transitive, mask));
+                }
+            }
+        }
+        Ok((raws, format!("{} import none of each other", labels(&c.members))))
+    }
+
+    /// `protected`: only `allowed` files import `target`.
+    fn judge_protected(&self, mask: u16) -> Result<(Vec<Raw>, String), CheckError> {
+        let (c, g) = (self.c, self.g);
+        if c.target.is_empty() {
+            return Err(self.err(c.line, "a protected contract needs a `target`".into()));
+        }
+        let target = self.sels(&c.target)?;
+        let allowed = self.sels(&c.allowed)?;
+        let t = union(g, &target);
+        let a = union(g, &allowed);
+        let who = if c.allowed.is_empty() { "nothing outside it".to_string() } else { labels(&c.allowed) };
+        let raws = protect(g, &t, &a, mask, &who, &c.target);
+        Ok((raws, format!("only {who} may import {}", labels(&c.target))))
+    }
+
+    /// `acyclic`: no dependency cycle among the members (every stage when none are named).
+    fn judge_acyclic(
+        &self,
+        mask: u16,
+        exceptions: &[Exception],
+        hits: &mut [usize],
+    ) -> Result<(Vec<Raw>, String), CheckError> {
+        let (c, g) = (self.c, self.g);
+        let members: Vec<Selector> = if c.members.is_empty() {
+            g.stage_names()
+                .map(|s| select::resolve(g, &format!("stage:{s}"), c.line).map_err(|e| self.err(c.line, e.to_string())))
+                .collect::<Result<_, _>>()?
+        } else {
+            if c.members.len() < 2 {
+                return Err(self.err(c.line, "`members` needs at least two members to form a cycle".into()));
+            }
+            self.sels(&c.members)?
+        };
+        let sets: Vec<Vec<bool>> = members.iter().map(|m| union(g, std::slice::from_ref(m))).collect();
+        disjoint(g, &sets, |i| format!("`{}`", members[i].text))
+            .map_err(|(i, m)| self.err(c.members.get(i).map(|l| l.line).unwrap_or(c.line), m))?;
+        let names: Vec<String> =
+            members.iter().map(|m| m.text.strip_prefix("stage:").unwrap_or(&m.text).to_string()).collect();
+        let desc = if c.members.is_empty() {
+            "no dependency cycle among stages".to_string()
+        } else {
+            format!("no dependency cycle among {}", labels(&c.members))
+        };
+        Ok((acyclic(g, &sets, &names, mask, exceptions, hits), desc))
+    }
+
+    /// `manifest`: the stages' manifests declare what their code imports, and nothing else.
+    fn judge_manifest(&self) -> Result<(Vec<Raw>, String), CheckError> {
+        let (c, g, store) = (self.c, self.g, self.store);
+        let stages = self.sels(&c.stages)?;
+        for (s, l) in stages.iter().zip(&c.stages) {
+            if !matches!(s.kind, select::SelKind::Stage(_)) {
+                return Err(self.err(l.line, format!("`stages` takes stage names; `{}` is not a stage", l.text)));
+            }
+        }
+        let scope: Option<BTreeSet<String>> =
+            (!stages.is_empty()).then(|| c.stages.iter().map(|l| l.text.clone()).collect());
+        let checks: BTreeSet<&str> = if c.checks.is_empty() {
+            crate::config::MANIFEST_CHECKS.iter().copied().collect()
+        } else {
+            c.checks.iter().map(|l| l.text.as_str()).collect()
+        };
+        let with_manifest: Vec<String> = store.rels[rel::HAS_MANIFEST.0 as usize]
+            .iter()
+            .map(|r| store.syms.str(r[0]).to_string())
+            .filter(|s| scope.as_ref().is_none_or(|sc| sc.contains(s)))
+            .collect();
+        if with_manifest.is_empty() {
+            return Err(self.err(
+                c.line,
+                "no stage in its scope has a manifest that declares dependencies; it could never fire".into(),
+            ));
+        }
+        let raws = manifest(g, store, self.root, scope.as_ref(), &checks);
+        let what: Vec<&str> = checks
+            .iter()
+            .map(|c| match *c {
+                "undeclared" => "every imported package is declared",
+                _ => "every declared dependency is used",
+            })
+            .collect();
+        let which = if c.stages.is_empty() { "every stage".into() } else { labels(&c.stages) };
+        Ok((raws, format!("{} ({})", what.join("; "), which)))
+    }
+
+    /// `rule`: the user rule file derives no `Violation`.
+    fn judge_rule(&self) -> Result<(Vec<Raw>, String), CheckError> {
+        let c = self.c;
+        let r =
+            c.rules.as_ref().ok_or_else(|| self.err(c.line, "a rule contract needs `rules = \"file.dl\"`".into()))?;
+        let raws = rule(self.idx, self.root, r, self.budget).map_err(|e| self.err(r.line, e.to_string()))?;
+        Ok((raws, format!("no `Violation` derived by {}", r.text)))
+    }
+
+    /// Findings from `raws`: each excused by the first exception that matches (counted in `hits`),
+    /// with its witness chain and a fingerprint.
+    fn findings(&self, raws: Vec<Raw>, exceptions: &[Exception], hits: &mut [usize]) -> Vec<Finding> {
+        let c = self.c;
+        let mut seen: HashMap<String, usize> = HashMap::new();
+        raws.into_iter()
+            .map(|raw| {
+                let excused = excuse(exceptions, &raw.froms, &raw.tos).map(|i| {
+                    hits[i] += 1;
+                    Excused { line: exceptions[i].spec.line, reason: exceptions[i].spec.reason.clone() }
+                });
+                let fingerprint = self.fingerprint(&raw.key, &mut seen);
+                let witness = raw.chain.iter().map(|&e| hop(self.g, e)).collect();
+                let key = raw.key;
+                Finding {
+                    contract: c.name.clone(),
+                    kind: c.kind,
+                    tier: raw.tier,
+                    path: raw.at.0,
+                    line: raw.at.1,
+                    col: 1,
+                    message: raw.message,
+                    witness,
+                    fingerprint,
+                    key,
+                    excused,
+                    new: None,
+                }
+            })
+            .collect()
+    }
+
+    /// The fingerprint of a finding with `key`: the contract and the key hashed, numbered when the
+    /// contract already has a finding with that key (`seen` counts them).
+    fn fingerprint(&self, key: &[String], seen: &mut HashMap<String, usize>) -> String {
+        let c = self.c;
+        let mut key = format!("{}\0{}\0{}", c.name, c.kind.name(), key.join("\0"));
+        let n = seen.entry(key.clone()).or_default();
+        *n += 1;
+        if *n > 1 {
+            key.push_str(&format!("\0#{n}"));
+        }
+        format!("{:016x}", xxhash_rust::xxh3::xxh3_64(key.as_bytes()))
+    }
+
+    /// Counts the exceptions that excused a finding as used; the others go to `out` as stale.
+    fn tally_exceptions(&self, exceptions: &[Exception], hits: &[usize], out: &mut JudgedContracts) {
+        for (i, x) in exceptions.iter().enumerate() {
+            let e = x.spec;
+            if hits[i] == 0 {
+                out.stale.push(StaleException {
+                    contract: self.c.name.clone(),
+                    line: e.line,
+                    from: e.from.as_ref().map(|l| l.text.clone()),
+                    to: e.to.as_ref().map(|l| l.text.clone()),
+                    reason: e.reason.clone(),
+                    unresolved: x.unresolved.clone(),
+                });
+            } else {
+                out.used += 1;
+            }
+        }
+    }
+}
+
+/// A contract exception with its selectors resolved.
+pub(super) struct Exception<'c> {
+    pub(super) from: Option<Selector>,
+    pub(super) to: Option<Selector>,
+    /// Why a selector of it names nothing in the index: it excuses nothing.
+    pub(super) unresolved: Option<String>,
+    pub(super) spec: &'c crate::config::ExceptionSpec,
+}
+
+/// The first exception whose `from` matches one of `froms` and whose `to` matches one of `tos`.
+pub(super) fn excuse(exceptions: &[Exception], froms: &[Selected], tos: &[Selected]) -> Option<usize> {
+    exceptions.iter().position(|x| {
+        x.unresolved.is_none()
+            && x.from.as_ref().is_none_or(|f| froms.iter().any(|s| f.matches(s)))
+            && x.to.as_ref().is_none_or(|t| tos.iter().any(|s| t.matches(s)))
+    })
+}
+
+/// Evaluates `goals` (with `WireReference` when `references`) with the run-time engine, which runs
+/// only the strata the goals need.
+pub(super) fn derive(
+    prog: &datalog::lang::Program,
+    idx: &Index,
+    goals: &[crate::facts::RelId],
+    references: bool,
+) -> Result<datalog::Store, CheckError> {
+    let mut goals: Vec<usize> = goals.iter().map(|r| r.0 as usize).collect();
+    if references {
+        goals.push(rel::WIRE_REFERENCE.0 as usize);
+    }
+    let need = prog.needed(&goals);
+    let mut store = datalog::load(prog, idx, Some(&need)).map_err(CheckError::Other)?;
+    datalog::run_runtime(prog, &mut store, Some(&need));
+    Ok(store)
+}
+
+/// Nodes in any of `sets`.
+pub(super) fn any_of(g: &DepGraph, sets: &[Vec<bool>]) -> Vec<bool> {
+    (0..g.len()).map(|n| sets.iter().any(|s| s[n])).collect()
+}
+
+pub(super) fn union(g: &DepGraph, sels: &[Selector]) -> Vec<bool> {
+    let mut v = vec![false; g.len()];
+    for s in sels {
+        for (x, y) in v.iter_mut().zip(&s.nodes) {
+            *x |= *y;
+        }
+    }
+    v
+}
+
+/// `a`, `b` and `c` as the configuration wrote them.
+pub(super) fn labels(ls: &[Located]) -> String {
+    let v: Vec<String> = ls.iter().map(|l| format!("`{}`", l.text)).collect();
+    match v.len() {
+        0 => "nothing".into(),
+        1 => v[0].clone(),
+        _ => format!("{} and {}", v[..v.len() - 1].join(", "), v[v.len() - 1]),
+    }
+}
+
+/// Checks that no node is in two sets; Err names the later set and the shared file.
+pub(super) fn disjoint(
+    g: &DepGraph,
+    sets: &[Vec<bool>],
+    label: impl Fn(usize) -> String,
+) -> Result<(), (usize, String)> {
+    for n in 0..g.len() {
+        let owners: Vec<usize> = (0..sets.len()).filter(|&i| sets[i][n]).collect();
+        if owners.len() > 1 {
+            return Err((
+                owners[1],
+                format!(
+                    "{} and {} both select `{}`; make them disjoint",
+                    label(owners[0]),
+                    label(owners[1]),
+                    g.name(n as u32)
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+pub(super) fn subject(g: &DepGraph, n: u32) -> Selected {
+    let name = g.name(n).to_string();
+    if g.is_file(n) {
+        Selected { node: Some(n), stage: g.stage_of(n).map(str::to_string), path: Some(name), package: None }
+    } else {
+        Selected { node: Some(n), package: Some(name), ..Selected::default() }
+    }
+}
