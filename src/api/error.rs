@@ -43,6 +43,15 @@ pub enum Error {
     /// A use case over the index failed.
     #[error(transparent)]
     Ops(#[from] crate::ops::Error),
+    /// The index could not be read or written.
+    #[error(transparent)]
+    Index(#[from] crate::index::Error),
+    /// The settings are wrong (where no line of a file is to blame).
+    #[error(transparent)]
+    Settings(crate::config::Error),
+    /// The structural check could not run.
+    #[error(transparent)]
+    Check(#[from] crate::check::Error),
 }
 
 impl Error {
@@ -57,7 +66,10 @@ impl Error {
             | Error::Config { .. }
             | Error::Loop(_)
             | Error::Ledger(_)
-            | Error::Ops(_) => Exit::Error,
+            | Error::Ops(_)
+            | Error::Index(_)
+            | Error::Settings(_)
+            | Error::Check(_) => Exit::Error,
         }
     }
 
@@ -66,6 +78,8 @@ impl Error {
         match self {
             Error::Config { path, line, .. } => Some((path, *line)),
             Error::Ledger(e) => e.location(),
+            Error::Settings(e) => e.location(),
+            Error::Check(e) => e.location(),
             _ => None,
         }
     }
@@ -85,6 +99,16 @@ impl From<crate::ledger::LedgerError> for Error {
         match e {
             e @ crate::ledger::LedgerError::Invalid(_) => Error::InvalidLedger { dir: None, message: e.to_string() },
             e => Error::Ledger(e),
+        }
+    }
+}
+
+impl From<crate::config::Error> for Error {
+    /// A mistake at a line of the settings quotes that line.
+    fn from(e: crate::config::Error) -> Error {
+        match e {
+            crate::config::Error::At(e) => Error::from(e),
+            e => Error::Settings(e),
         }
     }
 }

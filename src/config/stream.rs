@@ -10,13 +10,7 @@ pub use crate::resolve::declared::{DeclaredStage, DeclaredStream, DeclaredWire};
 
 /// Every declared stage's root is a directory of the repository at `repo`: a root that names
 /// nothing would leave the stage empty, silently. `Err` names the declaration's file and line.
-pub fn check_roots(d: &DeclaredStream, repo: &Path) -> Result<(), String> {
-    // the message: api::Error takes this layer's typed error once src/api/ has `From<config::Error>`
-    roots_are_directories(d, repo).map_err(|e| e.to_string())
-}
-
-/// [`check_roots`], with the typed error.
-fn roots_are_directories(d: &DeclaredStream, repo: &Path) -> Result<(), Error> {
+pub fn check_roots(d: &DeclaredStream, repo: &Path) -> Result<(), Error> {
     for st in d.stages.iter().filter(|s| !s.root.is_empty()) {
         if !repo.join(&st.root).is_dir() {
             return Err(Error::RootNotADirectory {

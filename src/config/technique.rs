@@ -79,14 +79,21 @@ impl fmt::Display for Technique {
 
 /// The technique with id `s` (surrounding whitespace ignored); on a near miss the error names the
 /// nearest id, otherwise every id.
-pub fn parse(s: &str) -> Result<Technique, String> {
+pub fn parse(s: &str) -> Result<Technique, UnknownTechnique> {
     let s = s.trim();
     if let Some(t) = Technique::ALL.into_iter().find(|t| t.id() == s) {
         return Ok(t);
     }
-    let ids = Technique::ALL.map(Technique::id);
-    Err(match nearest(s, ids) {
-        Some(near) => format!("unknown numerical technique `{s}`; did you mean `{near}`?"),
-        None => format!("unknown numerical technique `{s}`; the techniques are: {}", ids.join(", ")),
-    })
+    Err(UnknownTechnique { given: s.to_string(), nearest: nearest(s, Technique::ALL.map(Technique::id)) })
+}
+
+/// A technique id that names none, with the nearest id if there is a near miss.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown numerical technique `{given}`; {}", match nearest {
+    Some(near) => format!("did you mean `{near}`?"),
+    None => format!("the techniques are: {}", Technique::ALL.map(Technique::id).join(", ")),
+})]
+pub struct UnknownTechnique {
+    pub given: String,
+    pub nearest: Option<&'static str>,
 }

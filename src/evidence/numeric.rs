@@ -135,13 +135,16 @@ mod tests {
             ("significant-digit", "significant-digits"),
             ("diferential", "differential"),
         ] {
-            assert_eq!(parse(typo), Err(format!("unknown numerical technique `{typo}`; did you mean `{near}`?")));
+            assert_eq!(
+                parse(typo).map_err(|e| e.to_string()),
+                Err(format!("unknown numerical technique `{typo}`; did you mean `{near}`?"))
+            );
         }
     }
 
     #[test]
     fn a_far_miss_lists_every_id() {
-        let e = parse("vibes").unwrap_err();
+        let e = parse("vibes").unwrap_err().to_string();
         assert!(
             e.starts_with("unknown numerical technique `vibes`; the techniques are: manufactured-solution, "),
             "{e}"

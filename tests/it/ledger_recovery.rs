@@ -316,7 +316,7 @@ fn concurrent_steps_each_report_only_what_they_recorded() {
         .write(true)
         .open(d.join(LEDGER).join("step.lock"))
         .unwrap();
-    fs4::fs_std::FileExt::lock_exclusive(&lock).unwrap();
+    lock.lock().unwrap();
     let runs: Vec<_> = (0..4)
         .map(|_| {
             let d = d.clone();
@@ -324,7 +324,7 @@ fn concurrent_steps_each_report_only_what_they_recorded() {
         })
         .collect();
     std::thread::sleep(std::time::Duration::from_millis(1500));
-    fs4::fs_std::FileExt::unlock(&lock).unwrap();
+    lock.unlock().unwrap();
     let mut claimed = 0;
     for r in runs {
         let v = json(&r.join().unwrap());
