@@ -1,26 +1,26 @@
 //! Build script: checks `rules/*.dl` with andon's own Datalog parser and checker (the same code
-//! the run-time engine uses, included from `src/datalog/lang.rs`), then generates
+//! the run-time engine uses, included from `src/dialect/`), then generates
 //! - `$OUT_DIR/catalog.rs`: every relation (base, derived, computed) with its columns and doc
 //!   line, the rules' string constants, the rule texts, and digests for the index fingerprint;
 //! - `$OUT_DIR/compiled.rs`: the built-in rules translated into one `crepe!` program.
 //!
 //! A mistake in a `.dl` file fails the build with `rules/<file>.dl:LINE:COL: message`.
 
-#[allow(dead_code)]
-#[path = "src/dialect.rs"]
-mod lang;
+#[allow(dead_code, unused_imports)]
+#[path = "src/dialect/mod.rs"]
+mod dialect;
 #[allow(dead_code)]
 #[path = "src/text.rs"]
 mod text;
 
 use std::{env, fmt::Write as _, fs, path::Path};
 
-use lang::{Arg, Builder, CmpOp, Lit, Program, RelKind, Ty, Value};
+use dialect::{Arg, Builder, CmpOp, Lit, Program, RelKind, Ty, Value};
 
 fn main() {
     println!("cargo::rerun-if-changed=rules");
     println!("cargo::rerun-if-changed=grammars");
-    println!("cargo::rerun-if-changed=src/dialect.rs");
+    println!("cargo::rerun-if-changed=src/dialect");
     println!("cargo::rerun-if-changed=src/text.rs");
     let mut files: Vec<String> = fs::read_dir("rules")
         .expect("rules/ is readable")
@@ -134,7 +134,7 @@ fn catalog(prog: &Program, constants: &[String], sources: &[(String, bool)]) -> 
         "/// FNV-1a digest of the code that derives relations kept between runs (the engines, the rule\n/// language, the loop's scan).\npub const DERIVE_DIGEST: u64 = {};",
         digest_dir("src/datalog", "rs")
             ^ digest_dir("src/andon_loop", "rs").rotate_left(1)
-            ^ digest_file("src/dialect.rs").rotate_left(2)
+            ^ digest_dir("src/dialect", "rs").rotate_left(2)
     )
     .unwrap();
     out
@@ -200,7 +200,7 @@ fn compiled(prog: &Program, constants: &[String]) -> String {
         if derived.is_empty() {
             continue;
         }
-        let rules: Vec<&lang::CRule> = prog.rules.iter().filter(|r| r.source == *file).collect();
+        let rules: Vec<&dialect::CRule> = prog.rules.iter().filter(|r| r.source == *file).collect();
         write!(out, "{}", module(prog, constants, mi, &inputs, &derived, &rules)).unwrap();
         writeln!(modules, "        Module {{ source: {file:?}, run: m{mi}::run, outputs: &{derived:?} }},").unwrap();
     }
@@ -215,7 +215,7 @@ fn module(
     mi: usize,
     used: &[usize],
     derived: &[usize],
-    rules: &[&lang::CRule],
+    rules: &[&dialect::CRule],
 ) -> String {
     let mut body = String::new();
     let fields = |n: usize| vec!["u32"; n].join(", ");
@@ -356,16 +356,6 @@ fn module(
     }
     writeln!(run, "            out\n        }}").unwrap();
     format!("    pub mod m{mi} {{\n        use crepe::crepe;\n        crepe! {{\n{body}        }}\n{run}    }}\n")
-}
-
-fn digest_file(path: &str) -> u64 {
-    println!("cargo::rerun-if-changed={path}");
-    let mut h: u64 = 0xcbf29ce484222325;
-    for b in fs::read(path).unwrap_or_default() {
-        h ^= b as u64;
-        h = h.wrapping_mul(0x100000001b3);
-    }
-    h
 }
 
 fn digest_dir(dir: &str, ext: &str) -> u64 {

@@ -8,7 +8,7 @@ use std::cmp::Ordering;
 use std::collections::HashMap;
 
 use super::budget::{Budget, Exceeded, Meter};
-use super::lang::{Arg, CRule, CmpOp, Lit, Program, RelKind, Stratum, Ty, Value};
+use crate::dialect::{Arg, CRule, CmpOp, Lit, Program, RelKind, Stratum, Ty, Value};
 use crate::facts::Interner;
 
 /// One relation's rows: flat, `arity` values each, sorted and deduplicated (by id).

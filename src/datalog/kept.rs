@@ -18,8 +18,8 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use super::lang::Program;
 use super::{Budget, Store, load_with, run_within};
+use crate::dialect::Program;
 use crate::facts::{CONSTANTS, RULE_SOURCES, RelId, rel};
 use crate::index::{Index, Stamp};
 
@@ -131,7 +131,7 @@ pub fn recall(prog: &Program, stamp: &Stamp, view: &View) -> Option<Store> {
         rows.data.reserve(data.len());
         for chunk in data.chunks(*arity as usize) {
             for (v, (_, ty)) in chunk.iter().zip(&decl.columns) {
-                rows.data.push(if *ty == super::lang::Ty::Int { *v } else { *ids.get(*v as usize)? });
+                rows.data.push(if *ty == crate::dialect::Ty::Int { *v } else { *ids.get(*v as usize)? });
             }
         }
         rows.normalize();
@@ -182,7 +182,7 @@ pub fn keep(prog: &Program, stamp: &Stamp, view: &View, store: &Store) {
         let mut data = Vec::with_capacity(rows.data.len());
         for row in rows.iter() {
             for (v, (_, ty)) in row.iter().zip(&decl.columns) {
-                data.push(if *ty == super::lang::Ty::Int {
+                data.push(if *ty == crate::dialect::Ty::Int {
                     *v
                 } else {
                     *index.entry(*v).or_insert_with(|| {
@@ -256,7 +256,7 @@ pub fn transfer(from_prog: &Program, from: &Store, to: &Program, view: &View) ->
         let mut data = Vec::with_capacity(from.rels[a].data.len());
         for row in from.rels[a].iter() {
             for (v, (_, ty)) in row.iter().zip(cols) {
-                data.push(if *ty == super::lang::Ty::Int { *v } else { store.syms.intern(from.syms.str(*v)) });
+                data.push(if *ty == crate::dialect::Ty::Int { *v } else { store.syms.intern(from.syms.str(*v)) });
             }
         }
         store.rels[b].data = data;

@@ -1,5 +1,5 @@
-//! The Datalog layer (design §5): one dialect ([`lang`], the crate's `dialect` module), two engines.
-//! - The built-in rules (`rules/*.dl`) are checked by `build.rs` with [`lang`] and compiled into
+//! The Datalog layer (design §5): one dialect ([`crate::dialect`]), two engines.
+//! - The built-in rules (`rules/*.dl`) are checked by `build.rs` with [`crate::dialect`] and compiled into
 //!   the binary by crepe ([`compiled::run`]): the fast path `stream`, `check` and `loop` use.
 //! - The run-time engine ([`eval`]) evaluates ad hoc queries, user rule files and, on demand, the
 //!   same built-in rules; tests hold both engines to the same answers.
@@ -13,15 +13,17 @@ pub mod explain;
 pub mod graph;
 pub mod kept;
 pub mod lint;
+/// The dialect under its former name, for `src/check/` (`datalog::Ty`, `datalog::lang::Program`);
+/// goes once it names `crate::dialect`.
 pub use crate::dialect as lang;
 
 include!(concat!(env!("OUT_DIR"), "/compiled.rs"));
 
+use crate::dialect::{self, Builder, DialectError, Program, RelKind, Ty};
 use crate::facts::{CONSTANTS, RELATIONS, RULE_SOURCES, RelId, Segment, is_detail};
 use crate::index::Index;
 pub use budget::{Budget, Exceeded};
 pub use eval::{Rows, Store};
-use lang::{Builder, DialectError, Program, RelKind};
 
 /// A builder holding the schema and the built-in rules (relations numbered as [`RELATIONS`]).
 pub fn builtin_builder() -> Builder {
@@ -44,7 +46,7 @@ pub fn add_rows(prog: &Program, store: &mut Store, rows: &[(&str, Vec<String>)])
     for (name, row) in rows {
         let Some(r) = prog.relation(name) else { continue };
         for (v, (_, ty)) in row.iter().zip(&prog.rels[r].columns) {
-            let id = if *ty == lang::Ty::Int { v.parse().unwrap_or(0) } else { store.syms.intern(v) };
+            let id = if *ty == Ty::Int { v.parse().unwrap_or(0) } else { store.syms.intern(v) };
             store.rels[r].data.push(id);
         }
         touched.push(r);
@@ -165,7 +167,7 @@ pub fn run_within(prog: &Program, store: &mut Store, need: Option<&[bool]>, budg
 /// A query's answer: its variables and every binding, sorted by rendered value.
 pub struct Answer {
     pub columns: Vec<String>,
-    pub types: Vec<lang::Ty>,
+    pub types: Vec<Ty>,
     pub rows: Vec<Vec<String>>,
     /// The query relation (for explanations).
     pub rel: usize,
@@ -192,10 +194,10 @@ pub fn prepare(query: &str, rule_files: &[(String, String)]) -> Result<Query, Di
     for (name, text) in rule_files {
         b.add_source(name, text, false)?;
     }
-    let body = lang::parse_query("query", query)?;
+    let body = dialect::parse_query("query", query)?;
     let columns = b.add_query("query", body)?;
     let prog = b.finish()?;
-    let rel = prog.relation(lang::QUERY_REL).expect("query relation declared");
+    let rel = prog.relation(dialect::QUERY_REL).expect("query relation declared");
     Ok(Query { prog, columns, rel })
 }
 
@@ -223,14 +225,15 @@ pub fn answer(
         store.rounds = Some(Default::default());
     }
     run_within(&q.prog, &mut store, Some(&need), budget).map_err(|e| e.to_string())?;
-    let types: Vec<lang::Ty> = q.prog.rels[q.rel].columns.iter().map(|c| c.1).collect();
+    let types: Vec<Ty> = q.prog.rels[q.rel].columns.iter().map(|c| c.1).collect();
     let found = &store.rels[q.rel];
     let text: usize = found
         .iter()
         .flat_map(|r| r.iter().zip(&types))
-        .map(|(v, t)| if *t == lang::Ty::Int { 10 } else { store.syms.str(*v).len() })
+        .map(|(v, t)| if *t == Ty::Int { 10 } else { store.syms.str(*v).len() })
         .sum();
-    budget::rendered_fits(budget, found.len(), found.data.len(), text, lang::QUERY_REL).map_err(|e| e.to_string())?;
+    budget::rendered_fits(budget, found.len(), found.data.len(), text, dialect::QUERY_REL)
+        .map_err(|e| e.to_string())?;
     let rows = store
         .sorted_rows(&q.prog, q.rel)
         .into_iter()

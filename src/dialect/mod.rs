@@ -1,0 +1,57 @@
+//! andon's Datalog dialect: the parser and the checker (names, arity, types, safety,
+//! stratification). Self-contained (std only), because `build.rs` includes this very file to check
+//! `rules/*.dl` and translate them for crepe: one grammar, one set of diagnostics, both paths.
+//!
+//! ```text
+//! /// Stage `producer` feeds stage `consumer`.            (a doc line, required on built-in decls)
+//! .decl Wire(producer: sym, consumer: sym)                (column types: path, sym, int)
+//! .computed StreamOrder(stage: sym, position: int) from Stage, Wire
+//! Wire(p, c) :- WireImport(p, c, _, _, _, _), p != c.     (rule)
+//! Kind("cargo", "normal").                                (fact)
+//! ```
+//! A body literal is an atom, a negated atom `!A(..)`, or a comparison `x op y` with op one of
+//! `= != < <= > >=`; `x = <bound term>` also binds `x`. Terms: variables (any identifier), `_`,
+//! "strings" and unsigned integers. Comments: `//` and `/* */`.
+//!
+//! The files: [`syntax`] (what a text parses to), [`lexer`], [`parser`], [`program`] (a checked
+//! program), [`builder`] (sources in, a program out), [`checker`] (names, arity, types, safety)
+//! and [`strata`] (stratification).
+
+mod builder;
+mod checker;
+mod lexer;
+mod parser;
+mod program;
+mod strata;
+mod syntax;
+#[cfg(test)]
+mod tests;
+
+use std::fmt;
+
+pub use builder::Builder;
+pub use parser::{parse_program, parse_query};
+pub use program::{Arg, CRule, Lit, Program, RelDecl, RelKind, Stratum, Value};
+pub use strata::tarjan;
+pub use syntax::{Atom, CmpOp, Decl, Literal, QUERY_REL, Rule, Statement, Term, Ty};
+
+/// A 1-based position in a source text.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Span {
+    pub line: u32,
+    pub col: u32,
+}
+
+/// A diagnostic: which source, where, what.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DialectError {
+    pub source: String,
+    pub span: Span,
+    pub msg: String,
+}
+
+impl fmt::Display for DialectError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}:{}: {}", self.source, self.span.line, self.span.col, self.msg)
+    }
+}
