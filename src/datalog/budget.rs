@@ -97,6 +97,8 @@ impl std::fmt::Display for Exceeded {
     }
 }
 
+impl std::error::Error for Exceeded {}
+
 /// Estimated bytes of one row of an answer rendered as text, beyond its values.
 const RENDERED_ROW_BYTES: u64 = 24;
 /// Estimated bytes of one value of an answer rendered as text, beyond its text.

@@ -18,7 +18,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Budget, Store, load_with, run_within};
+use super::{Budget, Error, Store, load_with, run_within};
 use crate::dialect::Program;
 use crate::facts::{CONSTANTS, RULE_SOURCES, RelId, rel};
 use crate::index::{Index, Stamp};
@@ -96,14 +96,22 @@ fn path_of(stamp: &Stamp, view: &View) -> PathBuf {
 /// `view`'s relations over `idx`: recalled when kept for these facts, else derived within
 /// `budget` (and kept, when `write`). The store holds `view.rels`; a relation outside them may be
 /// empty.
+///
+/// Its error is a `String` while `src/andon_loop/` maps it with `LedgerError::Io`; [`derive_typed`]
+/// is the same with the layer's error.
 pub fn derive(prog: &Program, idx: &Index, view: &View, write: bool, budget: Budget) -> Result<Store, String> {
+    derive_typed(prog, idx, view, write, budget).map_err(String::from)
+}
+
+/// [`derive`], failing with the layer's [`Error`].
+pub fn derive_typed(prog: &Program, idx: &Index, view: &View, write: bool, budget: Budget) -> Result<Store, Error> {
     if let Some(store) = recall(prog, &idx.stamp, view) {
         return Ok(store);
     }
     let goals: Vec<usize> = view.rels.iter().map(|r| r.0 as usize).collect();
     let need = prog.needed(&goals);
     let mut store = load_with(prog, idx, Some(&need), &view.detail_for)?;
-    run_within(prog, &mut store, Some(&need), budget).map_err(|e| e.to_string())?;
+    run_within(prog, &mut store, Some(&need), budget)?;
     if write {
         keep(prog, &idx.stamp, view, &store);
     }

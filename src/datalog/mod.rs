@@ -8,6 +8,7 @@
 //! they read are complete.
 
 pub mod budget;
+mod error;
 pub mod eval;
 pub mod explain;
 pub mod graph;
@@ -23,6 +24,7 @@ use crate::dialect::{self, Builder, DialectError, Program, RelKind, Ty};
 use crate::facts::{CONSTANTS, RELATIONS, RULE_SOURCES, RelId, Segment, is_detail};
 use crate::index::Index;
 pub use budget::{Budget, Exceeded};
+pub use error::Error;
 pub use eval::{Rows, Store};
 
 /// A builder holding the schema and the built-in rules (relations numbered as [`RELATIONS`]).
@@ -69,8 +71,9 @@ fn needs_detail(need: &[bool]) -> bool {
 }
 
 /// Loads the base relations in `need` (all when `None`) from an index into a fresh store.
+/// Its error is a `String` while `src/check/` maps it with `CheckError::Other`.
 pub fn load(prog: &Program, idx: &Index, need: Option<&[bool]>) -> Result<Store, String> {
-    load_with(prog, idx, need, &|_| true)
+    load_with(prog, idx, need, &|_| true).map_err(String::from)
 }
 
 /// [`load`], decoding the detail facts (references, calls, spans) only of files whose language
@@ -81,7 +84,7 @@ pub fn load_with(
     idx: &Index,
     need: Option<&[bool]>,
     detail_for: &dyn Fn(&str) -> bool,
-) -> Result<Store, String> {
+) -> Result<Store, Error> {
     let mut store = Store::new(prog, CONSTANTS);
     load_into(&mut store, idx, need, detail_for)?;
     Ok(store)
@@ -93,7 +96,7 @@ fn load_into(
     idx: &Index,
     need: Option<&[bool]>,
     detail_for: &dyn Fn(&str) -> bool,
-) -> Result<(), String> {
+) -> Result<(), Error> {
     let want = |r: usize| RELATIONS.get(r).is_some_and(|i| i.kind == RelKind::Base) && need.is_none_or(|n| n[r]);
     let detail = need.is_none_or(needs_detail);
     let add = |seg: &Segment, store: &mut Store| {
@@ -119,7 +122,7 @@ fn load_into(
     for (f, meta) in idx.facts.iter().zip(&idx.files) {
         add(f.core(), store);
         if detail && detail_for(&meta.lang) {
-            add(&f.detail()?, store);
+            add(&f.detail().map_err(|e| Error::DecodeFacts { source: e.into() })?, store);
         }
     }
     add(&idx.global, store);
@@ -205,7 +208,11 @@ pub fn prepare(query: &str, rule_files: &[(String, String)]) -> Result<Query, Di
 /// relations kept for its facts ([`kept`]) cannot answer alone.
 pub enum Facts<'a> {
     Loaded(&'a Index),
-    Stored { stamp: crate::index::Stamp, load: &'a dyn Fn() -> Result<Index, String> },
+    /// `load`'s error is a `String` while `src/cli/` builds it from `api::load_fresh`.
+    Stored {
+        stamp: crate::index::Stamp,
+        load: &'a dyn Fn() -> Result<Index, String>,
+    },
 }
 
 /// Evaluates a prepared query over an index within `budget`: loads only the base relations it
@@ -218,13 +225,13 @@ pub fn answer(
     explain: bool,
     extra: &[(&str, Vec<String>)],
     budget: Budget,
-) -> Result<(Answer, Store), String> {
+) -> Result<(Answer, Store), Error> {
     let (mut store, need) = seeded(q, facts, explain, budget)?;
     add_rows(&q.prog, &mut store, extra);
     if explain {
         store.rounds = Some(Default::default());
     }
-    run_within(&q.prog, &mut store, Some(&need), budget).map_err(|e| e.to_string())?;
+    run_within(&q.prog, &mut store, Some(&need), budget)?;
     let types: Vec<Ty> = q.prog.rels[q.rel].columns.iter().map(|c| c.1).collect();
     let found = &store.rels[q.rel];
     let text: usize = found
@@ -232,8 +239,7 @@ pub fn answer(
         .flat_map(|r| r.iter().zip(&types))
         .map(|(v, t)| if *t == Ty::Int { 10 } else { store.syms.str(*v).len() })
         .sum();
-    budget::rendered_fits(budget, found.len(), found.data.len(), text, dialect::QUERY_REL)
-        .map_err(|e| e.to_string())?;
+    budget::rendered_fits(budget, found.len(), found.data.len(), text, dialect::QUERY_REL)?;
     let rows = store
         .sorted_rows(&q.prog, q.rel)
         .into_iter()
@@ -244,21 +250,21 @@ pub fn answer(
 
 /// The store a query starts from, with what is left to evaluate: the stream's relations it
 /// reaches recalled (or derived and kept), and the base relations it still reads loaded.
-fn seeded(q: &Query, facts: &Facts, explain: bool, budget: Budget) -> Result<(Store, Vec<bool>), String> {
+fn seeded(q: &Query, facts: &Facts, explain: bool, budget: Budget) -> Result<(Store, Vec<bool>), Error> {
     let mut own: Option<Index> = None;
-    let index = |own: &mut Option<Index>| -> Result<(), String> {
+    let index = |own: &mut Option<Index>| -> Result<(), Error> {
         if let (None, Facts::Stored { load, .. }) = (&own, facts) {
-            *own = Some(load()?);
+            *own = Some(load().map_err(|e| Error::LoadIndex { source: e.into() })?);
         }
         Ok(())
     };
-    let plain = |own: &mut Option<Index>, need: Vec<bool>| -> Result<(Store, Vec<bool>), String> {
+    let plain = |own: &mut Option<Index>, need: Vec<bool>| -> Result<(Store, Vec<bool>), Error> {
         index(own)?;
         let idx = match facts {
             Facts::Loaded(i) => i,
             Facts::Stored { .. } => own.as_ref().expect("loaded above"),
         };
-        Ok((load(&q.prog, idx, Some(&need))?, need))
+        Ok((load_with(&q.prog, idx, Some(&need), &|_| true)?, need))
     };
     let leaves = if explain { Vec::new() } else { kept::leaves(&q.prog, &kept::STREAM) };
     let need = q.prog.needed_until(&[q.rel], &leaves);
@@ -309,8 +315,8 @@ fn seeded(q: &Query, facts: &Facts, explain: bool, budget: Budget) -> Result<(St
 
 /// The stream's relations of `idx` (recalled, or derived by the built-in rules within the
 /// query's budget and kept) in a store of the query's program.
-fn from_stream(q: &Query, idx: &Index, budget: Budget) -> Result<Store, String> {
+fn from_stream(q: &Query, idx: &Index, budget: Budget) -> Result<Store, Error> {
     let builtin = builtin_program();
-    let derived = kept::derive(&builtin, idx, &kept::STREAM, true, budget)?;
+    let derived = kept::derive_typed(&builtin, idx, &kept::STREAM, true, budget)?;
     Ok(kept::transfer(&builtin, &derived, &q.prog, &kept::STREAM))
 }

@@ -1,5 +1,5 @@
 //! andon's Datalog dialect: the parser and the checker (names, arity, types, safety,
-//! stratification). Self-contained (std only), because `build.rs` includes this very file to check
+//! stratification). Self-contained (std only), because `build.rs` includes this module to check
 //! `rules/*.dl` and translate them for crepe: one grammar, one set of diagnostics, both paths.
 //!
 //! ```text
@@ -13,9 +13,9 @@
 //! `= != < <= > >=`; `x = <bound term>` also binds `x`. Terms: variables (any identifier), `_`,
 //! "strings" and unsigned integers. Comments: `//` and `/* */`.
 //!
-//! The files: [`syntax`] (what a text parses to), [`lexer`], [`parser`], [`program`] (a checked
-//! program), [`builder`] (sources in, a program out), [`checker`] (names, arity, types, safety)
-//! and [`strata`] (stratification).
+//! The files: `syntax` (what a text parses to), `lexer`, `parser`, `program` (a checked program),
+//! `builder` (sources in, a program out), `checker` (names, arity, types, safety) and `strata`
+//! (stratification).
 
 mod builder;
 mod checker;
@@ -42,7 +42,7 @@ pub struct Span {
     pub col: u32,
 }
 
-/// A diagnostic: which source, where, what.
+/// The dialect's error, a diagnostic: which source (a rules file's path, or `query`), where, what.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DialectError {
     pub source: String,
@@ -53,5 +53,14 @@ pub struct DialectError {
 impl fmt::Display for DialectError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}:{}:{}: {}", self.source, self.span.line, self.span.col, self.msg)
+    }
+}
+
+impl std::error::Error for DialectError {}
+
+impl DialectError {
+    /// The source (a rules file's path, or `query`) and the line the diagnostic points at.
+    pub fn location(&self) -> Option<(&std::path::Path, u32)> {
+        Some((std::path::Path::new(&self.source), self.span.line))
     }
 }
