@@ -1,8 +1,8 @@
 //! Assembles a program from sources (the schema, rules files, a query), then checks it whole.
 
 use super::checker::literal_span;
-use super::program::{Program, RelDecl, RelKind};
-use super::syntax::{Atom, Decl, Literal, QUERY_REL, Rule, Statement, Term, Ty};
+use super::program::{Program, RelDecl, RelKind, Vocab};
+use super::syntax::{Atom, Decl, Literal, QUERY_REL, Rule, Statement, Term, Ty, VocabDecl};
 use super::{DialectError, Span, parse_program};
 
 #[derive(Default)]
@@ -48,6 +48,18 @@ impl Builder {
         for (f, sp) in d.computed_from.iter().flatten() {
             from.push(self.relation(f).ok_or_else(|| err(*sp, format!("unknown relation `{f}`{}", self.suggest(f))))?);
         }
+        let mut vocabs = Vec::new();
+        for v in &d.vocabs {
+            vocabs.push(match v {
+                None => None,
+                Some((name, sp)) => Some(self.vocab(name).ok_or_else(|| {
+                    let known: Vec<String> = self.prog.vocabs.iter().map(|v| format!("`{}`", v.name)).collect();
+                    let known = if known.is_empty() { String::new() } else { format!(", {}", known.join(", ")) };
+                    err(*sp, format!("unknown column type `{name}` (path, sym, int{known})"))
+                })?),
+            });
+        }
+        vocabs.resize(d.columns.len(), None);
         let id = self.prog.rels.len();
         let kind = if d.computed_from.is_some() { RelKind::Computed } else { kind };
         self.prog.rels.push(RelDecl {
@@ -58,9 +70,40 @@ impl Builder {
             source: source.to_string(),
             span: d.span,
             from,
+            vocabs,
         });
         self.prog.by_name.insert(d.name, id);
         Ok(id)
+    }
+
+    /// The vocabulary named `name`.
+    pub fn vocab(&self, name: &str) -> Option<usize> {
+        self.prog.vocabs.iter().position(|v| v.name == name)
+    }
+
+    /// Declares a closed vocabulary (`.enum`).
+    pub fn declare_vocab(&mut self, source: &str, d: VocabDecl) -> Result<usize, DialectError> {
+        let err = |span, msg| DialectError { source: source.to_string(), span, msg };
+        if let Some(p) = self.prog.vocabs.iter().find(|v| v.name == d.name) {
+            return Err(err(
+                d.span,
+                format!("vocabulary `{}` is already declared at {}:{}", d.name, p.source, p.span.line),
+            ));
+        }
+        if !d.name.starts_with(|c: char| c.is_ascii_uppercase()) {
+            return Err(err(d.span, format!("vocabulary names start with an upper-case letter: `{}`", d.name)));
+        }
+        if self.require_docs && d.doc.is_none() {
+            return Err(err(d.span, format!("`{}` has no `///` doc line above its declaration", d.name)));
+        }
+        self.prog.vocabs.push(Vocab {
+            name: d.name,
+            doc: d.doc.unwrap_or_default(),
+            values: d.values.into_iter().map(|(v, _)| v).collect(),
+            source: source.to_string(),
+            span: d.span,
+        });
+        Ok(self.prog.vocabs.len() - 1)
     }
 
     /// Adds a program text: its declarations are derived (or computed) relations.
@@ -74,6 +117,9 @@ impl Builder {
             match item {
                 Statement::Decl(d) => {
                     self.declare(source, d, if base { RelKind::Base } else { RelKind::Derived })?;
+                }
+                Statement::Vocab(v) => {
+                    self.declare_vocab(source, v)?;
                 }
                 Statement::Rule(r) => {
                     if base {
@@ -158,7 +204,14 @@ impl Builder {
                     .enumerate()
                     .map(|(i, t)| (if let Term::Var(v, _) = t { v.clone() } else { format!("col{i}") }, Ty::Sym))
                     .collect();
-                let d = Decl { name: r.head.rel.clone(), span: r.head.span, doc: None, columns, computed_from: None };
+                let d = Decl {
+                    name: r.head.rel.clone(),
+                    span: r.head.span,
+                    doc: None,
+                    columns,
+                    computed_from: None,
+                    vocabs: Vec::new(),
+                };
                 self.declare(source, d, RelKind::Derived)?;
                 self.prog.rels.last_mut().expect("just declared").doc = "(defined by a user rule)".into();
                 self.untyped.push(self.prog.rels.len() - 1);

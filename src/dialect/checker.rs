@@ -16,6 +16,7 @@ impl Builder {
         rc.type_comparisons(&body)?;
         rc.check_safety()?;
         let (head, head_args, changed) = self.check_head(&rc)?;
+        self.check_vocab_literals(source, r)?;
         let c = CRule {
             head,
             head_args,

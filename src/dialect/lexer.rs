@@ -17,6 +17,7 @@ pub(super) enum Tok {
     Turnstile,
     Bang,
     Colon,
+    Pipe,
     Op(CmpOp),
     Eof,
 }
@@ -35,6 +36,7 @@ pub(super) fn describe(t: &Tok) -> String {
         Tok::Turnstile => "`:-`".into(),
         Tok::Bang => "`!`".into(),
         Tok::Colon => "`:`".into(),
+        Tok::Pipe => "`|`".into(),
         Tok::Op(o) => format!("`{}`", o.text()),
         Tok::Eof => "the end of the text".into(),
     }
@@ -124,6 +126,7 @@ fn punct(b: &[u8], i: usize) -> Option<(Tok, usize)> {
         b',' => (Tok::Comma, 1),
         b':' if next_is(b'-') => (Tok::Turnstile, 2),
         b':' => (Tok::Colon, 1),
+        b'|' => (Tok::Pipe, 1),
         b'!' if next_is(b'=') => (Tok::Op(CmpOp::Ne), 2),
         b'!' => (Tok::Bang, 1),
         b'=' => (Tok::Op(CmpOp::Eq), if next_is(b'=') { 2 } else { 1 }),

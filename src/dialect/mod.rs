@@ -3,7 +3,10 @@
 //! `rules/*.dl` and translate them for crepe: one grammar, one set of diagnostics, both paths.
 //!
 //! ```text
-//! /// Stage `producer` feeds stage `consumer`.            (a doc line, required on built-in decls)
+//! /// How sure a resolution is.                          (a doc line, required on built-in decls)
+//! .enum Confidence = "exact" | "heuristic"                (a closed vocabulary)
+//! .decl Resolves(path: path, target: path, confidence: Confidence)   (a column it types)
+//! /// Stage `producer` feeds stage `consumer`.
 //! .decl Wire(producer: sym, consumer: sym)                (column types: path, sym, int)
 //! .computed StreamOrder(stage: sym, position: int) from Stage, Wire
 //! Wire(p, c) :- WireImport(p, c, _, _, _, _), p != c.     (rule)
@@ -13,9 +16,13 @@
 //! `= != < <= > >=`; `x = <bound term>` also binds `x`. Terms: variables (any identifier), `_`,
 //! "strings" and unsigned integers. Comments: `//` and `/* */`.
 //!
+//! A column typed by a vocabulary is a `sym` that holds only its values: a string literal that
+//! fills such a column, or is compared with a variable that fills one, must be one of them (in a
+//! rules file and in a query alike); `build.rs` makes each vocabulary a Rust enum.
+//!
 //! The files: `syntax` (what a text parses to), `lexer`, `parser`, `program` (a checked program),
-//! `builder` (sources in, a program out), `checker` (names, arity, types, safety) and `strata`
-//! (stratification).
+//! `builder` (sources in, a program out), `checker` (names, arity, types, safety), `vocab` (the
+//! literals of closed vocabularies) and `strata` (stratification).
 
 mod builder;
 mod checker;
@@ -26,14 +33,15 @@ mod strata;
 mod syntax;
 #[cfg(test)]
 mod tests;
+mod vocab;
 
 use std::fmt;
 
 pub use builder::Builder;
 pub use parser::{parse_program, parse_query};
-pub use program::{Arg, CRule, Lit, Program, RelDecl, RelKind, Stratum, Value};
+pub use program::{Arg, CRule, Lit, Program, RelDecl, RelKind, Stratum, Value, Vocab};
 pub use strata::tarjan;
-pub use syntax::{Atom, CmpOp, Decl, Literal, QUERY_REL, Rule, Statement, Term, Ty};
+pub use syntax::{Atom, CmpOp, Decl, Literal, QUERY_REL, Rule, Statement, Term, Ty, VocabDecl};
 
 /// A 1-based position in a source text.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

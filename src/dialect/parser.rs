@@ -1,7 +1,7 @@
 //! The parser: tokens into declarations and rules (a program) or a rule body (a query).
 
 use super::lexer::{Tok, describe, lex};
-use super::syntax::{Atom, Decl, Literal, Rule, Statement, Term, Ty};
+use super::syntax::{Atom, CmpOp, Decl, Literal, Rule, Statement, Term, Ty, VocabDecl};
 use super::{DialectError, Span};
 
 struct Parser {
@@ -58,8 +58,15 @@ impl Parser {
                     self.bump();
                     items.push(Statement::Decl(self.decl(doc.take(), d == "computed")?));
                 }
+                Tok::Directive(d) if d == "enum" => {
+                    self.bump();
+                    items.push(Statement::Vocab(self.vocab(doc.take())?));
+                }
                 Tok::Directive(d) => {
-                    return Err((self.span(), format!("unknown directive `.{d}` (known: `.decl`, `.computed`)")));
+                    return Err((
+                        self.span(),
+                        format!("unknown directive `.{d}` (known: `.decl`, `.computed`, `.enum`)"),
+                    ));
                 }
                 _ => {
                     doc = None;
@@ -73,20 +80,26 @@ impl Parser {
         let (name, span) = self.ident("a relation name")?;
         self.expect(Tok::LParen, "`(` after the relation name")?;
         let mut columns = Vec::new();
+        let mut vocabs = Vec::new();
         loop {
             let (col, csp) = self.ident("a column name")?;
             self.expect(Tok::Colon, "`:` and a column type")?;
             let (ty, tsp) = self.ident("a column type (path, sym, int)")?;
-            let ty = match ty.as_str() {
-                "path" => Ty::Path,
-                "sym" => Ty::Sym,
-                "int" => Ty::Int,
+            let (ty, vocab) = match ty.as_str() {
+                "path" => (Ty::Path, None),
+                "sym" => (Ty::Sym, None),
+                "int" => (Ty::Int, None),
+                // a vocabulary: a `sym` holding only its values
+                other if other.starts_with(|c: char| c.is_ascii_uppercase()) => {
+                    (Ty::Sym, Some((other.to_string(), tsp)))
+                }
                 other => return Err((tsp, format!("unknown column type `{other}` (path, sym, int)"))),
             };
             if columns.iter().any(|(c, _)| *c == col) {
                 return Err((csp, format!("column `{col}` is declared twice")));
             }
             columns.push((col, ty));
+            vocabs.push(vocab);
             match self.bump() {
                 (Tok::Comma, _) => continue,
                 (Tok::RParen, _) => break,
@@ -112,7 +125,30 @@ impl Parser {
         } else {
             None
         };
-        Ok(Decl { name, span, doc, columns, computed_from })
+        Ok(Decl { name, span, doc, columns, computed_from, vocabs })
+    }
+
+    /// `.enum Name = "a" | "b" | …`, after the directive.
+    fn vocab(&mut self, doc: Option<String>) -> PResult<VocabDecl> {
+        let (name, span) = self.ident("a vocabulary name")?;
+        self.expect(Tok::Op(CmpOp::Eq), &format!("`=` and the values of `{name}`"))?;
+        let mut values: Vec<(String, Span)> = Vec::new();
+        loop {
+            match self.bump() {
+                (Tok::Str(v), sp) => {
+                    if values.iter().any(|(x, _)| *x == v) {
+                        return Err((sp, format!("{v:?} is listed twice in `{name}`")));
+                    }
+                    values.push((v, sp));
+                }
+                (t, sp) => return Err((sp, format!("expected a string value of `{name}`, found {}", describe(&t)))),
+            }
+            if *self.peek() != Tok::Pipe {
+                break;
+            }
+            self.bump();
+        }
+        Ok(VocabDecl { name, span, doc, values })
     }
 
     fn atom(&mut self) -> PResult<Atom> {

@@ -26,6 +26,25 @@ pub struct RelDecl {
     pub span: Span,
     /// For computed relations: what they are computed from.
     pub from: Vec<usize>,
+    /// For each column, the vocabulary (an index into [`Program::vocabs`]) whose values it holds.
+    pub vocabs: Vec<Option<usize>>,
+}
+
+/// A closed vocabulary (`.enum`): the strings a column it types may hold.
+#[derive(Clone, Debug)]
+pub struct Vocab {
+    pub name: String,
+    pub doc: String,
+    pub values: Vec<String>,
+    pub source: String,
+    pub span: Span,
+}
+
+impl Vocab {
+    /// The values, quoted and joined: `"a", "b", "c"`.
+    pub fn listed(&self) -> String {
+        self.values.iter().map(|v| format!("{v:?}")).collect::<Vec<_>>().join(", ")
+    }
 }
 
 /// A constant, not yet interned.
@@ -81,6 +100,8 @@ pub struct Program {
     pub builtin_rules: usize,
     /// In evaluation order.
     pub strata: Vec<Stratum>,
+    /// The closed vocabularies, in declaration order.
+    pub vocabs: Vec<Vocab>,
     pub(super) by_name: HashMap<String, usize>,
 }
 

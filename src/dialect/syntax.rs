@@ -83,11 +83,23 @@ pub struct Decl {
     pub columns: Vec<(String, Ty)>,
     /// `.computed … from A, B`: the relations it is computed from.
     pub computed_from: Option<Vec<(String, Span)>>,
+    /// For each column, the vocabulary (`.enum`) that types it, where the type is written.
+    pub vocabs: Vec<Option<(String, Span)>>,
+}
+
+/// `.enum Name = "a" | "b"`: a closed vocabulary, the only strings a column it types holds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VocabDecl {
+    pub name: String,
+    pub span: Span,
+    pub doc: Option<String>,
+    pub values: Vec<(String, Span)>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Statement {
     Decl(Decl),
+    Vocab(VocabDecl),
     Rule(Rule),
 }
 
