@@ -320,3 +320,16 @@ fn from_stream(q: &Query, idx: &Index, budget: Budget) -> Result<Store, Error> {
     let derived = kept::derive_typed(&builtin, idx, &kept::STREAM, true, budget)?;
     Ok(kept::transfer(&builtin, &derived, &q.prog, &kept::STREAM))
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_query_comparing_a_vocabulary_column_with_another_value_is_refused() {
+        let e = super::prepare("ImportResolution(p, l, s, c), c = \"exactt\"", &[]).err().expect("refused");
+        assert_eq!(
+            e.to_string(),
+            "query:1:35: \"exactt\" is not a `Confidence` (`c` is column `confidence` of `ImportResolution`): one of \"exact\", \"heuristic\", \"unresolved\", \"declared\""
+        );
+        assert!(super::prepare("ImportResolution(p, l, s, \"unresolved\")", &[]).is_ok());
+    }
+}

@@ -11,3 +11,26 @@ pub enum Error {
 fn listed(values: &[&str]) -> String {
     values.iter().map(|v| format!("{v:?}")).collect::<Vec<_>>().join(", ")
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::facts::vocab::{Confidence, EdgeKind, WireStatus};
+
+    #[test]
+    fn a_vocabulary_enum_reads_and_writes_its_tokens() {
+        assert_eq!(Confidence::ALL.len(), Confidence::TOKENS.len());
+        for c in Confidence::ALL {
+            assert_eq!(c.as_str().parse::<Confidence>(), Ok(*c));
+            assert_eq!(serde_json::to_string(c).unwrap(), format!("{:?}", c.as_str()));
+        }
+        assert_eq!(EdgeKind::TypeOnly.to_string(), "type_only");
+        assert_eq!(WireStatus::parse("broken/unproven"), Some(WireStatus::BrokenUnproven));
+        assert_eq!(serde_json::from_str::<Confidence>("\"heuristic\"").unwrap(), Confidence::Heuristic);
+        let e = "exactt".parse::<Confidence>().unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "\"exactt\" is not a `Confidence`: one of \"exact\", \"heuristic\", \"unresolved\", \"declared\""
+        );
+        assert!(serde_json::from_str::<Confidence>("\"sure\"").is_err());
+    }
+}
