@@ -29,10 +29,3 @@ impl From<Error> for String {
         e.to_string()
     }
 }
-
-// bridge: `api::structure::query` propagates `datalog::answer`'s error with `?`
-impl From<Error> for crate::api::Error {
-    fn from(e: Error) -> Self {
-        crate::api::Error::Failed(e.to_string())
-    }
-}

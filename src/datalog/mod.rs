@@ -219,7 +219,21 @@ pub enum Facts<'a> {
 /// reads, takes the stream's relations as kept where it can (never to explain: an explanation
 /// walks their derivation), runs only the strata it needs. Err says what failed (a budget that
 /// ran out, by name).
+///
+/// Its error is a `String` while `src/api/` propagates it with `?` (the layers forbid a bridge
+/// from here to `api::Error`); [`answer_typed`] is the same with the layer's error.
 pub fn answer(
+    q: &Query,
+    facts: &Facts,
+    explain: bool,
+    extra: &[(&str, Vec<String>)],
+    budget: Budget,
+) -> Result<(Answer, Store), String> {
+    answer_typed(q, facts, explain, extra, budget).map_err(String::from)
+}
+
+/// [`answer`], failing with the layer's [`Error`].
+pub fn answer_typed(
     q: &Query,
     facts: &Facts,
     explain: bool,
