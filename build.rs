@@ -1,26 +1,27 @@
 //! Build script: checks `rules/*.dl` with andon's own Datalog parser and checker (the same code
-//! the run-time engine uses, included from `src/datalog/lang.rs`), then generates
+//! the run-time engine uses, included from `src/dialect/`), then generates
 //! - `$OUT_DIR/catalog.rs`: every relation (base, derived, computed) with its columns and doc
-//!   line, the rules' string constants, the rule texts, and digests for the index fingerprint;
+//!   line, the schema's vocabularies as Rust enums (`facts::vocab`), the rules' string constants,
+//!   the rule texts, and digests for the index fingerprint;
 //! - `$OUT_DIR/compiled.rs`: the built-in rules translated into one `crepe!` program.
 //!
 //! A mistake in a `.dl` file fails the build with `rules/<file>.dl:LINE:COL: message`.
 
-#[allow(dead_code)]
-#[path = "src/dialect.rs"]
-mod lang;
+#[allow(dead_code, unused_imports)]
+#[path = "src/dialect/mod.rs"]
+mod dialect;
 #[allow(dead_code)]
 #[path = "src/text.rs"]
 mod text;
 
 use std::{env, fmt::Write as _, fs, path::Path};
 
-use lang::{Arg, Builder, CmpOp, Lit, Program, RelKind, Ty, Value};
+use dialect::{Arg, Builder, CmpOp, Lit, Program, RelKind, Ty, Value};
 
 fn main() {
     println!("cargo::rerun-if-changed=rules");
     println!("cargo::rerun-if-changed=grammars");
-    println!("cargo::rerun-if-changed=src/dialect.rs");
+    println!("cargo::rerun-if-changed=src/dialect");
     println!("cargo::rerun-if-changed=src/text.rs");
     let mut files: Vec<String> = fs::read_dir("rules")
         .expect("rules/ is readable")
@@ -108,6 +109,7 @@ fn catalog(prog: &Program, constants: &[String], sources: &[(String, bool)]) -> 
     }
     writeln!(out, "/// Relation ids, in declaration order.\npub mod rel {{\n    use super::RelId;\n{consts}}}")
         .unwrap();
+    out.push_str(&vocabularies(prog));
     writeln!(out, "/// Every relation, in declaration order (index = `RelId`).\npub static RELATIONS: &[RelationInfo] = &[\n{entries}];").unwrap();
     writeln!(out, "/// The string constants of the built-in rules: ids 0.. of every engine string table.\npub static CONSTANTS: &[&str] = &{constants:?};").unwrap();
     let root = env::var("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR");
@@ -134,10 +136,83 @@ fn catalog(prog: &Program, constants: &[String], sources: &[(String, bool)]) -> 
         "/// FNV-1a digest of the code that derives relations kept between runs (the engines, the rule\n/// language, the loop's scan).\npub const DERIVE_DIGEST: u64 = {};",
         digest_dir("src/datalog", "rs")
             ^ digest_dir("src/andon_loop", "rs").rotate_left(1)
-            ^ digest_file("src/dialect.rs").rotate_left(2)
+            ^ digest_dir("src/dialect", "rs").rotate_left(2)
     )
     .unwrap();
     out
+}
+
+/// `pub mod vocab`: each closed vocabulary of the schema (`.enum`) as a Rust enum with `ALL`,
+/// `as_str` (the token), `parse`, `FromStr`, `Display` and serde as the token.
+fn vocabularies(prog: &Program) -> String {
+    let mut out =
+        String::from("/// The closed vocabularies of `rules/schema.dl` (`.enum`), one enum each.\npub mod vocab {\n");
+    for v in &prog.vocabs {
+        let name = &v.name;
+        let variants: Vec<String> = v.values.iter().map(|x| camel(x)).collect();
+        let pairs: Vec<(&String, &String)> = variants.iter().zip(&v.values).collect();
+        let list = |f: &dyn Fn(&String, &String) -> String| pairs.iter().map(|(a, b)| f(a, b)).collect::<Vec<_>>();
+        writeln!(out, "    /// {}", v.doc).unwrap();
+        writeln!(out, "    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]").unwrap();
+        writeln!(
+            out,
+            "    pub enum {name} {{\n{}    }}",
+            list(&|a, b| format!("        /// `{b}`\n        {a},\n")).concat()
+        )
+        .unwrap();
+        writeln!(out, "    impl {name} {{").unwrap();
+        writeln!(out, "        /// Every value, in declaration order.").unwrap();
+        writeln!(
+            out,
+            "        pub const ALL: &'static [{name}] = &[{}];",
+            list(&|a, _| format!("{name}::{a}")).join(", ")
+        )
+        .unwrap();
+        writeln!(out, "        /// The values as written in the schema.").unwrap();
+        writeln!(out, "        pub const TOKENS: &'static [&'static str] = &{:?};", v.values).unwrap();
+        writeln!(out, "        /// The token: the value as facts and rules write it.").unwrap();
+        writeln!(
+            out,
+            "        pub const fn as_str(self) -> &'static str {{ match self {{ {} }} }}",
+            list(&|a, b| format!("{name}::{a} => {b:?},")).join(" ")
+        )
+        .unwrap();
+        writeln!(out, "        /// The value whose token is `s`.").unwrap();
+        writeln!(
+            out,
+            "        pub fn parse(s: &str) -> Option<{name}> {{ match s {{ {} _ => None }} }}",
+            list(&|a, b| format!("{b:?} => Some({name}::{a}),")).join(" ")
+        )
+        .unwrap();
+        writeln!(out, "    }}").unwrap();
+        writeln!(
+            out,
+            "    impl std::str::FromStr for {name} {{ type Err = crate::facts::Error; fn from_str(s: &str) -> Result<{name}, crate::facts::Error> {{ {name}::parse(s).ok_or_else(|| crate::facts::Error::UnknownValue {{ vocab: {name:?}, value: s.to_string(), allowed: {name}::TOKENS }}) }} }}"
+        )
+        .unwrap();
+        writeln!(out, "    impl std::fmt::Display for {name} {{ fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {{ f.write_str(self.as_str()) }} }}").unwrap();
+        writeln!(out, "    impl serde::Serialize for {name} {{ fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {{ s.serialize_str(self.as_str()) }} }}").unwrap();
+        writeln!(out, "    impl<'de> serde::Deserialize<'de> for {name} {{ fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<{name}, D::Error> {{ let s = <String as serde::Deserialize>::deserialize(d)?; s.parse().map_err(serde::de::Error::custom) }} }}").unwrap();
+    }
+    out.push_str("}\n");
+    out
+}
+
+/// A vocabulary token as a variant name: `type_only` and `proof-strength` are `TypeOnly` and
+/// `ProofStrength`.
+fn camel(token: &str) -> String {
+    let mut s = String::new();
+    for part in token.split(|c: char| !c.is_ascii_alphanumeric()).filter(|p| !p.is_empty()) {
+        let mut cs = part.chars();
+        if let Some(c) = cs.next() {
+            s.push(c.to_ascii_uppercase());
+            s.extend(cs);
+        }
+    }
+    if !s.starts_with(|c: char| c.is_ascii_alphabetic()) {
+        s.insert(0, 'V');
+    }
+    s
 }
 
 /// The built-in rules as crepe programs, one module per rules file (in dependency order), each
@@ -200,7 +275,7 @@ fn compiled(prog: &Program, constants: &[String]) -> String {
         if derived.is_empty() {
             continue;
         }
-        let rules: Vec<&lang::CRule> = prog.rules.iter().filter(|r| r.source == *file).collect();
+        let rules: Vec<&dialect::CRule> = prog.rules.iter().filter(|r| r.source == *file).collect();
         write!(out, "{}", module(prog, constants, mi, &inputs, &derived, &rules)).unwrap();
         writeln!(modules, "        Module {{ source: {file:?}, run: m{mi}::run, outputs: &{derived:?} }},").unwrap();
     }
@@ -215,7 +290,7 @@ fn module(
     mi: usize,
     used: &[usize],
     derived: &[usize],
-    rules: &[&lang::CRule],
+    rules: &[&dialect::CRule],
 ) -> String {
     let mut body = String::new();
     let fields = |n: usize| vec!["u32"; n].join(", ");
@@ -356,16 +431,6 @@ fn module(
     }
     writeln!(run, "            out\n        }}").unwrap();
     format!("    pub mod m{mi} {{\n        use crepe::crepe;\n        crepe! {{\n{body}        }}\n{run}    }}\n")
-}
-
-fn digest_file(path: &str) -> u64 {
-    println!("cargo::rerun-if-changed={path}");
-    let mut h: u64 = 0xcbf29ce484222325;
-    for b in fs::read(path).unwrap_or_default() {
-        h ^= b as u64;
-        h = h.wrapping_mul(0x100000001b3);
-    }
-    h
 }
 
 fn digest_dir(dir: &str, ext: &str) -> u64 {

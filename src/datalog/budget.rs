@@ -63,7 +63,7 @@ pub struct Exceeded {
 impl std::fmt::Display for Exceeded {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let b = &self.budget;
-        let rel = if self.relation == super::lang::QUERY_REL {
+        let rel = if self.relation == crate::dialect::QUERY_REL {
             "the query's answers".to_string()
         } else {
             format!("`{}`", self.relation)
@@ -96,6 +96,8 @@ impl std::fmt::Display for Exceeded {
         )
     }
 }
+
+impl std::error::Error for Exceeded {}
 
 /// Estimated bytes of one row of an answer rendered as text, beyond its values.
 const RENDERED_ROW_BYTES: u64 = 24;

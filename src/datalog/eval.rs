@@ -8,7 +8,7 @@ use std::cmp::Ordering;
 use std::collections::HashMap;
 
 use super::budget::{Budget, Exceeded, Meter};
-use super::lang::{Arg, CRule, CmpOp, Lit, Program, RelKind, Stratum, Ty, Value};
+use crate::dialect::{Arg, CRule, CmpOp, Lit, Program, RelKind, Stratum, Ty, Value};
 use crate::facts::Interner;
 
 /// One relation's rows: flat, `arity` values each, sorted and deduplicated (by id).
@@ -208,7 +208,7 @@ impl Store {
 pub type Compute<'a> = dyn Fn(&Program, &Store, usize) -> Vec<u32> + 'a;
 
 /// A sorted index of one relation on some key columns: the rows with key columns first.
-struct Index {
+struct KeyIndex {
     key_len: usize,
     arity: usize,
     /// Column order: key columns, then the others.
@@ -216,12 +216,12 @@ struct Index {
     data: Vec<u32>,
 }
 
-impl Index {
-    fn build(rows: &Rows, key_cols: &[usize]) -> Index {
+impl KeyIndex {
+    fn build(rows: &Rows, key_cols: &[usize]) -> KeyIndex {
         let mut order = key_cols.to_vec();
         order.extend((0..rows.arity).filter(|c| !key_cols.contains(c)));
         let data = Self::reorder(&rows.data, rows.arity, &order);
-        Index { key_len: key_cols.len(), arity: rows.arity, order, data }
+        KeyIndex { key_len: key_cols.len(), arity: rows.arity, order, data }
     }
     fn reorder(data: &[u32], arity: usize, order: &[usize]) -> Vec<u32> {
         if order.iter().enumerate().all(|(i, c)| i == *c) {
@@ -257,7 +257,7 @@ enum Operand {
 }
 
 #[derive(Debug)]
-enum Step {
+enum PlanStep {
     /// Join with an atom: probe `index` of relation `rel` (delta or full) with `key`, then for
     /// each row bind or check the remaining columns (positions in the reordered row).
     Scan {
@@ -286,7 +286,7 @@ enum Step {
 }
 
 /// Built indexes by relation, whether of the delta rows, and key columns.
-type Indexes = HashMap<(usize, bool, Vec<usize>), Index>;
+type KeyIndexes = HashMap<(usize, bool, Vec<usize>), KeyIndex>;
 
 /// Evaluates `prog` over `store` for the relations in `need` (all when `None`), stratum by stratum,
 /// within `budget`: Err names the budget that ran out and the relation being derived.
@@ -330,7 +330,7 @@ pub fn evaluate(
 struct Evaluation<'a> {
     prog: &'a Program,
     store: &'a mut Store,
-    indexes: Indexes,
+    indexes: KeyIndexes,
     meter: Meter,
     rel: usize,
 }
@@ -348,7 +348,7 @@ fn derived_bytes(prog: &Program, store: &Store) -> u64 {
 const ROUND_ENTRY_BYTES: usize = 64;
 
 /// Bytes of the built indexes of relations that are not base facts.
-fn index_bytes(prog: &Program, indexes: &Indexes) -> u64 {
+fn index_bytes(prog: &Program, indexes: &KeyIndexes) -> u64 {
     indexes
         .iter()
         .filter(|((r, _, _), _)| prog.rels[*r].kind != RelKind::Base)
@@ -386,7 +386,7 @@ impl Evaluation<'_> {
     fn run(
         &mut self,
         rule: &CRule,
-        plan: &[Step],
+        plan: &[PlanStep],
         delta: &Rows,
         out: &mut HashMap<usize, Vec<u32>>,
     ) -> Result<(), Exceeded> {
@@ -475,13 +475,13 @@ impl Evaluation<'_> {
 }
 
 /// Plans a rule body: which atom to scan next, and where filters go.
-fn plan(rule: &CRule, delta_pos: Option<usize>, store: &Store) -> Vec<Step> {
+fn plan(rule: &CRule, delta_pos: Option<usize>, store: &Store) -> Vec<PlanStep> {
     plan_from(rule, delta_pos, store, vec![false; rule.var_names.len()])
 }
 
 /// Plans a rule body with the variables `bound` already bound: filters as soon as their variables
 /// are bound, then the best atom to scan, until every literal is placed.
-fn plan_from(rule: &CRule, delta_pos: Option<usize>, store: &Store, bound: Vec<bool>) -> Vec<Step> {
+fn plan_from(rule: &CRule, delta_pos: Option<usize>, store: &Store, bound: Vec<bool>) -> Vec<PlanStep> {
     let mut p = Planner { rule, delta_pos, store, bound, done: vec![false; rule.body.len()], steps: Vec::new() };
     loop {
         p.place_filters();
@@ -499,7 +499,7 @@ struct Planner<'a> {
     store: &'a Store,
     bound: Vec<bool>,
     done: Vec<bool>,
-    steps: Vec<Step>,
+    steps: Vec<PlanStep>,
 }
 
 impl Planner<'_> {
@@ -555,11 +555,11 @@ impl Planner<'_> {
                     _ => Ty::Sym,
                 };
                 if ba && bb {
-                    self.steps.push(Step::Cmp { a: self.operand(a), op: *op, b: self.operand(b), ty });
+                    self.steps.push(PlanStep::Cmp { a: self.operand(a), op: *op, b: self.operand(b), ty });
                 } else if *op == CmpOp::Eq && (ba || bb) {
                     let (x, y) = if ba { (b, a) } else { (a, b) };
                     let Arg::Var(slot) = x else { return false };
-                    self.steps.push(Step::Bind { slot: *slot, from: self.operand(y) });
+                    self.steps.push(PlanStep::Bind { slot: *slot, from: self.operand(y) });
                     self.bound[*slot] = true;
                 } else {
                     return false;
@@ -569,7 +569,7 @@ impl Planner<'_> {
             Lit::Neg(rel, args) if args.iter().all(|a| !matches!(a, Arg::Var(v) if !self.bound[*v])) => {
                 let key_cols: Vec<usize> = (0..args.len()).filter(|c| !matches!(args[*c], Arg::Wild)).collect();
                 let key = key_cols.iter().map(|&c| self.operand(&args[c])).collect();
-                self.steps.push(Step::Neg { rel: *rel, key_cols, key });
+                self.steps.push(PlanStep::Neg { rel: *rel, key_cols, key });
                 true
             }
             _ => false,
@@ -625,23 +625,23 @@ impl Planner<'_> {
             }
         });
         let delta = Some(i) == self.delta_pos;
-        self.steps.push(Step::Scan { rel: *rel, delta, key_cols, key, binds, checks });
+        self.steps.push(PlanStep::Scan { rel: *rel, delta, key_cols, key, binds, checks });
         self.done[i] = true;
     }
 }
 
 /// Builds the indexes `plan` probes (of `delta` for its delta atom) that are not built yet.
-fn build_indexes(plan: &[Step], store: &Store, indexes: &mut Indexes, delta: &Rows) {
+fn build_indexes(plan: &[PlanStep], store: &Store, indexes: &mut KeyIndexes, delta: &Rows) {
     for s in plan {
         let (rel, d, cols) = match s {
-            Step::Scan { rel, delta, key_cols, .. } => (*rel, *delta, key_cols),
-            Step::Neg { rel, key_cols, .. } => (*rel, false, key_cols),
+            PlanStep::Scan { rel, delta, key_cols, .. } => (*rel, *delta, key_cols),
+            PlanStep::Neg { rel, key_cols, .. } => (*rel, false, key_cols),
             _ => continue,
         };
         let k = (rel, d, cols.clone());
         indexes.entry(k).or_insert_with(|| {
             let rows = if d { delta } else { &store.rels[rel] };
-            Index::build(rows, cols)
+            KeyIndex::build(rows, cols)
         });
     }
 }
@@ -650,18 +650,18 @@ fn build_indexes(plan: &[Step], store: &Store, indexes: &mut Indexes, delta: &Ro
 /// to `out` for every solution until `meter` stops it.
 fn execute(
     rule: &CRule,
-    plan: &[Step],
+    plan: &[PlanStep],
     store: &Store,
-    indexes: &Indexes,
+    indexes: &KeyIndexes,
     out: &mut Vec<u32>,
     mut env: Vec<u32>,
     meter: &mut Meter,
 ) {
-    let idx: Vec<Option<&Index>> = plan
+    let idx: Vec<Option<&KeyIndex>> = plan
         .iter()
         .map(|s| match s {
-            Step::Scan { rel, delta, key_cols, .. } => indexes.get(&(*rel, *delta, key_cols.clone())),
-            Step::Neg { rel, key_cols, .. } => indexes.get(&(*rel, false, key_cols.clone())),
+            PlanStep::Scan { rel, delta, key_cols, .. } => indexes.get(&(*rel, *delta, key_cols.clone())),
+            PlanStep::Neg { rel, key_cols, .. } => indexes.get(&(*rel, false, key_cols.clone())),
             _ => None,
         })
         .collect();
@@ -679,8 +679,8 @@ struct Sink<'a> {
 /// A planned rule being run: its plan, the index each step probes, and the store.
 struct Exec<'a> {
     rule: &'a CRule,
-    plan: &'a [Step],
-    idx: &'a [Option<&'a Index>],
+    plan: &'a [PlanStep],
+    idx: &'a [Option<&'a KeyIndex>],
     store: &'a Store,
     /// Values per head row.
     arity: usize,
@@ -711,7 +711,7 @@ impl Exec<'_> {
             return;
         };
         match step {
-            Step::Scan { key: k, binds, checks, .. } => {
+            PlanStep::Scan { key: k, binds, checks, .. } => {
                 let index = self.idx[i].expect("scan index built");
                 let start = key.len();
                 key.extend(k.iter().map(|o| val(o, env)));
@@ -732,7 +732,7 @@ impl Exec<'_> {
                     self.step(i + 1, env, key, sink);
                 }
             }
-            Step::Neg { key: k, .. } => {
+            PlanStep::Neg { key: k, .. } => {
                 let index = self.idx[i].expect("negation index built");
                 let start = key.len();
                 key.extend(k.iter().map(|o| val(o, env)));
@@ -743,7 +743,7 @@ impl Exec<'_> {
                     self.step(i + 1, env, key, sink);
                 }
             }
-            Step::Cmp { a, op, b, ty } => {
+            PlanStep::Cmp { a, op, b, ty } => {
                 let (x, y) = (val(a, env), val(b, env));
                 let o = if *ty == Ty::Int || matches!(op, CmpOp::Eq | CmpOp::Ne) {
                     x.cmp(&y)
@@ -754,7 +754,7 @@ impl Exec<'_> {
                     self.step(i + 1, env, key, sink);
                 }
             }
-            Step::Bind { slot, from } => {
+            PlanStep::Bind { slot, from } => {
                 env[*slot] = val(from, env);
                 self.step(i + 1, env, key, sink);
             }

@@ -6,7 +6,7 @@
 use super::Store;
 use super::budget::{Exceeded, Meter};
 use super::eval::bindings;
-use super::lang::{Arg, CRule, Lit, Program, RelKind, Ty, Value};
+use crate::dialect::{Arg, CRule, Lit, Program, RelKind, Ty, Value};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Derivation {
@@ -31,7 +31,7 @@ pub fn render(prog: &Program, store: &Store, rel: usize, row: &[u32]) -> String 
         .map(|((_, t), v)| if *t == Ty::Int { v.to_string() } else { format!("{:?}", store.syms.str(*v)) })
         .collect();
     let name = &prog.rels[rel].name;
-    let name = if name == super::lang::QUERY_REL { "query" } else { name.as_str() };
+    let name = if name == crate::dialect::QUERY_REL { "query" } else { name.as_str() };
     format!("{name}({})", vals.join(", "))
 }
 

@@ -18,8 +18,8 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use super::lang::Program;
-use super::{Budget, Store, load_with, run_within};
+use super::{Budget, Error, Store, load_with, run_within};
+use crate::dialect::Program;
 use crate::facts::{CONSTANTS, RULE_SOURCES, RelId, rel};
 use crate::index::{Index, Stamp};
 
@@ -96,14 +96,22 @@ fn path_of(stamp: &Stamp, view: &View) -> PathBuf {
 /// `view`'s relations over `idx`: recalled when kept for these facts, else derived within
 /// `budget` (and kept, when `write`). The store holds `view.rels`; a relation outside them may be
 /// empty.
+///
+/// Its error is a `String` while `src/andon_loop/` maps it with `LedgerError::Io`; [`derive_typed`]
+/// is the same with the layer's error.
 pub fn derive(prog: &Program, idx: &Index, view: &View, write: bool, budget: Budget) -> Result<Store, String> {
+    derive_typed(prog, idx, view, write, budget).map_err(String::from)
+}
+
+/// [`derive`], failing with the layer's [`Error`].
+pub fn derive_typed(prog: &Program, idx: &Index, view: &View, write: bool, budget: Budget) -> Result<Store, Error> {
     if let Some(store) = recall(prog, &idx.stamp, view) {
         return Ok(store);
     }
     let goals: Vec<usize> = view.rels.iter().map(|r| r.0 as usize).collect();
     let need = prog.needed(&goals);
     let mut store = load_with(prog, idx, Some(&need), &view.detail_for)?;
-    run_within(prog, &mut store, Some(&need), budget).map_err(|e| e.to_string())?;
+    run_within(prog, &mut store, Some(&need), budget)?;
     if write {
         keep(prog, &idx.stamp, view, &store);
     }
@@ -131,7 +139,7 @@ pub fn recall(prog: &Program, stamp: &Stamp, view: &View) -> Option<Store> {
         rows.data.reserve(data.len());
         for chunk in data.chunks(*arity as usize) {
             for (v, (_, ty)) in chunk.iter().zip(&decl.columns) {
-                rows.data.push(if *ty == super::lang::Ty::Int { *v } else { *ids.get(*v as usize)? });
+                rows.data.push(if *ty == crate::dialect::Ty::Int { *v } else { *ids.get(*v as usize)? });
             }
         }
         rows.normalize();
@@ -182,7 +190,7 @@ pub fn keep(prog: &Program, stamp: &Stamp, view: &View, store: &Store) {
         let mut data = Vec::with_capacity(rows.data.len());
         for row in rows.iter() {
             for (v, (_, ty)) in row.iter().zip(&decl.columns) {
-                data.push(if *ty == super::lang::Ty::Int {
+                data.push(if *ty == crate::dialect::Ty::Int {
                     *v
                 } else {
                     *index.entry(*v).or_insert_with(|| {
@@ -256,7 +264,7 @@ pub fn transfer(from_prog: &Program, from: &Store, to: &Program, view: &View) ->
         let mut data = Vec::with_capacity(from.rels[a].data.len());
         for row in from.rels[a].iter() {
             for (v, (_, ty)) in row.iter().zip(cols) {
-                data.push(if *ty == super::lang::Ty::Int { *v } else { store.syms.intern(from.syms.str(*v)) });
+                data.push(if *ty == crate::dialect::Ty::Int { *v } else { store.syms.intern(from.syms.str(*v)) });
             }
         }
         store.rels[b].data = data;

@@ -2,7 +2,7 @@
 //! groups that share no variable is a cartesian product, every row of one group with every row
 //! of the others. Such a rule still runs (within its budget); the warning names the atom.
 
-use super::lang::{Arg, CRule, CmpOp, Lit, Program, Value};
+use crate::dialect::{Arg, CRule, CmpOp, Lit, Program, Value};
 
 /// A rule body that is a cartesian product: the first atom of a group joined to the atoms
 /// before it by no variable.

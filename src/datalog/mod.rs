@@ -1,5 +1,5 @@
-//! The Datalog layer (design §5): one dialect ([`lang`], the crate's `dialect` module), two engines.
-//! - The built-in rules (`rules/*.dl`) are checked by `build.rs` with [`lang`] and compiled into
+//! The Datalog layer (design §5): one dialect ([`crate::dialect`]), two engines.
+//! - The built-in rules (`rules/*.dl`) are checked by `build.rs` with [`crate::dialect`] and compiled into
 //!   the binary by crepe ([`compiled::run`]): the fast path `stream`, `check` and `loop` use.
 //! - The run-time engine ([`eval`]) evaluates ad hoc queries, user rule files and, on demand, the
 //!   same built-in rules; tests hold both engines to the same answers.
@@ -8,20 +8,24 @@
 //! they read are complete.
 
 pub mod budget;
+mod error;
 pub mod eval;
 pub mod explain;
 pub mod graph;
 pub mod kept;
 pub mod lint;
+/// The dialect under its former name, for `src/check/` (`datalog::Ty`, `datalog::lang::Program`);
+/// goes once it names `crate::dialect`.
 pub use crate::dialect as lang;
 
 include!(concat!(env!("OUT_DIR"), "/compiled.rs"));
 
+use crate::dialect::{self, Builder, DialectError, Program, RelKind, Ty};
 use crate::facts::{CONSTANTS, RELATIONS, RULE_SOURCES, RelId, Segment, is_detail};
 use crate::index::Index;
 pub use budget::{Budget, Exceeded};
+pub use error::Error;
 pub use eval::{Rows, Store};
-use lang::{Builder, DialectError, Program, RelKind};
 
 /// A builder holding the schema and the built-in rules (relations numbered as [`RELATIONS`]).
 pub fn builtin_builder() -> Builder {
@@ -44,7 +48,7 @@ pub fn add_rows(prog: &Program, store: &mut Store, rows: &[(&str, Vec<String>)])
     for (name, row) in rows {
         let Some(r) = prog.relation(name) else { continue };
         for (v, (_, ty)) in row.iter().zip(&prog.rels[r].columns) {
-            let id = if *ty == lang::Ty::Int { v.parse().unwrap_or(0) } else { store.syms.intern(v) };
+            let id = if *ty == Ty::Int { v.parse().unwrap_or(0) } else { store.syms.intern(v) };
             store.rels[r].data.push(id);
         }
         touched.push(r);
@@ -67,8 +71,9 @@ fn needs_detail(need: &[bool]) -> bool {
 }
 
 /// Loads the base relations in `need` (all when `None`) from an index into a fresh store.
+/// Its error is a `String` while `src/check/` maps it with `CheckError::Other`.
 pub fn load(prog: &Program, idx: &Index, need: Option<&[bool]>) -> Result<Store, String> {
-    load_with(prog, idx, need, &|_| true)
+    load_with(prog, idx, need, &|_| true).map_err(String::from)
 }
 
 /// [`load`], decoding the detail facts (references, calls, spans) only of files whose language
@@ -79,7 +84,7 @@ pub fn load_with(
     idx: &Index,
     need: Option<&[bool]>,
     detail_for: &dyn Fn(&str) -> bool,
-) -> Result<Store, String> {
+) -> Result<Store, Error> {
     let mut store = Store::new(prog, CONSTANTS);
     load_into(&mut store, idx, need, detail_for)?;
     Ok(store)
@@ -91,7 +96,7 @@ fn load_into(
     idx: &Index,
     need: Option<&[bool]>,
     detail_for: &dyn Fn(&str) -> bool,
-) -> Result<(), String> {
+) -> Result<(), Error> {
     let want = |r: usize| RELATIONS.get(r).is_some_and(|i| i.kind == RelKind::Base) && need.is_none_or(|n| n[r]);
     let detail = need.is_none_or(needs_detail);
     let add = |seg: &Segment, store: &mut Store| {
@@ -117,7 +122,7 @@ fn load_into(
     for (f, meta) in idx.facts.iter().zip(&idx.files) {
         add(f.core(), store);
         if detail && detail_for(&meta.lang) {
-            add(&f.detail()?, store);
+            add(&f.detail().map_err(|e| Error::DecodeFacts { source: e.into() })?, store);
         }
     }
     add(&idx.global, store);
@@ -165,7 +170,7 @@ pub fn run_within(prog: &Program, store: &mut Store, need: Option<&[bool]>, budg
 /// A query's answer: its variables and every binding, sorted by rendered value.
 pub struct Answer {
     pub columns: Vec<String>,
-    pub types: Vec<lang::Ty>,
+    pub types: Vec<Ty>,
     pub rows: Vec<Vec<String>>,
     /// The query relation (for explanations).
     pub rel: usize,
@@ -192,10 +197,10 @@ pub fn prepare(query: &str, rule_files: &[(String, String)]) -> Result<Query, Di
     for (name, text) in rule_files {
         b.add_source(name, text, false)?;
     }
-    let body = lang::parse_query("query", query)?;
+    let body = dialect::parse_query("query", query)?;
     let columns = b.add_query("query", body)?;
     let prog = b.finish()?;
-    let rel = prog.relation(lang::QUERY_REL).expect("query relation declared");
+    let rel = prog.relation(dialect::QUERY_REL).expect("query relation declared");
     Ok(Query { prog, columns, rel })
 }
 
@@ -203,13 +208,20 @@ pub fn prepare(query: &str, rule_files: &[(String, String)]) -> Result<Query, Di
 /// relations kept for its facts ([`kept`]) cannot answer alone.
 pub enum Facts<'a> {
     Loaded(&'a Index),
-    Stored { stamp: crate::index::Stamp, load: &'a dyn Fn() -> Result<Index, String> },
+    /// `load`'s error is a `String` while `src/cli/` builds it from `api::load_fresh`.
+    Stored {
+        stamp: crate::index::Stamp,
+        load: &'a dyn Fn() -> Result<Index, String>,
+    },
 }
 
 /// Evaluates a prepared query over an index within `budget`: loads only the base relations it
 /// reads, takes the stream's relations as kept where it can (never to explain: an explanation
 /// walks their derivation), runs only the strata it needs. Err says what failed (a budget that
 /// ran out, by name).
+///
+/// Its error is a `String` while `src/api/` propagates it with `?` (the layers forbid a bridge
+/// from here to `api::Error`); [`answer_typed`] is the same with the layer's error.
 pub fn answer(
     q: &Query,
     facts: &Facts,
@@ -217,20 +229,31 @@ pub fn answer(
     extra: &[(&str, Vec<String>)],
     budget: Budget,
 ) -> Result<(Answer, Store), String> {
+    answer_typed(q, facts, explain, extra, budget).map_err(String::from)
+}
+
+/// [`answer`], failing with the layer's [`Error`].
+pub fn answer_typed(
+    q: &Query,
+    facts: &Facts,
+    explain: bool,
+    extra: &[(&str, Vec<String>)],
+    budget: Budget,
+) -> Result<(Answer, Store), Error> {
     let (mut store, need) = seeded(q, facts, explain, budget)?;
     add_rows(&q.prog, &mut store, extra);
     if explain {
         store.rounds = Some(Default::default());
     }
-    run_within(&q.prog, &mut store, Some(&need), budget).map_err(|e| e.to_string())?;
-    let types: Vec<lang::Ty> = q.prog.rels[q.rel].columns.iter().map(|c| c.1).collect();
+    run_within(&q.prog, &mut store, Some(&need), budget)?;
+    let types: Vec<Ty> = q.prog.rels[q.rel].columns.iter().map(|c| c.1).collect();
     let found = &store.rels[q.rel];
     let text: usize = found
         .iter()
         .flat_map(|r| r.iter().zip(&types))
-        .map(|(v, t)| if *t == lang::Ty::Int { 10 } else { store.syms.str(*v).len() })
+        .map(|(v, t)| if *t == Ty::Int { 10 } else { store.syms.str(*v).len() })
         .sum();
-    budget::rendered_fits(budget, found.len(), found.data.len(), text, lang::QUERY_REL).map_err(|e| e.to_string())?;
+    budget::rendered_fits(budget, found.len(), found.data.len(), text, dialect::QUERY_REL)?;
     let rows = store
         .sorted_rows(&q.prog, q.rel)
         .into_iter()
@@ -241,21 +264,21 @@ pub fn answer(
 
 /// The store a query starts from, with what is left to evaluate: the stream's relations it
 /// reaches recalled (or derived and kept), and the base relations it still reads loaded.
-fn seeded(q: &Query, facts: &Facts, explain: bool, budget: Budget) -> Result<(Store, Vec<bool>), String> {
+fn seeded(q: &Query, facts: &Facts, explain: bool, budget: Budget) -> Result<(Store, Vec<bool>), Error> {
     let mut own: Option<Index> = None;
-    let index = |own: &mut Option<Index>| -> Result<(), String> {
+    let index = |own: &mut Option<Index>| -> Result<(), Error> {
         if let (None, Facts::Stored { load, .. }) = (&own, facts) {
-            *own = Some(load()?);
+            *own = Some(load().map_err(|e| Error::LoadIndex { source: e.into() })?);
         }
         Ok(())
     };
-    let plain = |own: &mut Option<Index>, need: Vec<bool>| -> Result<(Store, Vec<bool>), String> {
+    let plain = |own: &mut Option<Index>, need: Vec<bool>| -> Result<(Store, Vec<bool>), Error> {
         index(own)?;
         let idx = match facts {
             Facts::Loaded(i) => i,
             Facts::Stored { .. } => own.as_ref().expect("loaded above"),
         };
-        Ok((load(&q.prog, idx, Some(&need))?, need))
+        Ok((load_with(&q.prog, idx, Some(&need), &|_| true)?, need))
     };
     let leaves = if explain { Vec::new() } else { kept::leaves(&q.prog, &kept::STREAM) };
     let need = q.prog.needed_until(&[q.rel], &leaves);
@@ -306,8 +329,21 @@ fn seeded(q: &Query, facts: &Facts, explain: bool, budget: Budget) -> Result<(St
 
 /// The stream's relations of `idx` (recalled, or derived by the built-in rules within the
 /// query's budget and kept) in a store of the query's program.
-fn from_stream(q: &Query, idx: &Index, budget: Budget) -> Result<Store, String> {
+fn from_stream(q: &Query, idx: &Index, budget: Budget) -> Result<Store, Error> {
     let builtin = builtin_program();
-    let derived = kept::derive(&builtin, idx, &kept::STREAM, true, budget)?;
+    let derived = kept::derive_typed(&builtin, idx, &kept::STREAM, true, budget)?;
     Ok(kept::transfer(&builtin, &derived, &q.prog, &kept::STREAM))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_query_comparing_a_vocabulary_column_with_another_value_is_refused() {
+        let e = super::prepare("ImportResolution(p, l, s, c), c = \"exactt\"", &[]).err().expect("refused");
+        assert_eq!(
+            e.to_string(),
+            "query:1:35: \"exactt\" is not a `Confidence` (`c` is column `confidence` of `ImportResolution`): one of \"exact\", \"heuristic\", \"unresolved\", \"declared\""
+        );
+        assert!(super::prepare("ImportResolution(p, l, s, \"unresolved\")", &[]).is_ok());
+    }
 }

@@ -5,8 +5,14 @@
 //! string table plus flat rows `[rel, col0, col1, ...]`, where `path`/`sym` columns index the
 //! segment's strings and `int` columns hold the number itself. Segments are self-contained, so the
 //! index can splice a re-parsed file's segment in without renumbering anything else.
+//!
+//! The catalog (`build.rs` generates it from `rules/*.dl`) also holds the schema's closed
+//! vocabularies as enums, in [`vocab`].
 
 use std::collections::HashMap;
+
+mod error;
+pub use error::Error;
 
 /// A relation's position in [`RELATIONS`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
