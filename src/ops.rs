@@ -12,9 +12,9 @@ use crate::index::Index;
 /// Why a dependency chain could not be found.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// The facts could not be derived; the datalog layer's message.
-    #[error("{0}")]
-    Derive(String),
+    /// The facts could not be derived.
+    #[error(transparent)]
+    Derive(#[from] crate::datalog::Error),
     /// An endpoint names nothing in the index; `nearest` is the closest stage, module or file.
     #[error(
         "`{}` is not a stage, module, file or directory of the index{}",
@@ -70,7 +70,7 @@ pub struct Declared {
 }
 
 /// Evaluates the built-in rules (compiled) for `goals` over the index.
-pub fn derive(prog: &Program, idx: &Index, goals: &[crate::facts::RelId]) -> Result<Store, String> {
+pub fn derive(prog: &Program, idx: &Index, goals: &[crate::facts::RelId]) -> Result<Store, Error> {
     let goals: Vec<usize> = goals.iter().map(|r| r.0 as usize).collect();
     let need = prog.needed(&goals);
     let mut store = datalog::load(prog, idx, Some(&need))?;
@@ -80,17 +80,17 @@ pub fn derive(prog: &Program, idx: &Index, goals: &[crate::facts::RelId]) -> Res
 
 /// The stream of the index: its relations recalled when kept for these facts, else derived and
 /// kept for the next run ([`datalog::kept`]).
-pub fn stream(idx: &Index) -> Result<StreamReport, String> {
+pub fn stream(idx: &Index) -> Result<StreamReport, Error> {
     stream_with(idx, true)
 }
 
 /// [`stream`] that writes nothing (`andon status` writes only its report): kept relations are
 /// read, never kept.
-pub fn stream_read_only(idx: &Index) -> Result<StreamReport, String> {
+pub fn stream_read_only(idx: &Index) -> Result<StreamReport, Error> {
     stream_with(idx, false)
 }
 
-fn stream_with(idx: &Index, keep: bool) -> Result<StreamReport, String> {
+fn stream_with(idx: &Index, keep: bool) -> Result<StreamReport, Error> {
     let prog = datalog::builtin_program();
     let store = datalog::kept::derive(&prog, idx, &datalog::kept::STREAM, keep, datalog::Budget::UNLIMITED)?;
     let s = |v: u32| store.syms.str(v).to_string();
@@ -251,7 +251,7 @@ pub struct WhyReport {
 pub fn why(idx: &Index, a: &str, b: &str) -> Result<WhyReport, Error> {
     let prog = datalog::builtin_program();
     let goals = [rel::RESOLVES, rel::IN_STAGE, rel::MODULE, rel::IMPORT_RESOLUTION, rel::FILE, rel::STAGE];
-    let store = derive(&prog, idx, &goals).map_err(Error::Derive)?;
+    let store = derive(&prog, idx, &goals)?;
     let from = endpoint(&store, a)?;
     let to = endpoint(&store, b)?;
     let ids = |e: &Endpoint| e.files.iter().filter_map(|f| store.syms.get(f)).collect::<Vec<u32>>();

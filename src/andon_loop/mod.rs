@@ -276,7 +276,7 @@ fn read_state(root: &Path, cfg: &Config, idx: &Index, _dir: &Path) -> Result<Rea
     };
     let stream = match &brief {
         Some(b) => ingest::stream(b),
-        None => lone_stage_contract(crate::ops::stream(idx).map_err(LedgerError::Io)?),
+        None => lone_stage_contract(crate::ops::stream(idx).map_err(|e| LedgerError::Io(e.to_string()))?),
     };
     check_command_stages(cfg, &stream)?;
     let repo = std::fs::canonicalize(root)
@@ -290,8 +290,8 @@ fn read_state(root: &Path, cfg: &Config, idx: &Index, _dir: &Path) -> Result<Rea
         repo,
     };
     let prog = datalog::builtin_program();
-    let store =
-        datalog::kept::derive(&prog, idx, &scan::VIEW, true, datalog::Budget::UNLIMITED).map_err(LedgerError::Io)?;
+    let store = datalog::kept::derive(&prog, idx, &scan::VIEW, true, datalog::Budget::UNLIMITED)
+        .map_err(|e| LedgerError::Io(e.to_string()))?;
     let wires: Vec<Wire> =
         stream.wires.iter().map(|w| Wire { producer: w.producer.clone(), consumer: w.consumer.clone() }).collect();
     let surfaces = surface::surfaces(root, idx, &store, &wires);

@@ -150,7 +150,7 @@ pub fn query(repo: &Repo, ask: &QueryAsk) -> Result<Outcome<Answered>, Error> {
     for w in prepared.cartesian_products() {
         repo.progress.warning(&w.to_string());
     }
-    let load = || super::load_fresh(repo.root, &opts, how).map_err(|e| e.to_string());
+    let load = || super::load_fresh(repo.root, &opts, how).map_err(Into::into);
     let facts = crate::datalog::Facts::Stored { stamp, load: &load };
     let answered = structure::query(repo.root, &facts, &prepared, ask.explain, &ask.budget)?;
     let mut out = Outcome::new(answered, Exit::Success);

@@ -49,6 +49,9 @@ pub enum Error {
     /// The settings are wrong (where no line of a file is to blame).
     #[error(transparent)]
     Settings(crate::config::Error),
+    /// A Datalog evaluation failed (a budget ran out, facts could not be read).
+    #[error(transparent)]
+    Datalog(#[from] crate::datalog::Error),
     /// The structural check could not run.
     #[error(transparent)]
     Check(#[from] crate::check::Error),
@@ -69,6 +72,7 @@ impl Error {
             | Error::Ops(_)
             | Error::Index(_)
             | Error::Settings(_)
+            | Error::Datalog(_)
             | Error::Check(_) => Exit::Error,
         }
     }

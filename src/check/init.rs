@@ -78,7 +78,7 @@ pub fn reason(date: &str) -> String {
 /// The `andon.toml` for the repository at `root` (index `idx`) on `date`: the contracts of its
 /// stream, every finding present today excused, judged in memory by the real check.
 pub fn plan(idx: &Index, root: &Path, date: &str) -> Result<Plan, CheckError> {
-    let stream = crate::ops::stream(idx).map_err(CheckError::Other)?;
+    let stream = crate::ops::stream(idx).map_err(|e| CheckError::Other(e.to_string()))?;
     let store = super::facts(idx, true)?;
     let g = DepGraph::build(&store);
     let shape = Shape::of(&stream, &g, idx);

@@ -375,7 +375,7 @@ pub(super) fn excuse(exceptions: &[Exception], froms: &[Selected], tos: &[Select
 /// Evaluates `goals` (with `WireReference` when `references`) with the run-time engine, which runs
 /// only the strata the goals need.
 pub(super) fn derive(
-    prog: &datalog::lang::Program,
+    prog: &crate::dialect::Program,
     idx: &Index,
     goals: &[crate::facts::RelId],
     references: bool,
@@ -385,7 +385,7 @@ pub(super) fn derive(
         goals.push(rel::WIRE_REFERENCE.0 as usize);
     }
     let need = prog.needed(&goals);
-    let mut store = datalog::load(prog, idx, Some(&need)).map_err(CheckError::Other)?;
+    let mut store = datalog::load(prog, idx, Some(&need)).map_err(|e| CheckError::Other(e.to_string()))?;
     datalog::run_runtime(prog, &mut store, Some(&need));
     Ok(store)
 }

@@ -29,7 +29,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 
 use crate::config::{Config, ConfigError, ContractKind, ContractSpec, Located};
-use crate::datalog::{self, lang::Ty};
+use crate::datalog;
+use crate::dialect::Ty;
 use crate::facts::rel;
 use crate::index::{Index, walk};
 use graph::DepGraph;

@@ -21,7 +21,7 @@ pub(super) fn rule(idx: &Index, root: &Path, r: &Located, budget: datalog::Budge
     let (answer, _) = datalog::answer(&q, &datalog::Facts::Loaded(idx), false, &[], budget).map_err(|why| {
         // a rule that ran out of its budget: the cartesian products in it say why, most often
         let notes: Vec<String> = q.cartesian_products().iter().map(|c| format!("\n  note: {c}")).collect();
-        Error::RuleEvaluation { why, notes: notes.concat() }
+        Error::RuleEvaluation { why: why.to_string(), notes: notes.concat() }
     })?;
     let cols: Vec<String> = prog.rels[v].columns.iter().map(|c| c.0.clone()).collect();
     let path_col = answer.types.iter().position(|t| *t == Ty::Path);

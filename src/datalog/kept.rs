@@ -96,15 +96,7 @@ fn path_of(stamp: &Stamp, view: &View) -> PathBuf {
 /// `view`'s relations over `idx`: recalled when kept for these facts, else derived within
 /// `budget` (and kept, when `write`). The store holds `view.rels`; a relation outside them may be
 /// empty.
-///
-/// Its error is a `String` while `src/andon_loop/` maps it with `LedgerError::Io`; [`derive_typed`]
-/// is the same with the layer's error.
-pub fn derive(prog: &Program, idx: &Index, view: &View, write: bool, budget: Budget) -> Result<Store, String> {
-    derive_typed(prog, idx, view, write, budget).map_err(String::from)
-}
-
-/// [`derive`], failing with the layer's [`Error`].
-pub fn derive_typed(prog: &Program, idx: &Index, view: &View, write: bool, budget: Budget) -> Result<Store, Error> {
+pub fn derive(prog: &Program, idx: &Index, view: &View, write: bool, budget: Budget) -> Result<Store, Error> {
     if let Some(store) = recall(prog, &idx.stamp, view) {
         return Ok(store);
     }

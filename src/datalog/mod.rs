@@ -14,9 +14,6 @@ pub mod explain;
 pub mod graph;
 pub mod kept;
 pub mod lint;
-/// The dialect under its former name, for `src/check/` (`datalog::Ty`, `datalog::lang::Program`);
-/// goes once it names `crate::dialect`.
-pub use crate::dialect as lang;
 
 include!(concat!(env!("OUT_DIR"), "/compiled.rs"));
 
@@ -71,9 +68,8 @@ fn needs_detail(need: &[bool]) -> bool {
 }
 
 /// Loads the base relations in `need` (all when `None`) from an index into a fresh store.
-/// Its error is a `String` while `src/check/` maps it with `CheckError::Other`.
-pub fn load(prog: &Program, idx: &Index, need: Option<&[bool]>) -> Result<Store, String> {
-    load_with(prog, idx, need, &|_| true).map_err(String::from)
+pub fn load(prog: &Program, idx: &Index, need: Option<&[bool]>) -> Result<Store, Error> {
+    load_with(prog, idx, need, &|_| true)
 }
 
 /// [`load`], decoding the detail facts (references, calls, spans) only of files whose language
@@ -208,10 +204,10 @@ pub fn prepare(query: &str, rule_files: &[(String, String)]) -> Result<Query, Di
 /// relations kept for its facts ([`kept`]) cannot answer alone.
 pub enum Facts<'a> {
     Loaded(&'a Index),
-    /// `load`'s error is a `String` while `src/cli/` builds it from `api::load_fresh`.
+    /// A stored index, loaded by `load` (its caller's error) only when needed.
     Stored {
         stamp: crate::index::Stamp,
-        load: &'a dyn Fn() -> Result<Index, String>,
+        load: &'a dyn Fn() -> Result<Index, Box<dyn std::error::Error + Send + Sync>>,
     },
 }
 
@@ -219,21 +215,7 @@ pub enum Facts<'a> {
 /// reads, takes the stream's relations as kept where it can (never to explain: an explanation
 /// walks their derivation), runs only the strata it needs. Err says what failed (a budget that
 /// ran out, by name).
-///
-/// Its error is a `String` while `src/api/` propagates it with `?` (the layers forbid a bridge
-/// from here to `api::Error`); [`answer_typed`] is the same with the layer's error.
 pub fn answer(
-    q: &Query,
-    facts: &Facts,
-    explain: bool,
-    extra: &[(&str, Vec<String>)],
-    budget: Budget,
-) -> Result<(Answer, Store), String> {
-    answer_typed(q, facts, explain, extra, budget).map_err(String::from)
-}
-
-/// [`answer`], failing with the layer's [`Error`].
-pub fn answer_typed(
     q: &Query,
     facts: &Facts,
     explain: bool,
@@ -268,7 +250,7 @@ fn seeded(q: &Query, facts: &Facts, explain: bool, budget: Budget) -> Result<(St
     let mut own: Option<Index> = None;
     let index = |own: &mut Option<Index>| -> Result<(), Error> {
         if let (None, Facts::Stored { load, .. }) = (&own, facts) {
-            *own = Some(load().map_err(|e| Error::LoadIndex { source: e.into() })?);
+            *own = Some(load().map_err(|source| Error::LoadIndex { source })?);
         }
         Ok(())
     };
@@ -331,7 +313,7 @@ fn seeded(q: &Query, facts: &Facts, explain: bool, budget: Budget) -> Result<(St
 /// query's budget and kept) in a store of the query's program.
 fn from_stream(q: &Query, idx: &Index, budget: Budget) -> Result<Store, Error> {
     let builtin = builtin_program();
-    let derived = kept::derive_typed(&builtin, idx, &kept::STREAM, true, budget)?;
+    let derived = kept::derive(&builtin, idx, &kept::STREAM, true, budget)?;
     Ok(kept::transfer(&builtin, &derived, &q.prog, &kept::STREAM))
 }
 
