@@ -27,7 +27,7 @@ impl Injections {
         match crate::index::load(root) {
             Ok(Some(idx)) => Injections::Listed(crate::ops::suspected_injections(&idx)),
             Ok(None) => Injections::NoIndex,
-            Err(why) => Injections::Unreadable(why),
+            Err(why) => Injections::Unreadable(why.to_string()),
         }
     }
 }

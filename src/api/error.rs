@@ -46,6 +46,9 @@ pub enum Error {
     /// The index could not be read or written.
     #[error(transparent)]
     Index(#[from] crate::index::Error),
+    /// The stored index, brought up to date, cannot be read.
+    #[error("the index cannot be read: {0}")]
+    IndexUnreadable(#[source] crate::index::Error),
     /// The settings are wrong (where no line of a file is to blame).
     #[error(transparent)]
     Settings(crate::config::Error),
@@ -71,6 +74,7 @@ impl Error {
             | Error::Ledger(_)
             | Error::Ops(_)
             | Error::Index(_)
+            | Error::IndexUnreadable(_)
             | Error::Settings(_)
             | Error::Datalog(_)
             | Error::Check(_) => Exit::Error,

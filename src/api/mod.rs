@@ -131,9 +131,9 @@ pub fn fresh_index(root: &Path, opts: &IndexOptions, how: Freshness) -> Result<I
 pub fn freshen(root: &Path, opts: &IndexOptions, how: Freshness) -> Result<index::Stamp, Error> {
     match how {
         Freshness::Update(progress) => {
-            index::update(root, opts, progress).map_err(|e| e.to_string())?;
+            index::update(root, opts, progress)?;
         }
-        Freshness::Require => match index::check(root, opts).map_err(|e| e.to_string())? {
+        Freshness::Require => match index::check(root, opts)? {
             Ok(c) if c.is_empty() => {}
             Ok(c) => {
                 let first = c.first().map(|x| format!("{} {}", x.change, x.path)).unwrap_or_default();
@@ -157,13 +157,12 @@ pub fn freshen(root: &Path, opts: &IndexOptions, how: Freshness) -> Result<index
 pub fn load_fresh(root: &Path, opts: &IndexOptions, how: Freshness) -> Result<Index, Error> {
     let loaded = match (index::load(root), how) {
         (Err(_), Freshness::Update(progress)) => {
-            index::update(root, &IndexOptions { rebuild: true, ..opts.clone() }, progress)
-                .map_err(|e| e.to_string())?;
+            index::update(root, &IndexOptions { rebuild: true, ..opts.clone() }, progress)?;
             index::load(root)
         }
         (loaded, _) => loaded,
     };
-    Ok(loaded.map_err(|e| format!("the index cannot be read: {e}"))?.ok_or("the index was not written")?)
+    Ok(loaded.map_err(Error::IndexUnreadable)?.ok_or("the index was not written")?)
 }
 
 /// `enabled = false` stops every command before any other check or write (R1): the document

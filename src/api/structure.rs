@@ -77,7 +77,7 @@ impl IndexReport {
 /// index. Writes nothing.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct IndexCheck {
-    pub changes: Result<Vec<Change>, String>,
+    pub changes: Result<Vec<Change>, index::Unusable>,
 }
 
 impl IndexCheck {
@@ -99,7 +99,7 @@ impl IndexCheck {
                 "schema_version": SCHEMA_VERSION,
                 "fresh": false,
                 "changed": [],
-                "reason": why,
+                "reason": why.to_string(),
                 "verdict": { "outcome": "stale" },
             }),
         }
@@ -108,13 +108,10 @@ impl IndexCheck {
 
 /// `andon index --check`.
 pub fn index_check(root: &Path, opts: &IndexOptions) -> Result<IndexCheck, Error> {
-    let changes = index::check(root, opts).map_err(|e| e.to_string())?;
+    let changes = index::check(root, opts)?;
     // every stored blob is read and its checksum verified, details too
-    let changes = changes.and_then(|c| {
-        index::verify(root)
-            .map(|()| c)
-            .map_err(|why| format!("the stored index cannot be used: {why}; run `andon index --rebuild`"))
-    });
+    let changes =
+        changes.and_then(|c| index::verify(root).map(|()| c).map_err(|why| index::Unusable::Damaged(why.to_string())));
     Ok(IndexCheck { changes })
 }
 

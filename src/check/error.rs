@@ -35,8 +35,8 @@ pub enum Error {
         source: crate::index::Error,
     },
     /// The index written for `--base` cannot be read (why).
-    #[error("{0}")]
-    LoadBase(String),
+    #[error(transparent)]
+    LoadBase(crate::index::Error),
     #[error("the --base index was not written")]
     BaseNotWritten,
     /// The contracts could not be judged on the `--base` tree.

@@ -4,24 +4,17 @@ use super::*;
 
 /// Compares the stored index with the working tree without writing anything. Returns `None` when
 /// no usable index exists (with the reason), else the changes (empty: fresh).
-pub fn check(root: &Path, opts: &IndexOptions) -> Result<Result<Vec<Change>, String>, Error> {
+pub fn check(root: &Path, opts: &IndexOptions) -> Result<Result<Vec<Change>, Unusable>, Error> {
     let root = check_root(root)?;
     let head = match read_head_settled(&index_path(&root)) {
         Ok(h) => h,
-        Err(LoadError::Missing) => return Ok(Err("no index yet; run `andon index`".into())),
-        Err(LoadError::Untrusted(why)) => {
-            return Ok(Err(format!("the stored index cannot be used: {why}; run `andon index`")));
-        }
-        Err(LoadError::Moved(pack)) => {
-            return Ok(Err(format!("the stored index cannot be used: {}; run `andon index`", gone(&pack))));
-        }
+        Err(LoadError::Missing) => return Ok(Err(Unusable::Missing)),
+        Err(LoadError::Untrusted(why)) => return Ok(Err(Unusable::Untrusted(why))),
+        Err(LoadError::Moved(pack)) => return Ok(Err(Unusable::Untrusted(gone(&pack)))),
     };
     // other walk options or another declared stream: the stored facts are not these settings'
     if head.header.walk.options != walk::WalkState::options_hash(&root, &opts.walk) {
-        return Ok(Err(
-            "the walk options or the declared stream differ from those the index was written with; run `andon index`"
-                .into(),
-        ));
+        return Ok(Err(Unusable::OtherSettings));
     }
     // when no directory or ignore file changed, the walk is the file table with fresh stats
     let walked = match rewalk_from_table(&root, &head, opts) {

@@ -79,6 +79,23 @@ pub enum Error {
     Untrusted(String),
 }
 
+/// Why there is no usable stored index to compare the working tree with.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Unusable {
+    /// None was written yet.
+    #[error("no index yet; run `andon index`")]
+    Missing,
+    /// It cannot be trusted (damaged, of another build, a pack gone): the reason in words.
+    #[error("the stored index cannot be used: {0}; run `andon index`")]
+    Untrusted(String),
+    /// It was written under other walk options or another declared stream.
+    #[error("the walk options or the declared stream differ from those the index was written with; run `andon index`")]
+    OtherSettings,
+    /// A blob of it fails its checksum or cannot be read.
+    #[error("the stored index cannot be used: {0}; run `andon index --rebuild`")]
+    Damaged(String),
+}
+
 impl From<Error> for String {
     fn from(e: Error) -> String {
         e.to_string()

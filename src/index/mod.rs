@@ -17,7 +17,7 @@ mod update;
 pub mod walk;
 
 pub use compare::check;
-pub use error::Error;
+pub use error::{Error, Unusable};
 use lock::{Lock, lock, open_lock};
 use look::*;
 use summary::*;
@@ -368,12 +368,12 @@ fn read_stored(root: &Path) -> Result<Index, LoadError> {
 
 /// Loads the stored index of `root` (read-only, no lock: writers replace the head atomically and
 /// never modify a pack).
-pub fn load(root: &Path) -> Result<Option<Index>, String> {
+pub fn load(root: &Path) -> Result<Option<Index>, Error> {
     match read_stored(root) {
         Ok(i) => Ok(Some(i)),
         Err(LoadError::Missing) => Ok(None),
-        Err(LoadError::Untrusted(why)) => Err(why),
-        Err(LoadError::Moved(pack)) => Err(gone(&pack)),
+        Err(LoadError::Untrusted(why)) => Err(Error::Untrusted(why)),
+        Err(LoadError::Moved(pack)) => Err(Error::Untrusted(gone(&pack))),
     }
 }
 

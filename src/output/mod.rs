@@ -136,7 +136,7 @@ pub fn check_report(w: &mut dyn Write, check: &IndexCheck, format: Format) -> io
                 verdict_line(w, "stale", &format!("{} changed", c.len()))
             }
             Err(why) => {
-                writeln!(w, "the index is stale: {}", inline(why))?;
+                writeln!(w, "the index is stale: {}", inline(&why.to_string()))?;
                 verdict_line(w, "stale", "no usable index")
             }
         },
