@@ -102,9 +102,3 @@ impl From<Error> for CheckError {
         }
     }
 }
-
-impl From<Error> for String {
-    fn from(e: Error) -> String {
-        e.to_string()
-    } // bridge: goes once every caller takes the typed error
-}

@@ -22,10 +22,3 @@ pub enum Error {
     #[error("{0}")]
     Budget(#[from] Exceeded),
 }
-
-// bridge: goes once every caller takes the typed error
-impl From<Error> for String {
-    fn from(e: Error) -> String {
-        e.to_string()
-    }
-}

@@ -95,9 +95,3 @@ pub enum Unusable {
     #[error("the stored index cannot be used: {0}; run `andon index --rebuild`")]
     Damaged(String),
 }
-
-impl From<Error> for String {
-    fn from(e: Error) -> String {
-        e.to_string()
-    } // bridge: goes once every caller takes the typed error
-}

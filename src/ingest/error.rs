@@ -75,9 +75,3 @@ impl LoadError {
 fn lines(errors: &[BriefError]) -> String {
     errors.iter().map(BriefError::to_string).collect::<Vec<String>>().join("\n")
 }
-
-impl From<Error> for String {
-    fn from(e: Error) -> String {
-        e.to_string()
-    } // bridge: goes once every caller takes the typed error
-}

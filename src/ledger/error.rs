@@ -215,10 +215,3 @@ impl LedgerError {
         }
     }
 }
-
-// bridge: goes once every caller takes the typed error
-impl From<Error> for String {
-    fn from(e: Error) -> String {
-        e.to_string()
-    }
-}
