@@ -351,7 +351,7 @@ pub fn check(
         Err(crate::check::CheckError::Other(m)) => return Err(Error::Failed(m)),
     };
     if let Some(base) = base {
-        let before = crate::check::base::fingerprints(root, base, cfg, opts, &std::env::temp_dir(), budget)?;
+        let before = crate::check::base::fingerprints(root, base, cfg, opts, budget)?;
         // the ledger is not versioned with the code: its findings are neither new nor old
         for f in report.findings.iter_mut().filter(|f| f.kind != crate::config::ContractKind::Ledger) {
             f.new = Some(!before.contains(&f.fingerprint));

@@ -96,14 +96,25 @@ fn export(root: &Path, rev: &str, dest: &Path) -> Result<(), Error> {
 
 /// The fingerprints of every finding the contracts of `cfg` produce on revision `rev`. A contract
 /// that cannot be judged there (its selectors name files the revision lacks) contributes none, so
-/// all its current findings count as new.
-/// `scratch` is a directory for the exported tree (the system's temporary directory).
+/// all its current findings count as new. The tree is exported under the system's temporary
+/// directory.
 pub fn fingerprints(
     root: &Path,
     rev: &str,
     cfg: &Config,
     opts: &IndexOptions,
+    budget: super::datalog::Budget,
+) -> Result<BTreeSet<String>, Error> {
+    fingerprints_in(&std::env::temp_dir(), root, rev, cfg, opts, budget)
+}
+
+/// [`fingerprints`], the tree exported under `scratch`.
+fn fingerprints_in(
     scratch: &Path,
+    root: &Path,
+    rev: &str,
+    cfg: &Config,
+    opts: &IndexOptions,
     budget: super::datalog::Budget,
 ) -> Result<BTreeSet<String>, Error> {
     let root = std::fs::canonicalize(root).map_err(|source| Error::Io { path: root.to_path_buf(), source })?;
@@ -167,7 +178,7 @@ mod tests {
         std::fs::create_dir_all(&scratch).unwrap();
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
-            let _ = tx.send(fingerprints(&d, "HEAD", &cfg, &opts, &scratch, Default::default()));
+            let _ = tx.send(fingerprints_in(&scratch, &d, "HEAD", &cfg, &opts, Default::default()));
         });
         let got = rx.recv_timeout(Duration::from_secs(10)).expect("--base does not hang on a FIFO index");
         assert_eq!(got.map(|f| f.len()).map_err(|e| e.to_string()), Ok(1), "the base is judged, on a cold index");

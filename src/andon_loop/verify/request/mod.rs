@@ -53,6 +53,23 @@ pub enum Stop {
     Refused(String),
 }
 
+/// A standalone request: proven with its artifacts in a scratch directory under the system's
+/// temporary directory, removed after; nothing of the run is kept in the repository (R112).
+pub fn verify_standalone(
+    root: &Path,
+    cfg: &Config,
+    idx: &Index,
+    req: &Request,
+    mut inputs: Inputs,
+) -> Result<RequestOutcome, Stop> {
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
+    let scratch = std::env::temp_dir().join(format!("andon-request-{}-{nanos:x}", std::process::id()));
+    inputs.artifacts = Some(scratch.clone());
+    let result = verify(root, cfg, idx, req, &inputs);
+    let _ = std::fs::remove_dir_all(&scratch);
+    result
+}
+
 /// Verifies a parsed request on the fresh index of `root`.
 pub fn verify(root: &Path, cfg: &Config, idx: &Index, req: &Request, inputs: &Inputs) -> Result<RequestOutcome, Stop> {
     let (change, judged) = scoped_change(root, cfg, req)?;
