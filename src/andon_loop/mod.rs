@@ -1,4 +1,4 @@
-//! The loop (design §7; R27, R35–R37, R48–R50, R61–R65, R117): one step detects or resumes the
+//! The loop (R27, R35–R37, R48–R50, R61–R65, R117): one step detects or resumes the
 //! stream, scans the cursor's stage and its outgoing wire for gaps, records the new ones, picks
 //! one by priority naming the rule that decided, and says what is needed next. A step reads the
 //! state ([`step`]), plans every event and the next action without touching the file system

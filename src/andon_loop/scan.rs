@@ -273,7 +273,7 @@ pub(super) fn restated(state: &State, cands: &[Candidate]) -> Vec<Event> {
         .collect()
 }
 
-/// The estimated blast radius of fixing a gap, from where it is (design §7 decision 5).
+/// The estimated blast radius of fixing a gap, from where it is (decision 5 of docs/requirements.md).
 pub fn estimated_radius(c: &Candidate) -> BlastRadius {
     let p = c.location.path.as_str();
     let name = p.rsplit('/').next().unwrap_or(p);

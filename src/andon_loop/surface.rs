@@ -1,4 +1,4 @@
-//! A wire's surface (design §3): the definitions that cross it — every name the consumer's files
+//! A wire's surface: the definitions that cross it — every name the consumer's files
 //! import from the producer's files, each with the text of its contract — and a fingerprint of
 //! them. Evidence for a wire records the fingerprint it was proven on; when the fingerprint
 //! changes, the proof is stale (R82). A name the import does not find (`MissingName`) does not

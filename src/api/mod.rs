@@ -23,6 +23,7 @@ pub mod work;
 
 pub use command::*;
 pub use error::Error;
+pub use structure::BudgetFlags;
 
 /// The version of every JSON document's shape (`schema_version`).
 pub const SCHEMA_VERSION: u32 = 1;

@@ -1,6 +1,6 @@
 //! The dependency graph contracts are judged on: source files and external packages as nodes,
 //! every import (and qualified reference across stages) as an edge carrying its line, spec,
-//! confidence, edge kinds and evidence tier (design §4):
+//! confidence, edge kinds and evidence tier:
 //! - tier 1: an exact resolution of a static import the index parsed;
 //! - tier 2: a heuristic resolution, a dynamic import, a qualified reference without an import, or
 //!   an import in a file with syntax errors (the parser's recovery may have misread it);

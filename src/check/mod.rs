@@ -1,4 +1,4 @@
-//! `andon check`: the structural gate (design §4, §8). Contracts from the configuration are judged
+//! `andon check`: the structural gate. Contracts from the configuration are judged
 //! on a fresh index; every finding carries its tier, its contract and a minimal witness chain.
 //! Exceptions are part of the contract: each has a reason, and one that excuses nothing is an
 //! error. Nothing else — no flag, environment variable or source comment — suppresses a finding.

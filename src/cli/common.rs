@@ -99,12 +99,8 @@ pub(super) struct BudgetArgs {
 }
 
 impl BudgetArgs {
-    pub(super) fn flags(&self) -> api::structure::BudgetFlags {
-        api::structure::BudgetFlags {
-            max_rows: self.max_rows,
-            max_memory_mib: self.max_memory,
-            timeout_secs: self.timeout,
-        }
+    pub(super) fn flags(&self) -> api::BudgetFlags {
+        api::BudgetFlags { max_rows: self.max_rows, max_memory_mib: self.max_memory, timeout_secs: self.timeout }
     }
 }
 

@@ -1,4 +1,4 @@
-//! Graph algorithms over derived relations (design §1.4): the stream order and cycles (petgraph
+//! Graph algorithms over derived relations: the stream order and cycles (petgraph
 //! strongly connected components, condensed and ordered deterministically), and shortest
 //! dependency chains for `andon why`. Results that are relations come back to the Datalog layer
 //! through [`compute`].

@@ -1,4 +1,4 @@
-//! The Datalog layer (design §5): one dialect ([`crate::dialect`]), two engines.
+//! The Datalog layer: one dialect ([`crate::dialect`]), two engines.
 //! - The built-in rules (`rules/*.dl`) are checked by `build.rs` with [`crate::dialect`] and compiled into
 //!   the binary by crepe ([`compiled::run`]): the fast path `stream`, `check` and `loop` use.
 //! - The run-time engine ([`eval`]) evaluates ad hoc queries, user rule files and, on demand, the

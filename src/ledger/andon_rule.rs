@@ -1,4 +1,4 @@
-//! The andon rule (design §7; R71–R87): one pure function of ledger state decides whether the
+//! The andon rule (R71–R87): one pure function of ledger state decides whether the
 //! cursor may advance past a gap's wire, or halts with the condition that stops it. The ledger
 //! fold runs it on every `pass_closed` event that claims an advance, so an advance the rule does
 //! not allow cannot be written, and a hand-forged one fails `andon ledger check`.

@@ -1,4 +1,4 @@
-//! The ledger (design §6; R34–R47): the state that must survive any interruption.
+//! The ledger (R34–R47): the state that must survive any interruption.
 //!
 //! - `ledger.jsonl` under `ledger_dir`: a header line (format, andon and rules versions, the
 //!   repository), then one event per line. Append-only; strict typed records (required fields are

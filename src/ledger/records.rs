@@ -195,7 +195,7 @@ pub struct Evidence {
     pub evidence: String,
     pub fix: Option<String>,
     pub references: Vec<String>,
-    /// For a proof of a wire: the fingerprint of the wire's surface it was proven on (design §3);
+    /// For a proof of a wire: the fingerprint of the wire's surface it was proven on;
     /// the proof is stale when the surface changes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub surface: Option<String>,

@@ -1,4 +1,4 @@
-//! Stage detection (design §3, R28–R31): a stage is a package boundary keyed by the shallowest
+//! Stage detection (R28–R31): a stage is a package boundary keyed by the shallowest
 //! importable directory. Cargo crates and npm packages are stages by their manifests; every
 //! top-level Python package (or namespace package) under a source root is a stage of its own, so
 //! two importable packages under one `pyproject.toml` are two stages. Each file belongs to the

@@ -682,3 +682,125 @@ fn the_documents_list_the_languages_the_code_indexes() {
     let bad: Vec<String> = lists.iter().filter(|(_, l)| *l != code).map(|(w, l)| format!("{w}: {l:?}")).collect();
     assert!(bad.is_empty(), "the code's languages are {code:?}; these lists differ:\n{}", bad.join("\n"));
 }
+
+#[test]
+fn every_decision_the_code_cites_is_listed() {
+    let doc = read("docs/requirements.md");
+    let mut bad = Vec::new();
+    for f in sources() {
+        for (n, text) in &f.comments {
+            for (at, _) in text.match_indices("decision ") {
+                let digits: String = text[at + 9..].chars().take_while(|c| c.is_ascii_digit()).collect();
+                if !digits.is_empty() && !doc.contains(&format!("- **Decision {digits}** — ")) {
+                    bad.push(format!("{}:{n}: decision {digits}", f.rel));
+                }
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "every decision a comment cites has its line in docs/requirements.md; missing:\n{}",
+        bad.join("\n")
+    );
+}
+
+/// Each command with the one API function both front ends call for it; `None` where the MCP
+/// server has no tool for it (a person's decision, the page, the settings, the ledger's upkeep).
+const COMMANDS: &[(&str, &str, Option<&str>)] = &[
+    ("init", "api::init", None),
+    ("index", "api::index", Some("index")),
+    ("index --check", "api::index_check", None),
+    ("facts", "api::facts", Some("facts")),
+    ("query", "api::query", Some("query")),
+    ("stream", "api::stream", Some("stream")),
+    ("why", "api::why", Some("why")),
+    ("check", "api::check", Some("check")),
+    ("preflight", "api::preflight", Some("preflight")),
+    ("status", "api::status", Some("status")),
+    ("loop", "api::loop_step", Some("loop")),
+    ("propose --packet", "api::packet", Some("packet")),
+    ("propose", "api::propose", Some("propose")),
+    ("verify", "api::verify", Some("verify")),
+    ("verify --audit", "api::audit", None),
+    ("authorize|defer|skip|override|confirm", "api::decide", None),
+    ("ledger check", "api::ledger_check", None),
+    ("ledger repair", "api::ledger_repair", None),
+    ("config show", "api::config_show", None),
+    ("report", "api::report", None),
+];
+
+/// The non-test code of the files under `prefix`, joined.
+fn code_under(prefix: &str) -> String {
+    sources()
+        .iter()
+        .filter(|f| f.under(&[prefix]))
+        .flat_map(|f| f.code_lines().map(|(_, l)| l.to_string()))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn the_command_line_and_the_server_reach_the_same_function_per_command() {
+    let cli = code_under("src/cli/");
+    let mcp = read("src/mcp/tools.rs");
+    let called = |code: &str, f: &str| code.contains(&format!("{f}("));
+    let mut bad = Vec::new();
+    for (command, f, tool) in COMMANDS {
+        if !called(&cli, f) {
+            bad.push(format!("`andon {command}`: src/cli/ never calls `{f}`"));
+        }
+        if let Some(tool) = tool {
+            let body =
+                mcp.split(&format!("\nfn {}(", if *tool == "loop" { "run_loop" } else { tool })).nth(1).unwrap_or("");
+            let body = body.split("\nfn ").next().unwrap_or("");
+            if !called(body, f) {
+                bad.push(format!("tool `{tool}`: src/mcp/tools.rs's function for it never calls `{f}`"));
+            }
+        }
+    }
+    // every tool of the server is in the table
+    for name in andon::mcp::tool_names() {
+        if !COMMANDS.iter().any(|(_, _, t)| *t == Some(name)) {
+            bad.push(format!("tool `{name}` has no command in this table"));
+        }
+    }
+    assert!(bad.is_empty(), "one API function per command, for both front ends:\n{}", bad.join("\n"));
+}
+
+#[test]
+fn front_ends_hold_no_default_file_name_or_sequence_of_library_calls() {
+    // what only the API may do for a command: load the settings, bring the index up to date,
+    // compute the report directory, name a report file, or hold the loop's pass budget
+    let patterns = [
+        "Config::load",
+        "api::config(",
+        "fresh_index",
+        "load_fresh",
+        "freshen",
+        "index_options",
+        "output_path",
+        "api::structure::",
+        "api::work::loop_step",
+        "api::work::status(",
+        "api::work::verify(",
+        "api::work::propose(",
+        ".json\"",
+        ".md\"",
+        ".txt\"",
+        "= 100",
+        "(100)",
+    ];
+    let mut bad = Vec::new();
+    for f in sources().iter().filter(|f| f.under(&["src/cli/", "src/mcp/tools.rs"])) {
+        for (n, l) in f.code_lines() {
+            if let Some(p) = patterns.iter().find(|p| l.contains(*p)) {
+                bad.push(format!("{}:{n}: `{p}`", f.rel));
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "a front end parses, calls its command's API function and renders; found:\n{}",
+        bad.join("\n")
+    );
+}

@@ -46,7 +46,7 @@ pub(super) fn upstream(stream: &StreamReport, reach: &Reach) -> BTreeMap<String,
     out
 }
 
-/// Reopens every proven wire whose surface changed since its proof (design §3, R82): the proof
+/// Reopens every proven wire whose surface changed since its proof (R82): the proof
 /// is stale, so the wire gets an `unproven` evidence record naming what crosses it now. When the
 /// change is the fix for `reach.fixed` and the wire lies within `reach.depth` stages upstream of
 /// the fixed stage (or leaves it), this is a sub-cycle: the cursor goes back to re-prove it. A

@@ -89,7 +89,7 @@ pub(crate) struct Checked {
 }
 
 /// Does the working tree change a public surface — what crosses a proven wire, as its proof
-/// recorded it (design §3)? Such a change is hard to reverse: every consumer rests on it. Says
+/// recorded it? Such a change is hard to reverse: every consumer rests on it. Says
 /// which wires and what crosses them now. A wire with a broken import open across it does not
 /// stand proven: the fix that adds the missing name is not judged against its proof.
 pub(crate) fn surface_change(root: &Path, idx: &Index, state: &State) -> Result<Option<String>, Error> {
