@@ -69,12 +69,12 @@ pub struct Declared {
     pub outside: Vec<String>,
 }
 
-/// Evaluates the built-in rules (compiled) for `goals` over the index.
+/// Evaluates the built-in rules for `goals` over the index, on the run-time engine.
 pub fn derive(prog: &Program, idx: &Index, goals: &[crate::facts::RelId]) -> Result<Store, Error> {
     let goals: Vec<usize> = goals.iter().map(|r| r.0 as usize).collect();
     let need = prog.needed(&goals);
     let mut store = datalog::load(prog, idx, Some(&need))?;
-    datalog::run_compiled(prog, &mut store, Some(&need));
+    datalog::run_runtime(prog, &mut store, Some(&need));
     Ok(store)
 }
 

@@ -804,3 +804,24 @@ fn front_ends_hold_no_default_file_name_or_sequence_of_library_calls() {
         bad.join("\n")
     );
 }
+
+#[test]
+fn no_command_runs_the_compiled_rules() {
+    forbid(
+        "the crepe program is the differential test's reference; every command derives on the run-time engine",
+        &["run_compiled"],
+        &[],
+        &["src/datalog/mod.rs"],
+    );
+}
+
+#[test]
+fn status_never_walks_or_updates_the_index_and_datalog_never_walks_the_repository() {
+    forbid(
+        "`status` never walks or updates the index",
+        &["index::update", "walk::walk", "update("],
+        &["src/status.rs"],
+        &[],
+    );
+    forbid("`datalog` never walks the repository", &["walk::walk", "read_dir", "ignore::"], &["src/datalog/"], &[]);
+}
