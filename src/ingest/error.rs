@@ -10,7 +10,7 @@ use super::{PRODUCER, TAGS, quote};
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum Error {
     #[error("confidence {} is not one of Low, Medium, High", quote(.value))]
-    Confidence { value: String },
+    RuleConfidence { value: String },
     #[error("priority {} is not one of P0, P1, P2, P3{}", quote(.value), did_you_mean(*.suggestion))]
     Priority { value: String, suggestion: Option<&'static str> },
     #[error("unknown tag {}{}; accepted tags: {}", quote(.tag), did_you_mean(*.suggestion), accepted_tags())]

@@ -61,13 +61,13 @@ pub struct ContractRule {
     pub rule: String,
     /// How the rule is to be validated (the brief's validation strategy).
     pub validation: String,
-    pub confidence: Confidence,
+    pub confidence: RuleConfidence,
     pub priority: Priority,
 }
 
 /// A rule's confidence, ordered `Low < Medium < High`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Confidence {
+pub enum RuleConfidence {
     Low,
     Medium,
     High,
@@ -123,23 +123,23 @@ pub const TAGS: [(&str, ItemKind); 16] = [
     ("docs-drift:absent", ItemKind::Feature),
 ];
 
-impl Confidence {
-    pub const ALL: [Confidence; 3] = [Confidence::Low, Confidence::Medium, Confidence::High];
+impl RuleConfidence {
+    pub const ALL: [RuleConfidence; 3] = [RuleConfidence::Low, RuleConfidence::Medium, RuleConfidence::High];
 
     pub fn name(self) -> &'static str {
         match self {
-            Confidence::Low => "Low",
-            Confidence::Medium => "Medium",
-            Confidence::High => "High",
+            RuleConfidence::Low => "Low",
+            RuleConfidence::Medium => "Medium",
+            RuleConfidence::High => "High",
         }
     }
 
     /// `low`, `medium` or `high`, in any case.
-    pub fn parse(s: &str) -> Result<Confidence, Error> {
-        Confidence::ALL
+    pub fn parse(s: &str) -> Result<RuleConfidence, Error> {
+        RuleConfidence::ALL
             .into_iter()
             .find(|c| c.name().eq_ignore_ascii_case(s))
-            .ok_or_else(|| Error::Confidence { value: s.to_string() })
+            .ok_or_else(|| Error::RuleConfidence { value: s.to_string() })
     }
 }
 
@@ -211,7 +211,7 @@ impl ContractRule {
     /// A top-priority (P0) rule with confidence below High blocks the phase until a human
     /// confirms it (R57).
     pub fn is_entry_gate(&self) -> bool {
-        self.priority == Priority::P0 && self.confidence < Confidence::High
+        self.priority == Priority::P0 && self.confidence < RuleConfidence::High
     }
 }
 

@@ -8,7 +8,7 @@ use serde::de::{DeserializeOwned, IgnoredAny};
 
 use super::json::{self, Node, NodeBody};
 use super::{
-    Confidence, ContractRule, Error, FORMAT, ID_MAX, ItemKind, Phase, Priority, Problems, WorkItem, quote, text,
+    RuleConfidence, ContractRule, Error, FORMAT, ID_MAX, ItemKind, Phase, Priority, Problems, WorkItem, quote, text,
 };
 
 #[derive(Deserialize)]
@@ -187,7 +187,7 @@ fn parse_rule(text: &str, node: &Node, ids: &mut HashMap<String, u32>, errs: &mu
     check_text(errs, node.line_of("rule"), "rule", &r.rule);
     check_text(errs, node.line_of("validation"), "validation", &r.validation);
     let confidence =
-        Confidence::parse(&r.confidence).map_err(|e| errs.push(node.line_of("confidence"), e.to_string())).ok();
+        RuleConfidence::parse(&r.confidence).map_err(|e| errs.push(node.line_of("confidence"), e.to_string())).ok();
     let priority = Priority::parse(&r.priority).map_err(|e| errs.push(node.line_of("priority"), e.to_string())).ok();
     if errs.list.len() != before {
         return None;

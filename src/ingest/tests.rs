@@ -67,14 +67,14 @@ fn valid_fixture_parses_into_the_model() {
                 id: "BC-1".into(),
                 rule: "Money.round() keeps banker's rounding".into(),
                 validation: "property test over 10k random amounts against the old implementation".into(),
-                confidence: Confidence::High,
+                confidence: RuleConfidence::High,
                 priority: Priority::P0,
             },
             ContractRule {
                 id: "BC-2".into(),
                 rule: "Serialized Money keeps its JSON shape".into(),
                 validation: "golden-file comparison of fixtures/money/*.json".into(),
-                confidence: Confidence::Low,
+                confidence: RuleConfidence::Low,
                 priority: Priority::P2,
             },
         ]
@@ -96,7 +96,7 @@ fn valid_fixture_parses_into_the_model() {
     let p2 = &brief.phases[1];
     let gates: Vec<&str> = p2.entry_gates().map(|r| r.id.as_str()).collect();
     assert_eq!(gates, ["BC-1"]);
-    assert_eq!(p2.contract[0].confidence, Confidence::Medium);
+    assert_eq!(p2.contract[0].confidence, RuleConfidence::Medium);
     assert_eq!(p2.work_items[0].line, None);
     assert_eq!(p2.work_items[0].owner, "self-assess-transform-execute");
     assert_eq!(
@@ -283,7 +283,7 @@ fn rule_confidence_and_priority_values() {
     let rule = |c: &str, p: &str| {
         format!(r#"{{"id": "R1", "rule": "r", "validation": "v", "confidence": "{c}", "priority": "{p}"}}"#)
     };
-    for (c, want) in [("LOW", Confidence::Low), ("medium", Confidence::Medium), ("High", Confidence::High)] {
+    for (c, want) in [("LOW", RuleConfidence::Low), ("medium", RuleConfidence::Medium), ("High", RuleConfidence::High)] {
         let brief = parse_str(ONE_MD, &one_phase("", &rule(c, "P1"))).unwrap();
         assert_eq!(brief.phases[0].contract[0].confidence, want);
     }
@@ -302,14 +302,14 @@ fn rule_confidence_and_priority_values() {
 
 #[test]
 fn entry_gate_is_p0_below_high() {
-    for c in Confidence::ALL {
+    for c in RuleConfidence::ALL {
         for p in Priority::ALL {
             let r =
                 ContractRule { id: "R".into(), rule: "r".into(), validation: "v".into(), confidence: c, priority: p };
-            assert_eq!(r.is_entry_gate(), p == Priority::P0 && c != Confidence::High, "{c:?} {p:?}");
+            assert_eq!(r.is_entry_gate(), p == Priority::P0 && c != RuleConfidence::High, "{c:?} {p:?}");
         }
     }
-    assert!(Confidence::Low < Confidence::Medium && Confidence::Medium < Confidence::High);
+    assert!(RuleConfidence::Low < RuleConfidence::Medium && RuleConfidence::Medium < RuleConfidence::High);
 }
 
 #[test]

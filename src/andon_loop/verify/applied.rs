@@ -605,7 +605,7 @@ fn phase_contract(
 ) -> Result<(proof::Proof, String, Option<u8>), Error> {
     let hash = change.hash.as_str();
     use crate::evidence::route::{self, Object, Subject};
-    use crate::ingest::{Confidence, Priority};
+    use crate::ingest::{RuleConfidence, Priority};
     let has_checks = !checks.is_empty();
     let mut subjects: Vec<request::RoutedObligation> = Vec::new();
     for (i, text) in ctx.exit_criteria.iter().enumerate() {
@@ -624,7 +624,7 @@ fn phase_contract(
             rule: o.rule.clone(),
             validation: o.validation.clone(),
             priority: Priority::parse(&o.priority).map_err(|e| Error::Obligation(e.to_string()))?,
-            confidence: Confidence::parse(&o.confidence).map_err(|e| Error::Obligation(e.to_string()))?,
+            confidence: RuleConfidence::parse(&o.confidence).map_err(|e| Error::Obligation(e.to_string()))?,
         };
         let s = request::rule_subject(&rule, has_checks);
         subjects.push((o.id.clone(), o.rule.clone(), Some(rule), s));

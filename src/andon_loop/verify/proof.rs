@@ -9,7 +9,7 @@ use serde::Serialize;
 use super::commands;
 use crate::config::Config;
 use crate::evidence::route::Approach;
-use crate::ingest::{Confidence, Priority};
+use crate::ingest::{RuleConfidence, Priority};
 use crate::ledger::{Capability, Reason, Verdict, Wire};
 
 /// What is being proven.
@@ -171,5 +171,5 @@ pub struct RequestRule {
     pub rule: String,
     pub validation: String,
     pub priority: Priority,
-    pub confidence: Confidence,
+    pub confidence: RuleConfidence,
 }

@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::super::super::error::Error;
 pub use super::super::proof::RequestRule;
 use crate::evidence::route::Object;
-use crate::ingest::{Confidence, Priority};
+use crate::ingest::{RuleConfidence, Priority};
 
 /// What the change crossed.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -227,7 +227,7 @@ fn parse_rule(v: &Value) -> Result<RequestRule, Error> {
         rule: field("rule")?,
         validation: field("validation")?,
         priority: Priority::parse(&field("priority")?).map_err(|e| Error::Obligation(e.to_string()))?,
-        confidence: Confidence::parse(&field("confidence")?).map_err(|e| Error::Obligation(e.to_string()))?,
+        confidence: RuleConfidence::parse(&field("confidence")?).map_err(|e| Error::Obligation(e.to_string()))?,
     })
 }
 

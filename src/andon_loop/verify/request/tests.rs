@@ -3,7 +3,7 @@
 use super::super::proof::Routing;
 use super::*;
 use crate::evidence::route::Object;
-use crate::ingest::Confidence;
+use crate::ingest::RuleConfidence;
 
 #[test]
 fn the_three_shapes_of_each_field_parse() {
@@ -19,7 +19,7 @@ fn the_three_shapes_of_each_field_parse() {
     .unwrap();
     assert_eq!(r.wire, WireRef::Site { path: "src/a.py".into(), line: Some(3), crossing: Some("def f(x)".into()) });
     assert_eq!(r.kinds, vec![Object::Invariant]);
-    assert_eq!(r.rules[0].confidence, Confidence::Medium);
+    assert_eq!(r.rules[0].confidence, RuleConfidence::Medium);
     assert_eq!(r.files, vec!["src/a.py".to_string()]);
     let r = parse(r#"{"wire": "src/a.py:12", "contract": "x", "fix_diff": "d"}"#).unwrap();
     assert_eq!(r.wire, WireRef::Site { path: "src/a.py".into(), line: Some(12), crossing: None });
