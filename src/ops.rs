@@ -1,6 +1,7 @@
 //! Use cases over the index: the stream report, dependency chains and the suspected injections.
 //! Plain data out; `output` renders it.
 
+use crate::facts::vocab::Confidence;
 use std::collections::BTreeMap;
 
 use crate::datalog::graph::{self, ChainHop};
@@ -24,12 +25,17 @@ pub enum Error {
     UnknownEndpoint { name: String, nearest: Option<String> },
 }
 
+/// A confidence as the rules wrote it (the schema types the column, so it is one of the tokens).
+fn confidence(token: &str) -> Confidence {
+    Confidence::parse(token).unwrap_or(Confidence::Unresolved)
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StageRow {
     pub name: String,
     pub root: String,
     pub ecosystem: String,
-    pub confidence: String,
+    pub confidence: Confidence,
     pub source: String,
     pub files: usize,
 }
@@ -42,7 +48,7 @@ pub struct WireRow {
     pub imports: usize,
     /// The names that cross it, sorted.
     pub symbols: Vec<String>,
-    pub confidence: String,
+    pub confidence: Confidence,
     /// Edge kinds of the imports carrying it, sorted.
     pub kinds: Vec<String>,
 }
@@ -108,7 +114,7 @@ fn stream_with(idx: &Index, keep: bool) -> Result<StreamReport, Error> {
                 name: s(r[0]),
                 root: s(r[1]),
                 ecosystem: col(1),
-                confidence: col(2),
+                confidence: confidence(&col(2)),
                 source: col(3),
                 files: files.get(&r[0]).copied().unwrap_or(0),
             }
@@ -128,7 +134,7 @@ fn stream_with(idx: &Index, keep: bool) -> Result<StreamReport, Error> {
                 consumer: c,
                 imports: 0,
                 symbols: Vec::new(),
-                confidence: String::new(),
+                confidence: Confidence::Unresolved,
                 kinds: Vec::new(),
             },
         );
@@ -153,7 +159,7 @@ fn stream_with(idx: &Index, keep: bool) -> Result<StreamReport, Error> {
     }
     for r in rows(rel::WIRE_CONFIDENCE) {
         if let Some(w) = wires.get_mut(&key(r)) {
-            w.confidence = s(r[2]);
+            w.confidence = confidence(&s(r[2]));
         }
     }
     for r in rows(rel::WIRE_EDGE_KIND) {

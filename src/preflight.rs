@@ -491,7 +491,7 @@ mod tests {
             name: format!("s{n}"),
             root: format!("s{n}"),
             ecosystem: "python".into(),
-            confidence: "heuristic".into(),
+            confidence: crate::facts::vocab::Confidence::Heuristic,
             source: "python-package".into(),
             files: 1,
         };

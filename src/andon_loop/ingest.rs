@@ -7,6 +7,7 @@
 //! Everything after the gaps are recorded — proposals, verify, the andon rule — is the same code
 //! as in self-scan mode.
 
+use crate::facts::vocab::Confidence;
 use std::path::Path;
 
 use super::error::Error;
@@ -33,7 +34,7 @@ pub fn stream(brief: &Brief) -> StreamReport {
             name: p.id.clone(),
             root: String::new(),
             ecosystem: "brief".into(),
-            confidence: "self-assess-backed".into(),
+            confidence: Confidence::SelfAssessBacked,
             source: "brief".into(),
             files: p.work_items.len(),
         })
@@ -46,7 +47,7 @@ pub fn stream(brief: &Brief) -> StreamReport {
             consumer: w[1].id.clone(),
             imports: 0,
             symbols: Vec::new(),
-            confidence: "brief".into(),
+            confidence: Confidence::Brief,
             kinds: Vec::new(),
         })
         .collect();

@@ -308,7 +308,7 @@ fn lone_stage_contract(mut stream: StreamReport) -> StreamReport {
             consumer: stage.name.clone(),
             imports: 0,
             symbols: Vec::new(),
-            confidence: "contract".into(),
+            confidence: crate::facts::vocab::Confidence::Contract,
             kinds: vec!["public-api".into()],
         });
     }

@@ -294,7 +294,7 @@ pub(super) fn stage_events(stream: &StreamReport) -> Vec<Event> {
         .map(|s| Event::StageRecorded {
             stage: s.name.clone(),
             root: s.root.clone(),
-            confidence: s.confidence.clone(),
+            confidence: s.confidence.to_string(),
             source: s.source.clone(),
             incoming: stream.wires.iter().filter(|w| w.consumer == s.name).map(|w| w.producer.clone()).collect(),
             outgoing: stream.wires.iter().filter(|w| w.producer == s.name).map(|w| w.consumer.clone()).collect(),

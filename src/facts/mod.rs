@@ -12,6 +12,7 @@
 use std::collections::HashMap;
 
 mod error;
+mod style;
 pub use error::Error;
 
 /// A relation's position in [`RELATIONS`].

@@ -8,7 +8,7 @@ use serde::de::{DeserializeOwned, IgnoredAny};
 
 use super::json::{self, Node, NodeBody};
 use super::{
-    RuleConfidence, ContractRule, Error, FORMAT, ID_MAX, ItemKind, Phase, Priority, Problems, WorkItem, quote, text,
+    ContractRule, Error, FORMAT, ID_MAX, ItemKind, Phase, Priority, Problems, RuleConfidence, WorkItem, quote, text,
 };
 
 #[derive(Deserialize)]

@@ -283,7 +283,8 @@ fn rule_confidence_and_priority_values() {
     let rule = |c: &str, p: &str| {
         format!(r#"{{"id": "R1", "rule": "r", "validation": "v", "confidence": "{c}", "priority": "{p}"}}"#)
     };
-    for (c, want) in [("LOW", RuleConfidence::Low), ("medium", RuleConfidence::Medium), ("High", RuleConfidence::High)] {
+    for (c, want) in [("LOW", RuleConfidence::Low), ("medium", RuleConfidence::Medium), ("High", RuleConfidence::High)]
+    {
         let brief = parse_str(ONE_MD, &one_phase("", &rule(c, "P1"))).unwrap();
         assert_eq!(brief.phases[0].contract[0].confidence, want);
     }

@@ -126,7 +126,7 @@ fn stream_dot(w: &mut dyn Write, r: &StreamReport) -> io::Result<()> {
         writeln!(w, "  {name} [label={label}{color}];")?;
     }
     for x in &r.wires {
-        let style = if matches!(x.confidence.as_str(), "exact" | "declared") { "" } else { ", style=dashed" };
+        let style = x.confidence.dot_style();
         writeln!(w, "  {} -> {} [label=\"{}\"{style}];", quoted(&x.producer), quoted(&x.consumer), x.imports)?;
     }
     writeln!(w, "}}")
@@ -143,7 +143,7 @@ fn stream_mermaid(w: &mut dyn Write, r: &StreamReport) -> io::Result<()> {
     }
     for x in &r.wires {
         let (Some(a), Some(b)) = (id.get(x.producer.as_str()), id.get(x.consumer.as_str())) else { continue };
-        let arrow = if matches!(x.confidence.as_str(), "exact" | "declared") { "-->" } else { "-.->" };
+        let arrow = x.confidence.mermaid_arrow();
         writeln!(w, "  s{a} {arrow}|{}| s{b}", x.imports)?;
     }
     Ok(())
@@ -154,7 +154,7 @@ fn stream_text(w: &mut dyn Write, r: &StreamReport) -> io::Result<()> {
     writeln!(w, "stages ({}):", r.stages.len())?;
     for s in &r.stages {
         // a declared stage has no ecosystem or manifest of its own to name: only the declaration
-        let how = if s.confidence == "declared" {
+        let how = if s.confidence == crate::facts::vocab::Confidence::Declared {
             "declared".to_string()
         } else {
             format!("{}, {} from {}", s.ecosystem, s.confidence, s.source)

@@ -207,9 +207,7 @@ fn picture(stream: &StreamReport, index: &BTreeMap<&str, usize>, proof: Option<P
         let (d, (lx, ly)) = route(pos(l.at[p]), pos(l.at[c]), &bends);
         let key = (w.producer.as_str(), w.consumer.as_str());
         let mut class = String::from("wire");
-        if w.confidence != "exact" {
-            class.push_str(" heuristic");
-        }
+        class.push_str(w.confidence.svg_class());
         if same_cycle(&w.producer, &w.consumer) {
             class.push_str(" cyclic");
         }

@@ -184,7 +184,7 @@ fn chart(r: &CheckReport, stream: &StreamReport) -> String {
     let mut drawn = BTreeSet::new();
     for x in &stream.wires {
         let (Some(a), Some(b)) = (id.get(x.producer.as_str()), id.get(x.consumer.as_str())) else { continue };
-        let arrow = if x.confidence == "exact" { "-->" } else { "-.->" };
+        let arrow = x.confidence.mermaid_arrow();
         s.push_str(&format!("  s{a} {arrow}|{}| s{b}\n", x.imports));
         if broken.contains(&(x.producer.as_str(), x.consumer.as_str())) {
             red.push(n);

@@ -77,7 +77,7 @@ fn stream() -> StreamReport {
         name: name.into(),
         root: format!("src/{name}"),
         ecosystem: "python".into(),
-        confidence: "exact".into(),
+        confidence: crate::facts::vocab::Confidence::Exact,
         source: "python-package".into(),
         files: 1,
     };
@@ -88,7 +88,7 @@ fn stream() -> StreamReport {
             consumer: "api".into(),
             imports: 1,
             symbols: vec!["parse".into()],
-            confidence: "exact".into(),
+            confidence: crate::facts::vocab::Confidence::Exact,
             kinds: vec!["static".into()],
         }],
         order: vec!["core".into(), "api".into()],

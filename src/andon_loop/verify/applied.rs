@@ -605,7 +605,7 @@ fn phase_contract(
 ) -> Result<(proof::Proof, String, Option<u8>), Error> {
     let hash = change.hash.as_str();
     use crate::evidence::route::{self, Object, Subject};
-    use crate::ingest::{RuleConfidence, Priority};
+    use crate::ingest::{Priority, RuleConfidence};
     let has_checks = !checks.is_empty();
     let mut subjects: Vec<request::RoutedObligation> = Vec::new();
     for (i, text) in ctx.exit_criteria.iter().enumerate() {

@@ -9,7 +9,7 @@ use serde::Serialize;
 use super::commands;
 use crate::config::Config;
 use crate::evidence::route::Approach;
-use crate::ingest::{RuleConfidence, Priority};
+use crate::ingest::{Priority, RuleConfidence};
 use crate::ledger::{Capability, Reason, Verdict, Wire};
 
 /// What is being proven.

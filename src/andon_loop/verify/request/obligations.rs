@@ -13,7 +13,7 @@ use super::parse::{Request, WireRef};
 use crate::config::Config;
 use crate::evidence::route::{self, Approach, Object, Subject};
 use crate::index::Index;
-use crate::ingest::{RuleConfidence, Priority};
+use crate::ingest::{Priority, RuleConfidence};
 use crate::ledger::Verdict;
 
 /// One obligation's proof.
@@ -191,7 +191,9 @@ pub fn prove_all(
             validation: rule.as_ref().map(|r| r.validation.clone()),
             priority: rule.as_ref().map(|r| r.priority.name().to_string()),
             confidence: rule.as_ref().map(|r| r.confidence.name().to_string()),
-            entry_gate: rule.as_ref().is_some_and(|r| r.priority == Priority::P0 && r.confidence < RuleConfidence::High),
+            entry_gate: rule
+                .as_ref()
+                .is_some_and(|r| r.priority == Priority::P0 && r.confidence < RuleConfidence::High),
             routing: routing::routing_record(&route, None),
             verdict,
             reason,

@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::super::super::error::Error;
 pub use super::super::proof::RequestRule;
 use crate::evidence::route::Object;
-use crate::ingest::{RuleConfidence, Priority};
+use crate::ingest::{Priority, RuleConfidence};
 
 /// What the change crossed.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
