@@ -328,7 +328,7 @@ mod tests {
         let e = super::prepare("ImportResolution(p, l, s, c), c = \"exactt\"", &[]).err().expect("refused");
         assert_eq!(
             e.to_string(),
-            "query:1:35: \"exactt\" is not a `Confidence` (`c` is column `confidence` of `ImportResolution`): one of \"exact\", \"heuristic\", \"unresolved\", \"declared\""
+            "query:1:35: \"exactt\" is not a `Confidence` (`c` is column `confidence` of `ImportResolution`): one of \"exact\", \"heuristic\", \"unresolved\", \"declared\", \"brief\", \"self-assess-backed\", \"contract\""
         );
         assert!(super::prepare("ImportResolution(p, l, s, \"unresolved\")", &[]).is_ok());
     }

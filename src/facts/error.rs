@@ -29,7 +29,7 @@ mod tests {
         let e = "exactt".parse::<Confidence>().unwrap_err();
         assert_eq!(
             e.to_string(),
-            "\"exactt\" is not a `Confidence`: one of \"exact\", \"heuristic\", \"unresolved\", \"declared\""
+            "\"exactt\" is not a `Confidence`: one of \"exact\", \"heuristic\", \"unresolved\", \"declared\", \"brief\", \"self-assess-backed\", \"contract\""
         );
         assert!(serde_json::from_str::<Confidence>("\"sure\"").is_err());
     }

@@ -548,7 +548,8 @@ fn andon_gates_itself_and_the_gate_fires() {
     let o = run(&["check", "-q"], t.path());
     assert_eq!(o.status.code(), Some(0), "andon's own contracts hold:\n{}{}", stdout(&o), stderr(&o));
     // extraction reaching for the command line's parser, and for rendering through a path that
-    // appears only inside a macro's arguments, breaks four contracts
+    // appears only inside a macro's arguments, breaks five contracts (the loop's files reach
+    // extraction, so they now sit on a circle too)
     let text = t.path().join("src/extract/text.rs");
     let src = std::fs::read_to_string(&text).unwrap();
     let plant = "use clap::Parser as _;\nfn _x() -> String { format!(\"{}\", crate::output::SCHEMA_VERSION) }\n";
@@ -568,6 +569,7 @@ fn andon_gates_itself_and_the_gate_fires() {
             "the core knows nothing of presentation",
             "layers, command line on top; every top-level module has its place",
             "no circles among the top-level modules",
+            "no circles among the loop's files",
             "only the command line knows clap"
         ]
     );
