@@ -143,7 +143,8 @@ fn catalog(prog: &Program, constants: &[String], sources: &[(String, bool)]) -> 
 }
 
 /// `pub mod vocab`: each closed vocabulary of the schema (`.enum`) as a Rust enum with `ALL`,
-/// `as_str` (the token), `parse`, `FromStr`, `Display` and serde as the token.
+/// `as_str` (the token), `parse`, `FromStr`, `Display` and serde as the token (derived, so a
+/// value outside the vocabulary reads as serde's `unknown variant` error, as a ledger line shows).
 fn vocabularies(prog: &Program) -> String {
     let mut out =
         String::from("/// The closed vocabularies of `rules/schema.dl` (`.enum`), one enum each.\npub mod vocab {\n");
@@ -153,11 +154,15 @@ fn vocabularies(prog: &Program) -> String {
         let pairs: Vec<(&String, &String)> = variants.iter().zip(&v.values).collect();
         let list = |f: &dyn Fn(&String, &String) -> String| pairs.iter().map(|(a, b)| f(a, b)).collect::<Vec<_>>();
         writeln!(out, "    /// {}", v.doc).unwrap();
-        writeln!(out, "    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]").unwrap();
+        writeln!(
+            out,
+            "    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]"
+        )
+        .unwrap();
         writeln!(
             out,
             "    pub enum {name} {{\n{}    }}",
-            list(&|a, b| format!("        /// `{b}`\n        {a},\n")).concat()
+            list(&|a, b| format!("        /// `{b}`\n        #[serde(rename = {b:?})]\n        {a},\n")).concat()
         )
         .unwrap();
         writeln!(out, "    impl {name} {{").unwrap();
@@ -191,17 +196,16 @@ fn vocabularies(prog: &Program) -> String {
         )
         .unwrap();
         writeln!(out, "    impl std::fmt::Display for {name} {{ fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {{ f.write_str(self.as_str()) }} }}").unwrap();
-        writeln!(out, "    impl serde::Serialize for {name} {{ fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {{ s.serialize_str(self.as_str()) }} }}").unwrap();
-        writeln!(out, "    impl<'de> serde::Deserialize<'de> for {name} {{ fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<{name}, D::Error> {{ let s = <String as serde::Deserialize>::deserialize(d)?; s.parse().map_err(serde::de::Error::custom) }} }}").unwrap();
     }
     out.push_str("}\n");
     out
 }
 
 /// A vocabulary token as a variant name: `type_only` and `proof-strength` are `TypeOnly` and
-/// `ProofStrength`.
+/// `ProofStrength`; a `/` between alternatives reads "or": `broken/unproven` is `BrokenOrUnproven`.
 fn camel(token: &str) -> String {
     let mut s = String::new();
+    let token = token.replace('/', "_or_");
     for part in token.split(|c: char| !c.is_ascii_alphanumeric()).filter(|p| !p.is_empty()) {
         let mut cs = part.chars();
         if let Some(c) = cs.next() {

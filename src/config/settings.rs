@@ -10,28 +10,14 @@ use super::Error;
 /// The legacy settings file, relative to the repository root.
 pub const LEGACY_FILE: &str = ".claude/andon.local.md";
 
-/// The authorization ceiling and blast-radius scale, ordered: a fix whose radius exceeds the
-/// ceiling halts the loop.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
-pub enum BlastRadius {
-    #[serde(rename = "local+reversible")]
-    LocalReversible,
-    #[serde(rename = "hard-to-reverse")]
-    HardToReverse,
-    #[serde(rename = "shared-state-visible")]
-    SharedStateVisible,
-}
+/// The authorization ceiling and blast-radius scale (the schema's vocabulary), ordered as
+/// declared: a fix whose radius exceeds the ceiling halts the loop.
+pub use crate::facts::vocab::BlastRadius;
 
 impl BlastRadius {
-    pub const ALL: [BlastRadius; 3] =
-        [BlastRadius::LocalReversible, BlastRadius::HardToReverse, BlastRadius::SharedStateVisible];
-
+    /// The radius as settings and the ledger write it (its token).
     pub fn name(self) -> &'static str {
-        match self {
-            BlastRadius::LocalReversible => "local+reversible",
-            BlastRadius::HardToReverse => "hard-to-reverse",
-            BlastRadius::SharedStateVisible => "shared-state-visible",
-        }
+        self.as_str()
     }
 }
 
@@ -233,12 +219,11 @@ impl Settings {
                 _ => return Err(Error::OutOfRange { rule: "`lint_max_rules` must be a positive whole number" }),
             },
             "authorization_level" => {
-                let names: Vec<&str> = BlastRadius::ALL.iter().map(|b| b.name()).collect();
                 let value = match v {
-                    Scalar::Str(s) => BlastRadius::ALL.iter().copied().find(|b| b.name() == s.trim()),
+                    Scalar::Str(s) => BlastRadius::parse(s.trim()),
                     _ => None,
                 }
-                .ok_or_else(|| Error::AuthorizationLevel { names: names.join(" < ") })?;
+                .ok_or_else(|| Error::AuthorizationLevel { names: BlastRadius::TOKENS.join(" < ") })?;
                 self.authorization_level = Setting { value, origin };
             }
             "gap_source" => {

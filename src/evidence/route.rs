@@ -32,23 +32,14 @@ use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 
-/// The verification approaches. Families a–g are the stable ids of R94; `executed` (the
-/// repository's own checks) is the deterministic answer to family (a)'s question, tried first.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Approach {
-    Structural,
-    Agentic,
-    Executed,
-    Property,
-    Numeric,
-    ProofStrength,
-    Rubric,
-    Adversarial,
-}
+/// The verification approaches (the schema's vocabulary). Families a–g are the stable ids of
+/// R94; `executed` (the repository's own checks) is the deterministic answer to family (a)'s
+/// question, tried first.
+pub use crate::facts::vocab::Approach;
 
 impl Approach {
-    pub const ALL: [Approach; 8] = [
+    /// Every approach, in the order `ids` lists them.
+    pub const LISTED: [Approach; 8] = [
         Approach::Structural,
         Approach::Executed,
         Approach::Property,
@@ -59,18 +50,9 @@ impl Approach {
         Approach::Adversarial,
     ];
 
-    /// The id evidence records and proposals use.
+    /// The id evidence records and proposals use (the token).
     pub fn id(self) -> &'static str {
-        match self {
-            Approach::Structural => "structural",
-            Approach::Agentic => "agentic",
-            Approach::Executed => "executed",
-            Approach::Property => "property",
-            Approach::Numeric => "numeric",
-            Approach::ProofStrength => "proof-strength",
-            Approach::Rubric => "rubric",
-            Approach::Adversarial => "adversarial",
-        }
+        self.as_str()
     }
 
     /// The approach family letter of R94 (`executed` belongs to none: it is the repository's own
@@ -96,14 +78,15 @@ impl Approach {
         }
     }
 
-    /// Parses an id (or a family letter).
-    pub fn parse(s: &str) -> Option<Approach> {
+    /// Parses an id or a family letter, spaces around it ignored (what a person names; `parse`
+    /// reads the id alone).
+    pub fn from_id_or_family(s: &str) -> Option<Approach> {
         let s = s.trim();
-        Approach::ALL.into_iter().find(|a| a.id() == s || (s.len() == 1 && a.family() == s.chars().next()))
+        Approach::LISTED.into_iter().find(|a| a.id() == s || (s.len() == 1 && a.family() == s.chars().next()))
     }
 
     pub fn ids() -> Vec<&'static str> {
-        Approach::ALL.iter().map(|a| a.id()).collect()
+        Approach::LISTED.iter().map(|a| a.id()).collect()
     }
 }
 
@@ -492,17 +475,21 @@ mod tests {
         let letters: String =
             Approach::ALL.iter().filter_map(|a| a.family()).collect::<BTreeSet<char>>().into_iter().collect();
         assert_eq!(letters, "abcdefg");
-        for a in Approach::ALL {
+        assert_eq!(Approach::LISTED.iter().collect::<BTreeSet<_>>().len(), Approach::ALL.len());
+        for &a in Approach::ALL {
+            assert_eq!(Approach::from_id_or_family(a.id()), Some(a));
+            assert_eq!(Approach::from_id_or_family(&format!(" {} ", a.id())), Some(a));
             assert_eq!(Approach::parse(a.id()), Some(a));
             if let Some(l) = a.family() {
-                assert_eq!(Approach::parse(&l.to_string()), Some(a));
+                assert_eq!(Approach::from_id_or_family(&l.to_string()), Some(a));
+                assert_eq!(Approach::parse(&l.to_string()), None);
             }
             let json = serde_json::to_string(&a).unwrap();
             assert_eq!(json, format!("\"{}\"", a.id()));
         }
         assert_eq!(Rung::Executed.lane(), "fast");
         assert_eq!(Rung::Judged.lane(), "slow");
-        assert_eq!(Approach::parse("nonsense"), None);
+        assert_eq!(Approach::from_id_or_family("nonsense"), None);
     }
 
     #[test]

@@ -24,7 +24,7 @@ mod tests {
             assert_eq!(serde_json::to_string(c).unwrap(), format!("{:?}", c.as_str()));
         }
         assert_eq!(EdgeKind::TypeOnly.to_string(), "type_only");
-        assert_eq!(WireStatus::parse("broken/unproven"), Some(WireStatus::BrokenUnproven));
+        assert_eq!(WireStatus::parse("broken/unproven"), Some(WireStatus::BrokenOrUnproven));
         assert_eq!(serde_json::from_str::<Confidence>("\"heuristic\"").unwrap(), Confidence::Heuristic);
         let e = "exactt".parse::<Confidence>().unwrap_err();
         assert_eq!(

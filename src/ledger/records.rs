@@ -44,32 +44,9 @@ pub struct Location {
     pub line: Option<u32>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum GapKind {
-    Bug,
-    Feature,
-    Wire,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Verdict {
-    Proven,
-    Refuted,
-    Unproven,
-    Unknown,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum WireStatus {
-    #[serde(rename = "proven")]
-    Proven,
-    #[serde(rename = "broken/unproven")]
-    BrokenOrUnproven,
-    #[serde(rename = "unknown")]
-    Unknown,
-}
+/// A gap's kind, a proof's verdict and a wire's status are the schema's vocabularies
+/// (`rules/schema.dl`), written in the log as their tokens.
+pub use crate::facts::vocab::{GapKind, Verdict, WireStatus};
 
 /// Why a proof is `unknown` (R88, R92, decision 8). verify's verdicts are `proven`, `refuted` or
 /// `unknown`; an unknown one carries the reason, and the reason decides the halt condition (and

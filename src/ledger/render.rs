@@ -65,8 +65,7 @@ fn wires(o: &mut String, state: &State) {
     let _ = writeln!(o, "| wire | status | evidence | reopened |");
     let _ = writeln!(o, "|---|---|---|---|");
     for (w, s) in &state.wires {
-        let status =
-            serde_json::to_value(s.status).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+        let status = s.status.as_str();
         let _ = writeln!(o, "| {} | {status} | {} | {} |", cell(&w.to_string()), cell(&s.evidence), s.reopened.len());
     }
     let _ = writeln!(o);

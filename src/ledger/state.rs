@@ -205,12 +205,7 @@ pub struct HumanDecision {
 pub fn facts(state: &State) -> Vec<(&'static str, Vec<String>)> {
     let mut out = Vec::new();
     for g in state.gaps.values() {
-        let kind = match g.kind {
-            GapKind::Bug => "bug",
-            GapKind::Feature => "feature",
-            GapKind::Wire => "wire",
-        };
-        out.push(("LedgerGap", vec![g.id.clone(), kind.into(), g.stage.clone(), g.status.name().into()]));
+        out.push(("LedgerGap", vec![g.id.clone(), g.kind.as_str().into(), g.stage.clone(), g.status.name().into()]));
         out.push((
             "LedgerGapAt",
             vec![g.id.clone(), g.location.path.clone(), g.location.line.unwrap_or(0).to_string()],
@@ -225,7 +220,7 @@ pub fn facts(state: &State) -> Vec<(&'static str, Vec<String>)> {
             out.push(("LedgerGapOnConstraint", vec![g.id.clone()]));
         }
         if let Some(r) = g.blast_radius {
-            out.push(("LedgerGapRadius", vec![g.id.clone(), r.name().into()]));
+            out.push(("LedgerGapRadius", vec![g.id.clone(), r.as_str().into()]));
         }
     }
     for (name, st) in &state.stages {
@@ -235,11 +230,15 @@ pub fn facts(state: &State) -> Vec<(&'static str, Vec<String>)> {
         }
     }
     for e in state.evidence.values() {
-        let verdict =
-            serde_json::to_value(e.verdict).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
         out.push((
             "LedgerEvidence",
-            vec![e.id.clone(), e.wire.producer.clone(), e.wire.consumer.clone(), e.approach.clone(), verdict],
+            vec![
+                e.id.clone(),
+                e.wire.producer.clone(),
+                e.wire.consumer.clone(),
+                e.approach.clone(),
+                e.verdict.to_string(),
+            ],
         ));
         if let Some(r) = e.reason {
             out.push(("LedgerEvidenceReason", vec![e.id.clone(), r.name().into()]));
@@ -249,9 +248,7 @@ pub fn facts(state: &State) -> Vec<(&'static str, Vec<String>)> {
         }
     }
     for (w, s) in &state.wires {
-        let status =
-            serde_json::to_value(s.status).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
-        out.push(("LedgerWire", vec![w.producer.clone(), w.consumer.clone(), status]));
+        out.push(("LedgerWire", vec![w.producer.clone(), w.consumer.clone(), s.status.to_string()]));
         for seq in &s.reopened {
             out.push(("LedgerReopened", vec![w.producer.clone(), w.consumer.clone(), seq.to_string()]));
         }

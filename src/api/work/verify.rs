@@ -37,7 +37,7 @@ pub struct VerifyAsk {
 pub fn approach(s: Option<&str>) -> Result<Option<crate::evidence::route::Approach>, Error> {
     use crate::evidence::route::Approach;
     s.map(|s| {
-        Approach::parse(s)
+        Approach::from_id_or_family(s)
             .ok_or_else(|| Error::Failed(format!("unknown approach `{s}` (one of: {})", Approach::ids().join(", "))))
     })
     .transpose()
