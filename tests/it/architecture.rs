@@ -825,3 +825,48 @@ fn status_never_walks_or_updates_the_index_and_datalog_never_walks_the_repositor
     );
     forbid("`datalog` never walks the repository", &["walk::walk", "read_dir", "ignore::"], &["src/datalog/"], &[]);
 }
+
+/// The section of ARCHITECTURE.md under `heading`, up to the next `## ` heading.
+fn architecture_section(heading: &str) -> String {
+    let doc = read("ARCHITECTURE.md");
+    let start = doc.find(heading).unwrap_or_else(|| panic!("ARCHITECTURE.md has no `{heading}`"));
+    let rest = &doc[start + heading.len()..];
+    rest[..rest.find("\n## ").unwrap_or(rest.len())].to_string()
+}
+
+/// Fails unless every non-test file that names one of `markers` is named in the checklist
+/// `list`, except `exempt` ones, and every path the list names exists but those it writes new.
+fn checklist_covers(list: &str, markers: &[&str], exempt: &dyn Fn(&str) -> bool, new: &dyn Fn(&str) -> bool) {
+    let mut bad = Vec::new();
+    for f in sources() {
+        let marked = f.code_lines().any(|(_, l)| markers.iter().any(|m| occurs(l, m)));
+        if marked && !exempt(&f.rel) && !list.contains(&format!("`{}`", f.rel)) {
+            bad.push(format!("{} names {markers:?} and the checklist does not name it", f.rel));
+        }
+    }
+    for span in list.split('`').skip(1).step_by(2) {
+        let path = span.split_whitespace().next().unwrap_or("");
+        let named = ["src/", "grammars/", "docs/", "rules/", "plugin/", "tests/"].iter().any(|p| path.starts_with(p))
+            || ["Cargo.toml", "README.md"].contains(&path);
+        if named && !path.contains('*') && !path.contains('<') && !new(path) && !root().join(path).exists() {
+            bad.push(format!("the checklist names `{path}`, which does not exist"));
+        }
+    }
+    assert!(bad.is_empty(), "ARCHITECTURE.md's checklist and the code disagree:\n{}", bad.join("\n"));
+}
+
+#[test]
+fn the_language_checklist_names_every_place_a_language_is_matched() {
+    let list = architecture_section("## Checklist: add a language");
+    let markers = ["Lang::Python", "Lang::Rust", "Lang::TypeScript", "Resolver::Python", "Resolver::Rust"];
+    // a language's own modules are the files the checklist writes new for the new language
+    let own = |rel: &str| ["python", "rust", "typescript"].iter().any(|l| rel.ends_with(&format!("/{l}.rs")));
+    checklist_covers(&list, &markers, &own, &|p: &str| p.contains("go"));
+}
+
+#[test]
+fn the_contract_kind_checklist_names_every_place_a_kind_is_matched() {
+    let list = architecture_section("## Checklist: add a contract kind");
+    let markers = ["ContractKind::Forbidden", "ContractKind::Layers", "ContractKind::Independence"];
+    checklist_covers(&list, &markers, &|_: &str| false, &|p: &str| p.contains("<kind>"));
+}
