@@ -114,7 +114,7 @@ pub fn board(state: &State, records: &[Record], opts: Options) -> Board {
         stages,
         passes: state.passes,
         cycles: state.cycles,
-        sub_cycles: state.backtracks,
+        sub_cycles: state.sub_cycles,
         constraint,
         gaps_by_status: gaps.by_status,
         open_by_kind: gaps.open_by_kind,

@@ -79,7 +79,7 @@ pub fn apply(state: &mut State, seq: u64, e: &Event) -> Result<(), Error> {
         Event::WireStatusChanged { wire, status, evidence } => change_wire_status(state, seq, wire, *status, evidence),
         // The loop's progress.
         Event::SubCycle { .. } => {
-            state.backtracks += 1;
+            state.sub_cycles += 1;
             Ok(())
         }
         Event::Thrashing { .. } => Ok(()),
@@ -632,7 +632,7 @@ mod tests {
                 vec![Event::CycleConverged {
                     cycle: 2,
                     passes: 0,
-                    backtracks: 0,
+                    sub_cycles: 0,
                     proven: Vec::new(),
                     constraint: None,
                     intent: None,
@@ -647,7 +647,7 @@ mod tests {
                 vec![Event::CycleConverged {
                     cycle: 1,
                     passes: 0,
-                    backtracks: 0,
+                    sub_cycles: 0,
                     proven: Vec::new(),
                     constraint: None,
                     intent: None,

@@ -374,7 +374,9 @@ pub enum Event {
     CycleConverged {
         cycle: u32,
         passes: u32,
-        backtracks: u32,
+        /// The sub-cycles (backtracks to an earlier stage) of the cycle; `backtracks` in the log.
+        #[serde(rename = "backtracks")]
+        sub_cycles: u32,
         proven: Vec<Wire>,
         /// The wire that limited the cycle most: reopened most often, then slowest to prove
         /// (most proof attempts); none when every wire was proven at the first attempt (R64).

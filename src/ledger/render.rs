@@ -33,7 +33,7 @@ fn heading(o: &mut String, h: &Header, state: &State) {
         cell(&h.andon)
     );
     let _ = writeln!(o);
-    let _ = writeln!(o, "passes: {} · cycles: {} · sub-cycles: {}", state.passes, state.cycles, state.backtracks);
+    let _ = writeln!(o, "passes: {} · cycles: {} · sub-cycles: {}", state.passes, state.cycles, state.sub_cycles);
     let _ = writeln!(o);
 }
 
@@ -190,7 +190,7 @@ fn history_line(e: &Event, cycle: &mut u32) -> String {
         Event::CycleConverged {
             cycle: c,
             passes,
-            backtracks,
+            sub_cycles,
             constraint,
             intent,
             hardened,
@@ -210,7 +210,7 @@ fn history_line(e: &Event, cycle: &mut u32) -> String {
                 let wires: Vec<String> = environment_blocked.iter().map(name).collect();
                 format!(" except {} environment-blocked wire(s) ({})", environment_blocked.len(), wires.join(", "))
             };
-            let mut line = format!("Cycle {c} {word}{except} after {passes} passes, {backtracks} sub-cycles");
+            let mut line = format!("Cycle {c} {word}{except} after {passes} passes, {sub_cycles} sub-cycles");
             if !overrides.is_empty() {
                 let each: Vec<String> = overrides
                     .iter()

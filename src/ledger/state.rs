@@ -136,7 +136,8 @@ pub struct State {
     /// `passes` when the last cycle converged.
     pub passes_at_convergence: u32,
     pub cycles: u32,
-    pub backtracks: u32,
+    /// Sub-cycles: backtracks to an earlier stage.
+    pub sub_cycles: u32,
     /// Gaps closed or vanished since the last cycle converged: such a cycle is not hardened.
     pub settled_since_convergence: u32,
 }

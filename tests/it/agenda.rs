@@ -257,7 +257,7 @@ fn converged(cycle: u32, passes: u32, hardened: bool) -> Event {
     Event::CycleConverged {
         cycle,
         passes,
-        backtracks: 0,
+        sub_cycles: 0,
         proven: Vec::new(),
         constraint: None,
         intent: None,

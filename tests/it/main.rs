@@ -7,7 +7,6 @@ mod budget;
 mod check;
 mod check_ledger;
 mod cli;
-mod cycle;
 mod datalog;
 mod declared_stream;
 mod deep;
@@ -25,6 +24,7 @@ mod kept;
 mod ledger;
 mod ledger_recovery;
 mod lone_stage;
+mod loop_run;
 #[cfg(feature = "mcp")]
 mod mcp;
 mod names;

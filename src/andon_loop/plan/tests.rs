@@ -326,7 +326,7 @@ fn a_cycle_report_names_the_overrides_recorded_since_the_last_convergence() {
     let converged = Event::CycleConverged {
         cycle: 1,
         passes: 1,
-        backtracks: 0,
+        sub_cycles: 0,
         proven: Vec::new(),
         constraint: None,
         intent: None,
@@ -352,7 +352,7 @@ fn a_cycle_report_names_the_overrides_recorded_since_the_last_convergence() {
         event: Event::CycleConverged {
             cycle: 2,
             passes: 1,
-            backtracks: 0,
+            sub_cycles: 0,
             proven: Vec::new(),
             constraint: None,
             intent: None,

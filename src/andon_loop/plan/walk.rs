@@ -337,7 +337,7 @@ impl Walker<'_, '_> {
         Event::CycleConverged {
             cycle: state.cycles + 1,
             passes: in_cycle,
-            backtracks: state.backtracks,
+            sub_cycles: state.sub_cycles,
             proven,
             constraint,
             intent: Some(intent),
