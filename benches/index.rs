@@ -58,7 +58,7 @@ fn main() {
             .collect(),
         ..WalkOptions::standard()
     };
-    let (orig, ..) = walk(&corpus, &wopts).unwrap_or_else(|e| fail(&e));
+    let (orig, ..) = walk(&corpus, &wopts).unwrap_or_else(|e| fail(&e.to_string()));
     if orig.is_empty() {
         fail(&format!("{}: nothing to index (no .rs/.py/.ts/.js files or manifests found)", corpus.display()));
     }
@@ -73,7 +73,7 @@ fn main() {
     let _cleanup = Cleanup(tmp.clone());
     let root = fs::canonicalize(&root).unwrap_or_else(|e| fail(&e.to_string()));
 
-    let (entries, walk_errors, _) = walk(&root, &wopts).unwrap_or_else(|e| fail(&e));
+    let (entries, walk_errors, _) = walk(&root, &wopts).unwrap_or_else(|e| fail(&e.to_string()));
     if entries.len() != orig.len() {
         eprintln!("warning: the copy walks to {} files, the corpus to {}", entries.len(), orig.len());
     }
@@ -160,7 +160,7 @@ fn main() {
     // 1. walk alone
     reset_peak();
     let walk_ms = measure(runs, warmup, || {
-        let (w, ..) = walk(&root, &wopts).unwrap_or_else(|e| fail(&e));
+        let (w, ..) = walk(&root, &wopts).unwrap_or_else(|e| fail(&e.to_string()));
         std::hint::black_box(w.len());
     });
     peaks.push(("walk", peak_kib()));
@@ -325,7 +325,7 @@ fn main() {
     drop(ibytes);
     let mut loaded = None;
     let load_ms = measure(runs, warmup, || {
-        loaded = andon::index::load(&root).unwrap_or_else(|e| fail(&e));
+        loaded = andon::index::load(&root).unwrap_or_else(|e| fail(&e.to_string()));
     });
     let idx = loaded.expect("an index was written");
     drop(idx);
