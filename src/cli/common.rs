@@ -139,21 +139,18 @@ pub(super) fn report_failure(f: Failure, json: bool) -> Exit {
             eprintln!("error: {}", text::lines(&m));
             Exit::Error
         }
-        Failure::Api(api::Error::StaleIndex(m)) => {
-            eprintln!("error: {}", text::line(&m));
-            Exit::StaleIndex
-        }
-        Failure::Api(e @ api::Error::InvalidLedger { .. }) => {
-            let api::Error::InvalidLedger { dir, message } = &e else { unreachable!() };
-            match dir {
-                Some(d) => eprintln!("error: {}", text::lines(&format!("{}: {message}", d.display()))),
-                None => eprintln!("error: {}", text::lines(message)),
-            }
-            let _ = emit(|w| output::invalid_ledger(w, message, json));
-            e.exit()
-        }
         Failure::Api(e) => {
-            eprintln!("error: {}", text::lines(&e.to_string()));
+            match &e {
+                api::Error::StaleIndex(m) => eprintln!("error: {}", text::line(m)),
+                api::Error::InvalidLedger { dir, message } => {
+                    match dir {
+                        Some(d) => eprintln!("error: {}", text::lines(&format!("{}: {message}", d.display()))),
+                        None => eprintln!("error: {}", text::lines(message)),
+                    }
+                    let _ = emit(|w| output::invalid_ledger(w, message, json));
+                }
+                e => eprintln!("error: {}", text::lines(&e.to_string())),
+            }
             e.exit()
         }
     }
