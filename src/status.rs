@@ -43,8 +43,8 @@ pub struct Hold {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WireLine {
     pub wire: Wire,
-    /// proven, broken/unproven, unproven, unknown ([`wire_status_name`])
-    pub status: &'static str,
+    /// Its status on the board ([`board_status`]).
+    pub status: BoardStatus,
     /// The evidence behind the status (None: never examined, so unproven).
     pub evidence: Option<String>,
     pub reopened: usize,
@@ -203,7 +203,7 @@ fn stage_lines(state: &State, stream: &Stream) -> Vec<StageLine> {
         let st = state.wires.get(w);
         WireLine {
             wire: w.clone(),
-            status: wire_status_name(state, w),
+            status: board_status(state, w),
             evidence: st.map(|s| s.evidence.clone()),
             reopened: st.map(|s| s.reopened.len()).unwrap_or(0),
         }
@@ -768,15 +768,62 @@ fn settled(state: &State, records: &[Record], stream: &Stream, ingest: bool) -> 
 /// else `unproven` (nothing broken, no proof yet). A proven or reopened wire with an open gap
 /// across it shows `broken/unproven`: what the gap says is known.
 pub fn wire_status_name(state: &State, wire: &Wire) -> &'static str {
+    board_status(state, wire).as_str()
+}
+
+/// A wire's status on the board: the ledger's three, with a wire never proven nor refuted set
+/// apart as `unproven`. Ordered from best to worst: a stage shows the worst of its wires.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum BoardStatus {
+    Proven,
+    Unknown,
+    Unproven,
+    BrokenOrUnproven,
+}
+
+impl BoardStatus {
+    /// Its token in the board's text and JSON.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            BoardStatus::Proven => "proven",
+            BoardStatus::Unknown => "unknown",
+            BoardStatus::Unproven => "unproven",
+            BoardStatus::BrokenOrUnproven => "broken/unproven",
+        }
+    }
+
+    /// The CSS class the HTML report draws it with.
+    pub const fn css_class(self) -> &'static str {
+        match self {
+            BoardStatus::BrokenOrUnproven => "broken",
+            s => s.as_str(),
+        }
+    }
+}
+
+impl std::fmt::Display for BoardStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl serde::Serialize for BoardStatus {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+/// The board status of `wire` in `state`.
+pub fn board_status(state: &State, wire: &Wire) -> BoardStatus {
     let ws = state.wires.get(wire);
     let broken_gap = broken_gap_across(state, wire);
     match ws.map(|s| s.status) {
-        Some(WireStatus::Proven) if !broken_gap => return "proven",
-        Some(WireStatus::Unknown) if !broken_gap => return "unknown",
+        Some(WireStatus::Proven) if !broken_gap => return BoardStatus::Proven,
+        Some(WireStatus::Unknown) if !broken_gap => return BoardStatus::Unknown,
         _ => {}
     }
     let refuted = ws.and_then(|s| state.evidence.get(&s.evidence)).is_some_and(|e| e.verdict == Verdict::Refuted);
-    if refuted || broken_gap { "broken/unproven" } else { "unproven" }
+    if refuted || broken_gap { BoardStatus::BrokenOrUnproven } else { BoardStatus::Unproven }
 }
 
 pub use crate::ledger::{broken_gap_across, stands_proven};

@@ -499,7 +499,7 @@ pub fn request_report(w: &mut dyn Write, r: &crate::api::work::RequestVerified, 
         return json(w, r);
     }
     let (token, detail) = r.token_and_detail();
-    let (cleared, result) = (token == "proven", &r.result);
+    let (cleared, result) = (r.cleared(), &r.result);
     if let Ok(o) = result {
         for ob in &o.obligations {
             let route = match (&ob.routing.approach, ob.routing.rung) {

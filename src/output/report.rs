@@ -14,7 +14,7 @@ use super::summary::stage_of;
 use crate::api::work::Status;
 use crate::check::CheckReport;
 use crate::ops::StreamReport;
-use crate::status::{Board, Injections};
+use crate::status::{Board, BoardStatus, Injections};
 use crate::text::html;
 
 /// What one page shows.
@@ -87,47 +87,24 @@ pub fn html_page(w: &mut dyn Write, page: &Page) -> io::Result<()> {
 
 /// The proof status of each recorded wire and stage, and the constraint, from the loop's board.
 struct Proof<'a> {
-    wires: BTreeMap<(&'a str, &'a str), &'static str>,
-    stages: BTreeMap<&'a str, &'static str>,
+    wires: BTreeMap<(&'a str, &'a str), BoardStatus>,
+    stages: BTreeMap<&'a str, BoardStatus>,
     constraint: Option<(&'a str, &'a str)>,
 }
 
 impl<'a> Proof<'a> {
     fn of(b: &'a Board) -> Proof<'a> {
         let mut wires = BTreeMap::new();
-        let mut stages: BTreeMap<&str, &'static str> = BTreeMap::new();
+        let mut stages: BTreeMap<&str, BoardStatus> = BTreeMap::new();
         for w in b.stages.iter().flat_map(|s| &s.wires) {
-            let status = class_of(w.status);
-            wires.insert((w.wire.producer.as_str(), w.wire.consumer.as_str()), status);
+            wires.insert((w.wire.producer.as_str(), w.wire.consumer.as_str()), w.status);
             for end in [&w.wire.producer, &w.wire.consumer] {
-                let worst = stages.entry(end.as_str()).or_insert(status);
-                if rank(status) > rank(worst) {
-                    *worst = status;
-                }
+                let worst = stages.entry(end.as_str()).or_insert(w.status);
+                *worst = (*worst).max(w.status);
             }
         }
         let constraint = b.constraint.as_ref().map(|c| (c.wire.producer.as_str(), c.wire.consumer.as_str()));
         Proof { wires, stages, constraint }
-    }
-}
-
-/// The CSS class of a wire status ([`crate::status::wire_status_name`]).
-fn class_of(status: &str) -> &'static str {
-    match status {
-        "proven" => "proven",
-        "unknown" => "unknown",
-        "unproven" => "unproven",
-        _ => "broken",
-    }
-}
-
-/// How bad a status is: a stage takes the worst of the wires it touches.
-fn rank(class: &str) -> u8 {
-    match class {
-        "proven" => 0,
-        "unknown" => 1,
-        "unproven" => 2,
-        _ => 3,
     }
 }
 
@@ -214,7 +191,7 @@ fn picture(stream: &StreamReport, index: &BTreeMap<&str, usize>, proof: Option<P
         let status = proof.as_ref().and_then(|pr| pr.wires.get(&key)).copied();
         if let Some(st) = status {
             class.push(' ');
-            class.push_str(st);
+            class.push_str(st.css_class());
         }
         let constraint = proof.as_ref().is_some_and(|pr| pr.constraint == Some(key));
         if constraint {
@@ -249,7 +226,7 @@ fn picture(stream: &StreamReport, index: &BTreeMap<&str, usize>, proof: Option<P
         }
         if let Some(st) = proof.as_ref().and_then(|pr| pr.stages.get(name.as_str())) {
             class.push(' ');
-            class.push_str(st);
+            class.push_str(st.css_class());
         }
         s.push_str(&format!(
             "<g class=\"{class}\"><title>{}</title><rect x=\"{x}\" y=\"{y}\" width=\"{BOX_W}\" height=\"{BOX_H}\" rx=\"6\"/>\

@@ -158,6 +158,11 @@ pub struct Verified {
 }
 
 impl Verified {
+    /// The fix is proven: its evidence stands on no halt condition.
+    pub fn cleared(&self) -> bool {
+        self.result.as_ref().is_ok_and(|o| condition_of(&o.evidence).is_none())
+    }
+
     /// The verdict token, never mistaken for cleared unless `proven`.
     pub fn token(&self) -> String {
         match &self.result {
@@ -231,7 +236,7 @@ impl Verified {
         let (token, gap) = (self.token(), &self.gap);
         let (detail, next) = self.detail_and_next();
         let mut v = json!({ "schema_version": SCHEMA_VERSION, "gap": gap, "detail": detail,
-                            "next": { "action": if token == "proven" { "loop" } else { "fix" }, "gap": gap, "detail": next },
+                            "next": { "action": if self.cleared() { "loop" } else { "fix" }, "gap": gap, "detail": next },
                             "verdict": { "outcome": token } });
         if let Ok(o) = &self.result {
             v["evidence"] = json!({ "approach": o.evidence.approach, "verdict": format!("{:?}", o.evidence.verdict).to_lowercase(),
@@ -275,9 +280,14 @@ impl RequestVerified {
         }
     }
 
+    /// Every obligation of the request is proven.
+    pub fn cleared(&self) -> bool {
+        self.result.as_ref().is_ok_and(|o| o.condition.is_none())
+    }
+
     fn document(&self) -> Value {
         let (token, detail) = self.token_and_detail();
-        let cleared = token == "proven";
+        let cleared = self.cleared();
         let mut v = json!({ "schema_version": SCHEMA_VERSION, "persisted": false, "cleared": cleared,
                             "verdict": { "outcome": token, "proven": cleared, "detail": detail } });
         match &self.result {
