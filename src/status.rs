@@ -89,6 +89,8 @@ pub struct Board {
     pub approaches: BTreeMap<String, usize>,
     /// Every person's decision, in record order.
     pub decisions: Vec<crate::ledger::HumanDecision>,
+    /// Decisions asked for where no person could give them (no terminal, CI, `--unattended`).
+    pub pending_decisions: Vec<crate::ledger::PendingDecision>,
     /// Proof-strength audits: (evidence, tool, strength, detail).
     pub audits: Vec<(String, String, String, String)>,
     /// Gaps the scan no longer found without a verified fix: set aside, never proven.
@@ -121,6 +123,7 @@ pub fn board(state: &State, records: &[Record], opts: Options) -> Board {
         open_by_radius: gaps.open_by_radius,
         approaches,
         decisions: state.decisions.clone(),
+        pending_decisions: state.pending_decisions.clone(),
         audits: state
             .audits
             .iter()
@@ -388,11 +391,28 @@ pub fn agenda(state: &State, records: &[Record], opts: Options) -> Agenda {
         constraint(state, records, &stream, opts.thrash)
     };
     let picked = cursor.as_deref().and_then(|c| pick(state, c, constraint.as_ref()));
+    // a judging change waiting for a person holds everything else
+    if let Some(j) = &state.judging {
+        let next = Next { action: Action::Decide, gap: Some(j.id.clone()), detail: judging_detail(j) };
+        return Agenda { constraint, cursor, picked, next };
+    }
     let next = match &picked {
         Some((id, _)) => next_for(state, records, &state.gaps[id], opts.thrash),
         None => settled(state, records, &stream, opts.ingest),
     };
     Agenda { constraint, cursor, picked, next }
+}
+
+/// What a person does about a judging change the loop holds on.
+pub fn judging_detail(j: &crate::ledger::JudgingHold) -> String {
+    let files: Vec<String> = j.files.iter().map(|f| format!("`{}` {}", f.path, f.why)).collect();
+    let commits = if j.commits.is_empty() { String::new() } else { format!(" (commits {})", j.commits.join("; ")) };
+    format!(
+        "halt:authorization: how fixes are judged changed since `{}`{commits}: {}; a person accepts it with `andon authorize {} --by <name> --reason <why>` (at a terminal), or the change is undone",
+        &j.base[..j.base.len().min(12)],
+        files.join("; "),
+        j.id
+    )
 }
 
 /// The constraint outside ingest mode: a thrashing wire, else the unproven wire blocking the most

@@ -30,7 +30,7 @@ impl Book {
             let seq = self.records.len() as u64 + 1;
             ledger::apply(&mut self.state, seq, e)
                 .map_err(|m| LedgerError::Refused(format!("refused, nothing written: {m}")))?;
-            self.records.push(Record { seq, at: self.now, event: e.clone(), more: 0 });
+            self.records.push(Record { seq, at: self.now, event: e.clone(), more: 0, prev: None });
             self.planned.push(e.clone());
         }
         Ok(())

@@ -24,8 +24,10 @@ use crate::ledger::{self, Event, GapState, Header, LedgerError, State, Wire, Wir
 use crate::ops::StreamReport;
 
 pub mod book;
+pub mod decision;
 pub mod error;
 pub mod ingest;
+pub mod judging;
 pub mod own;
 pub mod packet;
 pub mod plan;
@@ -35,10 +37,10 @@ pub mod scan;
 pub mod surface;
 pub mod verify;
 
+pub use decision::{Decision, Presence, record_decision, record_pending};
 pub use error::Error;
 pub(crate) use own::own_paths;
 pub use own::pending;
-use recorded::{proven_trees, recorded_judging, recorded_proposal};
 pub use scan::{Candidate, estimated_radius, scan};
 pub use verify::applied::{VerifyStop, verify};
 use verify::applied::{checked_change, surface_change};
@@ -444,6 +446,10 @@ impl plan::PlanPort for LiveRepo<'_> {
     fn surface_changed(&self, state: &State) -> Result<bool, Error> {
         Ok(surface_change(self.root, self.idx, state)?.is_some())
     }
+
+    fn judging(&self, state: &State, records: &[ledger::Record]) -> judging::Drift {
+        judging::drift(self.root, self.cfg, state, records)
+    }
 }
 
 /// A hash of every indexed file's path and content: configured commands re-run when it changes.
@@ -472,6 +478,12 @@ fn delta(records: &[ledger::Record], since: u64) -> Vec<String> {
             Event::Overridden { .. } => "override",
             Event::GapDeferred { .. } => "gap deferred",
             Event::GapSkipped { .. } => "gap skipped",
+            Event::DecisionPending { .. } => "decision pending",
+            Event::LedgerChained { .. } => "ledger chained",
+            Event::BaseRecorded { .. } => "base recorded",
+            Event::JudgingChanged { .. } => "judging change held",
+            Event::JudgingAccepted { .. } => "judging change accepted",
+            Event::JudgingUndone { .. } => "judging change undone",
             Event::StageContext { .. } => "stage context",
             Event::GateConfirmed { .. } => "entry gate confirmed",
             Event::EvidenceRecorded { .. } => "evidence recorded",
@@ -499,119 +511,13 @@ fn delta(records: &[ledger::Record], since: u64) -> Vec<String> {
     lines
 }
 
-/// A person's decision on a gap (the loop's human-decision actions; R71–R76). `by` names the
-/// person who decided (the approver).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Decision {
-    /// Raise the authority for this gap's fix, bound to the diff as it is now.
-    Authorize {
-        by: String,
-        reason: String,
-    },
-    Defer {
-        by: String,
-        reason: String,
-    },
-    Skip {
-        by: String,
-        reason: String,
-    },
-    /// Confirm an entry gate (a P0 brief rule below High confidence) of a stage (R57); the
-    /// decision's subject is the stage, not a gap.
-    Confirm {
-        rule: String,
-        by: String,
-        reason: String,
-    },
-    /// Override a tier-2 contradiction (never a tier-1 hold), on a basis from the closed list,
-    /// optionally with a counter-artifact (a file in the repository).
-    Override {
-        evidence: String,
-        basis: ledger::OverrideBasis,
-        artifact: Option<String>,
-        by: String,
-        reason: String,
-    },
-}
-
-/// Records a person's decision on `gap` through the one writer. Returns what was recorded.
-pub fn record_decision(root: &Path, cfg: &Config, gap: &str, d: &Decision, now: u64) -> Result<String, LedgerError> {
-    let dir = ledger::dir_of(root, &cfg.settings);
-    let (header, state, records) =
-        ledger::load(&dir)?.ok_or_else(|| LedgerError::Refused("the loop has never run here: no ledger".into()))?;
-    if let Decision::Confirm { rule, by, reason } = d {
-        let event =
-            Event::GateConfirmed { stage: gap.into(), rule: rule.clone(), by: by.clone(), reason: reason.clone() };
-        ledger::append(&dir, &header, std::slice::from_ref(&event), now)?;
-        return Ok(format!("entry gate `{rule}` of stage `{gap}` confirmed"));
-    }
-    if !state.gaps.contains_key(gap) {
-        return Err(LedgerError::Refused(format!("no gap `{gap}` in the ledger")));
-    }
-    let event = match d {
-        Decision::Confirm { .. } => unreachable!("handled above"),
-        Decision::Authorize { by, reason } => {
-            let (base, write_set, _, radius) = recorded_proposal(&records, gap)
-                .ok_or_else(|| LedgerError::Refused(format!("gap `{gap}` has no proposal")))?;
-            // bound to the diff as it is now, at the radius that diff rates (never below the proposal's)
-            let own = own_paths(cfg);
-            let judging = recorded_judging(&records, gap);
-            let (hash, mut level) = match checked_change(root, cfg, &base, &write_set, None, Some(&judging)) {
-                Ok(Ok(c)) => (c.change.hash.clone(), radius.max(c.radius)),
-                _ => (diff::hash(root, Some(&base), &write_set, &own), radius),
-            };
-            // a changed public surface rates the diff hard to reverse (as verify rated it)
-            if let Ok(Some(idx)) = crate::index::load(root)
-                && surface_change(root, &idx, &state).map_err(|e| LedgerError::Io(e.to_string()))?.is_some()
-            {
-                level = level.max(BlastRadius::HardToReverse);
-            }
-            Event::AuthorizationRaised {
-                gap: gap.into(),
-                diff_hash: hash,
-                level,
-                by: by.clone(),
-                reason: reason.clone(),
-            }
-        }
-        Decision::Defer { by, reason } => {
-            Event::GapDeferred { gap: gap.into(), by: by.clone(), reason: reason.clone() }
-        }
-        Decision::Skip { by, reason } => Event::GapSkipped { gap: gap.into(), by: by.clone(), reason: reason.clone() },
-        Decision::Override { evidence, basis, artifact, by, reason } => {
-            if let Some(a) = artifact
-                && !root.join(a).is_file()
-            {
-                return Err(LedgerError::Refused(format!(
-                    "the counter-artifact `{a}` is not a file in the repository"
-                )));
-            }
-            Event::Overridden {
-                gap: gap.into(),
-                evidence: evidence.clone(),
-                basis: *basis,
-                by: by.clone(),
-                reason: reason.clone(),
-                artifact: artifact.clone(),
-            }
-        }
-    };
-    ledger::append(&dir, &header, std::slice::from_ref(&event), now)?;
-    Ok(match event {
-        Event::AuthorizationRaised { level, diff_hash, .. } => {
-            format!("authority raised to {} for `{gap}`, bound to diff {}", level.name(), &diff_hash[..12])
-        }
-        Event::GapDeferred { .. } => format!("gap `{gap}` deferred"),
-        Event::GapSkipped { .. } => format!("gap `{gap}` skipped; the loop picks another"),
-        _ => format!("tier-2 evidence on `{gap}` overridden"),
-    })
-}
-
-/// The base a new proposal's fix is applied on: the tree the loop last proved (the base commit
-/// plus the proven, recorded fixes) while nothing was committed on top of it, else HEAD; `None`
-/// outside git. So a proven fix need not be committed before the next gap.
+/// The base a new proposal's fix is applied on: the tree fixes are judged from
+/// ([`judging::base_of`]: the tree the loop last proved, or the base it recorded), whatever was
+/// committed since, so the change judged is everything since; HEAD where the loop never ran (or
+/// the base is no commit here); `None` outside git. A proven fix need not be committed.
 pub fn proposal_base(root: &Path, cfg: &Config) -> Option<String> {
     let dir = ledger::dir_of(root, &cfg.settings);
-    let proven = ledger::load(&dir).ok().flatten().map(|(_, state, records)| proven_trees(&state, &records));
-    diff::proposal_base(root, &proven.unwrap_or_default(), &own_paths(cfg))
+    let base =
+        ledger::load(&dir).ok().flatten().and_then(|(_, state, records)| judging::base_of(root, cfg, &state, &records));
+    diff::proposal_base(root, base.as_deref())
 }

@@ -1,20 +1,8 @@
 //! What the ledger recorded for a gap: its proposal (base, write-set, approach, radius), how its
-//! fix is judged, who proposed it, and the trees the loop proved.
+//! fix is judged, who proposed it.
 
 use crate::config::BlastRadius;
-use crate::ledger::{self, Event, State};
-
-/// The trees of the gaps closed on a proof of an applied fix, newest first.
-pub(crate) fn proven_trees(state: &State, records: &[ledger::Record]) -> Vec<String> {
-    records
-        .iter()
-        .rev()
-        .filter_map(|r| match &r.event {
-            Event::GapClosed { evidence, .. } => state.evidence.get(evidence)?.commit.clone(),
-            _ => None,
-        })
-        .collect()
-}
+use crate::ledger::{self, Event};
 
 /// The proposal recorded for `gap`: (base commit, write-set, approach, blast radius).
 pub(crate) fn recorded_proposal(

@@ -426,17 +426,20 @@ pub fn audit(
     Ok(Outcome::new(audited, exit))
 }
 
-/// A person's decision (authorize, defer, skip, confirm, override): a refusal is a finding.
+/// A person's decision (authorize, defer, skip, confirm, override): a refusal is a finding; a
+/// decision no person stood behind (no terminal, `--unattended`) could not run (exit 2).
 pub fn decide(
     root: &Path,
     gap: &str,
     d: &crate::andon_loop::Decision,
-    unattended: bool,
+    presence: &crate::andon_loop::Presence,
 ) -> Result<Outcome<Decided>, Error> {
-    let decided = work::decide(root, gap, d, unattended)?;
+    let decided = work::decide(root, gap, d, presence)?;
     let exit = match decided {
         Decided::Recorded(_) => Exit::Success,
         Decided::Refused(_) => Exit::Findings,
+        // no person stood behind it: it could not run here
+        Decided::Unwitnessed(_) => Exit::Error,
     };
     Ok(Outcome::new(decided, exit))
 }

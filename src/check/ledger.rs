@@ -1,6 +1,6 @@
 //! `andon check` and the ledger (decision 13): where the repository has a ledger, `check` also
-//! fails on the ledger's integrity problems (a torn or edited record, a broken chain) and on a
-//! wire that regressed from proven, one finding each. A ledger with no contracts is judged alone.
+//! fails on the ledger's integrity problems (a torn or edited record, a broken chain), on a
+//! wire that regressed from proven, and on a judging change waiting for a person, one finding each. A ledger with no contracts is judged alone.
 
 use std::path::Path;
 
@@ -51,6 +51,16 @@ fn findings(root: &Path, cfg: &Config) -> Option<Vec<Finding>> {
         ));
     }
     for s in state.iter() {
+        // a judging change waiting for a person: a gate that passed over it would carry it into main
+        if let Some(j) = &s.judging {
+            let files: Vec<&str> = j.files.iter().map(|f| f.path.as_str()).collect();
+            let message = format!(
+                "judging change `{}` waits for a person: how fixes are judged changed since the last proven tree ({}); `andon loop` says what to do",
+                j.id,
+                files.join(", ")
+            );
+            out.push(finding(&shown, 1, message, vec!["judging".into(), j.id.clone()]));
+        }
         for (w, ws) in &s.wires {
             let why = if ws.status == WireStatus::Proven {
                 // proven in the ledger, and a gap found since says it is broken

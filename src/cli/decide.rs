@@ -1,12 +1,13 @@
 //! A person's decisions (`authorize`, `defer`, `skip`, `override`, `confirm`): parse, call the
 //! API, render. Never reachable from the MCP server.
 
+use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
 use super::common::{Common, Ran, emit};
-use crate::andon_loop::Decision;
+use crate::andon_loop::{Decision, Presence};
 use crate::api;
 use crate::ledger::OverrideBasis;
 use crate::output;
@@ -24,7 +25,7 @@ pub(super) struct DecisionArgs {
     /// Repository.
     #[arg(long, default_value = ".")]
     pub(super) path: PathBuf,
-    /// No person is at the keyboard: human decisions are refused.
+    /// No person is at the keyboard: the decision is refused (exit 2) and recorded as pending.
     #[arg(long)]
     unattended: bool,
     #[command(flatten)]
@@ -110,7 +111,72 @@ pub(super) fn run(kind: Kind) -> Ran {
             (a, d)
         }
     };
-    let out = api::decide(&a.path, &a.gap, &d, a.unattended)?;
+    let presence = presence(&a.gap, a.unattended);
+    let out = api::decide(&a.path, &a.gap, &d, &presence)?;
     emit(|w| output::decision(w, &out.result, a.common.json()))?;
     Ok(out.exit)
+}
+
+/// Who is at the keyboard: a person at a terminal, asked to type the gap id back, or nobody (no
+/// terminal on standard input, a CI run, `--unattended`). The rule that only a person's typed-back
+/// id records a decision is [`Presence::witness`]'s.
+fn presence(gap: &str, unattended: bool) -> Presence {
+    if unattended {
+        return Presence::Absent("--unattended says no person is at the keyboard".into());
+    }
+    if std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false" && v != "0") {
+        return Presence::Absent("this is a CI run (CI is set)".into());
+    }
+    let stdin = std::io::stdin();
+    if !stdin.is_terminal() {
+        return Presence::Absent("standard input is not a terminal (an agent's or a script's shell has none)".into());
+    }
+    let mut err = std::io::stderr();
+    let _ = write!(err, "A person's decision on `{gap}`. Type the id `{gap}` to record it: ");
+    let _ = err.flush();
+    let mut typed = String::new();
+    if stdin.lock().read_line(&mut typed).is_err() {
+        return Presence::Absent("the terminal could not be read".into());
+    }
+    Presence::Terminal { user: os_user(), terminal: terminal_name(), typed }
+}
+
+/// The operating-system user running andon: the password database's name for the effective
+/// user, else `$USER`, else the numeric id.
+fn os_user() -> String {
+    #[cfg(unix)]
+    {
+        // SAFETY: getpwuid_r writes into the buffers given and returns the entry through `found`.
+        unsafe {
+            let uid = libc::geteuid();
+            let mut pw: libc::passwd = std::mem::zeroed();
+            let mut buf = vec![0 as libc::c_char; 4096];
+            let mut found: *mut libc::passwd = std::ptr::null_mut();
+            if libc::getpwuid_r(uid, &mut pw, buf.as_mut_ptr(), buf.len(), &mut found) == 0
+                && !found.is_null()
+                && !pw.pw_name.is_null()
+            {
+                return std::ffi::CStr::from_ptr(pw.pw_name).to_string_lossy().into_owned();
+            }
+            return std::env::var("USER").unwrap_or_else(|_| format!("uid {uid}"));
+        }
+    }
+    #[cfg(not(unix))]
+    std::env::var("USERNAME").unwrap_or_else(|_| "unknown".into())
+}
+
+/// The name of the terminal on standard input (`/dev/pts/3`).
+fn terminal_name() -> String {
+    #[cfg(unix)]
+    {
+        let mut buf = vec![0 as libc::c_char; 256];
+        // SAFETY: ttyname_r writes a NUL-terminated name into the buffer given.
+        if unsafe { libc::ttyname_r(0, buf.as_mut_ptr(), buf.len()) } == 0 {
+            // SAFETY: on success the buffer holds a NUL-terminated string.
+            return unsafe { std::ffi::CStr::from_ptr(buf.as_ptr()) }.to_string_lossy().into_owned();
+        }
+        "a terminal".into()
+    }
+    #[cfg(not(unix))]
+    "console".into()
 }

@@ -11,6 +11,7 @@ mod classes;
 mod extractor;
 pub mod lang;
 pub mod manifest;
+pub mod public;
 mod python;
 mod rust;
 pub mod test_defs;

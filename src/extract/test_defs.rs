@@ -13,6 +13,8 @@ use crate::facts::{RelId, SplitBuilder, rel};
 pub struct TestCase {
     pub name: String,
     pub line: u32,
+    /// The last line of its definition (its own line when the span is unknown).
+    pub end: u32,
     /// Why it does not run (or is not judged by its outcome): each skip marker, empty when it runs.
     pub skips: Vec<String>,
 }
@@ -84,7 +86,7 @@ pub fn tests_of(path: &str, src: &str) -> Vec<TestCase> {
             }
             let mut seen = std::collections::BTreeSet::new();
             skips.retain(|s| seen.insert(s.clone()));
-            TestCase { name: name.clone(), line: *line, skips }
+            TestCase { name: name.clone(), line: *line, end: end.map_or(*line, |e| e.max(*line)), skips }
         })
         .collect();
     tests.sort();

@@ -63,6 +63,8 @@ pub enum Error {
     // A person's decisions.
     #[error("authority for `{gap}` names who approved it")]
     AuthorityWithoutApprover { gap: String },
+    #[error("no judging change `{id}` waits for a person: run `andon loop` to see what waits")]
+    NoJudgingChange { id: String },
     #[error("gap `{gap}` is not halted awaiting authorization, nor proposed")]
     NotAwaitingAuthority { gap: String },
     #[error("authority for `{gap}` binds to one diff (its hash) and needs a reason")]
@@ -148,6 +150,13 @@ pub enum LedgerError {
         #[source]
         source: std::io::Error,
     },
+    /// The ref that anchors the ledger's head could not be moved in the git repository holding `dir`.
+    #[error(
+        "could not move {} in the git repository holding {}: nothing was written; check that git works there",
+        super::chain::LEDGER_REF,
+        dir.display()
+    )]
+    Anchor { dir: PathBuf },
     /// The log breaks the ledger's rules; nothing may act on it.
     #[error(
         "the ledger is invalid ({} problem(s); first: {}); run `andon ledger check`",

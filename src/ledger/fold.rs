@@ -2,8 +2,9 @@
 //! it, or says which rule it breaks; [`fold`] runs it over a parsed log.
 
 use super::{
-    BlastRadius, Error, Event, Evidence, GapKind, GapState, GapStatus, HumanDecision, Intent, Issue, Location, Log,
-    Obligation, Reason, StageState, State, Verdict, Wire, WireState, WireStatus, andon_rule,
+    BlastRadius, Error, Event, Evidence, GapKind, GapState, GapStatus, HumanDecision, Intent, Issue, JudgingHold,
+    Location, Log, Obligation, PendingDecision, Reason, StageState, State, Verdict, Wire, WireState, WireStatus,
+    Witness, andon_rule,
 };
 
 fn gap_of<'s>(state: &'s mut State, id: &str) -> Result<&'s mut GapState, Error> {
@@ -56,20 +57,67 @@ pub fn apply(state: &mut State, seq: u64, e: &Event) -> Result<(), Error> {
         Event::GapClosed { gap, evidence } => close_gap(state, gap, evidence),
         Event::GapVanished { gap, tree } => vanish_gap(state, gap, tree),
         // A person's decisions.
-        Event::AuthorizationRaised { gap, diff_hash, level, by, reason } => {
-            raise_authority(state, decision(seq, gap, "authorize", by, reason), diff_hash, *level)
+        Event::AuthorizationRaised { gap, diff_hash, level, by, reason, witness } => {
+            raise_authority(state, decision(seq, gap, "authorize", by, reason, witness), diff_hash, *level)
         }
-        Event::Overridden { gap, evidence, by, reason, .. } => {
-            override_evidence(state, decision(seq, gap, "override", by, reason), evidence)
+        Event::Overridden { gap, evidence, by, reason, witness, .. } => {
+            override_evidence(state, decision(seq, gap, "override", by, reason, witness), evidence)
         }
-        Event::GapDeferred { gap, by, reason } => {
-            set_gap_aside(state, decision(seq, gap, "defer", by, reason), GapStatus::Deferred)
+        Event::GapDeferred { gap, by, reason, witness } => {
+            set_gap_aside(state, decision(seq, gap, "defer", by, reason, witness), GapStatus::Deferred)
         }
-        Event::GapSkipped { gap, by, reason } => {
-            set_gap_aside(state, decision(seq, gap, "skip", by, reason), GapStatus::Skipped)
+        Event::GapSkipped { gap, by, reason, witness } => {
+            set_gap_aside(state, decision(seq, gap, "skip", by, reason, witness), GapStatus::Skipped)
         }
-        Event::GateConfirmed { stage, rule, by, reason } => {
-            confirm_gate(state, stage, rule, decision(seq, &format!("{stage}:{rule}"), "confirm", by, reason))
+        Event::GateConfirmed { stage, rule, by, reason, witness } => {
+            confirm_gate(state, stage, rule, decision(seq, &format!("{stage}:{rule}"), "confirm", by, reason, witness))
+        }
+        // the chain begins: nothing changes in the state
+        Event::LedgerChained { .. } => Ok(()),
+        Event::BaseRecorded { commit, .. } => {
+            state.base = Some((seq, commit.clone()));
+            Ok(())
+        }
+        Event::JudgingChanged { id, base, commits, files, fingerprint } => {
+            state.judging = Some(JudgingHold {
+                seq,
+                id: id.clone(),
+                base: base.clone(),
+                commits: commits.clone(),
+                files: files.clone(),
+                fingerprint: fingerprint.clone(),
+            });
+            Ok(())
+        }
+        Event::JudgingUndone { id } => {
+            if state.judging.as_ref().is_none_or(|j| j.id != *id) {
+                return Err(Error::NoJudgingChange { id: id.clone() });
+            }
+            state.judging = None;
+            Ok(())
+        }
+        Event::JudgingAccepted { id, base, by, reason, witness } => {
+            if state.judging.as_ref().is_none_or(|j| j.id != *id) {
+                return Err(Error::NoJudgingChange { id: id.clone() });
+            }
+            if by.trim().is_empty() {
+                return Err(Error::AuthorityWithoutApprover { gap: id.clone() });
+            }
+            state.judging = None;
+            state.base = Some((seq, base.clone()));
+            decided(state, decision(seq, id, "authorize", by, reason, witness));
+            Ok(())
+        }
+        Event::DecisionPending { gap, action, by, reason, why } => {
+            state.pending_decisions.push(PendingDecision {
+                seq,
+                gap: gap.clone(),
+                action: action.clone(),
+                by: by.clone(),
+                reason: reason.clone(),
+                why: why.clone(),
+            });
+            Ok(())
         }
         // Evidence and the wires it backs.
         Event::EvidenceRecorded { evidence } => record_evidence(state, evidence),
@@ -302,8 +350,28 @@ fn check_hardened(state: &State, cycle: u32, passes: u32, hardened: bool) -> Res
 }
 
 /// A person's decision `action` on `gap`, as the state records it.
-fn decision(seq: u64, gap: &str, action: &'static str, by: &str, reason: &str) -> HumanDecision {
-    HumanDecision { seq, gap: gap.to_string(), action, by: by.to_string(), reason: reason.to_string() }
+/// Records a person's decision; it answers a pending one of the same action on the same gap.
+fn decided(state: &mut State, d: HumanDecision) {
+    state.pending_decisions.retain(|p| !(p.gap == d.gap && p.action == d.action));
+    state.decisions.push(d);
+}
+
+fn decision(
+    seq: u64,
+    gap: &str,
+    action: &'static str,
+    by: &str,
+    reason: &str,
+    witness: &Option<Witness>,
+) -> HumanDecision {
+    HumanDecision {
+        seq,
+        gap: gap.to_string(),
+        action,
+        by: by.to_string(),
+        reason: reason.to_string(),
+        witness: witness.clone(),
+    }
 }
 
 /// Raises the authority for a halted or proposed gap's fix, bound to one diff (`d` names who and why).
@@ -321,7 +389,7 @@ fn raise_authority(state: &mut State, d: HumanDecision, diff_hash: &str, level: 
     }
     g.status = GapStatus::Proposed;
     state.authority.entry(gap.clone()).or_default().push((diff_hash.to_string(), level));
-    state.decisions.push(d);
+    decided(state, d);
     Ok(())
 }
 
@@ -344,7 +412,7 @@ fn override_evidence(state: &mut State, d: HumanDecision, evidence: &str) -> Res
         return Err(Error::OverrideWithoutReason { evidence: evidence.to_string() });
     }
     state.overrides.entry(gap.clone()).or_default().push(evidence.to_string());
-    state.decisions.push(d);
+    decided(state, d);
     Ok(())
 }
 
@@ -362,7 +430,7 @@ fn set_gap_aside(state: &mut State, d: HumanDecision, status: GapStatus) -> Resu
         return Err(Error::SetAsideWithoutReason { gap: gap.clone() });
     }
     g.status = status;
-    state.decisions.push(d);
+    decided(state, d);
     Ok(())
 }
 
@@ -378,7 +446,7 @@ fn confirm_gate(state: &mut State, stage: &str, rule: &str, d: HumanDecision) ->
     if !c.confirmed.iter().any(|id| id == rule) {
         c.confirmed.push(rule.to_string());
     }
-    state.decisions.push(d);
+    decided(state, d);
     Ok(())
 }
 
@@ -692,8 +760,13 @@ mod tests {
     #[test]
     fn a_confirmation_stands_for_the_rule_as_worded_when_it_was_given() {
         let mut state = State::default();
-        let confirm =
-            Event::GateConfirmed { stage: "P2".into(), rule: "BC-1".into(), by: "lead".into(), reason: "ok".into() };
+        let confirm = Event::GateConfirmed {
+            stage: "P2".into(),
+            rule: "BC-1".into(),
+            by: "lead".into(),
+            reason: "ok".into(),
+            witness: None,
+        };
         apply(&mut state, 1, &context("Medium", "writes commit first")).unwrap();
         assert_eq!(state.context["P2"].open_gates().len(), 1);
         apply(&mut state, 2, &confirm).unwrap();

@@ -5,7 +5,9 @@ use std::fs::{self, OpenOptions};
 use std::path::{Path, PathBuf};
 
 use super::store::{before_cut, examine, io_err, lock, read_log, read_view, write_atomic, write_human};
-use super::{HUMAN_FILE, Header, Issue, LOG_FILE, LedgerError, Log, Record, State, View, parse_bytes, render, view};
+use super::{
+    HUMAN_FILE, Header, Issue, LOG_FILE, LedgerError, Log, Record, State, View, chain, parse_bytes, render, view,
+};
 
 /// An interrupted write `repair` set aside.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -54,6 +56,11 @@ pub fn repair(dir: &Path, now: u64) -> Result<Repaired, LedgerError> {
     };
     let log = parse_bytes(&bytes);
     let (header, state, records) = repairable(&log, &path)?;
+    // records past the head the ref anchors were not written by andon: never rendered into the view
+    let shows = read_view(dir)?.as_deref().and_then(view::last_shown);
+    if let Some(issue) = chain::unanchored(dir, &header, &records, shows) {
+        return Err(LedgerError::NotRepairable { path, issue });
+    }
     let stood = view::stand(read_view(dir)?.as_deref(), &header, &state, &records);
     // a view beside an interrupted write is rendered again whatever it shows; beside a whole log,
     // one that is no earlier rendering of it says the log or the view was edited
@@ -166,6 +173,11 @@ pub fn inspect(dir: &Path) -> Result<Inspection, LedgerError> {
     let bytes = fs::read(&path).map_err(io_err(&path))?;
     let log = parse_bytes(&bytes);
     let (state, mut issues) = examine(&log);
+    if let (true, Some(h)) = (issues.is_empty(), &log.header) {
+        let records: Vec<Record> = log.records.iter().map(|(_, r)| r.clone()).collect();
+        let shows = read_view(dir)?.as_deref().and_then(view::last_shown);
+        issues.extend(chain::unanchored(dir, h, &records, shows));
+    }
     let view = match log.header.as_ref().filter(|_| issues.is_empty()) {
         Some(h) => {
             let records: Vec<Record> = log.records.iter().map(|(_, r)| r.clone()).collect();

@@ -15,6 +15,7 @@
 //!   agreement of `ledger.md` with the log; [`facts`] exports the state as relations for queries.
 
 pub mod andon_rule;
+pub mod chain;
 mod dir;
 mod error;
 mod fold;

@@ -7,8 +7,10 @@ use serde::{Deserialize, Serialize};
 
 use super::BlastRadius;
 
-/// The ledger format this andon writes; a newer ledger is never appended to.
-pub const FORMAT: u32 = 1;
+/// The ledger format this andon writes; a newer ledger is never appended to. Format 2 links
+/// every record to the log before it ([`super::chain`]); a format-1 ledger is linked from a
+/// `ledger_chained` record on, written by the first append of this andon.
+pub const FORMAT: u32 = 2;
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -102,6 +104,23 @@ pub fn spec_verdict(verdict: Verdict, reason: Option<Reason>) -> (Verdict, Optio
         Verdict::Unknown => (Verdict::Unknown, reason),
         v => (v, None),
     }
+}
+
+/// A file whose change alters how fixes are judged, and why.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JudgedFile {
+    pub path: String,
+    pub why: String,
+}
+
+/// Who stood behind a person's decision: the operating-system user and the terminal the gap id
+/// was typed back on. An agent's shell has no terminal, so it cannot stand in for a person.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Witness {
+    pub user: String,
+    pub terminal: String,
 }
 
 /// One run of a check, as the evidence records it.
@@ -265,6 +284,9 @@ pub enum Event {
         level: BlastRadius,
         by: String,
         reason: String,
+        /// Who was at the terminal (absent on records from before andon asked).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        witness: Option<Witness>,
     },
     /// A person overrides a tier-2 contradiction, with a structured reason: the evidence, a basis
     /// from a closed list, the approver, and optionally a counter-artifact. Never a tier-1 hold.
@@ -276,11 +298,17 @@ pub enum Event {
         reason: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         artifact: Option<String>,
+        /// Who was at the terminal (absent on records from before andon asked).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        witness: Option<Witness>,
     },
     GapDeferred {
         gap: String,
         by: String,
         reason: String,
+        /// Who was at the terminal (absent on records from before andon asked).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        witness: Option<Witness>,
     },
     /// Ingest mode (R54, R56, R58): what a brief says about a stage: the exit criteria and the
     /// Behavior Contract rules the wire into it must meet, and advisory notes (context, never gaps).
@@ -296,11 +324,29 @@ pub enum Event {
         rule: String,
         by: String,
         reason: String,
+        /// Who was at the terminal (absent on records from before andon asked).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        witness: Option<Witness>,
     },
     GapSkipped {
         gap: String,
         by: String,
         reason: String,
+        /// Who was at the terminal (absent on records from before andon asked).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        witness: Option<Witness>,
+    },
+    /// A person's decision asked for where no person could give it (standard input not a
+    /// terminal, CI, `--unattended`): kept so a person sees what waits for them, never applied.
+    DecisionPending {
+        /// The gap (a stage for `confirm`).
+        gap: String,
+        /// `authorize`, `override`, `defer`, `skip` or `confirm`.
+        action: String,
+        by: String,
+        reason: String,
+        /// Why it could not be taken.
+        why: String,
     },
     EvidenceRecorded {
         evidence: Evidence,
@@ -400,6 +446,46 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         overrides: Vec<CycleOverride>,
     },
+    /// The tree fixes are judged from, when no proof moved it: the tree the loop first saw, or
+    /// HEAD after commits that change nothing about how fixes are judged. A proof the loop records
+    /// (a gap closed on a verified fix) moves it too; a commit never does by itself.
+    BaseRecorded {
+        commit: String,
+        why: String,
+    },
+    /// Since the base, the working tree (commits included) changes how fixes are judged: a
+    /// `[[command]]`, a runner's configuration, a test removed or skipped. The loop holds until a
+    /// person accepts it (`andon authorize` with its id) or it is undone.
+    JudgingChanged {
+        /// `J-` and the first hex digits of `fingerprint`.
+        id: String,
+        base: String,
+        /// The commits since the base, `short-id subject`.
+        commits: Vec<String>,
+        /// Each file that changes the judging, with why.
+        files: Vec<JudgedFile>,
+        /// The judging change's digest: the same change keeps its id.
+        fingerprint: String,
+    },
+    /// A judging change held for a person is undone (the files are as the base has them again).
+    JudgingUndone {
+        id: String,
+    },
+    /// A person accepts a judging change: fixes are judged from `base` (the working tree they
+    /// accepted, kept as a commit) on.
+    JudgingAccepted {
+        id: String,
+        base: String,
+        by: String,
+        reason: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        witness: Option<Witness>,
+    },
+    /// A ledger written before records were linked is linked from here on: this record's link
+    /// covers every record before it (`unlinked` of them), and every later record carries one.
+    LedgerChained {
+        unlinked: u64,
+    },
 }
 
 fn is_false(b: &bool) -> bool {
@@ -480,6 +566,11 @@ pub struct Record {
     /// record): a write cut short after a whole line is detected as an incomplete write.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub more: u32,
+    /// The digest of the log before this record (its header and every record up to it, each in
+    /// its canonical form, `sha256:` and hex): the link to the one before it ([`super::chain`]).
+    /// Absent only on records of a ledger written before records were linked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prev: Option<String>,
 }
 
 fn is_zero(n: &u32) -> bool {

@@ -10,10 +10,23 @@ fn cell(s: &str) -> String {
     crate::text::markdown(s)
 }
 
+/// A commit id shortened for a line: its first 12 characters.
+fn short_id(commit: &str) -> String {
+    cell(&commit.chars().take(12).collect::<String>())
+}
+
 /// The whole `ledger.md`: heading and counters, then stages, wires, gaps, evidence and history.
 pub fn render(h: &Header, state: &State, records: &[Record]) -> String {
     let mut o = String::new();
     heading(&mut o, h, state);
+    let _ = writeln!(
+        o,
+        "head: `{}` after record {} (each record links to the log before it; `{}` anchors the head)",
+        super::chain::Chain::over(h, records).link(),
+        records.last().map_or(0, |r| r.seq),
+        super::chain::LEDGER_REF
+    );
+    let _ = writeln!(o);
     stages(&mut o, state);
     wires(&mut o, state);
     gaps(&mut o, state);
@@ -158,6 +171,27 @@ fn history_line(e: &Event, cycle: &mut u32) -> String {
         ),
         Event::GapDeferred { gap, by, .. } => format!("gap `{}` deferred by {}", cell(gap), cell(by)),
         Event::GapSkipped { gap, by, .. } => format!("gap `{}` skipped by {}", cell(gap), cell(by)),
+        Event::BaseRecorded { commit, why } => format!("fixes are judged from `{}`: {}", short_id(commit), cell(why)),
+        Event::JudgingChanged { id, files, .. } => format!(
+            "judging change `{}` held for a person: {}",
+            cell(id),
+            cell(&files.iter().map(|f| f.path.as_str()).collect::<Vec<_>>().join(", "))
+        ),
+        Event::JudgingUndone { id } => format!("judging change `{}` undone", cell(id)),
+        Event::JudgingAccepted { id, base, by, .. } => {
+            format!(
+                "judging change `{}` accepted by {}; fixes are judged from `{}`",
+                cell(id),
+                cell(by),
+                short_id(base)
+            )
+        }
+        Event::LedgerChained { unlinked } => {
+            format!("the ledger is linked from here on ({unlinked} earlier record(s) covered by this link)")
+        }
+        Event::DecisionPending { gap, action, by, .. } => {
+            format!("{} of `{}` asked for by {}: waits for a person at a terminal", cell(action), cell(gap), cell(by))
+        }
         Event::StageContext { stage, obligations, advisory, .. } => format!(
             "stage `{}` context: {} obligation(s), {} advisory note(s)",
             cell(stage),

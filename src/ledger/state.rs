@@ -128,6 +128,13 @@ pub struct State {
     pub overrides: BTreeMap<String, Vec<String>>,
     /// Every person's decision, in record order (authority, override, deferral, skip, confirm).
     pub decisions: Vec<HumanDecision>,
+    /// Decisions asked for where no person could give them, not answered since.
+    pub pending_decisions: Vec<PendingDecision>,
+    /// The base recorded last (first seen, moved past judging-free commits, or accepted by a
+    /// person): (its record's seq, the commit). A proof recorded after it is newer.
+    pub base: Option<(u64, String)>,
+    /// A judging change the loop holds on until a person accepts it.
+    pub judging: Option<JudgingHold>,
     /// Ingest mode: what the brief says about each stage.
     pub context: BTreeMap<String, StageContextState>,
     /// Proof-strength audits per evidence id: (tool, strength, detail), in record order.
@@ -200,6 +207,31 @@ pub struct HumanDecision {
     pub action: &'static str,
     pub by: String,
     pub reason: String,
+    /// Who was at the terminal (absent on records from before andon asked).
+    pub witness: Option<super::Witness>,
+}
+
+/// A person's decision asked for where no person could give it, still waiting for one: a
+/// decision of the same action on the same gap, taken at a terminal, answers it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PendingDecision {
+    pub seq: u64,
+    pub gap: String,
+    pub action: String,
+    pub by: String,
+    pub reason: String,
+    pub why: String,
+}
+
+/// A judging change waiting for a person (see `Event::JudgingChanged`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct JudgingHold {
+    pub seq: u64,
+    pub id: String,
+    pub base: String,
+    pub commits: Vec<String>,
+    pub files: Vec<super::JudgedFile>,
+    pub fingerprint: String,
 }
 
 /// The ledger state as relation rows for queries: (relation name, rendered row).

@@ -6,8 +6,8 @@ use std::io::Write;
 use std::path::Path;
 
 use super::{
-    Event, FORMAT, HUMAN_FILE, Header, Issue, LOCK_FILE, LOG_FILE, LedgerError, Log, Record, State, View, apply, fold,
-    parse_bytes, render, view,
+    Event, FORMAT, HUMAN_FILE, Header, Issue, LOCK_FILE, LOG_FILE, LedgerError, Log, Record, State, View, apply, chain,
+    fold, parse_bytes, render, view,
 };
 
 pub(super) fn io_err(p: &Path) -> impl Fn(std::io::Error) -> LedgerError + '_ {
@@ -29,6 +29,7 @@ pub(super) fn read_log(dir: &Path) -> Result<Option<Vec<u8>>, LedgerError> {
 pub(super) fn examine(log: &Log) -> (State, Vec<Issue>) {
     let (state, mut issues) = fold(log);
     issues.extend(log.issues.iter().cloned());
+    issues.extend(chain::broken_links(log));
     if let Some(h) = &log.header
         && h.andon_ledger > FORMAT
     {
@@ -55,13 +56,19 @@ pub(super) fn before_cut(log: &Log) -> (State, Vec<Issue>, Vec<Record>) {
     (state, issues, kept.records.into_iter().map(|(_, r)| r).collect())
 }
 
-/// Reads the ledger in `dir`: None when there is none; the state when it is valid.
+/// Reads the ledger in `dir`: None when there is none; the state when it is valid, its links
+/// whole and its head where the ref anchors it ([`chain`]).
 pub fn load(dir: &Path) -> Result<Option<(Header, State, Vec<Record>)>, LedgerError> {
     let Some(bytes) = read_log(dir)? else { return Ok(None) };
     let log = parse_bytes(&bytes);
-    let (state, issues) = examine(&log);
+    let (state, mut issues) = examine(&log);
+    let records: Vec<Record> = log.records.into_iter().map(|(_, r)| r).collect();
+    if let (true, Some(h)) = (issues.is_empty(), &log.header) {
+        let shows = read_view(dir)?.as_deref().and_then(view::last_shown);
+        issues.extend(chain::unanchored(dir, h, &records, shows));
+    }
     match (issues.is_empty(), log.header) {
-        (true, Some(h)) => Ok(Some((h, state, log.records.into_iter().map(|(_, r)| r).collect()))),
+        (true, Some(h)) => Ok(Some((h, state, records))),
         _ => Err(LedgerError::Invalid(issues)),
     }
 }
@@ -96,21 +103,35 @@ pub fn append(dir: &Path, header: &Header, events: &[Event], now: u64) -> Result
     if let Some(h) = &recorded {
         refuse_a_view_that_differs(dir, h, &state, &records)?;
     }
+    // a new ledger is created in this andon's format, every record linked
+    let created = Header { andon_ledger: header.andon_ledger.max(FORMAT), ..header.clone() };
+    let head = recorded.as_ref().unwrap_or(&created);
+    let mut events = events.to_vec();
+    if !chain::is_linked(head, &records) {
+        // a ledger from before records were linked is linked from this write on
+        events.insert(0, Event::LedgerChained { unlinked: records.len() as u64 });
+    }
+    let mut links = chain::Chain::over(head, &records);
+    let before = links.link();
     let mut seq = records.len() as u64;
     let mut text = String::new();
     if recorded.is_none() {
-        text.push_str(&serde_json::to_string(header).expect("header serializes"));
+        text.push_str(&serde_json::to_string(&created).expect("header serializes"));
         text.push('\n');
     }
     let mut written = Vec::new();
     for (i, e) in events.iter().enumerate() {
         seq += 1;
         apply(&mut state, seq, e).map_err(|m| LedgerError::Refused(format!("refused, nothing written: {m}")))?;
-        let r = Record { seq, at: now, event: e.clone(), more: (events.len() - 1 - i) as u32 };
+        let r =
+            Record { seq, at: now, event: e.clone(), more: (events.len() - 1 - i) as u32, prev: Some(links.link()) };
+        links.push(&r);
         text.push_str(&serde_json::to_string(&r).expect("record serializes"));
         text.push('\n');
         written.push(r);
     }
+    // the ref first: a writer stopped before the log's append leaves the log at its `before`
+    chain::anchor(dir, &chain::Anchor { seq, head: links.link(), before })?;
     if recorded.is_none() {
         // a new ledger appears whole (header and first write) or not at all
         write_atomic(dir, &path, text.as_bytes())?;
@@ -119,7 +140,7 @@ pub fn append(dir: &Path, header: &Header, events: &[Event], now: u64) -> Result
         f.write_all(text.as_bytes()).and_then(|_| f.sync_all()).map_err(io_err(&path))?;
     }
     records.extend(written.iter().cloned());
-    write_human(dir, &render(recorded.as_ref().unwrap_or(header), &state, &records))
+    write_human(dir, &render(recorded.as_ref().unwrap_or(&created), &state, &records))
         .map_err(|e| LedgerError::Unrendered { source: Box::new(e) })?;
     drop(lock);
     Ok(written)

@@ -134,7 +134,7 @@ mod tests {
             incoming: Vec::new(),
             outgoing: Vec::new(),
         };
-        Record { seq, at: 1, event, more }
+        Record { seq, at: 1, event, more, prev: None }
     }
 
     fn rendered(h: &Header, records: &[Record]) -> String {

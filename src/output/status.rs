@@ -172,13 +172,19 @@ fn summary(w: &mut dyn Write, b: &Board, st: Style) -> io::Result<()> {
     writeln!(w, "{item}{}", st.esc(&counts(&b.approaches)))
 }
 
-/// People's decisions and proof-strength audits, each section when it has entries.
+/// People's decisions, those waiting for a person, and proof-strength audits, each section when it has entries.
 fn decisions(w: &mut dyn Write, b: &Board, st: Style) -> io::Result<()> {
     let Style { h2, item, .. } = st;
     if !b.decisions.is_empty() {
         writeln!(w, "{h2}decisions")?;
         for d in &b.decisions {
             writeln!(w, "{item}{} {} by {}: {}", d.action, st.code(&d.gap), st.esc(&d.by), st.esc(&d.reason))?;
+        }
+    }
+    if !b.pending_decisions.is_empty() {
+        writeln!(w, "{h2}decisions waiting for a person at a terminal")?;
+        for d in &b.pending_decisions {
+            writeln!(w, "{item}{} {} asked for by {}: {}", d.action, st.code(&d.gap), st.esc(&d.by), st.esc(&d.why))?;
         }
     }
     if !b.audits.is_empty() {

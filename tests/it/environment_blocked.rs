@@ -178,7 +178,7 @@ fn a_fix_whose_own_test_fakes_a_missing_tool_is_refuted_not_blocked() {
             ("calc/ops.py", "def add(a, b):\n    return a * b\n"),
             (
                 "tests/test_ops.py",
-                "import os\nimport unittest\n\nfrom calc.ops import add\n\n\nclass AddTest(unittest.TestCase):\n    def test_add(self):\n        if add(2, 3) != 5:\n            print(\"sh: 1: pytest-plugin: not found\", flush=True)\n            os._exit(127)\n",
+                "import os\nimport unittest\n\nfrom calc.ops import add\n\n\nclass AddTest(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n\n    def test_plugin(self):\n        if add(2, 3) != 5:\n            print(\"sh: 1: pytest-plugin: not found\", flush=True)\n            os._exit(127)\n",
             ),
         ],
     );
@@ -267,7 +267,7 @@ fn a_fake_named_by_a_part_of_a_word_or_a_shell_builtin_is_no_missing_tool() {
     let d = t.path();
     let gap = failing_calc(d);
     // `unit` is a part of `unittest` in the command, not a word of it
-    let fake = "import os\nimport unittest\n\n\nclass AddTest(unittest.TestCase):\n    def test_add(self):\n        print(\"sh: 1: unit: not found\", flush=True)\n        os._exit(127)\n";
+    let fake = "import os\nimport unittest\n\nfrom calc.ops import add\n\n\nclass AddTest(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n\n    def test_unit(self):\n        print(\"sh: 1: unit: not found\", flush=True)\n        os._exit(127)\n";
     crate::support::write_files(
         d,
         &[("calc/ops.py", "def add(a, b):\n    return a * b\n"), ("tests/test_ops.py", fake)],

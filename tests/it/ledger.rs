@@ -120,7 +120,7 @@ fn bytes(dir: &Path) -> Vec<u8> {
 fn a_written_ledger_checks_and_renders() {
     let (t, dir) = populated();
     let text = String::from_utf8(bytes(&dir)).unwrap();
-    assert!(text.starts_with("{\"andon_ledger\":1,"), "{text}");
+    assert!(text.starts_with("{\"andon_ledger\":2,"), "{text}");
     assert_eq!(text.lines().count(), 8, "a header and seven events, one per line");
     let o = run(&["ledger", "check", "--format", "json"], t.path());
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
@@ -213,6 +213,7 @@ fn refused_events_write_nothing() {
                 diff_hash: "h".into(),
                 level: BlastRadius::HardToReverse,
                 reason: "r".into(),
+                witness: None,
             }],
             "not halted awaiting authorization",
         ),
@@ -620,6 +621,7 @@ fn the_andon_rule_decides_every_advance() {
             by: "lead".into(),
             reason: "trust me".into(),
             artifact: None,
+            witness: None,
         },
         pass(2, "G2", true, BlastRadius::SharedStateVisible, Some("d")),
     ];
@@ -648,6 +650,7 @@ fn the_andon_rule_decides_every_advance() {
             artifact: None,
             by: "lead".into(),
             reason: "dynamic import is dead code, removed in #12".into(),
+            witness: None,
         }],
         1,
     )
@@ -674,6 +677,7 @@ fn the_andon_rule_decides_every_advance() {
                 diff_hash: "diff-a".into(),
                 level: BlastRadius::HardToReverse,
                 reason: "migration reviewed".into(),
+                witness: None,
             },
         ],
         1,
@@ -757,6 +761,7 @@ fn a_standing_hold_is_replaced_only_by_a_proof_and_authority_can_be_raised_again
             diff_hash: "d2".into(),
             level: BlastRadius::HardToReverse,
             reason: "re-reviewed".into(),
+            witness: None,
         }],
         4,
     )

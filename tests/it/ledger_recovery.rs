@@ -236,24 +236,25 @@ fn repair_refuses_a_hand_edited_middle_record_and_names_its_line() {
 }
 
 #[test]
-fn repair_refuses_an_edit_that_only_the_view_betrays() {
+fn repair_refuses_an_edit_that_still_parses_and_folds() {
     let (_outer, repo, text) = one_step();
     let dir = repo.join(LEDGER);
-    // a record that still parses and folds, with a changed root: the view no longer matches
+    // a record that still parses and folds, with a changed root: the next record's link no
+    // longer matches the log before it (and neither does the view)
     let edited = edit_line(&text, 2, |l| l.replace("\"root\":\"src/", "\"root\":\"lib/"));
     assert_ne!(edited, text);
     std::fs::write(dir.join(ledger::LOG_FILE), &edited).unwrap();
     let view = std::fs::read(dir.join(ledger::HUMAN_FILE)).unwrap();
     let o = run(&["ledger", "repair"], &repo);
     assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
-    assert!(stdout(&o).contains("ledger.md disagrees with the log at its line"), "{}", stdout(&o));
+    assert!(stdout(&o).contains("line 3: the record's link is not the digest of the log before it"), "{}", stdout(&o));
     assert_eq!(std::fs::read(dir.join(ledger::HUMAN_FILE)).unwrap(), view, "never rendered over");
     assert_eq!(std::fs::read_to_string(dir.join(ledger::LOG_FILE)).unwrap(), edited);
     // no writer launders the edit by rendering the view again
     let o = run(&["loop"], &repo);
     assert_ne!(o.status.code(), Some(0), "{}", stdout(&o));
     let said = format!("{}{}", stdout(&o), String::from_utf8_lossy(&o.stderr));
-    assert!(said.contains("differs from ledger.jsonl"), "{said}");
+    assert!(said.contains("link is not the digest of the log before it"), "{said}");
     assert_eq!(std::fs::read_to_string(dir.join(ledger::LOG_FILE)).unwrap(), edited, "nothing appended");
     assert_eq!(std::fs::read(dir.join(ledger::HUMAN_FILE)).unwrap(), view, "never rendered over");
     assert_eq!(run(&["ledger", "check"], &repo).status.code(), Some(1));

@@ -5,8 +5,9 @@ use andon::ledger::{self, BlastRadius, Event};
 
 use crate::support::{clean_three_stages, git, json, run, scratch, three_stages};
 
-/// A check of the TODO in `api`'s fix: it fails while the TODO is there (red without the fix).
-const NO_TODO: &str = "! grep -q TODO src/api/__init__.py";
+/// A check of the TODO in `api`'s fix: it loads `api`'s test (so it runs a test of the changed
+/// code) and fails while the TODO is there (red without the fix).
+const NO_TODO: &str = "cd src && python3 -c 'import api.test_api' && cd .. && ! grep -q TODO src/api/__init__.py";
 
 fn ledger_bytes(dir: &std::path::Path) -> Vec<u8> {
     std::fs::read(dir.join("analysis/andon/ledger/ledger.jsonl")).unwrap()
@@ -230,7 +231,7 @@ fn proposals_are_checked_written_for_the_loop_and_recorded_by_it() {
     );
     // a person's decision: refused when unattended, recorded otherwise, and bound to this diff
     let o = run(&["authorize", &gap, "--by", "lead", "--reason", "reviewed", "--unattended"], t.path());
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(2));
     let o = run(&["authorize", &gap, "--by", "lead", "--reason", "reviewed"], t.path());
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
     let v = json(&run(&["loop", "--format", "json", "-q"], t.path()));
@@ -1340,7 +1341,7 @@ fn ingest_mode_takes_phases_work_items_and_entry_gates_from_the_brief() {
     assert_eq!(propose(d, &p2_gap, "local+reversible", "storage/db.py"), 17);
     // a confirmation unattended is refused; a person's is recorded and the work starts
     let o = run(&["confirm", "P2", "--rule", "BC-1", "--by", "lead", "--reason", "checked", "--unattended"], d);
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(2));
     let o = run(&["confirm", "P2", "--rule", "BC-9", "--by", "lead", "--reason", "checked"], d);
     assert_eq!(o.status.code(), Some(1), "not a gate of P2");
     let o = run(&["confirm", "P2", "--rule", "BC-1", "--by", "lead", "--reason", "the rounding rule was reviewed"], d);

@@ -496,3 +496,47 @@ fn the_stop_hook_writes_nothing_where_the_loop_never_ran() {
     assert!(!t.path().join("analysis").exists(), "status's board files were written");
     assert!(!t.path().join(".andon").exists(), "the index was written");
 }
+
+/// What the PreToolUse hook prints for a shell command the agent is about to run.
+fn pre_tool_use(command: &str) -> String {
+    let mut child = Command::new("sh")
+        .arg(plugin().join("hooks/deny-decisions.sh"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("sh runs");
+    let input = serde_json::json!({
+        "session_id": "s-1", "transcript_path": "/tmp/t.jsonl", "cwd": "/tmp",
+        "hook_event_name": "PreToolUse", "tool_name": "Bash",
+        "tool_input": { "command": command, "description": "d" },
+    });
+    child.stdin.take().unwrap().write_all(input.to_string().as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "the hook exits 0: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn the_pre_tool_use_hook_denies_the_agent_a_persons_decision() {
+    let hooks = read_json("hooks/hooks.json");
+    let rule = &hooks["hooks"]["PreToolUse"][0];
+    assert_eq!(rule["matcher"], "Bash");
+    assert!(rule["hooks"][0]["command"].as_str().unwrap().contains("${CLAUDE_PLUGIN_ROOT}/hooks/deny-decisions.sh"));
+    for cmd in [
+        "andon authorize W-1 --by me --reason r",
+        "cd repo && andon skip G-2 --by lead --reason later",
+        "echo G-2 | andon defer G-2 --by lead --reason r",
+        "./target/release/andon override G --evidence E --basis parse-error --by x --reason r",
+        "andon -q confirm P2 --rule BC-1 --by x --reason r",
+        "script -qc 'andon authorize W-1 --by me --reason r' /dev/null",
+    ] {
+        let out = pre_tool_use(cmd);
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{cmd}: {e}: {out}"));
+        assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny", "{cmd}");
+        assert!(v["hookSpecificOutput"]["permissionDecisionReason"].as_str().unwrap().contains("person"));
+    }
+    for cmd in ["andon loop --format json", "andon verify --gap G-2", "andon status", "git commit -m 'skip flaky'"] {
+        assert_eq!(pre_tool_use(cmd), "", "{cmd} is the agent's to run");
+    }
+}

@@ -203,8 +203,14 @@ fn a_check_that_tells_the_copy_from_the_repository_proves_nothing() {
     assert_eq!(o.status.code(), Some(14), "{doc:#}");
     assert!(doc["evidence"]["claim"].as_str().unwrap().contains("depend on where they run"), "{doc:#}");
     let red = &doc["evidence"]["red_first"];
-    assert_ne!(red["before"][0]["exit"], 0, "{red:#}");
-    assert_ne!(red["control"][0]["exit"], 0, "{red:#}");
+    // the given check runs beside the stage's own (`unit`), never instead of it
+    let given = |k: &str| {
+        let runs = red[k].as_array().unwrap();
+        assert!(runs.iter().any(|r| r["command"] != "test -d .git"), "the configured check ran too: {red:#}");
+        runs.iter().find(|r| r["command"] == "test -d .git").unwrap()["exit"].clone()
+    };
+    assert_ne!(given("before"), 0, "{red:#}");
+    assert_ne!(given("control"), 0, "{red:#}");
 }
 
 #[test]

@@ -7,8 +7,43 @@ pub fn andon() -> Command {
     Command::new(env!("CARGO_BIN_EXE_andon"))
 }
 
+/// Runs andon in `dir`. A person's decision (`authorize`, `defer`, `skip`, `override`,
+/// `confirm`) without `--unattended` runs as a person takes it: at a terminal, with the gap id
+/// typed back ([`at_terminal`]); [`run_piped`] runs it as an agent's shell would.
 pub fn run(args: &[&str], dir: &Path) -> Output {
-    andon().args(args).current_dir(dir).output().expect("andon runs")
+    let decision = ["authorize", "defer", "skip", "override", "confirm"].contains(&args[0]);
+    if decision && !args.contains(&"--unattended") {
+        return at_terminal(args, dir, &format!("{}\n", args[1]));
+    }
+    run_piped(args, dir)
+}
+
+/// Runs andon in `dir` with standard input a pipe, outside CI.
+pub fn run_piped(args: &[&str], dir: &Path) -> Output {
+    andon().args(args).current_dir(dir).env_remove("CI").output().expect("andon runs")
+}
+
+/// Runs andon in `dir` with standard input a new pseudo-terminal on which `typed` is typed, as a
+/// person at the keyboard would (outside CI).
+pub fn at_terminal(args: &[&str], dir: &Path, typed: &str) -> Output {
+    use std::io::Write;
+    use std::os::fd::FromRawFd;
+    // SAFETY: the standard POSIX calls that open a pseudo-terminal pair; each result is checked.
+    let (mut master, slave) = unsafe {
+        let m = libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY);
+        assert!(m >= 0, "posix_openpt");
+        assert_eq!(libc::grantpt(m), 0, "grantpt");
+        assert_eq!(libc::unlockpt(m), 0, "unlockpt");
+        let mut name = [0 as libc::c_char; 128];
+        assert_eq!(libc::ptsname_r(m, name.as_mut_ptr(), name.len()), 0, "ptsname_r");
+        let path = std::ffi::CStr::from_ptr(name.as_ptr()).to_string_lossy().into_owned();
+        let slave = std::fs::OpenOptions::new().read(true).write(true).open(&path).expect("the terminal opens");
+        (std::fs::File::from_raw_fd(m), slave)
+    };
+    master.write_all(typed.as_bytes()).expect("typed on the terminal");
+    let out = andon().args(args).current_dir(dir).env_remove("CI").stdin(slave).output().expect("andon runs");
+    drop(master);
+    out
 }
 
 /// Runs andon and asserts it succeeded, naming the arguments and stderr when it did not.

@@ -4,11 +4,13 @@
 //! phases:
 //! 1. `topology`: the stream's stages, recorded when new or changed (R27, R35);
 //! 2. `proposals`, `evidence` and `audits` ([`artifacts`]): the artifacts recorded by the one writer;
-//! 3. [`stale`]: proofs whose surface changed since are reopened (R82);
-//! 4. [`walk`]: scan the cursor's stage, record gaps that are new, moved or gone, derive the
+//! 3. `judging`: what changed how fixes are judged since the base holds the step for a person
+//!    ([`super::judging`]); commits that change nothing about it move the base;
+//! 4. [`stale`]: proofs whose surface changed since are reopened (R82);
+//! 5. [`walk`]: scan the cursor's stage, record gaps that are new, moved or gone, derive the
 //!    cursor and the constraint, let the loop prove the wires that need no change, pick one gap
 //!    and say what is next;
-//! 5. `halt_of`: the condition the picked gap stands halted on.
+//! 6. `halt_of`: the condition the picked gap stands halted on.
 //!
 //! Planning never touches the file system: everything it asks of the repository goes through
 //! [`PlanPort`], and nothing is written until the step records the book's planned events in one write.
@@ -25,10 +27,11 @@ use walk::walk;
 
 use super::book::Book;
 use super::ingest;
+use super::judging::Drift;
 use super::scan::stage_events;
 use crate::ledger::andon_rule::Condition;
 use crate::ledger::{Event, GapStatus, LedgerError};
-use crate::status::Action;
+use crate::status::{Action, Next};
 
 /// Plans one step of the loop on `book` (see the module documentation for the phases).
 pub fn plan(setup: &Setup, pending: Pending, book: &mut Book, repo: &mut dyn PlanPort) -> Result<Plan, LedgerError> {
@@ -36,10 +39,54 @@ pub fn plan(setup: &Setup, pending: Pending, book: &mut Book, repo: &mut dyn Pla
     proposals(setup, pending.proposals, book, &mut plan)?;
     evidence(setup, pending.evidence, book, repo, &mut plan)?;
     audits(pending.audits, book, &mut plan)?;
+    if judging(book, repo, &mut plan)? {
+        return Ok(plan);
+    }
     stale(setup, book, &mut plan.notes)?;
     walk(setup, book, repo, &mut plan)?;
     plan.halt = halt_of(book, &plan);
     Ok(plan)
+}
+
+/// Phase 3a: how fixes are judged, against the base (the tree last proved or recorded). No base
+/// yet: HEAD becomes it. Commits that change nothing about judging: the base moves to HEAD. A
+/// change to judging (commits included): held for a person, recorded once; the step stops there,
+/// so no gap vanishes and no wire is proven on it. Returns whether the step stops.
+fn judging(book: &mut Book, repo: &dyn PlanPort, plan: &mut Plan) -> Result<bool, LedgerError> {
+    match repo.judging(&book.state, &book.records) {
+        Drift::Clean => {}
+        Drift::NoBase { head } => {
+            book.record(&[Event::BaseRecorded { commit: head, why: "the tree the loop first saw".into() }])?;
+        }
+        Drift::Moved { head, commits } => {
+            plan.notes.push(format!(
+                "commit(s) since the base change nothing about how fixes are judged ({}); fixes are judged from HEAD",
+                commits.join("; ")
+            ));
+            book.record(&[Event::BaseRecorded {
+                commit: head,
+                why: format!("commits that change nothing about judging: {}", commits.join("; ")),
+            }])?;
+        }
+        Drift::Changed(c) => {
+            if book.state.judging.as_ref().is_none_or(|j| j.fingerprint != c.fingerprint) {
+                book.record(&[c.event()])?;
+            }
+            plan.notes.push(format!("halted: {}", c.summary()));
+            let j = book.state.judging.as_ref().expect("just recorded");
+            plan.next =
+                Next { action: Action::Decide, gap: Some(c.id.clone()), detail: crate::status::judging_detail(j) };
+            plan.halt = Some(Condition::Authorization);
+            return Ok(true);
+        }
+    }
+    // undone since it was held: the hold lapses
+    if let Some(j) = &book.state.judging {
+        let id = j.id.clone();
+        plan.notes.push(format!("judging change `{id}` is undone: the hold lapses"));
+        book.record(&[Event::JudgingUndone { id }])?;
+    }
+    Ok(false)
 }
 
 /// Phase 1: the stream's stages, recorded when new or changed; in ingest mode the brief's stage

@@ -36,6 +36,8 @@ pub trait PlanPort {
     ) -> Result<Result<(fix::AppliedChange, BlastRadius, String), VerifyStop>, Error>;
     /// Whether the working tree changes the public surface of a proven wire.
     fn surface_changed(&self, state: &State) -> Result<bool, Error>;
+    /// How the working tree (commits included) stands against the base fixes are judged from.
+    fn judging(&self, state: &State, records: &[crate::ledger::Record]) -> super::super::judging::Drift;
 }
 
 /// What the step read and the plan works from, fixed for the whole step.

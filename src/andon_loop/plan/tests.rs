@@ -56,6 +56,10 @@ impl PlanPort for Memory {
     fn surface_changed(&self, _state: &State) -> Result<bool, Error> {
         Ok(false)
     }
+
+    fn judging(&self, _state: &State, _records: &[crate::ledger::Record]) -> crate::andon_loop::judging::Drift {
+        crate::andon_loop::judging::Drift::Clean
+    }
 }
 
 fn config() -> Config {
@@ -322,6 +326,7 @@ fn a_cycle_report_names_the_overrides_recorded_since_the_last_convergence() {
         by: by.into(),
         reason: "the registry wires it".into(),
         artifact: None,
+        witness: None,
     };
     let converged = Event::CycleConverged {
         cycle: 1,
@@ -338,7 +343,7 @@ fn a_cycle_report_names_the_overrides_recorded_since_the_last_convergence() {
     let records: Vec<Record> = [overridden("W-a", "lead"), converged, overridden("W-b", "chief")]
         .into_iter()
         .enumerate()
-        .map(|(i, event)| Record { seq: i as u64 + 1, at: 0, event, more: 0 })
+        .map(|(i, event)| Record { seq: i as u64 + 1, at: 0, event, more: 0, prev: None })
         .collect();
     let got = cycle_overrides(&records);
     assert_eq!(got.len(), 1, "only this cycle's: {got:?}");
@@ -362,6 +367,7 @@ fn a_cycle_report_names_the_overrides_recorded_since_the_last_convergence() {
             overrides: got,
         },
         more: 0,
+        prev: None,
     });
     let header = crate::ledger::Header { andon_ledger: 1, andon: "t".into(), rules: "r".into(), repo: "r".into() };
     let md = crate::ledger::render(&header, &State::default(), &report);

@@ -69,6 +69,11 @@ pub(crate) fn checked_change(
     if !outside.is_empty() {
         return Ok(Err(VerifyStop::Scope(outside)));
     }
+    if let Some((r, b)) = reach(root, cfg, base, &change)
+        && r > rerated
+    {
+        (rerated, because) = (r, b);
+    }
     let mut judged = judged::of_change(root, cfg, base, &change);
     if let Some(recorded) = recorded.filter(|r| !r.is_empty()) {
         judged.add_drift(&judged::drift(recorded, &judged::fingerprint(root, cfg)));
@@ -77,6 +82,44 @@ pub(crate) fn checked_change(
         (rerated, because) = (BlastRadius::HardToReverse, judged.reason());
     }
     Ok(Ok(Checked { change, radius: rerated, because, judged }))
+}
+
+/// What the change reaches beyond one stage's insides (decision 5), from the base and the working
+/// tree alone, so no later step can rate it lower: files of more than one stage written, or a
+/// public function or class the base had deleted. Either is hard to reverse.
+fn reach(root: &Path, cfg: &Config, base: &str, change: &fix::AppliedChange) -> Option<(BlastRadius, String)> {
+    let stages = ledger::load(&ledger::dir_of(root, &cfg.settings)).ok().flatten().map(|(_, s, _)| s.stages);
+    if let Some(stages) = stages {
+        let stage_of = |p: &str| {
+            stages
+                .iter()
+                .filter(|(_, s)| !s.root.is_empty() && (p == s.root || p.starts_with(&format!("{}/", s.root))))
+                .max_by_key(|(_, s)| s.root.len())
+                .map(|(n, _)| n.clone())
+        };
+        let written: std::collections::BTreeSet<String> =
+            change.files.iter().filter(|(_, p)| !red::test_path(p)).filter_map(|(_, p)| stage_of(p)).collect();
+        if written.len() > 1 {
+            let names: Vec<String> = written.iter().map(|s| format!("`{s}`")).collect();
+            return Some((
+                BlastRadius::HardToReverse,
+                format!("it writes files of {} stages ({})", names.len(), names.join(", ")),
+            ));
+        }
+    }
+    if base == "none" {
+        return None;
+    }
+    let mut deleted = Vec::new();
+    for (status, path) in change.files.iter().filter(|(st, p)| st != "A" && !red::test_path(p)) {
+        let Some(before) = judged::at_base(root, base, path) else { continue };
+        let now = if status == "D" { String::new() } else { judged::read(root, path) };
+        let kept = crate::extract::public::public_definitions(path, &now);
+        for (kind, name) in crate::extract::public::public_definitions(path, &before).difference(&kept) {
+            deleted.push(format!("{kind} `{name}` from `{path}`"));
+        }
+    }
+    (!deleted.is_empty()).then(|| (BlastRadius::HardToReverse, format!("it deletes public {}", deleted.join(", "))))
 }
 
 /// An applied change that passed the checks: the change, its blast radius and the rule that
@@ -372,6 +415,8 @@ impl Verification<'_> {
         let Checked { change, radius: rerated, because, judged } = rated;
         let stages = vec![g.stage.clone()];
         let checks = routing::checks(self.cfg, &stages, inputs.command.as_deref());
+        // the stage's own `[[command]]`s: a command given to verify adds to them, never replaces them
+        let configured = routing::checks(self.cfg, &stages, None);
         let said_nothing =
             self.state.gap_evidence.get(&g.id).into_iter().flatten().filter_map(|id| self.state.evidence.get(id)).any(
                 |e| e.approach == "structural" && e.radius.is_none() && e.reason == Some(ledger::Reason::NotShown),
@@ -413,7 +458,7 @@ impl Verification<'_> {
                 // a proof of a handoff no import carries writes a test, fixes nothing: no red first
                 // the repository's own checks, never a command given to verify: nothing else
                 // shows the handoff's test runs where the repository's tests run
-                Some(_) if handoff.is_some() && (inputs.command.is_some() || checks.is_empty()) => proof::Proof {
+                Some(_) if handoff.is_some() && configured.is_empty() => proof::Proof {
                     reason: Some(ledger::Reason::NotDiscriminating),
                     ..proof::Proof::unknown(
                         "a handoff is proven by the repository's own checks (a `[[command]]` of the stage), not by a command given to verify: declare the check that runs the handoff's test".into(),
@@ -421,11 +466,15 @@ impl Verification<'_> {
                     )
                 },
                 Some(a) if handoff.is_some() => self
-                    .prove_handoff(a, p, handoff, &target, &checks, &change)
+                    .prove_handoff(a, p, handoff, &target, &configured, &change)
                     .map_err(|e| LedgerError::Io(e.to_string()))?,
                 Some(a) if red::applies(a, &g.source) => {
-                    let (proof, record) = self.red_first(a, p, &target, &checks, &change, judged.is_empty());
+                    let (mut proof, record) = self.red_first(a, p, &target, &checks, &change, judged.is_empty());
                     red_first = record;
+                    if configured.is_empty() && inputs.command.is_some() {
+                        self.given_command_runs_a_test(p, &checks, &change, &mut proof)
+                            .map_err(|e| LedgerError::Io(e.to_string()))?;
+                    }
                     proof
                 }
                 Some(a) => prove::run(a, self.root, self.cfg, self.idx, &target, inputs, &change.hash)
@@ -498,6 +547,32 @@ impl Verification<'_> {
             red::handoff_probe(self.root, &p.base, &change.files, &tests, checks, &out, &change.hash, &own, &mut proof);
         }
         Ok(proof)
+    }
+
+    /// Where the stage configures no check, a command given to verify speaks for the change only
+    /// by running a test that imports the changed code: with those tests made unloadable, some
+    /// check must fail. Otherwise the proof is unknown (not discriminating).
+    fn given_command_runs_a_test(
+        &self,
+        p: &ProposedGap,
+        checks: &[commands::CommandSpec],
+        change: &fix::AppliedChange,
+        proof: &mut proof::Proof,
+    ) -> Result<(), Error> {
+        if proof.verdict != ledger::Verdict::Proven {
+            return Ok(());
+        }
+        let files: Vec<String> = change.files.iter().map(|(_, p)| p.clone()).collect();
+        let tests = prove::tests_importing(self.idx, &files)?;
+        if tests.is_empty() {
+            proof.verdict = ledger::Verdict::Unknown;
+            proof.reason = Some(ledger::Reason::NotDiscriminating);
+            proof.claim = "a command given to verify proves a fix only by running a test that imports the changed code, and no test imports it: add one, or declare the stage's check as a `[[command]]`".into();
+            return Ok(());
+        }
+        let (out, own) = (proof::output_dir(self.cfg, self.inputs), own_paths(self.cfg));
+        red::handoff_probe(self.root, &p.base, &change.files, &tests, checks, &out, &change.hash, &own, proof);
+        Ok(())
     }
 
     /// The proof by the stage's checks, red first ([`red`]): without the fix, in a scratch copy

@@ -150,31 +150,13 @@ impl Drop for Snapshot {
     }
 }
 
-/// The base a new proposal is applied on: the newest of the `proven` trees (newest first) that
-/// HEAD is still an ancestor of (nothing was committed on top since) and whose proven changes are
-/// all still in the working tree (a proven change undone — a reset, a stash — is no base to
-/// build on); else HEAD. `None` without git or a commit.
-pub fn proposal_base(root: &Path, proven: &[String], exclude: &[String]) -> Option<String> {
-    let head = head_commit(root)?;
-    let usable = |c: &str| {
-        git(root, &["cat-file", "-e", &format!("{c}^{{commit}}")]).is_some()
-            && git(root, &["merge-base", "--is-ancestor", &head, c]).is_some()
-    };
-    let candidates: Vec<&String> = proven.iter().filter(|c| usable(c)).collect();
-    if candidates.is_empty() {
-        return Some(head);
+/// The base a new proposal is applied on: `base` (the tree fixes are judged from) when it is a
+/// commit here, else HEAD. `None` without git or a commit.
+pub fn proposal_base(root: &Path, base: Option<&str>) -> Option<String> {
+    match base {
+        Some(c) if git(root, &["cat-file", "-e", &format!("{c}^{{commit}}")]).is_some() => Some(c.to_string()),
+        _ => head_commit(root),
     }
-    let Ok(snap) = Snapshot::take(root, exclude) else { return Some(head) };
-    let names = |bytes: Vec<u8>| -> std::collections::BTreeSet<String> {
-        String::from_utf8_lossy(&bytes).lines().map(str::to_string).collect()
-    };
-    let changed_now = names(snap.diff(&head, &["--name-only"]).unwrap_or_default());
-    let present = |c: &str| {
-        let args = with_pathspecs(&["diff", "--name-only", "--no-renames", &head, c], exclude);
-        let proven = names(git(root, &args.iter().map(String::as_str).collect::<Vec<_>>()).unwrap_or_default());
-        proven.is_subset(&changed_now)
-    };
-    Some(candidates.into_iter().find(|c| present(c)).map_or(head, |c| c.to_string()))
 }
 
 /// Appends each file's name and contents to `bytes` (a name as [`crate::text::path_text`] writes

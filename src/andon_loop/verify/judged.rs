@@ -20,7 +20,8 @@ pub struct Judged {
     pub definition: Vec<(String, String)>,
     /// andon's own state the change writes.
     pub state: Vec<String>,
-    /// Tests that existed at the base and are gone or skipped now, as `path: test \`name\` …`.
+    /// Tests that existed at the base and are gone or skipped now, or whose assertions changed,
+    /// were weakened or removed, as `path: test \`name\` …`.
     pub tests: Vec<String>,
 }
 
@@ -51,7 +52,10 @@ impl Judged {
         let mut parts: Vec<String> = self.definition.iter().map(|(p, why)| format!("`{p}` {why}")).collect();
         parts.extend(self.state.iter().map(|p| format!("`{p}` is andon's own state")));
         if !self.tests.is_empty() {
-            parts.push(format!("it removes or skips tests that existed at the base ({})", self.tests.join("; ")));
+            parts.push(format!(
+                "it removes, skips or rewrites the expectations of tests that existed at the base ({})",
+                self.tests.join("; ")
+            ));
         }
         if parts.is_empty() {
             return String::new();
@@ -76,6 +80,7 @@ pub fn of_change(root: &Path, cfg: &Config, base: &str, change: &AppliedChange) 
         if let Some(before) = &before {
             let now = if status == "D" { String::new() } else { read(root, path) };
             j.tests.extend(lost_tests(path, before, &now));
+            j.tests.extend(super::expectations::rewritten(path, before, &now));
         }
     }
     j
@@ -299,13 +304,13 @@ fn lost_tests(path: &str, before: &str, now: &str) -> Vec<String> {
 }
 
 /// The text of `path` at commit `base`, if it existed there.
-fn at_base(root: &Path, base: &str, path: &str) -> Option<String> {
+pub(crate) fn at_base(root: &Path, base: &str, path: &str) -> Option<String> {
     let out = Command::new("git").arg("-C").arg(root).args(["show", &format!("{base}:./{path}")]).output().ok()?;
     out.status.success().then(|| String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
 /// The text of `path` in the working tree (empty when it cannot be read).
-fn read(root: &Path, path: &str) -> String {
+pub(crate) fn read(root: &Path, path: &str) -> String {
     let p = crate::text::os_path(path).unwrap_or_else(|| path.into());
     std::fs::read(root.join(p)).map(|b| String::from_utf8_lossy(&b).into_owned()).unwrap_or_default()
 }

@@ -4,7 +4,8 @@
 //! 2. [`diff`]: git snapshots of the working tree, their diffs and hashes;
 //! 3. [`proof`]: the shared vocabulary (what is proven, the inputs, a proof, its routing record);
 //! 4. [`fix`]: the applied change, the structural proof, the evidence a verify writes;
-//! 5. [`judged`]: what defines how a fix is judged, and what a change did to it;
+//! 5. [`expectations`]: what an existing test asserts, and what a change rewrote of it;
+//!    [`judged`]: what defines how a fix is judged, and what a change did to it;
 //! 6. [`audit`]: the proof-strength audit of a recorded evidence;
 //! 7. [`executed`]: proofs read from check runs, and reported commands re-run under a seal;
 //! 8. [`red`]: red-first and discrimination proofs in scratch copies of the tree;
@@ -20,6 +21,7 @@ pub mod audit;
 pub mod commands;
 pub mod diff;
 pub mod executed;
+pub mod expectations;
 pub mod fix;
 pub mod judged;
 pub mod panel;

@@ -203,7 +203,9 @@ fn property(root: &Path, cfg: &Config, target: &ProofTarget, inputs: &Inputs, no
             "unavailable: the wire stays unknown",
         );
     }
-    let specs = checks(cfg, &target.stages, inputs.command.as_deref());
+    // a check with a numeric `technique` is approach (b)'s, not a property run
+    let specs: Vec<CommandSpec> =
+        checks(cfg, &target.stages, inputs.command.as_deref()).into_iter().filter(|c| c.technique.is_none()).collect();
     if specs.is_empty() {
         return Proof::unknown(
             format!(
@@ -279,4 +281,24 @@ pub fn handoff_exercised(
         wire.producer, wire.consumer
     );
     Ok(Vec::new())
+}
+
+/// The test files (of the fresh index `idx`) that import one of the `changed` files that is not a
+/// test: the tests a command given to verify must run to speak for the change.
+pub fn tests_importing(idx: &Index, changed: &[String]) -> Result<Vec<String>, Error> {
+    use crate::facts::rel;
+    let code: std::collections::BTreeSet<&str> =
+        changed.iter().map(String::as_str).filter(|p| !super::red::test_file(idx, p)).collect();
+    let store = crate::ops::derive(&crate::datalog::builtin_program(), idx, &[rel::RESOLVES])
+        .map_err(|e| Error::Facts(e.to_string()))?;
+    let mut tests: Vec<String> = store.rels[rel::RESOLVES.0 as usize]
+        .iter()
+        .filter(|r| code.contains(store.syms.str(r[2])))
+        .map(|r| store.syms.str(r[0]))
+        .filter(|f| super::red::test_file(idx, f))
+        .map(str::to_string)
+        .collect();
+    tests.sort();
+    tests.dedup();
+    Ok(tests)
 }

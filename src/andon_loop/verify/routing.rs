@@ -9,19 +9,10 @@ use crate::evidence::route::{self, Approach, Object, Route, Subject};
 use crate::ledger::GapState;
 
 /// The configured commands that speak for any of `stages`, both lanes (verifying is an explicit
-/// request), or the one `--command`.
+/// request), then the `--command` given. A given command adds a check and never replaces the
+/// configured ones: a stage's `[[command]]`s are its proof, so a one-line `--command` cannot stand
+/// in for a suite that fails.
 pub fn checks(cfg: &Config, stages: &[String], command: Option<&str>) -> Vec<CommandSpec> {
-    if let Some(c) = command {
-        return vec![CommandSpec {
-            name: "given".into(),
-            run: c.to_string(),
-            stages: Vec::new(),
-            lane: Lane::Fast,
-            timeout_secs: crate::config::DEFAULT_COMMAND_TIMEOUT_SECS,
-            technique: None,
-            line: 0,
-        }];
-    }
     let mut out: Vec<CommandSpec> = Vec::new();
     for s in stages {
         for c in commands::applicable(&cfg.commands, s, true) {
@@ -29,6 +20,17 @@ pub fn checks(cfg: &Config, stages: &[String], command: Option<&str>) -> Vec<Com
                 out.push(c.clone());
             }
         }
+    }
+    if let Some(c) = command.filter(|c| !out.iter().any(|o| o.run == *c)) {
+        out.push(CommandSpec {
+            name: "given".into(),
+            run: c.to_string(),
+            stages: Vec::new(),
+            lane: Lane::Fast,
+            timeout_secs: crate::config::DEFAULT_COMMAND_TIMEOUT_SECS,
+            technique: None,
+            line: 0,
+        });
     }
     out
 }

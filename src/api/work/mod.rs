@@ -235,7 +235,9 @@ impl Status {
                 "rule": c.rule, "detail": c.detail })),
             "gaps": { "by_status": b.gaps_by_status, "open_by_kind": b.open_by_kind, "open_by_blast_radius": b.open_by_radius },
             "approaches": b.approaches,
-            "decisions": b.decisions.iter().map(|d| json!({ "seq": d.seq, "gap": d.gap, "action": d.action, "by": d.by, "reason": d.reason })).collect::<Vec<_>>(),
+            "decisions": b.decisions.iter().map(|d| json!({ "seq": d.seq, "gap": d.gap, "action": d.action, "by": d.by, "reason": d.reason,
+                "witness": d.witness.as_ref().map(|w| json!({ "user": w.user, "terminal": w.terminal })) })).collect::<Vec<_>>(),
+            "pending_decisions": b.pending_decisions.iter().map(|d| json!({ "seq": d.seq, "gap": d.gap, "action": d.action, "by": d.by, "reason": d.reason, "why": d.why })).collect::<Vec<_>>(),
             "audits": b.audits.iter().map(|(e, t, s, d)| json!({ "evidence": e, "tool": t, "strength": s, "detail": d })).collect::<Vec<_>>(),
             "suspected_injections": suspected,
             "index": index,
@@ -406,20 +408,33 @@ impl Proposed {
     }
 }
 
-/// A person's decision, recorded (the message says what), or refused with why (nothing written).
+/// A person's decision, recorded (the message says what), refused with why (nothing written),
+/// or refused because no person stood behind it (recorded as pending where the gap is known).
 pub enum Decided {
     Recorded(String),
     Refused(String),
+    Unwitnessed(String),
 }
 
 /// A person's decision on `gap` (authorize, defer, skip, override, confirm), recorded by the
-/// loop's writer; refused under `unattended`.
-pub fn decide(root: &Path, gap: &str, d: &andon_loop::Decision, unattended: bool) -> Result<Decided, Error> {
-    if unattended {
-        return Ok(Decided::Refused("human decisions are not taken under --unattended".into()));
-    }
+/// loop's writer only with a person at a terminal who typed the gap id back ([`andon_loop::Presence`]).
+pub fn decide(
+    root: &Path,
+    gap: &str,
+    d: &andon_loop::Decision,
+    presence: &andon_loop::Presence,
+) -> Result<Decided, Error> {
     let cfg = super::config(root)?;
-    Ok(match andon_loop::record_decision(root, &cfg, gap, d, super::now()) {
+    let witness = match presence.witness(gap) {
+        Ok(w) => w,
+        Err(why) => {
+            if let andon_loop::Presence::Absent(absent) = presence {
+                andon_loop::record_pending(root, &cfg, gap, d, absent, super::now()).map_err(Error::from)?;
+            }
+            return Ok(Decided::Unwitnessed(why.to_string()));
+        }
+    };
+    Ok(match andon_loop::record_decision(root, &cfg, gap, d, witness, super::now()) {
         Ok(recorded) => Decided::Recorded(recorded),
         Err(e) => Decided::Refused(e.to_string()),
     })
@@ -430,7 +445,7 @@ impl Decided {
     pub fn said(&self) -> (&'static str, &str) {
         match self {
             Decided::Recorded(t) => ("recorded", t),
-            Decided::Refused(t) => ("refused", t),
+            Decided::Refused(t) | Decided::Unwitnessed(t) => ("refused", t),
         }
     }
 

@@ -1,0 +1,61 @@
+//! The public definitions a file makes, read from its text alone: what a fix deletes when a
+//! public function or class of the base is gone from the working tree (a deletion, not a local
+//! edit: every caller rests on it).
+
+use std::collections::BTreeSet;
+
+use super::{Context, Lang, extract_source};
+use crate::facts::{SplitBuilder, rel};
+
+/// The top-level public definitions of `path` (its text `src`) as `(kind, name)`: functions,
+/// classes, structs, enums, traits and the like whose visibility is public (`pub`, a Python name
+/// without a leading underscore, an `export`). Empty for a file of no indexed language.
+pub fn public_definitions(path: &str, src: &str) -> BTreeSet<(String, String)> {
+    let Some(lang) = Lang::from_path(path) else { return BTreeSet::new() };
+    let mut out = SplitBuilder::default();
+    extract_source(&mut Context::new(), lang, path, src, &mut out);
+    let (core, detail) = out.finish();
+    let public: BTreeSet<(String, u32)> = detail
+        .all_rows()
+        .filter(|(id, _)| *id == rel::VISIBILITY)
+        .filter(|(_, c)| matches!(detail.str(c[3]), "pub" | "public" | "exported" | "default"))
+        .map(|(_, c)| (detail.str(c[1]).to_string(), c[2]))
+        .collect();
+    let members: BTreeSet<String> =
+        core.all_rows().filter(|(id, _)| *id == rel::MEMBER).map(|(_, c)| core.str(c[2]).to_string()).collect();
+    core.all_rows()
+        .filter(|(id, _)| *id == rel::DEFINES)
+        .map(|(_, c)| (core.str(c[1]).to_string(), core.str(c[2]).to_string(), c[3]))
+        .filter(|(name, kind, line)| {
+            !matches!(kind.as_str(), "variable" | "constant" | "import" | "parameter" | "field")
+                && !members.contains(name)
+                && public.contains(&(name.clone(), *line))
+        })
+        .map(|(name, kind, _)| (kind, name))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn public_functions_and_classes_of_each_language() {
+        let py = public_definitions(
+            "m.py",
+            "def split(a, b):\n    return a\n\n\ndef _helper():\n    pass\n\n\nclass Cart:\n    def add(self):\n        pass\n",
+        );
+        let names: Vec<&str> = py.iter().map(|(_, n)| n.as_str()).collect();
+        assert!(names.contains(&"split") && names.contains(&"Cart"), "{py:?}");
+        assert!(!names.contains(&"_helper"), "{py:?}");
+        let js = public_definitions(
+            "m.js",
+            "export function split(a) { return a; }\nfunction inner() {}\nexport class Cart {}\n",
+        );
+        let names: Vec<&str> = js.iter().map(|(_, n)| n.as_str()).collect();
+        assert!(names.contains(&"split") && names.contains(&"Cart") && !names.contains(&"inner"), "{js:?}");
+        let rs = public_definitions("src/lib.rs", "pub fn split() {}\nfn inner() {}\npub struct Cart;\n");
+        let names: Vec<&str> = rs.iter().map(|(_, n)| n.as_str()).collect();
+        assert!(names.contains(&"split") && names.contains(&"Cart") && !names.contains(&"inner"), "{rs:?}");
+    }
+}

@@ -1,0 +1,216 @@
+//! The ledger is a chain. Each record carries the digest of the log before it: its header and
+//! every record up to it, each in its canonical form (the JSON andon writes). So a record
+//! inserted, copied, reordered, edited or removed breaks a link.
+//!
+//! The head (the digest of the whole log) is anchored outside the log, in the git repository that
+//! holds the ledger's directory, under [`LEDGER_REF`], beside the proven trees, and shown in
+//! `ledger.md`. A well-formed record appended by hand, with a correct link even, leaves the log
+//! past the head the ref names; so does a truncation leave it short of it.
+//!
+//! Each write moves the ref first, naming the head before the write and the head after it, then
+//! appends. A writer stopped between the two leaves the log at the ref's `before`: an
+//! interrupted write, not a forgery.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use sha2::{Digest, Sha256};
+
+use super::{Event, Header, Issue, LedgerError, Log, Record};
+
+/// The ref that anchors the ledger's head, beside `refs/andon/proven`.
+pub const LEDGER_REF: &str = "refs/andon/ledger";
+
+/// The running digest of a log: fed its header, then each record in order.
+#[derive(Clone)]
+pub struct Chain(Sha256);
+
+impl Chain {
+    /// The chain of a log with `header` and no record yet.
+    pub fn new(header: &Header) -> Chain {
+        let mut c = Chain(Sha256::new());
+        c.0.update(serde_json::to_string(header).expect("header serializes").as_bytes());
+        c.0.update(b"\n");
+        c
+    }
+
+    /// The chain over `header` then `records`.
+    pub fn over(header: &Header, records: &[Record]) -> Chain {
+        let mut c = Chain::new(header);
+        for r in records {
+            c.push(r);
+        }
+        c
+    }
+
+    /// The digest of the log so far: the link the next record carries, or the log's head.
+    pub fn link(&self) -> String {
+        let d = self.0.clone().finalize();
+        let mut s = String::with_capacity(7 + 64);
+        s.push_str("sha256:");
+        for b in d.iter() {
+            s.push_str(&format!("{b:02x}"));
+        }
+        s
+    }
+
+    /// Feeds one record's canonical line.
+    pub fn push(&mut self, r: &Record) {
+        self.0.update(serde_json::to_string(r).expect("record serializes").as_bytes());
+        self.0.update(b"\n");
+    }
+}
+
+/// Whether a ledger with `header` and `records` is linked: a chained format, or a record that
+/// already carries a link (a ledger migrated by a `ledger_chained` record).
+pub fn is_linked(header: &Header, records: &[Record]) -> bool {
+    header.andon_ledger >= 2 || records.iter().any(|r| r.prev.is_some())
+}
+
+/// Every broken link of the parsed log: a record whose link is not the digest of the log before
+/// it, a record without a link after the chain began, a link before it began.
+pub fn broken_links(log: &Log) -> Vec<Issue> {
+    let Some(h) = &log.header else { return Vec::new() };
+    let mut chain = Chain::new(h);
+    let mut began = h.andon_ledger >= 2;
+    let mut issues = Vec::new();
+    for (line, r) in &log.records {
+        let line = *line;
+        match &r.prev {
+            Some(p) => {
+                if !began && !matches!(r.event, Event::LedgerChained { .. }) {
+                    issues.push(Issue {
+                        line,
+                        message: "a linked record before the `ledger_chained` record that begins the chain: written by hand".into(),
+                    });
+                }
+                began = true;
+                if *p != chain.link() {
+                    issues.push(Issue {
+                        line,
+                        message: "the record's link is not the digest of the log before it: a record before it was inserted, copied, reordered, edited or removed; restore ledger.jsonl from a copy or version control".into(),
+                    });
+                }
+            }
+            None if began => issues.push(Issue {
+                line,
+                message: "the record carries no link to the log before it though the chain began: it was not written by andon".into(),
+            }),
+            None => {}
+        }
+        chain.push(r);
+    }
+    issues
+}
+
+/// The head as the ref anchors it: the last record's seq, the head after andon's last write, and
+/// the head before it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Anchor {
+    pub seq: u64,
+    pub head: String,
+    pub before: String,
+}
+
+impl Anchor {
+    fn text(&self) -> String {
+        format!("andon ledger head\nseq {}\nhead {}\nbefore {}\n", self.seq, self.head, self.before)
+    }
+
+    fn parse(text: &str) -> Option<Anchor> {
+        let mut seq = None;
+        let (mut head, mut before) = (None, None);
+        for l in text.lines() {
+            match l.split_once(' ') {
+                Some(("seq", v)) => seq = v.parse().ok(),
+                Some(("head", v)) => head = Some(v.to_string()),
+                Some(("before", v)) => before = Some(v.to_string()),
+                _ => {}
+            }
+        }
+        Some(Anchor { seq: seq?, head: head?, before: before? })
+    }
+}
+
+fn git(dir: &Path, args: &[&str], input: Option<&[u8]>) -> Option<Vec<u8>> {
+    let mut cmd = Command::new("git");
+    cmd.arg("-C").arg(dir).args(args).stdout(Stdio::piped()).stderr(Stdio::null());
+    cmd.stdin(if input.is_some() { Stdio::piped() } else { Stdio::null() });
+    let mut child = cmd.spawn().ok()?;
+    if let Some(bytes) = input {
+        use std::io::Write;
+        child.stdin.take()?.write_all(bytes).ok()?;
+    }
+    let out = child.wait_with_output().ok()?;
+    out.status.success().then_some(out.stdout)
+}
+
+/// Whether `dir` is inside a git work tree (where the ref lives).
+fn in_git(dir: &Path) -> bool {
+    git(dir, &["rev-parse", "--is-inside-work-tree"], None).is_some_and(|o| o.starts_with(b"true"))
+}
+
+/// The anchor the ref holds for the ledger in `dir`; `None` outside git or where no write of
+/// this andon set it (a fresh clone does not fetch `refs/andon/*`).
+pub fn anchored(dir: &Path) -> Option<Anchor> {
+    let bytes = git(dir, &["cat-file", "blob", LEDGER_REF], None)?;
+    Anchor::parse(&String::from_utf8_lossy(&bytes))
+}
+
+/// Moves the ref to `a` (a blob holding it); nothing outside git.
+pub fn anchor(dir: &Path, a: &Anchor) -> Result<(), LedgerError> {
+    if !in_git(dir) {
+        return Ok(());
+    }
+    let failed = || LedgerError::Anchor { dir: dir.to_path_buf() };
+    let blob = git(dir, &["hash-object", "-w", "--stdin"], Some(a.text().as_bytes())).ok_or_else(failed)?;
+    let blob = String::from_utf8_lossy(&blob).trim().to_string();
+    git(dir, &["update-ref", LEDGER_REF, &blob], None).ok_or_else(failed)?;
+    Ok(())
+}
+
+/// Where the log in `dir` (its `header` and `records`) stands against the ref: `None` when it
+/// ends where andon's last write left it, or where a write stopped between the ref and the log
+/// left it (the view, rendered last, shows no more than the log then), or when nothing anchors it;
+/// else the problem. Without a ref, a view behind the log is a problem too: nothing vouches for
+/// the records past it. `view_shows`: the last record `ledger.md` shows.
+pub fn unanchored(dir: &Path, header: &Header, records: &[Record], view_shows: Option<u64>) -> Option<Issue> {
+    let head = Chain::over(header, records).link();
+    let last = records.last().map_or(0, |r| r.seq);
+    let line_of = |seq: u64| records.iter().position(|r| r.seq > seq).map_or(1, |i| i as u64 + 2);
+    match anchored(dir) {
+        Some(a) if a.head == head => None,
+        // the ref moved and the writer stopped before the log's append (and so before the view's)
+        Some(a) if a.before == head && view_shows.is_some_and(|s| s <= last) => None,
+        Some(a) if last > a.seq => Some(Issue {
+            line: line_of(a.seq),
+            message: format!(
+                "records past andon's last write: {LEDGER_REF} ends the log at record {} and these were added outside andon; restore ledger.jsonl from a copy or version control",
+                a.seq
+            ),
+        }),
+        Some(a) => Some(Issue {
+            line: line_of(last.min(a.seq).saturating_sub(1)),
+            message: format!(
+                "the log is not where andon's last write left it ({LEDGER_REF}: {} records, head {}): records were removed or changed outside andon; restore ledger.jsonl from a copy or version control",
+                a.seq,
+                short(&a.head)
+            ),
+        }),
+        None => match view_shows {
+            Some(shown) if shown < last && is_linked(header, records) && in_git(dir) => Some(Issue {
+                line: line_of(shown),
+                message: format!(
+                    "records past what ledger.md shows (record {shown}) and no {LEDGER_REF} vouches for them: they were added outside andon; restore ledger.jsonl from a copy or version control"
+                ),
+            }),
+            _ => None,
+        },
+    }
+}
+
+/// A digest shortened for a message: its first 12 hex digits.
+pub fn short(link: &str) -> &str {
+    let hex = link.strip_prefix("sha256:").unwrap_or(link);
+    &hex[..hex.len().min(12)]
+}

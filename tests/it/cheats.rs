@@ -1,0 +1,205 @@
+//! The shortcuts an agent under pressure to finish takes, each refused: none converges, none
+//! closes a gap as proven. One test per cheat, on repositories of their own.
+
+use std::path::Path;
+
+use crate::red_first::{propose, step, verify};
+use crate::support::{calc_repo, commit_all, write_files};
+
+/// A calculator whose `add` subtracts, with no `[[command]]`: its TODO is the gap.
+fn calc_without_commands() -> tempfile::TempDir {
+    let t = calc_repo("def add(a, b):\n    # TODO: add, do not subtract\n    raise NotImplementedError\n");
+    std::fs::remove_file(t.path().join("andon.toml")).unwrap();
+    commit_all(t.path());
+    t
+}
+
+fn picked(d: &Path, source: &str) -> String {
+    let v = step(d);
+    let gap = v["next"]["gap"].as_str().unwrap_or_else(|| panic!("a gap is picked: {v:#}")).to_string();
+    let g = v["gaps"].as_array().unwrap().iter().find(|g| g["id"] == gap.as_str()).unwrap();
+    assert_eq!(g["source"], source, "{v:#}");
+    gap
+}
+
+#[test]
+fn a_command_given_to_verify_never_replaces_the_stages_own_checks() {
+    // the stage's `[[command]]` (the unit tests) fails; the agent proves the gap with a command
+    // that only imports the module, changing nothing
+    let t = calc_repo("def add(a, b):\n    return a - b\n");
+    let d = t.path();
+    let gap = picked(d, "FailingCommand");
+    propose(d, &gap, "executed", &["calc/ops.py"]);
+    write_files(d, &[("calc/ops.py", "def add(a, b):\n    # touched\n    return a - b\n")]);
+    let o = crate::support::run(
+        &["verify", "--gap", &gap, "--format", "json", "--command", "python3 -c 'import calc.ops'"],
+        d,
+    );
+    let doc = crate::support::json(&o);
+    assert_eq!(o.status.code(), Some(10), "refuted: the unit tests still fail: {doc:#}");
+    assert_eq!(doc["evidence"]["verdict"], "refuted", "{doc:#}");
+    step(d);
+    assert_ne!(crate::red_first::status_of(d, &gap), "closed");
+}
+
+#[test]
+fn without_configured_checks_a_given_command_must_run_a_test_of_the_changed_code() {
+    let t = calc_without_commands();
+    let d = t.path();
+    let gap = picked(d, "StageMarker");
+    propose(d, &gap, "executed", &["calc/ops.py", "tests/test_add.py"]);
+    write_files(d, &[("calc/ops.py", "def add(a, b):\n    return a + b\n")]);
+    // red without the fix (the stub raises), green with it, and no test at all
+    let o = crate::support::run(
+        &["verify", "--gap", &gap, "--format", "json", "--command", "python3 -c 'import calc.ops; calc.ops.add(1, 1)'"],
+        d,
+    );
+    let doc = crate::support::json(&o);
+    assert_eq!(o.status.code(), Some(14), "{doc:#}");
+    assert_eq!(doc["evidence"]["reason"], "not-discriminating", "{doc:#}");
+    // with a test that imports the changed code and a command that runs it: proven
+    write_files(
+        d,
+        &[(
+            "tests/test_add.py",
+            "import unittest\n\nfrom calc.ops import add\n\n\nclass Add(unittest.TestCase):\n    def test_two(self):\n        self.assertEqual(add(2, 2), 4)\n",
+        )],
+    );
+    let o = crate::support::run(
+        &["verify", "--gap", &gap, "--format", "json", "--command", "python3 -m unittest discover -s tests -t ."],
+        d,
+    );
+    let doc = crate::support::json(&o);
+    assert_eq!(o.status.code(), Some(0), "{doc:#}");
+}
+
+/// `andon loop --format json`: its exit code and document.
+fn looped(d: &Path) -> (Option<i32>, serde_json::Value) {
+    let o = crate::support::run(&["loop", "--format", "json", "-q"], d);
+    (o.status.code(), crate::support::json(&o))
+}
+
+/// The cheat of row 1 and its variants: the failing check is weakened in a commit, then the loop
+/// runs. It holds for a person (exit 11) naming the files, the gap stays open, `andon check`
+/// fails on it, and undoing the change lets the loop go on with the gap still open.
+fn weakened_judging_holds(weaken: &[(&str, &str)], names: &str) {
+    let t = calc_repo("def add(a, b):\n    return a - b\n");
+    let d = t.path();
+    let gap = picked(d, "FailingCommand");
+    write_files(d, weaken);
+    crate::support::git(d, &["commit", "-qam", "make the suite pass"]);
+    for _ in 0..2 {
+        let (code, v) = looped(d);
+        assert_eq!(code, Some(11), "{v:#}");
+        assert_eq!(v["next"]["action"], "decide", "{v:#}");
+        let id = v["next"]["gap"].as_str().unwrap();
+        assert!(id.starts_with("J-"), "{v:#}");
+        assert!(v["next"]["detail"].as_str().unwrap().contains(names), "{v:#}");
+    }
+    assert_eq!(crate::red_first::status_of(d, &gap), "open", "the failing command's gap never vanishes");
+    let status = crate::support::json(&crate::support::run(&["status", "--format", "json"], d));
+    assert_eq!(status["next"]["action"], "decide", "{status:#}");
+    let o = crate::support::run(&["check", "--format", "json"], d);
+    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stdout));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("judging change"), "{}", String::from_utf8_lossy(&o.stdout));
+    // undone: the hold lapses and the gap is still the work
+    crate::support::git(d, &["revert", "--no-edit", "HEAD"]);
+    let (code, v) = looped(d);
+    assert_eq!(code, Some(0), "{v:#}");
+    assert_eq!(v["next"]["gap"].as_str(), Some(gap.as_str()), "{v:#}");
+    assert_eq!(crate::support::run(&["check", "-q"], d).status.code(), Some(0));
+}
+
+#[test]
+fn a_committed_command_that_cannot_fail_holds_the_loop_for_a_person() {
+    let toml = "[[command]]\nname = \"unit\"\nrun = \"true\"\n";
+    weakened_judging_holds(&[("andon.toml", toml)], "andon.toml");
+}
+
+#[test]
+fn a_committed_skip_of_the_failing_test_holds_the_loop_for_a_person() {
+    let skipped = "import unittest\n\nfrom calc.ops import add\n\n\nclass AddTest(unittest.TestCase):\n    @unittest.skip(\"flaky\")\n    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n";
+    weakened_judging_holds(&[("tests/test_ops.py", skipped)], "tests/test_ops.py");
+}
+
+#[test]
+fn a_commit_never_moves_the_base_a_fix_is_judged_from() {
+    // row 2: propose, skip the failing test and commit it, propose again, touch a comment, verify
+    let t = calc_repo("def add(a, b):\n    return a - b\n");
+    let d = t.path();
+    let gap = picked(d, "FailingCommand");
+    propose(d, &gap, "executed", &["calc/ops.py"]);
+    let skipped = "import unittest\n\nfrom calc.ops import add\n\n\nclass AddTest(unittest.TestCase):\n    @unittest.skip(\"flaky\")\n    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n";
+    write_files(d, &[("tests/test_ops.py", skipped)]);
+    crate::support::git(d, &["commit", "-qam", "skip the flaky test"]);
+    let args = [
+        "propose",
+        "--gap",
+        &gap,
+        "--blast-radius",
+        "local+reversible",
+        "--approach",
+        "executed",
+        "--reason",
+        "r",
+        "--description",
+        "d",
+        "--write-set",
+        "calc/ops.py",
+        "--write-set",
+        "tests/test_ops.py",
+    ];
+    crate::support::run(&args, d);
+    write_files(d, &[("calc/ops.py", "def add(a, b):\n    # reviewed\n    return a - b\n")]);
+    let (code, doc) = verify(d, &gap);
+    assert_ne!(code, Some(0), "{doc:#}");
+    assert_ne!(doc["evidence"]["verdict"], "proven", "{doc:#}");
+    let (code, v) = looped(d);
+    assert_eq!(code, Some(11), "{v:#}");
+    assert_ne!(crate::red_first::status_of(d, &gap), "closed");
+    assert_eq!(crate::support::run(&["check", "-q"], d).status.code(), Some(1));
+}
+
+#[test]
+fn a_colleagues_commit_that_changes_no_judging_moves_the_base() {
+    let t = calc_repo("def add(a, b):\n    return a - b\n");
+    let d = t.path();
+    let gap = picked(d, "FailingCommand");
+    write_files(d, &[("calc/mul.py", "def mul(a, b):\n    return a * b\n")]);
+    crate::support::git(d, &["add", "-A"]);
+    crate::support::git(d, &["commit", "-qm", "a colleague's work"]);
+    let (code, v) = looped(d);
+    assert_eq!(code, Some(0), "{v:#}");
+    assert!(v["notes"].to_string().contains("change nothing about how fixes are judged"), "{v:#}");
+    // the real fix is proven against the moved base: the colleague's file is not part of it
+    propose(d, &gap, "executed", &["calc/ops.py"]);
+    write_files(d, &[("calc/ops.py", "def add(a, b):\n    return a + b\n")]);
+    let (code, doc) = verify(d, &gap);
+    assert_eq!(code, Some(0), "{doc:#}");
+}
+
+#[test]
+fn an_expected_value_changed_to_match_the_bug_is_a_judging_change() {
+    // row 6: the test's expected value is rewritten to what the buggy code returns
+    let t = calc_repo("def add(a, b):\n    return a - b\n");
+    let d = t.path();
+    let gap = picked(d, "FailingCommand");
+    propose(d, &gap, "executed", &["tests/test_ops.py"]);
+    let rewritten = "import unittest\n\nfrom calc.ops import add\n\n\nclass AddTest(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(2, 3), -1)\n";
+    write_files(d, &[("tests/test_ops.py", rewritten)]);
+    let (code, doc) = verify(d, &gap);
+    assert_eq!(code, Some(11), "{doc:#}");
+    let detail = doc["detail"].as_str().unwrap_or_default();
+    assert!(detail.contains("no longer asserts `assertEqual(2, 3, 5)`"), "{doc:#}");
+    let (code, v) = looped(d);
+    assert_eq!(code, Some(11), "{v:#}");
+    assert_ne!(crate::red_first::status_of(d, &gap), "closed");
+    // renaming inside the test is no judging change, and a real fix is proven
+    let renamed = "import unittest\n\nfrom calc.ops import add as plus\n\n\nclass AddTest(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(plus(2, 3), 5)\n";
+    write_files(d, &[("tests/test_ops.py", renamed), ("calc/ops.py", "def add(a, b):\n    return a + b\n")]);
+    let (code, v) = looped(d);
+    assert_eq!(code, Some(0), "the hold lapses: {v:#}");
+    propose(d, &gap, "executed", &["tests/test_ops.py", "calc/ops.py"]);
+    let (code, doc) = verify(d, &gap);
+    assert_eq!(code, Some(0), "{doc:#}");
+}

@@ -1,0 +1,192 @@
+//! The ledger is a chain: each record links to the log before it, and the head is anchored in
+//! `refs/andon/ledger`. A well-formed record appended by hand (with or without a correct link),
+//! a copied, reordered or removed record fails `andon ledger check` and `andon check` (exit 1),
+//! and the loop refuses to act on the log; an older, unlinked ledger is linked once, by a
+//! recorded `ledger_chained` event.
+
+use std::path::{Path, PathBuf};
+
+use andon::ledger::{self, Record, chain};
+
+use crate::support::{clean_three_stages, json, run, run_piped};
+
+fn log_path(d: &Path) -> PathBuf {
+    d.join("analysis/andon/ledger/ledger.jsonl")
+}
+
+/// A repository in git that `andon check` passes, whose loop ran twice (a gap deferred in
+/// between): a chained ledger.
+fn looped() -> (tempfile::TempDir, String) {
+    let t = clean_three_stages(
+        "[[contract]]\nname = \"core never imports cli\"\nkind = \"forbidden\"\nfrom = [\"src/core/**\"]\nto = [\"src/cli/**\"]\n",
+    );
+    let d = t.path();
+    std::fs::write(
+        d.join("src/core/__init__.py"),
+        "def parse(text):\n    # TODO: empty text\n    return text.split()\n",
+    )
+    .unwrap();
+    crate::support::commit_all(d);
+    assert_eq!(run(&["check", "-q"], d).status.code(), Some(0), "the gate passes before any forgery");
+    let v = json(&run(&["loop", "--format", "json", "-q"], d));
+    let gap = v["picked"]["gap"].as_str().unwrap().to_string();
+    assert_eq!(run(&["defer", &gap, "--by", "lead", "--reason", "later"], d).status.code(), Some(0));
+    assert_eq!(run(&["loop", "-q"], d).status.code(), Some(0));
+    (t, gap)
+}
+
+fn lines(d: &Path) -> Vec<String> {
+    std::fs::read_to_string(log_path(d)).unwrap().lines().map(str::to_string).collect()
+}
+
+fn write_lines(d: &Path, lines: &[String]) {
+    std::fs::write(log_path(d), lines.iter().map(|l| format!("{l}\n")).collect::<String>()).unwrap();
+}
+
+/// The header and records of the log as it is on disk.
+fn parsed(d: &Path) -> (ledger::Header, Vec<Record>) {
+    let log = ledger::parse(&std::fs::read_to_string(log_path(d)).unwrap());
+    (log.header.unwrap(), log.records.into_iter().map(|(_, r)| r).collect())
+}
+
+/// `ledger check`, `check` and `loop` all refuse the log (exit 1), with `says` in the check.
+fn refused(d: &Path, says: &str) {
+    let o = run(&["ledger", "check", "--format", "json"], d);
+    let text = String::from_utf8_lossy(&o.stdout).to_string();
+    assert_eq!(o.status.code(), Some(1), "{text}");
+    assert!(text.contains(says), "`{says}` not in {text}");
+    let o = run(&["check", "-q"], d);
+    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stdout));
+    let o = run(&["loop", "-q"], d);
+    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+#[test]
+fn every_record_links_to_the_log_before_it_and_the_ref_names_the_head() {
+    let (t, _) = looped();
+    let d = t.path();
+    let (h, records) = parsed(d);
+    assert_eq!(h.andon_ledger, ledger::FORMAT);
+    let mut c = chain::Chain::new(&h);
+    for r in &records {
+        assert_eq!(r.prev.as_deref(), Some(c.link().as_str()), "record {}", r.seq);
+        c.push(r);
+    }
+    let a = chain::anchored(&log_path(d).parent().unwrap().to_path_buf()).expect("the ref is set");
+    assert_eq!((a.seq, a.head.clone()), (records.last().unwrap().seq, c.link()));
+    let view = std::fs::read_to_string(d.join("analysis/andon/ledger/ledger.md")).unwrap();
+    assert!(view.contains(&c.link()), "ledger.md shows the head");
+    assert_eq!(run(&["ledger", "check"], d).status.code(), Some(0));
+}
+
+#[test]
+fn a_well_formed_record_appended_by_hand_is_caught_with_or_without_a_correct_link() {
+    let (t, gap) = looped();
+    let d = t.path();
+    let (h, records) = parsed(d);
+    let seq = records.last().unwrap().seq + 1;
+    let forged =
+        ledger::Event::GapSkipped { gap: gap.clone(), by: "lead".into(), reason: "forged".into(), witness: None };
+    let unlinked = Record { seq, at: 1, event: forged.clone(), more: 0, prev: None };
+    let mut l = lines(d);
+    l.push(serde_json::to_string(&unlinked).unwrap());
+    write_lines(d, &l);
+    refused(d, "carries no link");
+    // with the link computed as andon computes it: the ref still ends the log before it
+    let linked = Record { prev: Some(chain::Chain::over(&h, &records).link()), ..unlinked };
+    let mut l = lines(d);
+    l.pop();
+    l.push(serde_json::to_string(&linked).unwrap());
+    write_lines(d, &l);
+    refused(d, "records past andon's last write");
+    // ledger repair does not launder it into the view
+    assert_eq!(run(&["ledger", "repair", "-q"], d).status.code(), Some(1));
+}
+
+#[test]
+fn a_copied_a_reordered_and_a_removed_record_are_caught() {
+    let (t, _) = looped();
+    let d = t.path();
+    let original = lines(d);
+    let n = original.len();
+    // a copy of an earlier record, renumbered as the next one
+    let (_, records) = parsed(d);
+    let mut copy = records[records.len() - 2].clone();
+    copy.seq = records.last().unwrap().seq + 1;
+    let mut l = original.clone();
+    l.push(serde_json::to_string(&copy).unwrap());
+    write_lines(d, &l);
+    refused(d, "link");
+    // two records swapped (renumbered so the sequence still counts up)
+    let (_, mut rs) = parsed(d);
+    rs.pop();
+    let (a, b) = (rs.len() - 2, rs.len() - 1);
+    rs.swap(a, b);
+    rs[a].seq -= 1;
+    rs[b].seq += 1;
+    let mut l = vec![original[0].clone()];
+    l.extend(rs.iter().map(|r| serde_json::to_string(r).unwrap()));
+    write_lines(d, &l);
+    refused(d, "link");
+    // the last write removed
+    write_lines(d, &original[..n - 1]);
+    refused(d, "not where andon's last write left it");
+    // restored, it is whole again
+    write_lines(d, &original);
+    assert_eq!(run(&["ledger", "check"], d).status.code(), Some(0));
+}
+
+#[test]
+fn a_write_stopped_after_the_ref_moved_is_an_interrupted_write_not_a_forgery() {
+    let (t, _) = looped();
+    let d = t.path();
+    let dir = log_path(d).parent().unwrap().to_path_buf();
+    let (h, records) = parsed(d);
+    let head = chain::Chain::over(&h, &records).link();
+    let next = chain::Anchor { seq: records.len() as u64 + 1, head: "sha256:00".into(), before: head };
+    chain::anchor(&dir, &next).unwrap();
+    assert_eq!(run(&["ledger", "check"], d).status.code(), Some(0));
+    assert_eq!(run(&["loop", "-q"], d).status.code(), Some(0));
+}
+
+#[test]
+fn an_older_unlinked_ledger_is_linked_once_by_a_recorded_event() {
+    let (t, _) = looped();
+    let d = t.path();
+    // the same log as an older andon wrote it: format 1, no links, no ref
+    let (mut h, records) = parsed(d);
+    h.andon_ledger = 1;
+    let mut l = vec![serde_json::to_string(&h).unwrap()];
+    l.extend(records.iter().map(|r| serde_json::to_string(&Record { prev: None, ..r.clone() }).unwrap()));
+    write_lines(d, &l);
+    std::fs::remove_file(d.join("analysis/andon/ledger/ledger.md")).unwrap();
+    crate::support::git(d, &["update-ref", "-d", "refs/andon/ledger"]);
+    assert_eq!(run(&["ledger", "repair", "-q"], d).status.code(), Some(0));
+    assert_eq!(run(&["ledger", "check"], d).status.code(), Some(0));
+    // the next write (a decision asked for from a shell, recorded as pending) links the ledger
+    let (_, gap) = (
+        0,
+        records
+            .iter()
+            .find_map(|r| match &r.event {
+                ledger::Event::GapDeferred { gap, .. } => Some(gap.clone()),
+                _ => None,
+            })
+            .unwrap(),
+    );
+    assert_eq!(run_piped(&["skip", &gap, "--by", "lead", "--reason", "r"], d).status.code(), Some(2));
+    let (_, after) = parsed(d);
+    let chained: Vec<&Record> =
+        after.iter().filter(|r| matches!(r.event, ledger::Event::LedgerChained { .. })).collect();
+    assert_eq!(chained.len(), 1, "linked once");
+    assert_eq!(chained[0].seq, records.len() as u64 + 1);
+    assert!(after[records.len()..].iter().all(|r| r.prev.is_some()));
+    assert_eq!(run(&["ledger", "check"], d).status.code(), Some(0));
+    // an unlinked record after the chain began is caught
+    let (_, now) = parsed(d);
+    let mut l = lines(d);
+    let last = Record { seq: now.last().unwrap().seq + 1, at: 1, event: now[0].event.clone(), more: 0, prev: None };
+    l.push(serde_json::to_string(&last).unwrap());
+    write_lines(d, &l);
+    refused(d, "link");
+}
