@@ -97,6 +97,9 @@ pub struct Board {
     pub vanished: Vec<GapState>,
     /// What the loop works on next, exactly as `andon loop` reported it ([`agenda`]).
     pub next: Next,
+    /// The halt the loop stands on, as `andon loop` would report it: `andon status` exits with
+    /// its code.
+    pub halt: Option<Condition>,
 }
 
 /// The board from the ledger's state and records (see [`agenda`] for `opts`).
@@ -104,7 +107,8 @@ pub fn board(state: &State, records: &[Record], opts: Options) -> Board {
     let stream = Stream::of(state);
     let stages = stage_lines(state, &stream);
     let holds = holds(state);
-    let Agenda { constraint, next, .. } = agenda(state, records, opts);
+    let Agenda { constraint, next, picked, .. } = agenda(state, records, opts);
+    let halt = standing_halt(state, records, picked.as_ref().map(|(id, _)| id.as_str()), &next);
     let gaps = GapCounts::of(state);
     let mut approaches = BTreeMap::new();
     for e in state.evidence.values().filter(|e| e.is_proof_attempt()) {
@@ -131,6 +135,7 @@ pub fn board(state: &State, records: &[Record], opts: Options) -> Board {
             .collect(),
         vanished,
         next,
+        halt,
     }
 }
 
@@ -401,6 +406,23 @@ pub fn agenda(state: &State, records: &[Record], opts: Options) -> Agenda {
         None => settled(state, records, &stream, opts.ingest),
     };
     Agenda { constraint, cursor, picked, next }
+}
+
+/// The halt the loop stands on: a judging change waiting for a person, an entry gate, or the
+/// condition the picked gap stands halted on.
+pub fn standing_halt(state: &State, records: &[Record], picked: Option<&str>, next: &Next) -> Option<Condition> {
+    if state.judging.is_some() {
+        return Some(Condition::Authorization);
+    }
+    if next.action == Action::Confirm {
+        return Some(Condition::EntryGate);
+    }
+    match state.gaps.get(picked?)?.status {
+        GapStatus::HaltedAwaitingAuthorization => Some(Condition::Authorization),
+        GapStatus::BlockedByEnvironment => Some(Condition::BlockedByEnvironment),
+        GapStatus::Halted => recorded_halt(records, picked?).and_then(|(c, _)| c),
+        _ => None,
+    }
 }
 
 /// What a person does about a judging change the loop holds on.

@@ -6,8 +6,10 @@
 # It reads the hook input on standard input and needs only sh.
 
 input=$(cat)
-# the decision subcommand after `andon` (a path or `andon.exe` too), past any leading options
-if printf '%s' "$input" | grep -Eq '(^|[^[:alnum:]_.-])andon(\.exe)?[[:space:]]+(-[^[:space:]]*[[:space:]]+)*(authorize|defer|skip|override|confirm)([^[:alnum:]_-]|$)'; then
+# a command that names andon (any path, alias or copy of it) and a decision word anywhere: the
+# hook errs on the side of the person (an indirection such as `A=andon; $A skip G` is caught too)
+if printf '%s' "$input" | grep -q 'andon' \
+  && printf '%s' "$input" | grep -Eq '(^|[^[:alnum:]_-]|\\[tn])(authorize|defer|skip|override|confirm)([^[:alnum:]_-]|$)'; then
   cat <<'JSON'
 {"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"andon's decisions (authorize, defer, skip, override, confirm) belong to the person: they are recorded only at a terminal where the person types the gap id back, and an agent's shell has none. Tell the person the exact command with the gap id, what it would allow and what you recommend, and stop."}}
 JSON

@@ -511,6 +511,21 @@ fn delta(records: &[ledger::Record], since: u64) -> Vec<String> {
     lines
 }
 
+/// Records that `andon verify` stopped gap `gap` for a person's authority (`why`), under the
+/// ledger's lock, so `loop` and `status` stand on it (exit 11) until a person raises the
+/// authority for the diff: re-running them cannot talk the gap past it. Nothing is recorded for a
+/// gap the ledger does not hold in progress, or already holds halted for authority.
+pub fn record_authorization_halt(root: &Path, cfg: &Config, gap: &str, why: &str, now: u64) -> Result<(), LedgerError> {
+    let dir = ledger::dir_of(root, &cfg.settings);
+    let Some((header, state, _)) = ledger::load(&dir)? else { return Ok(()) };
+    if state.gaps.get(gap).is_none_or(|g| g.status != ledger::GapStatus::Proposed) {
+        return Ok(());
+    }
+    let event = Event::Halted { gap: gap.into(), condition: "authorization".into(), reason: why.into() };
+    ledger::append(&dir, &header, std::slice::from_ref(&event), now)?;
+    Ok(())
+}
+
 /// The base a new proposal's fix is applied on: the tree fixes are judged from
 /// ([`judging::base_of`]: the tree the loop last proved, or the base it recorded), whatever was
 /// committed since, so the change judged is everything since; HEAD where the loop never ran (or

@@ -268,7 +268,9 @@ pub fn write_report(file: &Path, bytes: &[u8]) -> Result<(), Error> {
 pub fn status(root: &Path, render: &dyn Render) -> Result<Outcome<Status>, Error> {
     let status = work::status(root)?;
     let cfg = super::config(root)?;
-    let mut out = Outcome::new(status, Exit::Success);
+    // the halt the loop stands on, with its code, as `andon loop` reports it
+    let exit = status.board.as_ref().and_then(|b| b.halt).map_or(Exit::Success, Exit::halt);
+    let mut out = Outcome::new(status, exit);
     reports(&mut out, &cfg.settings.output_path(root), "status.md", "status.json", render, |s| Human::Status(s));
     Ok(out)
 }
@@ -366,6 +368,12 @@ pub fn verify(
     let mut out = match &result {
         VerifyResult::Request(r) => Outcome::new((), request_exit(r)),
         VerifyResult::Gap(v) => {
+            use crate::andon_loop::VerifyStop;
+            // a halt for authority is recorded when it happens: loop and status stand on it
+            if let Err(VerifyStop::Authorization(_, why) | VerifyStop::Judged(_, why)) = &v.result {
+                crate::andon_loop::record_authorization_halt(repo.root, &cfg, &v.gap, why, super::now())
+                    .map_err(Error::from)?;
+            }
             let mut out = Outcome::new((), verified_exit(v));
             if let Some(file) = evidence_file(&cfg, repo.root, v) {
                 human_report(&mut out, &file, render, Human::Evidence(v));

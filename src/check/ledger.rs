@@ -1,6 +1,7 @@
 //! `andon check` and the ledger (decision 13): where the repository has a ledger, `check` also
 //! fails on the ledger's integrity problems (a torn or edited record, a broken chain), on a
-//! wire that regressed from proven, and on a judging change waiting for a person, one finding each. A ledger with no contracts is judged alone.
+//! wire that regressed from proven, on a judging change waiting for a person, and on a configured
+//! check the loop saw fail that no verified fix closed, one finding each. A ledger with no contracts is judged alone.
 
 use std::path::Path;
 
@@ -18,7 +19,9 @@ pub fn judged(root: &Path, cfg: &Config) -> Option<(ContractResult, Vec<Finding>
     let result = ContractResult {
         name: CONTRACT.into(),
         kind: ContractKind::Ledger,
-        description: "the ledger is intact and no wire regressed from proven".into(),
+        description:
+            "the ledger is intact, no wire regressed from proven, no judging change waits and no failing check stands"
+                .into(),
         line: 0,
         findings: found.len(),
         blocking: found.len(),
@@ -60,6 +63,16 @@ fn findings(root: &Path, cfg: &Config) -> Option<Vec<Finding>> {
                 files.join(", ")
             );
             out.push(finding(&shown, 1, message, vec!["judging".into(), j.id.clone()]));
+        }
+        // a configured check the loop saw fail, not fixed since (no proof closed its gap)
+        for g in s.gaps.values().filter(|g| g.source == "FailingCommand" && !g.status.finished()) {
+            let message = format!(
+                "{} (gap `{}`, {}): the loop saw it fail and no verified fix closed it; `andon loop` works on it",
+                g.summary,
+                g.id,
+                g.status.name()
+            );
+            out.push(finding(&shown, 1, message, vec!["failing".into(), g.id.clone()]));
         }
         for (w, ws) in &s.wires {
             let why = if ws.status == WireStatus::Proven {

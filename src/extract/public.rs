@@ -1,8 +1,8 @@
-//! The public definitions a file makes, read from its text alone: what a fix deletes when a
-//! public function or class of the base is gone from the working tree (a deletion, not a local
-//! edit: every caller rests on it).
+//! The public definitions a file makes, read from its text alone, with their signatures: what a
+//! fix deletes when a public function or class of the base is gone from the working tree, or
+//! changes when its signature differs (not a local edit either way: every caller rests on it).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::{Context, Lang, extract_source};
 use crate::facts::{SplitBuilder, rel};
@@ -11,7 +11,14 @@ use crate::facts::{SplitBuilder, rel};
 /// classes, structs, enums, traits and the like whose visibility is public (`pub`, a Python name
 /// without a leading underscore, an `export`). Empty for a file of no indexed language.
 pub fn public_definitions(path: &str, src: &str) -> BTreeSet<(String, String)> {
-    let Some(lang) = Lang::from_path(path) else { return BTreeSet::new() };
+    public_signatures(path, src).into_keys().collect()
+}
+
+/// [`public_definitions`], each with its signature: the text of its first line, its whitespace
+/// collapsed (`def split(total, n):`, `export function split(total, n) {`).
+pub fn public_signatures(path: &str, src: &str) -> BTreeMap<(String, String), String> {
+    let Some(lang) = Lang::from_path(path) else { return BTreeMap::new() };
+    let lines: Vec<&str> = src.lines().collect();
     let mut out = SplitBuilder::default();
     extract_source(&mut Context::new(), lang, path, src, &mut out);
     let (core, detail) = out.finish();
@@ -31,8 +38,28 @@ pub fn public_definitions(path: &str, src: &str) -> BTreeSet<(String, String)> {
                 && !members.contains(name)
                 && public.contains(&(name.clone(), *line))
         })
-        .map(|(name, kind, _)| (kind, name))
+        .map(|(name, kind, line)| {
+            let text = lines.get(line.saturating_sub(1) as usize).copied().unwrap_or_default();
+            ((kind, name), text.split_whitespace().collect::<Vec<_>>().join(" "))
+        })
         .collect()
+}
+
+/// Every name `path` (its text `src`) binds at any level: definitions, imports, assignments. A
+/// public name moved elsewhere and imported back is still bound.
+pub fn bound_names(path: &str, src: &str) -> BTreeSet<String> {
+    let Some(lang) = Lang::from_path(path) else { return BTreeSet::new() };
+    let mut out = SplitBuilder::default();
+    extract_source(&mut Context::new(), lang, path, src, &mut out);
+    let (core, _) = out.finish();
+    let mut names: BTreeSet<String> =
+        core.all_rows().filter(|(id, _)| *id == rel::DEFINES).map(|(_, c)| core.str(c[1]).to_string()).collect();
+    // an imported name is bound as its alias (the name itself without one)
+    names.extend(core.all_rows().filter(|(id, _)| *id == rel::IMPORTED_NAME).map(|(_, c)| {
+        let alias = core.str(c[4]);
+        if alias.is_empty() { core.str(c[3]).to_string() } else { alias.to_string() }
+    }));
+    names
 }
 
 #[cfg(test)]

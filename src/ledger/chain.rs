@@ -198,13 +198,15 @@ pub fn unanchored(dir: &Path, header: &Header, records: &[Record], view_shows: O
             ),
         }),
         None => match view_shows {
-            Some(shown) if shown < last && is_linked(header, records) && in_git(dir) => Some(Issue {
-                line: line_of(shown),
+            Some(shown) if shown >= last => None,
+            _ if !is_linked(header, records) || !in_git(dir) => None,
+            shown => Some(Issue {
+                line: line_of(shown.unwrap_or(0)),
                 message: format!(
-                    "records past what ledger.md shows (record {shown}) and no {LEDGER_REF} vouches for them: they were added outside andon; restore ledger.jsonl from a copy or version control"
+                    "records past what ledger.md shows ({}) and no {LEDGER_REF} vouches for them: they were added outside andon; restore ledger.jsonl and ledger.md from a copy or version control",
+                    shown.map_or("it is missing".to_string(), |s| format!("record {s}"))
                 ),
             }),
-            _ => None,
         },
     }
 }

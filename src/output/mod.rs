@@ -465,7 +465,8 @@ pub fn verify_report(w: &mut dyn Write, v: &crate::api::work::Verified, json_out
     }
     let (token, gap, result) = (v.token(), &v.gap, &v.result);
     let (detail, next) = v.detail_and_next();
-    writeln!(w, "{}", inline(&detail))?;
+    // the verdict first: a reader who stops at the first line cannot take a refutation for a pass
+    writeln!(w, "{token}: {}", inline(&detail))?;
     if let Ok(o) = result {
         if let Some(r) = &o.routing {
             writeln!(w, "route: {} ({})", r.approach.as_deref().unwrap_or("tie"), inline(&r.why.join("; ")))?;

@@ -107,7 +107,22 @@ fn weakened_judging_holds(weaken: &[(&str, &str)], names: &str) {
     let (code, v) = looped(d);
     assert_eq!(code, Some(0), "{v:#}");
     assert_eq!(v["next"]["gap"].as_str(), Some(gap.as_str()), "{v:#}");
-    assert_eq!(crate::support::run(&["check", "-q"], d).status.code(), Some(0));
+    // the gate still fails: the suite the loop saw fail is not fixed
+    let o = crate::support::run(&["check", "--format", "json"], d);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stdout).contains(&gap), "{}", String::from_utf8_lossy(&o.stdout));
+}
+
+#[test]
+fn a_collection_hook_in_the_test_package_holds_the_loop_for_a_person() {
+    let hook = "import os\n\n\ndef load_tests(loader, tests, pattern):\n    here = os.path.dirname(__file__)\n    found = loader.discover(here, pattern or 'test*.py', top_level_dir=os.path.dirname(here))\n    return found\n";
+    weakened_judging_holds(&[("tests/__init__.py", hook)], "tests/__init__.py");
+}
+
+#[test]
+fn a_source_module_that_patches_the_framework_holds_the_loop_for_a_person() {
+    let patch = "import unittest\n\nunittest.TestCase.assertEqual = lambda *a, **k: None\n";
+    weakened_judging_holds(&[("calc/__init__.py", patch)], "calc/__init__.py");
 }
 
 #[test]
@@ -197,9 +212,37 @@ fn an_expected_value_changed_to_match_the_bug_is_a_judging_change() {
     // renaming inside the test is no judging change, and a real fix is proven
     let renamed = "import unittest\n\nfrom calc.ops import add as plus\n\n\nclass AddTest(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(plus(2, 3), 5)\n";
     write_files(d, &[("tests/test_ops.py", renamed), ("calc/ops.py", "def add(a, b):\n    return a + b\n")]);
+    // the judging hold lapses, but verify's halt for authority stands until the gap is proposed again
     let (code, v) = looped(d);
-    assert_eq!(code, Some(0), "the hold lapses: {v:#}");
+    assert_eq!(code, Some(11), "{v:#}");
+    assert!(v["delta"].to_string().contains("judging change undone"), "{v:#}");
     propose(d, &gap, "executed", &["tests/test_ops.py", "calc/ops.py"]);
     let (code, doc) = verify(d, &gap);
     assert_eq!(code, Some(0), "{doc:#}");
+}
+
+#[test]
+fn a_test_red_only_because_the_module_it_imports_is_new_is_no_red_first() {
+    // row 4: the stub is "fixed" by moving a fake to a new module, whose new test imports it
+    let t = calc_repo(
+        "def add(a, b):\n    return a + b\n\n\ndef split(total, n):\n    # TODO: split evenly\n    raise NotImplementedError\n",
+    );
+    let d = t.path();
+    let gap = picked(d, "StageMarker");
+    propose(d, &gap, "executed", &["calc/ops.py", "calc/fast.py", "tests/test_fast.py"]);
+    write_files(
+        d,
+        &[
+            ("calc/fast.py", "def split(total, n):\n    return [total]\n"),
+            ("calc/ops.py", "from calc.fast import split  # noqa: F401\n\n\ndef add(a, b):\n    return a + b\n"),
+            (
+                "tests/test_fast.py",
+                "import unittest\n\nfrom calc.fast import split\n\n\nclass Split(unittest.TestCase):\n    def test_split(self):\n        self.assertTrue(split(1000, 3))\n",
+            ),
+        ],
+    );
+    let (code, doc) = verify(d, &gap);
+    assert_eq!(code, Some(14), "{doc:#}");
+    assert_eq!(doc["evidence"]["reason"], "not-discriminating", "{doc:#}");
+    assert!(doc["evidence"]["claim"].as_str().unwrap().contains("`calc/fast.py` did not exist"), "{doc:#}");
 }

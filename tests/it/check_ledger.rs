@@ -41,9 +41,12 @@ fn a_ledger_and_no_contract_is_judged_alone_and_a_torn_last_line_fails() {
     let t = shop_trial();
     let d = t.path();
     run(&["loop", "-q"], d);
+    // an intact ledger: its one finding is the failing `[[command]]` the loop saw (the trial's)
     let (code, v) = check(d);
-    assert_eq!(code, Some(0), "an intact ledger passes: {v:#}");
-    assert!(ledger_findings(&v).is_empty());
+    assert_eq!(code, Some(1), "{v:#}");
+    let found = ledger_findings(&v);
+    assert_eq!(found.len(), 1, "{v:#}");
+    assert!(found[0]["message"].as_str().unwrap().contains("the loop saw it fail"), "{v:#}");
     tear(d);
     let (code, v) = check(d);
     assert_eq!(code, Some(1), "{v:#}");
@@ -60,9 +63,11 @@ fn a_ledger_and_no_contract_is_judged_alone_and_a_torn_last_line_fails() {
     assert_eq!(results.len(), 1, "{sarif:#}");
     let index = results[0]["ruleIndex"].as_u64().unwrap() as usize;
     assert_eq!(sarif["runs"][0]["tool"]["driver"]["rules"][index]["name"], "ledger", "{sarif:#}");
-    // set aside by repair, it passes again
+    // set aside by repair, the ledger is intact again: only the failing command remains
     assert_eq!(run(&["ledger", "repair"], d).status.code(), Some(0));
-    assert_eq!(check(d).0, Some(0));
+    let (_, v) = check(d);
+    let found = ledger_findings(&v);
+    assert!(found.len() == 1 && found[0]["message"].as_str().unwrap().contains("the loop saw it fail"), "{v:#}");
 }
 
 #[test]

@@ -319,7 +319,12 @@ fn a_tier2_hold_is_cleared_by_changed_code_and_verify_again() {
     let d = t.path();
     let gap = picked(d, "stub");
     propose(d, &gap, "structural", &["catalog/prices.py"]);
-    write(d, "catalog/prices.py", &stub.replace("def discount(amount, percent):", "def discount(amount, percent=0):"));
+    // a change that leaves the stub (and the signature) as it was
+    write(
+        d,
+        "catalog/prices.py",
+        &stub.replace("    raise NotImplementedError", "    \"\"\"Later.\"\"\"\n    raise NotImplementedError"),
+    );
     let (code, v) = verify(d, &gap);
     assert_eq!((code, v["verdict"]["outcome"].as_str()), (13, Some("halt:tier2-hold")), "{v:#}");
     let (code, v) = step(d);

@@ -190,3 +190,24 @@ fn an_older_unlinked_ledger_is_linked_once_by_a_recorded_event() {
     write_lines(d, &l);
     refused(d, "link");
 }
+
+#[test]
+fn records_no_ref_vouches_for_are_refused_when_the_view_is_gone_too() {
+    let (t, gap) = looped();
+    let d = t.path();
+    let (h, records) = parsed(d);
+    crate::support::git(d, &["update-ref", "-d", "refs/andon/ledger"]);
+    std::fs::remove_file(d.join("analysis/andon/ledger/ledger.md")).unwrap();
+    let forged = Record {
+        seq: records.last().unwrap().seq + 1,
+        at: 1,
+        event: ledger::Event::GapSkipped { gap, by: "lead".into(), reason: "forged".into(), witness: None },
+        more: 0,
+        prev: Some(chain::Chain::over(&h, &records).link()),
+    };
+    let mut l = lines(d);
+    l.push(serde_json::to_string(&forged).unwrap());
+    write_lines(d, &l);
+    refused(d, "no refs/andon/ledger vouches for them");
+    assert_eq!(run(&["ledger", "repair", "-q"], d).status.code(), Some(1));
+}

@@ -445,7 +445,7 @@ fn end_to_end_three_stages_halt_fix_advance_sub_cycle_converge_harden() {
     let o = run(&["verify", "--gap", &todo, "--command", NO_TODO, "--format", "json", "-q"], d);
     assert_eq!(o.status.code(), Some(11), "{}", String::from_utf8_lossy(&o.stdout));
     assert!(
-        json(&o)["detail"].as_str().unwrap().contains("changes the public surface of core -> api"),
+        json(&o)["detail"].as_str().unwrap().contains("rates hard-to-reverse (it writes files of 2 stages"),
         "{}",
         String::from_utf8_lossy(&o.stdout)
     );
@@ -581,7 +581,8 @@ fn notes(v: &serde_json::Value) -> Vec<String> {
 fn a_fix_inside_a_body_leaves_the_wires_it_crosses_proven() {
     let t = three_stages();
     let d = t.path();
-    let gap = todo_in_api(d, "");
+    // a fix that writes two stages rates hard-to-reverse (decision 5): the ceiling admits it here
+    let gap = todo_in_api(d, "authorization_level = \"hard-to-reverse\"\n");
     // core's parse keeps its signature; api changes its body and how it names the import
     std::fs::write(d.join("src/core/__init__.py"), "def parse(text):\n    # words\n    return text.split()\n").unwrap();
     std::fs::write(
@@ -1096,6 +1097,27 @@ fn what_verify_saw_must_still_be_the_tree_and_a_diff_cannot_understate_it() {
     );
     assert_eq!(o.status.code(), Some(11), "the tree's deletion rates it: {}", String::from_utf8_lossy(&o.stdout));
     git(d, &["checkout", "--", "src/core/__init__.py"]);
+    // verify's halt for authority stands in the ledger until the gap is proposed again
+    assert_eq!(loop_json(d).0, 11);
+    let args = [
+        "propose",
+        "--gap",
+        &gap,
+        "--blast-radius",
+        "local+reversible",
+        "--approach",
+        "executed",
+        "--reason",
+        "r",
+        "--description",
+        "d",
+        "--write-set",
+        "src/api/__init__.py",
+        "--write-set",
+        "src/core/__init__.py",
+    ];
+    assert_eq!(run(&args, d).status.code(), Some(0));
+    loop_json(d);
     // proven on one tree, then the tree changes before the loop records it
     std::fs::write(
         d.join("src/api/__init__.py"),

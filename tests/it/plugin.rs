@@ -530,6 +530,9 @@ fn the_pre_tool_use_hook_denies_the_agent_a_persons_decision() {
         "./target/release/andon override G --evidence E --basis parse-error --by x --reason r",
         "andon -q confirm P2 --rule BC-1 --by x --reason r",
         "script -qc 'andon authorize W-1 --by me --reason r' /dev/null",
+        "A=andon; $A skip G-2 --by lead --reason r",
+        "\"andon\" --format json skip G-2 --by lead --reason r",
+        "/tmp/andon-new\tdefer G-2 --by lead --reason r",
     ] {
         let out = pre_tool_use(cmd);
         let v: serde_json::Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{cmd}: {e}: {out}"));

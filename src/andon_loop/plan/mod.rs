@@ -30,7 +30,7 @@ use super::ingest;
 use super::judging::Drift;
 use super::scan::stage_events;
 use crate::ledger::andon_rule::Condition;
-use crate::ledger::{Event, GapStatus, LedgerError};
+use crate::ledger::{Event, LedgerError};
 use crate::status::{Action, Next};
 
 /// Plans one step of the loop on `book` (see the module documentation for the phases).
@@ -116,19 +116,11 @@ fn topology(setup: &Setup, book: &mut Book) -> Result<bool, LedgerError> {
     Ok(!setup.had_ledger || !changed.is_empty())
 }
 
-/// Phase 5: a picked gap that is halted stops the step on its recorded condition; a stage behind
-/// an entry gate stops it on that.
+/// Phase 6: a picked gap that is halted stops the step on its recorded condition; a stage behind
+/// an entry gate stops it on that (the rule `andon status` reads too: [`crate::status::standing_halt`]).
 fn halt_of(book: &Book, plan: &Plan) -> Option<Condition> {
-    if plan.next.action == Action::Confirm {
-        return Some(Condition::EntryGate);
-    }
-    let (id, _) = plan.picked.as_ref()?;
-    match book.state.gaps.get(id)?.status {
-        GapStatus::HaltedAwaitingAuthorization => Some(Condition::Authorization),
-        GapStatus::BlockedByEnvironment => Some(Condition::BlockedByEnvironment),
-        GapStatus::Halted => crate::status::recorded_halt(&book.records, id).and_then(|(c, _)| c),
-        _ => None,
-    }
+    let picked = plan.picked.as_ref().map(|(id, _)| id.as_str());
+    crate::status::standing_halt(&book.state, &book.records, picked, &plan.next)
 }
 
 #[cfg(test)]

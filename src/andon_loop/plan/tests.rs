@@ -14,6 +14,7 @@ use super::*;
 use crate::config::settings::Settings;
 use crate::config::{BlastRadius, Config};
 use crate::index::walk::WalkOptions;
+use crate::ledger::GapStatus;
 use crate::ledger::{GapKind, Location, Verdict, WireStatus};
 use crate::ledger::{GapState, State, Wire};
 use crate::ops::StreamReport;

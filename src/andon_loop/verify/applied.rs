@@ -85,8 +85,8 @@ pub(crate) fn checked_change(
 }
 
 /// What the change reaches beyond one stage's insides (decision 5), from the base and the working
-/// tree alone, so no later step can rate it lower: files of more than one stage written, or a
-/// public function or class the base had deleted. Either is hard to reverse.
+/// tree alone, so no later step can rate it lower: files of more than one stage written, a public
+/// function or class the base had deleted, or its signature changed. Each is hard to reverse.
 fn reach(root: &Path, cfg: &Config, base: &str, change: &fix::AppliedChange) -> Option<(BlastRadius, String)> {
     let stages = ledger::load(&ledger::dir_of(root, &cfg.settings)).ok().flatten().map(|(_, s, _)| s.stages);
     if let Some(stages) = stages {
@@ -110,16 +110,27 @@ fn reach(root: &Path, cfg: &Config, base: &str, change: &fix::AppliedChange) -> 
     if base == "none" {
         return None;
     }
-    let mut deleted = Vec::new();
+    let (mut deleted, mut changed) = (Vec::new(), Vec::new());
     for (status, path) in change.files.iter().filter(|(st, p)| st != "A" && !red::test_path(p)) {
         let Some(before) = judged::at_base(root, base, path) else { continue };
-        let now = if status == "D" { String::new() } else { judged::read(root, path) };
-        let kept = crate::extract::public::public_definitions(path, &now);
-        for (kind, name) in crate::extract::public::public_definitions(path, &before).difference(&kept) {
-            deleted.push(format!("{kind} `{name}` from `{path}`"));
+        let text = if status == "D" { String::new() } else { judged::read(root, path) };
+        let now = crate::extract::public::public_signatures(path, &text);
+        let bound = crate::extract::public::bound_names(path, &text);
+        for ((kind, name), was) in crate::extract::public::public_signatures(path, &before) {
+            match now.get(&(kind.clone(), name.clone())) {
+                // moved elsewhere and imported back: the name is still there for its callers
+                None if bound.contains(&name) => {}
+                None => deleted.push(format!("{kind} `{name}` from `{path}`")),
+                Some(is) if *is != was => changed.push(format!("`{was}` → `{is}` in `{path}`")),
+                Some(_) => {}
+            }
         }
     }
-    (!deleted.is_empty()).then(|| (BlastRadius::HardToReverse, format!("it deletes public {}", deleted.join(", "))))
+    if !deleted.is_empty() {
+        return Some((BlastRadius::HardToReverse, format!("it deletes public {}", deleted.join(", "))));
+    }
+    (!changed.is_empty())
+        .then(|| (BlastRadius::HardToReverse, format!("it changes the public signature {}", changed.join(", "))))
 }
 
 /// An applied change that passed the checks: the change, its blast radius and the rule that

@@ -147,7 +147,20 @@ pub(super) fn executed_proof(root: &Path, runs: &[commands::Run]) -> Proof {
         verdict,
         tier: None,
         hold: false,
-        claim: format!("{} exit 0 on the applied fix", cmds.join(", ")),
+        claim: match verdict {
+            Verdict::Proven => format!("{} exit 0 on the applied fix", cmds.join(", ")),
+            _ => {
+                let failed: Vec<String> = runs
+                    .iter()
+                    .filter(|r| !r.passed())
+                    .map(|r| match r.exit {
+                        Some(c) => format!("`{}` exits {c}", r.run),
+                        None => format!("`{}` does not finish", r.run),
+                    })
+                    .collect();
+                format!("on the applied fix {}", failed.join(", "))
+            }
+        },
         detail: summary.join("; "),
         references: runs.iter().skip(1).map(|r| r.artifact.clone()).collect(),
         artifact: runs.first().map(|r| r.artifact.clone()),

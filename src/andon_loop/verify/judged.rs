@@ -76,6 +76,10 @@ pub fn of_change(root: &Path, cfg: &Config, base: &str, change: &AppliedChange) 
         let before = (base != "none" && status != "A").then(|| at_base(root, base, path)).flatten();
         if let Some(why) = defines_proof(root, cfg, path, before.as_deref()) {
             j.definition.push((path.clone(), why));
+        } else if status != "D"
+            && let Some(why) = patches_the_runner(before.as_deref().unwrap_or(""), &read(root, path))
+        {
+            j.definition.push((path.clone(), why));
         }
         if let Some(before) = &before {
             let now = if status == "D" { String::new() } else { read(root, path) };
@@ -283,6 +287,42 @@ fn ignore_rule_files(root: &Path) -> Vec<(String, std::path::PathBuf)> {
         files.push(("git global excludes".to_string(), g));
     }
     files
+}
+
+/// Why the text `now` (of a file that was `before` at the base) changes which tests run or how
+/// their assertions judge, if a line it adds does: a `load_tests` or collection hook, or an
+/// assignment to the test framework's own attributes (`unittest.TestCase.assertEqual = …`,
+/// `setattr(unittest, …)`, `assert.strictEqual = …`, `expect = …`). Wherever it sits — a test
+/// package's `__init__.py`, a source module — it decides verdicts, not the code under test.
+fn patches_the_runner(before: &str, now: &str) -> Option<String> {
+    let had: std::collections::BTreeSet<&str> = before.lines().map(str::trim).collect();
+    let hooks = ["def load_tests(", "def pytest_collection_modifyitems", "def pytest_runtest_", "def pytest_configure"];
+    let owners = ["unittest.", "TestCase.", "pytest.", "assert.", "expect.", "test.", "it.", "describe."];
+    for l in now.lines().map(str::trim).filter(|l| !had.contains(l) && !l.starts_with('#')) {
+        if let Some(h) = hooks.iter().find(|h| l.contains(*h)) {
+            return Some(format!(
+                "adds `{}`, which decides which tests run",
+                h.trim_start_matches("def ").trim_end_matches('(')
+            ));
+        }
+        let assigns = |target: &str| {
+            let rest = target.trim();
+            owners.iter().any(|o| rest.starts_with(o) || rest.contains(&format!(".{o}")))
+                || rest == "expect"
+                || rest == "assert"
+        };
+        let patched = match l.split_once('=') {
+            Some((lhs, rhs)) if !rhs.starts_with('=') && !lhs.ends_with(['=', '!', '<', '>']) => assigns(lhs),
+            _ => false,
+        };
+        if patched || (l.starts_with("setattr(") && owners.iter().any(|o| l.contains(o.trim_end_matches('.')))) {
+            return Some(format!(
+                "patches the test framework (`{}`): it decides how assertions judge",
+                crate::text::short(l)
+            ));
+        }
+    }
+    None
 }
 
 /// The tests of `path` at the base that are gone in `now`, or skipped by a marker the base lacked.

@@ -318,6 +318,17 @@ pub fn prove(ask: &RedFirstRun, scratch: &Scratch) -> (Proof, RedFirst) {
     let (before, control, after) = (record(&before_runs), record(&control_runs), record(&after_runs));
     let reds: Vec<usize> =
         (0..before_runs.len()).filter(|&i| red(ask.approach, ask.root, &before_runs[i], ask.tools)).collect();
+    // a run red without the fix only because a module the fix adds was not there shows nothing
+    // about the behaviour: a test fails on what the code does, against code the base has
+    let added: Vec<&str> = ask.changed.iter().filter(|(st, _)| st == "A").map(|(_, p)| p.as_str()).collect();
+    let missing: Vec<String> = reds
+        .iter()
+        .filter_map(|&i| {
+            let text = std::fs::read_to_string(ask.root.join(&before_runs[i].artifact)).unwrap_or_default();
+            missing_added_module(&text, &added)
+        })
+        .collect();
+    let import_only = !reds.is_empty() && missing.len() == reds.len();
     let control_green = control_runs.len() == ask.specs.len() && control_runs.iter().all(commands::Run::passed);
     let flipped: Vec<String> = reds
         .iter()
@@ -346,6 +357,13 @@ pub fn prove(ask: &RedFirstRun, scratch: &Scratch) -> (Proof, RedFirst) {
             proof.verdict = Verdict::Unknown;
             proof.reason = Some(crate::ledger::Reason::NotDiscriminating);
             proof.claim = NOT_DISCRIMINATING.to_string();
+        } else if import_only {
+            proof.verdict = Verdict::Unknown;
+            proof.reason = Some(crate::ledger::Reason::NotDiscriminating);
+            proof.claim = format!(
+                "the checks fail without the fix only because {} did not exist there: that is no red first; add a test that fails on what the code does, against code the base has",
+                missing.join(", ")
+            );
         } else {
             proof.claim = format!("{}, and failed without it", proof.claim);
         }
@@ -355,6 +373,41 @@ pub fn prove(ask: &RedFirstRun, scratch: &Scratch) -> (Proof, RedFirst) {
     let overlaid = scratch.overlaid.clone();
     let record = RedFirst { base: ask.base.to_string(), overlaid, before, control, after, flipped };
     (proof, record)
+}
+
+/// The module a run's output says it could not import, when it is one of the files the fix adds
+/// (`added`): Python's `No module named 'a.b'`, Node's `Cannot find module '…/a/b.js'` and
+/// `ERR_MODULE_NOT_FOUND`, Rust's `unresolved import` (E0432, E0433). Named as `` `path` ``.
+pub fn missing_added_module(output: &str, added: &[&str]) -> Option<String> {
+    let quoted = |l: &str, after: &str| -> Option<String> {
+        let rest = &l[l.find(after)? + after.len()..];
+        let q = rest.chars().find(|c| matches!(c, '\'' | '"' | '`'))?;
+        let rest = &rest[rest.find(q)? + 1..];
+        Some(rest[..rest.find(q)?].to_string())
+    };
+    let is_added = |candidates: &[String]| {
+        added.iter().find(|a| candidates.iter().any(|c| !c.is_empty() && (a.ends_with(c.as_str()) || c.ends_with(*a))))
+    };
+    for l in output.lines() {
+        let found = if let Some(m) = quoted(l, "No module named") {
+            let p = m.replace('.', "/");
+            is_added(&[format!("{p}.py"), format!("{p}/__init__.py")])
+        } else if let Some(m) = quoted(l, "Cannot find module").or_else(|| quoted(l, "ERR_MODULE_NOT_FOUND")) {
+            let m = m.trim_start_matches("./").trim_start_matches("../").to_string();
+            let stem = m.rsplit_once('.').map_or(m.clone(), |(s, _)| s.to_string());
+            is_added(&[m, format!("{stem}.js"), format!("{stem}.ts"), format!("{stem}/index.js")])
+        } else if l.contains("unresolved import") || l.contains("E0432") || l.contains("E0433") {
+            quoted(l, "import")
+                .map(|m| m.rsplit("::").next().unwrap_or(&m).to_string())
+                .and_then(|m| is_added(&[format!("/{m}.rs"), format!("/{m}/mod.rs")]))
+        } else {
+            None
+        };
+        if let Some(a) = found {
+            return Some(format!("`{a}`"));
+        }
+    }
+    None
 }
 
 /// A check that cannot run here with the fix: is it the environment, or the fix? The checks run
@@ -531,6 +584,23 @@ pub fn failing_tests(output: &str) -> Vec<String> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod missing_module_tests {
+    use super::missing_added_module;
+
+    #[test]
+    fn an_import_of_a_module_the_fix_adds_is_named() {
+        let py = "ModuleNotFoundError: No module named 'calc.fast'\n";
+        assert_eq!(missing_added_module(py, &["calc/fast.py"]).as_deref(), Some("`calc/fast.py`"));
+        assert_eq!(missing_added_module(py, &["calc/ops.py"]), None);
+        let node = "Error [ERR_MODULE_NOT_FOUND]: Cannot find module '/tmp/x/src/fast.js' imported from /tmp/x/test/a.test.js\n";
+        assert_eq!(missing_added_module(node, &["src/fast.js"]).as_deref(), Some("`src/fast.js`"));
+        let rust = "error[E0432]: unresolved import `crate::fast`\n";
+        assert_eq!(missing_added_module(rust, &["src/fast.rs"]).as_deref(), Some("`src/fast.rs`"));
+        assert_eq!(missing_added_module("AssertionError: 3 != 5", &["calc/fast.py"]), None);
+    }
 }
 
 #[cfg(test)]
