@@ -62,6 +62,43 @@ pub fn bound_names(path: &str, src: &str) -> BTreeSet<String> {
     names
 }
 
+/// A function or method a file defines, where its text is: 1-based lines, and 1-based byte
+/// columns (`end_col` one past its last byte).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FnSpan {
+    pub name: String,
+    pub line: u32,
+    pub col: u32,
+    pub end_line: u32,
+    pub end_col: u32,
+}
+
+/// The functions and methods `path` (its text `src`) defines, with their spans.
+pub fn functions(path: &str, src: &str) -> Vec<FnSpan> {
+    let Some(lang) = Lang::from_path(path) else { return Vec::new() };
+    let mut out = SplitBuilder::default();
+    extract_source(&mut Context::new(), lang, path, src, &mut out);
+    let (core, detail) = out.finish();
+    let kinds: BTreeSet<(String, u32)> = core
+        .all_rows()
+        .filter(|(id, _)| *id == rel::DEFINES)
+        .filter(|(_, c)| matches!(core.str(c[2]), "function" | "method"))
+        .map(|(_, c)| (core.str(c[1]).to_string(), c[3]))
+        .collect();
+    detail
+        .all_rows()
+        .filter(|(id, _)| *id == rel::DEF_SPAN)
+        .map(|(_, c)| FnSpan {
+            name: detail.str(c[1]).to_string(),
+            line: c[2],
+            col: c[3],
+            end_line: c[4],
+            end_col: c[5],
+        })
+        .filter(|f| kinds.contains(&(f.name.clone(), f.line)))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

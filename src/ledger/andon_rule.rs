@@ -83,7 +83,7 @@ impl Condition {
         match reason {
             Some(Reason::UnprovableHere) => Condition::BlockedByEnvironment,
             Some(Reason::TimedOut | Reason::NotShown | Reason::Contested) => Condition::Unproven,
-            Some(Reason::NotDiscriminating) | None => Condition::NeedsHuman,
+            Some(Reason::NotDiscriminating | Reason::NotPinning) | None => Condition::NeedsHuman,
         }
     }
 }

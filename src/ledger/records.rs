@@ -69,6 +69,9 @@ pub enum Reason {
     Contested,
     /// The checks pass without the fix as well as with it: they do not discriminate (red first).
     NotDiscriminating,
+    /// The checks pass with a trivial body in place of a function the fix changed: they do not
+    /// pin what it does.
+    NotPinning,
 }
 
 impl Reason {
@@ -79,6 +82,7 @@ impl Reason {
             Reason::NotShown => "not-shown",
             Reason::Contested => "contested",
             Reason::NotDiscriminating => "not-discriminating",
+            Reason::NotPinning => "not-pinning",
         }
     }
 }
@@ -156,6 +160,25 @@ pub struct RedFirst {
     /// The tests that failed without the fix and pass with it (by name where the output names
     /// them, else the check).
     pub flipped: Vec<String>,
+    /// The trivial variants of the changed functions the checks ran against ([pinning]).
+    ///
+    /// [pinning]: crate::andon_loop::verify::pin
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pinned: Vec<PinVariant>,
+    /// Changed files whose functions could not be pinned here (Rust, without a mutation tool).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_pinned_here: Vec<String>,
+}
+
+/// One trivial variant of a changed function, and whether the checks caught it (failed).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PinVariant {
+    pub function: String,
+    pub file: String,
+    /// The body put in its place (`return []`).
+    pub body: String,
+    pub caught: bool,
 }
 
 /// One interview question of a proposal (R69): a load-bearing fork the ledger and the code do not

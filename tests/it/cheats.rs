@@ -56,7 +56,9 @@ fn without_configured_checks_a_given_command_must_run_a_test_of_the_changed_code
     );
     let doc = crate::support::json(&o);
     assert_eq!(o.status.code(), Some(14), "{doc:#}");
-    assert_eq!(doc["evidence"]["reason"], "not-discriminating", "{doc:#}");
+    // it pins nothing (`return None` passes it), and runs no test of the changed code
+    let reason = doc["evidence"]["reason"].as_str();
+    assert!(matches!(reason, Some("not-discriminating" | "not-pinning")), "{doc:#}");
     // with a test that imports the changed code and a command that runs it: proven
     write_files(
         d,
@@ -245,4 +247,34 @@ fn a_test_red_only_because_the_module_it_imports_is_new_is_no_red_first() {
     assert_eq!(code, Some(14), "{doc:#}");
     assert_eq!(doc["evidence"]["reason"], "not-discriminating", "{doc:#}");
     assert!(doc["evidence"]["claim"].as_str().unwrap().contains("`calc/fast.py` did not exist"), "{doc:#}");
+}
+
+#[test]
+fn a_stub_fixed_with_a_test_that_pins_nothing_is_not_proven() {
+    // row 3: the stub threw, so any test that calls it is red without the fix; `return []` passes
+    // the same test, so it pins nothing
+    let stub = "def add(a, b):\n    return a + b\n\n\ndef split(total, n):\n    # TODO: split evenly\n    raise NotImplementedError\n";
+    let t = calc_repo(stub);
+    let d = t.path();
+    let gap = picked(d, "StageMarker");
+    propose(d, &gap, "executed", &["calc/ops.py", "tests/test_split.py"]);
+    let fixed = "def add(a, b):\n    return a + b\n\n\ndef split(total, n):\n    return [total]\n";
+    let weak = "import unittest\n\nfrom calc.ops import split\n\n\nclass Split(unittest.TestCase):\n    def test_split(self):\n        self.assertIsInstance(split(1000, 3), list)\n";
+    write_files(d, &[("calc/ops.py", fixed), ("tests/test_split.py", weak)]);
+    let (code, doc) = verify(d, &gap);
+    assert_eq!(code, Some(14), "{doc:#}");
+    assert_eq!(doc["evidence"]["reason"], "not-pinning", "{doc:#}");
+    assert!(doc["evidence"]["claim"].as_str().unwrap().contains("`return []` as the body of `split`"), "{doc:#}");
+    let pinned = doc["evidence"]["red_first"]["pinned"].as_array().unwrap();
+    assert!(pinned.iter().any(|v| v["body"] == "return []" && v["caught"] == false), "{doc:#}");
+    step(d);
+    // a real fix with a test that says what `split` returns is proven: every trivial body fails it
+    let real = "def add(a, b):\n    return a + b\n\n\ndef split(total, n):\n    q, r = divmod(total, n)\n    return [q + 1] * r + [q] * (n - r)\n";
+    let strong = "import unittest\n\nfrom calc.ops import split\n\n\nclass Split(unittest.TestCase):\n    def test_split(self):\n        self.assertEqual(split(1000, 3), [334, 333, 333])\n";
+    write_files(d, &[("calc/ops.py", real), ("tests/test_split.py", strong)]);
+    propose(d, &gap, "executed", &["calc/ops.py", "tests/test_split.py"]);
+    let (code, doc) = verify(d, &gap);
+    assert_eq!(code, Some(0), "{doc:#}");
+    let pinned = doc["evidence"]["red_first"]["pinned"].as_array().unwrap();
+    assert!(pinned.len() >= 6 && pinned.iter().all(|v| v["caught"] == true), "{doc:#}");
 }

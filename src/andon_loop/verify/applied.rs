@@ -11,7 +11,7 @@ use super::super::error::Error;
 use super::super::own::own_paths;
 use super::super::recorded::{recorded_judging, recorded_proposal, recorded_proposer};
 use super::super::surface;
-use super::{commands, fix, judged, proof, prove, red, request, routing};
+use super::{commands, fix, judged, pin, proof, prove, red, request, routing};
 use crate::config::{BlastRadius, Config};
 use crate::datalog;
 use crate::evidence::route::Approach;
@@ -634,7 +634,12 @@ impl Verification<'_> {
             tools: &tools,
             nonce: &change.hash,
         };
-        let (proof, record) = red::prove(&ask, &scratch);
+        let (mut proof, mut record) = red::prove(&ask, &scratch);
+        // the proof must pin what the changed functions do: trivial bodies must fail the checks
+        let out = proof::output_dir(self.cfg, self.inputs);
+        let (pinned, not_here) =
+            pin::pin(self.root, &scratch.tree(), &p.base, &change.files, checks, &out, &change.hash, &mut proof);
+        (record.pinned, record.not_pinned_here) = (pinned, not_here);
         (proof, Some(record))
     }
 

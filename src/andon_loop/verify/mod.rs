@@ -8,7 +8,8 @@
 //!    [`judged`]: what defines how a fix is judged, and what a change did to it;
 //! 6. [`audit`]: the proof-strength audit of a recorded evidence;
 //! 7. [`executed`]: proofs read from check runs, and reported commands re-run under a seal;
-//! 8. [`red`]: red-first and discrimination proofs in scratch copies of the tree;
+//! 8. [`red`]: red-first and discrimination proofs in scratch copies of the tree; [`pin`]: the
+//!    trivial variants of the changed functions a proof must catch;
 //! 9. [`routing`]: the route of a subject and the routing record;
 //! 10. [`panel`]: the adversarial panel's rounds;
 //! 11. [`prove`]: one routed approach run on the applied change;
@@ -25,6 +26,7 @@ pub mod expectations;
 pub mod fix;
 pub mod judged;
 pub mod panel;
+pub mod pin;
 pub mod proof;
 pub mod prove;
 pub mod red;

@@ -163,6 +163,12 @@ pub fn base_tree(
 
 /// Removes the caches a run wrote under `dir` (the [`UNSHARED`] directories; links are not
 /// followed).
+/// Removes what a run compiled in `dir` (Python's bytecode and the like), so the next run reads
+/// the sources as they are now.
+pub(super) fn forget_caches(dir: &Path) {
+    clear_caches(dir);
+}
+
 fn clear_caches(dir: &Path) {
     let Ok(entries) = std::fs::read_dir(dir) else { return };
     for e in entries.flatten() {
@@ -371,7 +377,16 @@ pub fn prove(ask: &RedFirstRun, scratch: &Scratch) -> (Proof, RedFirst) {
     proof.detail = format!("{}; {runs}", proof.detail);
     proof.references.extend(before.iter().chain(&control).map(|r| r.artifact.clone()));
     let overlaid = scratch.overlaid.clone();
-    let record = RedFirst { base: ask.base.to_string(), overlaid, before, control, after, flipped };
+    let record = RedFirst {
+        base: ask.base.to_string(),
+        overlaid,
+        before,
+        control,
+        after,
+        flipped,
+        pinned: Vec::new(),
+        not_pinned_here: Vec::new(),
+    };
     (proof, record)
 }
 

@@ -511,6 +511,7 @@ mod tests {
             (Reason::NotShown, Condition::Unproven),
             (Reason::Contested, Condition::Unproven),
             (Reason::NotDiscriminating, Condition::NeedsHuman),
+            (Reason::NotPinning, Condition::NeedsHuman),
         ] {
             assert_eq!(condition_of(&unknown(Some(r))), Some(c), "{r:?}");
         }
