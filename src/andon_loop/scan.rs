@@ -235,7 +235,8 @@ pub(super) fn command_id(name: &str) -> String {
     format!("B-{}", short_hash(&["FailingCommand", name]))
 }
 
-/// The gap of a configured command that does not pass, located at its `[[command]]` entry.
+/// The gap of a configured command that does not pass, located at the first failing test its
+/// output names (else at its `[[command]]` entry), naming the failing tests.
 pub(super) fn command_gap(config: &str, stage: &str, r: &commands::Run) -> Candidate {
     let how = match (r.exit, r.timed_out, &r.error) {
         (_, true, _) => "times out".to_string(),
@@ -248,13 +249,31 @@ pub(super) fn command_gap(config: &str, stage: &str, r: &commands::Run) -> Candi
         (None, _, None) => "does not finish".to_string(),
     };
     let id = command_id(&r.name);
+    // at the first failing test when the output names one, else at the `[[command]]` entry
+    let location = match &r.failed_at {
+        Some((path, line)) => Location { path: path.clone(), line: Some(*line) },
+        None => Location { path: config.to_string(), line: Some(r.line) },
+    };
+    let failing = match r.failing.len() {
+        0 => String::new(),
+        n => format!(
+            "; failing: {}{}",
+            r.failing.iter().take(5).map(|t| format!("`{t}`")).collect::<Vec<_>>().join(", "),
+            if n > 5 { format!(" and {} more", n - 5) } else { String::new() }
+        ),
+    };
     Candidate {
         id,
         kind: GapKind::Bug,
         stage: stage.to_string(),
         wire: None,
-        location: Location { path: config.to_string(), line: Some(r.line) },
-        summary: format!("command `{}` ({} lane) {how}; its output is in {}", r.name, r.lane.name(), r.artifact),
+        location,
+        summary: format!(
+            "command `{}` ({} lane) {how}{failing}; its output is in {}",
+            r.name,
+            r.lane.name(),
+            r.artifact
+        ),
         source: "FailingCommand",
     }
 }

@@ -278,3 +278,13 @@ fn a_stub_fixed_with_a_test_that_pins_nothing_is_not_proven() {
     let pinned = doc["evidence"]["red_first"]["pinned"].as_array().unwrap();
     assert!(pinned.len() >= 6 && pinned.iter().all(|v| v["caught"] == true), "{doc:#}");
 }
+
+#[test]
+fn a_failing_command_gap_points_at_the_first_failing_test() {
+    let t = calc_repo("def add(a, b):\n    return a - b\n");
+    let d = t.path();
+    let v = step(d);
+    let g = v["gaps"].as_array().unwrap().iter().find(|g| g["source"] == "FailingCommand").unwrap().clone();
+    assert_eq!((g["path"].as_str(), g["line"].as_u64()), (Some("tests/test_ops.py"), Some(8)), "{g:#}");
+    assert!(g["summary"].as_str().unwrap().contains("failing: `test_add"), "{g:#}");
+}

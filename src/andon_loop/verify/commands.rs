@@ -51,6 +51,12 @@ pub struct Run {
     pub fingerprint: String,
     /// Returned from the cache without executing.
     pub cached: bool,
+    /// The failing tests its output names ([`failing_tests`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failing: Vec<String>,
+    /// Where the first failing test failed, repo-relative ([`failure_site`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed_at: Option<(String, u32)>,
 }
 
 impl Run {
@@ -100,6 +106,8 @@ pub fn run(root: &Path, out_dir: &Path, spec: &CommandSpec, fingerprint: &str) -
         tail: String::new(),
         fingerprint: fingerprint.to_string(),
         cached: false,
+        failing: Vec::new(),
+        failed_at: None,
     };
     // Both streams go to one file, so their interleaving is kept and nothing can block on a pipe.
     let captured = fs::create_dir_all(&dir).and_then(|_| {
@@ -135,6 +143,12 @@ pub fn run(root: &Path, out_dir: &Path, spec: &CommandSpec, fingerprint: &str) -
             note(&mut r, format!("cannot write {}: {e}", artifact.display()));
         }
         let _ = fs::remove_file(path);
+    }
+    if r.exit.is_some_and(|c| c != 0)
+        && let Ok(bytes) = fs::read(&artifact)
+    {
+        let output = String::from_utf8_lossy(&bytes);
+        (r.failing, r.failed_at) = (failing_tests(&output), failure_site(root, &output));
     }
     // a command that never started says nothing about the content: nothing to cache
     if started.is_ok() {
@@ -483,5 +497,120 @@ mod tests {
         assert_eq!(names("core", true), ["slow-core", "all", "core", "slow-all"]);
         assert_eq!(names("api", false), ["all"]);
         assert_eq!(names("api", true), ["all", "slow-api", "slow-all"]);
+    }
+}
+
+/// The tests a check's output names as failing: unittest's `FAIL:`/`ERROR:` headers, pytest's
+/// `FAILED path::name`, cargo test's `test name ... FAILED`, node's `not ok N - name` and the
+/// `✕ name` of jest and vitest. Each once, in order.
+pub fn failing_tests(output: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for line in output.lines() {
+        let l = line.trim();
+        let name = if let Some(rest) = l.strip_prefix("FAIL: ").or_else(|| l.strip_prefix("ERROR: ")) {
+            Some(rest.trim())
+        } else if let Some(rest) = l.strip_prefix("FAILED ").filter(|r| !r.starts_with('(')) {
+            // pytest's `FAILED path::name - why`; unittest's closing `FAILED (failures=1)` is not a test
+            Some(rest.split(" - ").next().unwrap_or(rest).trim())
+        } else if let Some(rest) = l.strip_prefix("test ").and_then(|r| r.strip_suffix(" ... FAILED")) {
+            Some(rest.trim())
+        } else if let Some(rest) = l.strip_prefix("not ok ") {
+            Some(rest.split_once(" - ").map_or(rest, |(_, n)| n).trim())
+        } else {
+            l.strip_prefix("✕ ").map(|rest| rest.trim())
+        };
+        if let Some(n) = name.filter(|n| !n.is_empty())
+            && !out.iter().any(|o| o == n)
+        {
+            out.push(crate::text::short(n).to_string());
+        }
+    }
+    out
+}
+
+/// Where the first failing test of a run's `output` failed, as a repo-relative `(path, line)` of a
+/// file under `root`: a Python traceback's `File "…", line N` (the innermost frame in a test
+/// file, else the first in the repository), pytest's `path.py:N:`, a Rust panic's `at path:N:C`,
+/// a JavaScript stack frame or TAP `location: '…:N:C'`. `None` when the output names no file of
+/// the repository.
+pub fn failure_site(root: &Path, output: &str) -> Option<(String, u32)> {
+    let root_real = fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+    let inside = |p: &str| -> Option<String> {
+        let path = Path::new(p);
+        let rel = if path.is_absolute() {
+            let real = fs::canonicalize(path).ok()?;
+            real.strip_prefix(&root_real).ok()?.to_string_lossy().replace('\\', "/")
+        } else {
+            p.trim_start_matches("./").to_string()
+        };
+        let skip = ["node_modules/", "site-packages/", ".venv/", "target/", "/rustc/"];
+        (root.join(&rel).is_file() && !skip.iter().any(|s| rel.contains(s))).then_some(rel)
+    };
+    let mut first: Option<(String, u32)> = None;
+    for line in output.lines() {
+        let l = line.trim();
+        let site = if let Some(rest) = l.strip_prefix("File \"") {
+            // Python: File "path", line N, in name
+            rest.split_once("\", line ")
+                .and_then(|(p, n)| Some((p.to_string(), n.split(',').next()?.trim().parse().ok()?)))
+        } else if let Some(at) = l.find("panicked at ") {
+            let rest = &l[at + 12..];
+            let mut parts = rest.trim_end_matches(':').rsplitn(3, ':');
+            let (_, line, path) = (parts.next(), parts.next()?.parse().ok(), parts.next());
+            line.zip(path.map(str::to_string)).map(|(n, p)| (p, n))
+        } else {
+            js_or_pytest_site(l)
+        };
+        let Some((path, n)) = site else { continue };
+        let Some(rel) = inside(&path) else { continue };
+        let test_like = rel.contains("test");
+        if test_like {
+            return Some((rel, n));
+        }
+        first.get_or_insert((rel, n));
+    }
+    first
+}
+
+/// A `path:line[:col]` site in one output line: a JavaScript stack frame `(path:N:C)` or
+/// `at path:N:C`, TAP's `location: 'path:N:C'`, pytest's `path.py:N: Error`.
+fn js_or_pytest_site(l: &str) -> Option<(String, u32)> {
+    let l = l.trim_start_matches("at ").trim_start_matches("location: ");
+    let candidate = match l.rfind('(') {
+        Some(i) if l.ends_with(')') => &l[i + 1..l.len() - 1],
+        _ => l.split_whitespace().next()?,
+    };
+    let candidate = candidate.trim_matches(['\'', '"']).trim_start_matches("file://");
+    let mut parts = candidate.split(':');
+    let path = parts.next()?;
+    let line: u32 = parts.next()?.parse().ok()?;
+    let known = [".py", ".js", ".mjs", ".cjs", ".ts", ".tsx", ".jsx", ".mts", ".cts", ".rs"];
+    known.iter().any(|e| path.ends_with(e)).then(|| (path.to_string(), line))
+}
+
+#[cfg(test)]
+mod site_tests {
+    use super::failure_site;
+
+    #[test]
+    fn the_first_failing_test_is_found_in_each_runners_output() {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path();
+        for f in ["tests/test_ops.py", "calc/ops.py", "test/split.test.js", "src/lib.rs"] {
+            std::fs::create_dir_all(root.join(f).parent().unwrap()).unwrap();
+            std::fs::write(root.join(f), "x\n").unwrap();
+        }
+        let abs = std::fs::canonicalize(root).unwrap().display().to_string();
+        let py = format!(
+            "FAIL: test_add (tests.test_ops.AddTest.test_add)\nTraceback (most recent call last):\n  File \"{abs}/tests/test_ops.py\", line 8, in test_add\n    self.assertEqual(add(2, 3), 5)\n"
+        );
+        assert_eq!(failure_site(root, &py), Some(("tests/test_ops.py".into(), 8)));
+        let pytest = "tests/test_ops.py:12: AssertionError\n";
+        assert_eq!(failure_site(root, pytest), Some(("tests/test_ops.py".into(), 12)));
+        let node = format!("not ok 1 - split\n  ---\n  location: '{abs}/test/split.test.js:4:3'\n");
+        assert_eq!(failure_site(root, &node), Some(("test/split.test.js".into(), 4)));
+        let rust = "thread 'tests::split' panicked at src/lib.rs:10:5:\nassertion failed\n";
+        assert_eq!(failure_site(root, rust), Some(("src/lib.rs".into(), 10)));
+        assert_eq!(failure_site(root, "error: something\n"), None);
     }
 }

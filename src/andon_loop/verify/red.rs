@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use super::super::error::Error;
+use super::commands::failing_tests;
 use super::commands::{self, CommandSpec};
 use super::executed;
 use super::proof::{Proof, cannot_run_here};
@@ -571,34 +572,6 @@ fn exit_text(r: &CheckRun) -> String {
         (Some(c), _) => format!("exit {c}"),
         (None, _) => "did not run".into(),
     }
-}
-
-/// The tests a check's output names as failing: unittest's `FAIL:`/`ERROR:` headers, pytest's
-/// `FAILED path::name`, cargo test's `test name ... FAILED`, node's `not ok N - name` and the
-/// `✕ name` of jest and vitest. Each once, in order.
-pub fn failing_tests(output: &str) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for line in output.lines() {
-        let l = line.trim();
-        let name = if let Some(rest) = l.strip_prefix("FAIL: ").or_else(|| l.strip_prefix("ERROR: ")) {
-            Some(rest.trim())
-        } else if let Some(rest) = l.strip_prefix("FAILED ").filter(|r| !r.starts_with('(')) {
-            // pytest's `FAILED path::name - why`; unittest's closing `FAILED (failures=1)` is not a test
-            Some(rest.split(" - ").next().unwrap_or(rest).trim())
-        } else if let Some(rest) = l.strip_prefix("test ").and_then(|r| r.strip_suffix(" ... FAILED")) {
-            Some(rest.trim())
-        } else if let Some(rest) = l.strip_prefix("not ok ") {
-            Some(rest.split_once(" - ").map_or(rest, |(_, n)| n).trim())
-        } else {
-            l.strip_prefix("✕ ").map(|rest| rest.trim())
-        };
-        if let Some(n) = name.filter(|n| !n.is_empty())
-            && !out.iter().any(|o| o == n)
-        {
-            out.push(crate::text::short(n).to_string());
-        }
-    }
-    out
 }
 
 #[cfg(test)]
