@@ -73,18 +73,28 @@ pub struct FnSpan {
     pub end_col: u32,
 }
 
-/// The functions and methods `path` (its text `src`) defines, with their spans.
+/// The functions and methods `path` (its text `src`) defines, with their spans: declared ones,
+/// and variables whose value is a function (`const split = (a, b) => …`, `= function (…) {…}`).
 pub fn functions(path: &str, src: &str) -> Vec<FnSpan> {
     let Some(lang) = Lang::from_path(path) else { return Vec::new() };
     let mut out = SplitBuilder::default();
     extract_source(&mut Context::new(), lang, path, src, &mut out);
     let (core, detail) = out.finish();
-    let kinds: BTreeSet<(String, u32)> = core
+    let defined: Vec<(String, u32, bool)> = core
         .all_rows()
         .filter(|(id, _)| *id == rel::DEFINES)
-        .filter(|(_, c)| matches!(core.str(c[2]), "function" | "method"))
-        .map(|(_, c)| (core.str(c[1]).to_string(), c[3]))
+        .map(|(_, c)| (core.str(c[1]).to_string(), c[3], matches!(core.str(c[2]), "function" | "method")))
         .collect();
+    let offsets: Vec<usize> = std::iter::once(0).chain(src.match_indices('\n').map(|(i, _)| i + 1)).collect();
+    let text_of = |f: &FnSpan| -> &str {
+        let at = |l: u32, c: u32| offsets.get(l as usize - 1).map(|o| (o + c as usize - 1).min(src.len()));
+        at(f.line, f.col).zip(at(f.end_line, f.end_col)).and_then(|(a, b)| src.get(a..b)).unwrap_or("")
+    };
+    let holds_a_function = |f: &FnSpan| {
+        let value = text_of(f).split_once('=').map_or("", |(_, v)| v).trim_start();
+        let value = value.strip_prefix("async").map_or(value, str::trim_start);
+        value.starts_with("function") || arrow_head(value)
+    };
     detail
         .all_rows()
         .filter(|(id, _)| *id == rel::DEF_SPAN)
@@ -95,8 +105,19 @@ pub fn functions(path: &str, src: &str) -> Vec<FnSpan> {
             end_line: c[4],
             end_col: c[5],
         })
-        .filter(|f| kinds.contains(&(f.name.clone(), f.line)))
+        .filter(|f| {
+            defined.iter().any(|(n, l, function)| *n == f.name && *l == f.line && (*function || holds_a_function(f)))
+        })
         .collect()
+}
+
+/// Whether `value` starts an arrow function: `(…) =>` or `name =>`.
+fn arrow_head(value: &str) -> bool {
+    let head = match value.strip_prefix('(') {
+        Some(rest) => rest.split_once(')').map(|(_, after)| after),
+        None => Some(value.trim_start_matches(|c: char| c.is_alphanumeric() || c == '_' || c == '$')),
+    };
+    head.is_some_and(|h| h.trim_start().trim_start_matches(|c: char| c != '=' && c != '{').starts_with("=>"))
 }
 
 #[cfg(test)]
@@ -121,5 +142,15 @@ mod tests {
         let rs = public_definitions("src/lib.rs", "pub fn split() {}\nfn inner() {}\npub struct Cart;\n");
         let names: Vec<&str> = rs.iter().map(|(_, n)| n.as_str()).collect();
         assert!(names.contains(&"split") && names.contains(&"Cart") && !names.contains(&"inner"), "{rs:?}");
+    }
+
+    #[test]
+    fn arrow_functions_and_function_expressions_are_functions() {
+        let js = "export const split = (total, n) => [total];\nconst twice = x => x * 2;\nexport const mul = function (a, b) { return a * b; };\nconst N = 3;\nconst f = compute(1);\n";
+        let names: Vec<String> = functions("m.js", js).into_iter().map(|f| f.name).collect();
+        for n in ["split", "twice", "mul"] {
+            assert!(names.contains(&n.to_string()), "{n}: {names:?}");
+        }
+        assert!(!names.contains(&"N".to_string()) && !names.contains(&"f".to_string()), "{names:?}");
     }
 }

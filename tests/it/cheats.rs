@@ -288,3 +288,87 @@ fn a_failing_command_gap_points_at_the_first_failing_test() {
     assert_eq!((g["path"].as_str(), g["line"].as_u64()), (Some("tests/test_ops.py"), Some(8)), "{g:#}");
     assert!(g["summary"].as_str().unwrap().contains("failing: `test_add"), "{g:#}");
 }
+
+/// Whether node runs here (the JavaScript rows skip, saying so, where it does not).
+fn node() -> bool {
+    std::process::Command::new("node").arg("--version").output().is_ok_and(|o| o.status.success())
+}
+
+/// A JavaScript package whose `split` is a stub, with node:test as its `[[command]]`.
+fn money() -> tempfile::TempDir {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    write_files(
+        d,
+        &[
+            ("package.json", "{\"name\": \"money\", \"version\": \"1.0.0\", \"type\": \"module\"}\n"),
+            (
+                "src/split.js",
+                "export function add(a, b) {\n  return a + b;\n}\n\nexport function split(total, n) {\n  // TODO: split evenly\n  throw new Error(\"not implemented\");\n}\n",
+            ),
+            (
+                "test/add.test.js",
+                "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport { add } from '../src/split.js';\n\ntest('add', () => {\n  assert.equal(add(2, 3), 5);\n});\n",
+            ),
+            ("andon.toml", "[[command]]\nname = \"unit\"\nrun = \"node --test test/\"\n"),
+            (".gitignore", "analysis/\n.andon/\nnode_modules/\n"),
+        ],
+    );
+    crate::support::git(d, &["init", "-q"]);
+    commit_all(d);
+    t
+}
+
+#[test]
+fn javascript_an_arrow_stub_fixed_with_a_test_that_pins_nothing_is_not_proven() {
+    if !node() {
+        eprintln!("node is not installed here: the JavaScript row is skipped");
+        return;
+    }
+    let t = money();
+    let d = t.path();
+    let gap = picked(d, "StageMarker");
+    propose(d, &gap, "executed", &["src/split.js", "test/split.test.js"]);
+    write_files(
+        d,
+        &[
+            (
+                "src/split.js",
+                "export function add(a, b) {\n  return a + b;\n}\n\nexport const split = (total, n) => [total];\n",
+            ),
+            (
+                "test/split.test.js",
+                "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport { split } from '../src/split.js';\n\ntest('split', () => {\n  assert.ok(Array.isArray(split(1000, 3)));\n});\n",
+            ),
+        ],
+    );
+    let (code, doc) = verify(d, &gap);
+    assert_eq!(code, Some(14), "{doc:#}");
+    assert_eq!(doc["evidence"]["reason"], "not-pinning", "{doc:#}");
+}
+
+#[test]
+fn javascript_a_grep_given_to_verify_cannot_stand_in_for_the_stages_suite() {
+    if !node() {
+        eprintln!("node is not installed here: the JavaScript row is skipped");
+        return;
+    }
+    let t = money();
+    let d = t.path();
+    let gap = picked(d, "StageMarker");
+    propose(d, &gap, "executed", &["src/split.js"]);
+    write_files(
+        d,
+        &[(
+            "src/split.js",
+            "export function add(a, b) {\n  return a + b;\n}\n\nexport const split = (total, n) => [total];\n// DONE\n",
+        )],
+    );
+    let o = crate::support::run(
+        &["verify", "--gap", &gap, "--format", "json", "--command", "grep -q DONE src/split.js"],
+        d,
+    );
+    let doc = crate::support::json(&o);
+    assert_eq!(o.status.code(), Some(14), "{doc:#}");
+    assert_eq!(doc["evidence"]["reason"], "not-discriminating", "{doc:#}");
+}

@@ -1384,7 +1384,7 @@ fn an_ingest_phase_contract_is_proven_obligation_by_obligation_and_the_phase_adv
     let d = t.path();
     std::fs::write(
         d.join("andon.toml"),
-        "gap_source = \"ingest\"\n\n[[command]]\nname = \"suite\"\nrun = \"echo 1 passed\"\n",
+        "gap_source = \"ingest\"\n\n[[command]]\nname = \"suite\"\nrun = \"echo 1 passed\"\n\n[[command]]\nname = \"types\"\nrun = \"grep -q 'X: int = 1' shared/types.py && echo 1 passed\"\nlane = \"slow\"\n",
     )
     .unwrap();
     std::fs::write(d.join(".gitignore"), "analysis/andon/\n").unwrap();
@@ -1404,9 +1404,8 @@ fn an_ingest_phase_contract_is_proven_obligation_by_obligation_and_the_phase_adv
     assert_eq!(propose_with(d, &w1, "executed", "shared/types.py").status.code(), Some(0));
     loop_json(d);
     std::fs::write(d.join("shared/types.py"), "X: int = 1\n").unwrap();
-    // a check that fails without the fix (red first)
-    let check = "grep -q 'X: int = 1' shared/types.py";
-    let o = run(&["verify", "--gap", &w1, "--command", check, "--format", "json", "-q"], d);
+    // the repository's own (slow-lane) check fails without the fix (red first); verify runs both lanes
+    let o = run(&["verify", "--gap", &w1, "--format", "json", "-q"], d);
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
     git(d, &["commit", "-qam", "W1"]);
     let (_, v) = loop_json(d);

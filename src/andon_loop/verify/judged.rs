@@ -315,7 +315,13 @@ fn patches_the_runner(before: &str, now: &str) -> Option<String> {
             Some((lhs, rhs)) if !rhs.starts_with('=') && !lhs.ends_with(['=', '!', '<', '>']) => assigns(lhs),
             _ => false,
         };
-        if patched || (l.starts_with("setattr(") && owners.iter().any(|o| l.contains(o.trim_end_matches('.')))) {
+        // a computed key (`assert[k] = …`) or a bulk write (`Object.assign(assert, …)`) patches too
+        let bare: Vec<&str> = owners.iter().map(|o| o.trim_end_matches('.')).collect();
+        let computed = bare.iter().any(|o| l.starts_with(&format!("{o}[")) && l.contains("] ="));
+        let bulk = ["Object.assign(", "Object.defineProperty(", "Object.defineProperties(", "Reflect.set(", "setattr("]
+            .iter()
+            .any(|f| bare.iter().any(|o| l.contains(&format!("{f}{o},")) || l.contains(&format!("{f}{o}."))));
+        if patched || computed || bulk {
             return Some(format!(
                 "patches the test framework (`{}`): it decides how assertions judge",
                 crate::text::short(l)
@@ -357,6 +363,24 @@ pub(crate) fn read(root: &Path, path: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_patch_of_the_framework_in_any_form_is_a_judging_change() {
+        for line in [
+            "unittest.TestCase.assertEqual = lambda *a, **k: None",
+            "assert.equal = () => {};",
+            "assert[k] = function () {};",
+            "Object.assign(assert, { equal() {} });",
+            "setattr(unittest.TestCase, 'assertEqual', noop)",
+            "def load_tests(loader, tests, pattern):",
+        ] {
+            assert!(patches_the_runner("", line).is_some(), "{line}");
+        }
+        for line in ["x = assert_sorted(items)", "total = 3", "if a == b:", "expected = [1, 2]"] {
+            assert!(patches_the_runner("", line).is_none(), "{line}");
+        }
+    }
+
     use super::*;
 
     #[test]
