@@ -127,7 +127,7 @@ fn block_end(lines: &[&str], from: usize) -> usize {
 }
 
 /// How many brackets `text` leaves open (strings ignored roughly: quotes toggle).
-fn depth(text: &str) -> i32 {
+pub(super) fn depth(text: &str) -> i32 {
     let (mut d, mut quote) = (0, None::<char>);
     for c in text.chars() {
         match (quote, c) {

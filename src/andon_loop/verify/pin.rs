@@ -12,6 +12,7 @@ use std::path::Path;
 
 use super::commands::CommandSpec;
 use super::executed;
+use super::expectations::depth;
 use super::judged;
 use super::proof::Proof;
 use crate::extract::lang::Lang;
@@ -282,22 +283,6 @@ fn matching(text: &str, open: usize) -> Option<usize> {
         i += 1;
     }
     None
-}
-
-/// How many brackets `text` leaves open (strings ignored roughly).
-fn depth(text: &str) -> i32 {
-    let (mut d, mut quote) = (0, None::<char>);
-    for c in text.chars() {
-        match (quote, c) {
-            (Some(q), c) if c == q => quote = None,
-            (Some(_), _) => {}
-            (None, '"' | '\'') => quote = Some(c),
-            (None, '(' | '[' | '{') => d += 1,
-            (None, ')' | ']' | '}') => d -= 1,
-            _ => {}
-        }
-    }
-    d
 }
 
 #[cfg(test)]
