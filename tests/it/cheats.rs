@@ -99,7 +99,9 @@ fn weakened_judging_holds(weaken: &[(&str, &str)], names: &str) {
         assert!(v["next"]["detail"].as_str().unwrap().contains(names), "{v:#}");
     }
     assert_eq!(crate::red_first::status_of(d, &gap), "open", "the failing command's gap never vanishes");
-    let status = crate::support::json(&crate::support::run(&["status", "--format", "json"], d));
+    let o = crate::support::run(&["status", "--format", "json"], d);
+    assert_eq!(o.status.code(), Some(11), "status exits with the halt the loop stands on");
+    let status = crate::support::json(&o);
     assert_eq!(status["next"]["action"], "decide", "{status:#}");
     let o = crate::support::run(&["check", "--format", "json"], d);
     assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stdout));
@@ -371,4 +373,31 @@ fn javascript_a_grep_given_to_verify_cannot_stand_in_for_the_stages_suite() {
     let doc = crate::support::json(&o);
     assert_eq!(o.status.code(), Some(14), "{doc:#}");
     assert_eq!(doc["evidence"]["reason"], "not-discriminating", "{doc:#}");
+}
+
+#[test]
+fn a_person_accepts_a_judging_change_and_the_loop_goes_on_from_it() {
+    let t = calc_repo("def add(a, b):\n    return a - b\n");
+    let d = t.path();
+    let gap = picked(d, "FailingCommand");
+    write_files(d, &[("andon.toml", "[[command]]\nname = \"unit\"\nrun = \"true\"\n")]);
+    crate::support::git(d, &["commit", "-qam", "the suite moves to CI"]);
+    let (code, v) = looped(d);
+    assert_eq!(code, Some(11), "{v:#}");
+    let id = v["next"]["gap"].as_str().unwrap().to_string();
+    // from an agent's shell it is refused; at a terminal, typed back, it is recorded
+    let o = crate::support::run_piped(&["authorize", &id, "--by", "lead", "--reason", "CI runs the suite"], d);
+    assert_eq!(o.status.code(), Some(2));
+    let o = crate::support::run(&["authorize", &id, "--by", "lead", "--reason", "CI runs the suite"], d);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
+    let (_, state, records) = andon::ledger::load(&d.join("analysis/andon/ledger")).unwrap().unwrap();
+    assert!(state.judging.is_none());
+    assert!(
+        records.iter().any(|r| matches!(&r.event, andon::ledger::Event::JudgingAccepted { id: i, .. } if *i == id))
+    );
+    // judged from the accepted tree on: no hold, and the gap the person's change removed is
+    // set aside as vanished, never proven
+    let (code, v) = looped(d);
+    assert_ne!(code, Some(11), "{v:#}");
+    assert_ne!(crate::red_first::status_of(d, &gap), "closed");
 }
