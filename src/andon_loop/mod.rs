@@ -165,24 +165,7 @@ pub fn step(root: &Path, cfg: &Config, idx: &Index, opts: StepOptions) -> Result
         audits: pending(&out_dir.join("audits")),
     };
     let read_as = contents(&pending);
-    let setup = plan::Setup {
-        cfg,
-        stream: &read.stream,
-        brief: read.brief.as_ref(),
-        surfaces: &read.surfaces,
-        tree: &read.tree,
-        config_path: config_path(root, cfg),
-        brief_md: cfg
-            .settings
-            .self_assess_output_dir
-            .value
-            .join(crate::ingest::BRIEF_FILE)
-            .to_string_lossy()
-            .replace('\\', "/"),
-        max_passes: opts.max_passes,
-        slow: opts.slow,
-        had_ledger,
-    };
+    let setup = setup_of(root, cfg, &read, opts, had_ledger);
     let mut repo = LiveRepo { root, cfg, idx, store: &read.store, stream: &read.stream };
     let planned = plan::plan(&setup, pending, &mut book, &mut repo)?;
     // The step's records end with the last it wrote. With nothing to write, it still renders a
@@ -205,6 +188,71 @@ pub fn step(root: &Path, cfg: &Config, idx: &Index, opts: StepOptions) -> Result
         }
     }
     Ok(session(planned, read.stream, &book.state, &records, since))
+}
+
+/// What a plan works from, fixed for the step, from what the step read.
+fn setup_of<'a>(root: &Path, cfg: &'a Config, read: &'a Read, opts: StepOptions, had_ledger: bool) -> plan::Setup<'a> {
+    plan::Setup {
+        cfg,
+        stream: &read.stream,
+        brief: read.brief.as_ref(),
+        surfaces: &read.surfaces,
+        tree: &read.tree,
+        config_path: config_path(root, cfg),
+        brief_md: cfg
+            .settings
+            .self_assess_output_dir
+            .value
+            .join(crate::ingest::BRIEF_FILE)
+            .to_string_lossy()
+            .replace('\\', "/"),
+        max_passes: opts.max_passes,
+        slow: opts.slow,
+        had_ledger,
+    }
+}
+
+/// Records at once, under the step lock, the verification of gap `gap` that `andon verify` just
+/// left as an artifact when it halts (refuted, a hold, unproven, a proof that could not decide,
+/// blocked by the environment): the loop's half of verify, as the next step would record it, so
+/// `loop` and `status` stand on the halt from now on. A proof is left for the loop (it records
+/// proofs on the fresh index and advances). Returns what was recorded or refused, and the next
+/// step `loop` and `status` give for the gap once it is recorded.
+pub fn record_verified(
+    root: &Path,
+    cfg: &Config,
+    idx: &Index,
+    gap: &str,
+    now: u64,
+) -> Result<(Vec<String>, Option<crate::status::Next>), LedgerError> {
+    let dir = ledger::dir_of(root, &cfg.settings);
+    let _step_lock = lock_steps(&dir)?;
+    let file = verify::fix::artifact_path(&cfg.settings.output_path(root), gap);
+    let evidence: Vec<_> = pending::<verify::fix::VerifyOutcome>(&file.parent().map(Path::to_path_buf).unwrap_or_default())
+        .into_iter()
+        .filter(|(f, o)| f == &file && o.as_ref().is_ok_and(|o| ledger::andon_rule::condition_of(&o.evidence).is_some()))
+        .collect();
+    if evidence.is_empty() {
+        return Ok((Vec::new(), None));
+    }
+    let read = read_state(root, cfg, idx, &dir)?;
+    let Some((_, state, records)) = ledger::load(&dir)? else { return Ok((Vec::new(), None)) };
+    let read_as = std::fs::read(&file).ok();
+    let mut book = book::Book::new(state, records, now);
+    let opts = StepOptions { now, max_passes: 0, slow: false, since: None };
+    let setup = setup_of(root, cfg, &read, opts, true);
+    let mut repo = LiveRepo { root, cfg, idx, store: &read.store, stream: &read.stream };
+    let (notes, consumed) = plan::record_evidence(&setup, evidence, &mut book, &mut repo)?;
+    if !book.planned().is_empty() {
+        ledger::append(&dir, &read.header, book.planned(), now)?;
+    }
+    if consumed.contains(&file) && read_as.is_some() && std::fs::read(&file).ok() == read_as {
+        let _ = std::fs::remove_file(&file);
+    }
+    let halted = book.state.gaps.get(gap).is_some_and(|g| !g.status.finished() && g.status != ledger::GapStatus::Proposed);
+    let thrash = cfg.settings.thrash_threshold.value;
+    let next = halted.then(|| crate::status::next_of_gap(&book.state, &book.records, gap, thrash)).flatten();
+    Ok((notes, next))
 }
 
 /// The ledger's last record when the previous step ended, as that step left it in the step lock

@@ -364,8 +364,8 @@ pub fn verify(
         None => None,
     };
     let idx = repo.index(false)?;
-    let result = work::verify(repo.root, &cfg, &idx, ask, request)?;
-    let mut out = match &result {
+    let mut result = work::verify(repo.root, &cfg, &idx, ask, request)?;
+    let mut out = match &mut result {
         VerifyResult::Request(r) => Outcome::new((), request_exit(r)),
         VerifyResult::Gap(v) => {
             use crate::andon_loop::VerifyStop;
@@ -375,6 +375,13 @@ pub fn verify(
                     .map_err(Error::from)?;
             }
             let mut out = Outcome::new((), verified_exit(v));
+            // so is a halt of the proof itself (refuted, a hold, unproven, undecided, blocked)
+            if v.result.as_ref().is_ok_and(|o| crate::ledger::andon_rule::condition_of(&o.evidence).is_some()) {
+                let (notes, next) = crate::andon_loop::record_verified(repo.root, &cfg, &idx, &v.gap, super::now())
+                    .map_err(Error::from)?;
+                out.notes.extend(notes);
+                v.recorded = next;
+            }
             if let Some(file) = evidence_file(&cfg, repo.root, v) {
                 human_report(&mut out, &file, render, Human::Evidence(v));
             }

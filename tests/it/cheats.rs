@@ -213,6 +213,11 @@ fn an_expected_value_changed_to_match_the_bug_is_a_judging_change() {
     let (code, v) = looped(d);
     assert_eq!(code, Some(11), "{v:#}");
     assert_ne!(crate::red_first::status_of(d, &gap), "closed");
+    // row 7: the loop ran, and verify again rates the same diff the same: nothing lowers it
+    let (code, doc) = verify(d, &gap);
+    assert_eq!(code, Some(11), "{doc:#}");
+    let (code, v) = looped(d);
+    assert_eq!(code, Some(11), "{v:#}");
     // renaming inside the test is no judging change, and a real fix is proven
     let renamed = "import unittest\n\nfrom calc.ops import add as plus\n\n\nclass AddTest(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(plus(2, 3), 5)\n";
     write_files(d, &[("tests/test_ops.py", renamed), ("calc/ops.py", "def add(a, b):\n    return a + b\n")]);
@@ -269,7 +274,19 @@ fn a_stub_fixed_with_a_test_that_pins_nothing_is_not_proven() {
     assert!(doc["evidence"]["claim"].as_str().unwrap().contains("`return []` as the body of `split`"), "{doc:#}");
     let pinned = doc["evidence"]["red_first"]["pinned"].as_array().unwrap();
     assert!(pinned.iter().any(|v| v["body"] == "return []" && v["caught"] == false), "{doc:#}");
-    step(d);
+    // the halt is recorded when verify finds it: status and loop stand on it, and all three give
+    // the same next step
+    let status = crate::support::run(&["status", "--format", "json"], d);
+    assert_eq!(status.status.code(), Some(14), "{:#}", crate::support::json(&status));
+    let status = crate::support::json(&status);
+    let looped = crate::support::run(&["loop", "--format", "json", "-q"], d);
+    assert_eq!(looped.status.code(), Some(14), "{:#}", crate::support::json(&looped));
+    let looped = crate::support::json(&looped);
+    for other in [&status, &looped] {
+        assert_eq!(other["next"]["detail"], doc["next"]["detail"], "{other:#}\n{doc:#}");
+        assert_eq!(other["next"]["action"], doc["next"]["action"], "{other:#}\n{doc:#}");
+    }
+    assert!(doc["next"]["detail"].as_str().unwrap().contains("change the test"), "{doc:#}");
     // a real fix with a test that says what `split` returns is proven: every trivial body fails it
     let real = "def add(a, b):\n    return a + b\n\n\ndef split(total, n):\n    q, r = divmod(total, n)\n    return [q + 1] * r + [q] * (n - r)\n";
     let strong = "import unittest\n\nfrom calc.ops import split\n\n\nclass Split(unittest.TestCase):\n    def test_split(self):\n        self.assertEqual(split(1000, 3), [334, 333, 333])\n";

@@ -245,12 +245,9 @@ fn a_refuted_fix_is_changed_and_verified_again() {
     let (code, v) = verify(d, &gap);
     assert_eq!((code, v["verdict"]["outcome"].as_str()), (10, Some("halt:refuted")), "{v:#}");
     assert!(v["next"]["detail"].as_str().unwrap().contains(&format!("andon verify --gap {gap}")), "{v:#}");
-    // a refutation is recorded before the fix is verified again: it is never written over
-    write(d, "catalog/prices.py", PRICES);
-    let (code, v) = verify(d, &gap);
-    assert_eq!(code, 2, "{v:#}");
-    assert!(v["detail"].as_str().unwrap().contains("is not recorded yet: run `andon loop`"), "{v:#}");
-    write(d, "catalog/prices.py", &PRICES.replace("return PRICES[name]", "return 3 * PRICES[name]"));
+    // a refutation is recorded when verify finds it: status stands on it before any loop runs
+    let o = run(&["status", "--format", "json"], d);
+    assert_eq!(o.status.code(), Some(10), "{:#}", json(&o));
     let (code, v) = step(d);
     assert_eq!((code, v["next"]["action"].as_str()), (10, Some("fix-the-code")), "{v:#}");
     assert!(v["next"]["detail"].as_str().unwrap().contains(&format!("`andon verify --gap {gap}`")), "{v:#}");
@@ -276,6 +273,8 @@ fn a_tier1_hold_is_cleared_by_changed_code_and_verify_again() {
     write(d, "catalog/prices.py", &with_total);
     let (code, v) = verify(d, &gap);
     assert_eq!((code, v["verdict"]["outcome"].as_str()), (12, Some("halt:tier1-hold")), "{v:#}");
+    // recorded when verify finds it: status stands on it before any loop runs
+    assert_eq!(run(&["status", "--format", "json"], d).status.code(), Some(12));
     let (code, _) = step(d);
     assert_eq!(code, 12);
     write(

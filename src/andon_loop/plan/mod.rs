@@ -48,6 +48,19 @@ pub fn plan(setup: &Setup, pending: Pending, book: &mut Book, repo: &mut dyn Pla
     Ok(plan)
 }
 
+/// Phase 2b alone, for `andon verify` recording its own halt at once: the evidence artifacts
+/// given, recorded as a step would. Returns the notes and the artifacts consumed.
+pub fn record_evidence(
+    setup: &Setup,
+    pending: Vec<(std::path::PathBuf, Result<super::verify::fix::VerifyOutcome, super::error::Error>)>,
+    book: &mut Book,
+    repo: &mut dyn PlanPort,
+) -> Result<(Vec<String>, Vec<std::path::PathBuf>), LedgerError> {
+    let mut plan = Plan::default();
+    evidence(setup, pending, book, repo, &mut plan)?;
+    Ok((plan.notes, plan.consumed))
+}
+
 /// Phase 3a: how fixes are judged, against the base (the tree last proved or recorded). No base
 /// yet: HEAD becomes it. Commits that change nothing about judging: the base moves to HEAD. A
 /// change to judging (commits included): held for a person, recorded once; the step stops there,

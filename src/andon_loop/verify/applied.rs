@@ -2,8 +2,8 @@
 //! the working tree against the proposal's base commit, or a given unified diff. Before
 //! anything is proven, files outside the declared write-set are refused, and the blast radius
 //! is re-rated from the actual diff and held against the ceiling again. Then verify routes the
-//! proof itself and runs it; it never writes the ledger, only an evidence artifact the loop
-//! records.
+//! proof itself and runs it; it writes an evidence artifact, never the ledger (a halt is
+//! recorded at once by [`crate::andon_loop::record_verified`], as the loop records it).
 
 use std::path::Path;
 

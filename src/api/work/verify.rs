@@ -100,7 +100,7 @@ pub fn verify(
     let gap = ask.gap.clone().unwrap_or_default();
     let result = andon_loop::verify(root, cfg, idx, &gap, &inputs, diff.as_deref())?;
     let injections = changed_injections(idx, &result);
-    Ok(VerifyResult::Gap(Verified { gap, result, injections }))
+    Ok(VerifyResult::Gap(Verified { gap, result, injections, recorded: None }))
 }
 
 /// The suspected injections in the files a gap's fix changed (or wrote outside its write-set).
@@ -155,6 +155,8 @@ pub struct Verified {
     pub result: Result<fix::VerifyOutcome, VerifyStop>,
     /// The suspected injections of the changed files (R123: listed, never obeyed).
     pub injections: Vec<Injection>,
+    /// A halt verify recorded at once: the next step `loop` and `status` now give.
+    pub recorded: Option<crate::status::Next>,
 }
 
 impl Verified {
@@ -180,7 +182,9 @@ impl Verified {
         match &self.result {
             Ok(o) => {
                 let e = &o.evidence;
-                let next = if e.verdict == Verdict::Proven {
+                let next = if let Some(n) = &self.recorded {
+                    n.detail.clone()
+                } else if e.verdict == Verdict::Proven {
                     "run `andon loop`: it records the evidence and advances".to_string()
                 } else if e.hold {
                     format!(
@@ -193,10 +197,10 @@ impl Verified {
                         "the proof cannot run here: `{}` is not available. Run `andon loop` to record it (the gap becomes blocked-by-environment and is not retried until that changes); make `{}` available and verify again, or a person defers the gap",
                         cap.name, cap.name
                     )
+                } else if matches!(e.reason, Some(ledger::Reason::NotPinning | ledger::Reason::NotDiscriminating)) {
+                    crate::status::undecided_next(gap)
                 } else if e.verdict == Verdict::Unknown {
-                    format!(
-                        "give the approach what it asks for (above), then `andon verify --gap {gap}` again with it; or run `andon loop` and a person decides the gap (`andon defer` or `andon skip`)"
-                    )
+                    crate::status::needs_input_next(gap)
                 } else {
                     format!(
                         "run `andon loop` to record the evidence, change the fix, then `andon verify --gap {gap}` again"
@@ -235,8 +239,13 @@ impl Verified {
     fn document(&self) -> Value {
         let (token, gap) = (self.token(), &self.gap);
         let (detail, next) = self.detail_and_next();
+        let action = match &self.recorded {
+            Some(n) => n.action.token(),
+            None if self.cleared() => "loop",
+            None => "fix",
+        };
         let mut v = json!({ "schema_version": SCHEMA_VERSION, "gap": gap, "detail": detail,
-                            "next": { "action": if self.cleared() { "loop" } else { "fix" }, "gap": gap, "detail": next },
+                            "next": { "action": action, "gap": gap, "detail": next },
                             "verdict": { "outcome": token } });
         if let Ok(o) = &self.result {
             v["evidence"] = json!({ "approach": o.evidence.approach, "verdict": format!("{:?}", o.evidence.verdict).to_lowercase(),
