@@ -228,10 +228,13 @@ pub fn record_verified(
     let dir = ledger::dir_of(root, &cfg.settings);
     let _step_lock = lock_steps(&dir)?;
     let file = verify::fix::artifact_path(&cfg.settings.output_path(root), gap);
-    let evidence: Vec<_> = pending::<verify::fix::VerifyOutcome>(&file.parent().map(Path::to_path_buf).unwrap_or_default())
-        .into_iter()
-        .filter(|(f, o)| f == &file && o.as_ref().is_ok_and(|o| ledger::andon_rule::condition_of(&o.evidence).is_some()))
-        .collect();
+    let evidence: Vec<_> =
+        pending::<verify::fix::VerifyOutcome>(&file.parent().map(Path::to_path_buf).unwrap_or_default())
+            .into_iter()
+            .filter(|(f, o)| {
+                f == &file && o.as_ref().is_ok_and(|o| ledger::andon_rule::condition_of(&o.evidence).is_some())
+            })
+            .collect();
     if evidence.is_empty() {
         return Ok((Vec::new(), None));
     }
@@ -249,7 +252,8 @@ pub fn record_verified(
     if consumed.contains(&file) && read_as.is_some() && std::fs::read(&file).ok() == read_as {
         let _ = std::fs::remove_file(&file);
     }
-    let halted = book.state.gaps.get(gap).is_some_and(|g| !g.status.finished() && g.status != ledger::GapStatus::Proposed);
+    let halted =
+        book.state.gaps.get(gap).is_some_and(|g| !g.status.finished() && g.status != ledger::GapStatus::Proposed);
     let thrash = cfg.settings.thrash_threshold.value;
     let next = halted.then(|| crate::status::next_of_gap(&book.state, &book.records, gap, thrash)).flatten();
     Ok((notes, next))

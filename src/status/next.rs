@@ -129,11 +129,9 @@ fn next_by_status(records: &[Record], g: &GapState) -> Next {
                     ),
                 },
                 // a proof that passes without the fix, or with a trivial body: the test changes
-                Some(Condition::NeedsHuman) if let Some(next) = undecided(records, &id) => Next {
-                    action: Action::FixTheCode,
-                    gap,
-                    detail: format!("gap `{id}` halted ({why}): {next}"),
-                },
+                Some(Condition::NeedsHuman) if let Some(next) = undecided(records, &id) => {
+                    Next { action: Action::FixTheCode, gap, detail: format!("gap `{id}` halted ({why}): {next}") }
+                }
                 _ => Next {
                     action: Action::Decide,
                     gap,

@@ -14,7 +14,7 @@ fn calc_without_commands() -> tempfile::TempDir {
     t
 }
 
-fn picked(d: &Path, source: &str) -> String {
+pub(crate) fn picked(d: &Path, source: &str) -> String {
     let v = step(d);
     let gap = v["next"]["gap"].as_str().unwrap_or_else(|| panic!("a gap is picked: {v:#}")).to_string();
     let g = v["gaps"].as_array().unwrap().iter().find(|g| g["id"] == gap.as_str()).unwrap();
@@ -76,7 +76,7 @@ fn without_configured_checks_a_given_command_must_run_a_test_of_the_changed_code
 }
 
 /// `andon loop --format json`: its exit code and document.
-fn looped(d: &Path) -> (Option<i32>, serde_json::Value) {
+pub(crate) fn looped(d: &Path) -> (Option<i32>, serde_json::Value) {
     let o = crate::support::run(&["loop", "--format", "json", "-q"], d);
     (o.status.code(), crate::support::json(&o))
 }
@@ -85,7 +85,11 @@ fn looped(d: &Path) -> (Option<i32>, serde_json::Value) {
 /// runs. It holds for a person (exit 11) naming the files, the gap stays open, `andon check`
 /// fails on it, and undoing the change lets the loop go on with the gap still open.
 fn weakened_judging_holds(weaken: &[(&str, &str)], names: &str) {
-    let t = calc_repo("def add(a, b):\n    return a - b\n");
+    weakened_judging_holds_in(&calc_repo("def add(a, b):\n    return a - b\n"), weaken, names);
+}
+
+/// [`weakened_judging_holds`] in repository `t`, whose failing `[[command]]` is its gap.
+pub(crate) fn weakened_judging_holds_in(t: &tempfile::TempDir, weaken: &[(&str, &str)], names: &str) {
     let d = t.path();
     let gap = picked(d, "FailingCommand");
     write_files(d, weaken);
@@ -309,12 +313,12 @@ fn a_failing_command_gap_points_at_the_first_failing_test() {
 }
 
 /// Whether node runs here (the JavaScript rows skip, saying so, where it does not).
-fn node() -> bool {
+pub(crate) fn node() -> bool {
     std::process::Command::new("node").arg("--version").output().is_ok_and(|o| o.status.success())
 }
 
 /// A JavaScript package whose `split` is a stub, with node:test as its `[[command]]`.
-fn money() -> tempfile::TempDir {
+pub(crate) fn money() -> tempfile::TempDir {
     let t = tempfile::tempdir().unwrap();
     let d = t.path();
     write_files(

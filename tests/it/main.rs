@@ -5,6 +5,7 @@ mod agenda;
 mod architecture;
 mod budget;
 mod cheats;
+mod cheats_langs;
 mod check;
 mod check_ledger;
 mod cli;

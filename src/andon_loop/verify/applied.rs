@@ -637,8 +637,17 @@ impl Verification<'_> {
         let (mut proof, mut record) = red::prove(&ask, &scratch);
         // the proof must pin what the changed functions do: trivial bodies must fail the checks
         let out = proof::output_dir(self.cfg, self.inputs);
-        let (pinned, not_here) =
-            pin::pin(self.root, &scratch.tree(), &p.base, &change.files, checks, &out, &change.hash, &mut proof);
+        let (pinned, not_here) = pin::pin(
+            self.root,
+            &scratch.tree(),
+            &p.base,
+            &change.files,
+            checks,
+            &out,
+            &change.hash,
+            &record,
+            &mut proof,
+        );
         (record.pinned, record.not_pinned_here) = (pinned, not_here);
         (proof, Some(record))
     }

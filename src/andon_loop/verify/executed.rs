@@ -10,7 +10,7 @@ use crate::config::Config;
 use crate::ledger::Verdict;
 
 /// A fingerprint no cached run has: a verification runs its checks.
-pub(super) fn fresh(nonce: &str) -> String {
+pub(crate) fn fresh(nonce: &str) -> String {
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
     format!("{nonce}-{now:x}")
 }

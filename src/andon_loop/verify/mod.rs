@@ -32,3 +32,4 @@ pub mod prove;
 pub mod red;
 pub mod request;
 pub mod routing;
+pub mod select;

@@ -17,7 +17,7 @@ use super::judged;
 use super::proof::Proof;
 use crate::extract::lang::Lang;
 use crate::extract::public::{FnSpan, functions};
-use crate::ledger::{PinVariant, Reason, Verdict};
+use crate::ledger::{PinVariant, Reason, RedFirst, Verdict};
 
 /// At most this many changed functions are pinned, each with at most [`MAX_VARIANTS`] variants.
 pub const MAX_FUNCTIONS: usize = 3;
@@ -43,13 +43,16 @@ pub fn pin(
     specs: &[CommandSpec],
     out: &Path,
     nonce: &str,
+    red: &RedFirst,
     proof: &mut Proof,
 ) -> (Vec<PinVariant>, Vec<String>) {
     let (fns, not_here) = changed_functions(root, base, changed);
     let mut runs = Vec::new();
-    if proof.verdict != Verdict::Proven {
+    if proof.verdict != Verdict::Proven || fns.is_empty() {
         return (runs, not_here);
     }
+    // only the tests that flipped, where the runner selects them
+    let specs = &super::select::pinning_checks(tree, out, specs, red, changed, nonce);
     for f in fns {
         let file = tree.join(&f.path);
         let Ok(original) = std::fs::read_to_string(&file) else { continue };
@@ -66,8 +69,11 @@ pub fn pin(
                 proof.verdict = Verdict::Unknown;
                 proof.reason = Some(Reason::NotPinning);
                 proof.claim = format!(
-                    "`{body}` as the body of `{}` ({}) passes the same checks: they do not pin what it does; assert what `{}` returns",
-                    f.span.name, f.path, f.span.name
+                    "`{body}` as the body of `{}` ({}) passes the same checks ({}): they do not pin what it does; assert what `{}` returns",
+                    f.span.name,
+                    f.path,
+                    commands_of(specs),
+                    f.span.name
                 );
                 super::red::forget_caches(tree);
                 return (runs, not_here);
@@ -76,10 +82,19 @@ pub fn pin(
     }
     super::red::forget_caches(tree);
     if !runs.is_empty() {
-        proof.claim =
-            format!("{}; every trivial variant of the changed functions fails them ({} run)", proof.claim, runs.len());
+        proof.claim = format!(
+            "{}; every trivial variant of the changed functions fails them ({} run against {})",
+            proof.claim,
+            runs.len(),
+            commands_of(specs)
+        );
     }
     (runs, not_here)
+}
+
+/// The command lines of `specs`, as a claim names them.
+fn commands_of(specs: &[CommandSpec]) -> String {
+    specs.iter().map(|s| format!("`{}`", s.run)).collect::<Vec<_>>().join(", ")
 }
 
 /// The functions the change touched (those holding a line the fix added or changed), innermost
