@@ -85,10 +85,21 @@ pub fn candidates(state: &State, records: &[ledger::Record]) -> Vec<(String, boo
 /// reset, a stash — is no base to build on: the one before it is). `None` where there is none.
 pub fn base_of(root: &Path, cfg: &Config, state: &State, records: &[ledger::Record]) -> Option<String> {
     let own = super::own_paths(cfg);
-    let snap = diff::Snapshot::take(root, &own).ok();
+    let snap = std::cell::OnceCell::new();
+    base_in(root, state, records, || snap.get_or_init(|| diff::Snapshot::take(root, &own).ok()).as_ref())
+}
+
+/// [`base_of`], with the working tree's snapshot taken by `snap` only when a proven tree is a
+/// candidate (a step with no proof yet takes none for it).
+fn base_in<'s>(
+    root: &Path,
+    state: &State,
+    records: &[ledger::Record],
+    snap: impl Fn() -> Option<&'s diff::Snapshot>,
+) -> Option<String> {
     candidates(state, records)
         .into_iter()
-        .find(|(c, proven)| is_commit(root, c) && (!proven || snap.as_ref().is_none_or(|s| still_applied(root, s, c))))
+        .find(|(c, proven)| is_commit(root, c) && (!proven || snap().is_none_or(|s| still_applied(root, s, c))))
         .map(|(c, _)| c)
 }
 
@@ -107,11 +118,14 @@ fn still_applied(root: &Path, snap: &diff::Snapshot, c: &str) -> bool {
 /// How the working tree at `root` stands against the base of the ledger's `state`.
 pub fn drift(root: &Path, cfg: &Config, state: &State, records: &[ledger::Record]) -> Drift {
     let Some(head) = diff::head_commit(root) else { return Drift::Clean };
-    let Some(base) = base_of(root, cfg, state, records) else {
+    // one snapshot of the working tree serves the whole check
+    let own = super::own_paths(cfg);
+    let snap = std::cell::OnceCell::new();
+    let taken = || snap.get_or_init(|| diff::Snapshot::take(root, &own).ok()).as_ref();
+    let Some(base) = base_in(root, state, records, taken) else {
         return Drift::NoBase { head };
     };
-    let own = super::own_paths(cfg);
-    let Ok(change) = fix::change(root, &base, &own) else { return Drift::Clean };
+    let Some(Ok(change)) = taken().map(|s| fix::change_in(s, &base)) else { return Drift::Clean };
     let files = judged_files(&judged::of_change(root, cfg, &base, &change));
     let commits = commits_since(root, &base);
     if files.is_empty() {
