@@ -140,6 +140,9 @@ pub struct CheckRun {
     /// Tests the output names as failing (unittest, pytest, cargo test, node's test runners).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub failing: Vec<String>,
+    /// How many tests the output says ran, skipped ones not counted (`None`: it does not say).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ran: Option<u64>,
 }
 
 /// Both runs of the checks of one proof (red first).

@@ -422,3 +422,49 @@ fn a_person_accepts_a_judging_change_and_the_loop_goes_on_from_it() {
     assert_ne!(code, Some(11), "{v:#}");
     assert_ne!(crate::red_first::status_of(d, &gap), "closed");
 }
+
+#[test]
+fn an_exit_before_the_tests_run_is_no_passing_suite() {
+    // the failing suite is made to exit 0 before any test runs: from the package the tests import
+    // (os._exit skips unittest's own handling), and from a JavaScript module at load
+    let t = calc_repo("def add(a, b):\n    return a - b\n");
+    let d = t.path();
+    let gap = picked(d, "FailingCommand");
+    propose(d, &gap, "executed", &["calc/__init__.py"]);
+    write_files(d, &[("calc/__init__.py", "import os\n\nos._exit(0)\n")]);
+    let (code, doc) = verify(d, &gap);
+    assert_eq!(code, Some(15), "{doc:#}");
+    assert!(doc["evidence"]["claim"].as_str().unwrap().contains("says nothing of its tests"), "{doc:#}");
+    let (code, v) = looped(d);
+    assert_eq!(code, Some(15), "{v:#}");
+    assert_ne!(crate::red_first::status_of(d, &gap), "closed");
+    // the real fix: the same number of tests ran with it as without it
+    write_files(
+        d,
+        &[("calc/__init__.py", "\"\"\"Arithmetic.\"\"\"\n"), ("calc/ops.py", "def add(a, b):\n    return a + b\n")],
+    );
+    propose(d, &gap, "executed", &["calc/ops.py"]);
+    let (code, doc) = verify(d, &gap);
+    assert_eq!(code, Some(0), "{doc:#}");
+    assert_eq!(doc["evidence"]["red_first"]["after"][0]["ran"], 1, "{doc:#}");
+}
+
+#[test]
+fn javascript_an_exit_at_load_is_no_passing_suite() {
+    if !node() {
+        eprintln!("node is not installed here: the JavaScript row is skipped");
+        return;
+    }
+    let t = money();
+    let d = t.path();
+    let gap = picked(d, "StageMarker");
+    propose(d, &gap, "executed", &["src/split.js", "test/split.test.js"]);
+    let exits = "export function add(a, b) {\n  return a + b;\n}\n\nexport function split(total, n) {\n  return [total];\n}\n\nprocess.exit(0);\n";
+    let test = "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport { split } from '../src/split.js';\n\ntest('splits evenly', () => {\n  assert.deepEqual(split(1000, 3), [334, 333, 333]);\n});\n";
+    write_files(d, &[("src/split.js", exits), ("test/split.test.js", test)]);
+    let (code, doc) = verify(d, &gap);
+    assert_ne!(code, Some(0), "{doc:#}");
+    assert_ne!(doc["evidence"]["verdict"], "proven", "{doc:#}");
+    // the test that failed without the fix is never seen passing with it
+    assert!(doc["evidence"]["claim"].as_str().unwrap().contains("`splits evenly` is not seen passing"), "{doc:#}");
+}

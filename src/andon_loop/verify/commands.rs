@@ -500,6 +500,81 @@ mod tests {
     }
 }
 
+/// How many tests a check's output says ran (skipped ones not counted), summed over the runners
+/// it reports: unittest's `Ran N tests`, pytest's closing `N passed, M failed in …s`, cargo
+/// test's `test result: … N passed; M failed`, node's `# tests N` / `ℹ tests N` less its skipped
+/// and todo ones, jest's `Tests: … N total` and vitest's `Tests  N passed (M)` (passed and failed).
+/// `None` when it reports no count.
+pub fn tests_ran(output: &str) -> Option<u64> {
+    let count = |l: &str, word: &str| -> u64 {
+        // the number right before `word` (`3 passed`, `3 passed;`)
+        let words: Vec<&str> = l.split(|c: char| c.is_whitespace() || c == ',' || c == ';' || c == '|').collect();
+        words
+            .windows(2)
+            .filter(|w| w[1].trim_end_matches(['.', ':']) == word)
+            .filter_map(|w| w[0].parse::<u64>().ok())
+            .sum()
+    };
+    let (mut found, mut total) = (false, 0u64);
+    let (mut node_tests, mut node_skipped) = (None::<u64>, 0u64);
+    for line in output.lines() {
+        let l = line.trim().trim_matches('=').trim();
+        let timed = l.split_whitespace().rev().find(|w| w.ends_with('s')).is_some_and(|w| {
+            w.trim_end_matches('s').parse::<f64>().is_ok() || w.trim_end_matches("ms").parse::<f64>().is_ok()
+        });
+        if let Some(n) = l.strip_prefix("Ran ").and_then(|r| r.split_whitespace().next()?.parse::<u64>().ok()) {
+            (found, total) = (true, total + n);
+        } else if l.starts_with("test result: ") {
+            (found, total) = (true, total + count(l, "passed") + count(l, "failed"));
+        } else if (l.starts_with("Tests:") || l.starts_with("Tests ")) && (l.contains("passed") || l.contains("failed"))
+        {
+            let n = count(l, "passed") + count(l, "failed");
+            (found, total) = (true, total + n);
+        } else if let Some(rest) = l.strip_prefix("# tests ").or_else(|| l.strip_prefix("ℹ tests ")) {
+            node_tests = Some(node_tests.unwrap_or(0) + rest.trim().parse::<u64>().unwrap_or(0));
+        } else if let Some(rest) =
+            ["# skip ", "# skipped ", "# todo ", "ℹ skipped ", "ℹ todo "].iter().find_map(|p| l.strip_prefix(p))
+        {
+            node_skipped += rest.trim().parse::<u64>().unwrap_or(0);
+        } else if timed && l.contains(" in ") && (l.contains("passed") || l.contains("failed") || l.contains("error")) {
+            // pytest's closing line
+            let n =
+                ["passed", "failed", "error", "errors", "xfailed", "xpassed"].iter().map(|w| count(l, w)).sum::<u64>();
+            (found, total) = (true, total + n);
+        } else if timed && l.starts_with("no tests ran in ") {
+            found = true;
+        }
+    }
+    if let Some(n) = node_tests {
+        (found, total) = (true, total + n.saturating_sub(node_skipped));
+    }
+    found.then_some(total)
+}
+
+/// Whether a check's output shows test `name` passing, where its runner names the tests that
+/// pass: node's TAP `ok N - name` and spec `✔ name`, cargo test's `test name ... ok`. `None` where
+/// the output names no passing test by name (unittest, pytest `-q`: only counts).
+pub fn seen_passing(output: &str, name: &str) -> Option<bool> {
+    let mut names_passes = false;
+    for line in output.lines() {
+        let l = line.trim();
+        let passed = if let Some(rest) = l.strip_prefix("ok ") {
+            Some(rest.split_once(" - ").map_or(rest, |(_, n)| n).trim())
+        } else if let Some(rest) = l.strip_prefix("test ").and_then(|r| r.strip_suffix(" ... ok")) {
+            Some(rest.trim())
+        } else {
+            l.strip_prefix("✔ ").map(|rest| rest.rsplit_once(" (").map_or(rest, |(n, _)| n).trim())
+        };
+        if let Some(p) = passed {
+            names_passes = true;
+            if p == name || crate::text::short(p) == name {
+                return Some(true);
+            }
+        }
+    }
+    names_passes.then_some(false)
+}
+
 /// The tests a check's output names as failing: unittest's `FAIL:`/`ERROR:` headers, pytest's
 /// `FAILED path::name`, cargo test's `test name ... FAILED`, node's `not ok N - name` and the
 /// `✕ name` of jest and vitest. Each once, in order.
@@ -612,5 +687,30 @@ mod site_tests {
         let rust = "thread 'tests::split' panicked at src/lib.rs:10:5:\nassertion failed\n";
         assert_eq!(failure_site(root, rust), Some(("src/lib.rs".into(), 10)));
         assert_eq!(failure_site(root, "error: something\n"), None);
+    }
+}
+
+#[cfg(test)]
+mod ran_tests {
+    use super::tests_ran;
+
+    #[test]
+    fn each_runner_says_how_many_tests_ran() {
+        let unittest =
+            "..F\n======\nFAIL: test_add (t.T.test_add)\n------\nRan 3 tests in 0.001s\n\nFAILED (failures=1)\n";
+        assert_eq!(tests_ran(unittest), Some(3));
+        assert_eq!(tests_ran("=========== 1 failed, 2 passed, 1 skipped in 0.12s ===========\n"), Some(3));
+        assert_eq!(tests_ran("2 passed in 0.01s\n"), Some(2));
+        assert_eq!(tests_ran("no tests ran in 0.01s\n"), Some(0));
+        let cargo = "test result: ok. 2 passed; 0 failed; 1 ignored; 0 measured\n\ntest result: FAILED. 1 passed; 1 failed; 0 ignored\n";
+        assert_eq!(tests_ran(cargo), Some(4));
+        let tap = "ok 1 - add\nnot ok 2 - split\n# tests 3\n# suites 0\n# pass 1\n# fail 1\n# skipped 1\n# todo 0\n";
+        assert_eq!(tests_ran(tap), Some(2));
+        assert_eq!(tests_ran("ℹ tests 4\nℹ pass 4\nℹ skipped 0\n"), Some(4));
+        assert_eq!(tests_ran("Tests:       1 failed, 1 skipped, 2 passed, 4 total\n"), Some(3));
+        assert_eq!(tests_ran("      Tests  1 failed | 2 passed (3)\n"), Some(3));
+        // an exit before any test ran reports nothing
+        assert_eq!(tests_ran(""), None);
+        assert_eq!(tests_ran("Traceback (most recent call last):\nSystemExit: 0\n"), None);
     }
 }

@@ -272,7 +272,50 @@ fn check_run(root: &Path, r: &commands::Run) -> CheckRun {
         timed_out: r.timed_out,
         artifact: r.artifact.clone(),
         failing: if r.passed() { Vec::new() } else { failing_tests(&output) },
+        ran: super::commands::tests_ran(&output),
     }
+}
+
+/// What the fix left out of the checks' runs, if anything: fewer tests ran ([`fewer_tests_ran`]),
+/// or a test that failed without the fix is not among those its runner names passing with it (a
+/// file that exits before its tests register passes as a file).
+fn left_out(root: &Path, before: &[CheckRun], control: &[CheckRun], after: &[CheckRun]) -> Option<String> {
+    fewer_tests_ran(before, control, after).or_else(|| {
+        before.iter().enumerate().find_map(|(i, b)| {
+            let with = [control.get(i)?, after.get(i)?];
+            let name = b.failing.iter().find(|name| {
+                with.iter().any(|w| {
+                    let out = std::fs::read_to_string(root.join(&w.artifact)).unwrap_or_default();
+                    w.exit == Some(0) && super::commands::seen_passing(&out, name) == Some(false)
+                })
+            })?;
+            Some(format!(
+                "`{name}` failed without the fix, and with it `{}` passes but `{name}` is not seen passing: the test did not run (a file that exits before its tests register passes as a file); every test that failed without the fix must pass with it",
+                b.command
+            ))
+        })
+    })
+}
+
+/// A check that ran fewer tests with the fix than without it (`before`, in the copy with the
+/// fix's tests over the base, so the same tests), in the copy with the fix (`control`) or in the
+/// repository (`after`), or that says nothing of its tests there: something the fix did stops
+/// tests from running (an exit at import, a skip, a deselection). Why, naming the check.
+fn fewer_tests_ran(before: &[CheckRun], control: &[CheckRun], after: &[CheckRun]) -> Option<String> {
+    before.iter().enumerate().find_map(|(i, b)| {
+        let n = b.ran?;
+        [control.get(i)?, after.get(i)?].into_iter().find_map(|w| match w.ran {
+            Some(m) if m >= n => None,
+            Some(m) => Some(format!(
+                "with the fix, `{}` ran {m} test(s) and without it {n}: something in the change stops tests from running (an exit at import, a skip, a deselection); every test that runs without the fix must run with it",
+                b.command
+            )),
+            None => Some(format!(
+                "with the fix, `{}` says nothing of its tests (without it: {n} ran): something in the change stops the runner before it reports (an exit at import); every test that runs without the fix must run with it",
+                b.command
+            )),
+        })
+    })
 }
 
 /// What a proof of the executed or property approach needs to run red first.
@@ -359,8 +402,13 @@ pub fn prove(ask: &RedFirstRun, scratch: &Scratch) -> (Proof, RedFirst) {
         said(&control),
         said(&after)
     );
+    let fewer = left_out(ask.root, &before, &control, &after);
     if proof.verdict == Verdict::Proven {
-        if !control_green {
+        if let Some(why) = fewer {
+            proof.verdict = Verdict::Unknown;
+            proof.reason = Some(crate::ledger::Reason::NotShown);
+            proof.claim = why;
+        } else if !control_green {
             proof.verdict = Verdict::Unknown;
             proof.claim = "the checks fail in a copy of the repository even with the fix: they depend on where they run (a `.git`, a path outside the repository, an absolute path), so red first cannot show the fix is needed; make them run on what the repository holds".to_string();
         } else if let Some(why) = ask.red_by_definition {
