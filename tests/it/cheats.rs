@@ -93,7 +93,8 @@ pub(crate) fn weakened_judging_holds_in(t: &tempfile::TempDir, weaken: &[(&str, 
     let d = t.path();
     let gap = picked(d, "FailingCommand");
     write_files(d, weaken);
-    crate::support::git(d, &["commit", "-qam", "make the suite pass"]);
+    crate::support::git(d, &["add", "-A"]);
+    crate::support::git(d, &["commit", "-qm", "make the suite pass"]);
     for _ in 0..2 {
         let (code, v) = looped(d);
         assert_eq!(code, Some(11), "{v:#}");
@@ -467,4 +468,34 @@ fn javascript_an_exit_at_load_is_no_passing_suite() {
     assert_ne!(doc["evidence"]["verdict"], "proven", "{doc:#}");
     // the test that failed without the fix is never seen passing with it
     assert!(doc["evidence"]["claim"].as_str().unwrap().contains("`splits evenly` is not seen passing"), "{doc:#}");
+}
+
+#[test]
+fn a_test_file_that_exits_before_its_tests_is_no_proof_of_a_failing_command() {
+    // the failing command's gap is red by definition only while the base with the fix's tests
+    // still fails: here the tests alone make it pass
+    let t = calc_repo("def add(a, b):\n    return a - b\n");
+    let d = t.path();
+    let gap = picked(d, "FailingCommand");
+    propose(d, &gap, "executed", &["tests/test_ops.py"]);
+    let test = std::fs::read_to_string(d.join("tests/test_ops.py")).unwrap();
+    write_files(d, &[("tests/test_ops.py", &format!("import os; os._exit(0)\n{test}"))]);
+    let (code, doc) = verify(d, &gap);
+    assert_eq!(code, Some(14), "{doc:#}");
+    assert_eq!(doc["evidence"]["reason"], "not-discriminating", "{doc:#}");
+    assert!(doc["evidence"]["claim"].as_str().unwrap().contains("the change to the tests alone"), "{doc:#}");
+}
+
+#[test]
+fn a_runner_made_to_exit_0_over_failures_is_no_passing_suite() {
+    let t = calc_repo("def add(a, b):\n    return a - b\n");
+    let d = t.path();
+    let gap = picked(d, "FailingCommand");
+    propose(d, &gap, "executed", &["calc/ops.py"]);
+    let hooked =
+        "import atexit\nimport os\n\natexit.register(lambda: os._exit(0))\n\n\ndef add(a, b):\n    return a - b\n";
+    write_files(d, &[("calc/ops.py", hooked)]);
+    let (code, doc) = verify(d, &gap);
+    assert_eq!(code, Some(15), "{doc:#}");
+    assert!(doc["evidence"]["claim"].as_str().unwrap().contains("exits 0 while its output says tests fail"), "{doc:#}");
 }

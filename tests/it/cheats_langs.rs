@@ -202,3 +202,36 @@ fn cargo_an_expected_value_rewritten_to_the_bug_is_a_judging_change() {
     let fix = ("src/lib.rs", "pub fn add(a: i64, b: i64) -> i64 {\n    a + b\n}\n");
     rewritten_expectation_halts(&rust_calc(), (test.0, &test.1), fix, RS_TEST);
 }
+
+#[test]
+fn pytest_an_unrecognised_config_file_or_the_callers_environment_cannot_deselect_the_failing_test() {
+    if !pytest() {
+        return;
+    }
+    // pytest.toml is test configuration like pytest.ini
+    let t = pytest_calc("def add(a, b):\n    return a - b\n");
+    let toml = "[pytest]\naddopts = [\"-k\", \"not add\"]\n";
+    weakened_judging_holds_in(&t, &[("pytest.toml", toml)], "pytest.toml");
+    // PYTEST_ADDOPTS in the environment decides nothing: the suite still fails under it
+    let t = pytest_calc("def add(a, b):\n    return a - b\n");
+    let d = t.path();
+    let o = crate::support::andon()
+        .args(["loop", "--format", "json", "-q"])
+        .current_dir(d)
+        .env("PYTEST_ADDOPTS", "-k 'not add'")
+        .output()
+        .unwrap();
+    let v = crate::support::json(&o);
+    assert!(v["gaps"].as_array().unwrap().iter().any(|g| g["source"] == "FailingCommand"), "{v:#}");
+}
+
+#[test]
+fn cargo_a_config_that_replaces_the_test_runner_holds_the_loop_for_a_person() {
+    if !cargo() {
+        eprintln!("cargo is not installed here: the cargo test row is skipped");
+        return;
+    }
+    let config =
+        "[target.x86_64-unknown-linux-gnu]\nrunner = \"true\"\n[target.aarch64-unknown-linux-gnu]\nrunner = \"true\"\n";
+    weakened_judging_holds_in(&rust_calc(), &[(".cargo/config.toml", config)], ".cargo/config.toml");
+}

@@ -195,6 +195,10 @@ fn execute(root: &Path, spec: &CommandSpec, out: Option<&File>) -> io::Result<(E
         // a run leaves no Python bytecode behind: a cache written by one run, and a fix of the
         // same size saved within the same second, would run the old code in the next
         .env("PYTHONDONTWRITEBYTECODE", "1")
+        // what decides which tests run is the repository's, never the caller's environment: the
+        // same tree is judged the same whoever runs the check (options go in the command line)
+        .env_remove("PYTEST_ADDOPTS")
+        .env_remove("PYTEST_PLUGINS")
         .stdin(Stdio::null())
         .stdout(stdout)
         .stderr(stderr)

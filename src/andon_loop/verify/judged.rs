@@ -105,7 +105,7 @@ fn defines_proof(root: &Path, cfg: &Config, path: &str, before: Option<&str>) ->
     if name == "package.json" && npm_scripts(before.unwrap_or("")) != npm_scripts(&read(root, path)) {
         return Some("changes its `scripts`, which run the tests".into());
     }
-    if is_test_config(name) {
+    if is_test_config(name) || is_cargo_config(path) {
         return Some("configures how the tests run".into());
     }
     let plain = |p: &str| p.trim_matches(|c| c == '"' || c == '\'').trim_start_matches("./").to_string();
@@ -148,12 +148,22 @@ fn npm_scripts(text: &str) -> String {
     }
 }
 
+/// Is `path` Cargo's own configuration (`.cargo/config.toml`, `.cargo/config`), which sets the
+/// runner of test binaries, the flags they are built with, aliases of `cargo test`?
+fn is_cargo_config(path: &str) -> bool {
+    let path = format!("/{path}");
+    path.ends_with("/.cargo/config.toml") || path.ends_with("/.cargo/config")
+}
+
 /// Does a file of this name configure how a repository's tests run (pytest, tox, nox,
 /// coverage, make, just, Jest, Vitest, Mocha, Karma, Playwright, Cypress)?
 fn is_test_config(name: &str) -> bool {
     const NAMES: &[&str] = &[
         "conftest.py",
         "pytest.ini",
+        ".pytest.ini",
+        "pytest.toml",
+        ".pytest.toml",
         "tox.ini",
         "setup.cfg",
         "noxfile.py",
@@ -238,9 +248,25 @@ fn digest(bytes: &[u8]) -> String {
 /// Every test configuration file and ignore file under `root`, tracked, untracked or ignored
 /// (with git); the ones at the root without git.
 fn judging_files(root: &Path) -> Vec<String> {
-    let names =
-        [".gitignore", ".ignore", "conftest.py", "pytest.ini", "tox.ini", "setup.cfg", "noxfile.py", ".coveragerc"];
+    let names = [
+        ".gitignore",
+        ".ignore",
+        "conftest.py",
+        "pytest.ini",
+        ".pytest.ini",
+        "pytest.toml",
+        ".pytest.toml",
+        "tox.ini",
+        "setup.cfg",
+        "noxfile.py",
+        ".coveragerc",
+        ".cargo/config.toml",
+        ".cargo/config",
+    ];
     let mut specs: Vec<String> = names.iter().map(|n| format!(":(glob)**/{n}")).collect();
+    let prefixes =
+        ["jest.config.", "vitest.config.", ".mocharc.", "karma.conf.", "playwright.config.", "cypress.config."];
+    specs.extend(prefixes.iter().map(|p| format!(":(glob)**/{p}*")));
     specs.extend(["Makefile", "makefile", "GNUmakefile", "justfile", "Justfile"].iter().map(|n| n.to_string()));
     let list = |extra: &[&str]| {
         let mut args = vec!["ls-files", "-z"];

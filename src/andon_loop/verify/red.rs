@@ -280,14 +280,24 @@ fn check_run(root: &Path, r: &commands::Run) -> CheckRun {
 /// or a test that failed without the fix is not among those its runner names passing with it (a
 /// file that exits before its tests register passes as a file).
 fn left_out(root: &Path, before: &[CheckRun], control: &[CheckRun], after: &[CheckRun]) -> Option<String> {
-    fewer_tests_ran(before, control, after).or_else(|| {
+    let output = |w: &CheckRun| std::fs::read_to_string(root.join(&w.artifact)).unwrap_or_default();
+    // a runner made to exit 0 over failing tests (an exit hook, a session hook) has not passed
+    let lying = control.iter().chain(after).find_map(|w| {
+        let failing = super::commands::failing_tests(&output(w));
+        let failing: Vec<&String> = failing.iter().filter(|f| !f.ends_with("# TODO") && !f.contains("# SKIP")).collect();
+        (w.exit == Some(0) && !failing.is_empty()).then(|| {
+            format!(
+                "with the fix, `{}` exits 0 while its output says tests fail ({}): something in the change makes the runner exit 0 over failures",
+                w.command,
+                failing.iter().map(|f| format!("`{f}`")).collect::<Vec<_>>().join(", ")
+            )
+        })
+    });
+    lying.or_else(|| fewer_tests_ran(before, control, after)).or_else(|| {
         before.iter().enumerate().find_map(|(i, b)| {
             let with = [control.get(i)?, after.get(i)?];
             let name = b.failing.iter().find(|name| {
-                with.iter().any(|w| {
-                    let out = std::fs::read_to_string(root.join(&w.artifact)).unwrap_or_default();
-                    w.exit == Some(0) && super::commands::seen_passing(&out, name) == Some(false)
-                })
+                with.iter().any(|w| w.exit == Some(0) && super::commands::seen_passing(&output(w), name) == Some(false))
             })?;
             Some(format!(
                 "`{name}` failed without the fix, and with it `{}` passes but `{name}` is not seen passing: the test did not run (a file that exits before its tests register passes as a file); every test that failed without the fix must pass with it",
@@ -411,8 +421,15 @@ pub fn prove(ask: &RedFirstRun, scratch: &Scratch) -> (Proof, RedFirst) {
         } else if !control_green {
             proof.verdict = Verdict::Unknown;
             proof.claim = "the checks fail in a copy of the repository even with the fix: they depend on where they run (a `.git`, a path outside the repository, an absolute path), so red first cannot show the fix is needed; make them run on what the repository holds".to_string();
-        } else if let Some(why) = ask.red_by_definition {
+        } else if let Some(why) = ask.red_by_definition.filter(|_| !reds.is_empty() || scratch.overlaid.is_empty()) {
             proof.claim = format!("{}; red without the fix by definition: {why}", proof.claim);
+        } else if ask.red_by_definition.is_some() {
+            proof.verdict = Verdict::Unknown;
+            proof.reason = Some(crate::ledger::Reason::NotDiscriminating);
+            proof.claim = format!(
+                "the failing command passes without the fix once the fix's tests ({}) are laid over the base: the change to the tests alone makes it pass; change the code, not what judges it",
+                scratch.overlaid.join(", ")
+            );
         } else if reds.is_empty() {
             proof.verdict = Verdict::Unknown;
             proof.reason = Some(crate::ledger::Reason::NotDiscriminating);
