@@ -487,6 +487,12 @@ impl plan::PlanPort for LiveRepo<'_> {
         commands::last(self.root, &self.cfg.settings.output_dir.value, name)
     }
 
+    fn output_of(&self, run: &commands::Run) -> String {
+        std::fs::read(self.root.join(&run.artifact))
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .unwrap_or_default()
+    }
+
     fn applied_change(
         &self,
         base: &str,

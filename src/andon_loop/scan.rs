@@ -238,7 +238,45 @@ pub(super) fn command_id(name: &str) -> String {
 /// The gap of a configured command that does not pass, located at the first failing test its
 /// output names (else at its `[[command]]` entry), naming the failing tests.
 pub(super) fn command_gap(config: &str, stage: &str, r: &commands::Run) -> Candidate {
-    let how = match (r.exit, r.timed_out, &r.error) {
+    command_gap_as(config, stage, r, None)
+}
+
+/// Why a run of a command that exits 0 does not clear its open failing-command gap (whose
+/// recorded `summary` named the tests that failed), reading its `output`: it says tests fail
+/// (an exit hook, a session hook rewriting the exit status), it says nothing of its tests (an exit
+/// at import), or a test that failed is not among those it names passing (a file that exits
+/// before its tests register). `None`: it passed.
+pub(super) fn hollow_pass(summary: &str, output: &str) -> Option<String> {
+    let failed = failed_in(summary);
+    let failed: Vec<&str> = failed.iter().map(String::as_str).collect();
+    let still: Vec<String> = commands::failing_tests(output)
+        .into_iter()
+        .filter(|f| !f.ends_with("# TODO") && !f.contains("# SKIP"))
+        .collect();
+    if !still.is_empty() {
+        let names: Vec<String> = still.iter().take(5).map(|t| format!("`{t}`")).collect();
+        return Some(format!("exits 0 while its output says tests fail ({})", names.join(", ")));
+    }
+    if failed.is_empty() {
+        return None;
+    }
+    if commands::tests_ran(output).is_none() {
+        return Some("exits 0 but says nothing of its tests, which its failing run named: the runner stopped before it reported (an exit at import)".into());
+    }
+    let unseen = failed.iter().find(|f| commands::seen_passing(output, f) == Some(false))?;
+    Some(format!("exits 0 but `{unseen}`, which failed, is not seen passing: it did not run"))
+}
+
+/// The failing tests a failing-command gap's summary names.
+pub(super) fn failed_in(summary: &str) -> Vec<String> {
+    let Some((_, rest)) = summary.split_once("; failing: ") else { return Vec::new() };
+    let rest = rest.split("; its output is in").next().unwrap_or(rest);
+    rest.split('`').skip(1).step_by(2).map(str::to_string).collect()
+}
+
+/// [`command_gap`], saying `how` the command fails when it is not by its exit.
+pub(super) fn command_gap_as(config: &str, stage: &str, r: &commands::Run, how: Option<String>) -> Candidate {
+    let how = how.unwrap_or_else(|| match (r.exit, r.timed_out, &r.error) {
         (_, true, _) => "times out".to_string(),
         (Some(code @ (126 | 127)), _, _) => {
             let name = crate::capabilities::missing_from(&r.run, &r.tail);
@@ -247,7 +285,7 @@ pub(super) fn command_gap(config: &str, stage: &str, r: &commands::Run) -> Candi
         (Some(code), _, _) => format!("exits {code}"),
         (None, _, Some(e)) => format!("does not run ({e})"),
         (None, _, None) => "does not finish".to_string(),
-    };
+    });
     let id = command_id(&r.name);
     // at the first failing test when the output names one, else at the `[[command]]` entry
     let location = match &r.failed_at {

@@ -499,3 +499,23 @@ fn a_runner_made_to_exit_0_over_failures_is_no_passing_suite() {
     assert_eq!(code, Some(15), "{doc:#}");
     assert!(doc["evidence"]["claim"].as_str().unwrap().contains("exits 0 while its output says tests fail"), "{doc:#}");
 }
+
+#[test]
+fn a_failing_command_made_to_exit_0_never_vanishes_from_the_scan() {
+    // no proposal: the agent edits the code so the runner exits 0 before (or over) the tests
+    for hollow in ["import os\n\nos._exit(0)\n", "import atexit\nimport os\n\natexit.register(lambda: os._exit(0))\n"] {
+        let t = calc_repo("def add(a, b):\n    return a - b\n");
+        let d = t.path();
+        let gap = picked(d, "FailingCommand");
+        write_files(d, &[("calc/__init__.py", hollow)]);
+        for _ in 0..2 {
+            let (code, v) = looped(d);
+            assert_eq!(code, Some(0), "{v:#}");
+            assert_eq!(v["next"]["gap"].as_str(), Some(gap.as_str()), "{v:#}");
+            assert_ne!(v["verdict"]["outcome"], "converged", "{v:#}");
+            let g = v["gaps"].as_array().unwrap().iter().find(|g| g["id"] == gap.as_str()).unwrap().clone();
+            assert!(g["summary"].as_str().unwrap().contains("exits 0"), "{g:#}");
+        }
+        assert_eq!(crate::red_first::status_of(d, &gap), "open");
+    }
+}

@@ -28,6 +28,8 @@ pub trait PlanPort {
     fn run_command(&mut self, spec: &CommandSpec, fingerprint: &str) -> commands::Run;
     /// The last recorded run of command `name`, if any.
     fn last_run(&self, name: &str) -> Option<commands::Run>;
+    /// The output a run of a command left (empty when there is none).
+    fn output_of(&self, run: &commands::Run) -> String;
     /// The working tree's change against `base`, checked against `write_set` and re-rated.
     fn applied_change(
         &self,

@@ -44,6 +44,10 @@ impl PlanPort for Memory {
         self.ran.push(spec.name.clone());
         panic!("no command is configured in these tests: {fingerprint}")
     }
+    fn output_of(&self, _run: &commands::Run) -> String {
+        String::new()
+    }
+
     fn last_run(&self, _name: &str) -> Option<commands::Run> {
         None
     }
