@@ -422,10 +422,15 @@ pub fn standing_halt(state: &State, records: &[Record], picked: Option<&str>, ne
     if next.action == Action::Confirm {
         return Some(Condition::EntryGate);
     }
-    match state.gaps.get(picked?)?.status {
+    gap_halt(state, records, picked?)
+}
+
+/// The condition gap `id` stands halted on, by its status (and, halted, its recorded halt).
+pub fn gap_halt(state: &State, records: &[Record], id: &str) -> Option<Condition> {
+    match state.gaps.get(id)?.status {
         GapStatus::HaltedAwaitingAuthorization => Some(Condition::Authorization),
         GapStatus::BlockedByEnvironment => Some(Condition::BlockedByEnvironment),
-        GapStatus::Halted => recorded_halt(records, picked?).and_then(|(c, _)| c),
+        GapStatus::Halted => recorded_halt(records, id).and_then(|(c, _)| c),
         _ => None,
     }
 }

