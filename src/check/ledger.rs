@@ -34,11 +34,14 @@ pub fn judged(root: &Path, cfg: &Config) -> Option<(ContractResult, Vec<Finding>
 fn findings(root: &Path, cfg: &Config) -> Option<Vec<Finding>> {
     let dir = ledger::dir_of(root, &cfg.settings);
     let log = dir.join(ledger::LOG_FILE);
-    // anything there is the ledger: a directory or an unreadable file in its place is a problem
-    if log.symlink_metadata().is_err() {
-        return None;
-    }
     let shown = log.strip_prefix(root).unwrap_or(&log).to_string_lossy().replace('\\', "/");
+    // anything there is the ledger: a directory or an unreadable file in its place is a problem;
+    // none there, while the ref anchors one, is a ledger removed outside andon
+    if log.symlink_metadata().is_err() {
+        let i = ledger::chain::gone(&dir)?;
+        let message = format!("the ledger is not intact: {}", i.message);
+        return Some(vec![finding(&shown, 1, message, vec!["integrity".into(), "0".into(), i.message])]);
+    }
     let mut out = Vec::new();
     let (issues, state) = match ledger::log_problems(&dir) {
         Ok(p) => p,

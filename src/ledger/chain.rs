@@ -153,8 +153,25 @@ fn in_git(dir: &Path) -> bool {
 /// The anchor the ref holds for the ledger in `dir`; `None` outside git or where no write of
 /// this andon set it (a fresh clone does not fetch `refs/andon/*`).
 pub fn anchored(dir: &Path) -> Option<Anchor> {
+    // a ledger directory removed whole is still asked of the repository that held it
+    let dir = dir.ancestors().find(|d| d.is_dir())?;
     let bytes = git(dir, &["cat-file", "blob", LEDGER_REF], None)?;
     Anchor::parse(&String::from_utf8_lossy(&bytes))
+}
+
+/// The problem with a ledger that is gone from `dir` while the ref still anchors one: it was
+/// removed outside andon (a fresh start would drop every halt and decision it held).
+pub fn gone(dir: &Path) -> Option<Issue> {
+    let a = anchored(dir).filter(|a| a.seq > 0)?;
+    Some(Issue {
+        line: 1,
+        message: format!(
+            "the ledger is gone from {}, but {LEDGER_REF} says andon's last write left {} records there (head {}): it was removed outside andon; restore it from a copy or version control, or, to start over on purpose, a person removes the ref (`git update-ref -d {LEDGER_REF}`)",
+            dir.display(),
+            a.seq,
+            short(&a.head)
+        ),
+    })
 }
 
 /// Moves the ref to `a` (a blob holding it); nothing outside git.

@@ -59,7 +59,12 @@ pub(super) fn before_cut(log: &Log) -> (State, Vec<Issue>, Vec<Record>) {
 /// Reads the ledger in `dir`: None when there is none; the state when it is valid, its links
 /// whole and its head where the ref anchors it ([`chain`]).
 pub fn load(dir: &Path) -> Result<Option<(Header, State, Vec<Record>)>, LedgerError> {
-    let Some(bytes) = read_log(dir)? else { return Ok(None) };
+    let Some(bytes) = read_log(dir)? else {
+        return match chain::gone(dir) {
+            Some(issue) => Err(LedgerError::Invalid(vec![issue])),
+            None => Ok(None),
+        };
+    };
     let log = parse_bytes(&bytes);
     let (state, mut issues) = examine(&log);
     let records: Vec<Record> = log.records.into_iter().map(|(_, r)| r).collect();

@@ -519,3 +519,24 @@ fn a_failing_command_made_to_exit_0_never_vanishes_from_the_scan() {
         assert_eq!(crate::red_first::status_of(d, &gap), "open");
     }
 }
+
+#[test]
+fn a_ledger_removed_outside_andon_is_no_fresh_start() {
+    let t = calc_repo("def add(a, b):\n    return a - b\n");
+    let d = t.path();
+    let gap = picked(d, "FailingCommand");
+    propose(d, &gap, "executed", &["calc/ops.py"]);
+    std::fs::remove_dir_all(d.join("analysis/andon/ledger")).unwrap();
+    let (code, v) = looped(d);
+    assert_eq!(code, Some(1), "{v:#}");
+    for args in [&["status"][..], &["ledger", "check"][..], &["check"][..]] {
+        let o = crate::support::run(args, d);
+        let said = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+        assert_ne!(o.status.code(), Some(0), "{args:?}: {said}");
+        assert!(said.contains("the ledger is gone"), "{args:?}: {said}");
+    }
+    // a person starts over on purpose: the ref goes, and the loop begins again
+    crate::support::git(d, &["update-ref", "-d", "refs/andon/ledger"]);
+    let (code, v) = looped(d);
+    assert_eq!(code, Some(0), "{v:#}");
+}

@@ -38,7 +38,9 @@ pub fn ledger_check(root: &Path) -> Result<LedgerCheck, Error> {
     let cfg = super::super::config(root)?;
     let dir = ledger::dir_of(root, &cfg.settings);
     if !dir.join(ledger::LOG_FILE).exists() {
-        return Ok(LedgerCheck { dir, result: None, stale: false });
+        // gone while the ref still anchors it: removed outside andon, not absent
+        let result = ledger::chain::gone(&dir).map(|issue| (vec![issue], None));
+        return Ok(LedgerCheck { dir, result, stale: false });
     }
     let found = ledger::inspect(&dir).map_err(Error::Ledger)?;
     let stale = found.stale();
