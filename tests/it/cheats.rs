@@ -540,3 +540,26 @@ fn a_ledger_removed_outside_andon_is_no_fresh_start() {
     let (code, v) = looped(d);
     assert_eq!(code, Some(0), "{v:#}");
 }
+
+#[test]
+fn a_test_that_keeps_its_assertions_but_judges_nothing_is_a_judging_change() {
+    let base = "import unittest\n\nfrom calc.ops import add\n\n\nclass AddTest(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n";
+    let caught = base.replace(
+        "        self.assertEqual(add(2, 3), 5)\n",
+        "        try:\n            self.assertEqual(add(2, 3), 5)\n        except AssertionError:\n            pass\n",
+    );
+    let rebound = base.replace("import add\n", "import add\n\nadd = lambda a, b: 5\n");
+    let aliased = base.replace("import add\n", "import add2 as add\n");
+    for (test, why) in [(caught, "catches its assertions"), (rebound, "rebinds `add`"), (aliased, "another definition")]
+    {
+        let t = calc_repo("def add(a, b):\n    return a - b\n\n\ndef add2(a, b):\n    return 5\n");
+        let d = t.path();
+        let gap = picked(d, "FailingCommand");
+        propose(d, &gap, "executed", &["tests/test_ops.py"]);
+        write_files(d, &[("tests/test_ops.py", &test)]);
+        let (code, doc) = verify(d, &gap);
+        assert_eq!(code, Some(11), "{doc:#}");
+        assert!(doc["detail"].as_str().unwrap_or_default().contains(why), "{doc:#}");
+        assert_ne!(crate::red_first::status_of(d, &gap), "closed");
+    }
+}

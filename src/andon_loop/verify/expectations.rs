@@ -114,7 +114,7 @@ fn assertion_kind(line: &str) -> Option<String> {
 
 /// The line after the block that opens on line `from`: where its brackets close again (at most
 /// 400 lines on; the line itself when it opens none).
-fn block_end(lines: &[&str], from: usize) -> usize {
+pub(super) fn block_end(lines: &[&str], from: usize) -> usize {
     let mut text = String::new();
     for (i, l) in lines.iter().enumerate().skip(from).take(400) {
         text.push_str(l);

@@ -85,6 +85,7 @@ pub fn of_change(root: &Path, cfg: &Config, base: &str, change: &AppliedChange) 
             let now = if status == "D" { String::new() } else { read(root, path) };
             j.tests.extend(lost_tests(path, before, &now));
             j.tests.extend(super::expectations::rewritten(path, before, &now));
+            j.tests.extend(super::disarmed::disarmed(path, before, &now));
         }
     }
     j

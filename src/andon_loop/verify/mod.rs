@@ -21,6 +21,7 @@ pub mod applied;
 pub mod audit;
 pub mod commands;
 pub mod diff;
+pub mod disarmed;
 pub mod executed;
 pub mod expectations;
 pub mod fix;
