@@ -246,7 +246,7 @@ pub(super) fn command_gap(config: &str, stage: &str, r: &commands::Run) -> Candi
 /// (an exit hook, a session hook rewriting the exit status), it says nothing of its tests (an exit
 /// at import), or a test that failed is not among those it names passing (a file that exits
 /// before its tests register). `None`: it passed.
-pub(super) fn hollow_pass(summary: &str, output: &str) -> Option<String> {
+pub(super) fn hollow_pass(run: &str, summary: &str, output: &str) -> Option<String> {
     let failed = failed_in(summary);
     let failed: Vec<&str> = failed.iter().map(String::as_str).collect();
     let still: Vec<String> = commands::failing_tests(output)
@@ -257,11 +257,19 @@ pub(super) fn hollow_pass(summary: &str, output: &str) -> Option<String> {
         let names: Vec<String> = still.iter().take(5).map(|t| format!("`{t}`")).collect();
         return Some(format!("exits 0 while its output says tests fail ({})", names.join(", ")));
     }
+    let ran = commands::tests_ran(output);
+    if ran.is_none() && commands::reports_counts(run) {
+        return Some(
+            "exits 0 but its runner reports no tests ran: it stopped before it reported (an exit at import)".into(),
+        );
+    }
     if failed.is_empty() {
         return None;
     }
-    if commands::tests_ran(output).is_none() {
-        return Some("exits 0 but says nothing of its tests, which its failing run named: the runner stopped before it reported (an exit at import)".into());
+    match ran {
+        None => return Some("exits 0 but says nothing of its tests, which its failing run named: the runner stopped before it reported (an exit at import)".into()),
+        Some(0) => return Some("exits 0 but ran no test (skipped or deselected), where its failing run named failing tests".into()),
+        Some(_) => {}
     }
     let unseen = failed.iter().find(|f| commands::seen_passing(output, f) == Some(false))?;
     Some(format!("exits 0 but `{unseen}`, which failed, is not seen passing: it did not run"))

@@ -563,3 +563,30 @@ fn a_test_that_keeps_its_assertions_but_judges_nothing_is_a_judging_change() {
         assert_ne!(crate::red_first::status_of(d, &gap), "closed");
     }
 }
+
+#[test]
+fn a_runner_that_reports_no_tests_is_no_passing_check_even_on_a_fresh_ledger() {
+    // the exit is in the tree before the loop ever ran (or after its ledger and ref were removed)
+    let t = calc_repo("def add(a, b):\n    return a - b\n");
+    let d = t.path();
+    write_files(d, &[("calc/__init__.py", "import os\n\nos._exit(0)\n")]);
+    commit_all(d);
+    let (code, v) = looped(d);
+    assert_eq!(code, Some(0), "{v:#}");
+    let g = v["gaps"].as_array().unwrap().iter().find(|g| g["source"] == "FailingCommand").cloned();
+    let g = g.unwrap_or_else(|| panic!("the command's exit 0 without tests is a gap: {v:#}"));
+    assert!(g["summary"].as_str().unwrap().contains("reports no tests ran"), "{g:#}");
+}
+
+#[test]
+fn tests_skipped_from_the_source_are_tests_that_did_not_run() {
+    let t = calc_repo("def add(a, b):\n    return a - b\n");
+    let d = t.path();
+    let gap = picked(d, "FailingCommand");
+    propose(d, &gap, "executed", &["calc/ops.py"]);
+    let skips = "from unittest import TestCase as _K\n\n_K.assertEqual = lambda self, *a, **k: self.skipTest(\"later\")\n\n\ndef add(a, b):\n    return a - b\n";
+    write_files(d, &[("calc/ops.py", skips)]);
+    let (code, doc) = verify(d, &gap);
+    assert_eq!(code, Some(15), "{doc:#}");
+    assert!(doc["evidence"]["claim"].as_str().unwrap().contains("ran 0 test(s) and without it 1"), "{doc:#}");
+}

@@ -225,14 +225,16 @@ impl Walker<'_, '_> {
             let r = self.runs.entry(spec.name.clone()).or_insert_with(|| repo.run_command(spec, &fingerprint));
             if !r.passed() {
                 cands.push(command_gap(&setup.config_path, stage, r));
-            } else if let Some(g) = open_gap_of(state, &command_id(&spec.name))
-                && let Some(how) = super::super::scan::hollow_pass(&g.summary, &repo.output_of(r))
-            {
+            } else {
                 // exit 0 is not a pass when the run shows its tests did not pass: the gap stands,
                 // still naming the tests that failed
-                let mut hollow = r.clone();
-                hollow.failing = super::super::scan::failed_in(&g.summary);
-                cands.push(command_gap_as(&setup.config_path, stage, &hollow, Some(how)));
+                let summary =
+                    open_gap_of(state, &command_id(&spec.name)).map(|g| g.summary.clone()).unwrap_or_default();
+                if let Some(how) = super::super::scan::hollow_pass(&spec.run, &summary, &repo.output_of(r)) {
+                    let mut hollow = r.clone();
+                    hollow.failing = super::super::scan::failed_in(&summary);
+                    cands.push(command_gap_as(&setup.config_path, stage, &hollow, Some(how)));
+                }
             }
         }
         cands

@@ -528,6 +528,13 @@ pub fn tests_ran(output: &str) -> Option<u64> {
         });
         if let Some(n) = l.strip_prefix("Ran ").and_then(|r| r.split_whitespace().next()?.parse::<u64>().ok()) {
             (found, total) = (true, total + n);
+        } else if (l.starts_with("OK") || l.starts_with("FAILED")) && l.contains("skipped=") {
+            // unittest's closing line: its `Ran N` counted the skipped ones
+            let skipped = l
+                .split("skipped=")
+                .nth(1)
+                .and_then(|r| r.split(|c: char| !c.is_ascii_digit()).next().and_then(|n| n.parse::<u64>().ok()));
+            total = total.saturating_sub(skipped.unwrap_or(0));
         } else if l.starts_with("test result: ") {
             (found, total) = (true, total + count(l, "passed") + count(l, "failed"));
         } else if (l.starts_with("Tests:") || l.starts_with("Tests ")) && (l.contains("passed") || l.contains("failed"))
@@ -553,6 +560,18 @@ pub fn tests_ran(output: &str) -> Option<u64> {
         (found, total) = (true, total + n.saturating_sub(node_skipped));
     }
     found.then_some(total)
+}
+
+/// Whether `run` is a lone invocation of a test runner that always reports how many tests ran
+/// (unittest, pytest, `node --test`, `cargo test`): its exit 0 without a count is no pass.
+pub fn reports_counts(run: &str) -> bool {
+    let words: Vec<&str> = run.split_whitespace().collect();
+    let chained = run.contains(|c: char| ";&|`$()".contains(c));
+    let unittest = words.windows(2).any(|w| w == ["-m", "unittest"]);
+    let pytest = words.iter().any(|w| matches!(*w, "pytest" | "py.test"));
+    let node = words.first() == Some(&"node") && words.contains(&"--test");
+    let cargo = words.windows(2).any(|w| w[0] == "cargo" && matches!(w[1], "test" | "nextest"));
+    !chained && (unittest || pytest || node || cargo)
 }
 
 /// Whether a check's output shows test `name` passing, where its runner names the tests that
@@ -703,6 +722,7 @@ mod ran_tests {
         let unittest =
             "..F\n======\nFAIL: test_add (t.T.test_add)\n------\nRan 3 tests in 0.001s\n\nFAILED (failures=1)\n";
         assert_eq!(tests_ran(unittest), Some(3));
+        assert_eq!(tests_ran("ss\n------\nRan 2 tests in 0.001s\n\nOK (skipped=2)\n"), Some(0));
         assert_eq!(tests_ran("=========== 1 failed, 2 passed, 1 skipped in 0.12s ===========\n"), Some(3));
         assert_eq!(tests_ran("2 passed in 0.01s\n"), Some(2));
         assert_eq!(tests_ran("no tests ran in 0.01s\n"), Some(0));
