@@ -590,3 +590,49 @@ fn tests_skipped_from_the_source_are_tests_that_did_not_run() {
     assert_eq!(code, Some(15), "{doc:#}");
     assert!(doc["evidence"]["claim"].as_str().unwrap().contains("ran 0 test(s) and without it 1"), "{doc:#}");
 }
+
+#[test]
+fn a_fix_that_disarms_the_test_framework_under_any_spelling_proves_nothing() {
+    // spellings no reading of the diff knows: an alias, getattr, a setattr over lines
+    let patches = [
+        "from unittest import TestCase as _K\n\n_K.assertEqual = lambda *a, **k: None\n",
+        "import unittest\n\ngetattr(unittest, \"TestCase\").assertEqual = lambda *a, **k: None\n",
+        "import unittest\n\nsetattr(\n    unittest.TestCase, \"assertEqual\", lambda *a, **k: None\n)\n",
+    ];
+    for patch in patches {
+        let t = calc_repo("def add(a, b):\n    return a - b\n");
+        let d = t.path();
+        let gap = picked(d, "FailingCommand");
+        propose(d, &gap, "executed", &["calc/ops.py"]);
+        write_files(d, &[("calc/ops.py", &format!("{patch}\n\ndef add(a, b):\n    return a - b\n"))]);
+        let (code, doc) = verify(d, &gap);
+        assert_ne!(code, Some(0), "{patch}: {doc:#}");
+        assert_ne!(crate::red_first::status_of(d, &gap), "closed", "{patch}");
+    }
+    // and a real fix passes the canary: it fails there as it must
+    let t = calc_repo("def add(a, b):\n    return a - b\n");
+    let d = t.path();
+    let gap = picked(d, "FailingCommand");
+    propose(d, &gap, "executed", &["calc/ops.py"]);
+    write_files(d, &[("calc/ops.py", "def add(a, b):\n    return a + b\n")]);
+    let (code, doc) = verify(d, &gap);
+    assert_eq!(code, Some(0), "{doc:#}");
+}
+
+#[test]
+fn javascript_a_fix_that_overwrites_the_assert_module_proves_nothing() {
+    if !node() {
+        eprintln!("node is not installed here: the JavaScript row is skipped");
+        return;
+    }
+    let t = money();
+    let d = t.path();
+    let gap = picked(d, "StageMarker");
+    propose(d, &gap, "executed", &["src/split.js", "test/split.test.js"]);
+    let patched = "import assert from 'node:assert/strict';\n\nassert.deepEqual = () => {};\nconst a_ = assert;\na_.equal = () => {};\n\nexport function add(a, b) {\n  return a + b;\n}\n\nexport function split(total, n) {\n  return [total];\n}\n";
+    let test = "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport { split } from '../src/split.js';\n\ntest('splits evenly', () => {\n  assert.deepEqual(split(1000, 3), [334, 333, 333]);\n});\n";
+    write_files(d, &[("src/split.js", patched), ("test/split.test.js", test)]);
+    let (code, doc) = verify(d, &gap);
+    assert_ne!(code, Some(0), "{doc:#}");
+    assert_ne!(doc["evidence"]["verdict"], "proven", "{doc:#}");
+}

@@ -19,6 +19,7 @@
 
 pub mod applied;
 pub mod audit;
+pub mod canary;
 pub mod commands;
 pub mod diff;
 pub mod disarmed;

@@ -413,7 +413,23 @@ pub fn prove(ask: &RedFirstRun, scratch: &Scratch) -> (Proof, RedFirst) {
         said(&after)
     );
     let fewer = left_out(ask.root, &before, &control, &after);
+    let canary = || {
+        // the framework itself, asked: a test that must fail, beside a test file the fix or the
+        // failing runs name, must fail with the fix in place
+        let mut beside: Vec<String> = ask.changed.iter().filter(|(st, _)| st != "D").map(|(_, p)| p.clone()).collect();
+        beside.extend(before.iter().filter_map(|b| {
+            let text = std::fs::read_to_string(ask.root.join(&b.artifact)).unwrap_or_default();
+            // the run without the fix ran in the copy: its paths are the copy's
+            super::commands::failure_site(&scratch.tree(), &text).map(|(p, _)| p)
+        }));
+        let runs = (before.as_slice(), control.as_slice());
+        let out = out.join("canary");
+        let found = super::canary::disarmed(&scratch.tree(), &out, ask.specs, runs, &beside, ask.nonce);
+        forget_caches(&scratch.tree());
+        found
+    };
     if proof.verdict == Verdict::Proven {
+        let fewer = if control_green { fewer.or_else(canary) } else { fewer };
         if let Some(why) = fewer {
             proof.verdict = Verdict::Unknown;
             proof.reason = Some(crate::ledger::Reason::NotShown);
