@@ -636,3 +636,40 @@ fn javascript_a_fix_that_overwrites_the_assert_module_proves_nothing() {
     assert_ne!(code, Some(0), "{doc:#}");
     assert_ne!(doc["evidence"]["verdict"], "proven", "{doc:#}");
 }
+
+#[test]
+fn a_test_moved_off_the_code_it_judged_is_a_judging_change_and_a_rename_only_a_deletion() {
+    let test = "import unittest\n\nfrom calc.ops import add\n\n\nclass AddTest(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n";
+    // `add` stays as it was; a new `add2` is what the test calls now
+    let t = calc_repo("def add(a, b):\n    return a - b\n");
+    let d = t.path();
+    let gap = picked(d, "FailingCommand");
+    propose(d, &gap, "executed", &["calc/ops.py", "tests/test_ops.py"]);
+    write_files(
+        d,
+        &[
+            ("calc/ops.py", "def add(a, b):\n    return a - b\n\n\ndef add2(a, b):\n    return a + b\n"),
+            ("tests/test_ops.py", &test.replace("add", "add2").replace("AddTest", "AddTest")),
+        ],
+    );
+    let (code, doc) = verify(d, &gap);
+    assert_eq!(code, Some(11), "{doc:#}");
+    assert!(doc["detail"].as_str().unwrap_or_default().contains("no longer calls `add`"), "{doc:#}");
+    // renamed (and fixed): `add` is gone from its module
+    let t = calc_repo("def add(a, b):\n    return a - b\n");
+    let d = t.path();
+    let gap = picked(d, "FailingCommand");
+    propose(d, &gap, "executed", &["calc/ops.py", "tests/test_ops.py"]);
+    write_files(
+        d,
+        &[
+            ("calc/ops.py", "def plus(a, b):\n    return a + b\n"),
+            ("tests/test_ops.py", &test.replace("add(", "plus(").replace("import add", "import plus")),
+        ],
+    );
+    // a rename deletes a public function (rated for a person), but rewrites no judging
+    let (code, doc) = verify(d, &gap);
+    let detail = doc["detail"].as_str().unwrap_or_default();
+    assert_eq!(code, Some(11), "{doc:#}");
+    assert!(detail.contains("deletes public function `add`") && !detail.contains("no longer calls"), "{doc:#}");
+}

@@ -48,6 +48,83 @@ pub fn disarmed(path: &str, before: &str, now: &str) -> Vec<String> {
     out
 }
 
+/// The names test file `path` imported at the base (`before`) that `now` no longer imports,
+/// where their module (read under `root`) still defines them and `now` imports another name from
+/// that module instead: its tests were switched away from the code under test, which stays as it
+/// was (`add` left as it was, the test now calling a new `add2`). A renamed function is gone from
+/// its module, and is not this.
+pub fn switched(root: &std::path::Path, path: &str, before: &str, now: &str) -> Vec<String> {
+    let Some(lang) = Lang::from_path(path).filter(|l| *l != Lang::Rust) else { return Vec::new() };
+    if of_tests(path, before).is_empty() {
+        return Vec::new();
+    }
+    let (was, is) = (imports(lang, before), imports(lang, now));
+    let mut out = Vec::new();
+    for (bound, (module, name)) in was.iter().filter(|(b, _)| !is.contains_key(*b)) {
+        let Some((instead, _)) = is.iter().find(|(b, (m, _))| m == module && !was.contains_key(*b)) else { continue };
+        let Some(text) = module_text(root, path, lang, module) else { continue };
+        if defines(&text, name) {
+            out.push(format!(
+                "{path}: no longer calls `{bound}`, which `{module}` still defines, and calls `{instead}` instead: its tests were moved off the code they judged"
+            ));
+        }
+    }
+    out
+}
+
+/// The text of the module an import in test file `path` names, when it is a file of the
+/// repository at `root`: a Python dotted module (absolute, or relative to the test's package), a
+/// relative JavaScript/TypeScript specifier.
+fn module_text(root: &std::path::Path, path: &str, lang: Lang, module: &str) -> Option<String> {
+    let dir = path.rsplit_once('/').map_or("", |(d, _)| d);
+    let candidates: Vec<String> = match lang {
+        Lang::Python => {
+            let (base, rest) = match module.trim_start_matches('.') {
+                m if module.starts_with('.') => (dir.to_string(), m),
+                m => (String::new(), m),
+            };
+            let rel = rest.replace('.', "/");
+            let join = |p: &str| if base.is_empty() { p.to_string() } else { format!("{base}/{p}") };
+            vec![join(&format!("{rel}.py")), join(&format!("{rel}/__init__.py"))]
+        }
+        _ if module.starts_with('.') => {
+            let joined = std::path::Path::new(dir).join(module);
+            let mut parts: Vec<String> = Vec::new();
+            for c in joined.components() {
+                match c {
+                    std::path::Component::ParentDir => {
+                        parts.pop();
+                    }
+                    std::path::Component::Normal(s) => parts.push(s.to_string_lossy().into_owned()),
+                    _ => {}
+                }
+            }
+            let p = parts.join("/");
+            vec![p.clone(), format!("{p}.js"), format!("{p}.ts"), format!("{p}/index.js"), format!("{p}/index.ts")]
+        }
+        _ => Vec::new(),
+    };
+    candidates.iter().find_map(|c| std::fs::read_to_string(root.join(c)).ok())
+}
+
+/// Whether module text `text` defines `name` at its top level.
+fn defines(text: &str, name: &str) -> bool {
+    text.lines().any(|l| {
+        let l = l.trim_start_matches("export ").trim_start_matches("async ");
+        [
+            format!("def {name}("),
+            format!("class {name}"),
+            format!("function {name}("),
+            format!("const {name} ="),
+            format!("let {name} ="),
+        ]
+        .iter()
+        .any(|p| l.starts_with(p.as_str()))
+            || l.strip_prefix(name)
+                .is_some_and(|r| r.trim_start().starts_with('=') && !r.trim_start().starts_with("=="))
+    })
+}
+
 /// The first line added inside a test that existed at the base that catches failures: Python's
 /// `except` (or `contextlib.suppress`), JavaScript's `catch`.
 fn caught_in_old_tests(

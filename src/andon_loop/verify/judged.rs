@@ -86,6 +86,7 @@ pub fn of_change(root: &Path, cfg: &Config, base: &str, change: &AppliedChange) 
             j.tests.extend(lost_tests(path, before, &now));
             j.tests.extend(super::expectations::rewritten(path, before, &now));
             j.tests.extend(super::disarmed::disarmed(path, before, &now));
+            j.tests.extend(super::disarmed::switched(root, path, before, &now));
         }
     }
     j
