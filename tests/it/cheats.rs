@@ -22,14 +22,21 @@ pub(crate) fn picked(d: &Path, source: &str) -> String {
     gap
 }
 
+/// The calculator whose `add` subtracts, its failing command's gap picked and proposed, writing
+/// `write_set`.
+fn failing_add_proposed(write_set: &[&str]) -> (tempfile::TempDir, String) {
+    let t = calc_repo("def add(a, b):\n    return a - b\n");
+    let gap = picked(t.path(), "FailingCommand");
+    propose(t.path(), &gap, "executed", write_set);
+    (t, gap)
+}
+
 #[test]
 fn a_command_given_to_verify_never_replaces_the_stages_own_checks() {
     // the stage's `[[command]]` (the unit tests) fails; the agent proves the gap with a command
     // that only imports the module, changing nothing
-    let t = calc_repo("def add(a, b):\n    return a - b\n");
+    let (t, gap) = failing_add_proposed(&["calc/ops.py"]);
     let d = t.path();
-    let gap = picked(d, "FailingCommand");
-    propose(d, &gap, "executed", &["calc/ops.py"]);
     write_files(d, &[("calc/ops.py", "def add(a, b):\n    # touched\n    return a - b\n")]);
     let o = crate::support::run(
         &["verify", "--gap", &gap, "--format", "json", "--command", "python3 -c 'import calc.ops'"],
@@ -149,10 +156,8 @@ fn a_committed_skip_of_the_failing_test_holds_the_loop_for_a_person() {
 #[test]
 fn a_commit_never_moves_the_base_a_fix_is_judged_from() {
     // row 2: propose, skip the failing test and commit it, propose again, touch a comment, verify
-    let t = calc_repo("def add(a, b):\n    return a - b\n");
+    let (t, gap) = failing_add_proposed(&["calc/ops.py"]);
     let d = t.path();
-    let gap = picked(d, "FailingCommand");
-    propose(d, &gap, "executed", &["calc/ops.py"]);
     let skipped = "import unittest\n\nfrom calc.ops import add\n\n\nclass AddTest(unittest.TestCase):\n    @unittest.skip(\"flaky\")\n    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n";
     write_files(d, &[("tests/test_ops.py", skipped)]);
     crate::support::git(d, &["commit", "-qam", "skip the flaky test"]);
@@ -205,10 +210,8 @@ fn a_colleagues_commit_that_changes_no_judging_moves_the_base() {
 #[test]
 fn an_expected_value_changed_to_match_the_bug_is_a_judging_change() {
     // row 6: the test's expected value is rewritten to what the buggy code returns
-    let t = calc_repo("def add(a, b):\n    return a - b\n");
+    let (t, gap) = failing_add_proposed(&["tests/test_ops.py"]);
     let d = t.path();
-    let gap = picked(d, "FailingCommand");
-    propose(d, &gap, "executed", &["tests/test_ops.py"]);
     let rewritten = "import unittest\n\nfrom calc.ops import add\n\n\nclass AddTest(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(2, 3), -1)\n";
     write_files(d, &[("tests/test_ops.py", rewritten)]);
     let (code, doc) = verify(d, &gap);
@@ -428,10 +431,8 @@ fn a_person_accepts_a_judging_change_and_the_loop_goes_on_from_it() {
 fn an_exit_before_the_tests_run_is_no_passing_suite() {
     // the failing suite is made to exit 0 before any test runs: from the package the tests import
     // (os._exit skips unittest's own handling), and from a JavaScript module at load
-    let t = calc_repo("def add(a, b):\n    return a - b\n");
+    let (t, gap) = failing_add_proposed(&["calc/__init__.py"]);
     let d = t.path();
-    let gap = picked(d, "FailingCommand");
-    propose(d, &gap, "executed", &["calc/__init__.py"]);
     write_files(d, &[("calc/__init__.py", "import os\n\nos._exit(0)\n")]);
     let (code, doc) = verify(d, &gap);
     assert_eq!(code, Some(15), "{doc:#}");
@@ -474,10 +475,8 @@ fn javascript_an_exit_at_load_is_no_passing_suite() {
 fn a_test_file_that_exits_before_its_tests_is_no_proof_of_a_failing_command() {
     // the failing command's gap is red by definition only while the base with the fix's tests
     // still fails: here the tests alone make it pass
-    let t = calc_repo("def add(a, b):\n    return a - b\n");
+    let (t, gap) = failing_add_proposed(&["tests/test_ops.py"]);
     let d = t.path();
-    let gap = picked(d, "FailingCommand");
-    propose(d, &gap, "executed", &["tests/test_ops.py"]);
     let test = std::fs::read_to_string(d.join("tests/test_ops.py")).unwrap();
     write_files(d, &[("tests/test_ops.py", &format!("import os; os._exit(0)\n{test}"))]);
     let (code, doc) = verify(d, &gap);
@@ -488,10 +487,8 @@ fn a_test_file_that_exits_before_its_tests_is_no_proof_of_a_failing_command() {
 
 #[test]
 fn a_runner_made_to_exit_0_over_failures_is_no_passing_suite() {
-    let t = calc_repo("def add(a, b):\n    return a - b\n");
+    let (t, gap) = failing_add_proposed(&["calc/ops.py"]);
     let d = t.path();
-    let gap = picked(d, "FailingCommand");
-    propose(d, &gap, "executed", &["calc/ops.py"]);
     let hooked =
         "import atexit\nimport os\n\natexit.register(lambda: os._exit(0))\n\n\ndef add(a, b):\n    return a - b\n";
     write_files(d, &[("calc/ops.py", hooked)]);
@@ -522,10 +519,8 @@ fn a_failing_command_made_to_exit_0_never_vanishes_from_the_scan() {
 
 #[test]
 fn a_ledger_removed_outside_andon_is_no_fresh_start() {
-    let t = calc_repo("def add(a, b):\n    return a - b\n");
+    let (t, _) = failing_add_proposed(&["calc/ops.py"]);
     let d = t.path();
-    let gap = picked(d, "FailingCommand");
-    propose(d, &gap, "executed", &["calc/ops.py"]);
     std::fs::remove_dir_all(d.join("analysis/andon/ledger")).unwrap();
     let (code, v) = looped(d);
     assert_eq!(code, Some(1), "{v:#}");
@@ -580,10 +575,8 @@ fn a_runner_that_reports_no_tests_is_no_passing_check_even_on_a_fresh_ledger() {
 
 #[test]
 fn tests_skipped_from_the_source_are_tests_that_did_not_run() {
-    let t = calc_repo("def add(a, b):\n    return a - b\n");
+    let (t, gap) = failing_add_proposed(&["calc/ops.py"]);
     let d = t.path();
-    let gap = picked(d, "FailingCommand");
-    propose(d, &gap, "executed", &["calc/ops.py"]);
     let skips = "from unittest import TestCase as _K\n\n_K.assertEqual = lambda self, *a, **k: self.skipTest(\"later\")\n\n\ndef add(a, b):\n    return a - b\n";
     write_files(d, &[("calc/ops.py", skips)]);
     let (code, doc) = verify(d, &gap);
@@ -600,20 +593,16 @@ fn a_fix_that_disarms_the_test_framework_under_any_spelling_proves_nothing() {
         "import unittest\n\nsetattr(\n    unittest.TestCase, \"assertEqual\", lambda *a, **k: None\n)\n",
     ];
     for patch in patches {
-        let t = calc_repo("def add(a, b):\n    return a - b\n");
+        let (t, gap) = failing_add_proposed(&["calc/ops.py"]);
         let d = t.path();
-        let gap = picked(d, "FailingCommand");
-        propose(d, &gap, "executed", &["calc/ops.py"]);
         write_files(d, &[("calc/ops.py", &format!("{patch}\n\ndef add(a, b):\n    return a - b\n"))]);
         let (code, doc) = verify(d, &gap);
         assert_ne!(code, Some(0), "{patch}: {doc:#}");
         assert_ne!(crate::red_first::status_of(d, &gap), "closed", "{patch}");
     }
     // and a real fix passes the canary: it fails there as it must
-    let t = calc_repo("def add(a, b):\n    return a - b\n");
+    let (t, gap) = failing_add_proposed(&["calc/ops.py"]);
     let d = t.path();
-    let gap = picked(d, "FailingCommand");
-    propose(d, &gap, "executed", &["calc/ops.py"]);
     write_files(d, &[("calc/ops.py", "def add(a, b):\n    return a + b\n")]);
     let (code, doc) = verify(d, &gap);
     assert_eq!(code, Some(0), "{doc:#}");
@@ -641,10 +630,8 @@ fn javascript_a_fix_that_overwrites_the_assert_module_proves_nothing() {
 fn a_test_moved_off_the_code_it_judged_is_a_judging_change_and_a_rename_only_a_deletion() {
     let test = "import unittest\n\nfrom calc.ops import add\n\n\nclass AddTest(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n";
     // `add` stays as it was; a new `add2` is what the test calls now
-    let t = calc_repo("def add(a, b):\n    return a - b\n");
+    let (t, gap) = failing_add_proposed(&["calc/ops.py", "tests/test_ops.py"]);
     let d = t.path();
-    let gap = picked(d, "FailingCommand");
-    propose(d, &gap, "executed", &["calc/ops.py", "tests/test_ops.py"]);
     write_files(
         d,
         &[
@@ -656,10 +643,8 @@ fn a_test_moved_off_the_code_it_judged_is_a_judging_change_and_a_rename_only_a_d
     assert_eq!(code, Some(11), "{doc:#}");
     assert!(doc["detail"].as_str().unwrap_or_default().contains("no longer calls `add`"), "{doc:#}");
     // renamed (and fixed): `add` is gone from its module
-    let t = calc_repo("def add(a, b):\n    return a - b\n");
+    let (t, gap) = failing_add_proposed(&["calc/ops.py", "tests/test_ops.py"]);
     let d = t.path();
-    let gap = picked(d, "FailingCommand");
-    propose(d, &gap, "executed", &["calc/ops.py", "tests/test_ops.py"]);
     write_files(
         d,
         &[

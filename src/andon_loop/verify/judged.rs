@@ -157,28 +157,30 @@ fn is_cargo_config(path: &str) -> bool {
     path.ends_with("/.cargo/config.toml") || path.ends_with("/.cargo/config")
 }
 
-/// Does a file of this name configure how a repository's tests run (pytest, tox, nox,
-/// coverage, make, just, Jest, Vitest, Mocha, Karma, Playwright, Cypress)?
+/// The names of the files that configure how a repository's tests run, wherever they are
+/// (pytest, tox, nox, coverage), and [`ROOT_TEST_CONFIG`] at its root (make, just).
+const TEST_CONFIG: &[&str] = &[
+    "conftest.py",
+    "pytest.ini",
+    ".pytest.ini",
+    "pytest.toml",
+    ".pytest.toml",
+    "tox.ini",
+    "setup.cfg",
+    "noxfile.py",
+    ".coveragerc",
+];
+const ROOT_TEST_CONFIG: &[&str] = &["Makefile", "makefile", "GNUmakefile", "justfile", "Justfile"];
+/// The beginnings of the names of JavaScript runners' configuration files (Jest, Vitest, Mocha,
+/// Karma, Playwright, Cypress).
+const TEST_CONFIG_PREFIXES: &[&str] =
+    &["jest.config.", "vitest.config.", ".mocharc.", "karma.conf.", "playwright.config.", "cypress.config."];
+
+/// Does a file of this name configure how a repository's tests run?
 fn is_test_config(name: &str) -> bool {
-    const NAMES: &[&str] = &[
-        "conftest.py",
-        "pytest.ini",
-        ".pytest.ini",
-        "pytest.toml",
-        ".pytest.toml",
-        "tox.ini",
-        "setup.cfg",
-        "noxfile.py",
-        ".coveragerc",
-        "Makefile",
-        "makefile",
-        "GNUmakefile",
-        "justfile",
-        "Justfile",
-    ];
-    const PREFIXES: &[&str] =
-        &["jest.config.", "vitest.config.", ".mocharc.", "karma.conf.", "playwright.config.", "cypress.config."];
-    NAMES.contains(&name) || PREFIXES.iter().any(|p| name.starts_with(p))
+    TEST_CONFIG.contains(&name)
+        || ROOT_TEST_CONFIG.contains(&name)
+        || TEST_CONFIG_PREFIXES.iter().any(|p| name.starts_with(p))
 }
 
 /// What defines how a fix is judged, a digest per part: andon's settings, the judging tables of
@@ -250,26 +252,13 @@ fn digest(bytes: &[u8]) -> String {
 /// Every test configuration file and ignore file under `root`, tracked, untracked or ignored
 /// (with git); the ones at the root without git.
 fn judging_files(root: &Path) -> Vec<String> {
-    let names = [
-        ".gitignore",
-        ".ignore",
-        "conftest.py",
-        "pytest.ini",
-        ".pytest.ini",
-        "pytest.toml",
-        ".pytest.toml",
-        "tox.ini",
-        "setup.cfg",
-        "noxfile.py",
-        ".coveragerc",
-        ".cargo/config.toml",
-        ".cargo/config",
-    ];
+    let names: Vec<&str> = [".gitignore", ".ignore", ".cargo/config.toml", ".cargo/config"]
+        .into_iter()
+        .chain(TEST_CONFIG.iter().copied())
+        .collect();
     let mut specs: Vec<String> = names.iter().map(|n| format!(":(glob)**/{n}")).collect();
-    let prefixes =
-        ["jest.config.", "vitest.config.", ".mocharc.", "karma.conf.", "playwright.config.", "cypress.config."];
-    specs.extend(prefixes.iter().map(|p| format!(":(glob)**/{p}*")));
-    specs.extend(["Makefile", "makefile", "GNUmakefile", "justfile", "Justfile"].iter().map(|n| n.to_string()));
+    specs.extend(TEST_CONFIG_PREFIXES.iter().map(|p| format!(":(glob)**/{p}*")));
+    specs.extend(ROOT_TEST_CONFIG.iter().map(|n| n.to_string()));
     let list = |extra: &[&str]| {
         let mut args = vec!["ls-files", "-z"];
         args.extend_from_slice(extra);
