@@ -209,9 +209,10 @@ pub fn csv(s: &str) -> String {
     if one.contains([',', '"']) { format!("\"{}\"", one.replace('"', "\"\"")) } else { one.into_owned() }
 }
 
-/// Text for a Mermaid label between double quotes: [`line()`], then `#`, `"`, `&`, `<`, `>` and
-/// `` ` `` as Mermaid entity codes (`#35;`, `#quot;`, …), so a name can neither end the label, open
-/// markup, nor make the label a Markdown string (`` "`…`" ``).
+/// Text for a Mermaid label between double quotes: [`line()`], then `#`, `"`, `&`, `<`, `>`,
+/// `` ` ``, `%`, `{`, `}` and `'` as Mermaid entity codes (`#35;`, `#quot;`, …), so a name can
+/// neither end the label, open markup, make the label a Markdown string (`` "`…`" ``), nor carry a
+/// directive (`%%{init: …}%%`) that restyles the chart.
 pub fn mermaid(s: &str) -> String {
     let one = line(s);
     let mut out = String::with_capacity(one.len() + 8);
@@ -223,6 +224,10 @@ pub fn mermaid(s: &str) -> String {
             '<' => out.push_str("#lt;"),
             '>' => out.push_str("#gt;"),
             '`' => out.push_str("#96;"),
+            '%' => out.push_str("#37;"),
+            '{' => out.push_str("#123;"),
+            '}' => out.push_str("#125;"),
+            '\'' => out.push_str("#39;"),
             c => out.push(c),
         }
     }
@@ -494,6 +499,10 @@ mod tests {
         assert_eq!(mermaid("a\"#b<&>"), "a#quot;#35;b#lt;#amp;#gt;");
         // a backtick right inside the quotes would make the label a Markdown string
         assert_eq!(mermaid("`**b**`"), "#96;**b**#96;");
+        // a directive in a name cannot restyle the chart
+        let directive = mermaid("x %%{init: {'themeCSS': 'x'}}%% y");
+        assert!(!directive.contains(['%', '{', '}', '\'']), "{directive}");
+        assert_eq!(mermaid("%{}'"), "#37;#123;#125;#39;");
         assert_eq!(html_within("a\u{202e}\\b<c>defgh", 10), "a\\u{202e}…");
         assert_eq!(html_within("a\\b<c>", 9), "a\\\\b&lt;c&gt;");
         assert_eq!(html("\u{fffe}"), "\\u{fffe}");

@@ -73,9 +73,12 @@ fn tool(t: &tools::ToolDef) -> Tool {
         _ => Arc::new(Default::default()),
     };
     let mut annotations = ToolAnnotations::with_title(t.title).read_only(t.read_only);
+    // `loop` and `verify` run shell commands (the configured checks; `verify` also the `command`
+    // it is given): they may change anything a command can, and reach outside the repository
+    let runs_commands = matches!(t.name, "loop" | "verify");
     if !t.read_only {
-        // the ledger is appended to, never rewritten; the index and reports are replaced whole
-        annotations = annotations.destructive(false).idempotent(t.name == "index");
+        // else the ledger is appended to, never rewritten; the index and reports are replaced whole
+        annotations = annotations.destructive(runs_commands).idempotent(t.name == "index");
     }
     let mut out = Tool::default();
     out.name = t.name.into();
@@ -83,7 +86,7 @@ fn tool(t: &tools::ToolDef) -> Tool {
     out.description = Some(t.description.into());
     out.input_schema = object(super::schemas::input(t.name));
     out.output_schema = Some(object(super::schemas::output(t.name)));
-    out.annotations = Some(annotations.open_world(false));
+    out.annotations = Some(annotations.open_world(runs_commands));
     out
 }
 

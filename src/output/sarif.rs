@@ -183,8 +183,11 @@ struct Suppression {
     status: &'static str,
 }
 
+/// A message: repository text in it (a path, a name) carries no hidden character a viewer would
+/// obey (a bidirectional control reorders what the reader sees): each is its visible escape, as
+/// in every other format.
 fn text(t: String) -> Text {
-    Text { text: t }
+    Text { text: crate::text::line(&t).into_owned() }
 }
 
 fn location(path: &str, line: u32, col: u32) -> Location {

@@ -601,3 +601,23 @@ fn a_qualified_path_into_another_crate_is_a_tier_two_edge() {
     assert_eq!((f["line"].as_u64(), f["tier"].as_u64()), (Some(2), Some(2)), "{f:#}");
     assert_eq!(f["witness"][0]["target"], "core/src/lib.rs");
 }
+
+#[test]
+fn sarif_messages_carry_no_hidden_character_of_a_file_name() {
+    // a file that imports requests outside the cli, named with a right-to-left override
+    let t = scratch("check-py");
+    let evil = t.path().join("src/acme/core/evil\u{202e}yp.py");
+    std::fs::write(&evil, "import requests\n").unwrap();
+    let o = run(&["check", "--format", "sarif", "-q"], t.path());
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let doc = json(&o);
+    let messages: Vec<String> = doc["runs"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["message"]["text"].as_str().unwrap().to_string())
+        .collect();
+    let named: Vec<&String> = messages.iter().filter(|m| m.contains("evil")).collect();
+    assert!(!named.is_empty(), "{messages:#?}");
+    assert!(named.iter().all(|m| !m.contains('\u{202e}') && m.contains("\\u{202e}")), "{named:#?}");
+}

@@ -141,6 +141,14 @@ fn the_handshake_lists_every_tool_and_no_decision() {
                 "query" | "stream" | "why" | "check" | "status" | "facts" | "preflight" | "packet"
             );
             assert_eq!(read_only, Some(want), "{}: readOnlyHint", t.name);
+            // the tools that run shell commands say so
+            let runs = matches!(t.name.as_ref(), "loop" | "verify");
+            let destructive = t.annotations.as_ref().and_then(|a| a.destructive_hint);
+            let open = t.annotations.as_ref().and_then(|a| a.open_world_hint);
+            assert_eq!(open, Some(runs), "{}: openWorldHint", t.name);
+            if !want {
+                assert_eq!(destructive, Some(runs), "{}: destructiveHint", t.name);
+            }
             assert_eq!(t.output_schema.as_ref().unwrap()["type"], "object", "{}", t.name);
             assert_eq!(t.input_schema["type"], "object", "{}", t.name);
             assert_eq!(t.input_schema["additionalProperties"], false, "{}", t.name);
