@@ -346,16 +346,26 @@ pub(crate) fn money() -> tempfile::TempDir {
     t
 }
 
-#[test]
-fn javascript_an_arrow_stub_fixed_with_a_test_that_pins_nothing_is_not_proven() {
+/// A test of `split` that says what it returns.
+const SPLIT_TEST: &str = "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport { split } from '../src/split.js';\n\ntest('splits evenly', () => {\n  assert.deepEqual(split(1000, 3), [334, 333, 333]);\n});\n";
+
+/// The money package, its stub's gap picked and proposed with its fix and test; `None`, saying
+/// so, where node does not run here.
+fn money_split_proposed() -> Option<(tempfile::TempDir, String)> {
     if !node() {
         eprintln!("node is not installed here: the JavaScript row is skipped");
-        return;
+        return None;
     }
     let t = money();
+    let gap = picked(t.path(), "StageMarker");
+    propose(t.path(), &gap, "executed", &["src/split.js", "test/split.test.js"]);
+    Some((t, gap))
+}
+
+#[test]
+fn javascript_an_arrow_stub_fixed_with_a_test_that_pins_nothing_is_not_proven() {
+    let Some((t, gap)) = money_split_proposed() else { return };
     let d = t.path();
-    let gap = picked(d, "StageMarker");
-    propose(d, &gap, "executed", &["src/split.js", "test/split.test.js"]);
     write_files(
         d,
         &[
@@ -453,17 +463,10 @@ fn an_exit_before_the_tests_run_is_no_passing_suite() {
 
 #[test]
 fn javascript_an_exit_at_load_is_no_passing_suite() {
-    if !node() {
-        eprintln!("node is not installed here: the JavaScript row is skipped");
-        return;
-    }
-    let t = money();
+    let Some((t, gap)) = money_split_proposed() else { return };
     let d = t.path();
-    let gap = picked(d, "StageMarker");
-    propose(d, &gap, "executed", &["src/split.js", "test/split.test.js"]);
     let exits = "export function add(a, b) {\n  return a + b;\n}\n\nexport function split(total, n) {\n  return [total];\n}\n\nprocess.exit(0);\n";
-    let test = "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport { split } from '../src/split.js';\n\ntest('splits evenly', () => {\n  assert.deepEqual(split(1000, 3), [334, 333, 333]);\n});\n";
-    write_files(d, &[("src/split.js", exits), ("test/split.test.js", test)]);
+    write_files(d, &[("src/split.js", exits), ("test/split.test.js", SPLIT_TEST)]);
     let (code, doc) = verify(d, &gap);
     assert_ne!(code, Some(0), "{doc:#}");
     assert_ne!(doc["evidence"]["verdict"], "proven", "{doc:#}");
@@ -610,17 +613,10 @@ fn a_fix_that_disarms_the_test_framework_under_any_spelling_proves_nothing() {
 
 #[test]
 fn javascript_a_fix_that_overwrites_the_assert_module_proves_nothing() {
-    if !node() {
-        eprintln!("node is not installed here: the JavaScript row is skipped");
-        return;
-    }
-    let t = money();
+    let Some((t, gap)) = money_split_proposed() else { return };
     let d = t.path();
-    let gap = picked(d, "StageMarker");
-    propose(d, &gap, "executed", &["src/split.js", "test/split.test.js"]);
     let patched = "import assert from 'node:assert/strict';\n\nassert.deepEqual = () => {};\nconst a_ = assert;\na_.equal = () => {};\n\nexport function add(a, b) {\n  return a + b;\n}\n\nexport function split(total, n) {\n  return [total];\n}\n";
-    let test = "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport { split } from '../src/split.js';\n\ntest('splits evenly', () => {\n  assert.deepEqual(split(1000, 3), [334, 333, 333]);\n});\n";
-    write_files(d, &[("src/split.js", patched), ("test/split.test.js", test)]);
+    write_files(d, &[("src/split.js", patched), ("test/split.test.js", SPLIT_TEST)]);
     let (code, doc) = verify(d, &gap);
     assert_ne!(code, Some(0), "{doc:#}");
     assert_ne!(doc["evidence"]["verdict"], "proven", "{doc:#}");
