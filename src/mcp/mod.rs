@@ -9,6 +9,7 @@
 
 mod drain;
 mod error;
+mod gate;
 mod paths;
 mod progress;
 mod resources;
@@ -39,13 +40,27 @@ where
     let rt =
         tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().map_err(Error::Runtime)?;
     rt.block_on(async move {
+        // the gate reads the client's lines and the writer owns stdout; the library speaks to
+        // both through pipes
+        let (to_library, library_in) = tokio::io::duplex(1 << 16);
+        let (library_out, from_library) = tokio::io::duplex(1 << 16);
+        let (answers, answered) = tokio::sync::mpsc::unbounded_channel();
+        let gate = tokio::spawn(gate::read(input, to_library, answers));
+        let writer = tokio::spawn(gate::write(from_library, output, answered));
         let calls = drain::InFlight::new();
-        let input = drain::UntilIdle::new(input, calls.clone());
-        let running = rmcp::serve_server(server::Server::new(root, calls), (input, output))
-            .await
-            .map_err(|e| Error::Handshake(e.to_string()))?;
-        running.waiting().await.map_err(|e| Error::Stopped(e.to_string()))?;
-        Ok(())
+        let library_in = drain::UntilIdle::new(library_in, calls.clone());
+        let served = async {
+            let running = rmcp::serve_server(server::Server::new(root, calls), (library_in, library_out))
+                .await
+                .map_err(|e| Error::Handshake(e.to_string()))?;
+            running.waiting().await.map_err(|e| Error::Stopped(e.to_string()))?;
+            Ok(())
+        }
+        .await;
+        // the library has closed its end of the output; the gate ends with the client's input
+        gate.abort();
+        let _ = writer.await;
+        served
     })
 }
 

@@ -328,6 +328,11 @@ impl Wire {
 
     /// Every message up to and including the response to `id`.
     fn until(&mut self, id: u64) -> Vec<Value> {
+        self.until_id(&json!(id))
+    }
+
+    /// Every message up to and including the response to `id`, a number or a string.
+    fn until_id(&mut self, id: &Value) -> Vec<Value> {
         use std::io::BufRead;
         let mut seen = Vec::new();
         loop {
@@ -335,7 +340,7 @@ impl Wire {
             assert!(self.out.read_line(&mut line).unwrap() > 0, "the server closed stdout; seen: {seen:?}");
             let m: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("not a JSON-RPC line ({e}): {line}"));
             assert_eq!(m["jsonrpc"], "2.0", "{m}");
-            let done = m["id"] == id;
+            let done = &m["id"] == id;
             seen.push(m);
             if done {
                 return seen;
@@ -598,4 +603,33 @@ fn concurrent_calls_are_as_safe_as_concurrent_commands() {
     let check = run(&["ledger", "check", "--format", "json"], d);
     assert_eq!(check.status.code(), Some(0), "{}", String::from_utf8_lossy(&check.stdout));
     git(d, &["status", "--short"]);
+}
+
+#[test]
+fn a_request_the_protocol_cannot_read_is_answered_with_its_id_and_an_oversized_one_without() {
+    let t = clean_three_stages(LAYERS);
+    let mut w = Wire::start(t.path());
+    w.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "wire", "version": "1"}}}));
+    w.until(1);
+    w.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    w.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": [1, 2]}));
+    let e = w.until(2).pop().unwrap();
+    assert_eq!(e["error"]["code"], -32602, "{e}");
+    w.send(&json!({"jsonrpc": "2.0", "id": "three", "method": "tools/call", "params": "query"}));
+    let e = w.until_id(&json!("three")).pop().unwrap();
+    assert_eq!(e["error"]["code"], -32602, "{e}");
+    // a query of 10 MB is never read whole: its answer is an error at once, and the server goes on
+    let huge = "(".repeat(10 << 20);
+    w.send(&json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+        "params": {"name": "query", "arguments": {"query": huge}}}));
+    w.send(&json!({"jsonrpc": "2.0", "id": 5, "method": "ping"}));
+    let seen = w.until(5);
+    assert!(
+        seen.iter().any(|m| m["id"].is_null() && m["error"]["code"] == -32600
+            && m["error"]["message"].as_str().is_some_and(|s| s.contains("larger than"))),
+        "{seen:?}"
+    );
+    drop(w.child.stdin.take());
+    assert!(w.child.wait().unwrap().success(), "the server ends when its client closes stdin");
 }
