@@ -46,6 +46,9 @@ pub enum Error {
     /// The exclude globs together do not build.
     #[error("bad exclude globs: {0}")]
     ExcludeGlobs(#[source] ignore::Error),
+    /// A directory stands where the index's head is written.
+    #[error("{}: a directory where andon writes its index; remove it (`rm -r`), then index again", .0.display())]
+    HeadIsADirectory(PathBuf),
     /// A pack the head names stays missing.
     #[error("{pack}, a pack it names, is missing (removed, or a writer keeps replacing the index)")]
     PackGone { pack: String },

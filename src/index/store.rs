@@ -16,7 +16,10 @@
 //! temporary name, fsynced and renamed, the head last, so a run killed at any point leaves the
 //! previous head and the packs it names intact; the packs no head names are removed by the next
 //! writer. Blobs are checksummed when decoded (chunks when the head is read), so a damaged pack is
-//! found when it is read (and by `andon index --check`, which reads everything).
+//! found when it is read (and by `andon index --check`, which reads everything). The head also
+//! seals each pack ([`Seal`]: inode and status-change time): a writer verifies whole every pack
+//! whose seal moved before it keeps any of it, and rebuilds when one is damaged, so a damaged pack
+//! never outlives the next `andon index` and compaction is never skipped for it.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fs::{self, File};
@@ -64,6 +67,34 @@ struct HeadWire {
     reads: Loc,
     /// Every pack the head names: (id, length in bytes).
     packs: Vec<(u64, u64)>,
+    /// Every pack's seal as the writer left it ([`Seal`]).
+    seals: Vec<(u64, Seal)>,
+}
+
+/// What a pack's file looked like when the writer sealed it: its inode and status-change time.
+/// Any write to the file moves its change time (no call sets it back), so a pack whose seal still
+/// holds is the pack written; one whose seal moved (a byte flipped, the repository copied) is
+/// verified whole before a writer builds on it.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Seal {
+    ino: u64,
+    changed_ns: i128,
+}
+
+impl Seal {
+    /// The seal of a file with metadata `m`.
+    fn of(m: &fs::Metadata) -> Seal {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            Seal { ino: m.ino(), changed_ns: i128::from(m.ctime()) * 1_000_000_000 + i128::from(m.ctime_nsec()) }
+        }
+        #[cfg(not(unix))]
+        {
+            let t = m.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok());
+            Seal { ino: 0, changed_ns: t.map_or(-1, |d| d.as_nanos() as i128) }
+        }
+    }
 }
 
 /// [`HeadWire`] as it is written, borrowing (the same encoding).
@@ -74,6 +105,7 @@ struct HeadRef<'a> {
     global: Loc,
     reads: Loc,
     packs: &'a [(u64, u64)],
+    seals: &'a [(u64, Seal)],
 }
 
 /// One chunk of the file table, a blob in a pack: consecutive files and where their core and
@@ -124,6 +156,8 @@ pub(super) struct Head {
     /// Where the file table's chunks are and how many files each holds (a writer keeps those
     /// whose bytes it would write again).
     pub chunks: Vec<(Loc, u64)>,
+    /// Each pack's seal as its writer left it.
+    pub seals: Vec<(u64, Seal)>,
 }
 
 /// Why a stored index cannot be used.
@@ -205,7 +239,16 @@ pub(super) fn read_head(path: &Path) -> Result<Head, LoadError> {
     if !segments.iter().all(|(c, d)| within(c) && within(d)) || !files.windows(2).all(|f| f[0].path < f[1].path) {
         return Err(LoadError::Untrusted("inconsistent file table".into()));
     }
-    Ok(Head { header: w.header, files, segments, global: w.global, reads: w.reads, packs: w.packs, chunks: w.chunks })
+    Ok(Head {
+        header: w.header,
+        files,
+        segments,
+        global: w.global,
+        reads: w.reads,
+        packs: w.packs,
+        chunks: w.chunks,
+        seals: w.seals,
+    })
 }
 
 /// The file table from its chunks, each read from its pack and checked.
@@ -238,15 +281,45 @@ fn read_chunks(
 }
 
 /// Whether every pack `head` names is in `dir` with its recorded length (a stat each, nothing
-/// read); `Err` names the first that is not.
-pub(super) fn packs_present(dir: &Path, head: &Head) -> Result<(), Error> {
+/// read); `Err` names the first that is not. `Ok` holds the packs whose seal moved since their
+/// writer sealed them ([`Seal`]).
+pub(super) fn packs_present(dir: &Path, head: &Head) -> Result<Vec<u64>, Error> {
+    let mut moved = Vec::new();
     for &(id, len) in &head.packs {
         let pack = pack_name(id);
         match fs::symlink_metadata(dir.join(&pack)) {
-            Ok(m) if m.is_file() && m.len() == len => {}
+            Ok(m) if m.is_file() && m.len() == len => {
+                if !head.seals.iter().any(|&(i, s)| i == id && s == Seal::of(&m)) {
+                    moved.push(id);
+                }
+            }
             Ok(m) if m.is_file() => return Err(Error::PackLength { pack, actual: m.len(), expected: len }),
             Ok(_) => return Err(Error::PackNotAFile { pack }),
             Err(source) => return Err(Error::PackUnreadable { pack, source }),
+        }
+    }
+    Ok(moved)
+}
+
+/// Reads pack `id` whole and checks every blob `head` places in it against its checksum: `Err`
+/// says what is damaged. A writer does this to a pack whose seal moved before it keeps a byte of it.
+pub(super) fn verify_pack(dir: &Path, head: &Head, id: u64) -> Result<(), Error> {
+    let Some(&(_, len)) = head.packs.iter().find(|p| p.0 == id) else { return Ok(()) };
+    let pack = pack_name(id);
+    let damaged = || Error::Corrupt { pack: pack.clone() };
+    let mut file = open_pack(dir, id, len).map_err(|_| damaged())?;
+    let mut bytes = Vec::with_capacity(len as usize);
+    file.read_to_end(&mut bytes).map_err(|source| Error::PackUnreadable { pack: pack.clone(), source })?;
+    if bytes.len() as u64 != len || !bytes.starts_with(PACK_MAGIC) {
+        return Err(damaged());
+    }
+    let locs = head.segments.iter().flat_map(|(c, d)| [c, d]).chain(head.chunks.iter().map(|c| &c.0));
+    for l in locs.chain([&head.global, &head.reads]).filter(|l| l.pack == id) {
+        let sound = bytes
+            .get(l.offset as usize..(l.offset + l.len) as usize)
+            .is_some_and(|b| xxhash_rust::xxh3::xxh3_64(b) == l.sum);
+        if !sound {
+            return Err(damaged());
         }
     }
     Ok(())
@@ -538,6 +611,10 @@ impl Census {
 /// live blob was read, every live blob to one new pack), then the new head; then removes the
 /// packs it no longer names.
 pub(super) fn write(dir: &Path, u: &Update) -> Result<(), Error> {
+    let head_path = dir.join(super::INDEX_FILE);
+    if fs::symlink_metadata(&head_path).is_ok_and(|m| m.is_dir()) {
+        return Err(Error::HeadIsADirectory(head_path));
+    }
     // a compaction copies every live blob: when it is due and every stored blob was read whole
     let readable = |p: Part| !matches!(p, Part::Stored(_, None));
     let compact = u.census.due(u.packs, u.chunks)
@@ -632,7 +709,8 @@ pub(super) fn write(dir: &Path, u: &Update) -> Result<(), Error> {
         write_new(dir, &format!("{PACK_TMP_PREFIX}{}", std::process::id()), &pack_name(id), &pack)?;
         packs.push((id, pack.len() as u64));
     }
-    let head = HeadRef { header: u.header, chunks: &chunks, global, reads, packs: &packs };
+    let seals = seal(dir, &packs);
+    let head = HeadRef { header: u.header, chunks: &chunks, global, reads, packs: &packs, seals: &seals };
     let body = postcard::to_stdvec(&head).expect("serializable");
     let mut bytes = Vec::with_capacity(PREAMBLE + body.len());
     bytes.extend_from_slice(MAGIC);
@@ -640,7 +718,13 @@ pub(super) fn write(dir: &Path, u: &Update) -> Result<(), Error> {
     bytes.extend_from_slice(&(body.len() as u64).to_le_bytes());
     bytes.extend_from_slice(&xxhash_rust::xxh3::xxh3_128(&body).to_le_bytes());
     bytes.extend_from_slice(&body);
-    write_new(dir, &format!("{TMP_PREFIX}{}", std::process::id()), super::INDEX_FILE, &bytes)?;
+    if let Err(e) = write_new(dir, &format!("{TMP_PREFIX}{}", std::process::id()), super::INDEX_FILE, &bytes) {
+        // no head names the new pack: it must not stay behind
+        if pack.len() > PACK_MAGIC.len() {
+            let _ = fs::remove_file(dir.join(pack_name(id)));
+        }
+        return Err(e);
+    }
     if let Ok(d) = File::open(dir) {
         let _ = d.sync_all();
     }
@@ -649,6 +733,15 @@ pub(super) fn write(dir: &Path, u: &Update) -> Result<(), Error> {
         let _ = fs::remove_file(dir.join(pack_name(old)));
     }
     Ok(())
+}
+
+/// The seal of every pack in `packs`, as it is now: a writer built on a pack only after its
+/// seal held or the pack was verified whole ([`packs_present`], [`verify_pack`]).
+fn seal(dir: &Path, packs: &[(u64, u64)]) -> Vec<(u64, Seal)> {
+    packs
+        .iter()
+        .filter_map(|&(id, _)| fs::symlink_metadata(dir.join(pack_name(id))).ok().map(|m| (id, Seal::of(&m))))
+        .collect()
 }
 
 /// The ids of the packs in `dir`.

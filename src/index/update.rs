@@ -104,7 +104,7 @@ pub fn update(root: &Path, opts: &IndexOptions, progress: &(dyn Fn(u64, u64) + S
     let (dir, lock) = lock(&root)?;
     let stamp_ns = now_ns();
     let ipath = dir.join(INDEX_FILE);
-    let (head, rebuilt) = stored_head(&root, &ipath, opts);
+    let StoredHead { head, rebuilt, reseal } = stored_head(&root, &ipath, opts);
     // Fast path: when no directory, ignore file or indexed file changed since the last run, the
     // walk is skipped and nothing but the file table is read.
     let fast = match &head {
@@ -112,6 +112,7 @@ pub fn update(root: &Path, opts: &IndexOptions, progress: &(dyn Fn(u64, u64) + S
         None => None,
     };
     if let (Some(h), Some((entries, state))) = (&head, &fast)
+        && !reseal
         && state.dirs == h.header.walk.dirs
         && entries.iter().zip(&h.files).all(|(e, f)| stat_fresh(f, e, h.header.stamp_ns, opts.max_file_size))
     {
@@ -151,7 +152,7 @@ pub fn update(root: &Path, opts: &IndexOptions, progress: &(dyn Fn(u64, u64) + S
     }
     // Where nothing can be written, new stats or directory times change no fact: the stored
     // index stands.
-    if !structure_changed && ((!tally.metas_changed && !walk_changed) || lock.read_only.is_some()) {
+    if !structure_changed && ((!tally.metas_changed && !walk_changed && !reseal) || lock.read_only.is_some()) {
         let head = head.expect("an unchanged index exists");
         let diags = with_stored_diags(diagnostics, &[]);
         return Ok(unchanged_report(
@@ -265,22 +266,40 @@ pub(super) fn repo_stands(repo: &RepoBlobs, files: &[FileMeta], facts: &TableFac
 }
 
 /// The stored index's head, unless a rebuild was requested or it cannot be trusted; with why
-/// the stored index is not used, when it is not.
-pub(super) fn stored_head(root: &Path, ipath: &Path, opts: &IndexOptions) -> (Option<Head>, Option<String>) {
+/// the stored index is not used, when it is not. A pack whose seal moved is verified whole first
+/// (a damaged one means a rebuild); then `reseal` is true: the run writes a head that seals the
+/// packs as they are.
+pub(super) fn stored_head(root: &Path, ipath: &Path, opts: &IndexOptions) -> StoredHead {
+    let untrusted = |why: String| StoredHead {
+        head: None,
+        rebuilt: Some(format!("{}: {why}; rebuilding", rel_display(root, ipath))),
+        reseal: false,
+    };
     if opts.rebuild {
-        return (None, Some("rebuild requested".to_string()));
+        return StoredHead { head: None, rebuilt: Some("rebuild requested".to_string()), reseal: false };
     }
+    let dir = ipath.parent().unwrap_or(root);
     match read_head(ipath) {
-        Ok(h) => match store::packs_present(ipath.parent().unwrap_or(root), &h) {
-            Ok(()) => (Some(h), None),
-            Err(why) => (None, Some(format!("{}: {why}; rebuilding", rel_display(root, ipath)))),
+        Ok(h) => match store::packs_present(dir, &h) {
+            Ok(moved) => match moved.iter().try_for_each(|&id| store::verify_pack(dir, &h, id)) {
+                Ok(()) => StoredHead { head: Some(h), rebuilt: None, reseal: !moved.is_empty() },
+                Err(why) => untrusted(why.to_string()),
+            },
+            Err(why) => untrusted(why.to_string()),
         },
-        Err(LoadError::Missing) => (None, None),
-        Err(LoadError::Untrusted(why)) => (None, Some(format!("{}: {why}; rebuilding", rel_display(root, ipath)))),
-        Err(LoadError::Moved(pack)) => {
-            (None, Some(format!("{}: {}; rebuilding", rel_display(root, ipath), gone(&pack))))
-        }
+        Err(LoadError::Missing) => StoredHead { head: None, rebuilt: None, reseal: false },
+        Err(LoadError::Untrusted(why)) => untrusted(why),
+        Err(LoadError::Moved(pack)) => untrusted(gone(&pack)),
     }
+}
+
+/// The stored head a writer starts from ([`stored_head`]).
+pub(super) struct StoredHead {
+    pub(super) head: Option<Head>,
+    /// Why the stored index is not used, when it is not.
+    pub(super) rebuilt: Option<String>,
+    /// Whether a pack's seal moved (it was verified sound): the run must write a head.
+    pub(super) reseal: bool,
 }
 
 /// A run in which no fact changed but stats or directory times did: the new file table and walk

@@ -293,3 +293,68 @@ fn a_stray_pack_with_the_largest_id_is_passed_over() {
     let fresh = run(&["index", "--check", "--quiet"], d);
     assert_eq!(fresh.status.code(), Some(0), "{}", stderr(&fresh));
 }
+
+/// The pack files in `.andon/`.
+fn packs(d: &Path) -> Vec<String> {
+    let mut out: Vec<String> = fs::read_dir(d.join(".andon"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("pack-"))
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn a_damaged_pack_is_rewritten_by_the_next_writer_and_packs_never_pile_up() {
+    let t = contract_repo();
+    let d = t.path();
+    run_ok(&["index", "--quiet"], d);
+    let pack = d.join(".andon").join(&packs(d)[0]);
+    let mut bytes = fs::read(&pack).unwrap();
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 0xff;
+    fs::write(&pack, &bytes).unwrap();
+    let damaged = run(&["index", "--check", "--quiet"], d);
+    assert_eq!(damaged.status.code(), Some(3), "the damage is seen: {}", stderr(&damaged));
+    // the next writer verifies the pack whose file changed, and writes again what it cannot trust
+    let healed = run(&["index"], d);
+    assert_eq!(healed.status.code(), Some(0), "{}", stderr(&healed));
+    let said = format!("{}{}", String::from_utf8_lossy(&healed.stdout), stderr(&healed));
+    assert!(said.contains("checksum mismatch") && said.contains("rebuilding"), "the rewrite is said: {said}");
+    let fresh = run(&["index", "--check", "--quiet"], d);
+    assert_eq!(fresh.status.code(), Some(0), "healed: {}", stderr(&fresh));
+    // damage after each of many edits: never more than one pack per run's leftovers
+    for i in 0..6 {
+        fs::write(d.join("src/app/core/__init__.py"), format!("X = {i}\n")).unwrap();
+        let pack = d.join(".andon").join(packs(d).last().unwrap());
+        let mut bytes = fs::read(&pack).unwrap();
+        let at = bytes.len() - 3;
+        bytes[at] ^= 0x55;
+        fs::write(&pack, &bytes).unwrap();
+        run_ok(&["index", "--quiet"], d);
+        assert_eq!(packs(d).len(), 1, "run {i}: {:?}", packs(d));
+        assert_eq!(run(&["index", "--check", "--quiet"], d).status.code(), Some(0), "run {i}");
+    }
+    // a copy of the repository (every pack's file is new) is verified, not rebuilt
+    let copy = tempfile::tempdir().unwrap();
+    let to = copy.path().join("r");
+    assert!(std::process::Command::new("cp").arg("-r").arg(d).arg(&to).status().unwrap().success());
+    let out = run(&["index"], &to);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("rebuilding"), "{}", String::from_utf8_lossy(&out.stdout));
+}
+
+#[test]
+fn a_directory_at_the_index_head_is_reported_and_leaves_no_pack() {
+    let t = contract_repo();
+    let d = t.path();
+    fs::create_dir_all(d.join(".andon/index.bin")).unwrap();
+    for args in [&["index", "--quiet"][..], &["check", "--quiet"], &["query", "Stage(s, r)"]] {
+        let out = run(args, d);
+        assert_ne!(out.status.code(), Some(0), "{args:?}");
+        assert!(stderr(&out).contains("a directory where andon writes its index"), "{args:?}: {}", stderr(&out));
+    }
+    assert!(packs(d).is_empty(), "no pack outlives a head that cannot be written: {:?}", packs(d));
+}
