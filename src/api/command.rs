@@ -54,6 +54,20 @@ pub trait Progress: Sync {
 pub struct Quiet;
 impl Progress for Quiet {}
 
+/// A front end's [`Progress`] as an index run reports to it: files parsed, and a wait for another
+/// writer as a warning.
+pub struct Watched<'a>(pub &'a dyn Progress);
+
+impl crate::index::Watch for Watched<'_> {
+    fn files(&self, done: u64, total: u64) {
+        self.0.files(done, total)
+    }
+
+    fn waiting(&self, what: &str) {
+        self.0.warning(what)
+    }
+}
+
 /// The human reports a command writes beside its JSON sidecar: rendered by the presentation
 /// layer, written here.
 pub enum Human<'a> {
@@ -84,7 +98,7 @@ impl Repo<'_> {
     /// The fresh index (or, with `require`, the stored one if it is fresh).
     fn index(&self, require: bool) -> Result<Index, Error> {
         let opts = self.options(false)?;
-        let files = |d, t| self.progress.files(d, t);
+        let files = Watched(self.progress);
         let how = if require { Freshness::Require } else { Freshness::Update(&files) };
         super::fresh_index(self.root, &opts, how)
     }
@@ -93,7 +107,7 @@ impl Repo<'_> {
 /// `andon index`.
 pub fn index(repo: &Repo, rebuild: bool) -> Result<Outcome<IndexReport>, Error> {
     let opts = repo.options(rebuild)?;
-    let files = |d, t| repo.progress.files(d, t);
+    let files = Watched(repo.progress);
     Ok(Outcome::new(structure::index(repo.root, &opts, &files)?, Exit::Success))
 }
 
@@ -110,7 +124,7 @@ pub fn facts(repo: &Repo, relation: Option<&str>, file: Option<&str>) -> Result<
         structure::relation(r)?;
     }
     let opts = repo.options(false)?;
-    let files = |d, t| repo.progress.files(d, t);
+    let files = Watched(repo.progress);
     let list = structure::facts(repo.root, &opts, Freshness::Update(&files), relation, file)?;
     Ok(Outcome::new(list, Exit::Success))
 }
@@ -143,7 +157,7 @@ pub fn query_schema(query: Option<&str>, rules: &[(String, String)]) -> Result<O
 pub fn query(repo: &Repo, ask: &QueryAsk) -> Result<Outcome<Answered>, Error> {
     let prepared = structure::prepare(&ask.query, &ask.rules)?;
     let opts = repo.options(false)?;
-    let files = |d, t| repo.progress.files(d, t);
+    let files = Watched(repo.progress);
     let how = if ask.no_index { Freshness::Require } else { Freshness::Update(&files) };
     let stamp = super::freshen(repo.root, &opts, how)?;
     // before the evaluation, which a cartesian product may take to its budget
@@ -221,7 +235,7 @@ pub fn config_show(root: &Path) -> Result<Outcome<Config>, Error> {
 
 /// `andon init`: the drawn settings, written unless `print`.
 pub fn init(repo: &Repo, print: bool) -> Result<Outcome<Initialized>, Error> {
-    let files = |d, t| repo.progress.files(d, t);
+    let files = Watched(repo.progress);
     let r = structure::init(repo.root, repo.walk, print, &files)?;
     Ok(Outcome::new(r, Exit::Success))
 }

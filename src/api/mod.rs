@@ -115,7 +115,7 @@ pub fn index_options(root: &Path, w: &WalkOverrides, rebuild: bool) -> Result<In
 #[derive(Clone, Copy)]
 pub enum Freshness<'p> {
     /// Bring the index up to date first (incrementally), reporting `(done, total)` files parsed.
-    Update(&'p (dyn Fn(u64, u64) + Sync)),
+    Update(&'p dyn crate::index::Watch),
     /// Refuse a stale or missing index ([`Error::StaleIndex`]).
     Require,
 }

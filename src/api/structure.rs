@@ -18,7 +18,7 @@ use crate::index::{self, Change, Diag, Index, IndexOptions, IndexReport};
 use crate::ops::{StreamReport, WhyReport};
 
 /// `andon index`: parses what changed and persists the index.
-pub fn index(root: &Path, opts: &IndexOptions, progress: &(dyn Fn(u64, u64) + Sync)) -> Result<IndexReport, Error> {
+pub fn index(root: &Path, opts: &IndexOptions, progress: &dyn crate::index::Watch) -> Result<IndexReport, Error> {
     Ok(index::update(root, opts, progress).map_err(|e| e.to_string())?)
 }
 
@@ -681,7 +681,7 @@ pub fn init(
     root: &Path,
     walk: &super::WalkOverrides,
     print: bool,
-    progress: &(dyn Fn(u64, u64) + Sync),
+    progress: &dyn crate::index::Watch,
 ) -> Result<Initialized, Error> {
     let path = if root == Path::new(".") { std::path::PathBuf::from("andon.toml") } else { root.join("andon.toml") };
     let shown = crate::text::os_path_text(path.as_os_str());

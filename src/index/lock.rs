@@ -13,7 +13,7 @@ pub(super) struct Lock {
 
 /// Creates `.andon/` (with a `.gitignore` so the cache is never committed) and takes the writer
 /// lock; where `.andon/` is read-only, a reader's lock.
-pub(super) fn lock(root: &Path) -> Result<(PathBuf, Lock), Error> {
+pub(super) fn lock(root: &Path, watch: &dyn Watch) -> Result<(PathBuf, Lock), Error> {
     let dir = root.join(INDEX_DIR);
     if let Err(err) = fs::create_dir_all(&dir) {
         return if read_only(&err) {
@@ -29,7 +29,7 @@ pub(super) fn lock(root: &Path) -> Result<(PathBuf, Lock), Error> {
     let lock_path = dir.join("lock");
     match open_lock(&lock_path, true) {
         Ok(f) => {
-            f.lock().map_err(io(&lock_path))?;
+            wait_for(&f, &lock_path, watch)?;
             remove_dead_temporaries(&dir);
             Ok((dir, Lock { _file: Some(f), read_only: None }))
         }
@@ -47,6 +47,32 @@ pub(super) fn lock(root: &Path) -> Result<(PathBuf, Lock), Error> {
             }
         }
         Err(err) => Err(io(&lock_path)(err)),
+    }
+}
+
+/// How long a writer waits for the lock before it says it waits.
+const SAY_AFTER: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Takes the writer's lock on `f`; while another writer holds it past [`SAY_AFTER`], says so once
+/// through `watch`, then waits on.
+fn wait_for(f: &File, path: &Path, watch: &dyn Watch) -> Result<(), Error> {
+    let t0 = Instant::now();
+    loop {
+        match f.try_lock() {
+            Ok(()) => return Ok(()),
+            Err(fs::TryLockError::WouldBlock) if t0.elapsed() < SAY_AFTER => {
+                std::thread::sleep(std::time::Duration::from_millis(25));
+            }
+            Err(fs::TryLockError::WouldBlock) => {
+                watch.waiting(&format!(
+                    "waiting for {}: another andon run is writing this index (it goes on when that run ends; \
+                     a run that hangs can be stopped)",
+                    crate::text::os_path_text(path.as_os_str())
+                ));
+                return f.lock().map_err(io(path));
+            }
+            Err(fs::TryLockError::Error(e)) => return Err(io(path)(e)),
+        }
     }
 }
 

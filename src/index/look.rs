@@ -25,6 +25,7 @@ pub(super) fn look_at(
     e: &WalkEntry,
     old: Option<(usize, &FileMeta)>,
     max_size: u64,
+    follow: bool,
 ) -> Job {
     let (kind, lang) = kind_code(e.kind);
     let mut meta = FileMeta {
@@ -48,12 +49,18 @@ pub(super) fn look_at(
         }
         return skipped(e, meta, "too-large", format!("{} bytes, over the {max_size}-byte limit; not parsed", e.size));
     }
-    let bytes = match fs::read(&e.abs) {
-        Ok(b) => b,
+    let bytes = match walk::read_source(&e.abs, follow, max_size) {
+        Ok(walk::SourceRead::Bytes(b)) => b,
+        Ok(walk::SourceRead::TooLarge(n)) => {
+            meta.size = n;
+            return skipped(e, meta, "too-large", format!("over the {max_size}-byte limit when read; not parsed"));
+        }
         Err(err) => {
-            return skipped(e, meta, "unreadable", format!("cannot be read ({err}); check its permissions"));
+            return skipped(e, meta, "unreadable", format!("cannot be read ({err})"));
         }
     };
+    // the size is what was read (the file may have changed since the walk's stat)
+    meta.size = bytes.len() as u64;
     meta.hash = xxhash_rust::xxh3::xxh3_128(&bytes);
     if let Some((oi, o)) = old
         && o.hash == meta.hash
@@ -68,7 +75,7 @@ pub(super) fn look_at(
         return skipped(e, meta, "binary", skipped_message("binary"));
     }
     let (text, diags) = decoded(e, &bytes);
-    let (core, detail) = extract_file(ctx, e, meta.hash, &text, diags.first());
+    let (core, detail) = extract_file(ctx, e, (meta.hash, meta.size), &text, diags.first());
     meta.facts = (core.row_count() + detail.row_count()) as u64;
     Job::New(Box::new((meta, FileFacts::new(core, &detail), diags)))
 }
@@ -102,12 +109,12 @@ pub(super) fn decoded<'b>(e: &WalkEntry, bytes: &'b [u8]) -> (std::borrow::Cow<'
     }
 }
 
-/// Extracts one file's facts (core and detail segments): its source facts and hash (with the
+/// Extracts one file's facts (core and detail segments): its source facts, hash and size as read (with the
 /// invalid UTF-8, if any, as a parse error) and its manifest facts.
 pub(super) fn extract_file(
     ctx: &mut extract::Context,
     e: &WalkEntry,
-    hash: u128,
+    (hash, size): (u128, u64),
     text: &str,
     invalid_utf8: Option<&Diag>,
 ) -> (Segment, Segment) {
@@ -119,7 +126,7 @@ pub(super) fn extract_file(
         let hex = format!("{hash:032x}");
         b.push(
             rel::FILE_HASH,
-            &[e.rel.as_str().into(), hex.as_str().into(), (e.size.min(u32::MAX as u64) as u32).into()],
+            &[e.rel.as_str().into(), hex.as_str().into(), (size.min(u32::MAX as u64) as u32).into()],
         );
         if let Some(d) = invalid_utf8 {
             b.push(

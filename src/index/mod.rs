@@ -38,6 +38,21 @@ use table::TableFacts;
 use walk::{FileKind, WalkEntry, WalkOptions};
 
 pub const FORMAT_VERSION: u32 = 9;
+
+/// How an index run tells its caller about long work: files parsed, and a wait for another
+/// writer's lock. Any `Fn(done, total)` hears the files alone.
+pub trait Watch: Sync {
+    /// `done` of `total` files parsed.
+    fn files(&self, done: u64, total: u64);
+    /// The run waits (`what`: for what, and what to do about it).
+    fn waiting(&self, _what: &str) {}
+}
+
+impl<F: Fn(u64, u64) + Sync> Watch for F {
+    fn files(&self, done: u64, total: u64) {
+        self(done, total)
+    }
+}
 pub const INDEX_DIR: &str = ".andon";
 pub const INDEX_FILE: &str = "index.bin";
 

@@ -98,10 +98,10 @@ pub(super) fn in_pool<T: Send>(threads: Option<usize>, work: impl FnOnce() -> T 
 }
 
 /// Brings the index of `root` up to date and returns what was done.
-pub fn update(root: &Path, opts: &IndexOptions, progress: &(dyn Fn(u64, u64) + Sync)) -> Result<IndexReport, Error> {
+pub fn update(root: &Path, opts: &IndexOptions, progress: &dyn Watch) -> Result<IndexReport, Error> {
     let t0 = Instant::now();
     let root = check_root(root)?;
-    let (dir, lock) = lock(&root)?;
+    let (dir, lock) = lock(&root, progress)?;
     let stamp_ns = now_ns();
     let ipath = dir.join(INDEX_FILE);
     let StoredHead { head, rebuilt, reseal } = stored_head(&root, &ipath, opts);
@@ -378,7 +378,7 @@ pub(super) fn look_at_all(
     olds: &[Option<usize>],
     old_stamp: u64,
     opts: &IndexOptions,
-    progress: &(dyn Fn(u64, u64) + Sync),
+    progress: &dyn Watch,
 ) -> Result<Looked, Error> {
     let mut jobs: Vec<Option<Job>> = Vec::with_capacity(walked.len());
     let mut todo: Vec<usize> = Vec::new();
@@ -402,9 +402,9 @@ pub(super) fn look_at_all(
             .map_init(extract::Context::new, |ctx, &i| {
                 let e = &walked[i];
                 let old = olds[i].map(|oi| (oi, &old_files[oi]));
-                let job = look_at(ctx, e, old, opts.max_file_size);
+                let job = look_at(ctx, e, old, opts.max_file_size, opts.walk.follow_links);
                 let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-                progress(n, total);
+                progress.files(n, total);
                 (i, job)
             })
             .collect()

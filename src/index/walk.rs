@@ -419,6 +419,44 @@ pub fn open_regular(path: &Path) -> std::io::Result<std::fs::File> {
     Ok(file)
 }
 
+/// What a guarded read of a walked file found ([`read_source`]).
+pub enum SourceRead {
+    /// Its bytes, at most the cap.
+    Bytes(Vec<u8>),
+    /// More bytes than the cap were there (at least this many); the rest was not read.
+    TooLarge(u64),
+}
+
+/// Reads a file the walk listed, as guarded as the walk: without blocking (a FIFO swapped in after
+/// the walk answers at once), no link followed unless the walk follows them (`follow`), a regular
+/// file only, judged on the opened file, and never more than `max` bytes held: the size is what is
+/// read, not what the walk's stat said.
+pub fn read_source(path: &Path, follow: bool, max: u64) -> std::io::Result<SourceRead> {
+    let mut o = std::fs::OpenOptions::new();
+    o.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(
+        &mut o,
+        if follow { libc::O_NONBLOCK } else { libc::O_NONBLOCK | libc::O_NOFOLLOW },
+    );
+    let file = o.open(path).map_err(|e| {
+        #[cfg(unix)]
+        if e.raw_os_error() == Some(libc::ELOOP) {
+            return std::io::Error::other("a symbolic link swapped in after the walk; not followed");
+        }
+        e
+    })?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::other("not a regular file (a FIFO, device, socket or directory)"));
+    }
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut std::io::Read::take(file, max.saturating_add(1)), &mut bytes)?;
+    if bytes.len() as u64 > max {
+        return Ok(SourceRead::TooLarge(bytes.len() as u64));
+    }
+    Ok(SourceRead::Bytes(bytes))
+}
+
 /// The bytes of the regular file at `path` ([`open_regular`]), refused when longer than `max`.
 pub fn read_regular(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
     let mut bytes = Vec::new();
@@ -432,6 +470,28 @@ pub fn read_regular(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn a_file_swapped_after_the_walk_is_read_guarded() {
+        let t = tempfile::tempdir().unwrap();
+        let (fifo, link, zero, big) =
+            (t.path().join("f.py"), t.path().join("l.py"), t.path().join("z.py"), t.path().join("b.py"));
+        assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+        let t0 = std::time::Instant::now();
+        let e = read_source(&fifo, false, 1 << 20).err().expect("a FIFO is refused");
+        assert!(e.to_string().contains("not a regular file"), "{e}");
+        assert!(t0.elapsed() < std::time::Duration::from_secs(2), "never blocks on a FIFO");
+        std::fs::write(t.path().join("target.py"), "x = 1\n").unwrap();
+        std::os::unix::fs::symlink("target.py", &link).unwrap();
+        let e = read_source(&link, false, 1 << 20).err().expect("a link is not followed");
+        assert!(e.to_string().contains("symbolic link"), "{e}");
+        assert!(matches!(read_source(&link, true, 1 << 20), Ok(SourceRead::Bytes(b)) if b == b"x = 1\n"));
+        std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
+        assert!(read_source(&zero, true, 1 << 20).is_err(), "a device is refused even where links are followed");
+        std::fs::write(&big, vec![b'a'; 5000]).unwrap();
+        assert!(matches!(read_source(&big, false, 4096), Ok(SourceRead::TooLarge(4097))), "the cap is what is read");
+    }
 
     /// The state of a fresh walk of `root`, then what `refreshed` makes of it after `change`.
     fn after(change: impl Fn(&Path)) -> Option<WalkState> {

@@ -358,3 +358,85 @@ fn a_directory_at_the_index_head_is_reported_and_leaves_no_pack() {
     }
     assert!(packs(d).is_empty(), "no pack outlives a head that cannot be written: {:?}", packs(d));
 }
+
+#[test]
+fn a_writer_waiting_for_the_lock_says_so_after_a_second() {
+    let t = contract_repo();
+    let d = t.path();
+    run_ok(&["index", "--quiet"], d);
+    fs::write(d.join("src/app/core/__init__.py"), "X = 2\n").unwrap();
+    let held = fs::OpenOptions::new().write(true).open(d.join(".andon/lock")).unwrap();
+    held.lock().unwrap();
+    let child = andon()
+        .args(["index", "--quiet"])
+        .current_dir(d)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1800));
+    held.unlock().unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stderr(&out).contains("waiting for") && stderr(&out).contains("lock"), "{}", stderr(&out));
+    // an uncontended writer says nothing of a lock
+    fs::write(d.join("src/app/core/__init__.py"), "X = 3\n").unwrap();
+    assert!(!stderr(&run_ok(&["index", "--quiet"], d)).contains("waiting for"));
+}
+
+/// Runs `andon index` under strace with each open of `file` held for 1.5 s, and `swap` applied to
+/// the file meanwhile (after the walk saw it); `None` where strace cannot run here.
+fn index_with_swap(d: &Path, file: &Path, swap: impl FnOnce()) -> Option<Output> {
+    let probe = std::process::Command::new("strace").args(["-q", "-o", "/dev/null", "true"]).output();
+    if !probe.is_ok_and(|o| o.status.success()) {
+        eprintln!("skipped: strace is not installed or cannot trace here");
+        return None;
+    }
+    let child = std::process::Command::new("strace")
+        .args(["-f", "-q", "-o", "/dev/null", "-P"])
+        .arg(file)
+        .args(["-e", "trace=openat", "-e", "inject=openat:delay_enter=1500000"])
+        .arg(env!("CARGO_BIN_EXE_andon"))
+        .arg("index")
+        .current_dir(d)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    swap();
+    let t0 = Instant::now();
+    let out = child.wait_with_output().unwrap();
+    assert!(t0.elapsed() < Duration::from_secs(10), "the run hung on the swapped file");
+    Some(out)
+}
+
+#[test]
+fn a_file_swapped_for_a_fifo_or_a_device_after_the_walk_is_skipped_not_read() {
+    for target in ["fifo", "/dev/zero"] {
+        let t = contract_repo();
+        let d = t.path();
+        run_ok(&["index", "--quiet"], d);
+        let file = d.join("src/app/core/__init__.py");
+        fs::write(&file, "X = 2\n").unwrap();
+        let swapped = file.clone();
+        let Some(out) = index_with_swap(d, &file, move || {
+            fs::remove_file(&swapped).unwrap();
+            if target == "fifo" {
+                assert!(std::process::Command::new("mkfifo").arg(&swapped).status().unwrap().success());
+            } else {
+                std::os::unix::fs::symlink(target, &swapped).unwrap();
+            }
+        }) else {
+            return;
+        };
+        assert_eq!(out.status.code(), Some(0), "{target}: {}", stderr(&out));
+        let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), stderr(&out));
+        assert!(said.contains("src/app/core/__init__.py: cannot be read"), "{target}: {said}");
+        // a writer after it takes the lock at once
+        let next = run_within(&["index", "--quiet"], d, 10).expect("the lock is free");
+        assert!(!stderr(&next).contains("waiting for"), "{}", stderr(&next));
+    }
+}
