@@ -440,3 +440,20 @@ fn a_file_swapped_for_a_fifo_or_a_device_after_the_walk_is_skipped_not_read() {
         assert!(!stderr(&next).contains("waiting for"), "{}", stderr(&next));
     }
 }
+
+#[test]
+fn the_size_a_file_hash_records_is_that_of_the_bytes_read() {
+    let t = contract_repo();
+    let d = t.path();
+    run_ok(&["index", "--quiet"], d);
+    let file = d.join("src/app/core/__init__.py");
+    fs::write(&file, "X = 2\n").unwrap();
+    let swapped = file.clone();
+    let text = "X = 3  # longer than what the walk saw\n";
+    let Some(out) = index_with_swap(d, &file, move || fs::write(&swapped, text).unwrap()) else { return };
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let facts = run_ok(&["facts", "--relation", "FileHash", "--file", "src/app/core/__init__.py"], d);
+    let facts = String::from_utf8_lossy(&facts.stdout);
+    assert!(facts.contains(&format!("{}", text.len())), "the size read, {}: {facts}", text.len());
+    assert!(!facts.contains(" 6)") && !facts.contains(", 6"), "not the walk's 6 bytes: {facts}");
+}
