@@ -219,9 +219,7 @@ impl<'a> Judge<'a> {
     ) -> Result<(Vec<Raw>, String), CheckError> {
         let (c, g) = (self.c, self.g);
         let members: Vec<Selector> = if c.members.is_empty() {
-            g.stage_names()
-                .map(|s| select::resolve(g, &format!("stage:{s}"), c.line).map_err(|e| self.err(c.line, e.to_string())))
-                .collect::<Result<_, _>>()?
+            g.stage_names().filter_map(|s| select::stage(g, s, c.line)).collect()
         } else {
             if c.members.len() < 2 {
                 return Err(self.err(c.line, "`members` needs at least two members to form a cycle".into()));

@@ -61,6 +61,17 @@ impl Selector {
 }
 
 /// Resolves `text` against the graph; `Err` carries the message (the caller adds file and line).
+/// The selector of stage `name` exactly as the index names it (no trimming: a stage whose name has
+/// space around it is still itself), for a contract over every stage; `None` when there is none.
+pub fn stage(g: &DepGraph, name: &str, line: u32) -> Option<Selector> {
+    let files = g.stage_files(name)?;
+    let mut nodes = vec![false; g.len()];
+    for &f in files {
+        nodes[f as usize] = true;
+    }
+    Some(Selector { text: format!("stage:{name}"), line, kind: SelKind::Stage(name.to_string()), nodes })
+}
+
 pub fn resolve(g: &DepGraph, text: &str, line: u32) -> Result<Selector, super::Error> {
     let (prefix, body) = match text.split_once(':') {
         Some((p @ ("stage" | "path" | "module" | "package"), rest)) => (Some(p), rest.trim()),

@@ -284,3 +284,29 @@ fn settings_already_there_are_never_replaced() {
     assert!(!d.join("elsewhere.toml").exists());
     assert_eq!(std::fs::read_link(d.join("andon.toml")).unwrap(), Path::new("elsewhere.toml"));
 }
+
+#[test]
+fn a_stage_named_with_space_around_it_keeps_the_acyclic_contract_and_a_cycle_through_it_fails() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    write_files(
+        d,
+        &[
+            ("a/package.json", r#"{"name": " alpha ", "version": "1.0.0", "main": "index.js"}"#),
+            ("a/index.js", "export function f() {}\n"),
+            ("b/package.json", r#"{"name": "beta", "version": "1.0.0", "dependencies": {" alpha ": "1"}}"#),
+            ("b/index.js", "import { f } from \" alpha \";\nexport const g = f;\n"),
+        ],
+    );
+    let out = run_ok(&["init", "--format", "json", "-q"], d);
+    let doc = json(&out);
+    let text = doc.to_string();
+    assert!(text.contains("\"acyclic\""), "the acyclic contract is kept: {doc}");
+    assert!(!text.contains("left out"), "no contract is left out: {doc}");
+    let (code, _) = check(d);
+    assert_eq!(code, Some(0), "init holds today");
+    std::fs::write(d.join("a/cycle.js"), "import { g } from \"beta\";\nexport const h = g;\n").unwrap();
+    let (code, doc) = check(d);
+    assert_eq!(code, Some(1), "a cycle through the spaced stage breaks acyclic: {doc}");
+    assert!(doc.to_string().contains("no dependency cycle among stages"), "{doc}");
+}
