@@ -35,12 +35,15 @@ fn findings(root: &Path, cfg: &Config) -> Option<Vec<Finding>> {
     let dir = ledger::dir_of(root, &cfg.settings);
     let log = dir.join(ledger::LOG_FILE);
     let shown = log.strip_prefix(root).unwrap_or(&log).to_string_lossy().replace('\\', "/");
-    // anything there is the ledger: a directory or an unreadable file in its place is a problem;
-    // none there, while the ref anchors one, is a ledger removed outside andon
-    if log.symlink_metadata().is_err() {
-        let i = ledger::chain::gone(&dir)?;
-        let message = format!("the ledger is not intact: {}", i.message);
-        return Some(vec![finding(&shown, 1, message, vec!["integrity".into(), "0".into(), i.message])]);
+    // anything at its path is the ledger: what cannot be read is a problem, and nothing there while
+    // git tracks a log or the ref anchors one is a ledger removed outside andon
+    match ledger::presence(&dir) {
+        ledger::Presence::Absent => return None,
+        ledger::Presence::Unreadable(i) => {
+            let message = format!("the ledger is not intact: {}", i.message);
+            return Some(vec![finding(&shown, 1, message, vec!["integrity".into(), "0".into(), i.message])]);
+        }
+        ledger::Presence::There => {}
     }
     let mut out = Vec::new();
     let (issues, state) = match ledger::log_problems(&dir) {

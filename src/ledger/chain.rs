@@ -145,6 +145,15 @@ fn git(dir: &Path, args: &[&str], input: Option<&[u8]>) -> Option<Vec<u8>> {
     out.status.success().then_some(out.stdout)
 }
 
+/// Whether git tracks `file` (in the index of the repository around `file`'s nearest existing
+/// ancestor): a tracked log missing from the work tree was removed, not never written.
+pub fn tracked(file: &Path) -> bool {
+    let Some(dir) = file.ancestors().skip(1).find(|d| d.is_dir()) else { return false };
+    let Ok(rel) = file.strip_prefix(dir) else { return false };
+    let rel = rel.to_string_lossy();
+    git(dir, &["ls-files", "--error-unmatch", "--", &rel], None).is_some()
+}
+
 /// Whether `dir` is inside a git work tree (where the ref lives).
 fn in_git(dir: &Path) -> bool {
     git(dir, &["rev-parse", "--is-inside-work-tree"], None).is_some_and(|o| o.starts_with(b"true"))

@@ -59,6 +59,11 @@ pub(super) fn before_cut(log: &Log) -> (State, Vec<Issue>, Vec<Record>) {
 /// Reads the ledger in `dir`: None when there is none; the state when it is valid, its links
 /// whole and its head where the ref anchors it ([`chain`]).
 pub fn load(dir: &Path) -> Result<Option<(Header, State, Vec<Record>)>, LedgerError> {
+    match super::presence(dir) {
+        super::Presence::Absent => return Ok(None),
+        super::Presence::Unreadable(issue) => return Err(LedgerError::Invalid(vec![issue])),
+        super::Presence::There => {}
+    }
     let Some(bytes) = read_log(dir)? else {
         return match chain::gone(dir) {
             Some(issue) => Err(LedgerError::Invalid(vec![issue])),

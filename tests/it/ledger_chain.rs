@@ -211,3 +211,72 @@ fn records_no_ref_vouches_for_are_refused_when_the_view_is_gone_too() {
     refused(d, "no refs/andon/ledger vouches for them");
     assert_eq!(run(&["ledger", "repair", "-q"], d).status.code(), Some(1));
 }
+
+/// The ledger's directory replaced by `replace` in a fresh clone of `d` (no ref: only what git
+/// tracks speaks for the ledger) and in `d` itself; both `ledger check` and `check` fail.
+fn unreadable_in_both(d: &Path, what: &str, replace: &dyn Fn(&Path)) {
+    let clone = tempfile::tempdir().unwrap();
+    let c = clone.path().join("c");
+    let ok = std::process::Command::new("git").arg("clone").arg("-q").arg(d).arg(&c).status().unwrap();
+    assert!(ok.success());
+    for repo in [d, c.as_path()] {
+        let saved = tempfile::tempdir().unwrap();
+        let ledger = repo.join("analysis/andon/ledger");
+        let keep = saved.path().join("ledger");
+        assert!(std::process::Command::new("cp").arg("-a").arg(&ledger).arg(&keep).status().unwrap().success());
+        replace(&ledger);
+        let lc = run(&["ledger", "check"], repo);
+        assert_eq!(lc.status.code(), Some(1), "{what}: ledger check: {}", String::from_utf8_lossy(&lc.stdout));
+        assert!(!String::from_utf8_lossy(&lc.stdout).contains("never run"), "{what}: not absent");
+        let ck = run(&["check", "-q"], repo);
+        assert_eq!(ck.status.code(), Some(1), "{what}: check: {}", String::from_utf8_lossy(&ck.stdout));
+        assert!(String::from_utf8_lossy(&ck.stdout).contains("(ledger)"), "{what}");
+        // put it back for the next repository
+        let _ = std::fs::remove_file(&ledger);
+        let _ = std::fs::remove_dir_all(&ledger);
+        assert!(std::process::Command::new("cp").arg("-a").arg(&keep).arg(&ledger).status().unwrap().success());
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn a_ledger_that_cannot_be_read_is_never_absent_in_either_command() {
+    let (t, _) = looped();
+    let d = t.path();
+    // the ledger committed, as a team keeps it
+    crate::support::git(d, &["add", "-f", "analysis/andon/ledger/ledger.jsonl", "analysis/andon/ledger/ledger.md"]);
+    crate::support::git(d, &["commit", "-qm", "the ledger"]);
+    use std::os::unix::fs::symlink;
+    let gone = |l: &Path| {
+        std::fs::remove_dir_all(l).unwrap();
+    };
+    unreadable_in_both(d, "a symlink loop", &|l| {
+        gone(l);
+        symlink("ledger", l).unwrap();
+    });
+    unreadable_in_both(d, "a dangling link", &|l| {
+        gone(l);
+        symlink("nowhere", l).unwrap();
+    });
+    unreadable_in_both(d, "an empty directory", &|l| {
+        gone(l);
+        std::fs::create_dir(l).unwrap();
+    });
+    unreadable_in_both(d, "a regular file", &|l| {
+        gone(l);
+        std::fs::write(l, "not a ledger\n").unwrap();
+    });
+    unreadable_in_both(d, "the log a link to itself", &|l| {
+        std::fs::remove_file(l.join("ledger.jsonl")).unwrap();
+        symlink("ledger.jsonl", l.join("ledger.jsonl")).unwrap();
+    });
+    // a repository where the loop never ran: absent in both, exit 0
+    let fresh = clean_three_stages(
+        "[[contract]]\nname = \"core never imports cli\"\nkind = \"forbidden\"\nfrom = [\"src/core/**\"]\nto = [\"src/cli/**\"]\n",
+    );
+    crate::support::git(fresh.path(), &["init", "-q"]);
+    let lc = run(&["ledger", "check", "--format", "json"], fresh.path());
+    assert_eq!(lc.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&lc.stdout).contains("absent"));
+    assert_eq!(run(&["check", "-q"], fresh.path()).status.code(), Some(0));
+}

@@ -37,10 +37,14 @@ pub fn ledger_check(root: &Path) -> Result<LedgerCheck, Error> {
     }
     let cfg = super::super::config(root)?;
     let dir = ledger::dir_of(root, &cfg.settings);
-    if !dir.join(ledger::LOG_FILE).exists() {
-        // gone while the ref still anchors it: removed outside andon, not absent
-        let result = ledger::chain::gone(&dir).map(|issue| (vec![issue], None));
-        return Ok(LedgerCheck { dir, result, stale: false });
+    match ledger::presence(&dir) {
+        ledger::Presence::Absent => return Ok(LedgerCheck { dir, result: None, stale: false }),
+        // a link that leads nowhere, a file where the directory belongs, a tracked log missing, a
+        // ledger removed while the ref anchors it: unreadable, never absent
+        ledger::Presence::Unreadable(issue) => {
+            return Ok(LedgerCheck { dir, result: Some((vec![issue], None)), stale: false });
+        }
+        ledger::Presence::There => {}
     }
     let found = ledger::inspect(&dir).map_err(Error::Ledger)?;
     let stale = found.stale();
