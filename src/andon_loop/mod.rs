@@ -165,9 +165,19 @@ pub fn step(root: &Path, cfg: &Config, idx: &Index, opts: StepOptions) -> Result
         audits: pending(&out_dir.join("audits")),
     };
     let read_as = contents(&pending);
+    let mut pending = pending;
+    let already = drop_taken(&mut pending, &read_as, &book.state.taken);
     let setup = setup_of(root, cfg, &read, opts, had_ledger);
     let mut repo = LiveRepo { root, cfg, idx, store: &read.store, stream: &read.stream };
-    let planned = plan::plan(&setup, pending, &mut book, &mut repo)?;
+    let mut planned = plan::plan(&setup, pending, &mut book, &mut repo)?;
+    took(&mut book, &planned.consumed, &read_as)?;
+    for f in &already {
+        planned.notes.push(format!(
+            "{}: already taken in by a run that stopped before it removed the file; removed, not recorded again",
+            f.display()
+        ));
+    }
+    planned.consumed.extend(already);
     // The step's records end with the last it wrote. With nothing to write, it still renders a
     // view an interrupted writer left behind the log.
     let (end, records) = if book.planned().is_empty() {
@@ -249,6 +259,9 @@ pub fn record_verified(root: &Path, cfg: &Config, idx: &Index, gap: &str, now: u
     let setup = setup_of(root, cfg, &read, opts, true);
     let mut repo = LiveRepo { root, cfg, idx, store: &read.store, stream: &read.stream };
     let (notes, consumed) = plan::record_evidence(&setup, evidence, &mut book, &mut repo)?;
+    if let Some(bytes) = &read_as {
+        took(&mut book, &consumed, &BTreeMap::from([(file.clone(), bytes.clone())]))?;
+    }
     if !book.planned().is_empty() {
         ledger::append(&dir, &read.header, book.planned(), now)?;
     }
@@ -282,6 +295,50 @@ fn mark_step(lock: &mut std::fs::File, end: u64) {
         .set_len(0)
         .and_then(|_| lock.seek(std::io::SeekFrom::Start(0)))
         .and_then(|_| lock.write_all(format!("{end}\n").as_bytes()));
+}
+
+/// Takes out of `pending` every file whose bytes (as read, `read_as`) a write already took in
+/// (`taken`): a run killed after its write and before it removed its inputs. Returns those files.
+fn drop_taken(
+    pending: &mut plan::Pending,
+    read_as: &BTreeMap<std::path::PathBuf, Vec<u8>>,
+    taken: &std::collections::BTreeSet<String>,
+) -> Vec<std::path::PathBuf> {
+    let is_taken =
+        |f: &std::path::PathBuf| read_as.get(f).is_some_and(|b| taken.contains(&ledger::chain::input_digest(b)));
+    let mut out = Vec::new();
+    let mut keep = |f: &std::path::PathBuf| {
+        if is_taken(f) {
+            out.push(f.clone());
+            false
+        } else {
+            true
+        }
+    };
+    pending.proposals.retain(|(f, _)| keep(f));
+    pending.evidence.retain(|(f, _)| keep(f));
+    pending.audits.retain(|(f, _)| keep(f));
+    out
+}
+
+/// Plans, with the events a step planned from the input files `consumed` (their bytes as read,
+/// `read_as`), the record of their digests: in the same write, so an input is taken in once.
+fn took(
+    book: &mut book::Book,
+    consumed: &[std::path::PathBuf],
+    read_as: &BTreeMap<std::path::PathBuf, Vec<u8>>,
+) -> Result<(), LedgerError> {
+    if book.planned().is_empty() {
+        return Ok(());
+    }
+    let mut digests: Vec<String> =
+        consumed.iter().filter_map(|f| read_as.get(f)).map(|b| ledger::chain::input_digest(b)).collect();
+    digests.sort();
+    digests.dedup();
+    if digests.is_empty() {
+        return Ok(());
+    }
+    book.record(&[Event::InputsTaken { digests }])
 }
 
 /// The bytes of every pending artifact file, as the step read them.
@@ -542,6 +599,7 @@ fn delta(records: &[ledger::Record], since: u64) -> Vec<String> {
             Event::GapSkipped { .. } => "gap skipped",
             Event::DecisionPending { .. } => "decision pending",
             Event::LedgerChained { .. } => "ledger chained",
+            Event::InputsTaken { .. } => "inputs taken",
             Event::BaseRecorded { .. } => "base recorded",
             Event::JudgingChanged { .. } => "judging change held",
             Event::JudgingAccepted { .. } => "judging change accepted",

@@ -40,6 +40,11 @@ pub struct Proposal {
     /// recommended answer and the answer taken.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub interview: Vec<crate::ledger::Interview>,
+    /// When and by which process `andon propose` wrote it: two proposals with the same words are
+    /// two inputs, and a file the loop already took in is known by its digest
+    /// ([`crate::ledger::Event::InputsTaken`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub written: Option<String>,
 }
 
 /// Words of a question that asks for a confirmation rather than settle a fork (R69: a

@@ -84,6 +84,7 @@ impl ProposeArgs {
             proposer: self.proposer.clone(),
             judging: Default::default(),
             interview: Vec::new(),
+            written: None,
         })
     }
 }

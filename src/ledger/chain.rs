@@ -18,6 +18,17 @@ use sha2::{Digest, Sha256};
 
 use super::{Event, Header, Issue, LedgerError, Log, Record};
 
+/// The digest of an input the loop takes in (an artifact file's bytes, as read): `sha256:<hex>`.
+pub fn input_digest(bytes: &[u8]) -> String {
+    let d = Sha256::digest(bytes);
+    let mut s = String::with_capacity(7 + 64);
+    s.push_str("sha256:");
+    for b in d.iter() {
+        s.push_str(&format!("{b:02x}"));
+    }
+    s
+}
+
 /// The ref that anchors the ledger's head, beside `refs/andon/proven`.
 pub const LEDGER_REF: &str = "refs/andon/ledger";
 

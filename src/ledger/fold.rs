@@ -74,6 +74,10 @@ pub fn apply(state: &mut State, seq: u64, e: &Event) -> Result<(), Error> {
         }
         // the chain begins: nothing changes in the state
         Event::LedgerChained { .. } => Ok(()),
+        Event::InputsTaken { digests } => {
+            state.taken.extend(digests.iter().cloned());
+            Ok(())
+        }
         Event::BaseRecorded { commit, .. } => {
             state.base = Some((seq, commit.clone()));
             Ok(())

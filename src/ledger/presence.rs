@@ -22,8 +22,12 @@ pub enum Presence {
     Unreadable(Issue),
 }
 
+fn issue(message: String) -> Issue {
+    Issue { line: 1, message }
+}
+
 fn problem(message: String) -> Presence {
-    Presence::Unreadable(Issue { line: 1, message })
+    Presence::Unreadable(issue(message))
 }
 
 /// What is at the ledger directory `dir`.
@@ -31,12 +35,14 @@ pub fn presence(dir: &Path) -> Presence {
     let log = dir.join(LOG_FILE);
     match fs::symlink_metadata(dir) {
         Err(e) if e.kind() == ErrorKind::NotFound => match broken_ancestor(dir) {
-            Some(p) => problem(p),
+            Some(i) => Presence::Unreadable(i),
             None => missing(dir, &log),
         },
-        Err(e) => problem(format!("{}: cannot be reached ({e}); the ledger is there but cannot be read", dir.display())),
+        Err(e) => {
+            problem(format!("{}: cannot be reached ({e}); the ledger is there but cannot be read", dir.display()))
+        }
         Ok(m) => match followed(dir, &m, "the ledger's directory") {
-            Err(p) => problem(p),
+            Err(i) => Presence::Unreadable(i),
             Ok(m) if !m.is_dir() => problem(format!(
                 "{}: a file where the ledger's directory belongs; restore the ledger from version control",
                 dir.display()
@@ -45,7 +51,7 @@ pub fn presence(dir: &Path) -> Presence {
                 Err(e) if e.kind() == ErrorKind::NotFound => missing(dir, &log),
                 Err(e) => problem(format!("{}: cannot be read ({e})", log.display())),
                 Ok(m) => match followed(&log, &m, "the ledger's log") {
-                    Err(p) => problem(p),
+                    Err(i) => Presence::Unreadable(i),
                     Ok(m) if m.is_file() => Presence::There,
                     Ok(_) => problem(format!(
                         "{}: not a regular file; restore the ledger from version control",
@@ -75,24 +81,29 @@ fn missing(dir: &Path, log: &Path) -> Presence {
 
 /// The metadata behind `path` (whose own is `m`), a symbolic link followed; `Err` says why a link
 /// leads nowhere.
-fn followed(path: &Path, m: &fs::Metadata, what: &str) -> Result<fs::Metadata, String> {
+fn followed(path: &Path, m: &fs::Metadata, what: &str) -> Result<fs::Metadata, Issue> {
     if !m.file_type().is_symlink() {
         return Ok(m.clone());
     }
     fs::metadata(path).map_err(|e| {
         let how = if e.raw_os_error() == Some(libc_eloop()) { "loops" } else { "leads nowhere" };
-        format!("{}: {what} is a symbolic link that {how} ({e}); restore the ledger from version control", path.display())
+        issue(format!(
+            "{}: {what} is a symbolic link that {how} ({e}); restore the ledger from version control",
+            path.display()
+        ))
     })
 }
 
 /// The nearest ancestor of `dir` that is there, when it is a symbolic link that leads nowhere or
 /// no directory: then `dir` is unreachable, not absent.
-fn broken_ancestor(dir: &Path) -> Option<String> {
+fn broken_ancestor(dir: &Path) -> Option<Issue> {
     for a in dir.ancestors().skip(1) {
         let Ok(m) = fs::symlink_metadata(a) else { continue };
         return match followed(a, &m, "a directory above the ledger") {
-            Err(p) => Some(p),
-            Ok(m) if !m.is_dir() => Some(format!("{}: a file where a directory above the ledger belongs", a.display())),
+            Err(i) => Some(i),
+            Ok(m) if !m.is_dir() => {
+                Some(issue(format!("{}: a file where a directory above the ledger belongs", a.display())))
+            }
             Ok(_) => None,
         };
     }

@@ -512,6 +512,13 @@ pub enum Event {
     LedgerChained {
         unlinked: u64,
     },
+    /// The input files the records of this write were planned from (proposals, proofs, audits),
+    /// each by the digest of its bytes ([`super::chain::input_digest`]): recorded in the same
+    /// write, so an input is taken once even when the run that took it was killed before it
+    /// removed the file.
+    InputsTaken {
+        digests: Vec<String>,
+    },
 }
 
 fn is_false(b: &bool) -> bool {

@@ -186,6 +186,9 @@ fn history_line(e: &Event, cycle: &mut u32) -> String {
                 short_id(base)
             )
         }
+        Event::InputsTaken { digests } => {
+            format!("{} input file(s) taken in by this write, each by its digest (never taken twice)", digests.len())
+        }
         Event::LedgerChained { unlinked } => {
             format!("the ledger is linked from here on ({unlinked} earlier record(s) covered by this link)")
         }

@@ -147,6 +147,8 @@ pub struct State {
     pub sub_cycles: u32,
     /// Gaps closed or vanished since the last cycle converged: such a cycle is not hardened.
     pub settled_since_convergence: u32,
+    /// The digests of every input file the loop took in ([`crate::ledger::Event::InputsTaken`]).
+    pub taken: std::collections::BTreeSet<String>,
 }
 
 impl State {

@@ -29,11 +29,7 @@ fn error(id: Value, code: i64, message: &str) -> Value {
 
 /// The answer to a line longer than [`MAX_REQUEST`].
 pub(crate) fn too_large() -> Value {
-    error(
-        Value::Null,
-        -32600,
-        &format!("the request is larger than {} MiB; send a smaller one", MAX_REQUEST >> 20),
-    )
+    error(Value::Null, -32600, &format!("the request is larger than {} MiB; send a smaller one", MAX_REQUEST >> 20))
 }
 
 /// Judges one line (without its newline). Only a request (a `method` and an `id`) is ever
@@ -198,8 +194,8 @@ mod tests {
         assert_eq!((a["id"].clone(), a["error"]["code"].clone()), (json!(7), json!(-32602)), "{a}");
         let a = answer(r#"{"jsonrpc":"2.0","id":"s","method":"tools/call","params":"x"}"#);
         assert_eq!((a["id"].clone(), a["error"]["code"].clone()), (json!("s"), json!(-32602)), "{a}");
-        let a = answer(r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"nme":"x"}}"#);
-        assert_eq!((a["id"].clone(), a["error"]["code"].clone()), (json!(3), json!(-32600)), "{a}");
+        let a = answer(r#"{"jsonrpc":"2.0","id":[3],"method":"ping"}"#);
+        assert_eq!((a["id"].clone(), a["error"]["code"].clone()), (Value::Null, json!(-32600)), "{a}");
     }
 
     #[test]
@@ -208,6 +204,9 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}"#,
             r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
             r#"{"jsonrpc":"2.0","method":"notifications/initialized","params":[1]}"#,
+            // the SDK answers these itself, with their ids (`-32601`)
+            r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"nme":"x"}}"#,
+            r#"{"jsonrpc":"2.0","id":4,"method":"no/such","params":{}}"#,
             "not json",
         ] {
             assert_eq!(judge(line.as_bytes()), Verdict::Pass, "{line}");

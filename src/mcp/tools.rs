@@ -371,6 +371,7 @@ fn propose(root: &Path, a: ProposeArgs) -> Ran {
         proposer: a.proposer,
         judging: Default::default(),
         interview: a.interview,
+        written: None,
     };
     Ok(Done::outcome(api::propose(root, p, &Reports)?))
 }

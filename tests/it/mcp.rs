@@ -626,7 +626,8 @@ fn a_request_the_protocol_cannot_read_is_answered_with_its_id_and_an_oversized_o
     w.send(&json!({"jsonrpc": "2.0", "id": 5, "method": "ping"}));
     let seen = w.until(5);
     assert!(
-        seen.iter().any(|m| m["id"].is_null() && m["error"]["code"] == -32600
+        seen.iter().any(|m| m["id"].is_null()
+            && m["error"]["code"] == -32600
             && m["error"]["message"].as_str().is_some_and(|s| s.contains("larger than"))),
         "{seen:?}"
     );

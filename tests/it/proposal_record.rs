@@ -107,3 +107,61 @@ fn an_authorization_halt_shows_the_proposal_and_both_ways_on() {
     assert!(last.claim.contains("hard-to-reverse") && last.evidence.contains("define and export total_of"), "{last:?}");
     assert_eq!(run(&["ledger", "check"], d).status.code(), Some(0));
 }
+
+/// How many `proposal_recorded` records the ledger of `d` holds.
+fn proposals_recorded(d: &Path) -> usize {
+    let (_, _, records) = andon::ledger::load(&d.join("analysis/andon/ledger")).unwrap().unwrap();
+    records.iter().filter(|r| matches!(r.event, andon::ledger::Event::ProposalRecorded { .. })).count()
+}
+
+#[test]
+fn a_proposal_left_behind_by_a_run_killed_after_its_write_is_never_recorded_twice() {
+    let (t, gap) = picked();
+    let d = t.path();
+    let o = propose_json(d, &proposal(&gap, "local+reversible", "Does total_of take names or items?"));
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
+    let file = d.join(format!("analysis/andon/proposals/{gap}.json"));
+    let bytes = std::fs::read(&file).unwrap();
+    assert_eq!(run(&["loop", "-q"], d).status.code(), Some(0));
+    assert_eq!(proposals_recorded(d), 1);
+    assert!(!file.exists(), "taken in and removed");
+    // the run was killed between its write and the removal: the file is back as it was read
+    std::fs::write(&file, &bytes).unwrap();
+    let o = run(&["loop", "--format", "json", "-q"], d);
+    assert_eq!(proposals_recorded(d), 1, "recorded once: {}", String::from_utf8_lossy(&o.stdout));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("already taken in"), "{}", String::from_utf8_lossy(&o.stdout));
+    assert!(!file.exists(), "removed");
+    let lc = run(&["ledger", "check"], d);
+    assert_eq!(lc.status.code(), Some(0), "{}", String::from_utf8_lossy(&lc.stdout));
+}
+
+#[test]
+fn a_run_killed_by_the_kernel_right_after_its_write_records_its_step_once() {
+    let probe = std::process::Command::new("strace").args(["-q", "-o", "/dev/null", "true"]).output();
+    if !probe.is_ok_and(|o| o.status.success()) {
+        eprintln!("skipped: strace is not installed or cannot trace here");
+        return;
+    }
+    let (t, gap) = picked();
+    let d = t.path();
+    let o = propose_json(d, &proposal(&gap, "local+reversible", "Does total_of take names or items?"));
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
+    let file = d.join(format!("analysis/andon/proposals/{gap}.json"));
+    // SIGKILL at the removal of the proposal, which comes after the ledger's append
+    let killed = std::process::Command::new("strace")
+        .args(["-f", "-q", "-o", "/dev/null", "-P"])
+        .arg(format!("./analysis/andon/proposals/{gap}.json"))
+        .args(["-e", "trace=unlink,unlinkat", "-e", "inject=unlink,unlinkat:signal=SIGKILL"])
+        .arg(env!("CARGO_BIN_EXE_andon"))
+        .args(["loop", "-q"])
+        .current_dir(d)
+        .output()
+        .unwrap();
+    assert!(!killed.status.success(), "the run was killed");
+    assert!(file.exists(), "the run died before it removed its input");
+    assert_eq!(proposals_recorded(d), 1, "the write landed");
+    run(&["loop", "-q"], d);
+    assert_eq!(proposals_recorded(d), 1, "and is not repeated");
+    assert!(!file.exists());
+    assert_eq!(run(&["ledger", "check"], d).status.code(), Some(0));
+}

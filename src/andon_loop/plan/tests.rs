@@ -231,6 +231,7 @@ fn a_proposal_for_a_gap_that_is_not_open_is_refused_and_left_in_place() {
     let mut repo = Memory::default();
     let file = PathBuf::from("proposals/W-nope.json");
     let p = proposal::Proposal {
+        written: None,
         gap: "W-nope".into(),
         blast_radius: BlastRadius::LocalReversible,
         approach: "structural".into(),

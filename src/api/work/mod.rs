@@ -318,6 +318,8 @@ pub fn propose(root: &Path, cfg: &Config, mut p: Proposal) -> Result<Proposed, E
     }
     p.base_commit = andon_loop::proposal_base(root, cfg);
     p.judging = andon_loop::judged::fingerprint(root, cfg);
+    let ns = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+    p.written = Some(format!("{ns}-{}", std::process::id()));
     let file = proposal::artifact_path(&cfg.settings.output_path(root), &p.gap);
     std::fs::create_dir_all(file.parent().expect("proposals dir")).map_err(|e| Error::io(&file, "", e))?;
     crate::text::write_atomic(&file, &serde_json::to_vec_pretty(&p).expect("json"))
