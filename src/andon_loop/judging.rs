@@ -76,7 +76,7 @@ pub fn candidates(state: &State, records: &[ledger::Record]) -> Vec<(String, boo
         })
         .collect();
     out.extend(state.base.iter().map(|(seq, c)| (*seq, c.clone(), false)));
-    out.sort_by(|a, b| b.0.cmp(&a.0));
+    out.sort_by_key(|a| std::cmp::Reverse(a.0));
     out.into_iter().map(|(_, c, proven)| (c, proven)).collect()
 }
 

@@ -146,8 +146,7 @@ fn cargo(text: &str) -> Vec<(PropertyTool, String, usize)> {
     out
 }
 
-/// PEP 503 normal form of a Python distribution name.
-
+/// The first index at or after `i` that is not ASCII whitespace.
 fn skip_ws(b: &[u8], mut i: usize) -> usize {
     while i < b.len() && b[i].is_ascii_whitespace() {
         i += 1;
