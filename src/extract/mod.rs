@@ -21,6 +21,9 @@ mod typescript;
 
 use std::sync::OnceLock;
 
+use std::ops::ControlFlow;
+use std::time::Instant;
+
 use tree_sitter::{Node, Parser, Query, QueryCursor, StreamingIterator, Tree};
 
 pub use lang::{GRAMMARS, Grammar, LANGUAGES, Lang, Language};
@@ -34,6 +37,25 @@ use tree::{LINK_DEPTH, Links};
 
 /// The `ParseError` kind of a file whose syntax tree is deeper than [`MAX_DEPTH`].
 pub const TOO_DEEP: &str = "too-deep";
+
+/// The `ParseError` kind of a file whose parse or extraction ran past its budget
+/// ([`budget_for`]): its facts may be incomplete, so its surface is open.
+pub const TOO_COMPLEX: &str = "too-complex";
+
+/// What a `too-complex` parse error means, and what to do about it.
+pub fn too_complex_message() -> String {
+    "too complex to extract within its budget (a syntax tree tree-sitter takes super-linear time on, \
+     such as thousands of unclosed brackets): facts past the budget omitted and its surface open; \
+     fix or exclude the file"
+        .into()
+}
+
+/// The time one file's parse and extraction may take: far above what any source file of that size
+/// needs (a few milliseconds per 100 KB), so only a tree that tree-sitter takes super-linear
+/// time on reaches it; then the file is `too-complex` in seconds, not minutes.
+pub fn budget_for(bytes: usize) -> std::time::Duration {
+    std::time::Duration::from_secs(2) + std::time::Duration::from_micros(bytes as u64)
+}
 
 /// What a `too-deep` parse error means, and what to do about it.
 pub fn too_deep_message() -> String {
@@ -92,13 +114,31 @@ impl Context {
     }
 
     fn parse(&mut self, grammar: &Grammar, src: &[u8]) -> Option<Tree> {
+        self.parse_until(grammar, src, None)
+    }
+
+    /// Parses `src`, given up at `deadline` (`None` then).
+    fn parse_until(&mut self, grammar: &Grammar, src: &[u8], deadline: Option<Instant>) -> Option<Tree> {
         let slot = &mut self.parsers[grammar.slot];
         let parser = slot.get_or_insert_with(|| {
             let mut p = Parser::new();
             p.set_language(&(grammar.language)()).expect("grammar ABI is supported by this tree-sitter");
             p
         });
-        parser.parse(src, None)
+        let Some(deadline) = deadline else { return parser.parse(src, None) };
+        let mut past = |_: &tree_sitter::ParseState| {
+            if Instant::now() > deadline { ControlFlow::Break(()) } else { ControlFlow::Continue(()) }
+        };
+        let options = tree_sitter::ParseOptions::new().progress_callback(&mut past);
+        let len = src.len();
+        let tree = parser.parse_with_options(
+            &mut |at: usize, _: tree_sitter::Point| if at < len { &src[at..] } else { &[] },
+            None,
+            Some(options),
+        );
+        // a parse given up leaves the parser mid-way: the next file starts clean
+        parser.reset();
+        tree
     }
 }
 
@@ -112,14 +152,19 @@ pub fn extract_source(ctx: &mut Context, lang: Lang, path: &str, src: &str, out:
 fn extract_linked_past(ctx: &mut Context, lang: Lang, path: &str, src: &str, out: &mut SplitBuilder, link_depth: u32) {
     let spec = lang.spec();
     let grammar = spec.grammar_for(path);
-    let tree = ctx.parse(grammar, src.as_bytes());
+    let deadline = Instant::now() + budget_for(src.len());
+    let tree = ctx.parse_until(grammar, src.as_bytes(), Some(deadline));
     let mut x = Extractor::new(path, spec.is_test_path(path), src, tree.as_ref().map(Tree::root_node), out);
     x.push(rel::FILE, &[path.into(), lang.name().into()]);
     if x.test_file {
         x.push(rel::TEST_FILE, &[path.into()]);
     }
     let Some(root) = x.root else {
-        x.push(rel::PARSE_ERROR, &[path.into(), 1.into(), 1.into(), 1.into(), 1.into(), "error".into()]);
+        if Instant::now() > deadline {
+            too_complex(&mut x);
+        } else {
+            x.push(rel::PARSE_ERROR, &[path.into(), 1.into(), 1.into(), 1.into(), 1.into(), "error".into()]);
+        }
         return;
     };
     let survey = tree::survey(root);
@@ -127,7 +172,13 @@ fn extract_linked_past(ctx: &mut Context, lang: Lang, path: &str, src: &str, out
         x.links = Some(Links::of(root));
     }
     let q = query(grammar);
-    let mut matches = ctx.cursor.matches(&q.query, root, src.as_bytes());
+    let mut halted = false;
+    let mut past = |_: &tree_sitter::QueryCursorState| {
+        halted |= Instant::now() > deadline;
+        if halted { ControlFlow::Break(()) } else { ControlFlow::Continue(()) }
+    };
+    let options = tree_sitter::QueryCursorOptions::new().progress_callback(&mut past);
+    let mut matches = ctx.cursor.matches_with_options(&q.query, root, src.as_bytes(), options);
     while let Some(m) = matches.next() {
         let mut main: Option<(&str, Node)> = None;
         let mut name: Option<Node> = None;
@@ -142,6 +193,11 @@ fn extract_linked_past(ctx: &mut Context, lang: Lang, path: &str, src: &str, out
         let Some((cname, node)) = main else { continue };
         (spec.on_capture)(&mut x, cname, node, name);
     }
+    drop(matches);
+    if halted || Instant::now() > deadline {
+        too_complex(&mut x);
+        return;
+    }
     classes::marker_owners(&mut x);
     let mut broken = if root.has_error() { parse_errors(&mut x, root) } else { Vec::new() };
     if let Some(n) = survey.first_omitted {
@@ -155,6 +211,14 @@ fn extract_linked_past(ctx: &mut Context, lang: Lang, path: &str, src: &str, out
             recover(&mut x, &broken);
         }
     }
+}
+
+/// Marks the file `too-complex`: a parse error over the whole file, and its surface open (what its
+/// facts lack may be there).
+fn too_complex(x: &mut Extractor) {
+    let (path, end) = (x.path, x.src.lines().count().max(1) as u32);
+    x.push(rel::PARSE_ERROR, &[path.into(), 1.into(), 1.into(), end.into(), 1.into(), TOO_COMPLEX.into()]);
+    x.push(rel::OPEN_SURFACE, &[path.into(), TOO_COMPLEX.into()]);
 }
 
 /// Extracts the items written in the Rust macro body `body` (`cfg_x! { mod a; pub use a::B; }`) as

@@ -3,7 +3,7 @@
 
 use super::*;
 
-/// Adds the diagnostics that live in `cores` as facts (skipped files, too-deep files, manifest
+/// Adds the diagnostics that live in `cores` as facts (skipped files, too-deep and too-complex files, manifest
 /// errors).
 pub(super) fn with_stored_diags(mut diags: Vec<Diag>, cores: &[&Segment]) -> Vec<Diag> {
     for &seg in cores {
@@ -13,9 +13,13 @@ pub(super) fn with_stored_diags(mut diags: Vec<Diag>, cores: &[&Segment]) -> Vec
                 diags.push(Diag { path: p.into(), line: 0, kind: why.into(), message: skipped_message(why) });
             }
         }
-        for r in seg.rows_of(rel::PARSE_ERROR).filter(|r| seg.str(r[5]) == extract::TOO_DEEP) {
-            let (path, line) = (seg.str(r[0]).into(), r[1]);
-            diags.push(Diag { path, line, kind: extract::TOO_DEEP.into(), message: extract::too_deep_message() });
+        for r in seg.rows_of(rel::PARSE_ERROR) {
+            let message = match seg.str(r[5]) {
+                extract::TOO_DEEP => extract::too_deep_message(),
+                extract::TOO_COMPLEX => extract::too_complex_message(),
+                _ => continue,
+            };
+            diags.push(Diag { path: seg.str(r[0]).into(), line: r[1], kind: seg.str(r[5]).into(), message });
         }
         for r in seg.rows_of(rel::MANIFEST_ERROR) {
             diags.push(Diag {

@@ -157,3 +157,32 @@ fn a_cartesian_product_is_warned_about_and_still_answered() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(stderr(&o).contains("r.dl:2") && stderr(&o).contains("`File(b, _)`"), "{}", stderr(&o));
 }
+
+#[test]
+fn a_file_of_unclosed_brackets_is_too_complex_in_seconds_not_minutes() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    std::fs::create_dir_all(d.join("pkg")).unwrap();
+    std::fs::write(d.join("pkg/__init__.py"), "from pkg.parens import x\n").unwrap();
+    std::fs::write(d.join("pkg/parens.py"), "(".repeat(400_000)).unwrap();
+    std::fs::write(d.join("pkg/brackets.ts"), "[".repeat(400_000)).unwrap();
+    std::fs::write(d.join("pkg/parens.rs"), "(".repeat(400_000)).unwrap();
+    let t0 = Instant::now();
+    let out = run_ok(&["index"], d);
+    let took = t0.elapsed();
+    // the budget is a few seconds a file; without it the Python file alone took 100 s
+    assert!(took < Duration::from_secs(60), "took {took:?}");
+    let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), stderr(&out));
+    for f in ["pkg/parens.py", "pkg/brackets.ts", "pkg/parens.rs"] {
+        assert!(said.contains(&format!("{f}:1: too complex")), "{f}: {said}");
+    }
+    let facts = String::from_utf8_lossy(&run_ok(&["facts", "--relation", "OpenSurface"], d).stdout).into_owned();
+    assert!(facts.contains("OpenSurface(\"pkg/parens.py\", \"too-complex\")"), "{facts}");
+    // what imports it is never an exact absence: its surface is open
+    let open = json(&run_ok(&["query", "SurfaceOpen(t)", "--format", "json"], d));
+    assert!(open["rows"].to_string().contains("pkg/parens.py"), "{open}");
+    // the next run reuses what was stored: no second budget spent
+    let t0 = Instant::now();
+    run_ok(&["index", "-q"], d);
+    assert!(t0.elapsed() < Duration::from_secs(5), "{:?}", t0.elapsed());
+}
