@@ -550,8 +550,27 @@ pub fn prepare(query: &str, rules: &[(String, String)]) -> Result<crate::datalog
 /// A Datalog error with the offending source line and a caret under the column.
 fn datalog_error(e: &crate::dialect::DialectError, text: &str) -> String {
     let line = text.lines().nth(e.span.line.saturating_sub(1) as usize).unwrap_or("");
-    let caret = format!("{}^", " ".repeat(e.span.col.saturating_sub(1) as usize));
-    format!("{e}\n  | {line}\n  | {caret}")
+    let (shown, at) = around(line, e.span.col.saturating_sub(1) as usize);
+    let caret = format!("{}^", " ".repeat(at));
+    format!("{e}\n  | {shown}\n  | {caret}")
+}
+
+/// At most [`AROUND`] characters each side of column `col` of `line` (a long line is cut, `…` where
+/// it is), and where `col` is in what is shown.
+fn around(line: &str, col: usize) -> (String, usize) {
+    const AROUND: usize = 60;
+    let chars: Vec<char> = line.chars().collect();
+    let from = col.saturating_sub(AROUND);
+    let to = (col + AROUND).min(chars.len());
+    let mut shown = String::new();
+    if from > 0 {
+        shown.push('…');
+    }
+    shown.extend(&chars[from.min(chars.len())..to]);
+    if to < chars.len() {
+        shown.push('…');
+    }
+    (shown, col - from + usize::from(from > 0))
 }
 
 /// `--explain` derives at most this many answers.

@@ -20,7 +20,11 @@ pub(super) fn rule(idx: &Index, root: &Path, r: &Located, budget: datalog::Budge
     let q = datalog::prepare(&format!("Violation({})", query.join(", ")), &files).map_err(Error::Rules)?;
     let (answer, _) = datalog::answer(&q, &datalog::Facts::Loaded(idx), false, &[], budget).map_err(|why| {
         // a rule that ran out of its budget: the cartesian products in it say why, most often
-        let notes: Vec<String> = q.cartesian_products().iter().map(|c| format!("\n  note: {c}")).collect();
+        let products = q.cartesian_products();
+        let mut notes: Vec<String> = products.iter().take(3).map(|c| format!("\n  note: {c}")).collect();
+        if products.len() > 3 {
+            notes.push(format!("\n  note: and {} more atoms like these", products.len() - 3));
+        }
         Error::RuleEvaluation { why: why.to_string(), notes: notes.concat() }
     })?;
     let cols: Vec<String> = prog.rels[v].columns.iter().map(|c| c.0.clone()).collect();

@@ -46,8 +46,18 @@ pub(super) fn lex(src: &str) -> Result<Vec<(Tok, Span)>, (Span, String)> {
     let b = src.as_bytes();
     let (mut i, mut line, mut line_start) = (0usize, 1u32, 0usize);
     let mut out = Vec::new();
+    // the column is counted on from the last token of the line, never from its start again (a
+    // line of a million tokens stays linear)
+    let mut counted = (0usize, 1u32);
+    let mut col_at = |line_start: usize, i: usize| {
+        if counted.0 < line_start {
+            counted = (line_start, 1);
+        }
+        counted = (i, counted.1 + src[counted.0..i].chars().count() as u32);
+        counted.1
+    };
     while i < b.len() {
-        let span = Span { line, col: (src[line_start..i].chars().count() + 1) as u32 };
+        let span = Span { line, col: col_at(line_start, i) };
         if let Some((tok, len)) = punct(b, i) {
             out.push((tok, span));
             i += len;
@@ -112,7 +122,7 @@ pub(super) fn lex(src: &str) -> Result<Vec<(Tok, Span)>, (Span, String)> {
             }
         }
     }
-    let span = Span { line, col: (src[line_start..].chars().count() + 1) as u32 };
+    let span = Span { line, col: col_at(line_start, b.len()) };
     out.push((Tok::Eof, span));
     Ok(out)
 }

@@ -208,6 +208,12 @@ impl Parser {
         let mut body = vec![self.literal()?];
         while *self.peek() == Tok::Comma {
             self.bump();
+            if body.len() == MAX_BODY {
+                return Err((
+                    self.span(),
+                    format!("a rule body of more than {MAX_BODY} literals; split it into rules that name each other"),
+                ));
+            }
             body.push(self.literal()?);
         }
         Ok(body)
@@ -225,7 +231,21 @@ impl Parser {
     }
 }
 
+/// The most literals one rule body or query has: planning a body costs more than linear time in
+/// its literals, so a body past this is refused before it is planned (real rules have a few).
+pub const MAX_BODY: usize = 256;
+
+/// The largest text (a query, a rules file) the rule language reads, in bytes: refused before it
+/// is read further.
+pub const MAX_TEXT: usize = 1 << 20;
+
 fn parser(src: &str) -> PResult<Parser> {
+    if src.len() > MAX_TEXT {
+        return Err((
+            Span { line: 1, col: 1 },
+            format!("{} bytes; the rule language reads at most {} KiB per query or rules file", src.len(), MAX_TEXT >> 10),
+        ));
+    }
     Ok(Parser { toks: lex(src)?, pos: 0 })
 }
 

@@ -186,3 +186,39 @@ fn a_file_of_unclosed_brackets_is_too_complex_in_seconds_not_minutes() {
     run_ok(&["index", "-q"], d);
     assert!(t0.elapsed() < Duration::from_secs(5), "{:?}", t0.elapsed());
 }
+
+/// `andon check` on `d` with one `rule` contract of rules file `text`: its exit code, stderr, and
+/// how long it took.
+fn check_rule(d: &Path, text: &str) -> (Option<i32>, String, Duration) {
+    std::fs::write(d.join("r.dl"), text).unwrap();
+    std::fs::write(d.join("andon.toml"), "[[contract]]\nname = \"r\"\nkind = \"rule\"\nrules = \"r.dl\"\n").unwrap();
+    let t0 = Instant::now();
+    let out = run(&["check", "--timeout", "5", "-q"], d);
+    (out.status.code(), stderr(&out), t0.elapsed())
+}
+
+#[test]
+fn a_huge_rule_body_a_million_brackets_and_a_huge_query_are_refused_at_once() {
+    let t = repo(3);
+    let d = t.path();
+    // 100,000 atoms (2 MB): over the text limit; 40,000 (0.8 MB): over the body limit
+    for n in [100_000usize, 40_000] {
+        let body: Vec<String> = (0..n).map(|i| format!("File(p{i}, l{i})")).collect();
+        let (code, err, took) = check_rule(d, &format!("Violation(p0, 1, \"m\") :- {}.\n", body.join(", ")));
+        assert_eq!(code, Some(2), "{n}: {err}");
+        assert!(took < Duration::from_secs(20), "{n} atoms took {took:?}");
+        assert!(err.contains("bytes; the rule language reads at most") || err.contains("more than 256 literals"), "{err}");
+        assert!(err.len() < 4000, "the error is short: {} bytes", err.len());
+    }
+    // a million unclosed brackets: a syntax error, in linear time
+    let (code, err, took) = check_rule(d, &format!("Violation(x) :- {}", "(".repeat(1_000_000)));
+    assert_eq!(code, Some(2), "{err}");
+    assert!(took < Duration::from_secs(10), "took {took:?}");
+    assert!(err.contains("r.dl:1:17"), "{err}");
+    // a query of 300 atoms: refused before it is planned, the long line cut around the column
+    let q: Vec<String> = (0..300).map(|i| format!("File(p{i}, l{i})")).collect();
+    let out = run(&["query", &q.join(", ")], d);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.contains("more than 256 literals") && err.contains('…') && err.len() < 1000, "{err}");
+}
