@@ -399,6 +399,11 @@ impl DepGraph {
         next
     }
 
+    /// The edges into node `n`.
+    pub fn in_edges(&self, n: u32) -> impl Iterator<Item = u32> + '_ {
+        self.inc[n as usize].iter().copied()
+    }
+
     /// The chain that starts with edge `first` and then follows `next` to a target.
     pub fn follow(&self, first: u32, next: &[Option<u32>]) -> Vec<u32> {
         let mut chain = vec![first];
@@ -420,10 +425,22 @@ impl DepGraph {
         mask: u16,
     ) -> BTreeMap<(usize, usize), Vec<u32>> {
         let mut found = BTreeMap::new();
-        for u in 0..units {
-            let mut prev: Vec<Option<u32>> = vec![None; self.len()];
-            let mut seen: Vec<bool> = unit_of.iter().map(|x| *x == Some(u)).collect();
-            let mut queue: VecDeque<u32> = (0..self.len() as u32).filter(|&n| seen[n as usize]).collect();
+        let mut of_unit: Vec<Vec<u32>> = vec![Vec::new(); units];
+        for (n, u) in unit_of.iter().enumerate() {
+            if let Some(u) = u {
+                of_unit[*u].push(n as u32);
+            }
+        }
+        // one search per unit over what it reaches through nodes of no unit; the marks it leaves
+        // are cleared after it, so the work is what each search touches, not the graph per unit
+        let mut prev: Vec<Option<u32>> = vec![None; self.len()];
+        let mut seen: Vec<bool> = vec![false; self.len()];
+        for (u, start) in of_unit.iter().enumerate() {
+            let mut touched: Vec<u32> = start.clone();
+            for &n in start {
+                seen[n as usize] = true;
+            }
+            let mut queue: VecDeque<u32> = start.iter().copied().collect();
             while let Some(v) = queue.pop_front() {
                 for &e in &self.out[v as usize] {
                     if !self.allowed(e, max_tier, mask) {
@@ -435,6 +452,7 @@ impl DepGraph {
                     }
                     seen[w as usize] = true;
                     prev[w as usize] = Some(e);
+                    touched.push(w);
                     match unit_of[w as usize] {
                         Some(other) => {
                             found.entry((u, other)).or_insert_with(|| {
@@ -451,6 +469,10 @@ impl DepGraph {
                         None => queue.push_back(w),
                     }
                 }
+            }
+            for n in touched {
+                seen[n as usize] = false;
+                prev[n as usize] = None;
             }
         }
         found

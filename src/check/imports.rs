@@ -49,6 +49,74 @@ pub(super) fn forbid(g: &DepGraph, ban: &Ban, transitive: bool, mask: u16) -> Ve
     best.into_iter().map(|((f, line), (tier, chain))| banned_import(g, ban, f, line, tier, chain)).collect()
 }
 
+/// The imports an `independence` contract refutes: from a file of one member into another
+/// member, direct or (when `transitive`) through nodes of no member; `member_of` gives each node's
+/// member, `nodes` each member's nodes, `sels` each member's selector. The same findings as a
+/// [`forbid`] per ordered pair of members, in that order, in time linear in the graph: per
+/// member, only the edges into it and the nodes of no member that reach it are looked at.
+pub(super) fn independent(
+    g: &DepGraph,
+    member_of: &[Option<u32>],
+    nodes: &[Vec<u32>],
+    sels: &[Selector],
+    transitive: bool,
+    mask: u16,
+) -> Vec<Raw> {
+    let mut next: Vec<Option<u32>> = vec![None; g.len()];
+    let mut seen: Vec<bool> = vec![false; g.len()];
+    let mut raws: Vec<(u32, usize, Raw)> = Vec::new();
+    for (j, into) in nodes.iter().enumerate() {
+        let mut best: BTreeMap<(u32, u32), (u8, Vec<u32>)> = BTreeMap::new();
+        for tier in 1..=3u8 {
+            // the nodes of no member that reach member `j` through nodes of no member
+            let mut reached: Vec<u32> = Vec::new();
+            if transitive {
+                let mut queue: std::collections::VecDeque<u32> = into.iter().copied().collect();
+                while let Some(v) = queue.pop_front() {
+                    for e in g.in_edges(v).filter(|&e| g.allowed(e, tier, mask)) {
+                        let u = g.edges[e as usize].from;
+                        if seen[u as usize] || member_of[u as usize].is_some() {
+                            continue;
+                        }
+                        seen[u as usize] = true;
+                        next[u as usize] = Some(e);
+                        reached.push(u);
+                        queue.push_back(u);
+                    }
+                }
+            }
+            for &t in into.iter().chain(&reached) {
+                for e in g.in_edges(t).filter(|&e| g.allowed(e, tier, mask)) {
+                    let f = g.edges[e as usize].from;
+                    if !g.is_file(f) || member_of[f as usize].is_none_or(|i| i as usize == j) {
+                        continue;
+                    }
+                    let chain = if member_of[t as usize].is_some() { vec![e] } else { g.follow(e, &next) };
+                    let line = g.edges[e as usize].line;
+                    match best.get(&(f, line)) {
+                        Some((t0, c0)) if *t0 < tier || c0.len() <= chain.len() => {}
+                        _ => {
+                            best.insert((f, line), (tier, chain));
+                        }
+                    }
+                }
+            }
+            for u in reached {
+                seen[u as usize] = false;
+                next[u as usize] = None;
+            }
+        }
+        let ban =
+            Ban { from: &[], to: &[], barrier: &[], to_sels: std::slice::from_ref(&sels[j]), prefix: String::new() };
+        for ((f, line), (tier, chain)) in best {
+            let i = member_of[f as usize].expect("a member's file");
+            raws.push((i, j, banned_import(g, &ban, f, line, tier, chain)));
+        }
+    }
+    raws.sort_by_key(|(i, j, _)| (*i, *j));
+    raws.into_iter().map(|(_, _, r)| r).collect()
+}
+
 /// The finding for file `f`'s import on `line`, refuted at `tier` by the import chain `chain`.
 pub(super) fn banned_import(g: &DepGraph, ban: &Ban, f: u32, line: u32, tier: u8, chain: Vec<u32>) -> Raw {
     let first = &g.edges[chain[0] as usize];
@@ -122,22 +190,22 @@ pub(super) fn protect(
 /// (strongly connected set of units) at the lowest tier it appears.
 pub(super) fn acyclic(
     g: &DepGraph,
-    sets: &[Vec<bool>],
+    unit_of: &[Option<usize>],
     names: &[String],
     mask: u16,
     exceptions: &[Exception],
     hits: &mut [usize],
 ) -> Vec<Raw> {
-    let unit_of = units_of(g, sets);
+    let units = names.len();
     let mut reported: BTreeSet<Vec<usize>> = BTreeSet::new();
     let mut out = Vec::new();
     for tier in 1..=3u8 {
-        let mut chains = g.unit_chains(&unit_of, sets.len(), tier, mask);
+        let mut chains = g.unit_chains(unit_of, units, tier, mask);
         // An exception allows one dependency between members: it is no part of any cycle. It
         // excuses something only while that dependency is on a cycle; else it is stale.
         let cyclic = on_cycles(&chains, names);
         chains.retain(|pair, chain| !(cyclic.contains(pair) && excuses_chain(g, chain, exceptions, hits)));
-        let nodes: Vec<u32> = (0..sets.len() as u32).collect();
+        let nodes: Vec<u32> = (0..units as u32).collect();
         let edges: Vec<(u32, u32)> = chains.keys().map(|&(a, b)| (a as u32, b as u32)).collect();
         for comp in crate::datalog::graph::condensed_order(&nodes, &edges, |n| names[n as usize].clone()) {
             if comp.len() < 2 {
@@ -260,5 +328,87 @@ pub(super) fn cycle_finding(g: &DepGraph, tier: u8, units: &[usize], cycle: Cycl
         froms: chain.iter().map(|&e| subject(g, g.edges[e as usize].from)).collect(),
         tos: chain.iter().map(|&e| subject(g, g.edges[e as usize].to)).collect(),
         chain,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The findings of `independence` as a [`forbid`] per ordered pair of members: the reference
+    /// [`independent`] must agree with.
+    fn by_pairs(g: &DepGraph, sels: &[Selector], transitive: bool) -> Vec<(u8, String, Vec<u32>)> {
+        let sets: Vec<Vec<bool>> = sels.iter().map(|s| s.nodes.clone()).collect();
+        let all: Vec<bool> = (0..g.len()).map(|n| sets.iter().any(|s| s[n])).collect();
+        let mut out = Vec::new();
+        for i in 0..sets.len() {
+            for j in (0..sets.len()).filter(|&j| j != i) {
+                let ban = Ban {
+                    from: &sets[i],
+                    to: &sets[j],
+                    barrier: &all,
+                    to_sels: std::slice::from_ref(&sels[j]),
+                    prefix: String::new(),
+                };
+                out.extend(forbid(g, &ban, transitive, 0).into_iter().map(|r| (r.tier, r.message, r.chain)));
+            }
+        }
+        out
+    }
+
+    /// A repository of `k` packages and a helper package no contract names, with the imports of
+    /// `edges` (`(a, b)`: package `a` imports package `b`; `k` is the helper), indexed.
+    fn graph_of(k: usize, edges: &[(usize, usize)]) -> (tempfile::TempDir, DepGraph) {
+        let t = tempfile::tempdir().unwrap();
+        let name = |i: usize| if i == k { "helper".to_string() } else { format!("p{i}") };
+        for i in 0..=k {
+            let dir = t.path().join(format!("pkgs/{}", name(i)));
+            std::fs::create_dir_all(dir.join(format!("src/{}", name(i)))).unwrap();
+            std::fs::write(dir.join("pyproject.toml"), format!("[project]\nname = \"{}\"\nversion = \"1\"\n", name(i)))
+                .unwrap();
+            let imports: String =
+                edges.iter().filter(|e| e.0 == i).map(|e| format!("import {}\n", name(e.1))).collect();
+            std::fs::write(dir.join(format!("src/{}/__init__.py", name(i))), format!("{imports}X = 1\n")).unwrap();
+        }
+        let opts = crate::index::IndexOptions {
+            walk: crate::index::walk::WalkOptions::standard(),
+            max_file_size: 1 << 20,
+            threads: Some(1),
+            rebuild: false,
+        };
+        crate::index::update(t.path(), &opts, &|_, _| {}).unwrap();
+        let idx = crate::index::load(t.path()).unwrap().unwrap();
+        let store = super::super::facts(&idx, false).unwrap();
+        (t, DepGraph::build(&store))
+    }
+
+    #[test]
+    fn independence_in_one_pass_per_member_agrees_with_a_search_per_pair() {
+        // a small linear congruential sequence: the same graphs every run
+        let mut seed = 7u64;
+        let mut next = |m: usize| {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (seed >> 33) as usize % m
+        };
+        let (mut direct, mut through) = (0, 0);
+        for round in 0..6 {
+            let k = 3 + round % 3;
+            let edges: Vec<(usize, usize)> =
+                (0..k + 3).map(|_| (next(k + 1), next(k + 1))).filter(|(a, b)| a != b).collect();
+            let (_t, g) = graph_of(k, &edges);
+            let sels: Vec<Selector> = (0..k).filter_map(|i| select::stage(&g, &format!("p{i}"), 1)).collect();
+            assert_eq!(sels.len(), k, "round {round}: every package is a stage");
+            let (member_of, nodes) = super::super::judge::owners(&g, &sels, |i| i.to_string()).unwrap();
+            for transitive in [false, true] {
+                let fast: Vec<(u8, String, Vec<u32>)> = independent(&g, &member_of, &nodes, &sels, transitive, 0)
+                    .into_iter()
+                    .map(|r| (r.tier, r.message, r.chain))
+                    .collect();
+                assert_eq!(fast, by_pairs(&g, &sels, transitive), "round {round}, transitive {transitive}: {edges:?}");
+                direct += fast.iter().filter(|f| f.2.len() == 1).count();
+                through += fast.iter().filter(|f| f.2.len() > 1).count();
+            }
+        }
+        assert!(direct > 0 && through > 0, "the graphs hold direct ({direct}) and transitive ({through}) findings");
     }
 }

@@ -174,24 +174,9 @@ impl<'a> Judge<'a> {
             return Err(self.err(c.line, "`members` needs at least two members to be independent".into()));
         }
         let members = self.sels(&c.members)?;
-        let sets: Vec<Vec<bool>> = members.iter().map(|m| union(g, std::slice::from_ref(m))).collect();
-        disjoint(g, &sets, |i| format!("`{}`", c.members[i].text)).map_err(|(i, m)| self.err(c.members[i].line, m))?;
-        let all = any_of(g, &sets);
-        let mut raws = Vec::new();
-        for i in 0..sets.len() {
-            for j in 0..sets.len() {
-                if i != j {
-                    let ban = Ban {
-                        from: &sets[i],
-                        to: &sets[j],
-                        barrier: &all,
-                        to_sels: std::slice::from_ref(&members[j]),
-                        prefix: String::new(),
-                    };
-                    raws.extend(forbid(g, &ban, c.transitive, mask));
-                }
-            }
-        }
+        let (member_of, nodes) = owners(g, &members, |i| format!("`{}`", c.members[i].text))
+            .map_err(|(i, m)| self.err(c.members[i].line, m))?;
+        let raws = independent(g, &member_of, &nodes, &members, c.transitive, mask);
         Ok((raws, format!("{} import none of each other", labels(&c.members))))
     }
 
@@ -226,9 +211,9 @@ impl<'a> Judge<'a> {
             }
             self.sels(&c.members)?
         };
-        let sets: Vec<Vec<bool>> = members.iter().map(|m| union(g, std::slice::from_ref(m))).collect();
-        disjoint(g, &sets, |i| format!("`{}`", members[i].text))
+        let (member_of, _) = owners(g, &members, |i| format!("`{}`", members[i].text))
             .map_err(|(i, m)| self.err(c.members.get(i).map(|l| l.line).unwrap_or(c.line), m))?;
+        let unit_of: Vec<Option<usize>> = member_of.iter().map(|m| m.map(|m| m as usize)).collect();
         let names: Vec<String> =
             members.iter().map(|m| m.text.strip_prefix("stage:").unwrap_or(&m.text).to_string()).collect();
         let desc = if c.members.is_empty() {
@@ -236,7 +221,7 @@ impl<'a> Judge<'a> {
         } else {
             format!("no dependency cycle among {}", labels(&c.members))
         };
-        Ok((acyclic(g, &sets, &names, mask, exceptions, hits), desc))
+        Ok((acyclic(g, &unit_of, &names, mask, exceptions, hits), desc))
     }
 
     /// `manifest`: the stages' manifests declare what their code imports, and nothing else.
@@ -411,6 +396,32 @@ pub(super) fn labels(ls: &[Located]) -> String {
         1 => v[0].clone(),
         _ => format!("{} and {}", v[..v.len() - 1].join(", "), v[v.len() - 1]),
     }
+}
+
+/// Each node's selector among `sels` (which must be disjoint: Err names the later one and the
+/// shared node, as [`disjoint`]) and each selector's nodes, in one pass over the selectors.
+pub(super) fn owners(
+    g: &DepGraph,
+    sels: &[Selector],
+    label: impl Fn(usize) -> String,
+) -> Result<(Vec<Option<u32>>, Vec<Vec<u32>>), (usize, String)> {
+    let mut member_of: Vec<Option<u32>> = vec![None; g.len()];
+    let mut nodes: Vec<Vec<u32>> = vec![Vec::new(); sels.len()];
+    for (i, s) in sels.iter().enumerate() {
+        for &n in s.node_list(g).iter() {
+            let n = n as usize;
+            if let Some(first) = member_of[n] {
+                let shared = g.name(n as u32);
+                return Err((
+                    i,
+                    format!("{} and {} both select `{shared}`; make them disjoint", label(first as usize), label(i)),
+                ));
+            }
+            member_of[n] = Some(i as u32);
+            nodes[i].push(n as u32);
+        }
+    }
+    Ok((member_of, nodes))
 }
 
 /// Checks that no node is in two sets; Err names the later set and the shared file.

@@ -29,6 +29,20 @@ pub struct Selector {
     pub nodes: Vec<bool>,
 }
 
+impl Selector {
+    /// The nodes it selects, in order: a stage's from the graph's list of its files (no scan of
+    /// the graph), any other's from `nodes`.
+    pub fn node_list<'g>(&self, g: &'g DepGraph) -> std::borrow::Cow<'g, [u32]> {
+        if let SelKind::Stage(name) = &self.kind
+            && let Some(files) = g.stage_files(name)
+        {
+            return std::borrow::Cow::Borrowed(files);
+        }
+        let listed = self.nodes.iter().enumerate().filter(|(_, on)| **on).map(|(n, _)| n as u32).collect();
+        std::borrow::Cow::Owned(listed)
+    }
+}
+
 /// What a finding's end is, for matching exceptions: a node of the graph, or a name that is not
 /// one (a manifest path, a dependency nobody imports).
 #[derive(Clone, Debug, Default)]

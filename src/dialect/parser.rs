@@ -243,7 +243,11 @@ fn parser(src: &str) -> PResult<Parser> {
     if src.len() > MAX_TEXT {
         return Err((
             Span { line: 1, col: 1 },
-            format!("{} bytes; the rule language reads at most {} KiB per query or rules file", src.len(), MAX_TEXT >> 10),
+            format!(
+                "{} bytes; the rule language reads at most {} KiB per query or rules file",
+                src.len(),
+                MAX_TEXT >> 10
+            ),
         ));
     }
     Ok(Parser { toks: lex(src)?, pos: 0 })
