@@ -183,12 +183,25 @@ impl Settings {
             "house_rules_path" => self.house_rules_path = Setting { value: path(v)?, origin },
             "output_dir" => {
                 let value = path(v)?;
+                if escapes(&value) {
+                    return Err(Error::OutOfRange {
+                        rule: "a relative `output_dir` must stay inside the repository (its ledger is there): a relative path out of it moves with the repository and would start the ledger over; give an absolute path",
+                    });
+                }
                 if self.ledger_dir.origin == Origin::Default {
                     self.ledger_dir.value = value.join("ledger");
                 }
                 self.output_dir = Setting { value, origin };
             }
-            "ledger_dir" => self.ledger_dir = Setting { value: path(v)?, origin },
+            "ledger_dir" => {
+                let value = path(v)?;
+                if escapes(&value) {
+                    return Err(Error::OutOfRange {
+                        rule: "a relative `ledger_dir` must stay inside the repository: a relative path out of it moves with the repository and would start the ledger over; give a shared `ledger_dir` as an absolute path",
+                    });
+                }
+                self.ledger_dir = Setting { value, origin }
+            }
             "repo_id" => match v {
                 Scalar::Str(s) if valid_repo_id(s.trim()) => {
                     self.repo_id = Setting { value: s.trim().to_string(), origin }
@@ -382,4 +395,24 @@ pub fn valid_repo_id(id: &str) -> bool {
     (1..=64).contains(&id.len())
         && id.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
         && !id.chars().all(|c| c == '.')
+}
+
+/// Whether relative path `p` leads out of the directory it is relative to (`..` past its start).
+fn escapes(p: &std::path::Path) -> bool {
+    if p.is_absolute() {
+        return false;
+    }
+    let mut depth = 0i64;
+    for c in p.components() {
+        match c {
+            std::path::Component::ParentDir => depth -= 1,
+            std::path::Component::Normal(_) => depth += 1,
+            std::path::Component::Prefix(_) | std::path::Component::RootDir => return false,
+            std::path::Component::CurDir => {}
+        }
+        if depth < 0 {
+            return true;
+        }
+    }
+    false
 }

@@ -83,6 +83,13 @@ fn bad_values_are_refused_with_what_is_allowed() {
         ("gap_source = \"brief\"\n", "`gap_source` must be `self-scan` or `ingest`"),
         ("skip_verification = \"yes\"\n", "`skip_verification` must be true or false"),
         ("enabeld = true\n", "unknown key `enabeld`; did you mean `enabled`?"),
+        // a relative path out of the repository moves with it: the ledger would start over
+        (
+            "ledger_dir = \"../shared-ledger\"\n",
+            "andon.toml:1: a relative `ledger_dir` must stay inside the repository",
+        ),
+        ("ledger_dir = \"a/../../x\"\n", "give a shared `ledger_dir` as an absolute path"),
+        ("output_dir = \"../out\"\n", "andon.toml:1: a relative `output_dir` must stay inside the repository"),
     ];
     for (text, want) in cases {
         std::fs::write(t.path().join("andon.toml"), text).unwrap();
