@@ -403,6 +403,7 @@ fn read_state(root: &Path, cfg: &Config, idx: &Index, _dir: &Path) -> Result<Rea
         andon: env!("CARGO_PKG_VERSION").into(),
         rules: format!("{:016x}", crate::facts::EXTRACT_DIGEST),
         repo,
+        root_commit: ledger::repo_identity(root, ""),
     };
     let prog = datalog::builtin_program();
     let store = datalog::kept::derive(&prog, idx, &scan::VIEW, true, datalog::Budget::UNLIMITED)

@@ -46,10 +46,19 @@ fn findings(root: &Path, cfg: &Config) -> Option<Vec<Finding>> {
         ledger::Presence::There => {}
     }
     let mut out = Vec::new();
-    let (issues, state) = match ledger::log_problems(&dir) {
+    let (mut issues, mut state) = match ledger::log_problems(&dir) {
         Ok(p) => p,
         Err(e) => (vec![ledger::Issue { line: 0, message: e.to_string() }], None),
     };
+    // a log whose records name commits this repository never had was written for another one
+    if issues.is_empty()
+        && let Ok(Some((header, _, records))) = ledger::load(&dir)
+    {
+        issues = ledger::chain::foreign(root, &header, &records);
+        if !issues.is_empty() {
+            state = None;
+        }
+    }
     for i in &issues {
         let message = format!("the ledger is not intact: {} (`andon ledger check` lists every problem)", i.message);
         out.push(finding(

@@ -253,3 +253,84 @@ pub fn short(link: &str) -> &str {
     let hex = link.strip_prefix("sha256:").unwrap_or(link);
     &hex[..hex.len().min(12)]
 }
+
+/// The records whose base commit is not in the history of the repository at `root`: a proposal's
+/// `base_commit` or a recorded base must be an ancestor of HEAD there, or a proof's commit an
+/// earlier record of this log holds (kept under `refs/andon/proven`, which a clone does not
+/// fetch). A log copied from another repository's, whole or in part, names commits this one never
+/// had. Nothing is judged outside git, and in a shallow clone (whose history is cut, so a missing
+/// commit proves nothing).
+pub fn foreign_bases(root: &Path, records: &[Record]) -> Vec<Issue> {
+    if !in_git(root)
+        || git(root, &["rev-parse", "--is-shallow-repository"], None).is_some_and(|o| o.starts_with(b"true"))
+    {
+        return Vec::new();
+    }
+    foreign_commits(root, records)
+}
+
+/// Whether the log with `header` and `records` was written for another repository than the one at
+/// `root`. A ledger that records its repository's root commit is judged by it: another root is an
+/// integrity error (a copy of another repository's log), and its own root vouches for its
+/// records' commits, which a squash merge or a shallow clone may leave out of this clone. A ledger
+/// that records none (an older one) is judged by its records' base commits ([`foreign_bases`]).
+pub fn foreign(root: &Path, header: &Header, records: &[Record]) -> Vec<Issue> {
+    let Some(recorded) = header.root_commit.as_deref() else { return foreign_bases(root, records) };
+    match super::repo_identity(root, "") {
+        Some(mine) if mine != recorded => vec![Issue {
+            line: 1,
+            message: format!(
+                "the ledger was created in the repository whose root commit is `{}`, and this one's is `{}`: it is another repository's log, copied here; restore this repository's ledger from version control",
+                short(recorded),
+                short(&mine)
+            ),
+        }],
+        _ => Vec::new(),
+    }
+}
+
+/// [`foreign_bases`] where git can tell.
+fn foreign_commits(root: &Path, records: &[Record]) -> Vec<Issue> {
+    let mut proven: std::collections::BTreeSet<&str> = std::collections::BTreeSet::new();
+    let mut asked: Vec<(u64, &str)> = Vec::new();
+    for r in records {
+        match &r.event {
+            Event::EvidenceRecorded { evidence } => proven.extend(evidence.commit.as_deref()),
+            Event::ProposalRecorded { base_commit: c, .. } | Event::BaseRecorded { commit: c, .. }
+                if is_commit_id(c) && !proven.contains(c.as_str()) =>
+            {
+                asked.push((r.seq, c.as_str()));
+            }
+            _ => {}
+        }
+    }
+    let mut verdict: std::collections::BTreeMap<&str, bool> = std::collections::BTreeMap::new();
+    let mut issues = Vec::new();
+    for (seq, c) in asked {
+        let ours = *verdict.entry(c).or_insert_with(|| {
+            Command::new("git")
+                .arg("-C")
+                .arg(root)
+                .args(["merge-base", "--is-ancestor", c, "HEAD"])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success())
+        });
+        if !ours {
+            issues.push(Issue {
+                line: seq + 1,
+                message: format!(
+                    "record {seq} names base commit `{}`, which is not in this repository's history (no ancestor of HEAD): it was written for another repository, or copied here; restore the ledger from version control",
+                    short(c)
+                ),
+            });
+        }
+    }
+    issues
+}
+
+/// Whether `s` is a full commit id (40 or 64 hex digits).
+fn is_commit_id(s: &str) -> bool {
+    (s.len() == 40 || s.len() == 64) && s.bytes().all(|b| b.is_ascii_hexdigit())
+}

@@ -23,6 +23,10 @@ pub struct Header {
     pub rules: String,
     /// The repository the records belong to (a ledger may live outside it).
     pub repo: String,
+    /// The root commit of the repository that created the ledger, where it had one: a log copied
+    /// from another repository names another root ([`super::chain::foreign`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub root_commit: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]

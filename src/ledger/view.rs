@@ -147,7 +147,8 @@ mod tests {
 
     #[test]
     fn a_view_is_behind_only_when_it_renders_the_end_of_an_earlier_write() {
-        let h = Header { andon_ledger: 1, andon: "0".into(), rules: "r".into(), repo: "shop".into() };
+        let h =
+            Header { andon_ledger: 1, andon: "0".into(), rules: "r".into(), repo: "shop".into(), root_commit: None };
         // writes: [1, 2], [3]
         let records = vec![stage(1, 1), stage(2, 0), stage(3, 0)];
         let all = rendered(&h, &records);

@@ -189,7 +189,7 @@ fn a_wire_with_nothing_broken_and_no_proof_yet_is_unproven() {
 }
 
 fn header() -> Header {
-    Header { andon_ledger: 1, andon: "0".into(), rules: "r".into(), repo: "x".into() }
+    Header { andon_ledger: 1, andon: "0".into(), rules: "r".into(), repo: "x".into(), root_commit: None }
 }
 
 fn opened(id: &str, kind: GapKind, wire: Option<Wire>, path: &str) -> Event {

@@ -10,7 +10,13 @@ use andon::ledger::{
 use crate::support::{json, run, scratch};
 
 fn header() -> Header {
-    Header { andon_ledger: ledger::FORMAT, andon: "0.1.0".into(), rules: "test".into(), repo: "check-py".into() }
+    Header {
+        andon_ledger: ledger::FORMAT,
+        andon: "0.1.0".into(),
+        rules: "test".into(),
+        repo: "check-py".into(),
+        root_commit: None,
+    }
 }
 
 fn wire() -> Wire {

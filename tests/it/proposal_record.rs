@@ -165,3 +165,110 @@ fn a_run_killed_by_the_kernel_right_after_its_write_records_its_step_once() {
     assert!(!file.exists());
     assert_eq!(run(&["ledger", "check"], d).status.code(), Some(0));
 }
+
+/// A shop trial in `dir` whose ledger is in the shared `ledger` directory under `id`.
+fn shared_trial(ledger: &Path, id: &str) -> tempfile::TempDir {
+    let t = crate::support::shop_trial();
+    let toml = std::fs::read_to_string(t.path().join("andon.toml")).unwrap();
+    std::fs::write(
+        t.path().join("andon.toml"),
+        format!("ledger_dir = \"{}\"\nrepo_id = \"{id}\"\n{toml}", ledger.display()),
+    )
+    .unwrap();
+    commit_all(t.path());
+    t
+}
+
+#[test]
+fn records_copied_from_a_siblings_log_in_a_shared_ledger_dir_never_pass() {
+    let shared = tempfile::tempdir().unwrap();
+    let (a, b) = (shared_trial(shared.path(), "a"), shared_trial(shared.path(), "b"));
+    // the sibling proves the wire: loop, propose, fix, verify, loop
+    let v = json(&run(&["loop", "--format", "json", "-q"], b.path()));
+    let gap = v["picked"]["gap"].as_str().unwrap().to_string();
+    let o = propose_json(b.path(), &proposal(&gap, "local+reversible", "Does total_of take names or items?"));
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
+    run(&["loop", "-q"], b.path());
+    crate::support::fix_the_trial_import(b.path());
+    commit_all(b.path());
+    assert_eq!(run(&["verify", "--gap", &gap, "-q"], b.path()).status.code(), Some(0));
+    run(&["loop", "-q"], b.path());
+    // this repository saw the broken import
+    run(&["loop", "-q"], a.path());
+    let blocked = run(&["check", "-q"], a.path());
+    assert_eq!(blocked.status.code(), Some(1), "{}", String::from_utf8_lossy(&blocked.stdout));
+    let (log_a, log_b) = (shared.path().join("a/ledger.jsonl"), shared.path().join("b/ledger.jsonl"));
+    let (text_a, text_b) = (std::fs::read_to_string(&log_a).unwrap(), std::fs::read_to_string(&log_b).unwrap());
+    let mine = text_a.lines().count();
+    // the sibling's records past what this log holds, copied onto it
+    let copied: Vec<&str> = text_b.lines().skip(mine).collect();
+    assert!(copied.len() >= 4, "{copied:?}");
+    for n in [copied.len(), 5.min(copied.len()), 4] {
+        std::fs::write(&log_a, format!("{text_a}{}\n", copied[..n].join("\n"))).unwrap();
+        let _ = run(&["ledger", "repair"], a.path());
+        let lc = run(&["ledger", "check"], a.path());
+        assert_eq!(lc.status.code(), Some(1), "{n} copied: {}", String::from_utf8_lossy(&lc.stdout));
+        let ck = run(&["check", "-q"], a.path());
+        assert_eq!(ck.status.code(), Some(1), "{n} copied: {}", String::from_utf8_lossy(&ck.stdout));
+        let st = run(&["status", "--format", "json", "-q"], a.path());
+        assert!(!String::from_utf8_lossy(&st.stdout).contains("\"proven\""), "{n} copied: status shows no proof");
+        std::fs::write(&log_a, &text_a).unwrap();
+    }
+}
+
+#[test]
+fn a_siblings_whole_log_copied_over_this_one_names_commits_this_repository_never_had() {
+    let (a, b) = (shop_trial(), shop_trial());
+    // the sibling is another repository: its history differs from the first commit on
+    crate::support::git(b.path(), &["commit", "--amend", "-qm", "the sibling"]);
+    let v = json(&run(&["loop", "--format", "json", "-q"], b.path()));
+    let gap = v["picked"]["gap"].as_str().unwrap().to_string();
+    let o = propose_json(b.path(), &proposal(&gap, "local+reversible", "Does total_of take names or items?"));
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
+    run(&["loop", "-q"], b.path());
+    crate::support::fix_the_trial_import(b.path());
+    commit_all(b.path());
+    assert_eq!(run(&["verify", "--gap", &gap, "-q"], b.path()).status.code(), Some(0));
+    run(&["loop", "-q"], b.path());
+    run(&["loop", "-q"], a.path());
+    assert_eq!(run(&["check", "-q"], a.path()).status.code(), Some(1), "blocked before the copy");
+    // the sibling's log and view, whole, over this one's; no ref vouches here (a fresh clone)
+    for f in ["ledger.jsonl", "ledger.md"] {
+        let from = b.path().join("analysis/andon/ledger").join(f);
+        std::fs::copy(from, a.path().join("analysis/andon/ledger").join(f)).unwrap();
+    }
+    crate::support::git(a.path(), &["update-ref", "-d", "refs/andon/ledger"]);
+    let lc = run(&["ledger", "check"], a.path());
+    let said = String::from_utf8_lossy(&lc.stdout).into_owned();
+    assert_eq!(lc.status.code(), Some(1), "{said}");
+    assert!(said.contains("another repository's log"), "{said}");
+    let ck = run(&["check", "-q"], a.path());
+    assert_eq!(ck.status.code(), Some(1), "{}", String::from_utf8_lossy(&ck.stdout));
+    assert!(String::from_utf8_lossy(&ck.stdout).contains("another repository's log"));
+    // the sibling's own log stands in its own repository
+    assert_eq!(run(&["ledger", "check"], b.path()).status.code(), Some(0));
+    // a log that names no root commit (an older ledger, or one whose header was rewritten and its
+    // links computed again) is judged by its records' base commits, which this history lacks
+    let log = a.path().join("analysis/andon/ledger/ledger.jsonl");
+    let parsed = andon::ledger::parse(&std::fs::read_to_string(&log).unwrap());
+    let header = andon::ledger::Header { root_commit: None, ..parsed.header.unwrap() };
+    let mut text = format!("{}\n", serde_json::to_string(&header).unwrap());
+    let mut links = andon::ledger::chain::Chain::new(&header);
+    for (_, mut r) in parsed.records {
+        r.prev = Some(links.link());
+        links.push(&r);
+        text.push_str(&format!("{}\n", serde_json::to_string(&r).unwrap()));
+    }
+    std::fs::write(&log, &text).unwrap();
+    // and its view rendered again, as andon would
+    let rewritten = andon::ledger::parse(&text);
+    let (state, _) = andon::ledger::fold(&rewritten);
+    let records: Vec<andon::ledger::Record> = rewritten.records.into_iter().map(|(_, r)| r).collect();
+    std::fs::write(a.path().join("analysis/andon/ledger/ledger.md"), andon::ledger::render(&header, &state, &records))
+        .unwrap();
+    let lc = run(&["ledger", "check"], a.path());
+    let said = String::from_utf8_lossy(&lc.stdout);
+    assert_eq!(lc.status.code(), Some(1), "{said}");
+    assert!(said.contains("not in this repository's history"), "{said}");
+    assert_eq!(run(&["check", "-q"], a.path()).status.code(), Some(1));
+}

@@ -375,7 +375,13 @@ fn a_cycle_report_names_the_overrides_recorded_since_the_last_convergence() {
         more: 0,
         prev: None,
     });
-    let header = crate::ledger::Header { andon_ledger: 1, andon: "t".into(), rules: "r".into(), repo: "r".into() };
+    let header = crate::ledger::Header {
+        andon_ledger: 1,
+        andon: "t".into(),
+        rules: "r".into(),
+        repo: "r".into(),
+        root_commit: None,
+    };
     let md = crate::ledger::render(&header, &State::default(), &report);
     let line = md.lines().find(|l| l.contains("Cycle 2")).unwrap_or_else(|| panic!("{md}"));
     assert!(line.contains("converged except 1 environment-blocked wire(s) (core -\\> api) after"), "{line}");

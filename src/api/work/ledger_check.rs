@@ -46,9 +46,24 @@ pub fn ledger_check(root: &Path) -> Result<LedgerCheck, Error> {
         }
         ledger::Presence::There => {}
     }
-    let found = ledger::inspect(&dir).map_err(Error::Ledger)?;
+    let mut found = ledger::inspect(&dir).map_err(Error::Ledger)?;
+    if found.issues.is_empty() {
+        found.issues = foreign(root, &dir);
+        if !found.issues.is_empty() {
+            found.state = None;
+        }
+    }
     let stale = found.stale();
     Ok(LedgerCheck { dir, result: Some((found.issues, found.state)), stale })
+}
+
+/// The records of the log in `dir` whose base commit the repository at `root` never had
+/// ([`ledger::chain::foreign_bases`]).
+fn foreign(root: &Path, dir: &Path) -> Vec<ledger::Issue> {
+    match ledger::load(dir) {
+        Ok(Some((header, _, records))) => ledger::chain::foreign(root, &header, &records),
+        _ => Vec::new(),
+    }
 }
 
 impl LedgerCheck {
