@@ -22,7 +22,7 @@ mod typescript;
 use std::sync::OnceLock;
 
 use std::ops::ControlFlow;
-use std::time::Instant;
+use std::time::Duration;
 
 use tree_sitter::{Node, Parser, Query, QueryCursor, StreamingIterator, Tree};
 
@@ -50,11 +50,29 @@ pub fn too_complex_message() -> String {
         .into()
 }
 
-/// The time one file's parse and extraction may take: far above what any source file of that size
-/// needs (a few milliseconds per 100 KB), so only a tree that tree-sitter takes super-linear
-/// time on reaches it; then the file is `too-complex` in seconds, not minutes.
-pub fn budget_for(bytes: usize) -> std::time::Duration {
-    std::time::Duration::from_secs(2) + std::time::Duration::from_micros(bytes as u64)
+/// The processor time one file's parse and extraction may take ([`spent`]): far above what any
+/// source file of that size needs (a few milliseconds per 100 KB), so only a tree that
+/// tree-sitter takes super-linear time on reaches it; then the file is `too-complex` in seconds,
+/// not minutes.
+pub fn budget_for(bytes: usize) -> Duration {
+    // an unoptimized build does the same work several times slower
+    let slower = if cfg!(debug_assertions) { 4 } else { 1 };
+    (Duration::from_secs(2) + Duration::from_micros(bytes as u64)) * slower
+}
+
+/// The processor time this thread has used: what the budget counts, so other processes and the
+/// other workers of the run never spend it (wall time where the platform cannot tell).
+fn spent() -> Duration {
+    #[cfg(unix)]
+    {
+        let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        // SAFETY: `t` is a valid timespec for the call to fill; the clock id is a constant.
+        if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) } == 0 {
+            return Duration::new(t.tv_sec as u64, t.tv_nsec as u32);
+        }
+    }
+    static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    START.get_or_init(std::time::Instant::now).elapsed()
 }
 
 /// What a `too-deep` parse error means, and what to do about it.
@@ -118,7 +136,7 @@ impl Context {
     }
 
     /// Parses `src`, given up at `deadline` (`None` then).
-    fn parse_until(&mut self, grammar: &Grammar, src: &[u8], deadline: Option<Instant>) -> Option<Tree> {
+    fn parse_until(&mut self, grammar: &Grammar, src: &[u8], deadline: Option<Duration>) -> Option<Tree> {
         let slot = &mut self.parsers[grammar.slot];
         let parser = slot.get_or_insert_with(|| {
             let mut p = Parser::new();
@@ -127,7 +145,7 @@ impl Context {
         });
         let Some(deadline) = deadline else { return parser.parse(src, None) };
         let mut past = |_: &tree_sitter::ParseState| {
-            if Instant::now() > deadline { ControlFlow::Break(()) } else { ControlFlow::Continue(()) }
+            if spent() > deadline { ControlFlow::Break(()) } else { ControlFlow::Continue(()) }
         };
         let options = tree_sitter::ParseOptions::new().progress_callback(&mut past);
         let len = src.len();
@@ -152,7 +170,7 @@ pub fn extract_source(ctx: &mut Context, lang: Lang, path: &str, src: &str, out:
 fn extract_linked_past(ctx: &mut Context, lang: Lang, path: &str, src: &str, out: &mut SplitBuilder, link_depth: u32) {
     let spec = lang.spec();
     let grammar = spec.grammar_for(path);
-    let deadline = Instant::now() + budget_for(src.len());
+    let deadline = spent() + budget_for(src.len());
     let tree = ctx.parse_until(grammar, src.as_bytes(), Some(deadline));
     let mut x = Extractor::new(path, spec.is_test_path(path), src, tree.as_ref().map(Tree::root_node), out);
     x.push(rel::FILE, &[path.into(), lang.name().into()]);
@@ -160,7 +178,7 @@ fn extract_linked_past(ctx: &mut Context, lang: Lang, path: &str, src: &str, out
         x.push(rel::TEST_FILE, &[path.into()]);
     }
     let Some(root) = x.root else {
-        if Instant::now() > deadline {
+        if spent() > deadline {
             too_complex(&mut x);
         } else {
             x.push(rel::PARSE_ERROR, &[path.into(), 1.into(), 1.into(), 1.into(), 1.into(), "error".into()]);
@@ -174,7 +192,7 @@ fn extract_linked_past(ctx: &mut Context, lang: Lang, path: &str, src: &str, out
     let q = query(grammar);
     let mut halted = false;
     let mut past = |_: &tree_sitter::QueryCursorState| {
-        halted |= Instant::now() > deadline;
+        halted |= spent() > deadline;
         if halted { ControlFlow::Break(()) } else { ControlFlow::Continue(()) }
     };
     let options = tree_sitter::QueryCursorOptions::new().progress_callback(&mut past);
@@ -194,7 +212,7 @@ fn extract_linked_past(ctx: &mut Context, lang: Lang, path: &str, src: &str, out
         (spec.on_capture)(&mut x, cname, node, name);
     }
     drop(matches);
-    if halted || Instant::now() > deadline {
+    if halted || spent() > deadline {
         too_complex(&mut x);
         return;
     }
