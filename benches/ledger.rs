@@ -87,8 +87,13 @@ fn events() -> Vec<Event> {
 fn bench(c: &mut Criterion) {
     let t = tempfile::tempdir().unwrap();
     let dir = t.path().join("ledger");
-    let header =
-        Header { andon_ledger: ledger::FORMAT, andon: "bench".into(), rules: "bench".into(), repo: "bench".into() };
+    let header = Header {
+        andon_ledger: ledger::FORMAT,
+        andon: "bench".into(),
+        rules: "bench".into(),
+        repo: "bench".into(),
+        root_commit: None,
+    };
     let events = events();
     assert_eq!(events.len(), 100_000);
     ledger::append(&dir, &header, &events, 1).unwrap();

@@ -146,6 +146,9 @@ pub struct StepOptions {
 /// One step of the loop on the repository at `root`, on the fresh index `idx`: read the state,
 /// plan, record the plan in one write, and report.
 pub fn step(root: &Path, cfg: &Config, idx: &Index, opts: StepOptions) -> Result<Session, LedgerError> {
+    if let Some(why) = ledger::leads_out(root, &cfg.settings) {
+        return Err(LedgerError::Refused(why));
+    }
     let dir = ledger::dir_of(root, &cfg.settings);
     // One step at a time per ledger: a second `andon loop` waits for the first to finish, so
     // two runs never record the same stage or gap twice.
@@ -240,6 +243,9 @@ pub struct Recorded {
 /// So a halt stands in the ledger from the moment verify finds it, and no evidence reaches the
 /// ledger except by a verification andon ran: the loop takes no evidence file in.
 pub fn record_verified(root: &Path, cfg: &Config, idx: &Index, gap: &str, now: u64) -> Result<Recorded, LedgerError> {
+    if let Some(why) = ledger::leads_out(root, &cfg.settings) {
+        return Err(LedgerError::Refused(why));
+    }
     let dir = ledger::dir_of(root, &cfg.settings);
     let _step_lock = lock_steps(&dir)?;
     let file = verify::fix::artifact_path(&cfg.settings.output_path(root), gap);

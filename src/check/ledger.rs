@@ -35,6 +35,10 @@ fn findings(root: &Path, cfg: &Config) -> Option<Vec<Finding>> {
     let dir = ledger::dir_of(root, &cfg.settings);
     let log = dir.join(ledger::LOG_FILE);
     let shown = log.strip_prefix(root).unwrap_or(&log).to_string_lossy().replace('\\', "/");
+    if let Some(why) = ledger::leads_out(root, &cfg.settings) {
+        let message = format!("the ledger is not intact: {why}");
+        return Some(vec![finding(&shown, 1, message, vec!["integrity".into(), "0".into(), why])]);
+    }
     // anything at its path is the ledger: what cannot be read is a problem, and nothing there while
     // git tracks a log or the ref anchors one is a ledger removed outside andon
     match ledger::presence(&dir) {

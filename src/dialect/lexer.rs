@@ -24,10 +24,10 @@ pub(super) enum Tok {
 
 pub(super) fn describe(t: &Tok) -> String {
     match t {
-        Tok::Ident(s) => format!("`{s}`"),
-        Tok::Str(s) => format!("string {s:?}"),
+        Tok::Ident(s) => format!("`{}`", cut(s)),
+        Tok::Str(s) => format!("string {:?}", cut(s)),
         Tok::Int(n) => format!("number {n}"),
-        Tok::Directive(d) => format!("`.{d}`"),
+        Tok::Directive(d) => format!("`.{}`", cut(d)),
         Tok::Doc(_) => "a `///` doc line".into(),
         Tok::LParen => "`(`".into(),
         Tok::RParen => "`)`".into(),
@@ -39,6 +39,17 @@ pub(super) fn describe(t: &Tok) -> String {
         Tok::Pipe => "`|`".into(),
         Tok::Op(o) => format!("`{}`", o.text()),
         Tok::Eof => "the end of the text".into(),
+    }
+}
+
+/// The longest name (relation, variable, column) the language reads.
+const MAX_NAME: usize = 256;
+
+/// A token's text for a message: at most 60 characters, `…` where it is cut.
+pub(super) fn cut(s: &str) -> std::borrow::Cow<'_, str> {
+    match s.char_indices().nth(60) {
+        Some((at, _)) => format!("{}…", &s[..at]).into(),
+        None => s.into(),
     }
 }
 
@@ -107,12 +118,15 @@ pub(super) fn lex(src: &str) -> Result<Vec<(Tok, Span)>, (Span, String)> {
                 }
                 let n: u32 = src[i..j]
                     .parse()
-                    .map_err(|_| (span, format!("number {} is too large (max 4294967295)", &src[i..j])))?;
+                    .map_err(|_| (span, format!("number {} is too large (max 4294967295)", cut(&src[i..j]))))?;
                 out.push((Tok::Int(n), span));
                 i = j;
             }
             c if c.is_ascii_alphabetic() || c == b'_' => {
                 let end = ident_end(b, i);
+                if end - i > MAX_NAME {
+                    return Err((span, format!("a name of {} characters; names are at most {MAX_NAME}", end - i)));
+                }
                 out.push((Tok::Ident(src[i..end].to_string()), span));
                 i = end;
             }

@@ -43,6 +43,12 @@ impl Parser {
         let mut items = Vec::new();
         let mut doc: Option<String> = None;
         loop {
+            if items.len() == MAX_STATEMENTS && *self.peek() != Tok::Eof {
+                return Err((
+                    self.span(),
+                    format!("more than {MAX_STATEMENTS} declarations, rules and facts in one text; split the rules"),
+                ));
+            }
             match self.peek().clone() {
                 Tok::Eof => {
                     return Ok(items);
@@ -234,6 +240,10 @@ impl Parser {
 /// The most literals one rule body or query has: planning a body costs more than linear time in
 /// its literals, so a body past this is refused before it is planned (real rules have a few).
 pub const MAX_BODY: usize = 256;
+
+/// The most declarations, rules and facts one text holds: planning them costs more than linear time
+/// in their number beyond this (real rule files have tens).
+pub const MAX_STATEMENTS: usize = 4096;
 
 /// The largest text (a query, a rules file) the rule language reads, in bytes: refused before it
 /// is read further.

@@ -50,14 +50,19 @@ impl Builder {
                 }
             }
         }
+        // each relation's rules, found once (a scan of every rule per component was quadratic)
+        let mut by_head: Vec<Vec<usize>> = vec![Vec::new(); self.prog.rels.len()];
+        for (i, r) in self.prog.rules.iter().enumerate() {
+            by_head[r.head].push(i);
+        }
         for c in comps {
             if c.iter().all(|&r| self.prog.rels[r].kind == RelKind::Base) {
                 continue;
             }
             let mut rels = c.clone();
             rels.sort_unstable();
-            let rules: Vec<usize> =
-                self.prog.rules.iter().enumerate().filter(|(_, r)| rels.contains(&r.head)).map(|(i, _)| i).collect();
+            let mut rules: Vec<usize> = rels.iter().flat_map(|&r| by_head[r].iter().copied()).collect();
+            rules.sort_unstable();
             let recursive = rules
                 .iter()
                 .any(|&ri| self.prog.rules[ri].body.iter().any(|l| matches!(l, Lit::Pos(b, _) if rels.contains(b))));

@@ -159,7 +159,10 @@ fn git(dir: &Path, args: &[&str], input: Option<&[u8]>) -> Option<Vec<u8>> {
 /// Whether git tracks `file` (in the index of the repository around `file`'s nearest existing
 /// ancestor): a tracked log missing from the work tree was removed, not never written.
 pub fn tracked(file: &Path) -> bool {
-    let Some(dir) = file.ancestors().skip(1).find(|d| d.is_dir()) else { return false };
+    // the nearest ancestor that is a directory itself, not a link to one: git is asked where the
+    // repository keeps the path, wherever a link on it leads now
+    let real_dir = |d: &&Path| std::fs::symlink_metadata(d).is_ok_and(|m| m.is_dir());
+    let Some(dir) = file.ancestors().skip(1).find(real_dir) else { return false };
     let Ok(rel) = file.strip_prefix(dir) else { return false };
     let rel = rel.to_string_lossy();
     git(dir, &["ls-files", "--error-unmatch", "--", &rel], None).is_some()

@@ -12,7 +12,12 @@ use std::path::{Path, PathBuf};
 /// its log in the shared directory itself, guarded by the log's recorded repository.
 pub fn dir_of(root: &Path, settings: &crate::config::Settings) -> PathBuf {
     let d = &settings.ledger_dir.value;
-    let dir = if d.is_absolute() { d.clone() } else { root.join(d) };
+    // a relative ledger_dir is the repository's own, wherever a link on its path leads
+    // ([`leads_out`] refuses that); only an absolute one may be shared
+    if !d.is_absolute() {
+        return root.join(d);
+    }
+    let dir = d.clone();
     if !outside(root, &dir) {
         return dir;
     }
@@ -20,6 +25,20 @@ pub fn dir_of(root: &Path, settings: &crate::config::Settings) -> PathBuf {
         Some(id) => dir.join(id),
         None => dir,
     }
+}
+
+/// Why the ledger of the repository at `root` may not be used: a relative `ledger_dir` (the
+/// repository's own, which a configuration keeps inside it) that a symbolic link on its path leads
+/// out of the repository. Its records would land, or be read, where the repository does not
+/// keep them, and a shared directory is given as an absolute path.
+pub fn leads_out(root: &Path, settings: &crate::config::Settings) -> Option<String> {
+    let d = &settings.ledger_dir.value;
+    (!d.is_absolute() && outside(root, &root.join(d))).then(|| {
+        format!(
+            "`ledger_dir` `{}` is inside the repository, but a symbolic link on its path leads out of it: restore the directory, or give a shared `ledger_dir` as an absolute path",
+            d.display()
+        )
+    })
 }
 
 /// Is `dir` outside the repository at `root` (compared without following links that may not

@@ -29,7 +29,7 @@ mod store;
 mod view;
 
 pub use crate::config::BlastRadius;
-pub use dir::{dir_of, outside, repo_identity};
+pub use dir::{dir_of, leads_out, outside, repo_identity};
 pub use error::{Error, Issue, LedgerError};
 pub use fold::{apply, fold};
 pub use integrity::{Inspection, Repaired, SetAside, check, inspect, log_problems, repair};

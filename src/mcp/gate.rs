@@ -38,11 +38,12 @@ pub(crate) fn too_large() -> Value {
 pub(crate) fn judge(line: &[u8]) -> Verdict {
     let Ok(value) = serde_json::from_slice::<Value>(line) else { return Verdict::Pass };
     let Some(object) = value.as_object() else { return Verdict::Pass };
-    let (Some(id), true) = (object.get("id"), object.get("method").is_some_and(Value::is_string)) else {
-        return Verdict::Pass;
-    };
+    let (Some(id), Some(method)) = (object.get("id"), object.get("method")) else { return Verdict::Pass };
     if !(id.is_string() || id.is_number()) {
         return Verdict::Answer(error(Value::Null, -32600, "a request's `id` is a string or a number"));
+    }
+    if !method.is_string() {
+        return Verdict::Answer(error(id.clone(), -32600, "a request's `method` is a string"));
     }
     if let Some(params) = object.get("params").filter(|p| !p.is_object()) {
         let kind = match params {
@@ -119,7 +120,8 @@ async fn read_bounded<R: AsyncRead + Unpin>(input: &mut BufReader<R>, line: &mut
         }
         let newline = available.iter().position(|b| *b == b'\n');
         let take = newline.map_or(available.len(), |i| i + 1);
-        if !over && line.len() + take > MAX_REQUEST + 1 {
+        // the line's own bytes, its newline not counted
+        if !over && line.len() + newline.unwrap_or(available.len()) > MAX_REQUEST {
             over = true;
             line.clear();
         }
@@ -194,6 +196,8 @@ mod tests {
         assert_eq!((a["id"].clone(), a["error"]["code"].clone()), (json!(7), json!(-32602)), "{a}");
         let a = answer(r#"{"jsonrpc":"2.0","id":"s","method":"tools/call","params":"x"}"#);
         assert_eq!((a["id"].clone(), a["error"]["code"].clone()), (json!("s"), json!(-32602)), "{a}");
+        let a = answer(r#"{"jsonrpc":"2.0","id":9,"method":5}"#);
+        assert_eq!((a["id"].clone(), a["error"]["code"].clone()), (json!(9), json!(-32600)), "{a}");
         let a = answer(r#"{"jsonrpc":"2.0","id":[3],"method":"ping"}"#);
         assert_eq!((a["id"].clone(), a["error"]["code"].clone()), (Value::Null, json!(-32600)), "{a}");
     }
@@ -226,6 +230,14 @@ mod tests {
             line.clear();
             assert!(matches!(read_bounded(&mut r, &mut line).await.unwrap(), Line::Whole));
             assert_eq!(line, b"{\"a\":1}\n");
+            // a last line with no newline is held to the same bound; one of the bound is read
+            for (len, whole) in [(MAX_REQUEST + 1, false), (MAX_REQUEST, true)] {
+                let input = vec![b'{'; len];
+                let mut r = BufReader::new(&input[..]);
+                line.clear();
+                let got = read_bounded(&mut r, &mut line).await.unwrap();
+                assert_eq!(matches!(got, Line::Whole), whole, "{len}");
+            }
         });
     }
 }

@@ -266,6 +266,22 @@ fn a_ledger_that_cannot_be_read_is_never_absent_in_either_command() {
         gone(l);
         std::fs::write(l, "not a ledger\n").unwrap();
     });
+    // a link out of the repository: the ledger is not read from, or written to, where the
+    // repository does not keep it
+    let outside = tempfile::tempdir().unwrap();
+    let empty = outside.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    unreadable_in_both(d, "a link to an empty directory outside", &|l| {
+        gone(l);
+        symlink(&empty, l).unwrap();
+    });
+    unreadable_in_both(d, "a link to a copy of itself outside", &|l| {
+        let copy = outside.path().join(format!("copy-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&copy);
+        assert!(std::process::Command::new("cp").arg("-a").arg(l).arg(&copy).status().unwrap().success());
+        gone(l);
+        symlink(&copy, l).unwrap();
+    });
     unreadable_in_both(d, "the log a link to itself", &|l| {
         std::fs::remove_file(l.join("ledger.jsonl")).unwrap();
         symlink("ledger.jsonl", l.join("ledger.jsonl")).unwrap();

@@ -37,6 +37,9 @@ pub fn ledger_check(root: &Path) -> Result<LedgerCheck, Error> {
     }
     let cfg = super::super::config(root)?;
     let dir = ledger::dir_of(root, &cfg.settings);
+    if let Some(message) = ledger::leads_out(root, &cfg.settings) {
+        return Ok(LedgerCheck { dir, result: Some((vec![ledger::Issue { line: 1, message }], None)), stale: false });
+    }
     match ledger::presence(&dir) {
         ledger::Presence::Absent => return Ok(LedgerCheck { dir, result: None, stale: false }),
         // a link that leads nowhere, a file where the directory belongs, a tracked log missing, a
