@@ -12,12 +12,7 @@ use std::path::{Path, PathBuf};
 /// its log in the shared directory itself, guarded by the log's recorded repository.
 pub fn dir_of(root: &Path, settings: &crate::config::Settings) -> PathBuf {
     let d = &settings.ledger_dir.value;
-    // a relative ledger_dir is the repository's own, wherever a link on its path leads
-    // ([`leads_out`] refuses that); only an absolute one may be shared
-    if !d.is_absolute() {
-        return root.join(d);
-    }
-    let dir = d.clone();
+    let dir = if d.is_absolute() { d.clone() } else { root.join(d) };
     if !outside(root, &dir) {
         return dir;
     }
@@ -27,16 +22,18 @@ pub fn dir_of(root: &Path, settings: &crate::config::Settings) -> PathBuf {
     }
 }
 
-/// Why the ledger of the repository at `root` may not be used: a relative `ledger_dir` (the
-/// repository's own, which a configuration keeps inside it) that a symbolic link on its path leads
-/// out of the repository. Its records would land, or be read, where the repository does not
-/// keep them, and a shared directory is given as an absolute path.
+/// Why the ledger of the repository at `root` may not be used: git tracks its log at the relative
+/// `ledger_dir`, inside the repository, but a symbolic link on that path now leads out of it (to a
+/// shared directory, where the log would be keyed anew, or anywhere else). Reading there would
+/// find no ledger, or another one, and writing there would start one over. A link to a shared
+/// directory that the repository never kept its log under is a shared ledger, keyed like one.
 pub fn leads_out(root: &Path, settings: &crate::config::Settings) -> Option<String> {
     let d = &settings.ledger_dir.value;
-    (!d.is_absolute() && outside(root, &root.join(d))).then(|| {
+    let log = root.join(d).join(super::LOG_FILE);
+    (!d.is_absolute() && outside(root, &root.join(d)) && super::chain::tracked(&log)).then(|| {
         format!(
-            "`ledger_dir` `{}` is inside the repository, but a symbolic link on its path leads out of it: restore the directory, or give a shared `ledger_dir` as an absolute path",
-            d.display()
+            "git tracks the ledger at `{}`, but a symbolic link on that path now leads out of the repository: restore the directory from version control",
+            d.join(super::LOG_FILE).display()
         )
     })
 }
