@@ -56,7 +56,9 @@ pub(crate) fn judge(line: &[u8]) -> Verdict {
         };
         return Verdict::Answer(error(id.clone(), -32602, &format!("`params` is {kind}; MCP requests take an object")));
     }
-    match serde_json::from_value::<rmcp::model::ClientJsonRpcMessage>(value.clone()) {
+    // the line itself, as the library reads it (a key given twice is an error there, not in a
+    // `Value`)
+    match serde_json::from_slice::<rmcp::model::ClientJsonRpcMessage>(line) {
         Ok(_) => Verdict::Pass,
         Err(e) => Verdict::Answer(error(id.clone(), -32600, &format!("not a request this server knows: {e}"))),
     }
@@ -196,6 +198,8 @@ mod tests {
         assert_eq!((a["id"].clone(), a["error"]["code"].clone()), (json!(7), json!(-32602)), "{a}");
         let a = answer(r#"{"jsonrpc":"2.0","id":"s","method":"tools/call","params":"x"}"#);
         assert_eq!((a["id"].clone(), a["error"]["code"].clone()), (json!("s"), json!(-32602)), "{a}");
+        let a = answer(r#"{"jsonrpc":"2.0","id":8,"method":"tools/list","params":[],"params":{}}"#);
+        assert_eq!((a["id"].clone(), a["error"]["code"].clone()), (json!(8), json!(-32600)), "{a}");
         let a = answer(r#"{"jsonrpc":"2.0","id":9,"method":5}"#);
         assert_eq!((a["id"].clone(), a["error"]["code"].clone()), (json!(9), json!(-32600)), "{a}");
         let a = answer(r#"{"jsonrpc":"2.0","id":[3],"method":"ping"}"#);
