@@ -367,14 +367,9 @@ fn a_writer_waiting_for_the_lock_says_so_after_a_second() {
     fs::write(d.join("src/app/core/__init__.py"), "X = 2\n").unwrap();
     let held = fs::OpenOptions::new().write(true).open(d.join(".andon/lock")).unwrap();
     held.lock().unwrap();
-    let child = andon()
-        .args(["index", "--quiet"])
-        .current_dir(d)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut index = andon();
+    index.args(["index", "--quiet"]);
+    let child = piped(index, d);
     std::thread::sleep(Duration::from_millis(1800));
     held.unlock().unwrap();
     let out = child.wait_with_output().unwrap();
@@ -385,26 +380,25 @@ fn a_writer_waiting_for_the_lock_says_so_after_a_second() {
     assert!(!stderr(&run_ok(&["index", "--quiet"], d)).contains("waiting for"));
 }
 
+/// `cmd` started in `d`, no input, its output kept.
+fn piped(mut cmd: std::process::Command, d: &Path) -> std::process::Child {
+    cmd.current_dir(d).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap()
+}
+
 /// Runs `andon index` under strace with each open of `file` held for 1.5 s, and `swap` applied to
 /// the file meanwhile (after the walk saw it); `None` where strace cannot run here.
 fn index_with_swap(d: &Path, file: &Path, swap: impl FnOnce()) -> Option<Output> {
-    let probe = std::process::Command::new("strace").args(["-q", "-o", "/dev/null", "true"]).output();
-    if !probe.is_ok_and(|o| o.status.success()) {
-        eprintln!("skipped: strace is not installed or cannot trace here");
+    if !crate::support::strace_works() {
         return None;
     }
-    let child = std::process::Command::new("strace")
+    let mut strace = std::process::Command::new("strace");
+    strace
         .args(["-f", "-q", "-o", "/dev/null", "-P"])
         .arg(file)
         .args(["-e", "trace=openat", "-e", "inject=openat:delay_enter=1500000"])
         .arg(env!("CARGO_BIN_EXE_andon"))
-        .arg("index")
-        .current_dir(d)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+        .arg("index");
+    let child = piped(strace, d);
     std::thread::sleep(Duration::from_millis(700));
     swap();
     let t0 = Instant::now();

@@ -329,6 +329,14 @@ impl Wire {
         stdin.flush().unwrap();
     }
 
+    /// `initialize` (id 1) and its answer, then `notifications/initialized`.
+    fn handshake(&mut self) {
+        self.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "wire", "version": "1"}}}));
+        self.until(1);
+        self.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    }
+
     /// Every message up to and including the response to `id`.
     fn until(&mut self, id: u64) -> Vec<Value> {
         self.until_id(&json!(id))
@@ -356,10 +364,7 @@ impl Wire {
 fn a_call_still_running_when_the_client_closes_stdin_writes_its_result() {
     let t = clean_three_stages(LAYERS);
     let mut w = Wire::start(t.path());
-    w.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "wire", "version": "1"}}}));
-    w.until(1);
-    w.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    w.handshake();
     w.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "loop", "arguments": {}}}));
     drop(w.child.stdin.take());
     let answer = w.until(2).pop().unwrap();
@@ -373,10 +378,7 @@ fn many_long_calls_never_keep_the_protocol_waiting() {
     // every loop step runs a command that takes two seconds, and the steps wait on each other
     let t = clean_three_stages("[[command]]\nname = \"slow\"\nrun = \"sleep 2\"\n");
     let mut w = Wire::start(t.path());
-    w.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "wire", "version": "1"}}}));
-    w.until(1);
-    w.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    w.handshake();
     for id in 100..120 {
         w.send(
             &json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "loop", "arguments": {}}}),
@@ -612,10 +614,7 @@ fn concurrent_calls_are_as_safe_as_concurrent_commands() {
 fn a_request_the_protocol_cannot_read_is_answered_with_its_id_and_an_oversized_one_without() {
     let t = clean_three_stages(LAYERS);
     let mut w = Wire::start(t.path());
-    w.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "wire", "version": "1"}}}));
-    w.until(1);
-    w.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    w.handshake();
     w.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": [1, 2]}));
     let e = w.until(2).pop().unwrap();
     assert_eq!(e["error"]["code"], -32602, "{e}");

@@ -137,9 +137,7 @@ fn a_proposal_left_behind_by_a_run_killed_after_its_write_is_never_recorded_twic
 
 #[test]
 fn a_run_killed_by_the_kernel_right_after_its_write_records_its_step_once() {
-    let probe = std::process::Command::new("strace").args(["-q", "-o", "/dev/null", "true"]).output();
-    if !probe.is_ok_and(|o| o.status.success()) {
-        eprintln!("skipped: strace is not installed or cannot trace here");
+    if !crate::support::strace_works() {
         return;
     }
     let (t, gap) = picked();
@@ -179,20 +177,25 @@ fn shared_trial(ledger: &Path, id: &str) -> tempfile::TempDir {
     t
 }
 
+/// The shop trial in `d` proven by the loop: loop, propose, fix, commit, verify, loop.
+fn proves_the_trial(d: &Path) {
+    let v = json(&run(&["loop", "--format", "json", "-q"], d));
+    let gap = v["picked"]["gap"].as_str().unwrap().to_string();
+    let o = propose_json(d, &proposal(&gap, "local+reversible", "Does total_of take names or items?"));
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
+    run(&["loop", "-q"], d);
+    crate::support::fix_the_trial_import(d);
+    commit_all(d);
+    assert_eq!(run(&["verify", "--gap", &gap, "-q"], d).status.code(), Some(0));
+    run(&["loop", "-q"], d);
+}
+
 #[test]
 fn records_copied_from_a_siblings_log_in_a_shared_ledger_dir_never_pass() {
     let shared = tempfile::tempdir().unwrap();
     let (a, b) = (shared_trial(shared.path(), "a"), shared_trial(shared.path(), "b"));
     // the sibling proves the wire: loop, propose, fix, verify, loop
-    let v = json(&run(&["loop", "--format", "json", "-q"], b.path()));
-    let gap = v["picked"]["gap"].as_str().unwrap().to_string();
-    let o = propose_json(b.path(), &proposal(&gap, "local+reversible", "Does total_of take names or items?"));
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
-    run(&["loop", "-q"], b.path());
-    crate::support::fix_the_trial_import(b.path());
-    commit_all(b.path());
-    assert_eq!(run(&["verify", "--gap", &gap, "-q"], b.path()).status.code(), Some(0));
-    run(&["loop", "-q"], b.path());
+    proves_the_trial(b.path());
     // this repository saw the broken import
     run(&["loop", "-q"], a.path());
     let blocked = run(&["check", "-q"], a.path());
@@ -221,15 +224,7 @@ fn a_siblings_whole_log_copied_over_this_one_names_commits_this_repository_never
     let (a, b) = (shop_trial(), shop_trial());
     // the sibling is another repository: its history differs from the first commit on
     crate::support::git(b.path(), &["commit", "--amend", "-qm", "the sibling"]);
-    let v = json(&run(&["loop", "--format", "json", "-q"], b.path()));
-    let gap = v["picked"]["gap"].as_str().unwrap().to_string();
-    let o = propose_json(b.path(), &proposal(&gap, "local+reversible", "Does total_of take names or items?"));
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
-    run(&["loop", "-q"], b.path());
-    crate::support::fix_the_trial_import(b.path());
-    commit_all(b.path());
-    assert_eq!(run(&["verify", "--gap", &gap, "-q"], b.path()).status.code(), Some(0));
-    run(&["loop", "-q"], b.path());
+    proves_the_trial(b.path());
     run(&["loop", "-q"], a.path());
     assert_eq!(run(&["check", "-q"], a.path()).status.code(), Some(1), "blocked before the copy");
     // the sibling's log and view, whole, over this one's; no ref vouches here (a fresh clone)

@@ -273,3 +273,14 @@ pub fn fix_the_trial_import(d: &Path) {
         ],
     );
 }
+
+/// Whether strace can trace here (installed, and allowed to); says so when it cannot, for the
+/// fault-injection tests that then skip.
+pub fn strace_works() -> bool {
+    let probe = std::process::Command::new("strace").args(["-q", "-o", "/dev/null", "true"]).output();
+    let works = probe.is_ok_and(|o| o.status.success());
+    if !works {
+        eprintln!("skipped: strace is not installed or cannot trace here");
+    }
+    works
+}
