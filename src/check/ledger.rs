@@ -50,15 +50,13 @@ fn findings(root: &Path, cfg: &Config) -> Option<Vec<Finding>> {
         ledger::Presence::There => {}
     }
     let mut out = Vec::new();
-    let (mut issues, mut state) = match ledger::log_problems(&dir) {
-        Ok(p) => p,
-        Err(e) => (vec![ledger::Issue { line: 0, message: e.to_string() }], None),
+    let (mut issues, mut state, log) = match ledger::log_problems(&dir) {
+        Ok(i) => (i.issues, i.state, i.log),
+        Err(e) => (vec![ledger::Issue { line: 0, message: e.to_string() }], None, None),
     };
     // a log whose records name commits this repository never had was written for another one
-    if issues.is_empty()
-        && let Ok(Some((header, _, records))) = ledger::load(&dir)
-    {
-        issues = ledger::chain::foreign(root, &header, &records);
+    if let (true, Some((header, records))) = (issues.is_empty(), &log) {
+        issues = ledger::chain::foreign(root, header, records);
         if !issues.is_empty() {
             state = None;
         }

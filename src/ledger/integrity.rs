@@ -136,6 +136,8 @@ pub struct Inspection {
     pub issues: Vec<Issue>,
     pub state: Option<State>,
     pub view: Option<View>,
+    /// The log as read, when it has a header: what later checks read, never parsed again.
+    pub log: Option<(Header, Vec<Record>)>,
 }
 
 impl Inspection {
@@ -153,16 +155,18 @@ pub fn check(dir: &Path) -> Result<(Vec<Issue>, Option<State>), LedgerError> {
 }
 
 /// The problems of the log itself, without how `ledger.md` stands against it, and its state
-/// when it has none.
-pub fn log_problems(dir: &Path) -> Result<(Vec<Issue>, Option<State>), LedgerError> {
+/// when it has none ([`Inspection`], the view's lag left out).
+pub fn log_problems(dir: &Path) -> Result<Inspection, LedgerError> {
     let mut i = inspect(dir)?;
     // a view behind its log or missing is a stopped writer's, rendered again by the next loop; a
     // view that disagrees with the log says the log was edited
     if matches!(i.view, Some(View::Behind { .. } | View::Missing)) {
         i.issues.pop();
     }
-    let state = if i.issues.is_empty() { i.state } else { None };
-    Ok((i.issues, state))
+    if !i.issues.is_empty() {
+        i.state = None;
+    }
+    Ok(i)
 }
 
 /// [`check`], with how `ledger.md` stands against the log. The view is compared only with a log
@@ -189,7 +193,8 @@ pub fn inspect(dir: &Path) -> Result<Inspection, LedgerError> {
         issues.push(Issue { line: 0, message: m });
     }
     let state = issues.is_empty().then_some(state);
-    Ok(Inspection { issues, state, view })
+    let records = log.records.into_iter().map(|(_, r)| r).collect();
+    Ok(Inspection { issues, state, view, log: log.header.map(|h| (h, records)) })
 }
 
 /// The problem a view that is not the log's rendering is, in words, with what to do.

@@ -50,23 +50,15 @@ pub fn ledger_check(root: &Path) -> Result<LedgerCheck, Error> {
         ledger::Presence::There => {}
     }
     let mut found = ledger::inspect(&dir).map_err(Error::Ledger)?;
-    if found.issues.is_empty() {
-        found.issues = foreign(root, &dir);
+    // a log written for another repository ([`ledger::chain::foreign`])
+    if let (true, Some((header, records))) = (found.issues.is_empty(), &found.log) {
+        found.issues = ledger::chain::foreign(root, header, records);
         if !found.issues.is_empty() {
             found.state = None;
         }
     }
     let stale = found.stale();
     Ok(LedgerCheck { dir, result: Some((found.issues, found.state)), stale })
-}
-
-/// The records of the log in `dir` whose base commit the repository at `root` never had
-/// ([`ledger::chain::foreign_bases`]).
-fn foreign(root: &Path, dir: &Path) -> Vec<ledger::Issue> {
-    match ledger::load(dir) {
-        Ok(Some((header, _, records))) => ledger::chain::foreign(root, &header, &records),
-        _ => Vec::new(),
-    }
 }
 
 impl LedgerCheck {
