@@ -6,6 +6,8 @@
 
 (function_definition name: (identifier) @name) @def.function
 (class_definition name: (identifier) @name) @def.class
+; PEP 695 `type X = …` (the name is the identifier inside `left`, also `type X[T] = …`)
+(type_alias_statement left: (type) @name) @def.type
 ; assignments that are statements; which of them are module-level (also inside top-level
 ; `if`/`try` blocks) and which names they bind is decided in src/extract/python.rs (a nested
 ; pattern per context here made the query several times slower to compile)

@@ -21,6 +21,8 @@
 (method_definition name: (property_identifier) @name) @def.method
 (abstract_method_signature name: (property_identifier) @name) @def.method
 (export_statement) @export
+; CommonJS: `module.exports = …`, `exports.x = …` (which left sides export is decided in code)
+(expression_statement (assignment_expression left: [(member_expression) (subscript_expression)]) @export.cjs)
 
 ; every call expression: `require(…)` and `import(…)` (imports) and what it calls are told apart
 ; in src/extract/typescript.rs (one pattern compiles fastest)

@@ -45,6 +45,7 @@ pub(super) const VIEW: crate::datalog::kept::View = crate::datalog::kept::View {
     name: "loop-scan",
     rels: &[
         rel::BROKEN_IMPORT,
+        rel::ARITY_HANDOFF,
         rel::STUB_HANDOFF,
         rel::STAGE_MARKER,
         rel::UNDECLARED_IMPORT,
@@ -113,7 +114,8 @@ impl StageScan<'_> {
         self.out.push(Candidate { id, kind, stage: stage.to_string(), wire, location, summary, source });
     }
 
-    /// Broken imports across the stage's outgoing wires, and stubs handed across them.
+    /// Broken imports across the stage's outgoing wires, calls across them that do not fit their
+    /// callee's signature, and stubs handed across them.
     fn wire_gaps(&mut self) {
         let stage = self.stage.to_string();
         for r in self.of_stage(rel::BROKEN_IMPORT, 3) {
@@ -124,6 +126,16 @@ impl StageScan<'_> {
             let what = format!("`{}` is imported from stage `{stage}` but not defined or exported there", self.s(r[2]));
             let wire = Wire { producer: stage.clone(), consumer };
             self.push(GapKind::Wire, Some(wire), (self.s(r[0]), Some(r[1])), what, "BrokenImport");
+        }
+        for r in self.of_stage(rel::ARITY_HANDOFF, 0) {
+            let (callee, problem, param) = (self.s(r[4]), self.s(r[5]), self.s(r[6]));
+            let about = if param.is_empty() { problem } else { format!("{problem} `{param}`") };
+            let what = format!(
+                "the call of `{callee}` from stage `{}` does not fit its signature in stage `{stage}` ({about})",
+                self.s(r[1])
+            );
+            let wire = Wire { producer: stage.clone(), consumer: self.s(r[1]) };
+            self.push(GapKind::Wire, Some(wire), (self.s(r[2]), Some(r[3])), what, "ArityMismatch");
         }
         for r in self.of_stage(rel::STUB_HANDOFF, 0) {
             let what =

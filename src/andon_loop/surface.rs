@@ -112,6 +112,82 @@ fn defs_of(root: &Path, idx: &Index, file: usize) -> Defs {
     Defs { defs, exports, text }
 }
 
+/// Where a name a module re-exports is defined: its imports, resolved (the index's `Resolves`).
+struct Origins<'a> {
+    root: &'a Path,
+    idx: &'a Index,
+    file_of: &'a HashMap<&'a str, usize>,
+    resolves: HashMap<(&'a str, u32), Vec<&'a str>>,
+}
+
+impl<'a> Origins<'a> {
+    fn new(root: &'a Path, idx: &'a Index, file_of: &'a HashMap<&'a str, usize>) -> Origins<'a> {
+        let g = &idx.global;
+        let mut resolves: HashMap<(&str, u32), Vec<&str>> = HashMap::new();
+        for r in g.rows_of(rel::RESOLVES) {
+            resolves.entry((g.str(r[0]), r[1])).or_default().push(g.str(r[2]));
+        }
+        Origins { root, idx, file_of, resolves }
+    }
+
+    /// The contract text of `name` as module `file` provides it: its definition there, or, where
+    /// `file` re-exports it (`from .impl import f`, `export { f } from`, `pub use`, a glob), the
+    /// definition it leads to (at most 8 modules deep), so a signature changed behind a re-export
+    /// changes what crosses. Empty when it is found nowhere readable.
+    fn text(&self, producers: &mut HashMap<String, Defs>, file: &str, name: &str) -> String {
+        let mut at = (file.to_string(), name.to_string());
+        let mut seen: HashSet<(String, String)> = HashSet::new();
+        for _ in 0..8 {
+            if !seen.insert(at.clone()) {
+                break;
+            }
+            let Some(&f) = self.file_of.get(at.0.as_str()) else { break };
+            let d = producers.entry(at.0.clone()).or_insert_with(|| defs_of(self.root, self.idx, f));
+            if let (Some((kind, l, e)), Some(t)) = (d.defs.get(&at.1), &d.text)
+                && kind != "import"
+            {
+                return format!("{kind} {}", contract(t, kind, *l, *e));
+            }
+            match self.reexport(producers, f, &at.0, &at.1) {
+                Some(next) => at = next,
+                None => break,
+            }
+        }
+        String::new()
+    }
+
+    /// The (file, name) `name` of module `file` (index `f`) is imported from: a named import
+    /// bound as `name`, else a glob import that resolves to a file.
+    fn reexport(
+        &self,
+        producers: &mut HashMap<String, Defs>,
+        f: usize,
+        file: &str,
+        name: &str,
+    ) -> Option<(String, String)> {
+        let core = self.idx.facts[f].core();
+        let to = |line: u32| self.resolves.get(&(file, line)).into_iter().flatten().find(|t| **t != file).copied();
+        for r in core.rows_of(rel::IMPORTED_NAME) {
+            let (orig, alias) = (core.str(r[3]), core.str(r[4]));
+            let bound = if alias.is_empty() { orig } else { alias };
+            if bound == name
+                && orig != "*"
+                && let Some(t) = to(r[1])
+            {
+                return Some((t.to_string(), orig.to_string()));
+            }
+        }
+        let globs: Vec<&str> =
+            core.rows_of(rel::IMPORT).filter(|r| core.str(r[3]) == "wildcard").filter_map(|r| to(r[1])).collect();
+        // the glob whose module defines or exports the name
+        globs.into_iter().find_map(|t| {
+            let &tf = self.file_of.get(t)?;
+            let d = producers.entry(t.to_string()).or_insert_with(|| defs_of(self.root, self.idx, tf));
+            (d.defs.contains_key(name) || d.exports.contains(name)).then(|| (t.to_string(), name.to_string()))
+        })
+    }
+}
+
 /// The contract text of the definition spanning `line..=end` of `text`, whitespace-normalised.
 fn contract(text: &str, kind: &str, line: u32, end: u32) -> String {
     let body: String = text
@@ -203,6 +279,7 @@ pub fn surfaces(root: &Path, idx: &Index, store: &Store, wires: &[Wire]) -> BTre
     }
     let missing = missing_names(store);
     let mut producers: HashMap<String, Defs> = HashMap::new();
+    let origin = Origins::new(root, idx, &file_of);
     let mut out = BTreeMap::new();
     for w in wires {
         let mut items: BTreeMap<String, String> = BTreeMap::new();
@@ -212,7 +289,7 @@ pub fn surfaces(root: &Path, idx: &Index, store: &Store, wires: &[Wire]) -> BTre
         }
         for (path, line, target) in sites.get(w).into_iter().flatten() {
             let Some(&tf) = file_of.get(target.as_str()) else { continue };
-            let d = producers.entry(target.clone()).or_insert_with(|| defs_of(root, idx, tf));
+            let exports = producers.entry(target.clone()).or_insert_with(|| defs_of(root, idx, tf)).exports.clone();
             let names: Vec<String> = file_of
                 .get(path.as_str())
                 .map(|&cf| {
@@ -223,20 +300,13 @@ pub fn surfaces(root: &Path, idx: &Index, store: &Store, wires: &[Wire]) -> BTre
                         .collect()
                 })
                 .unwrap_or_default();
-            let names: Vec<String> = if names.is_empty() || names.iter().any(|n| n == "*") {
-                d.exports.iter().cloned().collect()
-            } else {
-                names
-            };
+            let names: Vec<String> =
+                if names.is_empty() || names.iter().any(|n| n == "*") { exports.into_iter().collect() } else { names };
             for n in names {
                 if missing.contains(&(path.as_str(), *line, n.as_str(), target.as_str())) {
                     continue;
                 }
-                let text = match (d.defs.get(&n), &d.text) {
-                    (Some((kind, l, e)), Some(t)) => format!("{kind} {}", contract(t, kind, *l, *e)),
-                    // re-exported or unreadable: the name alone
-                    _ => String::new(),
-                };
+                let text = origin.text(&mut producers, target, &n);
                 items.insert(format!("{target}:{n}"), text);
             }
         }

@@ -356,6 +356,13 @@ pub fn check(
         for f in report.findings.iter_mut().filter(|f| f.kind != crate::config::ContractKind::Ledger) {
             f.new = Some(!before.contains(&f.fingerprint));
         }
+        // a standing tier-1 hold blocks a change that touches its paths (decision 13)
+        let touched = crate::check::base::changed(root, base)?;
+        report.findings.retain(|f| {
+            f.kind != crate::config::ContractKind::Ledger
+                || f.key.first().map(String::as_str) != Some("hold")
+                || f.key[1..3].iter().any(|p| touched.contains(p))
+        });
         report.base = Some(base.to_string());
     }
     Ok(report)
@@ -416,6 +423,12 @@ pub fn stale_message(s: &StaleException) -> String {
     if let Some(t) = &s.to {
         what.push(format!("to `{t}`"));
     }
+    if let Some(a) = &s.at {
+        what.push(format!("at `{a}`"));
+    }
+    if let Some(n) = &s.name {
+        what.push(format!("name `{n}`"));
+    }
     let why = s.unresolved.as_ref().map(|m| format!(" ({m})")).unwrap_or_default();
     format!(
         "exception ({}, reason: {:?}) matches no finding any more{why}; remove this exception",
@@ -458,6 +471,7 @@ impl CheckReport {
             .iter()
             .map(|s| {
                 json!({ "contract": s.contract, "path": r.config, "line": s.line, "from": s.from, "to": s.to,
+                    "at": s.at, "name": s.name,
                     "reason": s.reason, "message": stale_message(s) })
             })
             .collect();

@@ -98,6 +98,26 @@ fn export(root: &Path, rev: &str, dest: &Path) -> Result<(), Error> {
 /// that cannot be judged there (its selectors name files the revision lacks) contributes none, so
 /// all its current findings count as new. The tree is exported under the system's temporary
 /// directory.
+/// The repo-relative paths the working tree changed since revision `rev`: tracked files that
+/// differ from it (added, modified, deleted, renamed) and files git does not track and does not
+/// ignore.
+pub fn changed(root: &Path, rev: &str) -> Result<std::collections::BTreeSet<String>, Error> {
+    let commit = git(root, &["rev-parse", "--verify", "--quiet", &format!("{rev}^{{commit}}")])
+        .map_err(|_| Error::NotACommit { rev: rev.to_string(), root: root.to_path_buf() })?;
+    let commit = String::from_utf8_lossy(&commit).trim().to_string();
+    let mut out = std::collections::BTreeSet::new();
+    for args in [
+        vec!["diff", "--name-only", "--no-renames", "--relative", "-z", commit.as_str(), "--"],
+        vec!["ls-files", "--others", "--exclude-standard", "-z"],
+    ] {
+        let listed = git(root, &args)?;
+        out.extend(
+            listed.split(|b| *b == 0).filter(|p| !p.is_empty()).map(|p| String::from_utf8_lossy(p).into_owned()),
+        );
+    }
+    Ok(out)
+}
+
 pub fn fingerprints(
     root: &Path,
     rev: &str,

@@ -139,6 +139,7 @@ pub(super) fn banned_import(g: &DepGraph, ban: &Ban, f: u32, line: u32, tier: u8
         key: vec![g.name(f).to_string(), first.spec.clone(), g.name(end).to_string()],
         froms: vec![subject(g, f)],
         tos: chain.iter().map(|&e| subject(g, g.edges[e as usize].to)).collect(),
+        name: None,
         chain,
     }
 }
@@ -180,6 +181,7 @@ pub(super) fn protect(
                 key: vec![g.name(e.from).to_string(), e.spec.clone()],
                 froms: vec![subject(g, e.from)],
                 tos: vec![subject(g, e.to)],
+                name: None,
                 chain: vec![i],
             }
         })
@@ -327,6 +329,7 @@ pub(super) fn cycle_finding(g: &DepGraph, tier: u8, units: &[usize], cycle: Cycl
         key: units.iter().map(|&u| names[u].clone()).collect(),
         froms: chain.iter().map(|&e| subject(g, g.edges[e as usize].from)).collect(),
         tos: chain.iter().map(|&e| subject(g, g.edges[e as usize].to)).collect(),
+        name: None,
         chain,
     }
 }
@@ -378,7 +381,7 @@ mod tests {
         };
         crate::index::update(t.path(), &opts, &|_, _| {}).unwrap();
         let idx = crate::index::load(t.path()).unwrap().unwrap();
-        let store = super::super::facts(&idx, false).unwrap();
+        let store = super::super::facts(&idx, false, false).unwrap();
         (t, DepGraph::build(&store))
     }
 

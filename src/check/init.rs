@@ -24,7 +24,8 @@ use crate::facts::rel;
 use crate::index::Index;
 use crate::ops::StreamReport;
 
-/// An exception `andon init` writes, for findings present when it ran.
+/// An exception `andon init` writes, for findings present when it ran (`resolves`: `from` is the
+/// import's `file:line` and `to` its name).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Excepted {
     pub from: String,
@@ -70,6 +71,10 @@ impl Plan {
     }
 }
 
+/// The edge kinds `andon init` leaves out of its `layers` and `independence` contracts: imports
+/// that are no run-time dependency.
+pub const INIT_EXCLUDED: [&str; 2] = ["type_checking", "test"];
+
 /// The reason of every exception `andon init` writes on `date`.
 pub fn reason(date: &str) -> String {
     format!("present when andon init ran on {date}")
@@ -79,7 +84,7 @@ pub fn reason(date: &str) -> String {
 /// stream, every finding present today excused, judged in memory by the real check.
 pub fn plan(idx: &Index, root: &Path, date: &str) -> Result<Plan, CheckError> {
     let stream = crate::ops::stream(idx).map_err(|e| CheckError::Other(e.to_string()))?;
-    let store = super::facts(idx, true)?;
+    let store = super::facts(idx, true, true)?;
     let g = DepGraph::build(&store);
     let shape = Shape::of(&stream, &g, idx);
     let mut notes = shape.notes.clone();
@@ -98,6 +103,9 @@ pub fn plan(idx: &Index, root: &Path, date: &str) -> Result<Plan, CheckError> {
         notes.push("no `manifest` contract: no stage has a manifest that declares dependencies".into());
     } else {
         drafts.push(manifest_draft());
+    }
+    if g.files().next().is_some() {
+        drafts.push(resolves_draft());
     }
     unique_names(&mut drafts);
     let head = DraftHeader { date, stages: stream.stages.len(), wires: stream.wires.len() };
@@ -521,6 +529,21 @@ fn manifest_draft() -> Drafted {
     }
 }
 
+/// `resolves` over every file.
+fn resolves_draft() -> Drafted {
+    Drafted {
+        name: "imports resolve".into(),
+        kind: ContractKind::Resolves,
+        why: vec![
+            "Every import names a module and a name that exist there, and each Python call of a".into(),
+            "function another module defines passes arguments it takes.".into(),
+        ],
+        layers: Vec::new(),
+        members: Vec::new(),
+        exceptions: Vec::new(),
+    }
+}
+
 /// Numbers repeated contract names (` (2)`, ` (3)`, …) so that each is unique.
 fn unique_names(drafts: &mut [Drafted]) {
     let mut seen: BTreeSet<String> = BTreeSet::new();
@@ -559,8 +582,11 @@ impl Env<'_> {
         let judged = self.judge(&drafts)?;
         for (d, judged) in drafts.iter_mut().zip(judged) {
             let Ok(out) = judged else { continue };
-            let stale: BTreeSet<(Option<&str>, Option<&str>)> =
-                out.stale.iter().map(|s| (s.from.as_deref(), s.to.as_deref())).collect();
+            let stale: BTreeSet<(Option<&str>, Option<&str>)> = out
+                .stale
+                .iter()
+                .map(|s| (s.from.as_deref().or(s.at.as_deref()), s.to.as_deref().or(s.name.as_deref())))
+                .collect();
             d.exceptions.retain(|e| !stale.contains(&(Some(e.from.as_str()), Some(e.to.as_str()))));
         }
         let judged = self.judge(&drafts)?;
@@ -632,6 +658,8 @@ fn exception_for(g: &DepGraph, f: &Finding) -> Option<(String, String)> {
             let to = if g.file(end).is_some() { file_selector(end) } else { format!("package:{end}") };
             (file_selector(&f.path), to)
         }
+        // an import's site and name, as they are
+        ContractKind::Resolves => return Some((format!("{}:{}", f.path, f.line), f.key.get(2)?.clone())),
         ContractKind::Acyclic | ContractKind::Rule | ContractKind::Ledger | ContractKind::Stream => return None,
     };
     let names = |s: &str| super::select::resolve(g, s, 0).is_ok();
@@ -686,7 +714,15 @@ fn render_contract(out: &mut String, d: &Drafted, reason: &str) {
     for l in &d.why {
         out.push_str(&format!("# {}\n", crate::text::short(l)));
     }
+    let layered = matches!(d.kind, ContractKind::Layers | ContractKind::Independence);
+    if layered {
+        out.push_str("# Imports under `if TYPE_CHECKING:` and imports by test code are not run-time\n");
+        out.push_str("# dependencies: left out (delete `exclude_kinds` to hold them too).\n");
+    }
     out.push_str(&format!("[[contract]]\nname = {}\nkind = {}\n", q(&d.name), q(d.kind.name())));
+    if layered {
+        out.push_str(&format!("exclude_kinds = {}\n", array(&INIT_EXCLUDED.map(String::from), "")));
+    }
     if !d.layers.is_empty() {
         out.push_str("layers = [\n");
         for l in &d.layers {
@@ -708,7 +744,8 @@ fn render_contract(out: &mut String, d: &Drafted, reason: &str) {
                 n => format!(" (and {} more)", n - 1),
             };
             out.push_str(&format!("  # {}{more}\n", crate::text::short(&e.findings[0])));
-            out.push_str(&format!("  {{ from = {}, to = {}, reason = {} }},\n", q(&e.from), q(&e.to), q(reason)));
+            let (a, b) = if d.kind == ContractKind::Resolves { ("at", "name") } else { ("from", "to") };
+            out.push_str(&format!("  {{ {a} = {}, {b} = {}, reason = {} }},\n", q(&e.from), q(&e.to), q(reason)));
         }
         out.push_str("]\n");
     }

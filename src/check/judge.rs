@@ -109,6 +109,7 @@ impl<'a> Judge<'a> {
             ContractKind::Acyclic => self.judge_acyclic(mask, exceptions, hits),
             ContractKind::Manifest => self.judge_manifest(),
             ContractKind::Rule => self.judge_rule(),
+            ContractKind::Resolves => self.judge_resolves(mask),
             ContractKind::Ledger | ContractKind::Stream => Ok((Vec::new(), String::new())),
         }
     }
@@ -263,6 +264,20 @@ impl<'a> Judge<'a> {
         Ok((raws, format!("{} ({})", what.join("; "), which)))
     }
 
+    /// `resolves`: every import of the files `from` selects (every file when empty) names a
+    /// module and a name that exist, and its Python calls fit their callees' signatures.
+    fn judge_resolves(&self, mask: u16) -> Result<(Vec<Raw>, String), CheckError> {
+        let (c, g) = (self.c, self.g);
+        let from = self.sels(&c.from)?;
+        let scope = (!from.is_empty()).then(|| union(g, &from));
+        let raws = resolves(g, self.store, scope.as_deref(), mask);
+        let which = if c.from.is_empty() { "every file".to_string() } else { labels(&c.from) };
+        Ok((
+            raws,
+            format!("every import of {which} names a module and a name that exist, and each call fits its callee"),
+        ))
+    }
+
     /// `rule`: the user rule file derives no `Violation`.
     fn judge_rule(&self) -> Result<(Vec<Raw>, String), CheckError> {
         let c = self.c;
@@ -279,7 +294,11 @@ impl<'a> Judge<'a> {
         let mut seen: HashMap<String, usize> = HashMap::new();
         raws.into_iter()
             .map(|raw| {
-                let excused = excuse(exceptions, &raw.froms, &raw.tos).map(|i| {
+                let matched = match c.kind {
+                    ContractKind::Resolves => excuse_site(exceptions, &raw.at, raw.name.as_deref()),
+                    _ => excuse(exceptions, &raw.froms, &raw.tos),
+                };
+                let excused = matched.map(|i| {
                     hits[i] += 1;
                     Excused { line: exceptions[i].spec.line, reason: exceptions[i].spec.reason.clone() }
                 });
@@ -327,6 +346,8 @@ impl<'a> Judge<'a> {
                     line: e.line,
                     from: e.from.as_ref().map(|l| l.text.clone()),
                     to: e.to.as_ref().map(|l| l.text.clone()),
+                    at: e.at.as_ref().map(|l| l.text.clone()),
+                    name: e.name.as_ref().map(|l| l.text.clone()),
                     reason: e.reason.clone(),
                     unresolved: x.unresolved.clone(),
                 });

@@ -1,7 +1,8 @@
 //! `andon check` and the ledger (decision 13): where the repository has a ledger, `check` also
 //! fails on the ledger's integrity problems (a torn or edited record, a broken chain), on a
 //! wire that regressed from proven, on a judging change waiting for a person, and on a configured
-//! check the loop saw fail that no verified fix closed, one finding each. A ledger with no contracts is judged alone.
+//! check the loop saw fail that no verified fix closed, one finding each; and on the loop's standing
+//! tier-1 holds (`holds`). A ledger with no contracts is judged alone.
 
 use std::path::Path;
 
@@ -117,6 +118,43 @@ fn findings(root: &Path, cfg: &Config) -> Option<Vec<Finding>> {
         }
     }
     Some(out)
+}
+
+/// The loop's standing tier-1 holds, as findings of the ledger (decision 13): every exact absence
+/// across a wire or in a stageless test (`BrokenImportAt`) and every exact arity mismatch
+/// (`ArityMismatchAt`). No exception excuses them: changed code clears them. Keyed by
+/// `["hold", path, target, name]`, so `--base` can keep those whose paths a change touched.
+pub fn holds(idx: &crate::index::Index) -> Result<Vec<Finding>, super::CheckError> {
+    use crate::facts::rel;
+    let prog = crate::datalog::builtin_program();
+    let store = super::derive(&prog, idx, &[rel::BROKEN_IMPORT_AT, rel::ARITY_MISMATCH_AT], false)?;
+    let s = |v: u32| store.syms.str(v).to_string();
+    let mut out = Vec::new();
+    for r in store.rels[rel::BROKEN_IMPORT_AT.0 as usize].iter().filter(|r| s(r[5]) == "exact") {
+        let (path, line, name, producer, target) = (s(r[0]), r[1], s(r[2]), s(r[3]), s(r[4]));
+        let message = format!(
+            "tier-1 hold: `{name}` is not defined or exported by `{target}` (stage `{producer}`); only changed code clears it"
+        );
+        out.push(hold(path.clone(), line, message, vec!["hold".into(), path, target, name]));
+    }
+    for r in store.rels[rel::ARITY_MISMATCH_AT.0 as usize].iter().filter(|r| s(r[6]) == "exact") {
+        let (path, line, callee, target, problem, param) = (s(r[0]), r[1], s(r[2]), s(r[3]), s(r[4]), s(r[5]));
+        let what = if param.is_empty() { problem.clone() } else { format!("{problem} `{param}`") };
+        let message = format!(
+            "tier-1 hold: the call of `{callee}` does not fit its signature in `{target}` ({what}); only changed code clears it"
+        );
+        out.push(hold(path.clone(), line, message, vec!["hold".into(), path, target, callee, problem, param]));
+    }
+    out.sort_by(|a, b| (&a.path, a.line, &a.key).cmp(&(&b.path, b.line, &b.key)));
+    out.dedup_by(|a, b| a.key == b.key && a.line == b.line);
+    Ok(out)
+}
+
+/// A tier-1 hold at `path`:`line`.
+fn hold(path: String, line: u32, message: String, key: Vec<String>) -> Finding {
+    let mut f = Finding::builtin(ContractKind::Ledger, CONTRACT, path, line, message, key);
+    f.tier = 1;
+    f
 }
 
 /// A blocking (tier 2) finding of the ledger at `path`:`line`.

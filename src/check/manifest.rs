@@ -46,6 +46,7 @@ pub(super) fn manifest(
                 key: vec!["undeclared".into(), stage.clone(), package.clone()],
                 froms,
                 tos: vec![Selected { node: g.package_node(&package), package: Some(package), ..Selected::default() }],
+                name: None,
             });
         }
     }
@@ -68,6 +69,7 @@ pub(super) fn manifest(
                 key: vec!["unused".into(), stage.clone(), dep.clone()],
                 froms: vec![Selected { node: None, path: Some(manifest), stage: Some(stage), package: None }],
                 tos: vec![Selected { node: g.package_node(&dep), package: Some(dep), ..Selected::default() }],
+                name: None,
             });
         }
     }

@@ -14,6 +14,7 @@ mod error;
 mod imports;
 mod judge;
 mod manifest;
+mod resolves;
 mod rule;
 mod witness;
 
@@ -21,6 +22,7 @@ pub use error::{CheckError, Error};
 use imports::*;
 use judge::*;
 use manifest::*;
+use resolves::*;
 use rule::*;
 use witness::*;
 
@@ -128,6 +130,9 @@ pub struct StaleException {
     pub line: u32,
     pub from: Option<String>,
     pub to: Option<String>,
+    /// `resolves`: the import's `file:line` and name.
+    pub at: Option<String>,
+    pub name: Option<String>,
     pub reason: String,
     /// A selector of it names nothing in the index, and why.
     pub unresolved: Option<String>,
@@ -167,6 +172,8 @@ struct Raw {
     key: Vec<String>,
     froms: Vec<Selected>,
     tos: Vec<Selected>,
+    /// `resolves`: the name imported or called, which an exception may name.
+    name: Option<String>,
 }
 
 /// Judges every contract of `cfg` on the index of `root`; `rule` contracts are evaluated within
@@ -189,6 +196,17 @@ pub fn run(idx: &Index, root: &Path, cfg: &Config, budget: datalog::Budget) -> R
     for c in &cfg.contracts {
         Judge { idx, root, config_path: &config_path, g: &g, store: &store, c, budget }.judge(&mut out)?;
     }
+    // the loop's standing tier-1 holds fail the gate where the repository keeps a ledger
+    let ledger = match ledger {
+        Some((mut result, mut found)) => {
+            let holds = ledger::holds(idx)?;
+            result.findings += holds.len();
+            result.blocking += holds.len();
+            found.extend(holds);
+            Some((result, found))
+        }
+        None => None,
+    };
     let judged = stream.then(|| declared::judged(&store, &config_path)).into_iter().chain(ledger);
     for (result, findings) in judged {
         out.contracts.push(result);
@@ -230,16 +248,21 @@ fn config_error(path: &Path, line: u32, message: String) -> CheckError {
 /// Derives the facts the contracts of `cfg` rest on: the graph's relations, the manifests' when a
 /// `manifest` contract is declared, and qualified references across stages when they can exist.
 fn facts_for(idx: &Index, cfg: &Config) -> Result<datalog::Store, CheckError> {
-    facts(idx, cfg.contracts.iter().any(|c| c.kind == ContractKind::Manifest))
+    let has = |k: ContractKind| cfg.contracts.iter().any(|c| c.kind == k);
+    facts(idx, has(ContractKind::Manifest), has(ContractKind::Resolves))
 }
 
-/// Derives the graph's relations, and the manifests' with `manifest`.
-fn facts(idx: &Index, manifest: bool) -> Result<datalog::Store, CheckError> {
+/// Derives the graph's relations, the manifests' with `manifest`, the missing names and arity
+/// mismatches with `resolves`.
+fn facts(idx: &Index, manifest: bool, resolves: bool) -> Result<datalog::Store, CheckError> {
     let prog = datalog::builtin_program();
     let mut goals: Vec<crate::facts::RelId> = graph::GOALS.to_vec();
     goals.push(rel::UNDECLARED_WIRE_IMPORT);
     if manifest {
         goals.extend([rel::UNDECLARED_IMPORT, rel::UNUSED_DEPENDENCY_AT, rel::HAS_MANIFEST]);
+    }
+    if resolves {
+        goals.extend([rel::MISSING_NAME_AT, rel::ARITY_MISMATCH_AT, rel::OPEN_ABSENCE, rel::MISSING_MODULE]);
     }
     // Qualified references across stages need every identifier of the repository (`References`,
     // the largest relation); they can exist only when a stage declares a dependency on another

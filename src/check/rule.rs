@@ -52,6 +52,7 @@ pub(super) fn rule(idx: &Index, root: &Path, r: &Located, budget: datalog::Budge
                 chain: Vec::new(),
                 key,
                 tos: Vec::new(),
+                name: None,
             }
         })
         .collect())

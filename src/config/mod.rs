@@ -57,6 +57,9 @@ pub enum ContractKind {
     Protected,
     Manifest,
     Rule,
+    /// Every import names a module and a name that exist (and, in Python, is called with
+    /// arguments its callee takes).
+    Resolves,
     /// Not declared: the ledger's own findings (`andon check` where the repository has a ledger).
     Ledger,
     /// Not declared: a declared stream's findings (`andon check` where `[stream]` is declared).
@@ -64,7 +67,7 @@ pub enum ContractKind {
 }
 
 impl ContractKind {
-    pub const ALL: [ContractKind; 7] = [
+    pub const ALL: [ContractKind; 8] = [
         ContractKind::Forbidden,
         ContractKind::Layers,
         ContractKind::Independence,
@@ -72,6 +75,7 @@ impl ContractKind {
         ContractKind::Protected,
         ContractKind::Manifest,
         ContractKind::Rule,
+        ContractKind::Resolves,
     ];
 
     pub fn name(self) -> &'static str {
@@ -83,6 +87,7 @@ impl ContractKind {
             ContractKind::Protected => "protected",
             ContractKind::Manifest => "manifest",
             ContractKind::Rule => "rule",
+            ContractKind::Resolves => "resolves",
             ContractKind::Ledger => "ledger",
             ContractKind::Stream => "stream",
         }
@@ -98,6 +103,7 @@ impl ContractKind {
             ContractKind::Protected => &["target", "allowed", "exclude_kinds"],
             ContractKind::Manifest => &["stages", "checks"],
             ContractKind::Rule => &["rules"],
+            ContractKind::Resolves => &["from", "exclude_kinds"],
             ContractKind::Ledger | ContractKind::Stream => &[],
         }
     }
@@ -110,11 +116,15 @@ pub struct Located {
     pub line: u32,
 }
 
-/// One `exceptions = [{ from, to, reason }]` entry.
+/// One `exceptions = [{ from, to, reason }]` entry (`{ at, name, reason }` for `resolves`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ExceptionSpec {
     pub from: Option<Located>,
     pub to: Option<Located>,
+    /// `resolves`: the import's `file:line`.
+    pub at: Option<Located>,
+    /// `resolves`: the name it imports (every name at `at` when absent).
+    pub name: Option<Located>,
     pub reason: String,
     pub line: u32,
 }
@@ -185,8 +195,18 @@ pub struct CommandSpec {
 pub const DEFAULT_COMMAND_TIMEOUT_SECS: u64 = 600;
 
 /// Import edge kinds a contract may exclude.
-pub const EDGE_KINDS: &[&str] =
-    &["static", "dynamic", "type_only", "type_checking", "test", "re_export", "wildcard", "qualified", "reference"];
+pub const EDGE_KINDS: &[&str] = &[
+    "static",
+    "dynamic",
+    "type_only",
+    "type_checking",
+    "test",
+    "re_export",
+    "wildcard",
+    "qualified",
+    "reference",
+    "optional",
+];
 /// The checks of a `manifest` contract.
 pub const MANIFEST_CHECKS: &[&str] = &["undeclared", "unused"];
 
@@ -199,7 +219,15 @@ fn top_keys() -> Vec<&'static str> {
 const INDEX_KEYS: &[&str] = &["exclude", "max_file_size", "hidden", "vendored", "follow_links", "no_ignore"];
 const COMMON_KEYS: &[&str] = &["name", "kind", "description", "exceptions"];
 const EXCEPTION_KEYS: &[&str] = &["from", "to", "reason"];
+const SITE_EXCEPTION_KEYS: &[&str] = &["at", "name", "reason"];
 const COMMAND_KEYS: &[&str] = &["name", "run", "stages", "lane", "timeout_secs", "technique"];
+
+/// An exception's `at`: the `file:line` of an import (the line 1-based).
+pub fn site(text: &str) -> Option<(&str, u32)> {
+    let (path, line) = text.rsplit_once(':')?;
+    let line: u32 = line.parse().ok().filter(|l| *l > 0)?;
+    (!path.is_empty()).then_some((path, line))
+}
 
 pub(crate) fn line_at(text: &str, offset: usize) -> u32 {
     text[..offset.min(text.len())].matches('\n').count() as u32 + 1

@@ -300,7 +300,7 @@ impl ConfigReader<'_> {
                     ));
                 };
                 for x in items {
-                    c.exceptions.push(self.exception(&name, x)?);
+                    c.exceptions.push(self.exception(&name, c.kind, x)?);
                 }
             }
             _ => unreachable!("key {k} is checked against the kind's keys"),
@@ -409,25 +409,46 @@ impl ConfigReader<'_> {
         Ok(())
     }
 
-    pub(super) fn exception(&self, contract: &str, x: &TomlValue) -> Result<ExceptionSpec, ConfigError> {
-        let t = x.table().ok_or_else(|| {
-            self.err(x.line, format!("contract `{contract}`: each exception is a table {{ from, to, reason }}"))
-        })?;
-        let mut e = ExceptionSpec { from: None, to: None, reason: String::new(), line: x.line };
+    pub(super) fn exception(
+        &self,
+        contract: &str,
+        kind: ContractKind,
+        x: &TomlValue,
+    ) -> Result<ExceptionSpec, ConfigError> {
+        let by_site = kind == ContractKind::Resolves;
+        let shape = if by_site { "{ at, name, reason }" } else { "{ from, to, reason }" };
+        let t = x
+            .table()
+            .ok_or_else(|| self.err(x.line, format!("contract `{contract}`: each exception is a table {shape}")))?;
+        let mut e = ExceptionSpec { from: None, to: None, at: None, name: None, reason: String::new(), line: x.line };
+        let keys = if by_site { SITE_EXCEPTION_KEYS } else { EXCEPTION_KEYS };
         for (k, kl, v) in t {
+            if !keys.contains(&k.as_str()) {
+                return Err(self.err(*kl, format!("contract `{contract}`: {}", unknown(k, keys, ""))));
+            }
             let what = format!("contract `{contract}`: exception `{k}` must be one selector string");
+            let located = |text: String| Some(Located { text, line: *kl });
             match k.as_str() {
-                "from" => e.from = Some(Located { text: self.string(v, *kl, &what)?, line: *kl }),
-                "to" => e.to = Some(Located { text: self.string(v, *kl, &what)?, line: *kl }),
-                "reason" => {
+                "from" => e.from = located(self.string(v, *kl, &what)?),
+                "to" => e.to = located(self.string(v, *kl, &what)?),
+                "at" => {
+                    let what = format!("contract `{contract}`: exception `at` must be one `file:line` string");
+                    let text = self.string(v, *kl, &what)?;
+                    if site(&text).is_none() {
+                        return Err(self.err(*kl, format!("{what}, such as \"src/app.py:12\"; got {text:?}")));
+                    }
+                    e.at = located(text);
+                }
+                "name" => {
+                    let what = format!("contract `{contract}`: exception `name` must be the imported name");
+                    e.name = located(self.string(v, *kl, &what)?);
+                }
+                _ => {
                     e.reason = self.string(
                         v,
                         *kl,
                         &format!("contract `{contract}`: an exception's `reason` must say why, in words"),
                     )?
-                }
-                other => {
-                    return Err(self.err(*kl, format!("contract `{contract}`: {}", unknown(other, EXCEPTION_KEYS, ""))));
                 }
             }
         }
@@ -439,7 +460,15 @@ impl ConfigReader<'_> {
                 ),
             ));
         }
-        if e.from.is_none() && e.to.is_none() {
+        if by_site && e.at.is_none() {
+            return Err(self.err(
+                x.line,
+                format!(
+                    "contract `{contract}`: an exception needs `at = \"file:line\"`, or it would excuse everything"
+                ),
+            ));
+        }
+        if !by_site && e.from.is_none() && e.to.is_none() {
             return Err(self.err(
                 x.line,
                 format!(

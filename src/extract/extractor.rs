@@ -24,6 +24,8 @@ pub(crate) struct Extractor<'a, 'o> {
     pub owners: super::classes::Owners,
     /// How many macro bodies this extractor's tree is nested in (0 for the file's own tree).
     pub macro_depth: u32,
+    /// Per function (its node id), the names its body binds (Python's arity check reads them).
+    pub local_names: std::collections::HashMap<usize, std::collections::HashSet<&'a str>>,
 }
 
 impl<'a, 'o> Extractor<'a, 'o> {
@@ -36,14 +38,26 @@ impl<'a, 'o> Extractor<'a, 'o> {
         root: Option<Node<'a>>,
         out: &'o mut SplitBuilder,
     ) -> Self {
-        let (seen_refs, import_lines, owners) = Default::default();
-        Extractor { path, src, test_file, root, links: None, b: out, seen_refs, import_lines, owners, macro_depth: 0 }
+        let (seen_refs, import_lines, owners, local_names) = Default::default();
+        Extractor {
+            path,
+            src,
+            test_file,
+            root,
+            links: None,
+            b: out,
+            seen_refs,
+            import_lines,
+            owners,
+            macro_depth: 0,
+            local_names,
+        }
     }
 
     /// An extractor of the same file over `root`, the syntax tree of a macro body parsed on its
     /// own, writing to the same facts.
     pub fn nested<'b>(&'b mut self, root: Node<'b>) -> Extractor<'b, 'b> {
-        let (seen_refs, import_lines, owners) = Default::default();
+        let (seen_refs, import_lines, owners, local_names) = Default::default();
         let (path, src, test_file, macro_depth) = (self.path, self.src, self.test_file, self.macro_depth + 1);
         Extractor {
             path,
@@ -56,6 +70,7 @@ impl<'a, 'o> Extractor<'a, 'o> {
             import_lines,
             owners,
             macro_depth,
+            local_names,
         }
     }
 

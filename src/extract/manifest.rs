@@ -121,9 +121,12 @@ pub(crate) fn cargo(m: &mut M, src: &str) {
         if let Some(p) = lib.and_then(|l| l.get("path")).and_then(|p| p.as_str()) {
             m.entry("lib", p);
         }
-        for bin in t.get("bin").and_then(|b| b.as_array()).into_iter().flatten() {
-            if let Some(p) = bin.get("path").and_then(|p| p.as_str()) {
-                m.entry("bin", p);
+        // `[[bin]]`, `[[test]]`, `[[bench]]` and `[[example]]` with a `path`: each a crate root
+        for (kind, key) in [("bin", "bin"), ("test", "test"), ("bench", "bench"), ("example", "example")] {
+            for target in t.get(key).and_then(|b| b.as_array()).into_iter().flatten() {
+                if let Some(p) = target.get("path").and_then(|p| p.as_str()) {
+                    m.entry(kind, p);
+                }
             }
         }
         if let Some(b) = pkg.and_then(|p| p.get("build")).and_then(|b| b.as_str()) {
@@ -256,6 +259,7 @@ pub(crate) fn npm(m: &mut M, src: &str) {
         }
     }
     if let Some(exports) = v.get("exports") {
+        package_exports(m, exports);
         let root = match exports {
             serde_json::Value::Object(o) if o.keys().any(|k| k.starts_with('.')) => o.get("."),
             other => Some(other),
@@ -268,6 +272,34 @@ pub(crate) fn npm(m: &mut M, src: &str) {
                 serde_json::Value::Array(a) => stack.extend(a.iter()),
                 _ => {}
             }
+        }
+    }
+}
+
+/// package.json `exports`, one `PackageExport` per subpath, condition and target: a string or a
+/// conditions object is the subpath `.`; nested conditions are named by their innermost key
+/// (`default` for a bare string), in file order.
+fn package_exports(m: &mut M, exports: &serde_json::Value) {
+    let subpaths: Vec<(&str, &serde_json::Value)> = match exports {
+        serde_json::Value::Object(o) if o.keys().any(|k| k.starts_with('.')) => {
+            o.iter().filter(|(k, _)| k.starts_with('.')).map(|(k, v)| (k.as_str(), v)).collect()
+        }
+        other => vec![(".", other)],
+    };
+    for (sub, value) in subpaths {
+        let mut stack: Vec<(&str, &serde_json::Value)> = vec![("default", value)];
+        let mut found: Vec<(&str, &str)> = Vec::new();
+        while let Some((cond, e)) = stack.pop() {
+            match e {
+                serde_json::Value::String(s) => found.push((cond, s)),
+                serde_json::Value::Object(o) => stack.extend(o.iter().rev().map(|(k, v)| (k.as_str(), v))),
+                serde_json::Value::Array(a) => stack.extend(a.iter().rev().map(|v| (cond, v))),
+                _ => {}
+            }
+        }
+        for (cond, target) in found {
+            let target = join(m.dir, target);
+            m.b.push(rel::PACKAGE_EXPORT, &[m.path.into(), sub.into(), cond.into(), target.as_str().into()]);
         }
     }
 }

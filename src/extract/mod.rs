@@ -11,7 +11,9 @@ mod classes;
 mod extractor;
 pub mod lang;
 pub mod manifest;
+mod module_exports;
 pub mod public;
+mod pycall;
 mod python;
 mod rust;
 pub mod test_defs;
@@ -400,6 +402,7 @@ mod tests {
             "raise",
             "throw",
             "export",
+            "export.cjs",
             "open",
         ];
         for (lang, names) in capture_names() {

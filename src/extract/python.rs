@@ -21,7 +21,15 @@ pub(super) fn on_capture<'a>(x: &mut Extractor<'a, '_>, cap: &str, node: Node<'a
                 def_function_or_class(x, cap, node, n);
             }
         }
+        "def.type" => {
+            if let Some(n) = name.and_then(first_identifier) {
+                def_type_alias(x, node, n);
+            }
+        }
         "def.variable" => {
+            if let Some(reason) = super::pycall::assigns_namespace(x, node) {
+                x.push(rel::OPEN_SURFACE, &[x.path.into(), reason.as_str().into()]);
+            }
             for n in module_level_names(node) {
                 def_variable(x, node, n);
             }
@@ -48,6 +56,10 @@ pub(super) fn on_capture<'a>(x: &mut Extractor<'a, '_>, cap: &str, node: Node<'a
 /// `….import_module(…)`, an open surface for `__all__.extend(…)` (`append`, `insert`, `__iadd__`).
 fn call<'a>(x: &mut Extractor<'a, '_>, node: Node<'a>) {
     let Some(f) = node.child_by_field_name("function") else { return };
+    super::pycall::call_site(x, node, f);
+    if let Some(reason) = super::pycall::rebuilds_module(x, node, f) {
+        x.push(rel::OPEN_SURFACE, &[x.path.into(), reason.as_str().into()]);
+    }
     match f.kind() {
         "identifier" => {
             if matches!(x.text(f), "__import__" | "import_module") {
@@ -72,6 +84,11 @@ fn call<'a>(x: &mut Extractor<'a, '_>, node: Node<'a>) {
     }
 }
 
+fn has_interpolation(s: Node) -> bool {
+    let mut c = s.walk();
+    s.named_children(&mut c).any(|n| n.kind() == "interpolation")
+}
+
 /// `__all__` changed by a statement: the module's names are computed.
 fn all_changed(x: &mut Extractor<'_, '_>, node: Node<'_>) {
     let reason = format!("`__all__` is changed at line {}", line(node));
@@ -92,9 +109,11 @@ fn import_import<'a>(x: &mut Extractor<'a, '_>, node: Node<'a>) {
                 };
                 let spec = x.text(m);
                 x.import(l, spec, &kinds);
+                // the module itself, bound under its alias: a namespace import, as TypeScript's
+                // `import * as m` (never a name the module must bind)
                 if let Some(a) = n.child_by_field_name("alias") {
                     let alias = x.text(a);
-                    x.imported_name(l, spec, spec, alias);
+                    x.imported_name(l, spec, "*", alias);
                 }
             }
             _ => {
@@ -150,7 +169,8 @@ fn import_dynamic<'a>(x: &mut Extractor<'a, '_>, node: Node<'a>) {
     let spec = node
         .child_by_field_name("arguments")
         .and_then(|a| a.named_child(0))
-        .filter(|a| a.kind() == "string")
+        // an f-string's value is computed
+        .filter(|a| a.kind() == "string" && !has_interpolation(*a))
         .map(|a| string_value(x.text(a)).to_string())
         .unwrap_or_else(|| "<dynamic>".to_string());
     let mut kinds = context_kinds(x, node);
@@ -171,6 +191,7 @@ fn def_function_or_class<'a>(x: &mut Extractor<'a, '_>, cap: &str, node: Node<'a
     let vis = visibility(nm);
     x.define(node, nm, kind, vis);
     class_facts(x, node, nm, kind, scope);
+    signature(x, node, kind, scope);
     if scope.is_none() && nm == "__getattr__" {
         let reason = format!("module-level `__getattr__` at line {}", line(node));
         x.push(rel::OPEN_SURFACE, &[x.path.into(), reason.as_str().into()]);
@@ -186,6 +207,22 @@ fn def_function_or_class<'a>(x: &mut Extractor<'a, '_>, cap: &str, node: Node<'a
     {
         x.push(rel::STUB_BODY, &[x.path.into(), nm.into(), line(node).into(), stub.into()]);
     }
+}
+
+/// The signature of a module-level function, or of a method of a module-level class.
+fn signature<'a>(x: &mut Extractor<'a, '_>, node: Node<'a>, kind: &str, scope: Option<Node<'a>>) {
+    let top_class = scope.is_some_and(|s| s.kind() == "class_definition" && enclosing_scope(x, s).is_none());
+    let method = match kind {
+        "function" if scope.is_none() => false,
+        "method" if top_class => true,
+        _ => return,
+    };
+    let static_method = x.parent(node).filter(|p| p.kind() == "decorated_definition").is_some_and(|w| {
+        let mut c = w.walk();
+        w.named_children(&mut c)
+            .any(|d| d.kind() == "decorator" && x.text(d).trim_start_matches('@').trim() == "staticmethod")
+    });
+    super::pycall::signature(x, node, method, static_method);
 }
 
 /// A class's bases and metaclass, a method's class, and the decorators of either.
@@ -307,6 +344,26 @@ fn identifiers(n: Node<'_>) -> Vec<Node<'_>> {
     n.named_children(&mut c).filter(|k| k.kind() == "identifier").collect()
 }
 
+/// The first identifier in `n` or below it (the name of `type X[T] = …`).
+fn first_identifier(n: Node) -> Option<Node> {
+    if n.kind() == "identifier" {
+        return Some(n);
+    }
+    let mut c = n.walk();
+    let children: Vec<Node> = n.named_children(&mut c).collect();
+    children.into_iter().find_map(first_identifier)
+}
+
+/// `type X = …` (PEP 695): a definition of kind `type`, exported when public at module level.
+fn def_type_alias<'a>(x: &mut Extractor<'a, '_>, node: Node<'a>, name: Node<'a>) {
+    let nm = x.text(name);
+    let vis = visibility(nm);
+    x.define(node, nm, "type", vis);
+    if enclosing_scope(x, node).is_none() && vis == "public" {
+        x.push(rel::EXPORTS, &[x.path.into(), nm.into()]);
+    }
+}
+
 fn def_variable<'a>(x: &mut Extractor<'a, '_>, node: Node<'a>, name: Node<'a>) {
     let nm = x.text(name);
     let vis = visibility(nm);
@@ -379,9 +436,27 @@ fn context_kinds<'a>(x: &Extractor<'a, '_>, node: Node<'a>) -> Vec<&'static str>
             kinds.push("type_checking");
             break;
         }
+        // `try: import fast … except ImportError: …`: the import may fail, and the code says so
+        if a.kind() == "try_statement"
+            && a.child_by_field_name("body").is_some_and(|b| b.id() == child.id())
+            && !kinds.contains(&"optional")
+            && catches_import_error(x, a)
+        {
+            kinds.push("optional");
+        }
         child = a;
     }
     kinds
+}
+
+/// Whether a `try` statement has an `except` clause for `ImportError` or `ModuleNotFoundError`.
+fn catches_import_error(x: &Extractor, try_stmt: Node) -> bool {
+    let mut c = try_stmt.walk();
+    let clauses: Vec<Node> = try_stmt.named_children(&mut c).filter(|n| n.kind() == "except_clause").collect();
+    clauses.iter().any(|cl| {
+        let head = x.text(*cl).split(':').next().unwrap_or("");
+        head.contains("ImportError") || head.contains("ModuleNotFoundError")
+    })
 }
 
 /// A body of only `pass`, `...` or `raise NotImplementedError` (a docstring may precede it).

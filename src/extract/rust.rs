@@ -23,10 +23,14 @@ pub(super) fn on_capture<'a>(x: &mut Extractor<'a, '_>, cap: &str, node: Node<'a
                 let kinds = context_kinds(x, node);
                 x.import(l, crate_name, &kinds);
                 x.import_lines.insert(l);
-                if visibility(x, node).starts_with("pub") {
-                    // `pub extern crate libc [as c];` puts a crate's name on the module's surface
-                    let reason = format!("`pub extern crate {crate_name}` at line {l}");
-                    x.push(rel::OPEN_SURFACE, &[x.path.into(), reason.as_str().into()]);
+                // `extern crate x [as y];` binds `y` (else `x`) to the crate itself; `pub` puts
+                // that name on the module's surface
+                let alias = node.child_by_field_name("alias").map(|a| x.text(a)).unwrap_or(crate_name);
+                x.imported_name(l, crate_name, "*", alias);
+                let vis = visibility(x, node);
+                x.define(node, alias, "extern_crate", &vis);
+                if vis.starts_with("pub") && is_top_level(x, node) {
+                    x.push(rel::EXPORTS, &[x.path.into(), alias.into()]);
                 }
             }
         }
@@ -45,6 +49,9 @@ pub(super) fn on_capture<'a>(x: &mut Extractor<'a, '_>, cap: &str, node: Node<'a
                 }
                 let within = inline_mods(x, node);
                 x.push(rel::MOD_DECL, &[x.path.into(), l.into(), modname.into(), within.as_str().into()]);
+                if attributes(x, node).iter().any(|a| has_path_attribute(a)) {
+                    x.push(rel::MOD_PATH_ATTR, &[x.path.into(), l.into()]);
+                }
             }
         }
         c if c.starts_with("def.") => {
@@ -170,6 +177,12 @@ fn qualified_import<'a>(x: &mut Extractor<'a, '_>, node: Node<'a>, l: u32, segs:
 /// so each `crate`/`self`/`super` token followed by `::name` segments is read as one qualified
 /// import, as [`qualified`] reads a path outside a macro.
 fn macro_paths<'a>(x: &mut Extractor<'a, '_>, node: Node<'a>) {
+    // a quasi-quote's tokens are code it writes for another crate, never paths of this one
+    let invoked = x.parent(node).and_then(|m| m.child_by_field_name("macro")).map(|m| x.text(m)).unwrap_or("");
+    let name = invoked.rsplit("::").next().unwrap_or(invoked);
+    if matches!(name, "quote" | "quote_spanned" | "parse_quote" | "parse_quote_spanned") {
+        return;
+    }
     let mut tokens = Vec::new();
     leaves(node, &mut tokens);
     let mut i = 0;
@@ -393,6 +406,12 @@ fn attributes<'a>(x: &Extractor<'a, '_>, node: Node<'a>) -> Vec<&'a str> {
         prev = x.prev_sibling(p);
     }
     out
+}
+
+/// Whether an attribute is `#[path = …]` or a `#[cfg_attr(…, path = …)]`.
+fn has_path_attribute(attr: &str) -> bool {
+    let inner: String = attr.trim_start_matches("#[").trim_end_matches(']').split_whitespace().collect();
+    inner.starts_with("path=") || inner.starts_with("cfg_attr(") && inner.contains(",path=")
 }
 
 fn has_test_attribute<'a>(x: &Extractor<'a, '_>, node: Node<'a>) -> bool {

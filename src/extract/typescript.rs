@@ -29,7 +29,8 @@ pub(super) fn on_capture<'a>(x: &mut Extractor<'a, '_>, cap: &str, node: Node<'a
             }
             x.define(node, nm, kind, vis);
             class_facts(x, node, nm, kind);
-            if exported && kind != "method" {
+            // `export default function f` exports `default`, not `f`
+            if exported && kind != "method" && vis != "default" {
                 x.push(rel::EXPORTS, &[x.path.into(), nm.into()]);
             }
             if matches!(kind, "function" | "method")
@@ -39,6 +40,7 @@ pub(super) fn on_capture<'a>(x: &mut Extractor<'a, '_>, cap: &str, node: Node<'a
             }
         }
         "export" => local_exports(x, node),
+        "export.cjs" => super::module_exports::commonjs(x, node),
         "call" if node.kind() == "call_expression" => call(x, node),
         "call" => {
             if let Some(n) = name {
@@ -76,6 +78,7 @@ fn call<'a>(x: &mut Extractor<'a, '_>, node: Node<'a>) {
     if f.kind() == "identifier" && x.text(f) == "require" {
         require(x, node);
     }
+    super::module_exports::exports_passed(x, node);
     x.call(node, callee);
     test_call(x, node, callee);
 }
@@ -293,12 +296,18 @@ fn export_from<'a>(x: &mut Extractor<'a, '_>, node: Node<'a>) {
 }
 
 /// `export { a, b as c }` and `export default …` without a source.
-fn local_exports(x: &mut Extractor, node: Node) {
+fn local_exports<'a>(x: &mut Extractor<'a, '_>, node: Node<'a>) {
     if node.child_by_field_name("source").is_some() {
         return;
     }
     if has_token(node, "default") {
         x.push(rel::EXPORTS, &[x.path.into(), "default".into()]);
+    }
+    if has_token(node, "=") {
+        super::module_exports::export_assignment(x, node);
+    }
+    if let Some(decl) = node.child_by_field_name("declaration") {
+        super::module_exports::declaration(x, decl);
     }
     let mut c = node.walk();
     for cl in node.named_children(&mut c).filter(|n| n.kind() == "export_clause") {

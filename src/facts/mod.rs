@@ -258,6 +258,8 @@ impl SegmentBuilder {
 /// Relations kept in a file's detail segment: many rows, never read by resolution, so the index
 /// can leave them encoded when only resolution needs the facts.
 pub fn is_detail(r: RelId) -> bool {
+    // signatures and call shapes stay in the core: the loop's scan judges calls across wires
+    // without decoding every file's identifiers
     matches!(r, rel::REFERENCES | rel::CALLS | rel::DEF_SPAN | rel::VISIBILITY | rel::MARKER_TEXT)
 }
 

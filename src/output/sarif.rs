@@ -278,7 +278,10 @@ pub fn log(r: &CheckReport, version: &str, root_uri: &str) -> Log {
         partial_fingerprints: Fingerprints {
             andon_finding_v1: format!(
                 "{:016x}",
-                xxhash_rust::xxh3::xxh3_64(format!("stale\0{}\0{:?}\0{:?}", s.contract, s.from, s.to).as_bytes())
+                xxhash_rust::xxh3::xxh3_64(match (&s.at, &s.name) {
+                    (None, None) => format!("stale\0{}\0{:?}\0{:?}", s.contract, s.from, s.to),
+                    (at, name) => format!("stale\0{}\0{at:?}\0{name:?}", s.contract),
+                }.as_bytes())
             ),
         },
         properties: None,

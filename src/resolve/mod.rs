@@ -52,6 +52,8 @@ pub(crate) struct FileInfo<'s> {
     pub import_within: HashMap<u32, String>,
     /// (line, name, within) of out-of-line Rust `mod` declarations.
     pub mod_decls: Vec<(u32, String, String)>,
+    /// lines of `mod` declarations with a `path` attribute
+    pub mod_path_attr: HashSet<u32>,
     /// Macros the file puts at its crate's root (`CrateRootMacro`).
     pub root_macros: Vec<&'s str>,
     /// Why the file's surface is open (`OpenSurface` from extraction).
@@ -70,6 +72,8 @@ pub(crate) struct ManifestInfo {
     pub ts_paths: Vec<(String, String)>,
     pub ts_base_url: Option<String>,
     pub ts_extends: Option<String>,
+    /// package.json `exports`: (subpath, condition, target), in file order.
+    pub exports: Vec<(String, String, String)>,
 }
 
 /// The repo as the resolvers see it.
@@ -127,6 +131,9 @@ impl<'s> Repo<'s> {
                         fi.surface.export(seg.str(c[1]));
                     }
                     rel::MOD_DECL => fi.mod_decls.push((c[1], s(c[2]), s(c[3]))),
+                    rel::MOD_PATH_ATTR => {
+                        fi.mod_path_attr.insert(c[1]);
+                    }
                     rel::CRATE_ROOT_MACRO => fi.root_macros.push(seg.str(c[2])),
                     rel::OPEN_SURFACE => fi.open.push(seg.str(c[1])),
                     rel::CFG_TEST => {
@@ -154,6 +161,9 @@ impl<'s> Repo<'s> {
                     rel::TS_PATH => manifests.entry(s(c[0])).or_default().ts_paths.push((s(c[1]), s(c[2]))),
                     rel::TS_BASE_URL => manifests.entry(s(c[0])).or_default().ts_base_url = Some(s(c[1])),
                     rel::TS_EXTENDS => manifests.entry(s(c[0])).or_default().ts_extends = Some(s(c[1])),
+                    rel::PACKAGE_EXPORT => {
+                        manifests.entry(s(c[0])).or_default().exports.push((s(c[1]), s(c[2]), s(c[3])))
+                    }
                     _ => {}
                 }
             }
@@ -265,6 +275,10 @@ impl Out {
 
     pub fn missing_name(&mut self, path: &str, line: u32, name: &str, target: &str) {
         self.push(rel::MISSING_NAME, &[path.into(), line.into(), name.into(), target.into()]);
+    }
+
+    pub fn missing_module(&mut self, path: &str, line: u32, module: &str, within: &str) {
+        self.push(rel::MISSING_MODULE, &[path.into(), line.into(), module.into(), within.into()]);
     }
 }
 
@@ -404,7 +418,7 @@ fn resolve_imports<'p>(
             {
                 edges.extend(fs.iter().filter(|(_, exact)| *exact).map(|(f, _)| (path.as_str(), f.clone())));
             }
-            open_glob(path, imp, &t, out);
+            open_glob(path, imp, &t, lang.wildcard_import_reexports, out);
             let carries =
                 imp.kinds.contains("wildcard") && (imp.kinds.contains("re_export") || lang.wildcard_import_reexports);
             if carries && let Target::Files(fs) = &t {
@@ -420,8 +434,14 @@ fn resolve_imports<'p>(
 /// A glob import (`use x::*`, `from x import *`, `export * from`) of something outside the index,
 /// or of a file found only heuristically, opens the importing module's surface: the names it
 /// brings in are unknown (a heuristic target's names are not carried, see `resolve_imports`).
-fn open_glob(path: &str, imp: &Imp, t: &Target, out: &mut Out) {
+fn open_glob(path: &str, imp: &Imp, t: &Target, reexports: bool, out: &mut Out) {
     if !imp.kinds.contains("wildcard") || imp.kinds.contains("test") {
+        return;
+    }
+    // where a glob carries names only when re-exported, a private one (Rust's
+    // `use pyo3::prelude::*`) brings names into the module and its descendants alone, never onto
+    // its surface (the resolver judges the descendants' absences)
+    if !reexports && !imp.kinds.contains("re_export") {
         return;
     }
     let whose = match t {

@@ -109,7 +109,7 @@ impl<'a> Python<'a> {
             .collect();
         installed_roots.retain(|r| roots.contains(r));
         let root_package = is_pkg_dir("").then(|| root_package_name(repo, &is_pkg_dir, root_name)).flatten();
-        let mut modules = BTreeMap::new();
+        let mut modules: BTreeMap<String, String> = BTreeMap::new();
         let mut module_of = HashMap::default();
         let mut namespaces = BTreeMap::new();
         for f in &py_files {
@@ -130,8 +130,11 @@ impl<'a> Python<'a> {
                 continue;
             }
             let dotted = parts.join(".");
+            // a package directory before a module file of the same name (Python's finder checks the
+            // directory first), and source before a stub
+            let rank = |p: &str| (p.rsplit('/').next().is_some_and(|n| n.starts_with("__init__.")), p.ends_with(".py"));
             let prefer = match modules.get(&dotted) {
-                Some(existing) => (existing as &String).ends_with(".pyi") && f.ends_with(".py"),
+                Some(existing) => rank(f.as_str()) > rank(existing.as_str()),
                 None => true,
             };
             if prefer {
@@ -241,6 +244,16 @@ impl<'a> Python<'a> {
         }
     }
 
+    /// Whether the directory of `path` holds a module named as the first part of `abs` other than
+    /// `file`: run as a script (or by a test runner that puts its directory first on the path),
+    /// `path` imports that one instead.
+    fn sibling_shadows(&self, path: &str, abs: &str, file: &str) -> bool {
+        let top = abs.split('.').next().unwrap_or(abs);
+        let near = child(parent_dir(path), top);
+        let there = self.repo.is_file(&format!("{near}.py")) || self.repo.is_dir(&near);
+        there && !under(file, &near) && file != format!("{near}.py")
+    }
+
     fn file_of(&self, dotted: &str) -> Option<(String, bool)> {
         if let Some(f) = self.modules.get(dotted) {
             return Some((f.clone(), true));
@@ -310,11 +323,13 @@ impl<'a> Python<'a> {
         } else {
             imp.spec.clone()
         };
-        let is_from = !imp.names.is_empty() || imp.kinds.contains("wildcard");
+        // `import a.b as m` binds the module itself (its name is `*`), as `import a.b` does
+        let is_from = imp.names.iter().any(|(n, _)| n != "*") || imp.kinds.contains("wildcard");
         if !abs.is_empty()
             && let Some((file, _)) = self.file_of(&abs)
         {
-            let sure = imp.spec.starts_with('.') || self.surely_reaches(path, &file);
+            let sure = imp.spec.starts_with('.')
+                || self.surely_reaches(path, &file) && !self.sibling_shadows(path, &abs, &file);
             if !is_from || imp.kinds.contains("wildcard") {
                 return Target::Files(vec![(file, sure)]);
             }
@@ -329,8 +344,13 @@ impl<'a> Python<'a> {
                     Binding::Yes => targets.push((file.clone(), sure)),
                     Binding::Unknown => targets.push((file.clone(), false)),
                     Binding::No => {
+                        // an empty package's names can only be submodules: one the index cannot
+                        // read (a compiled `.pyx`/`.so` extension) makes the absence a guess
+                        let bare = file.ends_with("__init__.py")
+                            && self.repo.surface_empty(&file)
+                            && self.repo.files.get(&file).is_some_and(|fi| fi.imports.is_empty());
                         out.missing_name(path, imp.line, name, &file);
-                        targets.push((file.clone(), sure));
+                        targets.push((file.clone(), sure && !bare));
                     }
                 }
             }
@@ -338,13 +358,24 @@ impl<'a> Python<'a> {
             targets.dedup();
             return Target::Files(targets);
         }
+        // a dynamic import names its module at run time (`import_module(".x", package)` is relative
+        // to `package`), and an optional one says it may be missing
+        let judged = !imp.kinds.contains("dynamic") && !imp.kinds.contains("optional");
         if imp.spec.starts_with('.') {
+            // the package is the importer's own: the module it names is not in it
+            if let Some((pkg, _)) = abs.rsplit_once('.').and_then(|(p, _)| self.file_of(p)).filter(|_| judged) {
+                out.missing_module(path, imp.line, &abs, &pkg);
+            }
             return Target::Unresolved(format!("no module `{abs}` in the repo"));
         }
         // Longest prefix that is a module: `import a.b.c` where only `a.b` exists.
         let parts: Vec<&str> = abs.split('.').collect();
         for k in (1..parts.len()).rev() {
             if let Some((file, _)) = self.file_of(&parts[..k].join(".")) {
+                // a regular package of the repo, reached surely, holds no such submodule
+                if judged && file.ends_with("__init__.py") && self.surely_reaches(path, &file) {
+                    out.missing_module(path, imp.line, &abs, &file);
+                }
                 return Target::Files(vec![(file, false)]);
             }
         }

@@ -103,7 +103,7 @@ impl<'a> Rust<'a> {
                 if Some(&root) == lib.as_ref() {
                     r.lib_unit[ci] = Some(u);
                 }
-                r.walk_mod_tree(u, &root, "crate".to_string(), false);
+                r.walk_mod_tree(u, &root, "crate".to_string(), false, true);
             }
         }
         // Files the mod tree does not reach get a module name from their path (heuristic).
@@ -185,7 +185,7 @@ impl<'a> Rust<'a> {
         let mut roots: Vec<String> = m
             .entries
             .iter()
-            .filter(|(kind, _)| matches!(kind.as_str(), "lib" | "bin" | "build"))
+            .filter(|(kind, _)| matches!(kind.as_str(), "lib" | "bin" | "build" | "test" | "bench" | "example"))
             .map(|(_, p)| p.clone())
             .collect();
         for implicit in ["src/lib.rs", "src/main.rs", "build.rs"] {
@@ -214,14 +214,15 @@ impl<'a> Rust<'a> {
     }
 
     /// Out-of-line modules always live below their parent's directory, so the walk terminates.
-    fn walk_mod_tree(&mut self, unit: usize, file: &str, module: String, test_only: bool) {
+    /// `exact`: no `mod` on the way here carries a `path` attribute (its file is then a guess).
+    fn walk_mod_tree(&mut self, unit: usize, file: &str, module: String, test_only: bool, exact: bool) {
         if self.modules.get(&(unit, module.clone())).is_some_and(|f| f == file) {
             return;
         }
         if test_only {
             self.test_only.insert(file.to_string(), ());
         }
-        self.module_of.entry(file.to_string()).or_insert((unit, module.clone(), true));
+        self.module_of.entry(file.to_string()).or_insert((unit, module.clone(), exact));
         self.modules.entry((unit, module.clone())).or_insert_with(|| file.to_string());
         let name = file.rsplit('/').next().unwrap_or(file);
         let is_dir_owner = module == "crate" || name == "mod.rs";
@@ -229,6 +230,7 @@ impl<'a> Rust<'a> {
             if is_dir_owner { parent_dir(file).to_string() } else { file.trim_end_matches(".rs").to_string() };
         let decls = self.repo.files.get(file).map(|f| f.mod_decls.clone()).unwrap_or_default();
         let cfg_test = self.repo.files.get(file).map(|f| f.cfg_test.clone()).unwrap_or_default();
+        let path_attr = self.repo.files.get(file).map(|f| f.mod_path_attr.clone()).unwrap_or_default();
         for (line, m, within) in decls {
             let child_test = test_only || cfg_test.contains(&line);
             let mut dir = base_dir.clone();
@@ -246,7 +248,13 @@ impl<'a> Rust<'a> {
             } else {
                 continue;
             };
-            self.walk_mod_tree(unit, &target, format!("{modpath}::{m}"), child_test);
+            self.walk_mod_tree(
+                unit,
+                &target,
+                format!("{modpath}::{m}"),
+                child_test,
+                exact && !path_attr.contains(&line),
+            );
         }
     }
 
@@ -273,7 +281,11 @@ impl<'a> Rust<'a> {
     }
 
     pub fn resolve(&self, path: &str, imp: &Imp, out: &mut Out) -> Target {
-        self.resolve_in(path, imp, out, 0)
+        let t = self.resolve_in(path, imp, out, 0);
+        // `self::`/`super::`/`crate::` from a file whose place in the module tree (and so its
+        // crate) is a guess: a file no `mod` reaches, or one reached through a `path` attribute
+        let relative = ["self::", "super::", "crate::"].iter().any(|p| imp.spec.starts_with(p));
+        if relative && self.module_of.get(path).is_some_and(|(_, _, exact)| !exact) { t.downgraded() } else { t }
     }
 
     /// `depth` counts nested resolutions through `pub use` chains, which stop after 8.
@@ -323,6 +335,16 @@ impl<'a> Rust<'a> {
         };
         let ci = self.units[unit].krate;
         let k = &self.crates[ci];
+        // `extern crate x as first;` in the file or at the crate root: the path is in crate `x`
+        if !matches!(first, "crate" | "self" | "super")
+            && depth < 8
+            && !self.modules.contains_key(&(unit, format!("{me}::{first}")))
+            && let Some(krate) = self.unit_extern(unit, path, first).filter(|k| *k != first)
+        {
+            let spec = std::iter::once(krate).chain(segs[1..].iter().copied()).collect::<Vec<_>>().join("::");
+            let through = Imp { line: imp.line, spec, kinds: imp.kinds.clone(), names: imp.names.clone() };
+            return self.resolve_outside(path, &through, unit, &me, out, depth + 1);
+        }
         let (unit_idx, mut module, rest): (usize, String, &[&str]) = match first {
             "crate" => (unit, "crate".into(), &segs[1..]),
             "self" => (unit, me.clone(), &segs[1..]),
@@ -346,7 +368,13 @@ impl<'a> Rust<'a> {
                 // another workspace crate, this crate's own lib (from tests/, examples/, bins), or a dependency
                 let norm = norm_dep(first);
                 let own = first == k.import_name;
-                let other = self.crates.iter().position(|c| c.import_name == first && c.manifest != k.manifest);
+                // another crate is reached only as a declared dependency (or an `extern crate`)
+                let declared = k.deps.contains(&norm) || self.unit_extern(unit, path, first).is_some();
+                let other = self
+                    .crates
+                    .iter()
+                    .position(|c| c.import_name == first && c.manifest != k.manifest)
+                    .filter(|_| declared);
                 let target_crate = if own { Some(ci) } else { other };
                 match target_crate.map(|c| (c, self.lib_unit[c])) {
                     Some((_, Some(lib))) => (lib, "crate".into(), &segs[1..]),
@@ -390,6 +418,15 @@ impl<'a> Rust<'a> {
             return Target::Files(vec![(file.clone(), true)]);
         }
         let name = remaining[0];
+        // `extern crate x as name;` there: the rest of the path is in crate `x`
+        if let Some(krate) = self.extern_crate(file, name)
+            && let Some((funit, fme, _)) = self.module_of.get(file.as_str()).cloned()
+            && depth < 8
+        {
+            let spec = std::iter::once(krate).chain(remaining[1..].iter().copied()).collect::<Vec<_>>().join("::");
+            let through = Imp { line: imp.line, spec, kinds: imp.kinds.clone(), names: imp.names.clone() };
+            return self.resolve_outside(path, &through, funit, &fme, out, depth + 1);
+        }
         if imp.kinds.contains("wildcard") {
             return self.item_glob(path, imp, file, name, depth, out);
         }
@@ -400,10 +437,44 @@ impl<'a> Rust<'a> {
                 // Not defined, imported, re-exported or brought in by a glob there: the module is
                 // certain, the name missing. Whether that absence is sound is the rules' to say
                 // (`OpenSurface`: an item-level macro or a glob from outside may still define it).
+                // a private glob there brings names only its own descendants see: for them the
+                // absence is a guess, for every other module it is certain
+                let seen_by_glob = self.descends(path, file)
+                    && self.repo.files.get(file.as_str()).is_some_and(|fi| {
+                        fi.imports.iter().any(|i| i.kinds.contains("wildcard") && !i.kinds.contains("re_export"))
+                    });
+                // a module file reached through a `path` attribute may be another file
+                let certain = self.module_of.get(file.as_str()).is_none_or(|(_, _, exact)| *exact);
                 out.missing_name(path, imp.line, name, file);
-                Target::Files(vec![(file.clone(), true)])
+                Target::Files(vec![(file.clone(), !seen_by_glob && certain)])
             }
         }
+    }
+
+    /// Whether the module of `path` is the module of `file` or inside it.
+    fn descends(&self, path: &str, file: &str) -> bool {
+        match (self.module_of.get(path), self.module_of.get(file)) {
+            (Some((u1, m1, _)), Some((u2, m2, _))) => {
+                u1 == u2 && (m1 == m2 || m1.starts_with(m2.as_str()) && m1[m2.len()..].starts_with("::"))
+            }
+            _ => false,
+        }
+    }
+
+    /// The crate `extern crate <crate> [as name];` in `path` or at the root of `unit` binds to `name`.
+    fn unit_extern(&self, unit: usize, path: &str, name: &str) -> Option<&'a str> {
+        let root = self.modules.get(&(unit, "crate".to_string()));
+        [Some(path), root.map(String::as_str)].into_iter().flatten().find_map(|f| self.extern_crate(f, name))
+    }
+
+    /// The crate `extern crate <crate> as name;` (or `extern crate name;`) in `file` names.
+    fn extern_crate(&self, file: &str, name: &str) -> Option<&'a str> {
+        let fi = self.repo.files.get(file)?;
+        fi.imports
+            .iter()
+            .find(|i| !i.spec.contains("::") && i.names.iter().any(|(n, a)| n == "*" && a == name))
+            // `extern crate self as name;` names the crate itself
+            .map(|i| if i.spec == "self" { "crate" } else { i.spec.as_str() })
     }
 
     /// `use m::Item::*`: the glob takes the members of an item (an enum's variants), which the

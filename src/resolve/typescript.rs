@@ -202,14 +202,92 @@ impl<'a> Ts<'a> {
         None
     }
 
+    /// A workspace package's `sub` path through its package.json `exports`: the file a subpath
+    /// (or a `*` pattern) names under the first condition that leads to one (types, import,
+    /// module, default, require, then the others, in file order), exact; else, where the target
+    /// is a build output the tree does not hold, the source file of the same path under `src/`
+    /// (or the package root), heuristic.
+    fn via_exports(&self, root: &str, m: &super::ManifestInfo, sub: &str) -> Option<(String, bool)> {
+        let key = if sub.is_empty() { ".".to_string() } else { format!("./{sub}") };
+        let mut best: Option<(usize, &str)> = None;
+        for (pattern, _, _) in &m.exports {
+            let score = match pattern.split_once('*') {
+                None if *pattern == key => usize::MAX,
+                Some((pre, post))
+                    if key.starts_with(pre) && key.ends_with(post) && key.len() >= pre.len() + post.len() =>
+                {
+                    pre.len()
+                }
+                _ => continue,
+            };
+            if best.is_none_or(|b| score > b.0) {
+                best = Some((score, pattern));
+            }
+        }
+        let (_, pattern) = best?;
+        let star = match pattern.split_once('*') {
+            Some((pre, post)) => &key[pre.len()..key.len() - post.len()],
+            None => "",
+        };
+        let rank =
+            |c: &str| ["types", "import", "module", "default", "require"].iter().position(|k| *k == c).unwrap_or(5);
+        let mut targets: Vec<(usize, usize, String)> = m
+            .exports
+            .iter()
+            .enumerate()
+            .filter(|(_, (p, _, _))| p == pattern)
+            .map(|(i, (_, c, t))| (rank(c), i, t.replace('*', star)))
+            .collect();
+        targets.sort();
+        // conditions that lead to different files (`node` and `browser`): which one a build takes
+        // is not the tree's to say
+        let files: std::collections::BTreeSet<String> =
+            targets.iter().filter_map(|(_, _, t)| self.try_file_no_dir(t)).collect();
+        if let Some(f) = targets.iter().find_map(|(_, _, t)| self.try_file_no_dir(t)) {
+            return Some((f, files.len() == 1));
+        }
+        targets.iter().find_map(|(_, _, t)| self.source_of(root, t)).map(|f| (f, false))
+    }
+
+    /// The source file a build output `target` of the package at `root` was made from: the same
+    /// path below `src/` or the root, with its build directories (`dist/`, `dist/esm/`, …) left out
+    /// and its extension a source one.
+    fn source_of(&self, root: &str, target: &str) -> Option<String> {
+        let rest = target.strip_prefix(root).unwrap_or(target).trim_start_matches('/');
+        let rest = strip_ext(rest);
+        let parts: Vec<&str> = rest.split('/').collect();
+        for k in 1..parts.len() {
+            let tail = parts[k..].join("/");
+            for dir in [child(root, "src"), root.to_string()] {
+                let cand = child(&dir, &tail);
+                if let Some(f) = self.try_file(&cand).filter(|f| !f.ends_with(".d.ts") || target.ends_with(".d.ts")) {
+                    return Some(f);
+                }
+            }
+        }
+        None
+    }
+
     pub fn resolve(&self, path: &str, imp: &Imp, out: &mut Out) -> Target {
         let spec = imp.spec.as_str();
         if spec == "<dynamic>" {
             return Target::Unresolved("dynamic import of a computed specifier".into());
         }
         let t = self.resolve_spec(path, spec);
+        // a relative specifier of a module (no extension, or a script's) names a file of the repo
+        let relative = spec.starts_with("./") || spec.starts_with("../");
+        let last = spec.rsplit('/').next().unwrap_or(spec);
+        let module_like = !last.contains('.') || EXTS.iter().any(|e| last.ends_with(e));
+        if let Target::Unresolved(_) = &t
+            && relative
+            && module_like
+            && !imp.kinds.contains("dynamic")
+        {
+            out.missing_module(path, imp.line, spec, parent_dir(path));
+        }
+        // a name missing from a file found heuristically is a heuristic absence (its resolution's)
         if let Target::Files(fs) = &t
-            && let Some((target, true)) = fs.first()
+            && let Some((target, _)) = fs.first()
         {
             self.check_names(path, imp, target, out);
         }
@@ -231,6 +309,9 @@ impl<'a> Ts<'a> {
             return Target::Files(vec![(f, true)]);
         }
         if let Some((root, sub, m)) = self.workspace_package(spec) {
+            if let Some(found) = self.via_exports(&root, m, &sub) {
+                return Target::Files(vec![found]);
+            }
             if sub.is_empty() {
                 for (_, e) in &m.entries {
                     if let Some(f) = self.try_file_no_dir(e) {
@@ -275,12 +356,10 @@ impl<'a> Ts<'a> {
         Target::Unresolved(format!("no file, workspace package or declared dependency for `{spec}`"))
     }
 
-    /// Names imported from a resolved TS module that it neither defines nor exports.
+    /// Names imported from a resolved TypeScript or JavaScript module (ESM or CommonJS) that it
+    /// neither defines nor exports.
     fn check_names(&self, path: &str, imp: &Imp, target: &str, out: &mut Out) {
-        let Some(tf) = self.repo.files.get(target) else {
-            return;
-        };
-        if tf.lang != "typescript" || target.ends_with(".js") {
+        if !self.repo.files.contains_key(target) {
             return;
         }
         for (name, _) in &imp.names {
@@ -304,7 +383,13 @@ impl<'a> Ts<'a> {
         if depth > 8 {
             return true;
         }
+        let mut stars = false;
         for imp in fi.imports.iter().filter(|i| i.kinds.contains("re_export") && i.kinds.contains("wildcard")) {
+            stars = true;
+            // `export * from` never carries `default`
+            if name == "default" {
+                continue;
+            }
             match self.resolve_spec(file, &imp.spec) {
                 Target::Files(fs) => {
                     if fs.iter().any(|(t, _)| self.exports(t, name, depth + 1)) {
@@ -315,8 +400,9 @@ impl<'a> Ts<'a> {
                 _ => continue,
             }
         }
-        // CommonJS or ambient declarations: treat as unknown
-        fi.lang == "javascript" || self.repo.surface_empty(file)
+        // a file that exports nothing the index can see (a script, ambient declarations): unknown;
+        // a barrel of `export * from` lines alone exports what they carry, and nothing else
+        !stars && self.repo.surface_empty(file)
     }
 }
 

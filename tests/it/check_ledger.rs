@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::support::{clean_three_stages, json, run, shop_trial};
+use crate::support::{clean_three_stages, git, json, run, shop_trial};
 
 const LOG: &str = "analysis/andon/ledger/ledger.jsonl";
 
@@ -20,7 +20,22 @@ fn check(d: &Path) -> (Option<i32>, Value) {
 
 /// The findings of the ledger in a check document.
 fn ledger_findings(v: &Value) -> Vec<Value> {
-    v["findings"].as_array().unwrap().iter().filter(|f| f["kind"] == "ledger").cloned().collect()
+    v["findings"].as_array().unwrap().iter().filter(|f| f["kind"] == "ledger" && !is_hold(f)).cloned().collect()
+}
+
+fn is_hold(f: &Value) -> bool {
+    f["message"].as_str().is_some_and(|m| m.starts_with("tier-1 hold"))
+}
+
+/// The loop's standing tier-1 holds among the findings: (path, line, tier).
+fn holds(v: &Value) -> Vec<(String, u64, u64)> {
+    v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["kind"] == "ledger" && is_hold(f))
+        .map(|f| (f["path"].as_str().unwrap().to_string(), f["line"].as_u64().unwrap(), f["tier"].as_u64().unwrap()))
+        .collect()
 }
 
 /// Appends a half-written record to the ledger: the write of a killed writer.
@@ -47,6 +62,8 @@ fn a_ledger_and_no_contract_is_judged_alone_and_a_torn_last_line_fails() {
     let found = ledger_findings(&v);
     assert_eq!(found.len(), 1, "{v:#}");
     assert!(found[0]["message"].as_str().unwrap().contains("the loop saw it fail"), "{v:#}");
+    // the trial's broken import is the loop's standing tier-1 hold: it fails the gate too
+    assert!(holds(&v).iter().all(|h| h.2 == 1) && !holds(&v).is_empty(), "{v:#}");
     tear(d);
     let (code, v) = check(d);
     assert_eq!(code, Some(1), "{v:#}");
@@ -59,7 +76,12 @@ fn a_ledger_and_no_contract_is_judged_alone_and_a_torn_last_line_fails() {
     let o = run(&["check", "--format", "sarif", "-q"], d);
     assert_eq!(o.status.code(), Some(1));
     let sarif = json(&o);
-    let results = sarif["runs"][0]["results"].as_array().unwrap();
+    let results: Vec<&Value> = sarif["runs"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| !r["message"]["text"].as_str().unwrap().contains("tier-1 hold"))
+        .collect();
     assert_eq!(results.len(), 1, "{sarif:#}");
     let index = results[0]["ruleIndex"].as_u64().unwrap() as usize;
     assert_eq!(sarif["runs"][0]["tool"]["driver"]["rules"][index]["name"], "ledger", "{sarif:#}");
@@ -106,6 +128,24 @@ fn a_wire_that_regressed_from_proven_fails_check() {
     let found = ledger_findings(&v);
     assert_eq!(found.len(), 1, "{v:#}");
     assert!(found[0]["message"].as_str().unwrap().contains("wire core -> api regressed from proven"), "{v:#}");
+    // and the loop's tier-1 hold on the missing name fails it too (decision 13), even with no contract
+    assert_eq!(holds(&v), [("src/api/__init__.py".to_string(), 1, 1)], "{v:#}");
+    // with --base, a hold blocks only a change that touches its paths
+    git(d, &["add", "-A"]);
+    git(d, &["commit", "-qm", "broken api"]);
+    let base = run(&["check", "-q", "--format", "json", "--base", "HEAD"], d);
+    assert!(holds(&json(&base)).is_empty(), "{}", String::from_utf8_lossy(&base.stdout));
+    std::fs::write(d.join("src/core/extra.py"), "X = 1\n").unwrap();
+    let base = run(&["check", "-q", "--format", "json", "--base", "HEAD"], d);
+    assert!(holds(&json(&base)).is_empty(), "an unrelated change");
+    std::fs::write(
+        d.join("src/api/__init__.py"),
+        "from core import parse, gone\n\n\ndef run(text):\n    return parse(text)\n",
+    )
+    .unwrap();
+    let base = run(&["check", "-q", "--format", "json", "--base", "HEAD"], d);
+    assert_eq!(base.status.code(), Some(1));
+    assert_eq!(holds(&json(&base)), [("src/api/__init__.py".to_string(), 1, 1)]);
 }
 
 #[test]

@@ -1074,13 +1074,13 @@ fn an_index_run_killed_at_any_write_leaves_an_index_the_next_run_uses() {
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
 
-/// An indexed repository whose one called name, a detail fact (a call, a reference) whose only
-/// bytes are in a detail segment, has a bit flipped in its pack.
+/// An indexed repository whose one referenced name, a detail fact (a reference) whose only bytes
+/// are in a detail segment, has a bit flipped in its pack.
 fn damaged_detail() -> tempfile::TempDir {
     let t = tempfile::tempdir().unwrap();
     let d = t.path();
     write(d, "pkg/__init__.py", "");
-    write(d, "pkg/a.py", "import os\n\ndef f():\n    return zzz_called_only_here(os)\n");
+    write(d, "pkg/a.py", "import os\n\ndef f():\n    return zzz_called_only_here, os\n");
     index(d, &[]);
     let (name, _) = packs(d).pop().unwrap();
     let p = d.join(".andon").join(&name);

@@ -68,6 +68,7 @@ fn init_holds_today_refuses_to_overwrite_and_catches_a_new_back_edge() {
             "layers: layers: api > core",
             "independence: independent: billing, report",
             "manifest: dependencies are declared and used",
+            "resolves: imports resolve",
         ]
     );
     assert_eq!((doc["exceptions"].as_u64(), doc["excused"].as_u64()), (Some(1), Some(1)));
@@ -226,7 +227,11 @@ fn one_stage_and_no_stage_hold_too() {
     let doc = json(&run_ok(&["init", "-q", "--format", "json"], d));
     assert_eq!(
         contracts(&doc),
-        ["acyclic: no dependency cycle among stages", "manifest: dependencies are declared and used"]
+        [
+            "acyclic: no dependency cycle among stages",
+            "manifest: dependencies are declared and used",
+            "resolves: imports resolve"
+        ]
     );
     assert_eq!(doc["exceptions"], 1, "serde is declared and unused: {doc:#}");
     assert_eq!(check(d).0, Some(0));

@@ -40,6 +40,7 @@ mod proposal_record;
 mod red_first;
 mod report;
 mod request;
+mod resolves;
 mod review16;
 mod settings;
 mod shared_ledger;

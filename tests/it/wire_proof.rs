@@ -160,3 +160,23 @@ fn a_new_broken_import_across_a_proven_wire_keeps_it_from_showing_proven() {
     );
     assert_eq!(board_wire(d).0, "proven");
 }
+
+/// What crosses a wire is followed through a re-export to its definition: a signature changed in
+/// `inventory/stock.py`, behind `inventory/__init__.py`'s `from inventory.stock import level`,
+/// makes the proof stale; a change inside the body does not.
+#[test]
+fn a_signature_changed_behind_a_re_export_reopens_the_proven_wire() {
+    let t = depot();
+    let d = t.path();
+    prove_the_wire(d);
+    let stock = std::fs::read_to_string(d.join("inventory/stock.py")).unwrap();
+    // a body edit: what crosses is the same
+    write_files(d, &[("inventory/stock.py", &stock.replace("return STOCK[item]", "return STOCK.get(item, 0)"))]);
+    loop_json(d);
+    assert_eq!(board_wire(d).0, "proven");
+    // the signature behind the re-export changes
+    write_files(d, &[("inventory/stock.py", &stock.replace("def level(item):", "def level(item, warehouse):"))]);
+    let v = loop_json(d);
+    assert!(v["notes"].to_string().contains("inventory/__init__.py:level"), "a stale note names it: {v:#}");
+    assert_ne!(board_wire(d).0, "proven");
+}

@@ -494,10 +494,11 @@ fn open_absence(store: &Store, w: &Wire) -> Option<String> {
 }
 
 /// Tier-1 contradictions touching `paths` (condition 3 of the andon rule): imports in them, or of
-/// them, that exact resolution shows the producer does not define or export.
+/// them, that exact resolution shows the producer does not define or export, and Python calls in
+/// them, or of functions defined in them, that exactly do not fit their callee's signature.
 pub fn tier1_at(idx: &Index, paths: &[String]) -> Result<Vec<String>, Error> {
     let prog = datalog::builtin_program();
-    let need = prog.needed(&[rel::BROKEN_IMPORT_AT.0 as usize]);
+    let need = prog.needed(&[rel::BROKEN_IMPORT_AT.0 as usize, rel::ARITY_MISMATCH_AT.0 as usize]);
     let mut store: Store = datalog::load(&prog, idx, Some(&need)).map_err(|e| Error::Facts(e.to_string()))?;
     datalog::run_runtime(&prog, &mut store, Some(&need));
     let s = |v: u32| store.syms.str(v).to_string();
@@ -508,6 +509,15 @@ pub fn tier1_at(idx: &Index, paths: &[String]) -> Result<Vec<String>, Error> {
         .filter(|r| s(r[5]) == "exact" && (paths.contains(&s(r[0])) || paths.contains(&s(r[4]))))
         .map(|r| format!("{}:{}: `{}` is not defined or exported by {}", s(r[0]), r[1], s(r[2]), s(r[4])))
         .collect();
+    out.extend(
+        store.rels[rel::ARITY_MISMATCH_AT.0 as usize]
+            .iter()
+            .filter(|r| s(r[6]) == "exact" && (paths.contains(&s(r[0])) || paths.contains(&s(r[3]))))
+            .map(|r| {
+                let param = if s(r[5]).is_empty() { String::new() } else { format!(" `{}`", s(r[5])) };
+                format!("{}:{}: the call of `{}` (defined in {}): {}{param}", s(r[0]), r[1], s(r[2]), s(r[3]), s(r[4]))
+            }),
+    );
     out.sort();
     Ok(out)
 }

@@ -55,6 +55,7 @@ pub fn subject_of(g: &GapState, has_checks: bool, structure_said_nothing: bool) 
     let structural = matches!(
         g.source.as_str(),
         "BrokenImport"
+            | "ArityMismatch"
             | "StubHandoff"
             | "UndeclaredImport"
             | "UndeclaredWireImport"

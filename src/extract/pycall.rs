@@ -1,0 +1,258 @@
+//! Python signatures and call shapes: what a function takes (`Signature`, `Param`) and what a
+//! call passes (`CallSite`, `CallKeyword`), for the arity check across files (`rules/calls.dl`).
+
+use tree_sitter::Node;
+
+use super::extractor::{Extractor, line};
+use crate::facts::rel;
+
+/// One parameter as the signature reads it.
+struct Param<'a> {
+    name: &'a str,
+    kind: &'static str,
+    required: bool,
+}
+
+/// `Signature` and `Param` facts of the function `node`. A method's first parameter (`self`,
+/// `cls`) is bound by the call and left out, unless the method is a `staticmethod`. A parameter
+/// form the check cannot read (a Python 2 tuple parameter) leaves the function without one.
+pub(super) fn signature<'a>(x: &mut Extractor<'a, '_>, node: Node<'a>, method: bool, static_method: bool) {
+    let Some(list) = node.child_by_field_name("parameters") else { return };
+    let mut c = list.walk();
+    let nodes: Vec<Node> = list.named_children(&mut c).filter(|n| n.kind() != "comment").collect();
+    let mut kind =
+        if nodes.iter().any(|n| n.kind() == "positional_separator") { "positional_only" } else { "positional" };
+    let mut params: Vec<Param> = Vec::new();
+    for n in nodes {
+        let (name, required) = match n.kind() {
+            "positional_separator" => {
+                kind = "positional";
+                continue;
+            }
+            "keyword_separator" => {
+                kind = "keyword_only";
+                continue;
+            }
+            "identifier" => (n, true),
+            "typed_parameter" | "list_splat_pattern" | "dictionary_splat_pattern" => {
+                let inner = if n.kind() == "typed_parameter" { n.named_child(0) } else { Some(n) };
+                let Some(inner) = inner else { return };
+                match inner.kind() {
+                    "identifier" => (inner, true),
+                    "list_splat_pattern" | "dictionary_splat_pattern" => {
+                        let var = if inner.kind() == "list_splat_pattern" { "var_positional" } else { "var_keyword" };
+                        let Some(id) = inner.named_child(0) else { return };
+                        params.push(Param { name: x.text(id), kind: var, required: false });
+                        if var == "var_positional" {
+                            kind = "keyword_only";
+                        }
+                        continue;
+                    }
+                    _ => return,
+                }
+            }
+            "default_parameter" | "typed_default_parameter" => match n.child_by_field_name("name") {
+                Some(id) if id.kind() == "identifier" => (id, false),
+                _ => return,
+            },
+            _ => return,
+        };
+        params.push(Param { name: x.text(name), kind, required });
+    }
+    if method && !static_method && !params.is_empty() {
+        params.remove(0);
+    }
+    let l = line(node);
+    let positional = params.iter().filter(|p| matches!(p.kind, "positional_only" | "positional")).count() as u32;
+    x.push(rel::SIGNATURE, &[x.path.into(), l.into(), positional.into()]);
+    for (i, p) in params.iter().enumerate() {
+        let required = if p.required { "required" } else { "optional" };
+        x.push(
+            rel::PARAM,
+            &[x.path.into(), l.into(), (i as u32).into(), p.name.into(), p.kind.into(), required.into()],
+        );
+    }
+}
+
+/// `CallSite` and `CallKeyword` facts of a call of a name or of a dotted name (`f(…)`,
+/// `m.f(…)`, `a.b.f(…)`); calls of anything else (a subscript, a call's result) are left out.
+pub(super) fn call_site<'a>(x: &mut Extractor<'a, '_>, node: Node<'a>, function: Node<'a>) {
+    let Some((qualifier, name)) = dotted(x, function) else { return };
+    // a parameter of an enclosing function or lambda by that name is another binding
+    let first = if qualifier.is_empty() { name } else { qualifier.split('.').next().unwrap_or("") };
+    if shadowed(x, node, first) {
+        return;
+    }
+    let (l, col) = (line(node), node.start_position().column as u32 + 1);
+    let Some(args) = node.child_by_field_name("arguments") else { return };
+    let (mut positional, mut star, mut double) = (0u32, false, false);
+    let mut keywords: Vec<&str> = Vec::new();
+    if args.kind() == "generator_expression" {
+        positional = 1;
+    } else {
+        let mut c = args.walk();
+        for a in args.named_children(&mut c) {
+            match a.kind() {
+                "comment" => {}
+                "list_splat" => star = true,
+                "dictionary_splat" => double = true,
+                "keyword_argument" => match a.child_by_field_name("name") {
+                    Some(k) => keywords.push(x.text(k)),
+                    None => return,
+                },
+                _ => positional += 1,
+            }
+        }
+    }
+    let splat = match (star, double) {
+        (false, false) => "none",
+        (true, false) => "args",
+        (false, true) => "kwargs",
+        (true, true) => "both",
+    };
+    x.push(
+        rel::CALL_SITE,
+        &[x.path.into(), l.into(), col.into(), qualifier.as_str().into(), name.into(), positional.into(), splat.into()],
+    );
+    for k in keywords {
+        x.push(rel::CALL_KEYWORD, &[x.path.into(), l.into(), col.into(), k.into()]);
+    }
+}
+
+/// `f` as ("", "f"), `a.b.f` as ("a.b", "f"); None for any other callee.
+fn dotted<'a>(x: &Extractor<'a, '_>, mut n: Node<'a>) -> Option<(String, &'a str)> {
+    let name = match n.kind() {
+        "identifier" => return Some((String::new(), x.text(n))),
+        "attribute" => {
+            let a = n.child_by_field_name("attribute").filter(|a| a.kind() == "identifier")?;
+            n = n.child_by_field_name("object")?;
+            x.text(a)
+        }
+        _ => return None,
+    };
+    let mut parts: Vec<&str> = Vec::new();
+    loop {
+        match n.kind() {
+            "identifier" => {
+                parts.push(x.text(n));
+                break;
+            }
+            "attribute" => {
+                parts.push(x.text(n.child_by_field_name("attribute").filter(|a| a.kind() == "identifier")?));
+                n = n.child_by_field_name("object")?;
+            }
+            _ => return None,
+        }
+        if parts.len() > 16 {
+            return None;
+        }
+    }
+    parts.reverse();
+    Some((parts.join("."), name))
+}
+
+/// Whether a function or lambda around `node` binds `name`: a parameter, or a name its body binds
+/// (an assignment, a `for`, `with … as`, `except … as` or `:=` target, an import).
+fn shadowed<'a>(x: &mut Extractor<'a, '_>, node: Node<'a>, name: &str) -> bool {
+    let scopes: Vec<Node<'a>> =
+        x.ancestors(node).into_iter().filter(|a| matches!(a.kind(), "function_definition" | "lambda")).collect();
+    scopes.into_iter().any(|f| {
+        let by_param = f.child_by_field_name("parameters").is_some_and(|list| {
+            let mut c = list.walk();
+            list.named_children(&mut c).any(|p| param_name(x, p) == Some(name))
+        });
+        by_param || local_names(x, f).contains(name)
+    })
+}
+
+/// The names the body of function `f` binds, read once per function.
+fn local_names<'a, 'x>(x: &'x mut Extractor<'a, '_>, f: Node<'a>) -> &'x std::collections::HashSet<&'a str> {
+    if !x.local_names.contains_key(&f.id()) {
+        let mut names = std::collections::HashSet::new();
+        if let Some(body) = f.child_by_field_name("body") {
+            each_node(body, |n| {
+                let target = match n.kind() {
+                    "assignment" | "augmented_assignment" | "for_statement" | "for_in_clause" => {
+                        n.child_by_field_name("left")
+                    }
+                    "named_expression" => n.child_by_field_name("name"),
+                    "as_pattern" => n.child_by_field_name("alias"),
+                    "import_statement" | "import_from_statement" | "global_statement" | "nonlocal_statement" => Some(n),
+                    _ => None,
+                };
+                if let Some(t) = target {
+                    each_node(t, |m| {
+                        if m.kind() == "identifier" {
+                            names.insert(x.text(m));
+                        }
+                    });
+                }
+            });
+        }
+        x.local_names.insert(f.id(), names);
+    }
+    &x.local_names[&f.id()]
+}
+
+/// Calls `visit` on `n` and every node below it (a walk with a stack: no recursion per level).
+fn each_node<'a>(n: Node<'a>, mut visit: impl FnMut(Node<'a>)) {
+    let mut c = n.walk();
+    let mut stack = vec![n];
+    while let Some(m) = stack.pop() {
+        visit(m);
+        c.reset(m);
+        if c.goto_first_child() {
+            loop {
+                stack.push(c.node());
+                if !c.goto_next_sibling() {
+                    break;
+                }
+            }
+        }
+    }
+}
+
+/// The name a parameter node binds.
+fn param_name<'a>(x: &Extractor<'a, '_>, p: Node<'a>) -> Option<&'a str> {
+    match p.kind() {
+        "identifier" => Some(x.text(p)),
+        "default_parameter" | "typed_default_parameter" => p.child_by_field_name("name").map(|n| x.text(n)),
+        "typed_parameter" | "list_splat_pattern" | "dictionary_splat_pattern" => {
+            let inner = p.named_child(0)?;
+            if inner.kind() == "identifier" { Some(x.text(inner)) } else { param_name(x, inner) }
+        }
+        _ => None,
+    }
+}
+
+/// A module-level call that rebuilds the module's namespace: `globals().update(…)`, or a call
+/// named for modules or laziness that is handed `__name__` (`recreate_module(__name__, …)`,
+/// `lazy.attach(__name__, …)`). The module's names are then computed: the reason, if so.
+pub(super) fn rebuilds_module<'a>(x: &Extractor<'a, '_>, node: Node<'a>, function: Node<'a>) -> Option<String> {
+    let text = x.text(function);
+    let last = text.rsplit('.').next().unwrap_or(text);
+    let compact = text.replace(char::is_whitespace, "");
+    let globals = compact == "globals().update" || compact == "exec";
+    let first_arg =
+        node.child_by_field_name("arguments").and_then(|a| a.named_child(0)).map(|a| x.text(a)).unwrap_or("");
+    let sets_module = compact == "setattr" && (first_arg.contains("sys.modules") || first_arg.contains("globals()"));
+    let named = last.to_ascii_lowercase().contains("module") || last.contains("lazy") || last == "attach";
+    let given_name = || {
+        let Some(args) = node.child_by_field_name("arguments") else { return false };
+        let mut c = args.walk();
+        args.named_children(&mut c).any(|a| a.kind() == "identifier" && x.text(a) == "__name__")
+    };
+    let top =
+        !x.ancestors(node).iter().any(|a| matches!(a.kind(), "function_definition" | "class_definition" | "lambda"));
+    (top && (globals || sets_module || named && given_name()))
+        .then(|| format!("`{}` rebuilds the module's names at line {}", crate::text::short(text), line(node)))
+}
+
+/// A module-level assignment through the module's namespace (`globals()[name] = …`, `vars()[…]`,
+/// `locals()[…]`): the module's names are computed. The reason, if so.
+pub(super) fn assigns_namespace<'a>(x: &Extractor<'a, '_>, node: Node<'a>) -> Option<String> {
+    let left = node.child_by_field_name("left").filter(|l| l.kind() == "subscript")?;
+    let value: String = x.text(left.child_by_field_name("value")?).split_whitespace().collect();
+    matches!(value.as_str(), "globals()" | "vars()" | "locals()")
+        .then(|| format!("`{value}[…]` is assigned at line {}", line(node)))
+}
