@@ -11,7 +11,7 @@ cargo build --release --quiet --manifest-path "$here/../Cargo.toml"
 andon="$here/../target/release/andon"
 count() { "$andon" query -q "$dir" --rules "$here/stream_precision.dl" "$1" --format csv | tail -n +2 | wc -l; }
 wires=$(count 'Wire(p, c)')
-declared=$(count 'DeclaredWire(p, c)')
+declared=$(count 'ManifestWire(p, c)')
 pairs=$(count 'Pair(p, c)')
 found=$(count 'Pair(p, c), Wire(p, c)')
 echo "wires: $wires, of which declared dependencies: $declared (precision $(awk "BEGIN{printf \"%.1f\", 100*$declared/$wires}") %)"

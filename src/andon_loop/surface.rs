@@ -94,18 +94,28 @@ struct Defs {
 fn defs_of(root: &Path, idx: &Index, file: usize) -> Defs {
     let f = &idx.facts[file];
     let mut defs: HashMap<String, (String, u32, u32)> = HashMap::new();
-    let mut ends: HashMap<(String, u32), u32> = HashMap::new();
+    // (end line, column) of each definition
+    let mut spans: HashMap<(String, u32), (u32, u32)> = HashMap::new();
     if let Ok(detail) = f.detail() {
         for r in detail.rows_of(rel::DEF_SPAN) {
-            ends.insert((detail.str(r[1]).to_string(), r[2]), r[4]);
+            spans.insert((detail.str(r[1]).to_string(), r[2]), (r[4], r[3]));
         }
     }
     let core: &Segment = f.core();
+    let mut cols: HashMap<String, u32> = HashMap::new();
     for r in core.rows_of(rel::DEFINES) {
         let (name, kind, line) = (core.str(r[1]).to_string(), core.str(r[2]).to_string(), r[3]);
-        let end = ends.get(&(name.clone(), line)).copied().unwrap_or(line);
-        // the first definition of a name is the one an import reaches (later ones are nested)
-        defs.entry(name).or_insert((kind, line, end));
+        let (end, col) = spans.get(&(name.clone(), line)).copied().unwrap_or((line, 1));
+        // the definition an import reaches is the outermost one, and of those the last (a later
+        // `def` or assignment binds the name again); nested ones sit further right
+        let wins = match (defs.get(&name), cols.get(&name)) {
+            (Some((_, l, _)), Some(&c)) => col < c || col == c && line > *l,
+            _ => true,
+        };
+        if wins {
+            cols.insert(name.clone(), col);
+            defs.insert(name, (kind, line, end));
+        }
     }
     let exports = core.rows_of(rel::EXPORTS).map(|r| core.str(r[1]).to_string()).collect();
     let text = crate::index::walk::abs_path(root, &idx.files[file].path).and_then(|p| std::fs::read_to_string(p).ok());
@@ -188,16 +198,23 @@ impl<'a> Origins<'a> {
     }
 }
 
-/// The contract text of the definition spanning `line..=end` of `text`, whitespace-normalised.
+/// The contract text of the definition spanning `line..=end` of `text`, whitespace-normalised,
+/// with the decorators and attributes written on the lines above it (a decorator may change what
+/// a call takes).
 fn contract(text: &str, kind: &str, line: u32, end: u32) -> String {
-    let body: String = text
-        .lines()
-        .skip(line.saturating_sub(1) as usize)
-        .take((end.saturating_sub(line) + 1) as usize)
-        .collect::<Vec<_>>()
-        .join("\n");
+    let lines: Vec<&str> = text.lines().collect();
+    let start = line.saturating_sub(1) as usize;
+    let mut first = start;
+    while first > 0
+        && lines.get(first - 1).is_some_and(|l| l.trim_start().starts_with('@') || l.trim_start().starts_with("#["))
+    {
+        first -= 1;
+    }
+    let above = lines.get(first..start).unwrap_or_default().join("\n");
+    let body: String =
+        lines.iter().skip(start).take((end.saturating_sub(line) + 1) as usize).copied().collect::<Vec<_>>().join("\n");
     let cut = if matches!(kind, "function" | "method") { signature(&body) } else { &body };
-    cut.split_whitespace().collect::<Vec<_>>().join(" ")
+    above.split_whitespace().chain(cut.split_whitespace()).collect::<Vec<_>>().join(" ")
 }
 
 /// A function's text up to its body: the first `{` outside brackets (Rust, TypeScript), or the

@@ -254,6 +254,13 @@ impl<'a> Python<'a> {
         there && !under(file, &near) && file != format!("{near}.py")
     }
 
+    /// The file of module `abs` below the directory of `path` (`a.b` as `dir/a/b.py` or
+    /// `dir/a/b/__init__.py`), if there is one.
+    fn sibling_module(&self, path: &str, abs: &str) -> Option<String> {
+        let base = child(parent_dir(path), &abs.replace('.', "/"));
+        [format!("{base}.py"), child(&base, "__init__.py")].into_iter().find(|f| self.repo.is_file(f))
+    }
+
     fn file_of(&self, dotted: &str) -> Option<(String, bool)> {
         if let Some(f) = self.modules.get(dotted) {
             return Some((f.clone(), true));
@@ -275,10 +282,17 @@ impl<'a> Python<'a> {
         let Some(fi) = self.repo.files.get(file) else {
             return Binding::Unknown;
         };
-        if self.repo.defines(file, name) || self.repo.exports(file, name) || imports_bind(fi, name) {
+        // a name `__all__` lists but nothing binds is no name of the module (`from m import x` fails)
+        if self.repo.defines(file, name) || imports_bind(fi, name) {
             return Binding::Yes;
         }
         let mut answer = Binding::No;
+        // a star import carries a name that starts with `_` only where an `__all__` lists it, which
+        // the index does not tell apart: such a name through a star is a guess either way
+        let carried = !name.starts_with('_') || name.starts_with("__") && name.ends_with("__");
+        if !carried && fi.imports.iter().any(|i| i.kinds.contains("wildcard")) {
+            return Binding::Unknown;
+        }
         for imp in fi.imports.iter().filter(|i| i.kinds.contains("wildcard")) {
             if depth >= 8 {
                 return Binding::Unknown;
@@ -328,8 +342,11 @@ impl<'a> Python<'a> {
         if !abs.is_empty()
             && let Some((file, _)) = self.file_of(&abs)
         {
-            let sure = imp.spec.starts_with('.')
-                || self.surely_reaches(path, &file) && !self.sibling_shadows(path, &abs, &file);
+            // run as a script (or by a test runner that puts its directory first on the path), a
+            // file imports the module beside it before one of a source root: a guess either way
+            let shadowed = !imp.spec.starts_with('.') && self.sibling_shadows(path, &abs, &file);
+            let file = if shadowed { self.sibling_module(path, &abs).unwrap_or(file) } else { file };
+            let sure = imp.spec.starts_with('.') || self.surely_reaches(path, &file) && !shadowed;
             if !is_from || imp.kinds.contains("wildcard") {
                 return Target::Files(vec![(file, sure)]);
             }

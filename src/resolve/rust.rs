@@ -368,13 +368,14 @@ impl<'a> Rust<'a> {
                 // another workspace crate, this crate's own lib (from tests/, examples/, bins), or a dependency
                 let norm = norm_dep(first);
                 let own = first == k.import_name;
-                // another crate is reached only as a declared dependency (or an `extern crate`)
-                let declared = k.deps.contains(&norm) || self.unit_extern(unit, path, first).is_some();
-                let other = self
-                    .crates
-                    .iter()
-                    .position(|c| c.import_name == first && c.manifest != k.manifest)
-                    .filter(|_| declared);
+                // another crate is reached only as a declared dependency (by its package name or
+                // its library name) or an `extern crate`
+                let declared = |c: &Krate| {
+                    let package = self.repo.manifests.get(&c.manifest).map(|m| norm_dep(&m.name)).unwrap_or_default();
+                    k.deps.contains(&norm) || k.deps.contains(&package) || self.unit_extern(unit, path, first).is_some()
+                };
+                let other =
+                    self.crates.iter().position(|c| c.import_name == first && c.manifest != k.manifest && declared(c));
                 let target_crate = if own { Some(ci) } else { other };
                 match target_crate.map(|c| (c, self.lib_unit[c])) {
                     Some((_, Some(lib))) => (lib, "crate".into(), &segs[1..]),

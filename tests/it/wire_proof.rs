@@ -180,3 +180,25 @@ fn a_signature_changed_behind_a_re_export_reopens_the_proven_wire() {
     assert!(v["notes"].to_string().contains("inventory/__init__.py:level"), "a stale note names it: {v:#}");
     assert_ne!(board_wire(d).0, "proven");
 }
+
+/// A decorator that decides what a call across the wire takes, added behind the re-export: the
+/// proof is stale, and structure cannot prove the wire again (the call is not structure's to
+/// judge); so do a rebinding of the name and a second definition of it.
+#[test]
+fn a_call_structure_cannot_judge_keeps_the_reopened_wire_from_a_structural_proof() {
+    for stock in [
+        "STOCK = {\"bolt\": 5}\n\n\ndef twice(fn):\n    return lambda item, where: fn(item)\n\n\n@twice\ndef level(item):\n    return STOCK[item]\n\n\n\
+         def restock(item, n):\n    STOCK[item] = STOCK.get(item, 0) + n\n",
+        "STOCK = {\"bolt\": 5}\n\n\ndef level(item):\n    return STOCK[item]\n\n\nlevel = lambda item, where: 0\n\n\n\
+         def restock(item, n):\n    STOCK[item] = STOCK.get(item, 0) + n\n",
+        "STOCK = {\"bolt\": 5}\n\n\ndef level(item):\n    return STOCK[item]\n\n\ndef level(item, where):\n    return 0\n\n\n\
+         def restock(item, n):\n    STOCK[item] = STOCK.get(item, 0) + n\n",
+    ] {
+        let t = depot();
+        let d = t.path();
+        prove_the_wire(d);
+        write_files(d, &[("inventory/stock.py", stock)]);
+        loop_json(d);
+        assert_ne!(board_wire(d).0, "proven", "{stock}");
+    }
+}

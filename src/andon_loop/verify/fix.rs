@@ -287,6 +287,8 @@ pub type StructuralProof = (Verdict, Option<u8>, bool, String, Vec<String>);
 /// The relations structural proof reads.
 const GOALS: &[crate::facts::RelId] = &[
     rel::BROKEN_IMPORT_AT,
+    rel::ARITY_HANDOFF,
+    rel::OPAQUE_HANDOFF,
     rel::STUB_HANDOFF,
     rel::WIRE_IMPORT,
     rel::IN_STAGE,
@@ -378,6 +380,14 @@ pub fn structural_of(idx: &Index, wire: Option<&Wire>, path: &str, summary: &str
             tier = tier.min(if s(r[5]) == "exact" { 1 } else { 2 });
         }
     }
+    for r in rows(rel::ARITY_HANDOFF) {
+        if store.syms.str(r[0]) == w.producer && store.syms.str(r[1]) == w.consumer {
+            let (problem, param) = (s(r[5]), s(r[6]));
+            let about = if param.is_empty() { problem } else { format!("{problem} `{param}`") };
+            refs.push(format!("{}:{}: the call of `{}` does not fit its signature ({about})", s(r[2]), r[3], s(r[4])));
+            tier = tier.min(if s(r[7]) == "exact" { 1 } else { 2 });
+        }
+    }
     for r in rows(rel::STUB_HANDOFF) {
         if store.syms.str(r[0]) == w.producer && store.syms.str(r[1]) == w.consumer {
             refs.push(format!("{}:{}: `{}` crosses the wire as a stub ({})", s(r[3]), r[4], s(r[2]), s(r[5])));
@@ -391,7 +401,7 @@ pub fn structural_of(idx: &Index, wire: Option<&Wire>, path: &str, summary: &str
         } else if let Some(open) = open_absence(&store, w) {
             format!(" (tier 2, not 1: {open})")
         } else {
-            " (tier 2, not 1: the contradictions rest on heuristic resolution or a stub, not an exact fact)".to_string()
+            " (tier 2, not 1: the contradictions rest on heuristic resolution, another definition or a stub, not an exact fact)".to_string()
         };
         return Ok((
             Verdict::Refuted,
@@ -403,6 +413,23 @@ pub fn structural_of(idx: &Index, wire: Option<&Wire>, path: &str, summary: &str
     }
     if w.producer == w.consumer {
         return Ok(lone_stage_proof(&store, &w.producer));
+    }
+    let opaque: Vec<String> = rows(rel::OPAQUE_HANDOFF)
+        .filter(|r| store.syms.str(r[0]) == w.producer && store.syms.str(r[1]) == w.consumer)
+        .map(|r| format!("{}:{}: `{}`", s(r[2]), r[3], s(r[4])))
+        .collect();
+    if !opaque.is_empty() {
+        // a decorator, a rebinding or a second definition decides what these calls take
+        return Ok((
+            Verdict::Unproven,
+            None,
+            false,
+            format!(
+                "{} call(s) across {w} reach a function whose signature a decorator, a rebinding or another definition decides: structure cannot show they fit; prove the handoff by a check that exercises it (`--approach executed`)",
+                opaque.len()
+            ),
+            opaque,
+        ));
     }
     let imports: Vec<String> = rows(rel::WIRE_IMPORT)
         .filter(|r| store.syms.str(r[0]) == w.producer && store.syms.str(r[1]) == w.consumer)
@@ -436,7 +463,7 @@ pub fn structural_of(idx: &Index, wire: Option<&Wire>, path: &str, summary: &str
         Some(if exact { 1 } else { 2 }),
         false,
         format!(
-            "every import across {w} resolves to what the producer defines; no stub crosses it{}",
+            "every import across {w} resolves to what the producer defines, every call across it fits its callee; no stub crosses it{}",
             if exact { "" } else { " (tier 2, not 1: no import across it resolves exactly)" }
         ),
         imports,
