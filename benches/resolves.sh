@@ -36,7 +36,7 @@ count() { "$1" query -q --no-index "$3" "$2" --format csv | tail -n +2 | wc -l; 
 # rows BIN QUERY REPO: the answer rows.
 rows() { "$1" query -q --no-index "$3" "$2" --format csv | tail -n +2; }
 # has BIN RELATION: whether the binary knows the relation (an older one may not).
-has() { "$1" query -q --no-index "$2" "$3" --format csv > /dev/null 2>&1; }
+has() { "$1" query -q --no-index "$3" "$2" --format csv > /dev/null 2>&1; }
 
 # median of the numbers on stdin
 median() { sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }

@@ -24,7 +24,7 @@ pub(crate) struct Extractor<'a, 'o> {
     pub owners: super::classes::Owners,
     /// How many macro bodies this extractor's tree is nested in (0 for the file's own tree).
     pub macro_depth: u32,
-    /// Per function (its node id), the names its body binds (Python's arity check reads them).
+    /// The names the file binds other than by imports, under key 0 (Python's arity check reads them).
     pub local_names: std::collections::HashMap<usize, std::collections::HashSet<&'a str>>,
 }
 

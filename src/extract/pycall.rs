@@ -80,7 +80,7 @@ pub(super) fn call_site<'a>(x: &mut Extractor<'a, '_>, node: Node<'a>, function:
     let Some((qualifier, name)) = dotted(x, function) else { return };
     // a parameter of an enclosing function or lambda by that name is another binding
     let first = if qualifier.is_empty() { name } else { qualifier.split('.').next().unwrap_or("") };
-    if shadowed(x, node, first) {
+    if shadowed(x, first) {
         return;
     }
     let (l, col) = (line(node), node.start_position().column as u32 + 1);
@@ -151,33 +151,22 @@ fn dotted<'a>(x: &Extractor<'a, '_>, mut n: Node<'a>) -> Option<(String, &'a str
     Some((parts.join("."), name))
 }
 
-/// Whether a function or lambda around `node` binds `name`: a parameter, or a name its body binds
-/// (an assignment, a `for`, `with … as`, `except … as` or `:=` target, an import).
-fn shadowed<'a>(x: &mut Extractor<'a, '_>, node: Node<'a>, name: &str) -> bool {
-    let scopes: Vec<Node<'a>> =
-        x.ancestors(node).into_iter().filter(|a| matches!(a.kind(), "function_definition" | "lambda")).collect();
-    scopes.into_iter().any(|f| {
-        let by_param = f.child_by_field_name("parameters").is_some_and(|list| {
-            let mut c = list.walk();
-            list.named_children(&mut c).any(|p| param_name(x, p) == Some(name))
-        });
-        by_param || local_names(x, f).contains(name)
-    })
-}
-
-/// The names the body of function `f` binds, read once per function.
-fn local_names<'a, 'x>(x: &'x mut Extractor<'a, '_>, f: Node<'a>) -> &'x std::collections::HashSet<&'a str> {
-    if !x.local_names.contains_key(&f.id()) {
+/// Whether the file binds `name` anywhere but by an import: a parameter of a function or lambda,
+/// or the target of an assignment, `for`, `with … as`, `except … as`, `:=` or `global`. Read once
+/// per file (one walk, no per-call climb to the root): a name bound so anywhere in the file may
+/// shadow the import where a call is, so the call is not judged.
+fn shadowed<'a>(x: &mut Extractor<'a, '_>, name: &str) -> bool {
+    if !x.local_names.contains_key(&0) {
         let mut names = std::collections::HashSet::new();
-        if let Some(body) = f.child_by_field_name("body") {
-            each_node(body, |n| {
+        if let Some(root) = x.root {
+            each_node(root, |n| {
                 let target = match n.kind() {
                     "assignment" | "augmented_assignment" | "for_statement" | "for_in_clause" => {
                         n.child_by_field_name("left")
                     }
                     "named_expression" => n.child_by_field_name("name"),
                     "as_pattern" => n.child_by_field_name("alias"),
-                    "import_statement" | "import_from_statement" | "global_statement" | "nonlocal_statement" => Some(n),
+                    "parameters" | "lambda_parameters" | "global_statement" | "nonlocal_statement" => Some(n),
                     _ => None,
                 };
                 if let Some(t) = target {
@@ -189,9 +178,9 @@ fn local_names<'a, 'x>(x: &'x mut Extractor<'a, '_>, f: Node<'a>) -> &'x std::co
                 }
             });
         }
-        x.local_names.insert(f.id(), names);
+        x.local_names.insert(0, names);
     }
-    &x.local_names[&f.id()]
+    x.local_names[&0].contains(name)
 }
 
 /// Calls `visit` on `n` and every node below it (a walk with a stack: no recursion per level).
@@ -212,25 +201,19 @@ fn each_node<'a>(n: Node<'a>, mut visit: impl FnMut(Node<'a>)) {
     }
 }
 
-/// The name a parameter node binds.
-fn param_name<'a>(x: &Extractor<'a, '_>, p: Node<'a>) -> Option<&'a str> {
-    match p.kind() {
-        "identifier" => Some(x.text(p)),
-        "default_parameter" | "typed_default_parameter" => p.child_by_field_name("name").map(|n| x.text(n)),
-        "typed_parameter" | "list_splat_pattern" | "dictionary_splat_pattern" => {
-            let inner = p.named_child(0)?;
-            if inner.kind() == "identifier" { Some(x.text(inner)) } else { param_name(x, inner) }
-        }
-        _ => None,
-    }
-}
-
 /// A module-level call that rebuilds the module's namespace: `globals().update(…)`, or a call
 /// named for modules or laziness that is handed `__name__` (`recreate_module(__name__, …)`,
 /// `lazy.attach(__name__, …)`). The module's names are then computed: the reason, if so.
 pub(super) fn rebuilds_module<'a>(x: &Extractor<'a, '_>, node: Node<'a>, function: Node<'a>) -> Option<String> {
     let text = x.text(function);
-    let last = text.rsplit('.').next().unwrap_or(text);
+    let last = text.rsplit('.').next().unwrap_or(text).trim();
+    // most calls are none of these: decided on the name alone, before anything is allocated
+    let maybe = matches!(last, "update" | "exec" | "setattr" | "attach")
+        || last.len() >= 4 && last.as_bytes().windows(4).any(|w| w.eq_ignore_ascii_case(b"lazy"))
+        || last.len() >= 6 && last.as_bytes().windows(6).any(|w| w.eq_ignore_ascii_case(b"module"));
+    if !maybe {
+        return None;
+    }
     let compact = text.replace(char::is_whitespace, "");
     let globals = compact == "globals().update" || compact == "exec";
     let first_arg =
