@@ -18,6 +18,9 @@
 (with_statement) @def.with
 (named_expression) @def.walrus
 (global_statement) @def.global
+; parameters bind names that may shadow an import (the arity check leaves such calls alone)
+(parameters) @params
+(lambda_parameters) @params
 
 ; every call: what it calls, `__import__`/`importlib.import_module` (dynamic imports) and
 ; `__all__.extend(…)` are told apart in src/extract/python.rs (one pattern compiles fastest)

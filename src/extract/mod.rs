@@ -403,6 +403,7 @@ mod tests {
             "throw",
             "export",
             "export.cjs",
+            "params",
             "open",
         ];
         for (lang, names) in capture_names() {

@@ -78,11 +78,6 @@ pub(super) fn signature<'a>(x: &mut Extractor<'a, '_>, node: Node<'a>, method: b
 /// `m.f(…)`, `a.b.f(…)`); calls of anything else (a subscript, a call's result) are left out.
 pub(super) fn call_site<'a>(x: &mut Extractor<'a, '_>, node: Node<'a>, function: Node<'a>) {
     let Some((qualifier, name)) = dotted(x, function) else { return };
-    // a parameter of an enclosing function or lambda by that name is another binding
-    let first = if qualifier.is_empty() { name } else { qualifier.split('.').next().unwrap_or("") };
-    if shadowed(x, first) {
-        return;
-    }
     let (l, col) = (line(node), node.start_position().column as u32 + 1);
     let Some(args) = node.child_by_field_name("arguments") else { return };
     let (mut positional, mut star, mut double) = (0u32, false, false);
@@ -151,36 +146,21 @@ fn dotted<'a>(x: &Extractor<'a, '_>, mut n: Node<'a>) -> Option<(String, &'a str
     Some((parts.join("."), name))
 }
 
-/// Whether the file binds `name` anywhere but by an import: a parameter of a function or lambda,
-/// or the target of an assignment, `for`, `with … as`, `except … as`, `:=` or `global`. Read once
-/// per file (one walk, no per-call climb to the root): a name bound so anywhere in the file may
-/// shadow the import where a call is, so the call is not judged.
-fn shadowed<'a>(x: &mut Extractor<'a, '_>, name: &str) -> bool {
-    if !x.local_names.contains_key(&0) {
-        let mut names = std::collections::HashSet::new();
-        if let Some(root) = x.root {
-            each_node(root, |n| {
-                let target = match n.kind() {
-                    "assignment" | "augmented_assignment" | "for_statement" | "for_in_clause" => {
-                        n.child_by_field_name("left")
-                    }
-                    "named_expression" => n.child_by_field_name("name"),
-                    "as_pattern" => n.child_by_field_name("alias"),
-                    "parameters" | "lambda_parameters" | "global_statement" | "nonlocal_statement" => Some(n),
-                    _ => None,
-                };
-                if let Some(t) = target {
-                    each_node(t, |m| {
-                        if m.kind() == "identifier" {
-                            names.insert(x.text(m));
-                        }
-                    });
-                }
-            });
+/// `BoundLocally` for every identifier at or below `target`, a binding other than an import (a
+/// parameter, an assignment, `for`, `with … as`, `:=` or `global` target), once per name: a call
+/// of an imported name the file also binds so is not judged (`rules/calls.dl`).
+pub(super) fn bound<'a>(x: &mut Extractor<'a, '_>, target: Node<'a>) {
+    let mut names = Vec::new();
+    each_node(target, |m| {
+        if m.kind() == "identifier" {
+            names.push(x.text(m));
         }
-        x.local_names.insert(0, names);
+    });
+    for n in names {
+        if x.local_names.entry(0).or_default().insert(n) {
+            x.push(rel::BOUND_LOCALLY, &[x.path.into(), n.into()]);
+        }
     }
-    x.local_names[&0].contains(name)
 }
 
 /// Calls `visit` on `n` and every node below it (a walk with a stack: no recursion per level).

@@ -27,6 +27,9 @@ pub(super) fn on_capture<'a>(x: &mut Extractor<'a, '_>, cap: &str, node: Node<'a
             }
         }
         "def.variable" => {
+            if let Some(left) = node.child_by_field_name("left") {
+                super::pycall::bound(x, left);
+            }
             if let Some(reason) = super::pycall::assigns_namespace(x, node) {
                 x.push(rel::OPEN_SURFACE, &[x.path.into(), reason.as_str().into()]);
             }
@@ -34,7 +37,11 @@ pub(super) fn on_capture<'a>(x: &mut Extractor<'a, '_>, cap: &str, node: Node<'a
                 def_variable(x, node, n);
             }
         }
+        "params" => super::pycall::bound(x, node),
         "def.for" | "def.with" | "def.walrus" | "def.global" => {
+            for t in binding_targets(node) {
+                super::pycall::bound(x, t);
+            }
             // the name is the definition's span: a loop's or a block's body is no part of it
             for n in other_bindings(node) {
                 def_variable(x, n, n);
@@ -287,6 +294,29 @@ fn module_level_names(assignment: Node<'_>) -> Vec<Node<'_>> {
 /// The module-level names a `for` target, a `with … as` target, an assignment expression
 /// (`name := …`) or a `global` statement binds; none outside the module's own scope (but a
 /// `global` statement's names, which a function binds in the module).
+/// What a `for`, `with`, `:=` or `global` binds, at any level (the targets, before
+/// [`other_bindings`] keeps the module-level names among them).
+fn binding_targets(node: Node<'_>) -> Vec<Node<'_>> {
+    match node.kind() {
+        "global_statement" => vec![node],
+        "for_statement" => node.child_by_field_name("left").into_iter().collect(),
+        "named_expression" => node.child_by_field_name("name").into_iter().collect(),
+        "with_statement" => {
+            let mut out = Vec::new();
+            let mut stack = vec![node];
+            while let Some(n) = stack.pop() {
+                if n.kind() == "as_pattern_target" {
+                    out.push(n);
+                } else if n.kind() != "block" {
+                    stack.extend(n.named_children(&mut n.walk()));
+                }
+            }
+            out
+        }
+        _ => Vec::new(),
+    }
+}
+
 fn other_bindings(node: Node<'_>) -> Vec<Node<'_>> {
     match node.kind() {
         "global_statement" => identifiers(node),
