@@ -24,8 +24,8 @@ pub(crate) struct Extractor<'a, 'o> {
     pub owners: super::classes::Owners,
     /// How many macro bodies this extractor's tree is nested in (0 for the file's own tree).
     pub macro_depth: u32,
-    /// The names the file binds other than by imports, under key 0 (Python's arity check reads them).
-    pub local_names: std::collections::HashMap<usize, std::collections::HashSet<&'a str>>,
+    /// The names already recorded as `BoundLocally` (each once per file).
+    pub bound: std::collections::HashSet<&'a str>,
 }
 
 impl<'a, 'o> Extractor<'a, 'o> {
@@ -38,7 +38,7 @@ impl<'a, 'o> Extractor<'a, 'o> {
         root: Option<Node<'a>>,
         out: &'o mut SplitBuilder,
     ) -> Self {
-        let (seen_refs, import_lines, owners, local_names) = Default::default();
+        let (seen_refs, import_lines, owners, bound) = Default::default();
         Extractor {
             path,
             src,
@@ -50,14 +50,14 @@ impl<'a, 'o> Extractor<'a, 'o> {
             import_lines,
             owners,
             macro_depth: 0,
-            local_names,
+            bound,
         }
     }
 
     /// An extractor of the same file over `root`, the syntax tree of a macro body parsed on its
     /// own, writing to the same facts.
     pub fn nested<'b>(&'b mut self, root: Node<'b>) -> Extractor<'b, 'b> {
-        let (seen_refs, import_lines, owners, local_names) = Default::default();
+        let (seen_refs, import_lines, owners, bound) = Default::default();
         let (path, src, test_file, macro_depth) = (self.path, self.src, self.test_file, self.macro_depth + 1);
         Extractor {
             path,
@@ -70,7 +70,7 @@ impl<'a, 'o> Extractor<'a, 'o> {
             import_lines,
             owners,
             macro_depth,
-            local_names,
+            bound,
         }
     }
 

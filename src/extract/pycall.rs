@@ -157,7 +157,7 @@ pub(super) fn bound<'a>(x: &mut Extractor<'a, '_>, target: Node<'a>) {
         }
     });
     for n in names {
-        if x.local_names.entry(0).or_default().insert(n) {
+        if x.bound.insert(n) {
             x.push(rel::BOUND_LOCALLY, &[x.path.into(), n.into()]);
         }
     }
