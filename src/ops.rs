@@ -23,6 +23,13 @@ pub enum Error {
         .nearest.as_deref().map(|n| format!("; did you mean `{}`?", crate::text::line(n))).unwrap_or_default()
     )]
     UnknownEndpoint { name: String, nearest: Option<String> },
+    /// `--within` names no stage of the index.
+    #[error(
+        "`{}` is not a stage of the index{}",
+        crate::text::line(.name),
+        .nearest.as_deref().map(|n| format!("; did you mean `{}`?", crate::text::line(n))).unwrap_or_default()
+    )]
+    UnknownStage { name: String, nearest: Option<String> },
 }
 
 /// A confidence as the rules wrote it (the schema types the column, so it is one of the tokens).
@@ -63,6 +70,64 @@ pub struct StreamReport {
     pub module_cycles: Vec<Vec<String>>,
     /// What a declared stream leaves out, when the stream is declared.
     pub declared: Option<Declared>,
+    /// The support directories (tests, examples, docs, benchmarks, vendored code, tooling), by
+    /// directory: never stages.
+    pub support: Vec<SupportRow>,
+    /// `--within STAGE`: the modules inside one stage, with their imports and layers.
+    pub within: Option<WithinView>,
+}
+
+/// The modules inside one stage (`andon stream --within`): its top-level modules and
+/// subpackages, the imports between them and the layers they fall into, top first.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct WithinView {
+    pub stage: String,
+    /// The directory the modules are the children of.
+    pub base: String,
+    pub modules: Vec<WithinModule>,
+    /// (importing module, imported module, imports), by name.
+    pub imports: Vec<(String, String, usize)>,
+    /// Module names, top layer first; a module with no import in or out is in none.
+    pub layers: Vec<Vec<String>>,
+    /// Subpackages none of which imports another.
+    pub independent: Vec<Vec<String>>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WithinModule {
+    pub name: String,
+    pub paths: Vec<String>,
+    pub files: usize,
+    /// Its layer, from the top (0); none when it imports nothing and nothing imports it.
+    pub layer: Option<usize>,
+    pub package: bool,
+}
+
+/// A support directory: code beside the stages (`Support`), with how many of its files the
+/// index holds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SupportRow {
+    pub dir: String,
+    pub role: String,
+    pub files: usize,
+}
+
+/// The support directories of the index, read from the resolution's facts, sorted by directory.
+pub fn support(idx: &Index) -> Vec<SupportRow> {
+    let seg = &idx.global;
+    let mut files: BTreeMap<&str, usize> = BTreeMap::new();
+    for r in seg.rows_of(rel::IN_SUPPORT) {
+        *files.entry(seg.str(r[1])).or_default() += 1;
+    }
+    let mut rows: Vec<SupportRow> = seg
+        .rows_of(rel::SUPPORT)
+        .map(|r| {
+            let dir = seg.str(r[0]);
+            SupportRow { dir: dir.to_string(), role: seg.str(r[1]).to_string(), files: files.get(dir).copied().unwrap_or(0) }
+        })
+        .collect();
+    rows.sort_by(|a, b| (&a.dir, &a.role).cmp(&(&b.dir, &b.role)));
+    rows
 }
 
 /// What a declared stream (R32) leaves out: the imports across stages it has no wire for (a
@@ -184,6 +249,8 @@ fn stream_with(idx: &Index, keep: bool) -> Result<StreamReport, Error> {
         cycles: cycles.into_iter().map(names).collect(),
         module_cycles: graph::module_cycles(&prog, &store).into_iter().map(names).collect(),
         declared,
+        support: support(idx),
+        within: None,
     })
 }
 

@@ -58,6 +58,8 @@ pub fn stream(brief: &Brief) -> StreamReport {
         cycles: Vec::new(),
         module_cycles: Vec::new(),
         declared: None,
+        support: Vec::new(),
+        within: None,
     }
 }
 

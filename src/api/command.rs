@@ -175,10 +175,14 @@ pub fn query(repo: &Repo, ask: &QueryAsk) -> Result<Outcome<Answered>, Error> {
     Ok(out)
 }
 
-/// `andon stream`.
-pub fn stream(repo: &Repo) -> Result<Outcome<StreamReport>, Error> {
+/// `andon stream`; `within` a stage, also the modules inside it.
+pub fn stream(repo: &Repo, within: Option<&str>) -> Result<Outcome<StreamReport>, Error> {
     let idx = repo.index(false)?;
-    Ok(Outcome::new(structure::stream(&idx)?, Exit::Success))
+    let mut r = structure::stream(&idx)?;
+    if let Some(stage) = within {
+        r.within = Some(crate::check::inner::view(&idx, stage)?);
+    }
+    Ok(Outcome::new(r, Exit::Success))
 }
 
 /// `andon why`: no chain is a finding.

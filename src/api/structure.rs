@@ -513,6 +513,16 @@ impl StreamReport {
         "order": r.order,
         "cycles": r.cycles,
         "module_cycles": r.module_cycles,
+        "support": r.support.iter().map(|x| json!({ "dir": x.dir, "role": x.role, "files": x.files })).collect::<Vec<_>>(),
+        "within": r.within.as_ref().map(|w| json!({
+            "stage": w.stage, "base": w.base,
+            "modules": w.modules.iter().map(|m| json!({
+                "name": m.name, "paths": m.paths, "files": m.files, "layer": m.layer, "package": m.package,
+            })).collect::<Vec<_>>(),
+            "imports": w.imports.iter().map(|(a, b, n)| json!({ "from": a, "to": b, "imports": n })).collect::<Vec<_>>(),
+            "layers": w.layers,
+            "independent": w.independent,
+        })),
         "declared": r.declared.as_ref().map(|d| json!({
             "undeclared_imports": d.undeclared.iter().map(|(p, c, path, line)| json!({
                 "producer": p, "consumer": c, "path": path, "line": line })).collect::<Vec<_>>(),

@@ -6,6 +6,8 @@
 //! - `independence` for stages that share no wire: the stages of one level of a group, and the
 //!   stages with no wire at all, each set of one language (stages in different languages cannot
 //!   import each other, so a contract over them would add nothing);
+//! - inside each stage with structure of its own, `layers` over its modules' paths and
+//!   `independence` of its subpackages that never import each other (`inner`);
 //! - `manifest`, when a stage has a manifest that declares dependencies.
 //!
 //! Every finding present today becomes an exception whose reason says so; one that excuses nothing
@@ -99,6 +101,12 @@ pub fn plan(idx: &Index, root: &Path, date: &str) -> Result<Plan, CheckError> {
         }
     }
     drafts.extend(independence_drafts(&shape));
+    let lang: BTreeMap<&str, &str> = idx.files.iter().map(|f| (f.path.as_str(), f.lang.as_str())).collect();
+    let is_test = |p: &str| {
+        let l = lang.get(p).and_then(|l| crate::extract::lang::Language::by_name(l));
+        l.is_some_and(|l| l.is_clear_test_path(p))
+    };
+    drafts.extend(super::inner::drafts(&g, &is_test));
     if store.rels[rel::HAS_MANIFEST.0 as usize].is_empty() {
         notes.push("no `manifest` contract: no stage has a manifest that declares dependencies".into());
     } else {
@@ -313,7 +321,7 @@ fn stage_selector(name: &str) -> Option<String> {
 
 /// A selector for exactly the file `path`: `path:PATH`, as a glob with its glob characters
 /// escaped when it has any (a space around it, which selectors trim, as `?`).
-fn file_selector(path: &str) -> String {
+pub(super) fn file_selector(path: &str) -> String {
     if !path.contains(['*', '?', '[', '{']) && path.trim() == path {
         return format!("path:{path}");
     }

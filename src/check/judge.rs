@@ -269,9 +269,16 @@ impl<'a> Judge<'a> {
     fn judge_resolves(&self, mask: u16) -> Result<(Vec<Raw>, String), CheckError> {
         let (c, g) = (self.c, self.g);
         let from = self.sels(&c.from)?;
-        let scope = (!from.is_empty()).then(|| union(g, &from));
-        let raws = resolves(g, self.store, scope.as_deref(), mask);
-        let which = if c.from.is_empty() { "every file".to_string() } else { labels(&c.from) };
+        // by default, the code: support (tests, examples, docs, vendored code) is not judged
+        let scope = if from.is_empty() {
+            let seg = &self.idx.global;
+            let support: HashSet<&str> = seg.rows_of(rel::IN_SUPPORT).map(|r| seg.str(r[0])).collect();
+            (0..g.len() as u32).map(|n| !support.contains(g.name(n))).collect()
+        } else {
+            union(g, &from)
+        };
+        let raws = resolves(g, self.store, Some(&scope), mask);
+        let which = if c.from.is_empty() { "every file of code".to_string() } else { labels(&c.from) };
         Ok((
             raws,
             format!("every import of {which} names a module and a name that exist, and each call fits its callee"),

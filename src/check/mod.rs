@@ -7,6 +7,7 @@ pub mod base;
 pub mod declared;
 pub mod graph;
 pub mod init;
+pub mod inner;
 pub mod ledger;
 pub mod select;
 
@@ -27,7 +28,7 @@ use rule::*;
 use witness::*;
 
 use crate::index::walk::open_regular;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::Path;
 
 use crate::config::{Config, ConfigError, ContractKind, ContractSpec, Located};

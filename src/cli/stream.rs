@@ -24,6 +24,9 @@ pub(super) struct StreamArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     pub(super) format: GraphFormatArg,
+    /// Also show the modules inside this stage: their imports and layers.
+    #[arg(long, value_name = "STAGE")]
+    within: Option<String>,
     /// No progress bar.
     #[arg(long, short)]
     quiet: bool,
@@ -34,7 +37,7 @@ pub(super) struct StreamArgs {
 pub(super) fn run(a: StreamArgs) -> Ran {
     let walk = a.walk.overrides();
     let term = Terminal::new(a.quiet);
-    let out = api::stream(&api::Repo { root: &a.path, walk: &walk, progress: &term });
+    let out = api::stream(&api::Repo { root: &a.path, walk: &walk, progress: &term }, a.within.as_deref());
     drop(term);
     let out = out?;
     let format = match a.format {

@@ -87,6 +87,12 @@ impl ConfigReader<'_> {
                         cfg.walk.exclude.push(g.text);
                     }
                 }
+                "stage_dirs" => {
+                    let what = "`index.stage_dirs` must be an array of repo-relative directories";
+                    for d in self.strings(iv, kline, what)? {
+                        cfg.walk.stage_dirs.push(d.text.trim_start_matches("./").trim_end_matches('/').to_string());
+                    }
+                }
                 "max_file_size" => match iv.v {
                     TomlKind::Int(n) if n > 0 => cfg.max_file_size = n as u64,
                     _ => return Err(self.err(kline, "`index.max_file_size` must be a positive number of bytes")),

@@ -43,6 +43,9 @@ pub struct WalkOptions {
     /// stages, so a change of it resolves the repository again as a change of the walk does (it
     /// is part of the options' hash).
     pub stream: Option<crate::resolve::declared::DeclaredStream>,
+    /// Directories that are code whatever their names say (`[index] stage_dirs`): never support.
+    /// It decides the stages too, so it is part of the options' hash.
+    pub stage_dirs: Vec<String>,
 }
 
 impl WalkOptions {
@@ -54,6 +57,7 @@ impl WalkOptions {
             follow_links: false,
             exclude: Vec::new(),
             stream: None,
+            stage_dirs: Vec::new(),
         }
     }
 }

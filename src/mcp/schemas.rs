@@ -103,6 +103,7 @@ pub(crate) fn output(tool: &str) -> Value {
             ("order", strings("the stages in stream order"), true),
             ("cycles", list(), true),
             ("module_cycles", list(), true),
+            ("support", list(), true),
         ]),
         "why" => document(&[
             ("from", any_object(), true),
@@ -169,6 +170,7 @@ pub(crate) fn output(tool: &str) -> Value {
 pub(crate) fn input(tool: &str) -> Value {
     match tool {
         "index" => object(&[("rebuild", boolean("ignore the stored index and parse every file"), false)], false),
+        "stream" => object(&[("within", string("also the modules inside this stage: their imports and layers"), false)], false),
         "facts" => object(
             &[
                 ("relation", string("only this relation (the `query` tool's schema lists them), e.g. `Import`"), false),

@@ -42,7 +42,7 @@ pub(crate) const TOOLS: [ToolDef; 12] = [
     ToolDef {
         name: "stream",
         title: "The stream",
-        description: "Stages (package boundaries), wires (the handoffs between them), stream order and cycles. Same document as `andon stream --format json`.",
+        description: "Stages (package boundaries), wires (the handoffs between them), stream order, cycles and support directories; with `within`, the modules inside one stage, their imports and layers. Same document as `andon stream --format json [--within STAGE]`.",
         read_only: true,
     },
     ToolDef {
@@ -218,6 +218,12 @@ struct IndexArgs {
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
+struct StreamArgs {
+    within: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct FactsArgs {
     relation: Option<String>,
     file: Option<String>,
@@ -310,8 +316,8 @@ fn preflight(root: &Path, _: NoArgs, progress: &Progress) -> Ran {
     Ok(Done::outcome(api::preflight(&repo(root, progress), path_var.as_deref(), &Reports)?))
 }
 
-fn stream(root: &Path, _: NoArgs, progress: &Progress) -> Ran {
-    Ok(Done::outcome(api::stream(&repo(root, progress))?))
+fn stream(root: &Path, a: StreamArgs, progress: &Progress) -> Ran {
+    Ok(Done::outcome(api::stream(&repo(root, progress), a.within.as_deref())?))
 }
 
 fn query(root: &Path, a: QueryArgs, progress: &Progress) -> Ran {

@@ -188,11 +188,40 @@ fn stream_text(w: &mut dyn Write, r: &StreamReport) -> io::Result<()> {
             writeln!(w, "  {}{more}", inline(&shown.join(" <-> ")))?;
         }
     }
+    if !r.support.is_empty() {
+        writeln!(w, "support ({}): code beside the stages, never one", r.support.len())?;
+        for x in &r.support {
+            writeln!(w, "  {}  {}  {} files", inline(&x.dir), x.role, x.files)?;
+        }
+    }
+    if let Some(x) = &r.within {
+        within_text(w, x)?;
+    }
     if let Some(d) = &r.declared {
         declared_text(w, d)?;
     }
     let detail = format!("{} stages, {} wires, {} cycles", r.stages.len(), r.wires.len(), r.cycles.len());
     verdict_line(w, "mapped", &detail)
+}
+
+/// The modules inside one stage: each with its layer, the imports between them, the layers.
+fn within_text(w: &mut dyn Write, x: &crate::ops::WithinView) -> io::Result<()> {
+    let at = if x.base.is_empty() { "." } else { x.base.as_str() };
+    writeln!(w, "within {} ({}): {} modules", inline(&x.stage), inline(at), x.modules.len())?;
+    for m in &x.modules {
+        let layer = m.layer.map_or("no layer".to_string(), |l| format!("layer {}", l + 1));
+        let kind = if m.package { "package" } else { "module" };
+        writeln!(w, "  {}  {kind}, {} files, {layer}", inline(&m.name), m.files)?;
+    }
+    for (a, b, n) in &x.imports {
+        writeln!(w, "  {} -> {}  {n} imports", inline(a), inline(b))?;
+    }
+    let layers: Vec<String> = x.layers.iter().map(|l| l.join(", ")).collect();
+    writeln!(w, "  layers, top first: {}", inline(&layers.join(" > ")))?;
+    for set in &x.independent {
+        writeln!(w, "  independent: {}", inline(&set.join(", ")))?;
+    }
+    Ok(())
 }
 
 /// What a declared stream leaves out: its undeclared imports (findings) and the files outside

@@ -9,6 +9,7 @@ pub mod declared;
 mod python;
 mod rust;
 mod stages;
+pub mod support;
 mod surface;
 mod typescript;
 
@@ -74,6 +75,8 @@ pub(crate) struct ManifestInfo {
     pub ts_extends: Option<String>,
     /// package.json `exports`: (subpath, condition, target), in file order.
     pub exports: Vec<(String, String, String)>,
+    /// Written by a packaging tool (`ManifestPackaged`): another project's package, copied in.
+    pub packaged: bool,
 }
 
 /// The repo as the resolvers see it.
@@ -82,6 +85,11 @@ pub(crate) struct Repo<'s> {
     pub manifests: BTreeMap<String, ManifestInfo>,
     /// Every directory that holds an indexed file (and its ancestors), "" for the root.
     pub dirs: HashSet<String>,
+    /// Each directory that lies in a support directory by its name ([`support::by_name`]): the
+    /// support directory and its role.
+    pub support: HashMap<String, (String, &'static str)>,
+    /// Directories the configuration keeps as code whatever their names say (`[index] stage_dirs`).
+    pub keep: Vec<String>,
     /// The questions resolution asked of the files' surfaces.
     reads: surface::Reads,
 }
@@ -161,6 +169,7 @@ impl<'s> Repo<'s> {
                     rel::TS_PATH => manifests.entry(s(c[0])).or_default().ts_paths.push((s(c[1]), s(c[2]))),
                     rel::TS_BASE_URL => manifests.entry(s(c[0])).or_default().ts_base_url = Some(s(c[1])),
                     rel::TS_EXTENDS => manifests.entry(s(c[0])).or_default().ts_extends = Some(s(c[1])),
+                    rel::MANIFEST_PACKAGED => manifests.entry(s(c[0])).or_default().packaged = true,
                     rel::PACKAGE_EXPORT => {
                         manifests.entry(s(c[0])).or_default().exports.push((s(c[1]), s(c[2]), s(c[3])))
                     }
@@ -172,7 +181,24 @@ impl<'s> Repo<'s> {
                 files.insert(meta.path.clone(), fi);
             }
         }
-        Repo { files, manifests, dirs, reads: surface::Reads::default() }
+        let is_pkg_dir = |d: &str| {
+            files.contains_key(&child(d, "__init__.py")) || files.contains_key(&child(d, "__init__.pyi"))
+        };
+        let support = support::by_name(&dirs, &is_pkg_dir);
+        Repo { files, manifests, dirs, support, keep: Vec::new(), reads: surface::Reads::default() }
+    }
+
+    /// The support directory holding `path` and its role, by names alone: a directory the names
+    /// make support, or a tooling script by its own name; none under a directory kept as code.
+    pub fn support_of(&self, path: &str) -> Option<(String, &'static str)> {
+        let found = match self.support.get(parent_dir(path)) {
+            Some(s) => Some(s.clone()),
+            None => {
+                let name = path.rsplit('/').next().unwrap_or(path);
+                support::is_tooling_file(name).then(|| (path.to_string(), "tooling"))
+            }
+        };
+        found.filter(|_| !self.keep.iter().any(|k| under(path, k)))
     }
 
     pub fn is_file(&self, p: &str) -> bool {
@@ -374,8 +400,10 @@ pub fn resolve(
     segments: &[&Segment],
     root_name: &str,
     declared: Option<&declared::DeclaredStream>,
+    stage_dirs: &[String],
 ) -> Resolved {
-    let repo = Repo::build(metas, segments);
+    let mut repo = Repo::build(metas, segments);
+    repo.keep = stage_dirs.to_vec();
     let mut out = Out { b: SegmentBuilder::new() };
     let hooks = Resolvers::new(&repo, root_name);
     for hook in hooks.all() {

@@ -130,15 +130,22 @@ impl<'a> Python<'a> {
                 continue;
             }
             let dotted = parts.join(".");
+            // a module of a support directory is importable from that directory alone: it never
+            // captures an import of the code (`examples/pydantic/` is not `pydantic`)
+            let scope = repo.support_of(f).map(|(d, _)| d);
+            let key = match &scope {
+                Some(d) => format!("{d}\u{0}{dotted}"),
+                None => dotted.clone(),
+            };
             // a package directory before a module file of the same name (Python's finder checks the
             // directory first), and source before a stub
             let rank = |p: &str| (p.rsplit('/').next().is_some_and(|n| n.starts_with("__init__.")), p.ends_with(".py"));
-            let prefer = match modules.get(&dotted) {
+            let prefer = match modules.get(&key) {
                 Some(existing) => rank(f.as_str()) > rank(existing.as_str()),
                 None => true,
             };
             if prefer {
-                modules.insert(dotted.clone(), f.to_string());
+                modules.insert(key, f.to_string());
             }
             module_of.insert(f.to_string(), (dotted, is_pkg));
             // every enclosing directory without `__init__` is a namespace package
@@ -149,7 +156,12 @@ impl<'a> Python<'a> {
             }
             while k > 0 && under(d, root) && d.len() > root.len() {
                 if !is_pkg_dir(d) {
-                    namespaces.insert(parts[..k].join("."), d.to_string());
+                    let ns = parts[..k].join(".");
+                    let ns = match &scope {
+                        Some(s) => format!("{s}\u{0}{ns}"),
+                        None => ns,
+                    };
+                    namespaces.insert(ns, d.to_string());
                 }
                 d = parent_dir(d);
                 k -= 1;
@@ -170,7 +182,10 @@ impl<'a> Python<'a> {
     /// Top-level importable names with their directory (packages) or file's directory (modules).
     pub fn top_level_packages(&self) -> Vec<(String, String)> {
         let mut out: BTreeMap<String, String> = BTreeMap::new();
-        for (dotted, (file, is_pkg)) in self.modules.iter().map(|(d, f)| (d, (f, self.module_of[f].1))) {
+        let scoped = |key: &str| key.contains('\u{0}');
+        for (dotted, (file, is_pkg)) in
+            self.modules.iter().filter(|(d, _)| !scoped(d)).map(|(d, f)| (d, (f, self.module_of[f].1)))
+        {
             let top = dotted.split('.').next().unwrap_or(dotted);
             let root =
                 self.roots.iter().filter(|r| under(file, r)).max_by_key(|r| r.len()).cloned().unwrap_or_default();
@@ -187,7 +202,7 @@ impl<'a> Python<'a> {
             }
         }
         for (dotted, dir) in &self.namespaces {
-            if !dotted.contains('.') {
+            if !dotted.contains('.') && !scoped(dotted) {
                 out.entry(dotted.clone()).or_insert(dir.clone());
             }
         }
@@ -261,7 +276,15 @@ impl<'a> Python<'a> {
         [format!("{base}.py"), child(&base, "__init__.py")].into_iter().find(|f| self.repo.is_file(f))
     }
 
-    fn file_of(&self, dotted: &str) -> Option<(String, bool)> {
+    /// The file (or namespace directory) of module `dotted` as file `from` imports it: a module
+    /// of `from`'s own support directory first, then one of the code.
+    fn file_of(&self, from: &str, dotted: &str) -> Option<(String, bool)> {
+        if let Some((scope, _)) = self.repo.support_of(from) {
+            let key = format!("{scope}\u{0}{dotted}");
+            if let Some(f) = self.modules.get(&key).or_else(|| self.namespaces.get(&key)) {
+                return Some((f.clone(), true));
+            }
+        }
         if let Some(f) = self.modules.get(dotted) {
             return Some((f.clone(), true));
         }
@@ -340,7 +363,7 @@ impl<'a> Python<'a> {
         // `import a.b as m` binds the module itself (its name is `*`), as `import a.b` does
         let is_from = imp.names.iter().any(|(n, _)| n != "*") || imp.kinds.contains("wildcard");
         if !abs.is_empty()
-            && let Some((file, _)) = self.file_of(&abs)
+            && let Some((file, _)) = self.file_of(path, &abs)
         {
             // run as a script (or by a test runner that puts its directory first on the path), a
             // file imports the module beside it before one of a source root: a guess either way
@@ -353,7 +376,7 @@ impl<'a> Python<'a> {
             // `from pkg import a, b`: a submodule, or a name the module binds
             let mut targets = Vec::new();
             for (name, _) in &imp.names {
-                if let Some((sub, _)) = self.file_of(&format!("{abs}.{name}")) {
+                if let Some((sub, _)) = self.file_of(path, &format!("{abs}.{name}")) {
                     targets.push((sub, sure));
                     continue;
                 }
@@ -380,7 +403,7 @@ impl<'a> Python<'a> {
         let judged = !imp.kinds.contains("dynamic") && !imp.kinds.contains("optional");
         if imp.spec.starts_with('.') {
             // the package is the importer's own: the module it names is not in it
-            if let Some((pkg, _)) = abs.rsplit_once('.').and_then(|(p, _)| self.file_of(p)).filter(|_| judged) {
+            if let Some((pkg, _)) = abs.rsplit_once('.').and_then(|(p, _)| self.file_of(path, p)).filter(|_| judged) {
                 out.missing_module(path, imp.line, &abs, &pkg);
             }
             return Target::Unresolved(format!("no module `{abs}` in the repo"));
@@ -388,7 +411,7 @@ impl<'a> Python<'a> {
         // Longest prefix that is a module: `import a.b.c` where only `a.b` exists.
         let parts: Vec<&str> = abs.split('.').collect();
         for k in (1..parts.len()).rev() {
-            if let Some((file, _)) = self.file_of(&parts[..k].join(".")) {
+            if let Some((file, _)) = self.file_of(path, &parts[..k].join(".")) {
                 // a regular package of the repo, reached surely, holds no such submodule
                 if judged && file.ends_with("__init__.py") && self.surely_reaches(path, &file) {
                     out.missing_module(path, imp.line, &abs, &file);

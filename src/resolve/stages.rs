@@ -82,43 +82,124 @@ fn assign<'r>(repo: &'r Repo, cands: &[Cand]) -> (BTreeMap<usize, Vec<&'r str>>,
     (members, homeless)
 }
 
-/// Drops what is clearly test code only: the candidates all of whose files are test files
-/// clearly (by a file's own name, or a directory named as only test directories are), and
-/// such test files among the homeless ones (they join no directory stage). A candidate or file
-/// that a file of a kept stage imports exactly (`edges`: importing file, imported file) is kept:
-/// production code depends on it.
-fn without_test_only<'r>(
+/// Package names that only test code has, whatever its files are called (`t/`, `testing/`):
+/// support when no code imports them.
+const TEST_PACKAGES: &[&str] = &["t", "testing", "testutils", "test_utils", "testlib", "test_support", "e2e"];
+
+/// A group of files that may be support: its directory and role, and whose files they are.
+struct Doubt<'r> {
+    dir: String,
+    role: &'static str,
+    /// The candidate the files are in; none for files outside every candidate.
+    cand: Option<usize>,
+    files: Vec<&'r str>,
+}
+
+/// What is support, and the rest: test code (a candidate all of whose files are test files
+/// clearly, or nine in ten of them are test files, or a package named as only test packages are; test files
+/// outside every candidate), directories support by their names and tooling scripts
+/// ([`super::support`]), and vendored packages (a packaged manifest's candidate below the root
+/// where the repository has code of its own). A group that a file of code imports exactly
+/// (`edges`: importing file, imported file) is code: production depends on it.
+fn split_support<'r>(
     repo: &Repo,
+    cands: &[Cand],
     members: BTreeMap<usize, Vec<&'r str>>,
     homeless: Vec<&'r str>,
     edges: &[(&str, String)],
-) -> (BTreeMap<usize, Vec<&'r str>>, Vec<&'r str>) {
-    let clear = |p: &str| {
-        repo.files
-            .get(p)
-            .is_some_and(|f| f.test_file && Language::by_name(&f.lang).is_some_and(|l| l.is_clear_test_path(p)))
-    };
-    // the doubtful groups: a candidate's files, or one homeless file
+) -> (BTreeMap<usize, Vec<&'r str>>, Vec<&'r str>, Vec<Doubt<'r>>) {
+    let lang_of = |p: &str| repo.files.get(p).and_then(|f| Language::by_name(&f.lang));
+    let clear = |p: &str| repo.files.get(p).is_some_and(|f| f.test_file) && lang_of(p).is_some_and(|l| l.is_clear_test_path(p));
+    let test_file = |p: &str| repo.files.get(p).is_some_and(|f| f.test_file);
+    let packaged = |c: &Cand| c.manifest.as_ref().is_some_and(|m| repo.manifests.get(m).is_some_and(|m| m.packaged));
+    let own_code = members.keys().any(|&i| !packaged(&cands[i])) || !homeless.is_empty();
     let mut kept: BTreeSet<&str> = BTreeSet::new();
-    let mut doubtful: Vec<Vec<&str>> = Vec::new();
-    for files in members.values() {
-        if files.iter().all(|p| clear(p)) {
-            doubtful.push(files.clone());
-        } else {
-            kept.extend(files.iter().copied());
+    let mut doubts: Vec<Doubt> = Vec::new();
+    let mut doubt = |dir: String, role, cand, file| match doubts.iter_mut().find(|d| d.dir == dir && d.cand == cand) {
+        Some(d) => d.files.push(file),
+        None => doubts.push(Doubt { dir, role, cand, files: vec![file] }),
+    };
+    for (&i, files) in &members {
+        let c = &cands[i];
+        if packaged(c) && !c.root.is_empty() && own_code {
+            let dir = match parent_dir(&c.root) {
+                "" => c.root.clone(),
+                d => d.to_string(),
+            };
+            files.iter().for_each(|f| doubt(dir.clone(), "vendored", Some(i), f));
+            continue;
+        }
+        // a directory support by its name; a tooling script (its own file) is judged with the rest
+        let in_dir = |f: &str| repo.support_of(f).filter(|(d, _)| d != f);
+        let (named, rest): (Vec<&str>, Vec<&str>) = files.iter().partition(|f| in_dir(f).is_some());
+        for f in named {
+            let (dir, role) = in_dir(f).expect("partitioned by it");
+            doubt(dir, role, Some(i), f);
+        }
+        let tests = rest.iter().filter(|p| test_file(p)).count();
+        let last = c.root.rsplit('/').next().unwrap_or(&c.root);
+        let test_only = !rest.is_empty()
+            && (rest.iter().all(|p| clear(p)) || 10 * tests >= 9 * rest.len() || TEST_PACKAGES.contains(&last));
+        for f in rest {
+            if test_only {
+                doubt(through_test_dir(&c.root).unwrap_or_else(|| c.root.clone()), "test", Some(i), f);
+            } else if let Some((dir, role)) = repo.support_of(f) {
+                doubt(dir, role, Some(i), f);
+            } else {
+                kept.insert(f);
+            }
         }
     }
     for p in &homeless {
-        if clear(p) {
-            doubtful.push(vec![p]);
-        } else {
-            kept.insert(p);
+        match repo.support_of(p) {
+            Some((dir, role)) if dir != *p || !clear(p) => doubt(dir, role, None, p),
+            _ if clear(p) => doubt(test_dir(p), "test", None, p),
+            _ => {
+                kept.insert(p);
+            }
         }
     }
-    // the closure of "a kept file imports a file of the group", walked once from the kept files
+    let rescued = rescued(&doubts, &kept, edges);
+    let mut support = Vec::new();
+    for (d, keep) in doubts.into_iter().zip(rescued) {
+        if keep || repo.keep.iter().any(|k| under(&d.dir, k)) {
+            kept.extend(d.files.iter().copied());
+        } else {
+            support.push(d);
+        }
+    }
+    let members = members
+        .into_iter()
+        .map(|(i, files)| (i, files.into_iter().filter(|p| kept.contains(p)).collect::<Vec<_>>()))
+        .filter(|(_, files)| !files.is_empty())
+        .collect();
+    (members, homeless.into_iter().filter(|p| kept.contains(p)).collect(), support)
+}
+
+/// The directory a test file outside every candidate is support in: the path through its first
+/// test directory (`tests/`), else the file itself.
+fn test_dir(p: &str) -> String {
+    through_test_dir(parent_dir(p)).unwrap_or_else(|| p.to_string())
+}
+
+/// Directory `dir` up to and through its first test directory (`tests/`), if it has one.
+fn through_test_dir(dir: &str) -> Option<String> {
+    let mut end = 0;
+    for part in dir.split('/') {
+        end += part.len() + 1;
+        if crate::extract::lang::CLEAR_TEST_DIRS.contains(&part) {
+            return Some(dir[..end - 1].to_string());
+        }
+    }
+    None
+}
+
+/// Which groups code depends on: the closure of "a kept file imports a file of the group", walked
+/// once from the kept files.
+fn rescued(doubts: &[Doubt], kept: &BTreeSet<&str>, edges: &[(&str, String)]) -> Vec<bool> {
     let mut group_of: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
-    for (g, files) in doubtful.iter().enumerate() {
-        for &p in files {
+    for (g, d) in doubts.iter().enumerate() {
+        for &p in &d.files {
             group_of.entry(p).or_insert(g);
         }
     }
@@ -128,20 +209,18 @@ fn without_test_only<'r>(
             imports.entry(*from).or_default().push(to.as_str());
         }
     }
-    let mut rescued = vec![false; doubtful.len()];
+    let mut rescued = vec![false; doubts.len()];
     let mut frontier: Vec<&str> = kept.iter().copied().collect();
     while let Some(from) = frontier.pop() {
         for to in imports.get(from).map(Vec::as_slice).unwrap_or_default() {
             let g = group_of[to];
             if !rescued[g] {
                 rescued[g] = true;
-                kept.extend(doubtful[g].iter().copied());
-                frontier.extend(doubtful[g].iter().copied());
+                frontier.extend(doubts[g].files.iter().copied());
             }
         }
     }
-    let members = members.into_iter().filter(|(_, files)| files.iter().any(|p| kept.contains(p))).collect();
-    (members, homeless.into_iter().filter(|p| kept.contains(p)).collect())
+    rescued
 }
 
 /// Emits the stages (names made unique), their info and manifests, each file's stage and each
@@ -152,7 +231,7 @@ pub(crate) fn stages(repo: &Repo, hooks: &Resolvers, root_name: &str, edges: &[(
     let mut cands = manifest_candidates(repo);
     cands.extend(package_candidates(repo, hooks));
     let (members, homeless) = assign(repo, &cands);
-    let (members, homeless) = without_test_only(repo, members, homeless, edges);
+    let (members, homeless, support) = split_support(repo, &cands, members, homeless, edges);
     let mut stages: Vec<(Cand, Vec<&str>)> = Vec::new();
     for (i, files) in members {
         let c = &cands[i];
@@ -170,26 +249,20 @@ pub(crate) fn stages(repo: &Repo, hooks: &Resolvers, root_name: &str, edges: &[(
     if !homeless.is_empty() {
         let root = common_dir(&homeless);
         let name = if root.is_empty() {
-            super::python::display_name(root_name)
+            // the repository's own name where a manifest gives one: a checkout's directory name
+            // is whatever the clone was called
+            let named = repo.manifests.iter().filter(|(p, m)| parent_dir(p).is_empty() && !m.name.is_empty());
+            named.map(|(_, m)| m.name.clone()).next().unwrap_or_else(|| super::python::display_name(root_name))
         } else {
             root.rsplit('/').next().unwrap_or("root").to_string()
         };
         stages.push((Cand { name, root, ecosystem: "directory", source: "directory", manifest: None }, homeless));
     }
-    // Unique names, deterministic: a repeated name gets `@root`.
     stages.sort_by(|a, b| (&a.0.root, &a.0.name).cmp(&(&b.0.root, &b.0.name)));
-    let mut count: BTreeMap<String, usize> = BTreeMap::new();
-    for (c, _) in &stages {
-        *count.entry(c.name.clone()).or_default() += 1;
-    }
+    let names = unique_names(&stages.iter().map(|(c, _)| c).collect::<Vec<_>>());
     // Each manifest's owner: of the stages it describes, the one with the shallowest root.
     let mut owner: BTreeMap<&str, (usize, &str, String)> = BTreeMap::new();
-    for (c, files) in &stages {
-        let name = if count[&c.name] > 1 {
-            format!("{}@{}", c.name, if c.root.is_empty() { "." } else { &c.root })
-        } else {
-            c.name.clone()
-        };
+    for ((c, files), name) in stages.iter().zip(names) {
         let n = name.as_str();
         out.push(rel::STAGE, &[n.into(), crate::extract::manifest::dir_value(&c.root).into()]);
         out.push(rel::STAGE_INFO, &[n.into(), c.ecosystem.into(), "heuristic".into(), c.source.into()]);
@@ -208,6 +281,55 @@ pub(crate) fn stages(repo: &Repo, hooks: &Resolvers, root_name: &str, edges: &[(
     for (m, (_, _, stage)) in owner {
         out.push(rel::MANIFEST_OWNER, &[m.into(), stage.as_str().into()]);
     }
+    let mut dirs: BTreeMap<&str, &str> = BTreeMap::new();
+    for d in &support {
+        dirs.entry(d.dir.as_str()).or_insert(d.role);
+        for f in &d.files {
+            out.push(rel::IN_SUPPORT, &[(*f).into(), d.dir.as_str().into()]);
+        }
+    }
+    for (dir, role) in dirs {
+        out.push(rel::SUPPORT, &[crate::extract::manifest::dir_value(dir).into(), role.into()]);
+    }
+}
+
+/// Each stage's name: its import name, with `@root` only where two stages claim one name. Of
+/// those, the strongest claim keeps the name bare (a package or a named manifest before a group
+/// of loose modules, before a directory of files; then the shallowest root), so a stage keeps its
+/// name whatever is added beside it; the others carry their root for as long as both exist.
+fn unique_names(stages: &[&Cand]) -> Vec<String> {
+    let claim = |c: &Cand| {
+        let strength = match c.source {
+            "directory" => 2,
+            _ if c.manifest.is_some() && c.ecosystem != "python" => 0,
+            // a package's root is named after it; a group of loose modules (or a package at the
+            // repository's root) is named for them
+            _ if !c.root.is_empty() && c.root.rsplit('/').next() == Some(c.name.as_str()) => 0,
+            _ => 1,
+        };
+        (strength, c.root.split('/').filter(|x| !x.is_empty()).count(), c.root.clone(), c.ecosystem)
+    };
+    let mut best: BTreeMap<&str, (u8, usize, String, &str)> = BTreeMap::new();
+    for c in stages {
+        let k = claim(c);
+        let e = best.entry(c.name.as_str()).or_insert_with(|| k.clone());
+        if k < *e {
+            *e = k;
+        }
+    }
+    stages
+        .iter()
+        .map(|c| {
+            if claim(c) == best[c.name.as_str()] {
+                c.name.clone()
+            } else {
+                let at = if c.root.is_empty() { "." } else { &c.root };
+                // two claims on one root differ by ecosystem
+                let clash = stages.iter().any(|o| o.name == c.name && o.root == c.root && o.ecosystem != c.ecosystem);
+                if clash { format!("{}@{at}:{}", c.name, c.ecosystem) } else { format!("{}@{at}", c.name) }
+            }
+        })
+        .collect()
 }
 
 fn common_dir(paths: &[&str]) -> String {

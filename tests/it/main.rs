@@ -1,6 +1,7 @@
 //! The integration test binary: one module per area.
 
 mod action;
+mod adoption;
 mod agenda;
 mod architecture;
 mod budget;

@@ -104,6 +104,8 @@ fn stream() -> StreamReport {
         cycles: Vec::new(),
         module_cycles: Vec::new(),
         declared: None,
+        support: Vec::new(),
+        within: None,
     }
 }
 

@@ -1,0 +1,159 @@
+//! Architecture where users have it: support directories are never stages and never capture an
+//! import of the code; a stage's name does not move when a file that is not its manifest comes or
+//! goes; `andon init` layers the modules inside a one-package project, and one planted back-edge
+//! between two of them is one blocking finding; `andon stream --within` shows those modules.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::support::{json, run, write_files};
+
+/// A one-package Python project laid out as httpx is: `_models` below `_transports` below
+/// `_client`, below `_api`, with `_types` at the bottom; a test suite, examples (one of them a
+/// package named as a real dependency), docs, a tooling script at the root.
+fn one_package() -> tempfile::TempDir {
+    let t = tempfile::tempdir().unwrap();
+    write_files(
+        t.path(),
+        &[
+            ("pyproject.toml", "[project]\nname = \"webby\"\nversion = \"1.0\"\ndependencies = [\"pydantic\"]\n"),
+            ("webby/__init__.py", "from ._api import get\nfrom ._client import Client\n"),
+            ("webby/_types.py", "Headers = dict\n"),
+            ("webby/_models.py", "from ._types import Headers\n\n\nclass Request:\n    headers: Headers\n"),
+            ("webby/_transports/__init__.py", "from .default import Transport\n"),
+            (
+                "webby/_transports/default.py",
+                "from .._models import Request\n\n\nclass Transport:\n    def send(self, r: Request):\n        return r\n",
+            ),
+            (
+                "webby/_client.py",
+                "import pydantic\n\nfrom ._models import Request\nfrom ._transports import Transport\n\n\n\
+                 class Client:\n    def get(self):\n        return Transport().send(Request())\n",
+            ),
+            ("webby/_api.py", "from ._client import Client\n\n\ndef get():\n    return Client().get()\n"),
+            ("tests/test_client.py", "from webby import Client\n\n\ndef test_get():\n    Client().get()\n"),
+            ("t/__init__.py", ""),
+            ("t/helpers.py", "import webby\n"),
+            ("examples/app.py", "import webby\n\nwebby.get()\n"),
+            ("examples/pydantic/__init__.py", "import webby\n"),
+            ("docs/conf.py", "project = 'webby'\n"),
+            ("setup.py", "from setuptools import setup\n\nsetup()\n"),
+        ],
+    );
+    t
+}
+
+fn stream(d: &Path) -> Value {
+    let o = run(&["stream", "--format", "json", "-q"], d);
+    assert!(o.status.success(), "stream: {}", String::from_utf8_lossy(&o.stderr));
+    json(&o)
+}
+
+fn names(v: &Value, list: &str, key: &str) -> Vec<String> {
+    v[list].as_array().unwrap().iter().map(|x| x[key].as_str().unwrap().to_string()).collect()
+}
+
+#[test]
+fn tests_examples_docs_and_tooling_are_support_and_capture_no_import() {
+    let t = one_package();
+    let v = stream(t.path());
+    assert_eq!(names(&v, "stages", "name"), ["webby"], "{v:#}");
+    let support: Vec<(String, String)> = v["support"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["dir"].as_str().unwrap().to_string(), s["role"].as_str().unwrap().to_string()))
+        .collect();
+    for (dir, role) in [("docs", "docs"), ("examples", "example"), ("setup.py", "tooling"), ("t", "test")] {
+        assert!(support.contains(&(dir.to_string(), role.to_string())), "{dir} is {role} support: {support:?}");
+    }
+    assert!(v["wires"].as_array().unwrap().is_empty(), "support carries no wire: {v:#}");
+    // `import pydantic` in the package is the dependency, not `examples/pydantic/`
+    let o = run(&["query", "-q", "--format", "json", "Resolves(\"webby/_client.py\", l, t, c)"], t.path());
+    let rows = json(&o)["rows"].as_array().unwrap().clone();
+    assert!(rows.iter().all(|r| !r[1].as_str().unwrap_or("").starts_with("examples/")), "{rows:?}");
+    let o = run(&["query", "-q", "--format", "json", "ResolvesExternal(\"webby/_client.py\", l, p)"], t.path());
+    assert!(json(&o)["rows"].to_string().contains("pydantic"), "{}", String::from_utf8_lossy(&o.stdout));
+}
+
+#[test]
+fn an_index_setting_makes_a_support_directory_code() {
+    let t = one_package();
+    write_files(t.path(), &[("andon.toml", "[index]\nstage_dirs = [\"examples\"]\n")]);
+    let v = stream(t.path());
+    let stages = names(&v, "stages", "name");
+    assert!(stages.iter().any(|s| s.starts_with("pydantic") || s == "examples"), "{stages:?}");
+    assert!(!names(&v, "support", "dir").contains(&"examples".to_string()), "{v:#}");
+}
+
+#[test]
+fn a_new_root_script_or_module_renames_no_stage() {
+    let t = one_package();
+    // the checkout is named as the package is, as a clone of the project would be
+    let d = t.path().join("webby");
+    std::fs::create_dir(&d).unwrap();
+    for e in std::fs::read_dir(t.path()).unwrap() {
+        let p = e.unwrap().path();
+        if p != d {
+            std::fs::rename(&p, d.join(p.file_name().unwrap())).unwrap();
+        }
+    }
+    let before = names(&stream(&d), "stages", "name");
+    assert_eq!(before, ["webby"]);
+    let o = run(&["init", "-q"], &d);
+    assert!(o.status.success(), "init: {}", String::from_utf8_lossy(&o.stderr));
+    for (file, text) in [("noxfile.py", "import nox\n"), ("webby_cli.py", "import webby\n"), ("tasks.py", "x = 1\n")] {
+        write_files(&d, &[(file, text)]);
+        let after = names(&stream(&d), "stages", "name");
+        assert!(after.contains(&"webby".to_string()), "{file}: {after:?}");
+        assert!(after.iter().all(|s| !s.starts_with("webby@")), "{file} renamed the package: {after:?}");
+        let o = run(&["check", "-q"], &d);
+        assert_eq!(o.status.code(), Some(0), "{file}: {}", String::from_utf8_lossy(&o.stdout));
+    }
+}
+
+#[test]
+fn init_layers_the_modules_of_one_package_and_a_back_edge_is_one_finding() {
+    let t = one_package();
+    let d = t.path();
+    let o = run(&["init", "-q"], d);
+    assert!(o.status.success(), "init: {}", String::from_utf8_lossy(&o.stderr));
+    let toml = std::fs::read_to_string(d.join("andon.toml")).unwrap();
+    let layers = toml.split("[[contract]]").find(|c| c.contains("kind = \"layers\"")).expect(&toml);
+    let at = |p: &str| layers.find(&format!("\"path:webby/{p}\"")).unwrap_or_else(|| panic!("{p} in {layers}"));
+    assert!(at("_api.py") < at("_client.py") && at("_client.py") < at("_transports"), "{layers}");
+    assert!(at("_transports") < at("_models.py") && at("_models.py") < at("_types.py"), "{layers}");
+    assert_eq!(run(&["check", "-q"], d).status.code(), Some(0));
+    // the bottom module imports the top one
+    write_files(d, &[("webby/_types.py", "Headers = dict\n\nfrom ._api import get\n")]);
+    let o = run(&["check", "-q", "--format", "json"], d);
+    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stdout));
+    let v = json(&o);
+    let blocking: Vec<&Value> =
+        v["findings"].as_array().unwrap().iter().filter(|f| f["blocking"].as_bool() == Some(true)).collect();
+    assert_eq!(blocking.len(), 1, "{:#}", v["findings"]);
+    assert_eq!(blocking[0]["path"], "webby/_types.py");
+}
+
+#[test]
+fn stream_within_shows_the_modules_of_a_stage_and_their_layers() {
+    let t = one_package();
+    let o = run(&["stream", "--within", "webby", "--format", "json", "-q"], t.path());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v = json(&o);
+    let w = &v["within"];
+    assert_eq!(w["stage"], "webby");
+    assert_eq!(w["base"], "webby");
+    let layers: Vec<Vec<String>> = serde_json::from_value(w["layers"].clone()).unwrap();
+    assert_eq!(layers.first().unwrap(), &["_api"], "{w:#}");
+    assert_eq!(layers.last().unwrap(), &["_types"], "{w:#}");
+    assert!(w["imports"].as_array().unwrap().iter().any(|i| i["from"] == "_client" && i["to"] == "_transports"));
+    let text = run(&["stream", "--within", "webby", "-q"], t.path());
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains("layers, top first: _api > _client > _transports > _models > _types"), "{text}");
+    // a stage that is not there is an error naming the nearest
+    let o = run(&["stream", "--within", "weby", "-q"], t.path());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("did you mean `webby`?"), "{}", String::from_utf8_lossy(&o.stderr));
+}
