@@ -5,7 +5,7 @@
 # Prints one block per corpus: `path:line  kind`, then the source line. Located gaps only: markers
 # (StageMarker), stubs handed across a wire (StubHandoff, at the stub), broken imports, calls that
 # do not fit their callee (ArityHandoff), undeclared imports (first site per package). Markers the
-# rules call advisory (AdvisoryMarker) are printed apart, after the sample, as a count.
+# rules call advisory (AdvisoryMarker) are no gaps: each corpus's header counts them.
 # Usage: benches/gap_sample.sh [PER_CORPUS] [SEED] [CORPUS_DIR...]
 #   (defaults: 10 per corpus, seed 39, every corpus fetched by benches/corpora.sh)
 #   ANDON=path/to/andon uses that binary; otherwise a release build (CARGO_TARGET_DIR is honoured).
@@ -53,10 +53,11 @@ for src in "${corpora[@]}"; do
   all="$scratch/$name.gaps"
   gaps "$d" | sort -u > "$all"
   total=$(wc -l < "$all")
-  advisory=$({ "$ANDON" query -q "$d" --no-index --format csv 'AdvisoryMarker(s, p, l, k)' 2>/dev/null || true; } | tail -n +2 | wc -l)
+  advisory=$({ "$ANDON" query -q "$d" --no-index --format csv 'AdvisoryMarker(s, p, l, k, w)' 2>/dev/null || true; } | tail -n +2 | wc -l)
   echo "== $name: $total located gaps, sample of $(( total < per ? total : per )) (seed $seed); $advisory advisory markers (not gaps)"
   shuf -n "$per" --random-source=<(yes "$seed") "$all" | sort -t$'\t' -k2,2 -k3,3n | while IFS=$'\t' read -r kind path line; do
-    text="$(sed -n "${line}p" "$d/$path" 2>/dev/null | sed 's/^[[:space:]]*//' | cut -c1-160)"
-    printf '%s:%s  %s\n    %s\n' "$path" "$line" "$kind" "$text"
+    # the line, and up to three more where a statement opens a parenthesis at its end
+    text="$(awk -v l="$line" 'NR == l { print; if ($0 !~ /\($/) exit; next } NR > l && NR <= l + 3 { print; if ($0 ~ /\)/) exit } NR > l + 3 { exit }' "$d/$path" 2>/dev/null | sed 's/^[[:space:]]*/    /' | cut -c1-164)"
+    printf '%s:%s  %s\n%s\n' "$path" "$line" "$kind" "$text"
   done
 done

@@ -76,6 +76,9 @@ const BY_DESIGN: &[&str] = &[
     "not applicable",
     "irreversible",
     "not reversible",
+    // the operation is refused in favour of another: `"use .bitand() for bitwise operations"`
+    "please use",
+    "instead",
 ];
 
 /// Words that say the work is still to come, whatever else the message says.
@@ -96,6 +99,9 @@ pub(crate) fn by_design(statement: &str) -> Option<&'static str> {
     };
     if STILL_TO_COME.iter().any(|p| has(p)) {
         return None;
+    }
+    if message.trim_start().starts_with("use ") {
+        return Some("use");
     }
     BY_DESIGN.iter().find(|p| has(p)).copied()
 }
@@ -229,6 +235,14 @@ mod tests {
         assert_eq!(by_design("unimplemented!(\"this migration is irreversible\")"), Some("irreversible"));
         assert_eq!(by_design("todo!(\"impossible on this platform\")"), Some("impossible"));
         assert_eq!(by_design("throw new Error(`Not implemented: unsupported ${kind}`)"), Some("unsupported"));
+        assert_eq!(
+            by_design("raise NotImplementedError(\n  \"Use .bitand() for bitwise logical operations.\"\n)"),
+            Some("use")
+        );
+        assert_eq!(
+            by_design("raise NotImplementedError(\"not for the base type; please use the dialect's\")"),
+            Some("please use")
+        );
         // unfinished work, however it is worded
         assert_eq!(by_design("raise NotImplementedError(\"Digest auth-int support is not yet implemented\")"), None);
         assert_eq!(by_design("raise NotImplementedError(\"not supported yet\")"), None);
