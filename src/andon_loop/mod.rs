@@ -193,6 +193,10 @@ pub fn step(root: &Path, cfg: &Config, idx: &Index, opts: StepOptions) -> Result
         (end, records)
     };
     mark_step(&mut step_lock, end);
+    planned.notes.extend(own_notes(root, cfg, &dir, had_ledger));
+    if let Some(stage) = &planned.cursor {
+        planned.notes.extend(scan::advisories(&read.store, stage));
+    }
     // An artifact is removed only as the step read it: one written again while the step ran (a
     // new proposal for the same gap) waits for the next step.
     for f in &planned.consumed {
@@ -201,6 +205,27 @@ pub fn step(root: &Path, cfg: &Config, idx: &Index, opts: StepOptions) -> Result
         }
     }
     Ok(session(planned, read.stream, &book.state, &records, since))
+}
+
+/// What the step says of andon's own files: the scratch ignore file it wrote, and, on the first
+/// run (no ledger before it), that the ledger is meant to be committed.
+fn own_notes(root: &Path, cfg: &Config, ledger_dir: &Path, had_ledger: bool) -> Vec<String> {
+    let rel = |p: &Path| p.strip_prefix(root).unwrap_or(p).to_string_lossy().replace('\\', "/");
+    let mut notes = Vec::new();
+    if let Some(file) = own::ignore_scratch(root, &cfg.settings) {
+        notes.push(format!(
+            "wrote {}: what andon writes under {} is scratch, ignored by git",
+            rel(&file),
+            rel(file.parent().unwrap_or(root))
+        ));
+    }
+    if !had_ledger {
+        notes.push(format!(
+            "the ledger {} is the loop's memory: commit it (with its view ledger.md)",
+            rel(&ledger_dir.join("ledger.jsonl"))
+        ));
+    }
+    notes
 }
 
 /// What a plan works from, fixed for the step, from what the step read.

@@ -55,6 +55,7 @@ pub(super) const VIEW: crate::datalog::kept::View = crate::datalog::kept::View {
         rel::IN_STAGE,
         rel::MISSING_NAME,
         rel::UNDECLARED_WIRE_IMPORT,
+        rel::ADVISORY_MARKER,
     ],
     detail_for: crate::extract::lang::references_name_packages,
 };
@@ -70,6 +71,36 @@ pub fn scan(store: &Store, stream: &StreamReport, state: &State, stage: &str) ->
     let mut out = found.out;
     out.sort_by(|a, b| a.id.cmp(&b.id));
     out.dedup_by(|a, b| a.id == b.id);
+    out
+}
+
+/// The most advisory markers a step lists.
+const ADVISORIES_LISTED: usize = 20;
+
+/// The advisory markers of `stage` (`AdvisoryMarker`: a not-implemented statement whose message
+/// refuses its operation by design), listed for a reader and never gaps, sorted by place.
+pub fn advisories(store: &Store, stage: &str) -> Vec<String> {
+    let s = |v: u32| store.syms.str(v).to_string();
+    let mut rows: Vec<(String, u32, String, String)> = store.rels[rel::ADVISORY_MARKER.0 as usize]
+        .iter()
+        .filter(|r| store.syms.str(r[0]) == stage)
+        .map(|r| (s(r[1]), r[2], s(r[3]), s(r[4])))
+        .collect();
+    rows.sort();
+    rows.dedup();
+    let mut out: Vec<String> = rows
+        .iter()
+        .take(ADVISORIES_LISTED)
+        .map(|(path, line, kind, words)| {
+            format!("advisory, not a gap: {path}:{line}: {kind} whose message says \"{words}\" (by design)")
+        })
+        .collect();
+    if rows.len() > ADVISORIES_LISTED {
+        out.push(format!(
+            "advisory, not a gap: {} more in stage `{stage}` (`andon query 'AdvisoryMarker(s, p, l, k, w)'`)",
+            rows.len() - ADVISORIES_LISTED
+        ));
+    }
     out
 }
 

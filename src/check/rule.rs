@@ -28,16 +28,23 @@ pub(super) fn rule(idx: &Index, root: &Path, r: &Located, budget: datalog::Budge
         Error::RuleEvaluation { why: why.to_string(), notes: notes.concat() }
     })?;
     let cols: Vec<String> = prog.rels[v].columns.iter().map(|c| c.0.clone()).collect();
+    let at = prog.rels[v].span.line.max(1);
     let path_col = answer.types.iter().position(|t| *t == Ty::Path);
     let line_col =
         path_col.and_then(|p| answer.types.iter().skip(p + 1).position(|t| *t == Ty::Int).map(|i| i + p + 1));
+    let mut lines_of: BTreeMap<String, Option<usize>> = BTreeMap::new();
     Ok(answer
         .rows
         .into_iter()
         .map(|row| {
             let path = path_col.map(|c| row[c].clone()).unwrap_or_else(|| r.text.clone());
-            let line =
-                line_col.and_then(|c| row[c].parse().ok()).unwrap_or(if path_col.is_some() { 1 } else { r.line });
+            // the int column locates the row only where it is a line of the file; else it is
+            // part of the message and the finding sits at the file's first line
+            let lines = lines_of.entry(path.clone()).or_insert_with(|| line_count(root, &path));
+            let line_col = line_col.filter(|c| row[*c].parse::<usize>().is_ok_and(|l| is_line(*lines, l)));
+            // no path column: the finding sits at the rules file, where `Violation` is declared
+            // (or first derived), never at a line of another file
+            let line = line_col.and_then(|c| row[c].parse().ok()).unwrap_or(if path_col.is_some() { 1 } else { at });
             let rest: Vec<String> = (0..row.len())
                 .filter(|i| Some(*i) != path_col && Some(*i) != line_col)
                 .map(|i| if cols[i] == "message" { row[i].clone() } else { format!("{}={}", cols[i], row[i]) })
@@ -56,4 +63,28 @@ pub(super) fn rule(idx: &Index, root: &Path, r: &Located, budget: datalog::Budge
             }
         })
         .collect())
+}
+
+/// How many lines the file `path` (repo-relative text) has, `None` when it cannot be read.
+fn line_count(root: &Path, path: &str) -> Option<usize> {
+    let text = read_regular(&walk::abs_path(root, path)?).ok()?;
+    Some(text.lines().count())
+}
+
+/// Whether `line` is a line of a file of `lines` lines (any line from 1 when it cannot be read).
+fn is_line(lines: Option<usize>, line: usize) -> bool {
+    line >= 1 && lines.is_none_or(|n| line <= n.max(1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_line;
+
+    #[test]
+    fn a_line_is_within_the_file() {
+        assert!(is_line(Some(3), 1) && is_line(Some(3), 3));
+        assert!(!is_line(Some(3), 4) && !is_line(Some(3), 0));
+        assert!(is_line(Some(0), 1), "an empty file has its first line");
+        assert!(is_line(None, 40) && !is_line(None, 0));
+    }
 }

@@ -15,6 +15,9 @@ pub struct Builder {
     pub require_docs: bool,
     /// Implicitly declared relations whose column types come from their rules.
     pub(super) untyped: Vec<usize>,
+    /// The columns `(relation, column)` of implicitly declared relations whose type a rule has
+    /// fixed (from a typed column, a constant or a comparison); the others are not known yet.
+    pub(super) inferred: std::collections::BTreeSet<(usize, usize)>,
     /// How many pending rules are the built-in ones ([`Builder::builtin_done`]).
     builtin_pending: usize,
 }
@@ -170,6 +173,7 @@ impl Builder {
             .prog
             .rels
             .iter()
+            .filter(|r| r.name != QUERY_REL)
             .map(|r| (crate::text::edit_distance(&lower, &r.name.to_lowercase()), &r.name))
             .filter(|(d, n)| *d <= (n.len() / 2).max(2))
             .min();
@@ -217,9 +221,10 @@ impl Builder {
                 self.untyped.push(self.prog.rels.len() - 1);
             }
         }
-        // Types of implicit relations come from their rules: iterate until stable.
+        // Types of implicit relations come from their rules: iterate until stable. Each round that
+        // changes something fixes one more column's type (`inferred` only grows), so this ends.
         let mut rules = Vec::new();
-        for _ in 0..=pending.len() {
+        loop {
             rules.clear();
             let mut changed = false;
             for (source, r) in &pending {

@@ -56,37 +56,39 @@ impl Builder {
     /// variable's type comes from the first typed column it fills.
     fn atom_args(&self, rc: &mut RuleCheck, a: &Atom, rel: usize, positive: bool) -> Result<Vec<Arg>, DialectError> {
         let cols = &self.prog.rels[rel].columns;
+        // an implicitly declared relation's column types only what a rule has fixed so far
+        let untyped = self.untyped.contains(&rel);
+        let known = |k: usize| !untyped || self.inferred.contains(&(rel, k));
         let mut args = Vec::new();
-        for (t, (cname, cty)) in a.args.iter().zip(cols) {
+        for (k, (t, (cname, cty))) in a.args.iter().zip(cols).enumerate() {
             args.push(match t {
                 Term::Wild(_) => Arg::Wild,
                 Term::Str(s, sp) => {
-                    if *cty == Ty::Int {
+                    if *cty == Ty::Int && known(k) {
                         return Err(rc.err(*sp, format!("column `{cname}` of `{}` is an int; {t} is a string", a.rel)));
                     }
                     Arg::Const(Value::Str(s.clone()))
                 }
                 Term::Int(n, sp) => {
-                    if cty.is_str() {
+                    if cty.is_str() && known(k) {
                         return Err(rc.err(
                             *sp,
-                            format!("column `{cname}` of `{}` is a {}; {n} is a number", a.rel, cty.name()),
+                            format!("column `{cname}` of `{}` is {}; {n} is a number", a.rel, cty.a_name()),
                         ));
                     }
                     Arg::Const(Value::Int(*n))
                 }
                 Term::Var(v, sp) => {
                     let i = rc.slot(v);
-                    let untyped = self.untyped.contains(&rel);
-                    if !untyped {
+                    if known(k) {
                         match rc.types[i] {
                             Some(t0) if t0.is_str() != cty.is_str() => {
                                 return Err(rc.err(
                                     *sp,
                                     format!(
-                                        "`{v}` is used as a {} and as a {} (column `{cname}` of `{}`)",
-                                        t0.name(),
-                                        cty.name(),
+                                        "`{v}` is used as {} and as {} (column `{cname}` of `{}`)",
+                                        t0.a_name(),
+                                        cty.a_name(),
                                         a.rel
                                     ),
                                 ));
@@ -130,11 +132,10 @@ impl Builder {
                     let Some(i) = rc.names.iter().position(|n| n == v) else {
                         return Err(rc.err(*sp, format!("variable `{v}` in the head is not bound by the body")));
                     };
-                    if untyped {
-                        if let Some(t) = rc.types[i]
-                            && t != cty
-                        {
+                    if untyped && !self.inferred.contains(&(head, k)) {
+                        if let Some(t) = rc.types[i] {
                             self.prog.rels[head].columns[k].1 = t;
+                            self.inferred.insert((head, k));
                             changed = true;
                         }
                     } else if let Some(t0) = rc.types[i]
@@ -143,30 +144,38 @@ impl Builder {
                         return Err(rc.err(
                             *sp,
                             format!(
-                                "`{v}` is a {}, but column `{}` of `{}` is a {}",
-                                t0.name(),
+                                "`{v}` is {}, but column `{}` of `{}` is {}{}",
+                                t0.a_name(),
                                 self.prog.rels[head].columns[k].0,
                                 r.head.rel,
-                                cty.name()
+                                cty.a_name(),
+                                if untyped { " (as another of its rules makes it)" } else { "" }
                             ),
                         ));
                     }
                     Arg::Var(i)
                 }
                 Term::Str(s, sp) => {
-                    if untyped && cty == Ty::Int {
+                    if untyped && !self.inferred.contains(&(head, k)) {
                         self.prog.rels[head].columns[k].1 = Ty::Sym;
+                        self.inferred.insert((head, k));
+                        changed = true;
                     } else if !cty.is_str() {
-                        return Err(rc.err(*sp, format!("column {} of `{}` is an int", k + 1, r.head.rel)));
+                        let how = if untyped { " (as another of its rules makes it)" } else { "" };
+                        return Err(rc.err(*sp, format!("column {} of `{}` is an int{how}", k + 1, r.head.rel)));
                     }
                     Arg::Const(Value::Str(s.clone()))
                 }
                 Term::Int(n, sp) => {
-                    if untyped && cty != Ty::Int {
+                    if untyped && !self.inferred.contains(&(head, k)) {
                         self.prog.rels[head].columns[k].1 = Ty::Int;
+                        self.inferred.insert((head, k));
                         changed = true;
                     } else if cty != Ty::Int {
-                        return Err(rc.err(*sp, format!("column {} of `{}` is a {}", k + 1, r.head.rel, cty.name())));
+                        let how = if untyped { " (as another of its rules makes it)" } else { "" };
+                        return Err(
+                            rc.err(*sp, format!("column {} of `{}` is {}{how}", k + 1, r.head.rel, cty.a_name()))
+                        );
                     }
                     Arg::Const(Value::Int(*n))
                 }
@@ -258,9 +267,12 @@ impl RuleCheck<'_> {
         }
     }
 
-    /// Carries types through comparisons (two passes); a string compared with an int is an error.
+    /// Carries types through comparisons until nothing changes (a chain `x = y, y = z` of any
+    /// length); a string compared with an int is an error.
     fn type_comparisons(&mut self, body: &[Lit]) -> Result<(), DialectError> {
-        for _ in 0..2 {
+        let mut changed = true;
+        while changed {
+            changed = false;
             for l in body {
                 if let Lit::Cmp(a, _, b) = l {
                     let ty = |a: &Arg, types: &Vec<Option<Ty>>| match a {
@@ -272,16 +284,18 @@ impl RuleCheck<'_> {
                     match (ty(a, &self.types), ty(b, &self.types)) {
                         (Some(x), Some(y)) if x.is_str() != y.is_str() => {
                             let span = cmp_span(self.rule, l, body);
-                            return Err(self.err(span, format!("cannot compare a {} with a {}", x.name(), y.name())));
+                            return Err(self.err(span, format!("cannot compare {} with {}", x.a_name(), y.a_name())));
                         }
                         (Some(x), None) => {
                             if let Arg::Var(i) = b {
-                                self.types[*i] = Some(x)
+                                self.types[*i] = Some(x);
+                                changed = true;
                             }
                         }
                         (None, Some(y)) => {
                             if let Arg::Var(i) = a {
-                                self.types[*i] = Some(y)
+                                self.types[*i] = Some(y);
+                                changed = true;
                             }
                         }
                         _ => {}

@@ -119,6 +119,14 @@ impl Ty {
             Ty::Int => "int",
         }
     }
+    /// The type's name with its article: `a path`, `a sym`, `an int`.
+    pub fn a_name(self) -> &'static str {
+        match self {
+            Ty::Path => "a path",
+            Ty::Sym => "a sym",
+            Ty::Int => "an int",
+        }
+    }
     pub(super) fn is_str(self) -> bool {
         self != Ty::Int
     }

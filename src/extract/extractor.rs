@@ -182,6 +182,12 @@ impl<'a, 'o> Extractor<'a, 'o> {
         self.push(rel::MARKER, &[self.path.into(), line.into(), kind.into()]);
         let t = text::clip(text.trim(), 200);
         self.push(rel::MARKER_TEXT, &[self.path.into(), line.into(), t.as_str().into()]);
+        // a not-implemented statement whose message refuses the operation by design
+        if !matches!(kind, "TODO" | "FIXME" | "XXX")
+            && let Some(words) = text::by_design(text)
+        {
+            self.push(rel::MARKER_BY_DESIGN, &[self.path.into(), line.into(), words.into()]);
+        }
         self.owners.marker(line, kind);
     }
 

@@ -1,6 +1,11 @@
 //! Text heuristics over comments and strings: markers and text that addresses the tool.
 
-/// Marker words found in one comment line (`TODO`, `FIXME`, `XXX`, as whole upper-case words).
+/// Marker words found in one comment line (`TODO`, `FIXME`, `XXX`, as whole upper-case words)
+/// that mark work: the word opens the comment or a sentence of it, or a colon or parenthesis
+/// follows it (`# XXX compat`, `// TODO: later`, `/* FIXME(bob) */`, `# done. TODO remove`). A
+/// word inside a string literal the comment quotes (`// replace "XXX" with the name`, a doc
+/// example `/// assert_eq!(f("TODO"), 1)`) or used as a placeholder in a sentence (`# where XXX
+/// is the field name`) is no marker.
 pub(crate) fn markers_in(line: &str) -> Vec<&'static str> {
     let mut out = Vec::new();
     for kind in ["TODO", "FIXME", "XXX"] {
@@ -10,11 +15,119 @@ pub(crate) fn markers_in(line: &str) -> Vec<&'static str> {
             let before = line[..at].chars().next_back();
             let after = line[at + kind.len()..].chars().next();
             let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
-            if !word(before) && !word(after) {
+            if !word(before) && !word(after) && !quoted_at(line, at, kind.len()) && marks_work(line, at, after) {
                 out.push(kind);
                 break;
             }
             from = at + kind.len();
+        }
+    }
+    out
+}
+
+/// Whether the word at `at` of `len` bytes of a comment line sits inside a string literal the
+/// comment quotes: an odd count of `"` or `` ` `` before it, or `'` right around it.
+fn quoted_at(line: &str, at: usize, len: usize) -> bool {
+    let before = &line[..at];
+    let odd = |q: char| before.chars().filter(|c| *c == q).count() % 2 == 1;
+    odd('"') || odd('`') || (before.ends_with('\'') && line[at + len..].starts_with('\''))
+}
+
+/// Whether the marker word at `at` marks work: it opens the comment (after its leader, spaces and
+/// brackets) or a sentence, or `:` or `(` follows it.
+fn marks_work(line: &str, at: usize, after: Option<char>) -> bool {
+    if matches!(after, Some(':' | '(')) {
+        return true;
+    }
+    let lead = line[..at].trim_end_matches(|c: char| c.is_whitespace() || matches!(c, '[' | '(' | '-' | '>' | '*'));
+    let lead = lead.trim_start();
+    lead.is_empty()
+        || lead.trim_start_matches(['#', '/', '*', '!', '<', '-', ';']).trim().is_empty()
+        || lead.ends_with(['.', ';', '!', '?'])
+        // a comment after code: `x = y  # XXX compat`
+        || lead.ends_with("#")
+        || lead.ends_with("//")
+        || lead.ends_with("/*")
+}
+
+/// Words of a not-implemented statement's message that say its operation is refused by design:
+/// unsupported, impossible or irreversible.
+const BY_DESIGN: &[&str] = &[
+    "not supported",
+    "unsupported",
+    "does not support",
+    "doesn't support",
+    "do not support",
+    "don't support",
+    "isn't supported",
+    "aren't supported",
+    "no support for",
+    "impossible",
+    "not possible",
+    "cannot",
+    "can't",
+    "can not",
+    "not allowed",
+    "not permitted",
+    "disallowed",
+    "makes no sense",
+    "does not make sense",
+    "doesn't make sense",
+    "not applicable",
+    "irreversible",
+    "not reversible",
+    // the operation is refused in favour of another: `"use .bitand() for bitwise operations"`
+    "please use",
+    "instead",
+];
+
+/// Words that say the work is still to come, whatever else the message says.
+const STILL_TO_COME: &[&str] = &["yet", "todo", "fixme", "xxx", "for now", "implement me", "coming soon"];
+
+/// The words by which the message of a not-implemented statement (`raise NotImplementedError("…")`,
+/// `unimplemented!("…")`, `todo!("…")`, `throw new Error("not implemented: …")`) says its operation
+/// is unsupported, impossible or irreversible: a deliberate refusal, not unfinished work. `None`
+/// without such words, or when the message says the work is still to come ("not supported yet").
+/// Only the text inside the statement's string literals is read.
+pub(crate) fn by_design(statement: &str) -> Option<&'static str> {
+    let message = quoted(statement).to_lowercase();
+    let has = |p: &str| {
+        message.match_indices(p).any(|(at, _)| {
+            let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+            !word(message[..at].chars().next_back()) && !word(message[at + p.len()..].chars().next())
+        })
+    };
+    if STILL_TO_COME.iter().any(|p| has(p)) {
+        return None;
+    }
+    if message.trim_start().starts_with("use ") {
+        return Some("use");
+    }
+    BY_DESIGN.iter().find(|p| has(p)).copied()
+}
+
+/// The text between the quotes of `s` (`"…"`, `'…'`, `` `…` ``), the pieces joined by a space.
+fn quoted(s: &str) -> String {
+    let mut out = String::new();
+    let mut open: Option<char> = None;
+    let mut escaped = false;
+    for c in s.chars() {
+        match open {
+            Some(q) => {
+                if escaped {
+                    escaped = false;
+                    out.push(c);
+                } else if c == '\\' {
+                    escaped = true;
+                } else if c == q {
+                    open = None;
+                    out.push(' ');
+                } else {
+                    out.push(c);
+                }
+            }
+            None if matches!(c, '"' | '\'' | '`') => open = Some(c),
+            None => {}
         }
     }
     out
@@ -80,8 +193,65 @@ mod tests {
     #[test]
     fn markers_are_whole_words() {
         assert_eq!(markers_in("// TODO: later"), vec!["TODO"]);
-        assert_eq!(markers_in("# FIXME(bob) and XXX"), vec!["FIXME", "XXX"]);
+        assert_eq!(markers_in("# FIXME(bob) and XXX: too"), vec!["FIXME", "XXX"]);
         assert!(markers_in("// TODOS and XXXL and todo").is_empty());
+    }
+
+    #[test]
+    fn a_marker_opens_the_comment_or_a_sentence_or_takes_a_colon() {
+        for line in [
+            "# XXX compat",
+            "poll = get_task_meta  # XXX compat",
+            "//! TODO remove",
+            " * TODO: Remove in v8",
+            "/* [XXX On macOS, this may vary",
+            " FIXME These are not yet available",
+            "# it works. TODO make it fast",
+            "# see the note, FIXME(bob): later",
+            "-- XXX",
+        ] {
+            assert!(!markers_in(line).is_empty(), "{line}");
+        }
+    }
+
+    #[test]
+    fn a_marker_word_quoted_or_as_a_placeholder_is_no_marker() {
+        for line in [
+            "// replace \"XXX\" with the name",
+            "/// assert_eq!(f(\"TODO: x\"), 1);",
+            "# the value 'XXX' is a placeholder",
+            "// `TODO` items are listed",
+            "# implement the clean_XXX() method on the Form, where XXX is the field",
+            "# field (e.g., the field XXX if you're in clean_XXX()).",
+        ] {
+            assert!(markers_in(line).is_empty(), "{line}");
+        }
+    }
+
+    #[test]
+    fn a_message_that_refuses_by_design_is_told_from_unfinished_work() {
+        assert_eq!(by_design("raise NotImplementedError(\"Reversing is not supported.\")"), Some("not supported"));
+        assert_eq!(by_design("raise NotImplementedError('RequestSite cannot be deleted.')"), Some("cannot"));
+        assert_eq!(by_design("unimplemented!(\"this migration is irreversible\")"), Some("irreversible"));
+        assert_eq!(by_design("todo!(\"impossible on this platform\")"), Some("impossible"));
+        assert_eq!(by_design("throw new Error(`Not implemented: unsupported ${kind}`)"), Some("unsupported"));
+        assert_eq!(
+            by_design("raise NotImplementedError(\n  \"Use .bitand() for bitwise logical operations.\"\n)"),
+            Some("use")
+        );
+        assert_eq!(
+            by_design("raise NotImplementedError(\"not for the base type; please use the dialect's\")"),
+            Some("please use")
+        );
+        // unfinished work, however it is worded
+        assert_eq!(by_design("raise NotImplementedError(\"Digest auth-int support is not yet implemented\")"), None);
+        assert_eq!(by_design("raise NotImplementedError(\"not supported yet\")"), None);
+        assert_eq!(by_design("raise NotImplementedError(\"TODO: cannot do this here\")"), None);
+        assert_eq!(by_design("raise NotImplementedError"), None);
+        assert_eq!(by_design("todo!()"), None);
+        // only the message counts, and whole words only
+        assert_eq!(by_design("raise cannot_error.NotImplementedError(msg)"), None);
+        assert_eq!(by_design("raise NotImplementedError(\"subclasses must implement cannotate()\")"), None);
     }
 
     #[test]

@@ -281,7 +281,7 @@ fn query_errors_point_at_line_and_column_and_exit_2() {
     let e = refused(d, &["query", "Import(p, \"one\", s, k)"]);
     assert!(e.contains("query:1:11: column `line` of `Import` is an int"), "{e}");
     let e = refused(d, &["query", "Wire(p, c), p < 3"]);
-    assert!(e.contains("cannot compare a sym with a int"), "{e}");
+    assert!(e.contains("cannot compare a sym with an int"), "{e}");
     fs::write(d.join("bad.dl"), "Win(x) :- Stage(x, _), !Lose(x).\nLose(x) :- Stage(x, _), !Win(x).\n").unwrap();
     let e = refused(d, &["query", "--rules", "bad.dl", "Win(x)"]);
     assert!(e.contains("bad.dl:") && e.contains("unstratifiable negation"), "{e}");

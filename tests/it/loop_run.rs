@@ -1634,3 +1634,40 @@ fn skip_verification_never_touches_a_tier_one_hold() {
     let (code, v) = loop_json(d);
     assert_eq!(code, 12, "{v:#}");
 }
+
+#[test]
+fn the_loop_ignores_its_scratch_keeps_the_ledger_and_says_so_once() {
+    let t = scratch("py-gaps");
+    let d = t.path();
+    git(d, &["init", "-q"]);
+    let (_, v) = loop_json(d);
+    let notes: Vec<&str> = v["notes"].as_array().unwrap().iter().filter_map(|n| n.as_str()).collect();
+    assert!(
+        notes.contains(
+            &"wrote analysis/andon/.gitignore: what andon writes under analysis/andon is scratch, ignored by git"
+        ),
+        "{notes:?}"
+    );
+    let said = |notes: &[&str]| notes.iter().filter(|n| n.contains("is the loop's memory: commit it")).count();
+    assert_eq!(said(&notes), 1, "{notes:?}");
+    // git sees the ignore file and the ledger, nothing else of andon's
+    let out = std::process::Command::new("git")
+        .args(["status", "--porcelain", "-uall", "--", "analysis"])
+        .current_dir(d)
+        .output()
+        .unwrap();
+    let listed: Vec<String> =
+        String::from_utf8_lossy(&out.stdout).lines().map(|l| l.trim_start_matches("?? ").to_string()).collect();
+    assert_eq!(
+        listed,
+        ["analysis/andon/.gitignore", "analysis/andon/ledger/ledger.jsonl", "analysis/andon/ledger/ledger.md"],
+        "{listed:?}"
+    );
+    // a person's own ignore file is never replaced, and the second run says nothing of either
+    std::fs::write(d.join("analysis/andon/.gitignore"), "loop.txt\n").unwrap();
+    let (_, v) = loop_json(d);
+    let notes: Vec<&str> = v["notes"].as_array().unwrap().iter().filter_map(|n| n.as_str()).collect();
+    assert_eq!(said(&notes), 0, "{notes:?}");
+    assert!(!notes.iter().any(|n| n.starts_with("wrote analysis/andon/.gitignore")), "{notes:?}");
+    assert_eq!(std::fs::read_to_string(d.join("analysis/andon/.gitignore")).unwrap(), "loop.txt\n");
+}

@@ -52,4 +52,5 @@ mod summary;
 mod support;
 mod trial_details;
 mod ts_parse;
+mod user_rules;
 mod wire_proof;

@@ -262,6 +262,36 @@ fn errors_are_results_a_malformed_call_is_a_protocol_error_and_the_server_goes_o
 }
 
 #[test]
+fn a_rules_file_without_decl_answers_through_the_server_and_a_conflict_is_an_error_result() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    let mut body = String::from("# TODO: first\n");
+    for i in 0..3000 {
+        body.push_str(&format!("x{i} = {i}\n"));
+    }
+    body.push_str("# TODO: last\n");
+    write_files(
+        d,
+        &[
+            ("a.py", body.as_str()),
+            ("at.dl", "At(p, l) :- Marker(p, l, _).\n"),
+            ("mixed.dl", "Mixed(x) :- File(x, _).\nMixed(x) :- Marker(_, x, _).\n"),
+        ],
+    );
+    runtime().block_on(async {
+        let (s, _) = connect(d).await;
+        let got = doc(&s, "query", json!({"query": "At(p, l)", "rules": ["at.dl"]})).await;
+        assert_eq!(got["rows"], json!([["a.py", 1], ["a.py", 3002]]), "{got:#}");
+        let r = call(&s, "query", json!({"query": "Mixed(x)", "rules": ["mixed.dl"]})).await;
+        assert_eq!(r.is_error, Some(true));
+        assert!(text(&r).contains("mixed.dl:2:7"), "{}", text(&r));
+        // still serving
+        assert_eq!(doc(&s, "query", json!({"query": "At(p, l)", "rules": ["at.dl"]})).await["count"], 2);
+        s.cancel().await.unwrap();
+    });
+}
+
+#[test]
 fn a_disabled_repository_answers_every_call_with_the_disabled_document() {
     let t = clean_three_stages("enabled = false\n");
     runtime().block_on(async {

@@ -113,3 +113,154 @@ fn inheritance_is_queryable_and_transitive() {
     let want: BTreeSet<String> = ["Cube", "Square", "Tagged"].iter().map(|s| s.to_string()).collect();
     assert_eq!(subclasses, want);
 }
+
+/// The notes of the first `andon loop --format json` step in `dir` that list advisory markers.
+fn advisory_notes(v: &serde_json::Value) -> Vec<String> {
+    v["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|n| n.as_str())
+        .filter(|n| n.starts_with("advisory, not a gap:"))
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn a_refusal_by_design_is_advisory_and_a_quoted_or_placeholder_marker_is_none() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    write_files(
+        d,
+        &[
+            ("pyproject.toml", "[project]\nname = \"shop\"\nversion = \"0.1.0\"\n"),
+            (
+                "src/core/__init__.py",
+                "def delete():\n    raise NotImplementedError(\"RequestSite cannot be deleted.\")\n\n\n\
+                 def reverse():\n    raise NotImplementedError(\n        \"Reversing this migration is not supported\"\n    )\n\n\n\
+                 def later():\n    raise NotImplementedError(\"auth-int support is not yet implemented\")\n\n\n\
+                 def wanted():\n    # TODO: support it\n    raise NotImplementedError(\"not supported\")\n\n\n\
+                 # implement clean_XXX(), where XXX is the field name\n\
+                 # replace \"TODO\" with the name\n\
+                 x = 1  # XXX compat\n",
+            ),
+            ("src/core/test_core.py", "from core import x\n\n\ndef test_x():\n    assert x == 1\n"),
+            ("src/api/__init__.py", "from core import delete, later\n\n\ndef run():\n    return delete(), later()\n"),
+        ],
+    );
+    commit_all(d);
+    let want: BTreeSet<(String, u64, String)> = [
+        (12, "NotImplementedError"), // not yet: unfinished work
+        (16, "TODO"),                // the wish above a refusal by design stands alone
+        (22, "XXX"),                 // a comment after code, opened by the marker
+    ]
+    .into_iter()
+    .map(|(l, k)| ("src/core/__init__.py".to_string(), l, format!("{k} marker")))
+    .collect();
+    let o = run(&["loop", "--format", "json", "-q"], d);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let v = json(&o);
+    let core_gaps: BTreeSet<(String, u64, String)> = v["gaps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|g| g["source"] == "StageMarker" && g["stage"] == "core")
+        .map(|g| {
+            (
+                g["path"].as_str().unwrap().to_string(),
+                g["line"].as_u64().unwrap(),
+                g["summary"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    // the derived relations say the same
+    let rows = json(&run_ok(&["query", "--format", "json", "-q", "StageMarker(s, p, l, k)"], d));
+    let markers: BTreeSet<(String, u64, String)> = rows["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (r[1].as_str().unwrap().to_string(), r[2].as_u64().unwrap(), format!("{} marker", r[3].as_str().unwrap()))
+        })
+        .collect();
+    assert_eq!(markers, want);
+    assert_eq!(v["cursor"], "core", "{v:#}");
+    {
+        assert_eq!(core_gaps, want, "{v:#}");
+        let listed = advisory_notes(&v);
+        assert_eq!(listed.len(), 3, "{listed:?}");
+        assert!(
+            listed[0].contains("src/core/__init__.py:2: NotImplementedError whose message says \"cannot\""),
+            "{listed:?}"
+        );
+    }
+    // listed: the advisory markers, each with the words that make it one
+    let rows = json(&run_ok(&["query", "--format", "json", "-q", "AdvisoryMarker(s, p, l, k, w)"], d));
+    let advisory: Vec<(u64, String)> = rows["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r[2].as_u64().unwrap(), r[4].as_str().unwrap().to_string()))
+        .collect();
+    assert_eq!(
+        advisory,
+        [(2, "cannot".to_string()), (6, "not supported".to_string()), (17, "not supported".to_string())]
+    );
+    // a stub refused by design crosses a wire as no stub; one still to come does
+    let rows = json(&run_ok(&["query", "--format", "json", "-q", "StubHandoff(p, c, n, t, l, k, x)"], d));
+    let handed: Vec<&str> = rows["rows"].as_array().unwrap().iter().map(|r| r[2].as_str().unwrap()).collect();
+    assert_eq!(handed, ["later"]);
+}
+
+#[test]
+fn rust_and_typescript_refusals_by_design_are_advisory() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    write_files(
+        d,
+        &[
+            ("Cargo.toml", "[package]\nname = \"r\"\nversion = \"0.1.0\"\nedition = \"2021\"\n"),
+            (
+                "src/lib.rs",
+                "pub fn a() {\n    unimplemented!(\"seeking is not supported on pipes\")\n}\n\n\
+                 pub fn b() {\n    todo!(\"write the parser\")\n}\n\n\
+                 pub fn c() {\n    todo!()\n}\n\n\
+                 /// assert_eq!(render(\"TODO\"), 1);\npub fn render() {}\n",
+            ),
+            ("package.json", "{\"name\": \"w\", \"version\": \"1.0.0\"}\n"),
+            (
+                "web/index.ts",
+                "export function undo(): void {\n  throw new Error(\"not implemented: this step is irreversible\");\n}\n\
+                 export function redo(): void {\n  throw new Error(\"not implemented\");\n}\n",
+            ),
+        ],
+    );
+    let rows = json(&run_ok(&["query", "--format", "json", "-q", "StageMarker(s, p, l, k)"], d));
+    let mut gaps: Vec<(String, u64)> = rows["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r[1].as_str().unwrap().to_string(), r[2].as_u64().unwrap()))
+        .collect();
+    gaps.sort();
+    assert_eq!(
+        gaps,
+        [("src/lib.rs".to_string(), 6), ("src/lib.rs".to_string(), 10), ("web/index.ts".to_string(), 5)],
+        "{rows:#}"
+    );
+    let rows = json(&run_ok(&["query", "--format", "json", "-q", "AdvisoryMarker(s, p, l, k, w)"], d));
+    let mut advisory: Vec<(String, u64, String)> = rows["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r[1].as_str().unwrap().to_string(), r[2].as_u64().unwrap(), r[4].as_str().unwrap().to_string()))
+        .collect();
+    advisory.sort();
+    assert_eq!(
+        advisory,
+        [
+            ("src/lib.rs".to_string(), 2, "not supported".to_string()),
+            ("web/index.ts".to_string(), 2, "irreversible".to_string())
+        ]
+    );
+}

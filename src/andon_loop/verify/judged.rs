@@ -221,7 +221,10 @@ pub fn fingerprint(root: &Path, cfg: &Config) -> Judging {
             }
         }
     }
-    for path in judging_files(root) {
+    // andon's own scratch ignore file (written by the loop) judges nothing
+    let own_ignore: Vec<String> =
+        super::super::own::own_paths(cfg).iter().map(|p| format!("{p}{}", super::super::own::SCRATCH_IGNORE)).collect();
+    for path in judging_files(root).into_iter().filter(|p| !own_ignore.contains(p)) {
         file(&mut parts, &path);
     }
     for (name, path) in ignore_rule_files(root) {
