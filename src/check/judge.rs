@@ -493,3 +493,19 @@ pub(super) fn subject(g: &DepGraph, n: u32) -> Selected {
         Selected { node: Some(n), package: Some(name), ..Selected::default() }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_list_of_stages_is_cut_to_its_first_three_and_how_many_more() {
+        let names = |n: usize| -> Vec<String> { (0..n).map(|i| format!("`s{i}`")).collect() };
+        assert_eq!(listed(&names(1)), "`s0`");
+        assert_eq!(listed(&names(3)), "`s0`, `s1` and `s2`");
+        assert_eq!(listed(&names(4)), "`s0`, `s1`, `s2` and `s3`", "one more is named, not counted");
+        assert_eq!(listed(&names(12)), "`s0`, `s1`, `s2` and 9 more");
+        let located: Vec<Located> = (0..12).map(|i| Located { text: format!("stage:s{i}"), line: 1 }).collect();
+        assert_eq!(labels(&located), "`stage:s0`, `stage:s1`, `stage:s2` and 9 more");
+    }
+}
