@@ -101,14 +101,17 @@ pub fn group(report: &mut CheckReport) {
 }
 
 /// The finding that stands for `members` at the import `site`: itself when alone; else the
-/// strongest member (the lowest tier, one at the site first, then by contract) with the site as
+/// strongest member (the lowest tier, one at the site first, the shortest witness, then by
+/// contract) with the site as
 /// its location and a message that counts the contracts and pairs it breaks.
 fn one(site: (String, u32), mut members: Vec<Finding>, order: &BTreeMap<&str, usize>) -> Finding {
     if members.len() == 1 {
         return members.pop().expect("one member");
     }
     let at = |f: &Finding| f.path == site.0 && f.line == site.1;
-    members.sort_by_key(|f| (f.tier, !at(f), order.get(f.contract.as_str()).copied(), f.path.clone(), f.line));
+    members.sort_by_key(|f| {
+        (f.tier, !at(f), f.witness.len(), order.get(f.contract.as_str()).copied(), f.path.clone(), f.line)
+    });
     let hop = members.iter().flat_map(|f| &f.witness).find(|h| h.path == site.0 && h.line == site.1);
     let mut g = members[0].clone();
     g.col = match hop {
