@@ -7,7 +7,7 @@ use std::path::Path;
 use serde_json::{Value, json};
 
 use super::{Error, Freshness, SCHEMA_VERSION, json_document};
-use crate::check::{CheckReport, Hop, StaleException};
+use crate::check::{CheckReport, Finding, Hop, StaleException};
 use crate::config::Config;
 use crate::datalog::Budget;
 use crate::datalog::explain::Derivation;
@@ -365,6 +365,8 @@ pub fn check(
         });
         report.base = Some(base.to_string());
     }
+    // one offending import, one finding: after the findings are marked new, each group by member
+    crate::check::group::group(&mut report);
     Ok(report)
 }
 
@@ -442,6 +444,16 @@ fn hop_json(h: &Hop) -> Value {
             "confidence": h.confidence, "tier": h.tier })
 }
 
+/// One finding as JSON, without what it breaks.
+fn finding_json(f: &Finding) -> Value {
+    json!({ "id": f.fingerprint, "contract": f.contract, "kind": f.kind.name(), "tier": f.tier,
+        "blocking": f.blocking(), "path": f.path, "line": f.line, "col": f.col, "message": f.message,
+        "witness": f.witness.iter().map(hop_json).collect::<Vec<_>>(),
+        "excused": f.excused.as_ref().map(|e| json!({ "line": e.line, "reason": e.reason })),
+        "new": f.new,
+        "pair": f.pair.as_ref().map(|(a, b)| json!({ "from": a, "to": b })) })
+}
+
 impl CheckReport {
     fn document(&self) -> Value {
         let r = self;
@@ -459,11 +471,9 @@ impl CheckReport {
             .findings
             .iter()
             .map(|f| {
-                json!({ "id": f.fingerprint, "contract": f.contract, "kind": f.kind.name(), "tier": f.tier,
-                    "blocking": f.blocking(), "path": f.path, "line": f.line, "col": f.col, "message": f.message,
-                    "witness": f.witness.iter().map(hop_json).collect::<Vec<_>>(),
-                    "excused": f.excused.as_ref().map(|e| json!({ "line": e.line, "reason": e.reason })),
-                    "new": f.new })
+                let mut v = finding_json(f);
+                v["breaks"] = f.parts().iter().map(finding_json).collect::<Vec<_>>().into();
+                v
             })
             .collect();
         let stale: Vec<Value> = r

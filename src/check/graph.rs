@@ -146,12 +146,12 @@ impl<'s> Nodes<'s> {
     }
 }
 
-/// What is known per import line (path and line ids): its edge kinds, its spec (the smallest,
-/// when a line has several), its best confidence, whether it was recovered from text, and
-/// which files have syntax errors.
+/// What is known per import line (path and line ids): its edge kinds, its specs (sorted: a
+/// grouped `use` tree or a `from m import a, b` has several on one line), its best confidence,
+/// whether it was recovered from text, and which files have syntax errors.
 struct ImportLines<'s> {
     kinds: HashMap<(u32, u32), u16>,
-    specs: HashMap<(u32, u32), &'s str>,
+    specs: HashMap<(u32, u32), Vec<&'s str>>,
     resolution: HashMap<(u32, u32), &'s str>,
     recovered: BTreeSet<(u32, u32)>,
     broken: BTreeSet<u32>,
@@ -171,17 +171,18 @@ impl<'s> ImportLines<'s> {
         for r in rows(rel::IMPORT) {
             *kinds.entry(line_key(r)).or_default() |= kind_bit(s(r[3]));
         }
-        let mut specs: HashMap<(u32, u32), &str> = HashMap::new();
+        let mut specs: HashMap<(u32, u32), Vec<&str>> = HashMap::new();
         let mut resolution: HashMap<(u32, u32), &str> = HashMap::new();
         for r in rows(rel::IMPORT_RESOLUTION) {
-            let e = specs.entry(line_key(r)).or_insert(s(r[2]));
-            if s(r[2]) < *e {
-                *e = s(r[2]);
-            }
+            specs.entry(line_key(r)).or_default().push(s(r[2]));
             let c = resolution.entry(line_key(r)).or_insert(s(r[3]));
             if s(r[3]) == "exact" {
                 *c = "exact";
             }
+        }
+        for v in specs.values_mut() {
+            v.sort_unstable();
+            v.dedup();
         }
         let recovered: BTreeSet<(u32, u32)> = rows(rel::IMPORT_RECOVERED).map(line_key).collect();
         let broken: BTreeSet<u32> = rows(rel::PARSE_ERROR).map(|r| r[0]).collect();
@@ -216,14 +217,43 @@ impl<'s> ImportLines<'s> {
         }
     }
 
+    /// The spec of import line `k` that reaches `names` (a module name of the target file, or
+    /// the package), when the line has several: the one that names the longest of them as its
+    /// path (`a::b::X` reaches `a::b`), else one that has the target's file stem as a segment,
+    /// else the smallest.
+    fn spec_to<'n>(&self, k: (u32, u32), names: impl Iterator<Item = &'n str> + Clone, stem: &str) -> &'s str {
+        let Some(specs) = self.specs.get(&k) else { return "" };
+        if specs.len() < 2 {
+            return specs.first().copied().unwrap_or("");
+        }
+        let reach = |spec: &str| {
+            names.clone().filter(|m| !m.is_empty() && names_path(spec, m)).map(str::len).max().unwrap_or(0)
+        };
+        let mut best: Option<(usize, &'s str)> = None;
+        for &sp in specs {
+            let n = reach(sp);
+            if n > 0 && best.is_none_or(|(b, _)| n > b) {
+                best = Some((n, sp));
+            }
+        }
+        if let Some((_, sp)) = best {
+            return sp;
+        }
+        let by_stem = (!stem.is_empty()).then(|| specs.iter().copied().find(|sp| segments(sp).any(|seg| seg == stem)));
+        by_stem.flatten().unwrap_or(specs[0])
+    }
+
     /// Edges of imports resolved to files of the repository (none from a file to itself).
-    fn file_edges(&self, store: &Store, nodes: &Nodes, edges: &mut Vec<Edge>) {
+    fn file_edges(&self, store: &Store, nodes: &Nodes, modules: &[(u32, String)], edges: &mut Vec<Edge>) {
         let s = |v: u32| store.syms.str(v);
         for r in store.rels[rel::RESOLVES.0 as usize].iter() {
             let (Some(&a), Some(&b)) = (nodes.file_of.get(s(r[0])), nodes.file_of.get(s(r[2]))) else { continue };
             if a != b {
                 let k = line_key(r);
-                edges.push(self.edge(a, b, k, s(r[3]), 0, self.specs.get(&k).copied().unwrap_or("")));
+                let from = modules.partition_point(|(f, _)| *f < b);
+                let names = modules[from..].iter().take_while(|(f, _)| *f == b).map(|(_, m)| m.as_str());
+                let spec = self.spec_to(k, names, file_stem(s(r[2])));
+                edges.push(self.edge(a, b, k, s(r[3]), 0, spec));
             }
         }
     }
@@ -243,7 +273,11 @@ impl<'s> ImportLines<'s> {
             let Some(&a) = nodes.file_of.get(s(r[0])) else { continue };
             let k = line_key(r);
             let confidence = external.get(&k).or(self.resolution.get(&k)).copied().unwrap_or("heuristic");
-            let spec = self.specs.get(&k).copied().unwrap_or(s(r[2]));
+            let package = s(r[2]);
+            let spec = match self.spec_to(k, std::iter::once(package), package) {
+                "" => package,
+                spec => spec,
+            };
             edges.push(self.edge(a, nodes.packages[s(r[2])], k, confidence, 0, spec));
         }
     }
@@ -278,6 +312,32 @@ impl<'s> ImportLines<'s> {
     }
 }
 
+/// The segments of an import spec: split at `::`, `.`, `/` (and the `@` of a scoped package).
+fn segments(spec: &str) -> impl Iterator<Item = &str> {
+    spec.split("::").flat_map(|p| p.split(['.', '/'])).map(|p| p.trim_start_matches('@')).filter(|p| !p.is_empty())
+}
+
+/// Whether `spec` names `name` or a path inside it (`a::b::X` and `a.b.x` name `a::b`, `a.b`);
+/// `-` and `_` are one (a package `grep-matcher` is imported as `grep_matcher`).
+fn names_path(spec: &str, name: &str) -> bool {
+    let norm = |t: &str| t.replace('-', "_");
+    let (spec, name) = (norm(spec), norm(name));
+    spec == name
+        || spec.strip_prefix(name.as_str()).is_some_and(|rest| rest.starts_with("::") || rest.starts_with(['.', '/']))
+}
+
+/// The name a file is imported by: its stem, or its directory's for a package's own file
+/// (`__init__.py`, `mod.rs`, `index.ts`, `lib.rs`).
+fn file_stem(path: &str) -> &str {
+    let mut parts = path.rsplit('/');
+    let file = parts.next().unwrap_or(path);
+    let stem = file.split('.').next().unwrap_or(file);
+    match stem {
+        "__init__" | "mod" | "index" | "lib" => parts.next().unwrap_or(stem),
+        _ => stem,
+    }
+}
+
 /// For each of `n` nodes, the indexes of its outgoing and of its incoming edges.
 fn adjacency(n: usize, edges: &[Edge]) -> (Vec<Vec<u32>>, Vec<Vec<u32>>) {
     let mut out = vec![Vec::new(); n];
@@ -303,7 +363,7 @@ impl DepGraph {
         let modules = nodes.modules(store);
         let lines = ImportLines::collect(store);
         let mut edges: Vec<Edge> = Vec::new();
-        lines.file_edges(store, &nodes, &mut edges);
+        lines.file_edges(store, &nodes, &modules, &mut edges);
         lines.package_edges(store, &nodes, &mut edges);
         lines.reference_edges(store, &nodes, &member, &mut edges);
         // One edge per import line and target, at its best tier.

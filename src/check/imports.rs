@@ -4,11 +4,13 @@
 use super::*;
 
 /// What a `forbid` search refutes: imports from `from` nodes into `to` nodes, direct or (when
-/// transitive) through nodes outside `barrier`; `to_sels` name the ends, `prefix` opens messages.
+/// transitive) through nodes outside `barrier`; `from_sels` name the importers and `to_sels` the
+/// ends (a finding's pair), `prefix` opens messages.
 pub(super) struct Ban<'s> {
     pub(super) from: &'s [bool],
     pub(super) to: &'s [bool],
     pub(super) barrier: &'s [bool],
+    pub(super) from_sels: &'s [Selector],
     pub(super) to_sels: &'s [Selector],
     pub(super) prefix: String,
 }
@@ -106,10 +108,16 @@ pub(super) fn independent(
                 next[u as usize] = None;
             }
         }
-        let ban =
-            Ban { from: &[], to: &[], barrier: &[], to_sels: std::slice::from_ref(&sels[j]), prefix: String::new() };
         for ((f, line), (tier, chain)) in best {
             let i = member_of[f as usize].expect("a member's file");
+            let ban = Ban {
+                from: &[],
+                to: &[],
+                barrier: &[],
+                from_sels: std::slice::from_ref(&sels[i as usize]),
+                to_sels: std::slice::from_ref(&sels[j]),
+                prefix: String::new(),
+            };
             raws.push((i, j, banned_import(g, &ban, f, line, tier, chain)));
         }
     }
@@ -121,12 +129,9 @@ pub(super) fn independent(
 pub(super) fn banned_import(g: &DepGraph, ban: &Ban, f: u32, line: u32, tier: u8, chain: Vec<u32>) -> Raw {
     let first = &g.edges[chain[0] as usize];
     let end = g.edges[*chain.last().expect("a chain has an edge") as usize].to;
-    let label = ban
-        .to_sels
-        .iter()
-        .find(|s| s.nodes[end as usize])
-        .map(|s| format!("`{}`", s.text))
-        .unwrap_or_else(|| format!("`{}`", g.name(end)));
+    let name_of = |sels: &[Selector], n: u32| target_name(g, sels, n);
+    let to = name_of(ban.to_sels, end);
+    let label = format!("`{to}`");
     let via = if chain.len() > 1 {
         format!(", which reaches `{}` through {} imports", g.name(end), chain.len())
     } else {
@@ -140,6 +145,7 @@ pub(super) fn banned_import(g: &DepGraph, ban: &Ban, f: u32, line: u32, tier: u8
         froms: vec![subject(g, f)],
         tos: chain.iter().map(|&e| subject(g, g.edges[e as usize].to)).collect(),
         name: None,
+        pair: Some((name_of(ban.from_sels, f), to)),
         chain,
     }
 }
@@ -152,6 +158,7 @@ pub(super) fn protect(
     mask: u16,
     who: &str,
     target_l: &[Located],
+    target_s: &[Selector],
 ) -> Vec<Raw> {
     let mut best: BTreeMap<(u32, u32), u32> = BTreeMap::new();
     for (i, e) in g.edges.iter().enumerate() {
@@ -182,10 +189,16 @@ pub(super) fn protect(
                 froms: vec![subject(g, e.from)],
                 tos: vec![subject(g, e.to)],
                 name: None,
+                pair: Some((g.name(e.from).to_string(), target_name(g, target_s, e.to))),
                 chain: vec![i],
             }
         })
         .collect()
+}
+
+/// The selector among `sels` that holds node `n` as the configuration wrote it, else its name.
+fn target_name(g: &DepGraph, sels: &[Selector], n: u32) -> String {
+    sels.iter().find(|s| s.nodes[n as usize]).map(|s| s.text.clone()).unwrap_or_else(|| g.name(n).to_string())
 }
 
 /// Cycles among units (each a set of nodes), through nodes of no unit; one finding per cycle
@@ -315,7 +328,11 @@ pub(super) fn cycle_finding(g: &DepGraph, tier: u8, units: &[usize], cycle: Cycl
     let first = &g.edges[chain[0] as usize];
     let others = if units.len() > order.len() {
         let all: Vec<&str> = units.iter().map(|&u| names[u].as_str()).collect();
-        format!(" (all of {} depend on each other)", all.join(", "))
+        let all = match all.len() {
+            n if n <= super::judge::LISTED + 1 => all.join(", "),
+            n => format!("{} and {} more", all[..super::judge::LISTED].join(", "), n - super::judge::LISTED),
+        };
+        format!(" (all of {all} depend on each other)")
     } else {
         String::new()
     };
@@ -330,6 +347,7 @@ pub(super) fn cycle_finding(g: &DepGraph, tier: u8, units: &[usize], cycle: Cycl
         froms: chain.iter().map(|&e| subject(g, g.edges[e as usize].from)).collect(),
         tos: chain.iter().map(|&e| subject(g, g.edges[e as usize].to)).collect(),
         name: None,
+        pair: None,
         chain,
     }
 }
@@ -350,6 +368,7 @@ mod tests {
                     from: &sets[i],
                     to: &sets[j],
                     barrier: &all,
+                    from_sels: std::slice::from_ref(&sels[i]),
                     to_sels: std::slice::from_ref(&sels[j]),
                     prefix: String::new(),
                 };

@@ -136,7 +136,7 @@ impl<'a> Judge<'a> {
             labels(&c.to),
             if c.transitive { ", directly or indirectly" } else { " directly" }
         );
-        let ban = Ban { from: &f, to: &t, barrier: &f, to_sels: &to, prefix: String::new() };
+        let ban = Ban { from: &f, to: &t, barrier: &f, from_sels: &from, to_sels: &to, prefix: String::new() };
         Ok((forbid(g, &ban, c.transitive, mask), desc))
     }
 
@@ -158,6 +158,7 @@ impl<'a> Judge<'a> {
                     from: &sets[lower],
                     to: &sets[upper],
                     barrier: &all,
+                    from_sels: &layers[lower],
                     to_sels: &layers[upper],
                     prefix: format!("layer {lo} is below {up}: "),
                 };
@@ -165,7 +166,11 @@ impl<'a> Judge<'a> {
             }
         }
         let names: Vec<String> = c.layers.iter().map(|l| labels(l)).collect();
-        Ok((raws, format!("layers, top first: {}; a layer imports only layers below it", names.join(" > "))))
+        let order = match names.len() {
+            n if n <= LISTED + 1 => names.join(" > "),
+            n => format!("{} > … > {} ({n} layers)", names[..LISTED].join(" > "), names[n - 1]),
+        };
+        Ok((raws, format!("layers, top first: {order}; a layer imports only layers below it")))
     }
 
     /// `independence`: no member imports another.
@@ -192,7 +197,7 @@ impl<'a> Judge<'a> {
         let t = union(g, &target);
         let a = union(g, &allowed);
         let who = if c.allowed.is_empty() { "nothing outside it".to_string() } else { labels(&c.allowed) };
-        let raws = protect(g, &t, &a, mask, &who, &c.target);
+        let raws = protect(g, &t, &a, mask, &who, &c.target, &target);
         Ok((raws, format!("only {who} may import {}", labels(&c.target))))
     }
 
@@ -311,7 +316,7 @@ impl<'a> Judge<'a> {
                 });
                 let fingerprint = self.fingerprint(&raw.key, &mut seen);
                 let witness = raw.chain.iter().map(|&e| hop(self.g, e)).collect();
-                let key = raw.key;
+                let (key, pair) = (raw.key, raw.pair);
                 Finding {
                     contract: c.name.clone(),
                     kind: c.kind,
@@ -325,6 +330,8 @@ impl<'a> Judge<'a> {
                     key,
                     excused,
                     new: None,
+                    pair,
+                    members: Vec::new(),
                 }
             })
             .collect()
@@ -416,13 +423,23 @@ pub(super) fn union(g: &DepGraph, sels: &[Selector]) -> Vec<bool> {
     v
 }
 
-/// `a`, `b` and `c` as the configuration wrote them.
+/// How many names a message lists before it says how many more there are.
+pub(super) const LISTED: usize = 3;
+
+/// `a`, `b` and `c` as the configuration wrote them; a longer list is cut to its first
+/// [`LISTED`] names: `a`, `b`, `c` and 9 more.
 pub(super) fn labels(ls: &[Located]) -> String {
     let v: Vec<String> = ls.iter().map(|l| format!("`{}`", l.text)).collect();
+    listed(&v)
+}
+
+/// `a`, `b` and `c`; a longer list cut to its first [`LISTED`] items and how many more there are.
+pub fn listed(v: &[String]) -> String {
     match v.len() {
         0 => "nothing".into(),
         1 => v[0].clone(),
-        _ => format!("{} and {}", v[..v.len() - 1].join(", "), v[v.len() - 1]),
+        n if n <= LISTED + 1 => format!("{} and {}", v[..n - 1].join(", "), v[n - 1]),
+        n => format!("{} and {} more", v[..LISTED].join(", "), n - LISTED),
     }
 }
 
@@ -481,5 +498,21 @@ pub(super) fn subject(g: &DepGraph, n: u32) -> Selected {
         Selected { node: Some(n), stage: g.stage_of(n).map(str::to_string), path: Some(name), package: None }
     } else {
         Selected { node: Some(n), package: Some(name), ..Selected::default() }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_list_of_stages_is_cut_to_its_first_three_and_how_many_more() {
+        let names = |n: usize| -> Vec<String> { (0..n).map(|i| format!("`s{i}`")).collect() };
+        assert_eq!(listed(&names(1)), "`s0`");
+        assert_eq!(listed(&names(3)), "`s0`, `s1` and `s2`");
+        assert_eq!(listed(&names(4)), "`s0`, `s1`, `s2` and `s3`", "one more is named, not counted");
+        assert_eq!(listed(&names(12)), "`s0`, `s1`, `s2` and 9 more");
+        let located: Vec<Located> = (0..12).map(|i| Located { text: format!("stage:s{i}"), line: 1 }).collect();
+        assert_eq!(labels(&located), "`stage:s0`, `stage:s1`, `stage:s2` and 9 more");
     }
 }

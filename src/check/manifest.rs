@@ -47,6 +47,7 @@ pub(super) fn manifest(
                 froms,
                 tos: vec![Selected { node: g.package_node(&package), package: Some(package), ..Selected::default() }],
                 name: None,
+                pair: None,
             });
         }
     }
@@ -70,6 +71,7 @@ pub(super) fn manifest(
                 froms: vec![Selected { node: None, path: Some(manifest), stage: Some(stage), package: None }],
                 tos: vec![Selected { node: g.package_node(&dep), package: Some(dep), ..Selected::default() }],
                 name: None,
+                pair: None,
             });
         }
     }

@@ -6,6 +6,7 @@
 pub mod base;
 pub mod declared;
 pub mod graph;
+pub mod group;
 pub mod init;
 pub mod inner;
 pub mod ledger;
@@ -77,6 +78,13 @@ pub struct Finding {
     pub excused: Option<Excused>,
     /// With `--base`: whether the base revision lacks this finding.
     pub new: Option<bool>,
+    /// The two selectors of the contract it sets against each other (a layer's and the layer
+    /// above's, two members, `from` and `to`), as the configuration wrote them; None for a kind
+    /// judged otherwise (a cycle, a missing name, a dependency).
+    pub pair: Option<(String, String)>,
+    /// A finding that stands for several ([`group`]): every finding of every contract whose witness
+    /// passes through its offending import; empty for a finding that stands alone.
+    pub members: Vec<Finding>,
 }
 
 impl Finding {
@@ -104,12 +112,19 @@ impl Finding {
             key,
             excused: None,
             new: None,
+            pair: None,
+            members: Vec::new(),
         }
     }
 
     /// Fails the run: tier 1 or 2 and not excused by the contract.
     pub fn blocking(&self) -> bool {
         self.tier <= 2 && self.excused.is_none()
+    }
+
+    /// The contract findings it stands for: its members, or itself alone.
+    pub fn parts(&self) -> &[Finding] {
+        if self.members.is_empty() { std::slice::from_ref(self) } else { &self.members }
     }
 }
 
@@ -175,6 +190,8 @@ struct Raw {
     tos: Vec<Selected>,
     /// `resolves`: the name imported or called, which an exception may name.
     name: Option<String>,
+    /// The two selectors the finding sets against each other ([`Finding::pair`]).
+    pair: Option<(String, String)>,
 }
 
 /// Judges every contract of `cfg` on the index of `root`; `rule` contracts are evaluated within

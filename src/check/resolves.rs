@@ -48,6 +48,7 @@ pub(super) fn resolves(g: &DepGraph, store: &datalog::Store, scope: Option<&[boo
             froms: vec![site_subject(g, &path)],
             tos: vec![site_subject(g, &target)],
             name: Some(name),
+            pair: None,
         });
     }
     // a module the repository's own package or directory does not hold: it may be built (a
@@ -67,6 +68,7 @@ pub(super) fn resolves(g: &DepGraph, store: &datalog::Store, scope: Option<&[boo
             froms: vec![site_subject(g, &path)],
             tos: Vec::new(),
             name: Some(module),
+            pair: None,
         });
     }
     for r in store.rels[rel::ARITY_MISMATCH_AT.0 as usize].iter() {
@@ -95,6 +97,7 @@ pub(super) fn resolves(g: &DepGraph, store: &datalog::Store, scope: Option<&[boo
             froms: vec![site_subject(g, &path)],
             tos: vec![site_subject(g, &target)],
             name: Some(callee),
+            pair: None,
         });
     }
     out

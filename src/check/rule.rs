@@ -60,6 +60,7 @@ pub(super) fn rule(idx: &Index, root: &Path, r: &Located, budget: datalog::Budge
                 key,
                 tos: Vec::new(),
                 name: None,
+                pair: None,
             }
         })
         .collect())

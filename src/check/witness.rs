@@ -27,6 +27,13 @@ pub(super) fn read_regular(path: &Path) -> std::io::Result<String> {
     Ok(text)
 }
 
+/// Where the longest tail of `spec` of two segments or more starts on `line`: inside a grouped
+/// `use a::{b::C, d::E}` the spec `a::d::E` is written as `d::E`.
+fn tail_in(line: &str, spec: &str) -> Option<usize> {
+    let cuts = spec.match_indices("::").map(|(i, _)| i + 2);
+    cuts.map(|i| &spec[i..]).filter(|t| t.contains("::")).find_map(|t| line.find(t))
+}
+
 /// Fills the columns of findings and witness hops from the source: where the import's spec
 /// starts on its line (else the first non-blank character).
 pub(super) fn columns(root: &Path, findings: &mut [Finding]) {
@@ -36,7 +43,10 @@ pub(super) fn columns(root: &Path, findings: &mut [Finding]) {
             .entry(path.to_string())
             .or_insert_with(|| source(root, path).map(|t| t.lines().map(str::to_string).collect()).unwrap_or_default());
         let Some(l) = lines.get(line.saturating_sub(1) as usize) else { return 1 };
-        let at = (!spec.is_empty()).then(|| l.find(spec)).flatten().or_else(|| l.find(|c: char| !c.is_whitespace()));
+        let at = (!spec.is_empty())
+            .then(|| l.find(spec).or_else(|| tail_in(l, spec)))
+            .flatten()
+            .or_else(|| l.find(|c: char| !c.is_whitespace()));
         at.map(|b| l[..b].chars().count() as u32 + 1).unwrap_or(1)
     };
     for f in findings {

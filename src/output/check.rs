@@ -6,6 +6,7 @@ use std::io::{self, Write};
 
 use super::verdict_line;
 use crate::api::structure::{outcome, stale_message, tally};
+use crate::check::group::breaks;
 use crate::check::{CheckReport, Finding, Hop};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -99,6 +100,9 @@ fn text(w: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
             super::inline(&f.message),
             tags(f)
         )?;
+        for l in breaks(f) {
+            writeln!(w, "    {}", super::inline(&l))?;
+        }
         for h in &f.witness {
             writeln!(w, "    {}", super::inline(&hop_text(h)))?;
         }
@@ -135,6 +139,7 @@ fn github(w: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
     for f in r.findings.iter().filter(|f| f.excused.is_none()) {
         let level = if f.blocking() { "error" } else { "warning" };
         let mut body = vec![format!("{} [{}]", f.message, tags(f))];
+        body.extend(breaks(f));
         body.extend(f.witness.iter().map(hop_text));
         writeln!(
             w,
@@ -173,7 +178,11 @@ fn junit(w: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
     writeln!(w, r#"<testsuites name="andon check" tests="{tests}" failures="{failures}" errors="0">"#)?;
     writeln!(w, r#"  <testsuite name="andon check" tests="{tests}" failures="{failures}" errors="0" skipped="0">"#)?;
     for c in &r.contracts {
-        let mine: Vec<&Finding> = r.findings.iter().filter(|f| f.contract == c.name && f.excused.is_none()).collect();
+        let mine: Vec<&Finding> = r
+            .findings
+            .iter()
+            .filter(|f| f.excused.is_none() && f.parts().iter().any(|p| p.contract == c.name))
+            .collect();
         write!(w, r#"    <testcase classname="andon.{}" name="{}""#, c.kind.name(), crate::text::html(&c.name))?;
         if mine.is_empty() {
             writeln!(w, "/>")?;
@@ -184,6 +193,7 @@ fn junit(w: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
             let mut lines = Vec::new();
             for f in fs {
                 lines.push(format!("{}:{}:{}: {} [{}]", f.path, f.line, f.col, f.message, tags(f)));
+                lines.extend(breaks(f).into_iter().map(|l| format!("    {l}")));
                 lines.extend(f.witness.iter().map(|h| format!("    {}", hop_text(h))));
             }
             xml_lines(&lines)

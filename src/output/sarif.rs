@@ -1,6 +1,7 @@
 //! `andon check --format sarif`: the SARIF 2.1.0 log as typed structs, serialized. One rule per
 //! contract and one for stale exceptions, one result per finding (its witness as a code flow, its
-//! exception as a suppression) and per stale exception. Fields are declared in the order the
+//! exception as a suppression; a finding that stands for several has their locations as related
+//! locations) and per stale exception. Fields are declared in the order the
 //! log has always been written (sorted by name), so the output is stable.
 
 use serde::Serialize;
@@ -103,14 +104,17 @@ enum Level {
 struct ResultItem {
     #[serde(skip_serializing_if = "Option::is_none")]
     baseline_state: Option<&'static str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    code_flows: Option<[CodeFlow; 1]>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    code_flows: Vec<CodeFlow>,
     level: Level,
     locations: [Location; 1],
     message: Text,
     partial_fingerprints: Fingerprints,
     #[serde(skip_serializing_if = "Option::is_none")]
     properties: Option<ResultProperties>,
+    /// A finding that stands for several: where each of them is, with its contract and message.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    related_locations: Vec<Location>,
     rule_id: String,
     rule_index: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -127,6 +131,9 @@ struct Fingerprints {
 struct ResultProperties {
     blocking: bool,
     contract: String,
+    /// A finding that stands for several: every contract it breaks.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    contracts: Vec<String>,
     tier: u8,
 }
 
@@ -271,7 +278,7 @@ pub fn log(r: &CheckReport, version: &str, root_uri: &str) -> Log {
     let mut results: Vec<ResultItem> = r.findings.iter().map(|f| result(r, f, &ids)).collect();
     results.extend(r.stale_exceptions.iter().map(|s| ResultItem {
         baseline_state: None,
-        code_flows: None,
+        code_flows: Vec::new(),
         level: Level::Error,
         locations: [location(&r.config, s.line, 1)],
         message: text(format!("{}: {}", s.contract, stale_message(s))),
@@ -285,6 +292,7 @@ pub fn log(r: &CheckReport, version: &str, root_uri: &str) -> Log {
             ),
         },
         properties: None,
+        related_locations: Vec::new(),
         rule_id: STALE_RULE.into(),
         rule_index: stale_index,
         suppressions: None,
@@ -306,11 +314,9 @@ pub fn log(r: &CheckReport, version: &str, root_uri: &str) -> Log {
     Log { schema: SCHEMA, runs: vec![run], version: "2.1.0" }
 }
 
-/// One finding as a SARIF result: its witness as a code flow, its exception as a suppression.
-fn result(r: &CheckReport, f: &Finding, ids: &[String]) -> ResultItem {
-    let ci = r.contracts.iter().position(|c| c.name == f.contract).unwrap_or(0);
-    let steps: Vec<FlowStep> = f
-        .witness
+/// A witness as a code flow (None when it has no hop).
+fn code_flow(witness: &[crate::check::Hop]) -> Option<CodeFlow> {
+    let steps: Vec<FlowStep> = witness
         .iter()
         .map(|h| {
             let mut location = location(&h.path, h.line, h.col);
@@ -319,14 +325,53 @@ fn result(r: &CheckReport, f: &Finding, ids: &[String]) -> ResultItem {
             FlowStep { location }
         })
         .collect();
+    (!steps.is_empty()).then(|| CodeFlow { thread_flows: [ThreadFlow { locations: steps }] })
+}
+
+/// One finding as a SARIF result: its witness as a code flow, its exception as a suppression; a
+/// finding that stands for several has each member's witness as a code flow and each member's
+/// location as a related location.
+fn result(r: &CheckReport, f: &Finding, ids: &[String]) -> ResultItem {
+    let ci = r.contracts.iter().position(|c| c.name == f.contract).unwrap_or(0);
+    let mut witnesses: Vec<&[crate::check::Hop]> = vec![&f.witness];
+    for m in &f.members {
+        if !witnesses.contains(&m.witness.as_slice()) {
+            witnesses.push(&m.witness);
+        }
+    }
+    let related: Vec<Location> = f
+        .members
+        .iter()
+        .map(|m| {
+            let mut at = location(&m.path, m.line, m.col);
+            at.message = Some(text(format!("{}: {} (tier {})", m.contract, m.message, m.tier)));
+            at
+        })
+        .collect();
+    let mut contracts: Vec<String> = Vec::new();
+    for m in &f.members {
+        if !contracts.contains(&m.contract) {
+            contracts.push(m.contract.clone());
+        }
+    }
+    let message = match crate::check::group::breaks(f) {
+        lines if lines.is_empty() => format!("{}: {} (tier {})", f.contract, f.message, f.tier),
+        lines => format!("{}: {} (tier {}): {}", f.contract, f.message, f.tier, lines.join("; ")),
+    };
     ResultItem {
         baseline_state: f.new.map(|n| if n { "new" } else { "unchanged" }),
-        code_flows: (!steps.is_empty()).then(|| [CodeFlow { thread_flows: [ThreadFlow { locations: steps }] }]),
+        code_flows: witnesses.into_iter().filter_map(code_flow).collect(),
         level: if f.tier <= 2 { Level::Error } else { Level::Warning },
         locations: [location(&f.path, f.line, f.col)],
-        message: text(format!("{}: {} (tier {})", f.contract, f.message, f.tier)),
+        message: text(message),
         partial_fingerprints: Fingerprints { andon_finding_v1: f.fingerprint.clone() },
-        properties: Some(ResultProperties { blocking: f.blocking(), contract: f.contract.clone(), tier: f.tier }),
+        properties: Some(ResultProperties {
+            blocking: f.blocking(),
+            contract: f.contract.clone(),
+            contracts,
+            tier: f.tier,
+        }),
+        related_locations: related,
         rule_id: ids[ci].clone(),
         rule_index: ci,
         suppressions: f.excused.as_ref().map(|e| {

@@ -1,6 +1,6 @@
 //! `andon check --format markdown`: a pull-request summary that fits `$GITHUB_STEP_SUMMARY`
-//! (under 64 KB): the verdict, a table of contracts, each blocking finding with its witness (new
-//! ones first under `--base`), stale exceptions, and the stream as a Mermaid flowchart with the
+//! (under 64 KB): the verdict, a table of contracts, each blocking finding with what it breaks and
+//! its witness (new ones first under `--base`), stale exceptions, and the stream as a Mermaid flowchart with the
 //! stage edges on the blocking findings' witnesses marked. Long lists end with a count of what was left out.
 //! Repository text goes through `text::markdown`, or `text::mermaid` inside the chart.
 
@@ -108,6 +108,9 @@ fn finding(f: &Finding) -> String {
     let new = if f.new == Some(true) { " **new**" } else { "" };
     let mut s =
         format!("- **{}:{}** {}: {} (tier {}){new}\n", md(&f.path), f.line, md(&f.contract), md(&f.message), f.tier);
+    for l in crate::check::group::breaks(f) {
+        s.push_str(&format!("  - {}\n", md(&l)));
+    }
     for h in &f.witness {
         s.push_str(&format!(
             "  - {}:{} imports {} → {} ({}, tier {})\n",
@@ -154,7 +157,8 @@ pub(crate) fn stage_of<'a>(stream: &'a StreamReport, path: &str) -> Option<&'a s
 /// consumes): each hop from one stage into another.
 fn broken_edges<'a>(r: &CheckReport, stream: &'a StreamReport) -> BTreeSet<(&'a str, &'a str)> {
     let mut out = BTreeSet::new();
-    for h in r.findings.iter().filter(|f| f.blocking()).flat_map(|f| &f.witness) {
+    let parts = r.findings.iter().filter(|f| f.blocking()).flat_map(|f| f.parts());
+    for h in parts.flat_map(|f| &f.witness) {
         if let (Some(consumer), Some(producer)) = (stage_of(stream, &h.path), stage_of(stream, &h.target))
             && consumer != producer
         {

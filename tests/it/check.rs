@@ -22,13 +22,26 @@ fn check_json(dir: &Path) -> (i32, Value) {
     (o.status.code().unwrap_or(-1), json(&o))
 }
 
+/// The finding of `contract` at `path`: a finding, or one of those a finding stands for (its
+/// `breaks`: findings through one offending import are one finding).
 fn finding<'a>(doc: &'a Value, contract: &str, path: &str) -> &'a Value {
     doc["findings"]
         .as_array()
         .unwrap()
         .iter()
+        .flat_map(|f| f["breaks"].as_array().unwrap())
         .find(|f| f["contract"] == contract && f["path"] == path)
         .unwrap_or_else(|| panic!("no finding of `{contract}` at {path} in {doc:#}"))
+}
+
+/// The finding that stands for the finding of `contract` at `path`.
+fn group_of<'a>(doc: &'a Value, contract: &str, path: &str) -> &'a Value {
+    doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["breaks"].as_array().unwrap().iter().any(|m| m["contract"] == contract && m["path"] == path))
+        .unwrap_or_else(|| panic!("no finding stands for `{contract}` at {path} in {doc:#}"))
 }
 
 fn set_config(dir: &Path, text: &str) {
@@ -84,7 +97,7 @@ fn every_finding_names_tier_contract_and_witness() {
     assert_eq!(excused["excused"]["reason"], "moving out in Q3");
     assert_eq!(doc["summary"]["exceptions_used"], 1);
     // a cycle names its members and a witness that closes
-    let cycle = doc["findings"].as_array().unwrap().iter().find(|f| f["kind"] == "acyclic").unwrap();
+    let cycle = finding(&doc, "no cycles between packages", "src/acme/api/routes.py");
     let w = cycle["witness"].as_array().unwrap();
     assert_eq!(
         w.first().unwrap()["path"].as_str().unwrap().split('/').nth(2),
@@ -99,14 +112,36 @@ fn every_finding_names_tier_contract_and_witness() {
         .map(|c| c["name"].as_str().unwrap())
         .collect();
     assert_eq!(kept, vec!["legacy is leaving", "legacy and cli stay apart"]);
-    // one shape for every finding
+    // one shape for every finding, and for each it stands for
     for f in doc["findings"].as_array().unwrap() {
-        for key in [
-            "id", "contract", "kind", "tier", "blocking", "path", "line", "col", "message", "witness", "excused", "new",
-        ] {
-            assert!(f.get(key).is_some(), "finding lacks `{key}`: {f}");
+        for m in std::iter::once(f).chain(f["breaks"].as_array().unwrap()) {
+            for key in [
+                "id", "contract", "kind", "tier", "blocking", "path", "line", "col", "message", "witness", "excused",
+                "new", "pair",
+            ] {
+                assert!(m.get(key).is_some(), "finding lacks `{key}`: {m}");
+            }
         }
+        assert!(!f["breaks"].as_array().unwrap().is_empty(), "a finding breaks at least its own contract: {f}");
     }
+    // the import that breaks three contracts is one finding there, at the strongest member's tier
+    let service = group_of(&doc, "layers", "src/acme/core/service.py");
+    assert_eq!((service["path"].as_str(), service["line"].as_u64()), (Some("src/acme/core/service.py"), Some(2)));
+    let broken: Vec<&str> =
+        service["breaks"].as_array().unwrap().iter().map(|m| m["contract"].as_str().unwrap()).collect();
+    assert_eq!(broken, vec!["core stays independent of api", "layers", "no cycles between packages"]);
+    assert_eq!(service["tier"], 1);
+    assert!(service["message"].as_str().unwrap().contains("which breaks 3 contracts over 2 pairs"), "{service}");
+    let layers = finding(&doc, "layers", "src/acme/core/service.py");
+    assert_eq!(layers["pair"], serde_json::json!({ "from": "src/acme/core", "to": "src/acme/api" }));
+    // bridge.py reaches api only through relay.py's import, which breaks `layers` itself: one finding there
+    assert_eq!(
+        group_of(&doc, "core stays independent of api", "src/acme/core/bridge.py")["path"],
+        "src/acme/util/relay.py"
+    );
+    assert_eq!(doc["verdict"]["blocking"], 8);
+    let blocking = doc["findings"].as_array().unwrap().iter().filter(|f| f["blocking"] == true).count();
+    assert_eq!(blocking, 8, "the verdict counts findings as they are listed");
 }
 
 #[test]
@@ -259,11 +294,20 @@ fn sarif_validates_against_the_schema() {
         run0["tool"]["driver"]["rules"].as_array().unwrap().iter().all(|r| r["fullDescription"]["text"].is_string())
     );
     let results = run0["results"].as_array().unwrap();
-    let chain = results
+    // bridge.py's chain passes through relay.py's import: one result there, bridge.py a related
+    // location and its chain a code flow
+    let uri = |l: &Value| l["physicalLocation"]["artifactLocation"]["uri"].clone();
+    let chain = results.iter().find(|r| uri(&r["locations"][0]) == "src/acme/util/relay.py").unwrap();
+    let related: Vec<Value> = chain["relatedLocations"].as_array().unwrap().iter().map(uri).collect();
+    assert_eq!(related, vec![Value::from("src/acme/util/relay.py"), Value::from("src/acme/core/bridge.py")]);
+    let flows: Vec<usize> = chain["codeFlows"]
+        .as_array()
+        .unwrap()
         .iter()
-        .find(|r| r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "src/acme/core/bridge.py")
-        .unwrap();
-    assert_eq!(chain["codeFlows"][0]["threadFlows"][0]["locations"].as_array().unwrap().len(), 2);
+        .map(|c| c["threadFlows"][0]["locations"].as_array().unwrap().len())
+        .collect();
+    assert_eq!(flows, vec![1, 2]);
+    assert_eq!(chain["properties"]["contracts"], serde_json::json!(["layers", "core stays independent of api"]));
     assert!(results.iter().all(|r| r["partialFingerprints"]["andonFinding/v1"].is_string()));
     assert!(results.iter().any(|r| r["suppressions"][0]["justification"] == "moving out in Q3"));
     assert!(results.iter().any(|r| r["level"] == "warning"), "tier 3 is a warning");

@@ -3,6 +3,8 @@
 
 use std::path::Path;
 
+use serde_json::Value;
+
 use crate::support::{json, run, run_ok, write_files};
 
 /// A repository of three languages: Python packages `core` <- `api` and two unwired ones
@@ -93,15 +95,19 @@ fn init_holds_today_refuses_to_overwrite_and_catches_a_new_back_edge() {
     write_files(d, &[("py/src/core/__init__.py", "import api\n\n\ndef parse(text):\n    return text.split()\n")]);
     let (code, report) = check(d);
     assert_eq!(code, Some(1), "{report:#}");
-    let broken: Vec<&str> = report["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|f| f["blocking"] == true)
-        .map(|f| f["contract"].as_str().unwrap())
-        .collect();
+    // one import, one finding: at the import, listing both contracts it breaks
+    let blocking: Vec<&Value> =
+        report["findings"].as_array().unwrap().iter().filter(|f| f["blocking"] == true).collect();
+    assert_eq!(blocking.len(), 1, "{report:#}");
+    assert_eq!(
+        (blocking[0]["path"].as_str(), blocking[0]["line"].as_u64()),
+        (Some("py/src/core/__init__.py"), Some(1))
+    );
+    let broken: Vec<&str> =
+        blocking[0]["breaks"].as_array().unwrap().iter().map(|f| f["contract"].as_str().unwrap()).collect();
     assert!(broken.contains(&"layers: api > core"), "{report:#}");
     assert!(broken.contains(&"no dependency cycle among stages"), "{report:#}");
+    assert_eq!(report["verdict"]["blocking"], 1);
 }
 
 #[test]

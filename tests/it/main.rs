@@ -33,6 +33,7 @@ mod loop_run;
 #[cfg(feature = "mcp")]
 mod mcp;
 mod names;
+mod one_import;
 mod open_surface;
 mod packet;
 mod plugin;
