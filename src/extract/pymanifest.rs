@@ -389,17 +389,16 @@ impl Evidence {
         }
     }
 
-    /// Each file under each order of some of the directory names (all of them for a computed file
-    /// name, which alone would match too much).
+    /// Each file under each order of some of the directory names (all of them for a name computed
+    /// but for its extension, which alone would match too much).
     fn patterns(&self) -> Vec<String> {
         let mut out = BTreeSet::new();
         for f in &self.files {
-            let computed = f.contains('*');
+            // a computed name alone (`x + ".txt"`) is under all the directories; one with its
+            // own directory (`f"requirements/{x}.txt"`) may be under any
+            let bare = f.contains('*') && !f.contains('/');
             for prefix in arrangements(&self.dirs) {
-                if computed && prefix.len() < self.dirs.len() {
-                    continue;
-                }
-                if computed && prefix.is_empty() && !f.contains('/') {
+                if bare && (prefix.is_empty() || prefix.len() < self.dirs.len()) {
                     continue;
                 }
                 let mut p = prefix.join("/");
@@ -492,6 +491,16 @@ mod tests {
             "reqs = []\nfor l in open('requirements-base.txt'):\n    reqs.append(l)\nsetup(install_requires=reqs)\n",
         );
         assert_eq!(pats, ["requirements-base.txt normal"]);
+    }
+
+    #[test]
+    fn computed_names_and_pbr() {
+        let src = "def read(kind):\n    return open(f'requirements/{kind}.txt').read().splitlines()\n\
+                   setup(install_requires=read('base'))\n";
+        let (_, pats) = reads(src);
+        assert!(pats.contains(&"requirements/*.txt normal".to_string()), "{pats:?}");
+        let (_, pats) = reads("setup(setup_requires=['pbr'], pbr=True)\n");
+        assert_eq!(pats, ["requirements.txt normal", "test-requirements.txt dev"]);
     }
 
     #[test]

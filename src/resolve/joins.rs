@@ -12,6 +12,9 @@ use crate::facts::rel;
 /// The Python ecosystem's name, as `Manifest` facts give it.
 const PYTHON: &str = "python";
 
+/// A dependency declared through another file: (dependency, kind, source, line).
+type Through = (String, String, String, u32);
+
 /// How many `-r` includes deep a requirements file is followed.
 const MAX_INCLUDES: usize = 16;
 
@@ -35,7 +38,7 @@ pub(super) fn join_manifests(manifests: &mut BTreeMap<String, ManifestInfo>, req
     for (p, _) in manifests.iter().filter(|(_, m)| m.ecosystem == PYTHON) {
         by_dir.entry(parent_dir(p)).or_default().push(p);
     }
-    let mut added: Vec<(String, Vec<(String, String, String, u32)>)> = Vec::new();
+    let mut added: Vec<(String, Vec<Through>)> = Vec::new();
     for siblings in by_dir.values().filter(|s| s.len() > 1) {
         for p in siblings {
             let mut from_others = BTreeSet::new();
@@ -63,12 +66,7 @@ pub(super) fn join_manifests(manifests: &mut BTreeMap<String, ManifestInfo>, req
 }
 
 /// The requirements of `file` and of the files it includes, transitively (each file once).
-fn read_file(
-    file: &str,
-    kind: &str,
-    reqs: &BTreeMap<String, Requirements>,
-    out: &mut BTreeSet<(String, String, String, u32)>,
-) {
+fn read_file(file: &str, kind: &str, reqs: &BTreeMap<String, Requirements>, out: &mut BTreeSet<Through>) {
     let mut seen: BTreeSet<&str> = BTreeSet::new();
     let mut work: Vec<(&str, usize)> = vec![(file, 0)];
     while let Some((f, depth)) = work.pop() {
