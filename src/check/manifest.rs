@@ -53,18 +53,37 @@ pub(super) fn manifest(
     }
     if checks.contains("unused") {
         let mut texts: HashMap<String, String> = HashMap::new();
+        // a dependency declared through another file is found where that file names it
+        let own: BTreeSet<(u32, u32, u32)> =
+            store.rels[rel::DECLARES_DEPENDENCY.0 as usize].iter().map(|r| (r[0], r[1], r[2])).collect();
+        let mut through: BTreeMap<(u32, u32, u32), (String, u32)> = BTreeMap::new();
+        for r in store.rels[rel::DECLARED_THROUGH.0 as usize].iter() {
+            let at = (s(r[3]), r[4]);
+            through.entry((r[0], r[1], r[2])).and_modify(|e| *e = e.clone().min(at.clone())).or_insert(at);
+        }
         for r in store.rels[rel::UNUSED_DEPENDENCY_AT.0 as usize].iter() {
             let (stage, dep, kind, manifest) = (s(r[0]), s(r[1]), s(r[2]), s(r[3]));
             if !in_scope(&stage) {
                 continue;
             }
-            let text = texts.entry(manifest.clone()).or_insert_with(|| source(root, &manifest).unwrap_or_default());
-            let line = line_naming(text, &dep);
+            let key = (r[3], r[1], r[2]);
+            let (file, known) = match through.get(&key).filter(|_| !own.contains(&key)) {
+                Some((source, line)) => (source.clone(), *line),
+                None => (manifest.clone(), 0),
+            };
+            let line = match known {
+                0 => {
+                    let text = texts.entry(file.clone()).or_insert_with(|| source(root, &file).unwrap_or_default());
+                    line_declaring(text, &dep)
+                }
+                n => n,
+            };
+            let via = if file == manifest { String::new() } else { format!(" (through `{file}`)") };
             out.push(Raw {
                 tier: 2,
-                at: (manifest.clone(), line),
+                at: (file.clone(), line),
                 message: format!(
-                    "stage `{stage}` declares `{dep}` ({kind}) in `{manifest}`, but none of its code imports it"
+                    "stage `{stage}` declares `{dep}` ({kind}) in `{manifest}`{via}, but none of its code imports it"
                 ),
                 chain: Vec::new(),
                 key: vec!["unused".into(), stage.clone(), dep.clone()],
@@ -76,6 +95,41 @@ pub(super) fn manifest(
         }
     }
     out
+}
+
+/// The line of a manifest that declares `dep`: a key of a TOML dependency table (`dep = …`,
+/// `dep.workspace = true`), a table of its own (`[dev-dependencies.dep]`), a JSON key
+/// (`"dep": …`); else the first line that names it as a whole word (1 when none does).
+pub(super) fn line_declaring(text: &str, dep: &str) -> u32 {
+    let unquote = |k: &str| k.trim().trim_matches(['"', '\'']).to_string();
+    let mut in_deps = false;
+    for (i, l) in text.lines().enumerate() {
+        let t = l.trim();
+        if let Some(h) = t.strip_prefix('[').and_then(|h| h.split(']').next()) {
+            let h = h.trim_start_matches('[');
+            in_deps = h.contains("dependencies");
+            let names: Vec<&str> = h.split('.').collect();
+            if names.len() > 1 && names[..names.len() - 1].iter().any(|n| n.contains("dependencies")) {
+                if names.last().is_some_and(|n| unquote(n) == dep) {
+                    return i as u32 + 1;
+                }
+                in_deps = false;
+            }
+            continue;
+        }
+        if in_deps && let Some((k, _)) = t.split_once('=') {
+            let first = k.split('.').next().unwrap_or("");
+            if unquote(first) == dep {
+                return i as u32 + 1;
+            }
+        }
+        if let Some(rest) = t.strip_prefix('"').and_then(|r| r.strip_prefix(dep)).and_then(|r| r.strip_prefix('"'))
+            && rest.trim_start().starts_with(':')
+        {
+            return i as u32 + 1;
+        }
+    }
+    line_naming(text, dep)
 }
 
 /// The first line of a manifest that names `dep` as a whole word (1 when none does).

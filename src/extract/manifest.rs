@@ -1,5 +1,6 @@
-//! Manifests → facts: `Cargo.toml`, `package.json`, `pyproject.toml`, `setup.cfg`, `setup.py`,
-//! `tsconfig.json`/`jsconfig.json`. A malformed manifest becomes a `ManifestError` fact with its line.
+//! Manifests → facts: `Cargo.toml`, `package.json`, `pyproject.toml`, `setup.cfg`, `setup.py`
+//! (its requirements in `pymanifest`), `tsconfig.json`/`jsconfig.json`. A malformed manifest
+//! becomes a `ManifestError` fact with its line.
 //! Which file names are an ecosystem's manifests, and which parser reads each, is the language
 //! table's ([`super::lang::Ecosystem`]; [`super::extract_manifest`] dispatches); the parsers are
 //! here.
@@ -16,8 +17,8 @@ pub(crate) fn is_tsconfig(name: &str) -> bool {
 
 /// One manifest under extraction.
 pub(crate) struct M<'a> {
-    b: &'a mut SegmentBuilder,
-    path: &'a str,
+    pub(super) b: &'a mut SegmentBuilder,
+    pub(super) path: &'a str,
     dir: &'a str,
     /// Its kind, as `Manifest` facts name it.
     kind: &'static str,
@@ -40,8 +41,17 @@ impl<'a> M<'a> {
     fn error(&mut self, line: u32, msg: &str) {
         self.b.push(rel::MANIFEST_ERROR, &[self.path.into(), line.into(), msg.into()]);
     }
-    fn dep(&mut self, name: &str, kind: &str) {
+    pub(super) fn dep(&mut self, name: &str, kind: &str) {
         self.b.push(rel::DECLARES_DEPENDENCY, &[self.path.into(), name.into(), kind.into()]);
+    }
+    /// The manifest's directory ("" at the root).
+    pub(super) fn dir(&self) -> &'a str {
+        self.dir
+    }
+    /// A `ManifestReads` fact: dependencies of `kind` from the requirements files matching the
+    /// repo-relative `pattern`.
+    pub(super) fn reads(&mut self, pattern: &str, kind: &str) {
+        self.b.push(rel::MANIFEST_READS, &[self.path.into(), pattern.into(), kind.into()]);
     }
     fn dep_path(&mut self, name: &str, rel_dir: &str) {
         let target = join(self.dir, rel_dir);
@@ -308,7 +318,7 @@ fn package_exports(m: &mut M, exports: &serde_json::Value) {
 }
 
 /// The distribution name in a PEP 508 requirement: `requests[socks]>=2; python_version<"3"` → `requests`.
-fn pep508_name(req: &str) -> &str {
+pub(super) fn pep508_name(req: &str) -> &str {
     let end = req.find(|c: char| !(c.is_alphanumeric() || c == '-' || c == '_' || c == '.')).unwrap_or(req.len());
     req[..end].trim()
 }
@@ -348,11 +358,39 @@ pub(crate) fn pyproject(m: &mut M, src: &str) {
             }
         }
     }
+    // PEP 621 `dynamic = ["dependencies", "optional-dependencies"]`, filled by setuptools from
+    // requirements files: `[tool.setuptools.dynamic] dependencies = { file = [...] }`
+    let dynamic = t.get("tool").and_then(|x| x.get("setuptools")).and_then(|s| s.get("dynamic"));
+    let files = |v: Option<&toml::Value>| -> Vec<String> {
+        match v.and_then(|v| v.get("file")) {
+            Some(toml::Value::String(f)) => vec![f.clone()],
+            Some(toml::Value::Array(a)) => a.iter().filter_map(|f| f.as_str().map(str::to_string)).collect(),
+            _ => Vec::new(),
+        }
+    };
+    for f in files(dynamic.and_then(|d| d.get("dependencies"))) {
+        let target = join(m.dir, &f);
+        m.reads(&target, "normal");
+    }
+    let extras = dynamic.and_then(|d| d.get("optional-dependencies")).and_then(|o| o.as_table());
+    for group in extras.into_iter().flat_map(|t| t.values()) {
+        for f in files(Some(group)) {
+            let target = join(m.dir, &f);
+            m.reads(&target, "optional");
+        }
+    }
     if let Some(p) = poetry {
-        for (kind, key) in [("normal", "dependencies"), ("dev", "dev-dependencies")] {
-            for dep in p.get(key).and_then(|d| d.as_table()).into_iter().flat_map(|t| t.keys()) {
+        // `[tool.poetry.group.<name>.dependencies]` (Poetry 1.2) are dev dependencies too; one
+        // marked `optional = true` belongs to an extra
+        let groups = p.get("group").and_then(|g| g.as_table()).into_iter().flat_map(|g| g.values());
+        let tables = [("normal", p.get("dependencies")), ("dev", p.get("dev-dependencies"))]
+            .into_iter()
+            .chain(groups.map(|g| ("dev", g.get("dependencies"))));
+        for (kind, table) in tables {
+            for (dep, spec) in table.and_then(|d| d.as_table()).into_iter().flatten() {
                 if dep != "python" {
-                    m.dep(dep, kind);
+                    let optional = spec.get("optional").and_then(|o| o.as_bool()).unwrap_or(false);
+                    m.dep(dep, if optional { "optional" } else { kind });
                 }
             }
         }
@@ -364,12 +402,29 @@ pub(crate) fn pyproject(m: &mut M, src: &str) {
     }
 }
 
-/// Reads a `setup.cfg` (the parser its ecosystem row in the language table names).
+/// Reads a `setup.cfg` (the parser its ecosystem row in the language table names): `[metadata]
+/// name`; under `[options]`, `install_requires` (normal), `tests_require` (dev) and
+/// `setup_requires` (build); each key of `[options.extras_require]` (optional). A value is a list
+/// on the key's line or on indented lines after it, or `file: a.txt, b.txt` (requirements files).
 pub(crate) fn setup_cfg(m: &mut M, src: &str) {
     let mut section = String::new();
     let mut name = String::new();
-    let mut in_requires = false;
-    let mut deps = Vec::new();
+    let mut kind: Option<&'static str> = None;
+    let mut deps: Vec<(String, &'static str)> = Vec::new();
+    let mut reads: Vec<(String, &'static str)> = Vec::new();
+    let mut value = |v: &str, kind: &'static str, deps: &mut Vec<(String, &'static str)>| {
+        let v = v.trim();
+        if let Some(files) = v.strip_prefix("file:") {
+            for f in files.split([',', ' ']).map(str::trim).filter(|f| !f.is_empty()) {
+                reads.push((join(m.dir, f), kind));
+            }
+            return;
+        }
+        let d = pep508_name(v);
+        if !d.is_empty() {
+            deps.push((d.to_string(), kind));
+        }
+    };
     for raw in src.lines() {
         let line = raw.trim_end();
         if line.trim_start().starts_with(['#', ';']) {
@@ -377,48 +432,50 @@ pub(crate) fn setup_cfg(m: &mut M, src: &str) {
         }
         if let Some(s) = line.strip_prefix('[').and_then(|s| s.strip_suffix(']')) {
             section = s.trim().to_string();
-            in_requires = false;
+            kind = None;
             continue;
         }
         let indented = line.starts_with([' ', '\t']);
-        if indented && in_requires {
-            let d = pep508_name(line.trim());
-            if !d.is_empty() {
-                deps.push(d.to_string());
-            }
+        if indented && let Some(k) = kind {
+            value(line, k, &mut deps);
             continue;
         }
-        in_requires = false;
+        kind = None;
         if let Some((k, v)) = line.split_once(['=', ':']) {
             let (k, v) = (k.trim(), v.trim());
+            // `key = file: x.txt` splits at its `=`, the first of the two: the value keeps `file:`
             if section == "metadata" && k == "name" {
                 name = v.to_string();
             }
-            if section == "options" && k == "install_requires" {
-                in_requires = true;
-                let d = pep508_name(v);
-                if !d.is_empty() {
-                    deps.push(d.to_string());
-                }
+            let this = match (section.as_str(), k) {
+                ("options", "install_requires") => Some("normal"),
+                ("options", "tests_require") => Some("dev"),
+                ("options", "setup_requires") => Some("build"),
+                ("options.extras_require", _) => Some("optional"),
+                _ => None,
+            };
+            if let Some(kd) = this {
+                kind = Some(kd);
+                value(v, kd, &mut deps);
             }
         }
     }
     m.manifest(&name);
-    for d in deps {
-        m.dep(&d, "normal");
+    for (d, kind) in deps {
+        m.dep(&d, kind);
+    }
+    for (f, kind) in reads {
+        m.reads(&f, kind);
     }
 }
 
-/// Reads a `setup.py` (the parser its ecosystem row in the language table names):
-/// `setup(name="x", install_requires=[...])`, read from the text (setup.py is never executed).
+/// Reads a `setup.py` (the parser its ecosystem row in the language table names): its `name` from
+/// the text, its requirements from its syntax tree ([`super::pymanifest::setup_py_requirements`]);
+/// setup.py is never executed.
 pub(crate) fn setup_py(m: &mut M, src: &str) {
     let name = keyword_string(src, "name").unwrap_or_default();
     m.manifest(&name);
-    if let Some(list) = keyword_list(src, "install_requires") {
-        for d in list {
-            m.dep(pep508_name(&d), "normal");
-        }
-    }
+    super::pymanifest::setup_py_requirements(m, src);
 }
 
 fn keyword_string(src: &str, key: &str) -> Option<String> {
@@ -439,22 +496,6 @@ fn keyword_string(src: &str, key: &str) -> Option<String> {
     None
 }
 
-fn keyword_list(src: &str, key: &str) -> Option<Vec<String>> {
-    let at = src.find(&format!("{key}="))?;
-    let rest = &src[at..];
-    let open = rest.find('[')?;
-    let close = rest[open..].find(']')? + open;
-    let body = &rest[open + 1..close];
-    let mut out = Vec::new();
-    for part in body.split(',') {
-        let p = part.trim().trim_matches(['"', '\'']).trim();
-        if !p.is_empty() {
-            out.push(p.to_string());
-        }
-    }
-    Some(out)
-}
-
 /// Reads a `tsconfig*.json` or `jsconfig*.json`.
 pub(crate) fn tsconfig(m: &mut M, src: &str) {
     m.manifest("");
@@ -467,6 +508,9 @@ pub(crate) fn tsconfig(m: &mut M, src: &str) {
     let Some(opts) = v.get("compilerOptions") else {
         return;
     };
+    if opts.get("importHelpers").and_then(|h| h.as_bool()) == Some(true) {
+        m.b.push(rel::TS_IMPORT_HELPERS, &[m.path.into()]);
+    }
     let base = opts.get("baseUrl").and_then(|b| b.as_str());
     if let Some(b) = base {
         let dir = join(m.dir, b);

@@ -14,6 +14,7 @@ pub mod manifest;
 mod module_exports;
 pub mod public;
 mod pycall;
+mod pymanifest;
 mod python;
 mod rust;
 pub mod test_defs;
@@ -279,21 +280,26 @@ pub(crate) fn extract_macro_body(x: &mut Extractor, body: tree_sitter::Range, sk
     x.owners.absorb(owners);
 }
 
-/// The manifest kind of a file, by its name: its ecosystem in the language table, or `tsconfig`.
+/// The manifest kind of a file, by its name: its ecosystem in the language table, `tsconfig`, or
+/// `requirements` (a requirements file: it declares no package, its manifests read it).
 pub fn manifest_kind(path: &str) -> Option<&'static str> {
     let name = path.rsplit('/').next().unwrap_or(path);
     match lang::Ecosystem::by_manifest(name) {
         Some((eco, _)) => Some(eco.name),
+        None if pymanifest::is_requirements(path) => Some(pymanifest::REQUIREMENTS),
         None => manifest::is_tsconfig(name).then_some(manifest::TSCONFIG),
     }
 }
 
-/// Extracts a manifest's facts (appending to `b`) with the parser its ecosystem row names; any
-/// other manifest is a `tsconfig`.
+/// Extracts a manifest's facts (appending to `b`) with the parser its ecosystem row names, else as
+/// a `tsconfig` or a requirements file.
 pub fn extract_manifest(b: &mut SegmentBuilder, path: &str, src: &str) {
     let name = path.rsplit('/').next().unwrap_or(path);
     match lang::Ecosystem::by_manifest(name) {
         Some((eco, parse)) => parse(&mut manifest::M::new(b, path, eco.name), src),
+        None if pymanifest::is_requirements(path) => {
+            pymanifest::requirements(&mut manifest::M::new(b, path, pymanifest::REQUIREMENTS), src)
+        }
         None => manifest::tsconfig(&mut manifest::M::new(b, path, manifest::TSCONFIG), src),
     }
 }

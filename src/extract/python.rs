@@ -474,6 +474,16 @@ fn context_kinds<'a>(x: &Extractor<'a, '_>, node: Node<'a>) -> Vec<&'static str>
         {
             kinds.push("optional");
         }
+        // `… except ImportError: import fallback`: the fallback is taken where the first import
+        // fails (a Python-2 module, a slower implementation), unless it imports the same package
+        if a.kind() == "except_clause"
+            && !kinds.contains(&"optional")
+            && clause_catches_import_error(x, a)
+            && let Some(t) = a.parent().filter(|t| t.kind() == "try_statement")
+            && is_fallback(x, node, t)
+        {
+            kinds.push("optional");
+        }
         child = a;
     }
     kinds
@@ -483,10 +493,44 @@ fn context_kinds<'a>(x: &Extractor<'a, '_>, node: Node<'a>) -> Vec<&'static str>
 fn catches_import_error(x: &Extractor, try_stmt: Node) -> bool {
     let mut c = try_stmt.walk();
     let clauses: Vec<Node> = try_stmt.named_children(&mut c).filter(|n| n.kind() == "except_clause").collect();
-    clauses.iter().any(|cl| {
-        let head = x.text(*cl).split(':').next().unwrap_or("");
-        head.contains("ImportError") || head.contains("ModuleNotFoundError")
-    })
+    clauses.iter().any(|cl| clause_catches_import_error(x, *cl))
+}
+
+/// Whether an `except` clause catches `ImportError` or `ModuleNotFoundError`.
+fn clause_catches_import_error(x: &Extractor, clause: Node) -> bool {
+    let head = x.text(clause).split(':').next().unwrap_or("");
+    head.contains("ImportError") || head.contains("ModuleNotFoundError")
+}
+
+/// Whether the import `node` in an `except` clause of `try_stmt` falls back to another package than
+/// the ones the `try` body imports (`urllib.parse` → `urlparse`, `json` → `simplejson`).
+fn is_fallback<'a>(x: &Extractor<'a, '_>, node: Node<'a>, try_stmt: Node<'a>) -> bool {
+    let Some(body) = try_stmt.child_by_field_name("body") else { return false };
+    let mut c = body.walk();
+    let tried: Vec<&str> = body.named_children(&mut c).flat_map(|s| import_tops(x, s)).collect();
+    let mine = import_tops(x, node);
+    !mine.is_empty() && mine.iter().all(|t| !tried.contains(t))
+}
+
+/// The top-level packages an `import`/`from … import` statement names (none for a relative one).
+fn import_tops<'a>(x: &Extractor<'a, '_>, stmt: Node<'a>) -> Vec<&'a str> {
+    let top = |n: Node<'a>| x.text(n).split('.').next().unwrap_or("").trim();
+    match stmt.kind() {
+        "import_from_statement" => stmt
+            .child_by_field_name("module_name")
+            .filter(|m| m.kind() != "relative_import")
+            .map(top)
+            .into_iter()
+            .collect(),
+        "import_statement" => {
+            let mut c = stmt.walk();
+            stmt.children_by_field_name("name", &mut c)
+                .map(|n| if n.kind() == "aliased_import" { n.child_by_field_name("name").unwrap_or(n) } else { n })
+                .map(top)
+                .collect()
+        }
+        _ => Vec::new(),
+    }
 }
 
 /// A body of only `pass`, `...` or `raise NotImplementedError` (a docstring may precede it).

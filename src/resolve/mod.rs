@@ -6,6 +6,7 @@
 //! result instead of computing it again.
 
 pub mod declared;
+mod joins;
 mod python;
 mod rust;
 mod stages;
@@ -14,6 +15,8 @@ mod surface;
 mod typescript;
 
 pub use surface::{SurfaceChange, asked};
+
+use joins::{join_manifests, manifest_joins};
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -77,12 +80,30 @@ pub(crate) struct ManifestInfo {
     pub exports: Vec<(String, String, String)>,
     /// Written by a packaging tool (`ManifestPackaged`): another project's package, copied in.
     pub packaged: bool,
+    /// Its own dependencies with their kinds, (dependency, kind).
+    pub dep_kinds: Vec<(String, String)>,
+    /// The requirements files it reads, (pattern, kind).
+    pub reads: Vec<(String, String)>,
+    /// A tsconfig with `compilerOptions.importHelpers`.
+    pub import_helpers: bool,
+    /// Dependencies it declares through another file, (dependency, kind, source, line): filled by
+    /// [`join_manifests`] once every file is read (part of `deps` too).
+    pub through: Vec<(String, String, String, u32)>,
+}
+
+/// A requirements file: what it lists, (dependency, line), and the files it includes.
+#[derive(Default, Debug, PartialEq, Eq)]
+pub(crate) struct Requirements {
+    pub deps: Vec<(String, u32)>,
+    pub includes: Vec<String>,
 }
 
 /// The repo as the resolvers see it.
 pub(crate) struct Repo<'s> {
     pub files: BTreeMap<String, FileInfo<'s>>,
     pub manifests: BTreeMap<String, ManifestInfo>,
+    /// Requirements files by path.
+    pub requirements: BTreeMap<String, Requirements>,
     /// Every directory that holds an indexed file (and its ancestors), "" for the root.
     pub dirs: HashSet<String>,
     /// Each directory that lies in a support directory by its name ([`support::by_name`]): the
@@ -98,6 +119,7 @@ impl<'s> Repo<'s> {
     fn build(metas: &[FileMeta], segments: &[&'s Segment]) -> Repo<'s> {
         let mut files: BTreeMap<String, FileInfo<'s>> = BTreeMap::new();
         let mut manifests: BTreeMap<String, ManifestInfo> = BTreeMap::new();
+        let mut requirements: BTreeMap<String, Requirements> = BTreeMap::new();
         let mut dirs = HashSet::default();
         dirs.insert(String::new());
         for (meta, seg) in metas.iter().zip(segments) {
@@ -160,8 +182,14 @@ impl<'s> Repo<'s> {
                         m.name = s(c[2]);
                     }
                     rel::DECLARES_DEPENDENCY => {
-                        manifests.entry(s(c[0])).or_default().deps.insert(s(c[1]));
+                        let m = manifests.entry(s(c[0])).or_default();
+                        m.deps.insert(s(c[1]));
+                        m.dep_kinds.push((s(c[1]), s(c[2])));
                     }
+                    rel::MANIFEST_READS => manifests.entry(s(c[0])).or_default().reads.push((s(c[1]), s(c[2]))),
+                    rel::TS_IMPORT_HELPERS => manifests.entry(s(c[0])).or_default().import_helpers = true,
+                    rel::REQUIREMENT => requirements.entry(s(c[0])).or_default().deps.push((s(c[1]), c[2])),
+                    rel::REQUIREMENT_INCLUDE => requirements.entry(s(c[0])).or_default().includes.push(s(c[1])),
                     rel::DEPENDENCY_PATH => manifests.entry(s(c[0])).or_default().dep_paths.push((s(c[1]), s(c[2]))),
                     rel::WORKSPACE_MEMBER => manifests.entry(s(c[0])).or_default().members.push(s(c[1])),
                     rel::IMPORT_NAME => manifests.entry(s(c[0])).or_default().import_names.push(s(c[2])),
@@ -181,11 +209,12 @@ impl<'s> Repo<'s> {
                 files.insert(meta.path.clone(), fi);
             }
         }
+        join_manifests(&mut manifests, &requirements);
         let is_pkg_dir = |d: &str| {
             files.contains_key(&child(d, "__init__.py")) || files.contains_key(&child(d, "__init__.pyi"))
         };
         let support = support::by_name(&dirs, &is_pkg_dir);
-        Repo { files, manifests, dirs, support, keep: Vec::new(), reads: surface::Reads::default() }
+        Repo { files, manifests, requirements, dirs, support, keep: Vec::new(), reads: surface::Reads::default() }
     }
 
     /// The support directory holding `path` and its role, by names alone: a directory the names
@@ -372,7 +401,7 @@ impl<'r> Resolvers<'r> {
 pub fn input_change(meta: &FileMeta, old: &Segment, new: &Segment) -> Option<SurfaceChange> {
     let one = |seg| Repo::build(std::slice::from_ref(meta), &[seg]);
     let (mut a, mut b) = (one(old), one(new));
-    if a.manifests != b.manifests {
+    if a.manifests != b.manifests || a.requirements != b.requirements {
         return None;
     }
     let (fa, fb) = (a.files.get_mut(&meta.path), b.files.get_mut(&meta.path));
@@ -417,6 +446,7 @@ pub fn resolve(
     }
     glob_exports(&repo, &globs, &mut out);
     dependency_imports(&repo, &hooks, &mut out);
+    manifest_joins(&repo, &mut out);
     drop(hooks);
     Resolved { global: out.b.finish(), reads: repo.reads.encode() }
 }
@@ -487,12 +517,29 @@ fn open_glob(path: &str, imp: &Imp, t: &Target, reexports: bool, out: &mut Out) 
 
 /// `DependencyImport`: the name each declared dependency is imported by, as the resolver of its
 /// manifest's ecosystem names it (a manifest of no language's ecosystem declares none).
+/// Python names compare without case (`cx_oracle` is imported as `cx_Oracle`): a dependency is
+/// imported by each spelling the repository's imports give its name, too.
 fn dependency_imports(repo: &Repo, hooks: &Resolvers, out: &mut Out) {
+    let mut spellings: BTreeMap<String, BTreeSet<&str>> = BTreeMap::new();
+    for fi in repo.files.values().filter(|f| f.lang == crate::extract::Lang::Python.name()) {
+        for imp in fi.imports.iter().filter(|i| !i.spec.starts_with('.')) {
+            let top = imp.spec.split('.').next().unwrap_or("");
+            if top.chars().any(|c| c.is_ascii_uppercase()) {
+                spellings.entry(norm_dep(top)).or_default().insert(top);
+            }
+        }
+    }
     for (path, m) in &repo.manifests {
-        let Some(hook) = Ecosystem::by_name(&m.ecosystem).and_then(|e| hooks.of_ecosystem(e)) else { continue };
+        let Some(eco) = Ecosystem::by_name(&m.ecosystem) else { continue };
+        let Some(hook) = hooks.of_ecosystem(eco) else { continue };
+        let python = eco.language().is_some_and(|l| l.resolver == Resolver::Python);
         for dep in &m.deps {
             let import = hook.import_name(dep);
             out.push(rel::DEPENDENCY_IMPORT, &[path.into(), dep.into(), import.as_str().into()]);
+            let others = spellings.get(&norm_dep(&import)).filter(|_| python).into_iter().flatten();
+            for spelled in others.filter(|s| **s != import) {
+                out.push(rel::DEPENDENCY_IMPORT, &[path.into(), dep.into(), (*spelled).into()]);
+            }
         }
     }
 }

@@ -51,6 +51,10 @@ const DIST_IMPORTS: &[(&str, &str)] = &[
     ("pyzmq", "zmq"),
     ("pycryptodome", "Crypto"),
     ("setuptools", "pkg_resources"),
+    ("mysqlclient", "MySQLdb"),
+    ("mysql_connector_python", "mysql"),
+    ("dnspython", "dns"),
+    ("pyopenssl", "OpenSSL"),
 ];
 
 const STDLIB: &str = include_str!("python_stdlib.txt");
@@ -423,9 +427,9 @@ impl<'a> Python<'a> {
         if STDLIB.lines().any(|l| l == top) {
             return Target::External(top.to_string(), true);
         }
-        let provides = |d: &str| {
-            let d = norm_dep(d);
-            d == norm_dep(top) || DIST_IMPORTS.iter().any(|(dist, imp)| *dist == d && *imp == top)
+        let provides = |dist: &str| {
+            let d = norm_dep(dist);
+            d == norm_dep(top) || DIST_IMPORTS.iter().any(|(k, imp)| *k == d && *imp == top) || import_name(dist) == top
         };
         let declared = self
             .repo
@@ -489,7 +493,14 @@ pub(crate) fn is_stdlib(top: &str) -> bool {
 /// The top-level name a distribution is imported as.
 pub(crate) fn import_name(dist: &str) -> String {
     let d = norm_dep(dist);
-    DIST_IMPORTS.iter().find(|(k, _)| *k == d).map(|(_, i)| i.to_string()).unwrap_or(d)
+    if let Some((_, i)) = DIST_IMPORTS.iter().find(|(k, _)| *k == d) {
+        return i.to_string();
+    }
+    // a dotted name (`zope.interface`, `backports.zoneinfo`, `discord.py`) is imported by its first
+    match dist.split_once('.') {
+        Some((first, _)) if !first.is_empty() => norm_dep(first),
+        _ => d,
+    }
 }
 
 enum Binding {

@@ -30,6 +30,7 @@ mod ledger_chain;
 mod ledger_recovery;
 mod lone_stage;
 mod loop_run;
+mod manifest_read;
 #[cfg(feature = "mcp")]
 mod mcp;
 mod names;
