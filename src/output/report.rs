@@ -13,7 +13,7 @@ use super::layout;
 use super::summary::stage_of;
 use crate::api::work::Status;
 use crate::check::CheckReport;
-use crate::ops::StreamReport;
+use crate::ops::{StreamReport, WireUse};
 use crate::status::{Board, BoardStatus, Injections};
 use crate::text::html;
 
@@ -29,16 +29,30 @@ pub struct Page<'a> {
 }
 
 const BOX_W: usize = 180;
-const BOX_H: usize = 52;
+const BOX_H: usize = 60;
 const GAP_X: usize = 110;
-const GAP_Y: usize = 28;
+const GAP_Y: usize = 24;
+/// The left and top margin of the picture.
+const MARGIN: usize = 10;
+/// The most characters a line of a box's label holds: at 12 px a monospace character is about
+/// 7.2 px wide, so 22 fill a box's 164 px inside its padding.
+const LINE_CHARS: usize = 22;
 
-const STYLE: &str = "body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#1f2328}\
+const STYLE: &str = "body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#1f2328;overflow-wrap:anywhere}\
 h1{font-size:20px}h2{font-size:16px;margin-top:28px}\
 table{border-collapse:collapse}td,th{border:1px solid #d0d7de;padding:4px 8px;text-align:left}\
 .stage rect{fill:#f6f8fa;stroke:#57606a}.stage.cyclic rect{stroke:#cf222e;stroke-width:2}\
-.stage text{font-size:12px}.stage .meta{fill:#57606a;font-size:11px}\
-.wire{stroke:#57606a;fill:none;marker-end:url(#arrow)}.wire.heuristic{stroke-dasharray:5 3}\
+.picture svg.stream{display:block;max-width:100%;height:auto}.picture.full{overflow-x:auto}.picture.full svg.stream{max-width:none}\
+.stage text{font-size:12px}.stage .name{font-family:ui-monospace,monospace}.stage .meta{fill:#57606a;font-size:11px}\
+.wire{stroke:#57606a;stroke-width:1.5;fill:none;marker-end:url(#arrow)}.wire.heuristic{stroke-dasharray:6 3}\
+.wire.for-type,.wire.for-test,.wire.for-dev{stroke:#8c959f;stroke-width:1.25}\
+.wire.for-type{stroke-dasharray:9 3 2 3}.wire.for-test{stroke-dasharray:2 3}.wire.for-dev{stroke-dasharray:2 3 2 3 9 3}\
+.key{color:#57606a}.key .sample{display:inline-block;width:40px;height:2px;vertical-align:middle;margin:0 4px 0 10px;background:#57606a}\
+.sample.heuristic{background:repeating-linear-gradient(90deg,#57606a 0 6px,transparent 6px 9px)}\
+.sample.for-type{background:repeating-linear-gradient(90deg,#8c959f 0 9px,transparent 9px 12px,#8c959f 12px 14px,transparent 14px 17px)}\
+.sample.for-test{background:repeating-linear-gradient(90deg,#8c959f 0 2px,transparent 2px 5px)}\
+.sample.for-dev{background:repeating-linear-gradient(90deg,#8c959f 0 2px,transparent 2px 5px,#8c959f 5px 7px,transparent 7px 10px,#8c959f 10px 19px,transparent 19px 22px)}\
+.sample.cyclic{background:#cf222e;height:3px}\
 .wire.cyclic{stroke:#cf222e;stroke-width:2.5}\
 .stage.proven rect{fill:#dafbe1}.stage.broken rect{fill:#ffebe9}.stage.unproven rect{fill:#fff8c5}.stage.unknown rect{fill:#fbefff}\
 .wire.proven{stroke:#1a7f37}.wire.broken{stroke:#cf222e}.wire.unproven{stroke:#bf8700}.wire.unknown{stroke:#8250df}\
@@ -49,7 +63,10 @@ table{border-collapse:collapse}td,th{border:1px solid #d0d7de;padding:4px 8px;te
 li.finding{cursor:pointer;margin-bottom:6px}li.finding.on{background:#fff8c5}\
 .hops{font-family:ui-monospace,monospace;font-size:12px;color:#57606a}";
 
-const SCRIPT: &str = "document.querySelectorAll('li.finding').forEach(function(li){\
+const SCRIPT: &str = "var zoom=document.getElementById('zoom');if(zoom)zoom.addEventListener('click',function(){\
+var p=document.getElementById('picture');var full=p.classList.toggle('full');\
+zoom.textContent=full?'fit to the page':'actual size';});\
+document.querySelectorAll('li.finding').forEach(function(li){\
 li.addEventListener('click',function(){\
 var on=!li.classList.contains('on');\
 document.querySelectorAll('li.finding.on').forEach(function(x){x.classList.remove('on')});\
@@ -65,7 +82,7 @@ pub fn html_page(w: &mut dyn Write, page: &Page) -> io::Result<()> {
     let index: BTreeMap<&str, usize> = stream.order.iter().enumerate().map(|(i, s)| (s.as_str(), i)).collect();
     let board = page.status.as_ref().ok().and_then(|s| s.board.as_ref());
     let mut out = format!(
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>andon report: {}</title><style>{STYLE}</style></head><body>\n<h1>andon report: {}</h1>\n",
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\"><title>andon report: {}</title><style>{STYLE}</style></head><body>\n<h1>andon report: {}</h1>\n",
         html(name),
         html(name)
     );
@@ -156,8 +173,24 @@ fn route(from: (usize, usize), to: (usize, usize), bends: &[(usize, usize)]) -> 
     (d, ((x1 + x2) / 2, (y1 + y2) / 2))
 }
 
-/// The most characters of a stage's name its box shows; the whole name is the box's title.
-const LABEL_MAX: usize = 24;
+/// The wire classes for what the consumer needs it for (run-time wires take none), and how the
+/// key under the picture names them.
+const USES: [(WireUse, &str, &str); 3] = [
+    (WireUse::Type, "for-type", "type checking only"),
+    (WireUse::Test, "for-test", "tests only"),
+    (WireUse::Dev, "for-dev", "a dev or build dependency"),
+];
+
+fn use_class(u: WireUse) -> &'static str {
+    USES.iter().find(|x| x.0 == u).map_or("", |x| x.1)
+}
+
+/// The lines of each stage's label, in stream order ([`layout::labels`]), as repository text:
+/// each goes through `text::html` when drawn.
+fn stage_labels(order: &[String]) -> Vec<Vec<String>> {
+    let units: Vec<Vec<String>> = order.iter().map(|n| n.chars().map(String::from).collect()).collect();
+    layout::labels(&units, LINE_CHARS)
+}
 
 fn picture(stream: &StreamReport, index: &BTreeMap<&str, usize>, proof: Option<Proof>) -> String {
     let edges: Vec<(usize, usize)> = stream
@@ -166,8 +199,10 @@ fn picture(stream: &StreamReport, index: &BTreeMap<&str, usize>, proof: Option<P
         .filter_map(|w| Some((*index.get(w.producer.as_str())?, *index.get(w.consumer.as_str())?)))
         .collect();
     let l = layout::layered(stream.order.len(), &edges);
-    let (width, height) = (l.layers.max(1) * (BOX_W + GAP_X), l.rows.max(1) * (BOX_H + GAP_Y) + GAP_Y);
-    let pos = |(layer, row): (usize, usize)| (layer * (BOX_W + GAP_X) + 10, row * (BOX_H + GAP_Y) + GAP_Y);
+    // the last column, and room right of it for an arc within that layer
+    let width = MARGIN + l.layers.max(1) * (BOX_W + GAP_X) - GAP_X / 2;
+    let height = l.rows.max(1) * (BOX_H + GAP_Y) + GAP_Y;
+    let pos = |(layer, row): (usize, usize)| (layer * (BOX_W + GAP_X) + MARGIN, row * (BOX_H + GAP_Y) + GAP_Y);
     let cyclic: BTreeSet<&str> = stream.cycles.iter().flatten().map(String::as_str).collect();
     let same_cycle =
         |a: &str, b: &str| stream.cycles.iter().any(|c| c.iter().any(|x| x == a) && c.iter().any(|x| x == b));
@@ -176,8 +211,11 @@ fn picture(stream: &StreamReport, index: &BTreeMap<&str, usize>, proof: Option<P
         s.push_str("<p class=\"legend\">proof status from the loop's ledger: <span class=\"kept\">proven</span><span class=\"broken\">broken</span><span>unproven</span><span>unknown</span><span>grey: not in the ledger</span><span>a stage: the worst of its wires</span> <b class=\"broken\">◆ constraint</b></p>\n");
     }
     s.push_str(&format!(
-        "<svg width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\" role=\"img\">\
-<defs><marker id=\"arrow\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" markerUnits=\"userSpaceOnUse\" markerWidth=\"9\" markerHeight=\"9\" orient=\"auto-start-reverse\"><path d=\"M0,0L10,5L0,10z\" fill=\"#57606a\"/></marker></defs>\n"
+        "<p><button type=\"button\" id=\"zoom\">actual size</button> the picture fits the page; hover over a box or a wire for its whole name.</p>\n\
+<div class=\"picture\" id=\"picture\"><svg class=\"stream\" width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\" preserveAspectRatio=\"xMinYMin meet\" role=\"img\" aria-label=\"the stream: {} stages, {} wires\">\
+<defs><marker id=\"arrow\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" markerUnits=\"userSpaceOnUse\" markerWidth=\"9\" markerHeight=\"9\" orient=\"auto-start-reverse\"><path d=\"M0,0L10,5L0,10z\" fill=\"#57606a\"/></marker></defs>\n",
+        stream.stages.len(),
+        stream.wires.len()
     ));
     for ((w, &(p, c)), bends) in stream.wires.iter().zip(&edges).zip(&l.bends) {
         let bends: Vec<(usize, usize)> = bends.iter().map(|&b| pos(b)).collect();
@@ -185,6 +223,10 @@ fn picture(stream: &StreamReport, index: &BTreeMap<&str, usize>, proof: Option<P
         let key = (w.producer.as_str(), w.consumer.as_str());
         let mut class = String::from("wire");
         class.push_str(w.confidence.svg_class());
+        if w.used_for != WireUse::RunTime {
+            class.push(' ');
+            class.push_str(use_class(w.used_for));
+        }
         if same_cycle(&w.producer, &w.consumer) {
             class.push_str(" cyclic");
         }
@@ -198,12 +240,14 @@ fn picture(stream: &StreamReport, index: &BTreeMap<&str, usize>, proof: Option<P
             class.push_str(" constraint");
         }
         s.push_str(&format!(
-            "<path id=\"{}\" class=\"{class}\" d=\"{d}\"><title>{} → {}: {} imports{}</title></path>\
+            "<path id=\"{}\" class=\"{class}\" d=\"{d}\"><title>{} → {}: {} imports, {}, {}{}</title></path>\
 <text class=\"count\" text-anchor=\"middle\" x=\"{lx}\" y=\"{}\">{}</text>\n",
             edge_id(p, c),
             html(&w.producer),
             html(&w.consumer),
             w.imports,
+            w.used_for,
+            w.confidence,
             status.map(|st| format!(", {st}")).unwrap_or_default(),
             ly.saturating_sub(4),
             w.imports
@@ -217,7 +261,7 @@ fn picture(stream: &StreamReport, index: &BTreeMap<&str, usize>, proof: Option<P
         }
     }
     let info: BTreeMap<&str, &crate::ops::StageRow> = stream.stages.iter().map(|s| (s.name.as_str(), s)).collect();
-    for (v, name) in stream.order.iter().enumerate() {
+    for ((v, name), label) in stream.order.iter().enumerate().zip(stage_labels(&stream.order)) {
         let (x, y) = pos(l.at[v]);
         let (eco, files) = info.get(name.as_str()).map_or(("", 0), |s| (s.ecosystem.as_str(), s.files));
         let mut class = String::from("stage");
@@ -228,19 +272,69 @@ fn picture(stream: &StreamReport, index: &BTreeMap<&str, usize>, proof: Option<P
             class.push(' ');
             class.push_str(st.css_class());
         }
+        // one line centred in the name's room, two filling it
+        let name_text = match label.as_slice() {
+            [one] => format!("<text class=\"name\" x=\"{}\" y=\"{}\">{}</text>", x + 8, y + 24, crate::text::html(one)),
+            lines => {
+                let spans: String = lines
+                    .iter()
+                    .enumerate()
+                    .map(|(i, t)| {
+                        format!("<tspan x=\"{}\" y=\"{}\">{}</tspan>", x + 8, y + 17 + 15 * i, crate::text::html(t))
+                    })
+                    .collect();
+                format!("<text class=\"name\">{spans}</text>")
+            }
+        };
         s.push_str(&format!(
-            "<g class=\"{class}\"><title>{}</title><rect x=\"{x}\" y=\"{y}\" width=\"{BOX_W}\" height=\"{BOX_H}\" rx=\"6\"/>\
-<text x=\"{}\" y=\"{}\">{}</text><text class=\"meta\" x=\"{}\" y=\"{}\">{} · {files} files</text></g>\n",
+            "<g class=\"{class}\" data-name=\"{}\"><title>{}</title><rect x=\"{x}\" y=\"{y}\" width=\"{BOX_W}\" height=\"{BOX_H}\" rx=\"6\"/>\
+{name_text}<text class=\"meta\" x=\"{}\" y=\"{}\">{} · {files} files</text></g>\n",
+            html(name),
             html(name),
             x + 8,
-            y + 20,
-            crate::text::html_within(name, LABEL_MAX),
-            x + 8,
-            y + 40,
+            y + BOX_H - 9,
             html(eco)
         ));
     }
-    s.push_str("</svg>\n");
+    s.push_str("</svg></div>\n");
+    s.push_str(&wire_key(stream));
+    s.push_str(&stage_table(stream));
+    s
+}
+
+/// The key to the wires' lines, under the picture.
+fn wire_key(stream: &StreamReport) -> String {
+    let count = |u: WireUse| stream.wires.iter().filter(|w| w.used_for == u).count();
+    let mut s = format!(
+        "<p class=\"key\">wires, producer → consumer, with their import counts:<span class=\"sample\"></span>needed at run time ({})",
+        count(WireUse::RunTime)
+    );
+    for (u, class, what) in USES {
+        s.push_str(&format!("<span class=\"sample {class}\"></span>{what} ({})", count(u)));
+    }
+    s.push_str("<span class=\"sample heuristic\"></span>resolved by heuristic<span class=\"sample cyclic\"></span>on a cycle</p>\n");
+    s
+}
+
+/// Every stage with its whole name, in stream order: what the picture shows, readable at any width.
+fn stage_table(stream: &StreamReport) -> String {
+    let info: BTreeMap<&str, &crate::ops::StageRow> = stream.stages.iter().map(|s| (s.name.as_str(), s)).collect();
+    let mut s = String::from(
+        "<table class=\"stages\"><tr><th>stage</th><th>root</th><th>ecosystem</th><th>files</th><th>feeds</th><th>fed by</th></tr>\n",
+    );
+    for name in &stream.order {
+        let (root, eco, files) =
+            info.get(name.as_str()).map_or(("", "", 0), |s| (s.root.as_str(), s.ecosystem.as_str(), s.files));
+        let feeds = stream.wires.iter().filter(|w| w.producer == *name).count();
+        let fed = stream.wires.iter().filter(|w| w.consumer == *name).count();
+        s.push_str(&format!(
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{files}</td><td>{feeds}</td><td>{fed}</td></tr>\n",
+            html(name),
+            html(root),
+            html(eco)
+        ));
+    }
+    s.push_str("</table>\n");
     s
 }
 

@@ -150,7 +150,7 @@ fn with_a_ledger_the_picture_shows_proof_status_and_the_constraint_and_the_board
 }
 
 #[test]
-fn a_stage_name_is_escaped_once_and_cut_to_its_box_with_the_whole_name_as_its_title() {
+fn a_stage_name_is_escaped_once_and_wrapped_in_its_box_with_the_whole_name_as_its_title() {
     let t = tempfile::tempdir().unwrap();
     let long = "a_package_with_a_name_far_too_long_for_its_box";
     let long_init = format!("src/{long}/__init__.py");
@@ -168,10 +168,15 @@ fn a_stage_name_is_escaped_once_and_cut_to_its_box_with_the_whole_name_as_its_ti
     assert!(page.contains(">ev\\u{202e}il</text>"), "shown as `andon stream` shows it");
     assert!(!page.contains("ev\\\\u{202e}il"), "escaped twice");
     assert!(page.contains(&format!("<title>{long}</title>")), "the whole name");
+    assert!(page.contains(&format!("<td>{long}</td>")), "the whole name in the table of stages");
+    // two lines of at most 22 characters: its head, then `…` and its tail
     let after = &page[page.find(&format!("<title>{long}</title>")).unwrap()..];
-    let label = &after[after.find("<text x=").unwrap()..];
-    let label = &label[label.find('>').unwrap() + 1..label.find("</text>").unwrap()];
-    assert!(label.ends_with('…') && label.chars().count() <= 24, "{label}");
+    let label = &after[after.find("<text class=\"name\">").unwrap()..after.find("</text>").unwrap()];
+    let lines: Vec<&str> =
+        label.split("<tspan").skip(1).map(|l| &l[l.find('>').unwrap() + 1..l.find("</tspan>").unwrap()]).collect();
+    assert_eq!(lines.len(), 2, "{label}");
+    assert!(lines.iter().all(|l| l.chars().count() <= 22), "{lines:?}");
+    assert!(long.starts_with(lines[0]) && lines[1].starts_with('…') && long.ends_with(&lines[1][3..]), "{lines:?}");
 }
 
 #[test]
