@@ -339,6 +339,9 @@ pub struct Injection {
     pub line: u32,
     /// The line as extracted (trimmed, clipped); raw repository text, escaped only when rendered.
     pub text: String,
+    /// The words that made it suspect (an address to andon or a tool, an instruction, a verdict
+    /// claim), as the rule spells them.
+    pub words: Vec<String>,
 }
 
 /// Every `SuspectedInjection` row of the index, sorted by path, line and text. Read straight from
@@ -348,10 +351,10 @@ pub fn suspected_injections(idx: &Index) -> Vec<Injection> {
     let segments = idx.facts.iter().map(|f| f.core()).chain([&idx.global]);
     let mut out: Vec<Injection> = segments
         .flat_map(|seg| {
-            seg.rows_of(rel::SUSPECTED_INJECTION).map(move |r| Injection {
-                path: seg.str(r[0]).to_string(),
-                line: r[1],
-                text: seg.str(r[2]).to_string(),
+            seg.rows_of(rel::SUSPECTED_INJECTION).map(move |r| {
+                let text = seg.str(r[2]).to_string();
+                let words = crate::extract::suspicion(&text).map(|s| s.1).unwrap_or_default();
+                Injection { path: seg.str(r[0]).to_string(), line: r[1], text, words }
             })
         })
         .collect();

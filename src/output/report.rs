@@ -479,7 +479,14 @@ fn injections(inj: &Injections) -> String {
     };
     let mut s = format!("<h2>{} ({})</h2>\n<ul>\n", html(super::INJECTIONS_HEADING), list.len());
     for i in list.iter().take(SHOWN) {
-        s.push_str(&format!("<li><code>{}:{}</code> <q>{}</q></li>\n", html(&i.path), i.line, html(&i.text)));
+        let words: Vec<String> = i.words.iter().map(|x| format!("<b>{}</b>", html(x))).collect();
+        s.push_str(&format!(
+            "<li><code>{}:{}</code> <q>{}</q> <span class=\"why\">suspect for {}</span></li>\n",
+            html(&i.path),
+            i.line,
+            html(&i.text),
+            words.join(", ")
+        ));
     }
     if list.len() > SHOWN {
         s.push_str(&format!("<li>… and {} more (`andon status` lists them all)</li>\n", list.len() - SHOWN));
