@@ -1,6 +1,8 @@
 //! `andon report`: one self-contained HTML page, with its CSS, SVG and script inline (no network,
-//! works from `file://`): the stream as a layered picture (stages as boxes with their ecosystem
-//! and file count, wires as arrows with their import counts, cycles red), the contracts kept and
+//! works from `file://`): the stream as a layered picture that scales to the page (across it or
+//! down it, whichever is narrower; stages as boxes with their ecosystem and file count and a label
+//! no other stage shows, wires as arrows with their import counts, drawn by what the consumer
+//! needs them for, cycles red), the table of stages by their whole names, the contracts kept and
 //! broken, and each finding with its witness hop by hop; clicking a finding highlights the stage
 //! edges its witness crosses. When the loop has a ledger, stages and wires are coloured by their
 //! proof status, the constraint is marked, and the loop board follows; the suspected injections are
@@ -34,11 +36,17 @@ const GAP_X: usize = 110;
 const GAP_Y: usize = 24;
 /// The left and top margin of the picture.
 const MARGIN: usize = 10;
+/// Drawn down the page: the gap between two bands of boxes (layers), between two boxes of a band,
+/// and the width of a wire's slot where it passes through a band.
+const GAP_DOWN: usize = 56;
+const GAP_SIDE: usize = 20;
+const BEND_W: usize = 14;
 /// The most characters a line of a box's label holds: at 12 px a monospace character is about
 /// 7.2 px wide, so 22 fill a box's 164 px inside its padding.
 const LINE_CHARS: usize = 22;
 
-const STYLE: &str = "body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#1f2328;overflow-wrap:anywhere}\
+const STYLE: &str = "body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#1f2328}\
+h1,h2,h3,p,li,td{overflow-wrap:anywhere}th,.stages td:nth-child(n+3){white-space:nowrap;overflow-wrap:normal}\
 h1{font-size:20px}h2{font-size:16px;margin-top:28px}\
 table{border-collapse:collapse}td,th{border:1px solid #d0d7de;padding:4px 8px;text-align:left}\
 .stage rect{fill:#f6f8fa;stroke:#57606a}.stage.cyclic rect{stroke:#cf222e;stroke-width:2}\
@@ -173,6 +181,114 @@ fn route(from: (usize, usize), to: (usize, usize), bends: &[(usize, usize)]) -> 
     (d, ((x1 + x2) / 2, (y1 + y2) / 2))
 }
 
+/// Where the picture puts each slot of the layout ([`layout::Layout`]): layers as columns left to
+/// right, every row the same height (`across`), or layers as bands down the page with each band's
+/// boxes side by side and the wires passing through it thin (`down`): whichever is narrower, so
+/// the picture shrinks least to fit the page.
+struct Frame {
+    down: bool,
+    /// Down the page: each slot's left edge, and whether it holds a box.
+    left: BTreeMap<(usize, usize), (usize, bool)>,
+    width: usize,
+    height: usize,
+}
+
+impl Frame {
+    fn new(l: &layout::Layout) -> Frame {
+        let across = (MARGIN + l.layers.max(1) * (BOX_W + GAP_X) - GAP_X / 2, l.rows.max(1) * (BOX_H + GAP_Y) + GAP_Y);
+        let boxes: BTreeSet<(usize, usize)> = l.at.iter().copied().collect();
+        let slots: BTreeSet<(usize, usize)> = l.at.iter().chain(l.bends.iter().flatten()).copied().collect();
+        let mut left = BTreeMap::new();
+        let (mut layer, mut x, mut widest) = (usize::MAX, MARGIN, MARGIN + BOX_W);
+        for slot in slots {
+            if slot.0 != layer {
+                (layer, x) = (slot.0, MARGIN);
+            }
+            let is_box = boxes.contains(&slot);
+            left.insert(slot, (x, is_box));
+            x += if is_box { BOX_W + GAP_SIDE } else { BEND_W };
+            widest = widest.max(x);
+        }
+        let down = (widest + MARGIN, GAP_Y + l.layers.max(1) * (BOX_H + GAP_DOWN) - GAP_DOWN / 2);
+        if down.0 < across.0 {
+            Frame { down: true, left, width: down.0, height: down.1 }
+        } else {
+            Frame { down: false, left: BTreeMap::new(), width: across.0, height: across.1 }
+        }
+    }
+
+    /// The top-left corner of the box (or wire slot) at `slot`.
+    fn corner(&self, slot: (usize, usize)) -> (usize, usize) {
+        let (layer, row) = slot;
+        if self.down {
+            (self.left.get(&slot).map_or(MARGIN, |l| l.0), layer * (BOX_H + GAP_DOWN) + GAP_Y)
+        } else {
+            (layer * (BOX_W + GAP_X) + MARGIN, row * (BOX_H + GAP_Y) + GAP_Y)
+        }
+    }
+
+    /// The path of an edge, where its count goes, and how that text is anchored.
+    fn route(
+        &self,
+        from: (usize, usize),
+        to: (usize, usize),
+        bends: &[(usize, usize)],
+    ) -> (String, (usize, usize), &'static str) {
+        if !self.down {
+            let bends: Vec<(usize, usize)> = bends.iter().map(|&b| self.corner(b)).collect();
+            let (d, (x, y)) = route(self.corner(from), self.corner(to), &bends);
+            return (d, (x, y.saturating_sub(4)), "middle");
+        }
+        // (centre, top) of each slot
+        let at = |slot: (usize, usize)| {
+            let (x, y) = self.corner(slot);
+            let w = if self.left.get(&slot).is_some_and(|l| l.1) { BOX_W } else { BEND_W };
+            (x + w / 2, y)
+        };
+        let (d, (x, y)) = route_down(at(from), at(to), &bends.iter().map(|&b| at(b)).collect::<Vec<_>>());
+        (d, (x + 4, y + 4), "start")
+    }
+}
+
+/// [`route`] down the page: `from`, `to` and the `bends` are (centre, top) of their slots; an edge
+/// leaves by the bottom and enters by the top (the other way against the stream, a quarter of a
+/// box to the right so a pair that feeds each other shows two), straight down through each band
+/// it crosses, curving in the gaps between; an edge within one band arcs in the gap below it.
+fn route_down(from: (usize, usize), to: (usize, usize), bends: &[(usize, usize)]) -> (String, (usize, usize)) {
+    let forward = to.1 > from.1;
+    let shift = |x: usize| if forward { x } else { x + BOX_W / 4 };
+    if from.1 == to.1 {
+        let (y, x1, x2) = (from.1 + BOX_H, from.0 - BOX_W / 4, to.0 - BOX_W / 4);
+        let bend = y + GAP_DOWN / 3;
+        return (format!("M{x1},{y} C{x1},{bend} {x2},{bend} {x2},{y}"), ((x1 + x2) / 2, bend));
+    }
+    let out_y = |b: (usize, usize)| if forward { b.1 + BOX_H } else { b.1 };
+    let in_y = |b: (usize, usize)| if forward { b.1 } else { b.1 + BOX_H };
+    let mut points = vec![(shift(from.0), out_y(from))];
+    for &b in bends {
+        points.push((b.0, in_y(b)));
+        points.push((b.0, out_y(b)));
+    }
+    points.push((shift(to.0), in_y(to)));
+    let mut d = format!("M{},{}", points[0].0, points[0].1);
+    let mut i = 1;
+    while i < points.len() {
+        let ((x1, y1), (x2, y2)) = (points[i - 1], points[i]);
+        if x1 == x2 {
+            while i + 1 < points.len() && points[i + 1].0 == x1 {
+                i += 1;
+            }
+            d.push_str(&format!(" V{}", points[i].1));
+        } else {
+            let bend = (y1 + y2) / 2;
+            d.push_str(&format!(" C{x1},{bend} {x2},{bend} {x2},{y2}"));
+        }
+        i += 1;
+    }
+    let ((x1, y1), (x2, y2)) = (points[0], points[1]);
+    (d, ((x1 + x2) / 2, (y1 + y2) / 2))
+}
+
 /// The wire classes for what the consumer needs it for (run-time wires take none), and how the
 /// key under the picture names them.
 const USES: [(WireUse, &str, &str); 3] = [
@@ -199,10 +315,8 @@ fn picture(stream: &StreamReport, index: &BTreeMap<&str, usize>, proof: Option<P
         .filter_map(|w| Some((*index.get(w.producer.as_str())?, *index.get(w.consumer.as_str())?)))
         .collect();
     let l = layout::layered(stream.order.len(), &edges);
-    // the last column, and room right of it for an arc within that layer
-    let width = MARGIN + l.layers.max(1) * (BOX_W + GAP_X) - GAP_X / 2;
-    let height = l.rows.max(1) * (BOX_H + GAP_Y) + GAP_Y;
-    let pos = |(layer, row): (usize, usize)| (layer * (BOX_W + GAP_X) + MARGIN, row * (BOX_H + GAP_Y) + GAP_Y);
+    let frame = Frame::new(&l);
+    let (width, height) = (frame.width, frame.height);
     let cyclic: BTreeSet<&str> = stream.cycles.iter().flatten().map(String::as_str).collect();
     let same_cycle =
         |a: &str, b: &str| stream.cycles.iter().any(|c| c.iter().any(|x| x == a) && c.iter().any(|x| x == b));
@@ -218,8 +332,7 @@ fn picture(stream: &StreamReport, index: &BTreeMap<&str, usize>, proof: Option<P
         stream.wires.len()
     ));
     for ((w, &(p, c)), bends) in stream.wires.iter().zip(&edges).zip(&l.bends) {
-        let bends: Vec<(usize, usize)> = bends.iter().map(|&b| pos(b)).collect();
-        let (d, (lx, ly)) = route(pos(l.at[p]), pos(l.at[c]), &bends);
+        let (d, (lx, ly), anchor) = frame.route(l.at[p], l.at[c], bends);
         let key = (w.producer.as_str(), w.consumer.as_str());
         let mut class = String::from("wire");
         class.push_str(w.confidence.svg_class());
@@ -241,7 +354,7 @@ fn picture(stream: &StreamReport, index: &BTreeMap<&str, usize>, proof: Option<P
         }
         s.push_str(&format!(
             "<path id=\"{}\" class=\"{class}\" d=\"{d}\"><title>{} → {}: {} imports, {}, {}{}</title></path>\
-<text class=\"count\" text-anchor=\"middle\" x=\"{lx}\" y=\"{}\">{}</text>\n",
+<text class=\"count\" text-anchor=\"{anchor}\" x=\"{lx}\" y=\"{ly}\">{}</text>\n",
             edge_id(p, c),
             html(&w.producer),
             html(&w.consumer),
@@ -249,20 +362,19 @@ fn picture(stream: &StreamReport, index: &BTreeMap<&str, usize>, proof: Option<P
             w.used_for,
             w.confidence,
             status.map(|st| format!(", {st}")).unwrap_or_default(),
-            ly.saturating_sub(4),
             w.imports
         ));
         if constraint {
             s.push_str(&format!(
-                "<text class=\"mark\" text-anchor=\"middle\" x=\"{lx}\" y=\"{}\">◆ constraint</text>\n",
-                // above a wire with the stream, below one against it
-                if l.at[c].0 > l.at[p].0 { ly.saturating_sub(16) } else { ly + 16 }
+                "<text class=\"mark\" text-anchor=\"{anchor}\" x=\"{lx}\" y=\"{}\">◆ constraint</text>\n",
+                // above a wire with the stream, below one against it (below its count, down the page)
+                if l.at[c].0 > l.at[p].0 && !frame.down { ly.saturating_sub(12) } else { ly + 14 }
             ));
         }
     }
     let info: BTreeMap<&str, &crate::ops::StageRow> = stream.stages.iter().map(|s| (s.name.as_str(), s)).collect();
     for ((v, name), label) in stream.order.iter().enumerate().zip(stage_labels(&stream.order)) {
-        let (x, y) = pos(l.at[v]);
+        let (x, y) = frame.corner(l.at[v]);
         let (eco, files) = info.get(name.as_str()).map_or(("", 0), |s| (s.ecosystem.as_str(), s.files));
         let mut class = String::from("stage");
         if cyclic.contains(name.as_str()) {
@@ -525,6 +637,27 @@ mod tests {
                 assert!(x >= 10 + BOX_W, "{d}");
             }
         }
+    }
+
+    #[test]
+    fn a_long_chain_is_drawn_down_the_page_and_a_wide_layer_across_it() {
+        // 30 stages in a chain, each also fed by the first: down the page, one box and thin wires a band
+        let chain: Vec<(usize, usize)> = (1..30).flat_map(|i| [(i - 1, i), (0, i)]).collect();
+        let f = Frame::new(&layout::layered(30, &chain));
+        assert!(f.down && f.width < 2 * BOX_W + 30 * BEND_W, "{}", f.width);
+        // one producer feeding 20 consumers: two columns across
+        let fan: Vec<(usize, usize)> = (1..21).map(|i| (0, i)).collect();
+        let f = Frame::new(&layout::layered(21, &fan));
+        assert!(!f.down && f.width < 2 * (BOX_W + GAP_X), "{}", f.width);
+    }
+
+    #[test]
+    fn down_the_page_a_wire_runs_straight_through_the_bands_it_crosses() {
+        let band = BOX_H + GAP_DOWN;
+        let bends: Vec<(usize, usize)> = (1..10).map(|l| (300, GAP_Y + l * band)).collect();
+        let (d, _) = route_down((100, GAP_Y), (100, GAP_Y + 10 * band), &bends);
+        assert_eq!(d.matches('C').count(), 2, "off to the slot and back: {d}");
+        assert_eq!(d.matches('V').count(), 1, "{d}");
     }
 
     #[test]
