@@ -46,7 +46,7 @@ const BEND_W: usize = 14;
 const LINE_CHARS: usize = 22;
 
 const STYLE: &str = "body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#1f2328}\
-h1,h2,h3,p,li,td{overflow-wrap:anywhere}th,.stages td:nth-child(n+3){white-space:nowrap;overflow-wrap:normal}\
+h1,h2,h3,p,li,td,th{overflow-wrap:anywhere}.stages th,.stages td:nth-child(n+3){white-space:nowrap;overflow-wrap:normal}\
 h1{font-size:20px}h2{font-size:16px;margin-top:28px}\
 table{border-collapse:collapse}td,th{border:1px solid #d0d7de;padding:4px 8px;text-align:left}\
 .stage rect{fill:#f6f8fa;stroke:#57606a}.stage.cyclic rect{stroke:#cf222e;stroke-width:2}\
