@@ -58,6 +58,42 @@ pub struct WireRow {
     pub confidence: Confidence,
     /// Edge kinds of the imports carrying it, sorted.
     pub kinds: Vec<String>,
+    /// What the consumer needs it for ([`WireUse`]).
+    pub used_for: WireUse,
+}
+
+/// What a consumer needs a wire for: to run, or only to be developed. A wire is `Dev` when the
+/// consumer's manifest declares the producer as a dev or build dependency and nothing else;
+/// otherwise `RunTime` when one import or qualified path carrying it is neither in test code nor
+/// type-only; otherwise `Type` when one is a type-only (or `TYPE_CHECKING`) import outside test
+/// code; otherwise `Test`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub enum WireUse {
+    #[default]
+    RunTime,
+    Type,
+    Test,
+    Dev,
+}
+
+impl WireUse {
+    pub const ALL: [WireUse; 4] = [WireUse::RunTime, WireUse::Type, WireUse::Test, WireUse::Dev];
+
+    /// Its token in JSON and the report's class.
+    pub const fn token(self) -> &'static str {
+        match self {
+            WireUse::RunTime => "run-time",
+            WireUse::Type => "type",
+            WireUse::Test => "test",
+            WireUse::Dev => "dev",
+        }
+    }
+}
+
+impl std::fmt::Display for WireUse {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.token())
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -201,6 +237,7 @@ fn stream_with(idx: &Index, keep: bool) -> Result<StreamReport, Error> {
                 symbols: Vec::new(),
                 confidence: Confidence::Unresolved,
                 kinds: Vec::new(),
+                used_for: WireUse::RunTime,
             },
         );
     }
@@ -227,10 +264,23 @@ fn stream_with(idx: &Index, keep: bool) -> Result<StreamReport, Error> {
             w.confidence = confidence(&s(r[2]));
         }
     }
+    // each import's edge kinds, to tell what the consumer needs the wire for
+    let mut import_kinds: BTreeMap<(String, String), BTreeMap<(u32, u32), Vec<String>>> = BTreeMap::new();
     for r in rows(rel::WIRE_EDGE_KIND) {
         if let Some(w) = wires.get_mut(&key(r)) {
             w.kinds.push(s(r[4]));
+            import_kinds.entry(key(r)).or_default().entry((r[2], r[3])).or_default().push(s(r[4]));
         }
+    }
+    let mut references: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
+    for r in rows(rel::WIRE_REFERENCE) {
+        references.entry(key(r)).or_default().push(s(r[2]));
+    }
+    let needs = Needs::of(idx);
+    for (k, w) in &mut wires {
+        let imports = import_kinds.get(k).into_iter().flat_map(|m| m.values());
+        let refs = references.get(k).into_iter().flatten().map(String::as_str);
+        w.used_for = needs.judge(&k.0, &k.1, imports, refs);
     }
     let mut wires: Vec<WireRow> = wires.into_values().collect();
     for w in &mut wires {
@@ -252,6 +302,86 @@ fn stream_with(idx: &Index, keep: bool) -> Result<StreamReport, Error> {
         support: support(idx),
         within: None,
     })
+}
+
+/// What [`WireUse`] is judged from beyond the wire's own imports: the test files, and the
+/// dependencies each stage's manifests declare, by the package names of the stages.
+struct Needs {
+    tests: std::collections::BTreeSet<String>,
+    /// Per stage, the names its manifests give its package.
+    names: BTreeMap<String, Vec<String>>,
+    /// Per stage, (dependency, kind) its manifests declare.
+    declares: BTreeMap<String, Vec<(String, String)>>,
+}
+
+impl Needs {
+    fn of(idx: &Index) -> Needs {
+        let segments: Vec<&crate::facts::Segment> = idx.facts.iter().map(|f| f.core()).chain([&idx.global]).collect();
+        let mut tests = std::collections::BTreeSet::new();
+        let mut manifest_name: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        let mut manifest_deps: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
+        let mut stage_manifests: Vec<(String, String)> = Vec::new();
+        for seg in &segments {
+            for (r, cols) in seg.all_rows() {
+                let col = |k: usize| seg.str(cols[k]).to_string();
+                match r {
+                    rel::TEST_FILE => {
+                        tests.insert(col(0));
+                    }
+                    rel::MANIFEST => manifest_name.entry(col(0)).or_default().push(col(2)),
+                    rel::DECLARES_DEPENDENCY => manifest_deps.entry(col(0)).or_default().push((col(1), col(2))),
+                    rel::STAGE_MANIFEST => stage_manifests.push((col(0), col(1))),
+                    _ => {}
+                }
+            }
+        }
+        let (mut names, mut declares): (BTreeMap<String, Vec<String>>, BTreeMap<String, Vec<(String, String)>>) =
+            Default::default();
+        for (stage, m) in stage_manifests {
+            names.entry(stage.clone()).or_default().extend(manifest_name.get(&m).into_iter().flatten().cloned());
+            declares.entry(stage).or_default().extend(manifest_deps.get(&m).into_iter().flatten().cloned());
+        }
+        Needs { tests, names, declares }
+    }
+
+    /// What `consumer` needs the wire from `producer` for, given the edge kinds of each import
+    /// carrying it and the files of its qualified paths.
+    fn judge<'a>(
+        &self,
+        producer: &str,
+        consumer: &str,
+        imports: impl Iterator<Item = &'a Vec<String>>,
+        references: impl Iterator<Item = &'a str>,
+    ) -> WireUse {
+        let names = self.names.get(producer).map(Vec::as_slice).unwrap_or_default();
+        let declared: Vec<&str> = self
+            .declares
+            .get(consumer)
+            .into_iter()
+            .flatten()
+            .filter(|(dep, _)| !dep.is_empty() && names.contains(dep))
+            .map(|(_, kind)| kind.as_str())
+            .collect();
+        if !declared.is_empty() && declared.iter().all(|k| matches!(*k, "dev" | "build")) {
+            return WireUse::Dev;
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        for kinds in imports {
+            let has = |k: &str| kinds.iter().any(|x| x == k);
+            seen.insert(if has("test") {
+                WireUse::Test
+            } else if has("type_only") || has("type_checking") {
+                WireUse::Type
+            } else {
+                WireUse::RunTime
+            });
+        }
+        for path in references {
+            seen.insert(if self.tests.contains(path) { WireUse::Test } else { WireUse::RunTime });
+        }
+        // the first of run-time, type, test that any import needs; run-time when nothing carries it
+        seen.into_iter().next().unwrap_or(WireUse::RunTime)
+    }
 }
 
 /// What a declared stream leaves out, from the derived `store` and the file table of `idx`.
@@ -276,6 +406,9 @@ pub struct Injection {
     pub line: u32,
     /// The line as extracted (trimmed, clipped); raw repository text, escaped only when rendered.
     pub text: String,
+    /// The words that made it suspect (an address to andon or a tool, an instruction, a verdict
+    /// claim), as the rule spells them.
+    pub words: Vec<String>,
 }
 
 /// Every `SuspectedInjection` row of the index, sorted by path, line and text. Read straight from
@@ -285,10 +418,10 @@ pub fn suspected_injections(idx: &Index) -> Vec<Injection> {
     let segments = idx.facts.iter().map(|f| f.core()).chain([&idx.global]);
     let mut out: Vec<Injection> = segments
         .flat_map(|seg| {
-            seg.rows_of(rel::SUSPECTED_INJECTION).map(move |r| Injection {
-                path: seg.str(r[0]).to_string(),
-                line: r[1],
-                text: seg.str(r[2]).to_string(),
+            seg.rows_of(rel::SUSPECTED_INJECTION).map(move |r| {
+                let text = seg.str(r[2]).to_string();
+                let words = crate::extract::suspicion(&text).map(|s| s.1).unwrap_or_default();
+                Injection { path: seg.str(r[0]).to_string(), line: r[1], text, words }
             })
         })
         .collect();

@@ -49,6 +49,7 @@ pub fn stream(brief: &Brief) -> StreamReport {
             symbols: Vec::new(),
             confidence: Confidence::Brief,
             kinds: Vec::new(),
+            used_for: crate::ops::WireUse::RunTime,
         })
         .collect();
     StreamReport {

@@ -457,6 +457,7 @@ fn lone_stage_contract(mut stream: StreamReport) -> StreamReport {
             symbols: Vec::new(),
             confidence: crate::facts::vocab::Confidence::Contract,
             kinds: vec!["public-api".into()],
+            used_for: crate::ops::WireUse::RunTime,
         });
     }
     stream

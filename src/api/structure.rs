@@ -518,7 +518,7 @@ impl StreamReport {
         })).collect::<Vec<_>>(),
         "wires": r.wires.iter().map(|x| json!({
             "producer": x.producer, "consumer": x.consumer, "imports": x.imports,
-            "symbols": x.symbols, "confidence": x.confidence, "kinds": x.kinds,
+            "symbols": x.symbols, "confidence": x.confidence, "kinds": x.kinds, "used_for": x.used_for.token(),
         })).collect::<Vec<_>>(),
         "order": r.order,
         "cycles": r.cycles,

@@ -202,8 +202,14 @@ impl<'a, 'o> Extractor<'a, 'o> {
                     self.marker(ln, kind, l);
                 }
             }
-            if text::addresses_tool(l) {
-                let clipped = text::clip(l.trim(), 200);
+            let trimmed = l.trim();
+            if let Some((at, _)) = text::suspicion(trimmed) {
+                // the stored text keeps the words that made it suspect: a long line is cut before them
+                let mut clipped = text::clip(trimmed, 200);
+                if text::suspicion(&clipped).is_none() {
+                    let from = (0..=at.saturating_sub(20)).rev().find(|&i| trimmed.is_char_boundary(i)).unwrap_or(0);
+                    clipped = format!("…{}", text::clip(&trimmed[from..], 200));
+                }
                 self.push(rel::SUSPECTED_INJECTION, &[self.path.into(), ln.into(), clipped.as_str().into()]);
             }
         }

@@ -30,8 +30,9 @@ use std::time::Duration;
 use tree_sitter::{Node, Parser, Query, QueryCursor, StreamingIterator, Tree};
 
 pub use lang::{GRAMMARS, Grammar, LANGUAGES, Lang, Language};
-/// Whether repository text addresses the tool (a suspected injection, R123).
-pub(crate) use text::addresses_tool;
+/// Whether repository text addresses the tool (a suspected injection, R123), and the words that
+/// made it suspect.
+pub(crate) use text::{addresses_tool, suspicion};
 pub use tree::MAX_DEPTH;
 
 use crate::facts::{SegmentBuilder, SplitBuilder, rel};

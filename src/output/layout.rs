@@ -112,6 +112,96 @@ fn order(slot_layer: &[usize], layers: usize, unit: &[(usize, usize)]) -> Vec<us
     row
 }
 
+/// The lines a stage's box shows of each name, at most two of at most `width` units (characters)
+/// each. A name that fits one line is that line; one that fits two breaks after a separator where one
+/// fits (`/`, `@` or `:` first, then `-`, `_`, `.` or a space); a longer one keeps its head on the
+/// first line and `…` and its tail on the second. Distinct names never get the same lines: cut
+/// labels that collide show the stretch where their names differ instead of the tail, and any that
+/// still collide are numbered.
+pub fn labels(names: &[Vec<String>], width: usize) -> Vec<Vec<String>> {
+    let width = width.max(4);
+    let mut out: Vec<Vec<String>> = names.iter().map(|u| natural(u, width)).collect();
+    let mut number = 0usize;
+    for round in 0..64 {
+        let mut groups: BTreeMap<&[String], Vec<usize>> = BTreeMap::new();
+        for (i, l) in out.iter().enumerate() {
+            groups.entry(l.as_slice()).or_default().push(i);
+        }
+        let groups: Vec<Vec<usize>> = groups.into_values().filter(|g| g.len() > 1).collect();
+        if groups.is_empty() {
+            break;
+        }
+        for group in groups {
+            // a name shown whole keeps its label: only cut ones move
+            let cut: Vec<usize> = group.iter().copied().filter(|&i| names[i].len() > 2 * width).collect();
+            let movers = if cut.len() == group.len() && round > 0 { &cut[1..] } else { &cut[..] };
+            for &i in movers {
+                out[i] = if round == 0 {
+                    around_difference(names, &group, i, width)
+                } else {
+                    number += 1;
+                    numbered(&out[i], number, width)
+                };
+            }
+        }
+    }
+    out
+}
+
+fn join(units: &[String]) -> String {
+    units.concat()
+}
+
+/// Where to break a name of `units` into two lines of at most `width`: the last separator that
+/// leaves both lines within `width`, the strongest kind first; else at `width`.
+fn break_at(units: &[String], width: usize) -> usize {
+    let n = units.len();
+    let range = n.saturating_sub(width).max(1)..=width.min(n - 1);
+    for kind in [&["/", "@", ":"][..], &["-", "_", ".", " "][..]] {
+        if let Some(b) = range.clone().rev().find(|&b| kind.contains(&units[b - 1].as_str())) {
+            return b;
+        }
+    }
+    width.min(n)
+}
+
+fn natural(units: &[String], width: usize) -> Vec<String> {
+    let n = units.len();
+    if n <= width {
+        return vec![join(units)];
+    }
+    if n <= 2 * width {
+        let b = break_at(units, width);
+        return vec![join(&units[..b]), join(&units[b..])];
+    }
+    vec![join(&units[..width]), format!("…{}", join(&units[n - (width - 1)..]))]
+}
+
+/// The label of cut name `i` of `group` (all the same label): its head, then the stretch around
+/// the first unit where it differs from the name of the group it shares the longest head with.
+fn around_difference(names: &[Vec<String>], group: &[usize], i: usize, width: usize) -> Vec<String> {
+    let u = &names[i];
+    let n = u.len();
+    let common = |a: &[String], b: &[String]| a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    let d = group.iter().filter(|&&j| j != i).map(|&j| common(u, &names[j])).max().unwrap_or(0);
+    let room = width - 2;
+    let start = d.saturating_sub(room / 2).min(n - room).max(width);
+    let end = (start + room).min(n);
+    let tail = if end < n { "…" } else { "" };
+    vec![join(&u[..width]), format!("…{}{tail}", join(&u[start..end]))]
+}
+
+/// `label` with `#number` closing its last line, within `width` units.
+fn numbered(label: &[String], number: usize, width: usize) -> Vec<String> {
+    let mark = format!("#{number}");
+    let mut lines = label.to_vec();
+    if let Some(last) = lines.last_mut() {
+        let keep: String = last.chars().take(width.saturating_sub(mark.chars().count())).collect();
+        *last = format!("{keep}{mark}");
+    }
+    lines
+}
+
 /// How many pairs of edge segments between adjacent layers cross, each edge followed through its
 /// bends.
 pub fn crossings(l: &Layout, edges: &[(usize, usize)]) -> usize {
@@ -176,5 +266,54 @@ mod tests {
         }
         assert_eq!(l.rows, 3, "each middle layer holds a stage and two bends");
         assert_eq!(crossings(&l, &edges[..4]), 0, "{l:?}");
+    }
+
+    fn units(s: &str) -> Vec<String> {
+        s.chars().map(String::from).collect()
+    }
+
+    fn shown(names: &[&str], width: usize) -> Vec<Vec<String>> {
+        labels(&names.iter().map(|n| units(n)).collect::<Vec<_>>(), width)
+    }
+
+    #[test]
+    fn a_label_is_the_whole_name_on_one_or_two_lines_broken_after_a_separator() {
+        let l = shown(&["core", "@effect/platform-node-shared", "a_package_with_a_long_name"], 22);
+        assert_eq!(l[0], ["core"]);
+        assert_eq!(l[1], ["@effect/", "platform-node-shared"]);
+        assert_eq!(l[2], ["a_package_with_a_long_", "name"]);
+        for label in &l {
+            assert!(label.iter().all(|x| x.chars().count() <= 22), "{label:?}");
+        }
+    }
+
+    #[test]
+    fn distinct_names_never_share_a_label_however_long_and_alike() {
+        let names = [
+            "ai-docs@packages/ai/anthropic/docs",
+            "ai-docs@packages/ai/openai/docs",
+            "ai-docs@packages/ai/openrouter/docs",
+            "ai-docs@packages/platform/node/shared/with/a/long/tail/docs",
+            "ai-docs@packages/platform/bun/shared/with/a/long/tail/docs",
+            "ai-docs@packages/platform/deno/shared/with/a/long/tail/docs",
+            "x-with-a-very-long-common-head-and-the-same-tail-000-end",
+            "x-with-a-very-long-common-head-and-the-same-tail-001-end",
+            "x-with-a-very-long-common-head-and-the-same-tail-002-end",
+            "x-with-a-very-long-common-head-and-the-same-tail-002-end…",
+            "short",
+        ];
+        for width in [8, 12, 22] {
+            let l = shown(&names, width);
+            let distinct: std::collections::BTreeSet<&Vec<String>> = l.iter().collect();
+            assert_eq!(distinct.len(), names.len(), "width {width}: {l:#?}");
+            for label in &l {
+                assert!(label.len() <= 2 && label.iter().all(|x| x.chars().count() <= width), "{label:?}");
+            }
+        }
+        // the three long docs stages read apart by the part that tells them apart
+        let l = shown(&names[3..6], 22);
+        for (label, platform) in l.iter().zip(["node", "bun", "deno"]) {
+            assert!(label.concat().contains(platform), "{label:?}");
+        }
     }
 }

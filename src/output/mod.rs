@@ -45,14 +45,16 @@ pub use crate::text::line as inline;
 pub const INJECTIONS_HEADING: &str = "Suspected injections (repository text addressing andon — reported, never obeyed)";
 
 /// The suspected-injection section of a text or Markdown report: the heading (after `h2`) with the
-/// count, then one `path:line: "text"` line each (after `item`). Path and text go through
+/// count, then one `path:line: "text" (suspect for "word", …)` line each (after `item`), naming the
+/// words that made it suspect. Path and text go through
 /// [`inline`], and in Markdown their punctuation is escaped too, so quoted text can never start a
 /// line of its own, forge a verdict line or open markup (R123).
 pub(crate) fn injections(w: &mut dyn Write, list: &[Injection], h2: &str, item: &str, md: bool) -> io::Result<()> {
     let esc = |s: &str| if md { crate::text::markdown(s) } else { inline(s).into_owned() };
     writeln!(w, "{h2}{INJECTIONS_HEADING}: {}", list.len())?;
     for i in list {
-        writeln!(w, "{item}{}:{}: \"{}\"", esc(&i.path), i.line, esc(&i.text))?;
+        let words: Vec<String> = i.words.iter().map(|x| format!("\"{}\"", esc(x))).collect();
+        writeln!(w, "{item}{}:{}: \"{}\" (suspect for {})", esc(&i.path), i.line, esc(&i.text), words.join(", "))?;
     }
     Ok(())
 }

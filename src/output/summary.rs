@@ -2,7 +2,8 @@
 //! (under 64 KB): the verdict, a table of contracts, each blocking finding with what it breaks and
 //! its witness (new ones first under `--base`), stale exceptions, and the stream as a Mermaid flowchart with the
 //! stage edges on the blocking findings' witnesses marked. Long lists end with a count of what was left out.
-//! Repository text goes through `text::markdown`, or `text::mermaid` inside the chart.
+//! Repository text goes through `text::markdown`, or `text::line` inside a code span (a path, an
+//! import, a name a message quotes between backticks), or `text::mermaid` inside the chart.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{self, Write};
@@ -106,23 +107,53 @@ fn findings(r: &CheckReport, budget: usize) -> String {
 
 fn finding(f: &Finding) -> String {
     let new = if f.new == Some(true) { " **new**" } else { "" };
-    let mut s =
-        format!("- **{}:{}** {}: {} (tier {}){new}\n", md(&f.path), f.line, md(&f.contract), md(&f.message), f.tier);
+    let mut s = format!(
+        "- **{}:{}** {}: {} (tier {}){new}\n",
+        md(&f.path),
+        f.line,
+        md(&f.contract),
+        message(&f.message),
+        f.tier
+    );
     for l in crate::check::group::breaks(f) {
-        s.push_str(&format!("  - {}\n", md(&l)));
+        s.push_str(&format!("  - {}\n", message(&l)));
     }
     for h in &f.witness {
         s.push_str(&format!(
-            "  - {}:{} imports {} → {} ({}, tier {})\n",
-            md(&h.path),
-            h.line,
-            md(&h.spec),
-            md(&h.target),
+            "  - {} imports {} → {} ({}, tier {})\n",
+            code(&format!("{}:{}", h.path, h.line)),
+            code(&h.spec),
+            code(&h.target),
             md(&h.confidence),
             h.tier
         ));
     }
     s
+}
+
+/// Repository text as a Markdown code span: [`crate::text::line`], between runs of backticks one
+/// longer than any it holds (padded with a space where it starts or ends with one), so nothing in
+/// it is Markdown and nothing needs a backslash.
+fn code(s: &str) -> String {
+    let one = crate::text::line(s);
+    if one.is_empty() {
+        return "` `".into();
+    }
+    let longest = one.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest + 1);
+    let pad = if one.starts_with('`') || one.ends_with('`') { " " } else { "" };
+    format!("{fence}{pad}{one}{pad}{fence}")
+}
+
+/// One of andon's messages, which quote repository text between backticks: each quoted stretch as
+/// a code span ([`code`]), the rest escaped ([`md`]); a message whose backticks do not pair (a
+/// quoted name held one) is escaped whole.
+fn message(s: &str) -> String {
+    let parts: Vec<&str> = s.split('`').collect();
+    if parts.len() < 3 || parts.len() % 2 == 0 {
+        return md(s);
+    }
+    parts.iter().enumerate().map(|(i, p)| if i % 2 == 1 { code(p) } else { md(p) }).collect()
 }
 
 /// The stale exceptions, at most 50 within `budget` bytes.
@@ -132,7 +163,12 @@ fn stale(r: &CheckReport, budget: usize) -> String {
     }
     let mut s = String::from("### Stale exceptions\n\n");
     for (shown, x) in r.stale_exceptions.iter().enumerate() {
-        let item = format!("- {}:{} {}: {}\n", md(&r.config), x.line, md(&x.contract), md(&stale_message(x)));
+        let item = format!(
+            "- {} {}: {}\n",
+            code(&format!("{}:{}", r.config, x.line)),
+            md(&x.contract),
+            message(&stale_message(x))
+        );
         if shown == 50 || s.len() + item.len() > budget {
             s.push_str(&format!("- … and {} more\n", r.stale_exceptions.len() - shown));
             break;
@@ -207,4 +243,21 @@ fn chart(r: &CheckReport, stream: &StreamReport) -> String {
     }
     s.push_str("```\n\nRed: a stage edge on the witness of a blocking finding.\n");
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_quoted_name_is_a_code_span_and_a_backtick_in_it_lengthens_the_fence() {
+        assert_eq!(message("`a_b` must not depend on `c/**`"), "`a_b` must not depend on `c/**`");
+        assert_eq!(message("no `x` in *y*"), "no `x` in \\*y\\*");
+        // unpaired: escaped whole
+        assert_eq!(message("`a` and `b"), "\\`a\\` and \\`b");
+        assert_eq!(code("a`b"), "``a`b``");
+        assert_eq!(code("`a"), "`` `a ``");
+        assert_eq!(code(""), "` `");
+        assert_eq!(code("ev\u{202e}il"), "`ev\\u{202e}il`");
+    }
 }

@@ -150,7 +150,7 @@ fn with_a_ledger_the_picture_shows_proof_status_and_the_constraint_and_the_board
 }
 
 #[test]
-fn a_stage_name_is_escaped_once_and_cut_to_its_box_with_the_whole_name_as_its_title() {
+fn a_stage_name_is_escaped_once_and_wrapped_in_its_box_with_the_whole_name_as_its_title() {
     let t = tempfile::tempdir().unwrap();
     let long = "a_package_with_a_name_far_too_long_for_its_box";
     let long_init = format!("src/{long}/__init__.py");
@@ -168,10 +168,15 @@ fn a_stage_name_is_escaped_once_and_cut_to_its_box_with_the_whole_name_as_its_ti
     assert!(page.contains(">ev\\u{202e}il</text>"), "shown as `andon stream` shows it");
     assert!(!page.contains("ev\\\\u{202e}il"), "escaped twice");
     assert!(page.contains(&format!("<title>{long}</title>")), "the whole name");
+    assert!(page.contains(&format!("<td>{long}</td>")), "the whole name in the table of stages");
+    // two lines of at most 22 characters: its head, then `…` and its tail
     let after = &page[page.find(&format!("<title>{long}</title>")).unwrap()..];
-    let label = &after[after.find("<text x=").unwrap()..];
-    let label = &label[label.find('>').unwrap() + 1..label.find("</text>").unwrap()];
-    assert!(label.ends_with('…') && label.chars().count() <= 24, "{label}");
+    let label = &after[after.find("<text class=\"name\">").unwrap()..after.find("</text>").unwrap()];
+    let lines: Vec<&str> =
+        label.split("<tspan").skip(1).map(|l| &l[l.find('>').unwrap() + 1..l.find("</tspan>").unwrap()]).collect();
+    assert_eq!(lines.len(), 2, "{label}");
+    assert!(lines.iter().all(|l| l.chars().count() <= 22), "{lines:?}");
+    assert!(long.starts_with(lines[0]) && lines[1].starts_with('…') && long.ends_with(&lines[1][3..]), "{lines:?}");
 }
 
 #[test]
@@ -196,4 +201,196 @@ fn hundreds_of_stages_with_long_wires_stay_under_two_megabytes() {
     let page = report(t.path());
     assert!(page.contains("300 stages"), "{}", &page[..page.len().min(2000)]);
     assert!(page.len() < 2 * 1024 * 1024, "{} bytes", page.len());
+}
+
+/// Which browser is here, if any (Debian's `chromium`).
+fn chromium() -> Option<&'static str> {
+    ["chromium", "chromium-browser"]
+        .into_iter()
+        .find(|c| std::process::Command::new(c).arg("--version").output().is_ok_and(|o| o.status.success()))
+}
+
+/// An npm workspace of `n` packages with long scoped names in a chain (each also importing its
+/// half and its fifth before), and three documentation packages all named `ai-docs`.
+fn long_names(n: usize) -> tempfile::TempDir {
+    let t = tempfile::tempdir().unwrap();
+    let name = |i: usize| match i % 3 {
+        0 => format!("@effect/platform-node-shared-{i:02}"),
+        1 => format!("@effect/sql-{i:02}"),
+        _ => format!("@effect/ai-provider-with-a-long-name-{i:02}"),
+    };
+    let mut files = vec![(
+        "package.json".to_string(),
+        r#"{"name":"root","private":true,"workspaces":["packages/*","packages/ai/*/docs"]}"#.to_string(),
+    )];
+    for i in 0..n {
+        let before: std::collections::BTreeSet<usize> =
+            [i.wrapping_sub(1), i / 2, i.wrapping_sub(5)].into_iter().filter(|&j| j < i).collect();
+        let deps: Vec<String> = before.iter().map(|&j| format!("\"{}\":\"*\"", name(j))).collect();
+        let body: String = before.iter().map(|&j| format!("import {{ f{j} }} from \"{}\";\n", name(j))).collect();
+        files.push((
+            format!("packages/p{i:02}/package.json"),
+            format!(
+                r#"{{"name":"{}","version":"1.0.0","main":"src/index.ts","dependencies":{{{}}}}}"#,
+                name(i),
+                deps.join(",")
+            ),
+        ));
+        files.push((format!("packages/p{i:02}/src/index.ts"), format!("{body}export const f{i} = 1;\n")));
+    }
+    for docs in ["anthropic", "openai", "openrouter"] {
+        files.push((
+            format!("packages/ai/{docs}/docs/package.json"),
+            format!(r#"{{"name":"ai-docs","version":"1.0.0","main":"index.ts","dependencies":{{"{}":"*"}}}}"#, name(5)),
+        ));
+        files.push((format!("packages/ai/{docs}/docs/index.ts"), format!("import {{ f5 }} from \"{}\";\n", name(5))));
+    }
+    write_files(t.path(), &files);
+    commit_all(t.path());
+    t
+}
+
+#[test]
+fn distinct_stages_never_show_the_same_label_and_every_whole_name_is_on_the_page() {
+    let t = long_names(12);
+    let page = report(t.path());
+    let stream = crate::support::json(&run(&["stream", "--format", "json", "-q"], t.path()));
+    let names: Vec<&str> = stream["stages"].as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap()).collect();
+    assert_eq!(names.iter().filter(|n| n.starts_with("ai-docs@")).count(), 3, "{names:?}");
+    for n in &names {
+        assert!(page.contains(&format!("<title>{n}</title>")) && page.contains(&format!("<td>{n}</td>")), "{n}");
+    }
+    // the label each box shows: its lines, as drawn
+    let labels: Vec<String> = page
+        .split("<text class=\"name\"")
+        .skip(1)
+        .map(|l| {
+            let l = &l[..l.find("</text>").unwrap()];
+            let mut shown = String::new();
+            for part in l.split('>').skip(1).map(|p| p.split('<').next().unwrap()).filter(|p| !p.is_empty()) {
+                shown.push_str(part);
+                shown.push('\n');
+            }
+            shown
+        })
+        .collect();
+    assert_eq!(labels.len(), names.len());
+    let distinct: std::collections::BTreeSet<&String> = labels.iter().collect();
+    assert_eq!(distinct.len(), labels.len(), "{labels:#?}");
+    for l in &labels {
+        assert!(l.lines().count() <= 2 && l.lines().all(|x| x.chars().count() <= 22), "{l}");
+    }
+}
+
+#[test]
+fn dev_test_and_type_checking_wires_are_drawn_apart_from_run_time_ones_with_a_key() {
+    let t = tempfile::tempdir().unwrap();
+    write_files(
+        t.path(),
+        &[
+            (
+                "py/pyproject.toml",
+                "[project]\nname = \"svc\"\nversion = \"0.1.0\"\n[tool.setuptools]\npackages = [\"core\", \"api\", \"typed\", \"checked\"]\n",
+            ),
+            ("py/core/__init__.py", "def parse(t):\n    return t\n"),
+            ("py/api/__init__.py", "from core import parse\n"),
+            (
+                "py/typed/__init__.py",
+                "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from core import parse\n",
+            ),
+            ("py/checked/__init__.py", "X = 1\n"),
+            ("py/checked/test_checked.py", "from core import parse\n\n\ndef test_parse():\n    assert parse(1)\n"),
+            ("web/lib/package.json", "{\"name\":\"lib\",\"version\":\"1.0.0\"}"),
+            ("web/lib/src/index.ts", "export const f = () => 1;\n"),
+            ("web/ui/package.json", "{\"name\":\"ui\",\"version\":\"1.0.0\",\"devDependencies\":{\"lib\":\"1.0.0\"}}"),
+            ("web/ui/src/index.ts", "import { f } from \"lib\";\nexport const g = () => f();\n"),
+        ],
+    );
+    commit_all(t.path());
+    let stream = crate::support::json(&run(&["stream", "--format", "json", "-q"], t.path()));
+    let used: std::collections::BTreeMap<String, String> = stream["wires"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| {
+            (
+                format!("{}->{}", w["producer"].as_str().unwrap(), w["consumer"].as_str().unwrap()),
+                w["used_for"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let want: std::collections::BTreeMap<String, String> =
+        [("core->api", "run-time"), ("core->typed", "type"), ("core->checked", "test"), ("lib->ui", "dev")]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+    assert_eq!(used, want, "{stream:#}");
+    let page = report(t.path());
+    let wire = |p: &str, c: &str| {
+        page.lines()
+            .find(|l| l.contains("<path") && l.contains(&format!("<title>{p} → {c}:")))
+            .unwrap_or_else(|| panic!("{p} -> {c}: {page}"))
+    };
+    assert!(wire("core", "api").contains("class=\"wire\""), "{}", wire("core", "api"));
+    for (p, c, class, title) in [
+        ("core", "typed", "for-type", "type"),
+        ("core", "checked", "for-test", "test"),
+        ("lib", "ui", "for-dev", "dev"),
+    ] {
+        let l = wire(p, c);
+        let classes = l.split("class=\"").nth(1).unwrap().split('"').next().unwrap();
+        assert!(classes.split(' ').any(|c| c == class) && l.contains(&format!(" imports, {title}, ")), "{l}");
+        assert!(page.contains(&format!(".wire.{class}{{stroke-dasharray:")), "the stylesheet dashes {class}");
+    }
+    // the key names each kind of line, with its count
+    let key = page.lines().find(|l| l.starts_with("<p class=\"key\">")).expect("a key to the wires");
+    for part in ["needed at run time (1)", "type checking only (1)", "tests only (1)", "a dev or build dependency (1)"]
+    {
+        assert!(key.contains(part), "{key}");
+    }
+}
+
+#[test]
+fn in_a_600_pixel_window_the_picture_fits_and_nothing_leaves_its_view_box() {
+    let Some(chromium) = chromium() else {
+        eprintln!("SKIPPED: no chromium on PATH (Debian's `chromium` package; .ci/run installs it)");
+        return;
+    };
+    for (n, t) in [(1, long_names(1)), (62, long_names(62))] {
+        report(t.path());
+        let page = std::fs::read_to_string(t.path().join("out/report.html")).unwrap();
+        // the page, with a script of the test's that measures what the browser drew
+        const MEASURE: &str = "<script>(function(){var s=document.querySelector('svg.stream');var vb=s.viewBox.baseVal;var out=0;\
+s.querySelectorAll('path,text,rect,tspan').forEach(function(e){var b=e.getBBox();\
+if(b.x<vb.x-0.5||b.y<vb.y-0.5||b.x+b.width>vb.x+vb.width+0.5||b.y+b.height>vb.y+vb.height+0.5)out++;});\
+var r=s.getBoundingClientRect();document.body.dataset.measured=[out,Math.ceil(r.right),document.documentElement.clientWidth,document.documentElement.scrollWidth,Math.round(r.height)].join(' ');})();</script></body>";
+        let measured = t.path().join("out/measured.html");
+        std::fs::write(&measured, page.replace("</body>", MEASURE)).unwrap();
+        let profile = tempfile::tempdir().unwrap();
+        let o = std::process::Command::new(chromium)
+            .args(["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--window-size=600,900"])
+            .arg(format!("--user-data-dir={}", profile.path().display()))
+            .arg("--dump-dom")
+            .arg(format!("file://{}", measured.display()))
+            .output()
+            .unwrap();
+        let dom = String::from_utf8_lossy(&o.stdout).into_owned();
+        let m: Vec<usize> = dom
+            .split("data-measured=\"")
+            .nth(1)
+            .and_then(|r| r.split('"').next())
+            .expect("the measuring script ran")
+            .split(' ')
+            .map(|x| x.parse().unwrap())
+            .collect();
+        let [outside, right, client, scroll, height] = m[..] else { panic!("{m:?}") };
+        assert_eq!(outside, 0, "{n} stages: elements outside the view box");
+        assert!(right <= client && scroll <= client, "{n} stages: the picture is cut off: {m:?}");
+        assert!(height > 0, "{n} stages: drawn");
+        // every stage's whole name is in the document the browser built
+        let stream = crate::support::json(&run(&["stream", "--format", "json", "-q"], t.path()));
+        for s in stream["stages"].as_array().unwrap() {
+            assert!(dom.contains(&format!("<td>{}</td>", s["name"].as_str().unwrap())), "{s}");
+        }
+    }
 }

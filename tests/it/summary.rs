@@ -40,7 +40,11 @@ fn a_broken_contract_is_summarized_with_its_witness_and_its_edge_marked_in_the_s
     assert!(row.contains(r"core \| stays \<b\>apart\</b\>"), "{row}");
     assert_eq!(row.matches('|').count() - row.matches(r"\|").count(), 7, "{row}");
     assert!(md.contains("src/core/back.py:1"), "{md}");
-    assert!(md.contains("imports api → src/api/\\_\\_init\\_\\_.py"), "{md}");
+    // the names a message quotes, and the witness's import and file, as code spans: no backslash
+    // shows in them, and no backtick is escaped into view
+    assert!(md.contains("`src/core/back.py:1` imports `api` → `src/api/__init__.py`"), "{md}");
+    assert!(md.contains(": `src/core/back.py` must not depend on `src/api/**`: it imports `api` (tier 1)"), "{md}");
+    assert!(!md.contains(r"\`"), "{md}");
     let chart = &md[md.find("```mermaid").expect("a mermaid block")..];
     // the stream's wire core -> api, and the broken edge api -> core drawn red
     let index = |from: &str, to: &str| {

@@ -99,6 +99,7 @@ fn stream() -> StreamReport {
             symbols: vec!["parse".into()],
             confidence: crate::facts::vocab::Confidence::Exact,
             kinds: vec!["static".into()],
+            used_for: crate::ops::WireUse::RunTime,
         }],
         order: vec!["core".into(), "api".into()],
         cycles: Vec::new(),

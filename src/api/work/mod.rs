@@ -27,7 +27,9 @@ use crate::ops::Injection;
 /// The suspected injections (R123) as JSON: `[{path, line, text}]` in their sorted order, plain
 /// strings (JSON encoding escapes them).
 pub fn injections_json(list: &[Injection]) -> Value {
-    Value::Array(list.iter().map(|i| json!({ "path": i.path, "line": i.line, "text": i.text })).collect())
+    Value::Array(
+        list.iter().map(|i| json!({ "path": i.path, "line": i.line, "text": i.text, "words": i.words })).collect(),
+    )
 }
 
 /// A gap kind's name in reports: `bug`, `feature` or `wire`.
