@@ -159,7 +159,11 @@ pub fn support(idx: &Index) -> Vec<SupportRow> {
         .rows_of(rel::SUPPORT)
         .map(|r| {
             let dir = seg.str(r[0]);
-            SupportRow { dir: dir.to_string(), role: seg.str(r[1]).to_string(), files: files.get(dir).copied().unwrap_or(0) }
+            SupportRow {
+                dir: dir.to_string(),
+                role: seg.str(r[1]).to_string(),
+                files: files.get(dir).copied().unwrap_or(0),
+            }
         })
         .collect();
     rows.sort_by(|a, b| (&a.dir, &a.role).cmp(&(&b.dir, &b.role)));

@@ -416,7 +416,12 @@ pub(super) fn drafts(g: &DepGraph, is_test: &dyn Fn(&str) -> bool) -> Vec<super:
             out.push(if p.members.is_empty() {
                 let (top, bottom) = (p.names[0].join(", "), p.names[p.names.len() - 1].join(", "));
                 super::init::Drafted {
-                    name: format!("layers in {at}: {} > … > {} ({} layers)", short(&top), short(&bottom), p.layers.len()),
+                    name: format!(
+                        "layers in {at}: {} > … > {} ({} layers)",
+                        short(&top),
+                        short(&bottom),
+                        p.layers.len()
+                    ),
                     kind: crate::config::ContractKind::Layers,
                     why: vec![
                         format!("The modules of `{at}` (stage `{stage}`), layered by what they import today,"),

@@ -216,7 +216,8 @@ fn top_keys() -> Vec<&'static str> {
     k.extend(settings::KEYS);
     k
 }
-const INDEX_KEYS: &[&str] = &["exclude", "max_file_size", "hidden", "vendored", "follow_links", "no_ignore", "stage_dirs"];
+const INDEX_KEYS: &[&str] =
+    &["exclude", "max_file_size", "hidden", "vendored", "follow_links", "no_ignore", "stage_dirs"];
 const COMMON_KEYS: &[&str] = &["name", "kind", "description", "exceptions"];
 const EXCEPTION_KEYS: &[&str] = &["from", "to", "reason"];
 const SITE_EXCEPTION_KEYS: &[&str] = &["at", "name", "reason"];

@@ -215,7 +215,13 @@ pub fn update(root: &Path, opts: &IndexOptions, progress: &dyn Watch) -> Result<
                 Ok(c) => c,
                 Err(why) => return rebuild(why, lock),
             };
-            let resolved = crate::resolve::resolve(&files, &cores, &root_name(&root), opts.walk.stream.as_ref(), &opts.walk.stage_dirs);
+            let resolved = crate::resolve::resolve(
+                &files,
+                &cores,
+                &root_name(&root),
+                opts.walk.stream.as_ref(),
+                &opts.walk.stage_dirs,
+            );
             let summary = summarize(&files, &cores, &resolved.global);
             let repo = RepoBlobs {
                 global: Blob::Owned(store::encode_segment(&resolved.global)),

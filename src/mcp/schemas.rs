@@ -170,7 +170,9 @@ pub(crate) fn output(tool: &str) -> Value {
 pub(crate) fn input(tool: &str) -> Value {
     match tool {
         "index" => object(&[("rebuild", boolean("ignore the stored index and parse every file"), false)], false),
-        "stream" => object(&[("within", string("also the modules inside this stage: their imports and layers"), false)], false),
+        "stream" => {
+            object(&[("within", string("also the modules inside this stage: their imports and layers"), false)], false)
+        }
         "facts" => object(
             &[
                 ("relation", string("only this relation (the `query` tool's schema lists them), e.g. `Import`"), false),

@@ -210,9 +210,8 @@ impl<'s> Repo<'s> {
             }
         }
         join_manifests(&mut manifests, &requirements);
-        let is_pkg_dir = |d: &str| {
-            files.contains_key(&child(d, "__init__.py")) || files.contains_key(&child(d, "__init__.pyi"))
-        };
+        let is_pkg_dir =
+            |d: &str| files.contains_key(&child(d, "__init__.py")) || files.contains_key(&child(d, "__init__.pyi"));
         let support = support::by_name(&dirs, &is_pkg_dir);
         Repo { files, manifests, requirements, dirs, support, keep: Vec::new(), reads: surface::Reads::default() }
     }

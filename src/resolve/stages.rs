@@ -96,7 +96,7 @@ struct Doubt<'r> {
 }
 
 /// What is support, and the rest: test code (a candidate all of whose files are test files
-/// clearly, or nine in ten of them are test files, or a package named as only test packages are; test files
+/// clearly, or nine in ten of them, or a package named as only test packages are; test files
 /// outside every candidate), directories support by their names and tooling scripts
 /// ([`super::support`]), and vendored packages (a packaged manifest's candidate below the root
 /// where the repository has code of its own). A group that a file of code imports exactly
@@ -109,8 +109,8 @@ fn split_support<'r>(
     edges: &[(&str, String)],
 ) -> (BTreeMap<usize, Vec<&'r str>>, Vec<&'r str>, Vec<Doubt<'r>>) {
     let lang_of = |p: &str| repo.files.get(p).and_then(|f| Language::by_name(&f.lang));
-    let clear = |p: &str| repo.files.get(p).is_some_and(|f| f.test_file) && lang_of(p).is_some_and(|l| l.is_clear_test_path(p));
-    let test_file = |p: &str| repo.files.get(p).is_some_and(|f| f.test_file);
+    let clear =
+        |p: &str| repo.files.get(p).is_some_and(|f| f.test_file) && lang_of(p).is_some_and(|l| l.is_clear_test_path(p));
     let packaged = |c: &Cand| c.manifest.as_ref().is_some_and(|m| repo.manifests.get(m).is_some_and(|m| m.packaged));
     let own_code = members.keys().any(|&i| !packaged(&cands[i])) || !homeless.is_empty();
     let mut kept: BTreeSet<&str> = BTreeSet::new();
@@ -131,12 +131,17 @@ fn split_support<'r>(
         }
         // a directory support by its name; a tooling script (its own file) is judged with the rest
         let in_dir = |f: &str| repo.support_of(f).filter(|(d, _)| d != f);
+        let (copies, files): (Vec<&str>, Vec<&str>) =
+            files.iter().partition(|f| compiled_copy(repo, &c.root, f).is_some());
+        for f in copies {
+            doubt(compiled_copy(repo, &c.root, f).expect("partitioned by it"), "generated", Some(i), f);
+        }
         let (named, rest): (Vec<&str>, Vec<&str>) = files.iter().partition(|f| in_dir(f).is_some());
         for f in named {
             let (dir, role) = in_dir(f).expect("partitioned by it");
             doubt(dir, role, Some(i), f);
         }
-        let tests = rest.iter().filter(|p| test_file(p)).count();
+        let tests = rest.iter().filter(|p| clear(p)).count();
         let last = c.root.rsplit('/').next().unwrap_or(&c.root);
         let test_only = !rest.is_empty()
             && (rest.iter().all(|p| clear(p)) || 10 * tests >= 9 * rest.len() || TEST_PACKAGES.contains(&last));
@@ -174,6 +179,25 @@ fn split_support<'r>(
         .filter(|(_, files)| !files.is_empty())
         .collect();
     (members, homeless.into_iter().filter(|p| kept.contains(p)).collect(), support)
+}
+
+/// Where file `path` of the package rooted at `root` is a build's copy of a source file (`v3/x.cjs`,
+/// `v3/x.d.ts` or `index.js` beside `src/v3/x.ts`, `src/index.ts`), the support directory it is in:
+/// its first directory below the root, or the file itself at the root.
+fn compiled_copy(repo: &Repo, root: &str, path: &str) -> Option<String> {
+    const COPIES: &[&str] = &[".d.ts", ".d.cts", ".d.mts", ".js", ".cjs", ".mjs", ".jsx"];
+    let rel = if root.is_empty() { path } else { path.strip_prefix(root)?.strip_prefix('/')? };
+    if rel.starts_with("src/") {
+        return None;
+    }
+    let stem = COPIES.iter().find_map(|ext| rel.strip_suffix(ext))?;
+    let src = super::child(root, &format!("src/{stem}"));
+    [".ts", ".tsx", ".mts", ".cts"].iter().any(|e| repo.is_file(&format!("{src}{e}"))).then(|| {
+        match rel.split_once('/') {
+            Some((dir, _)) => super::child(root, dir),
+            None => path.to_string(),
+        }
+    })
 }
 
 /// The directory a test file outside every candidate is support in: the path through its first

@@ -131,7 +131,15 @@ mod tests {
 
     #[test]
     fn tooling_files_by_name() {
-        for n in ["setup.py", "noxfile.py", "conftest.py", "vite.config.ts", "jest.config.js", "eslint.config.mjs", "Gruntfile.js"] {
+        for n in [
+            "setup.py",
+            "noxfile.py",
+            "conftest.py",
+            "vite.config.ts",
+            "jest.config.js",
+            "eslint.config.mjs",
+            "Gruntfile.js",
+        ] {
             assert!(is_tooling_file(n), "{n}");
         }
         for n in ["config.py", "client.py", "index.ts", "configure.ts"] {

@@ -104,8 +104,8 @@ fn test_files_outside_every_package_join_no_directory_stage_but_a_package_keeps_
         d,
         &[
             // a namespace package with a test beside its code keeps both
-            ("tools/run.py", "def main():\n    return 1\n"),
-            ("tools/tests/test_run.py", "from tools.run import main\n"),
+            ("toolkit/run.py", "def main():\n    return 1\n"),
+            ("toolkit/tests/test_run.py", "from toolkit.run import main\n"),
             // outside every package, a TypeScript `__tests__` directory joins no directory stage
             ("web/__tests__/a.test.ts", "import { x } from '../lib';\n"),
             ("web/lib.ts", "export const x = 1;\n"),
@@ -124,9 +124,13 @@ fn test_files_outside_every_package_join_no_directory_stage_but_a_package_keeps_
     assert!(stages.contains(&vec!["web".to_string(), "web".to_string()]), "the directory stage: {stages:?}");
     let in_stage = query(d, "InStage(p, s)");
     let staged: Vec<&str> = in_stage.iter().map(|r| r[0].as_str()).collect();
-    for p in
-        ["tools/run.py", "tools/tests/test_run.py", "web/lib.ts", "crates/core/src/lib.rs", "crates/core/tests/it.rs"]
-    {
+    for p in [
+        "toolkit/run.py",
+        "toolkit/tests/test_run.py",
+        "web/lib.ts",
+        "crates/core/src/lib.rs",
+        "crates/core/tests/it.rs",
+    ] {
         assert!(staged.contains(&p), "{p} has a stage: {in_stage:?}");
     }
     for p in ["web/__tests__/a.test.ts", "crates/it/tests/all.rs"] {
