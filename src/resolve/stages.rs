@@ -310,6 +310,10 @@ pub(crate) fn stages(repo: &Repo, hooks: &Resolvers, root_name: &str, edges: &[(
         dirs.entry(d.dir.as_str()).or_insert(d.role);
         for f in &d.files {
             out.push(rel::IN_SUPPORT, &[(*f).into(), d.dir.as_str().into()]);
+            let eco = repo.files.get(*f).and_then(|fi| Language::by_name(&fi.lang)).map(|l| l.ecosystem.name);
+            if let Some((m, _)) = eco.and_then(|e| repo.manifests_above(f, e).into_iter().next()) {
+                out.push(rel::SUPPORT_MANIFEST, &[(*f).into(), m.into()]);
+            }
         }
     }
     for (dir, role) in dirs {

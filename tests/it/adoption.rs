@@ -160,3 +160,35 @@ fn stream_within_shows_the_modules_of_a_stage_and_their_layers() {
         String::from_utf8_lossy(&o.stderr)
     );
 }
+
+/// A dev-dependency that only an example uses is used: support's imports count as its manifest's
+/// usage, though support is no stage.
+#[test]
+fn a_dependency_only_support_imports_is_used() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    write_files(
+        d,
+        &[
+            (
+                "Cargo.toml",
+                "[package]\nname = \"walker\"\nversion = \"0.1.0\"\n\n[dev-dependencies]\nwalkdir = \"2\"\ntermcolor = \"1\"\n",
+            ),
+            ("src/lib.rs", "pub fn walk() {}\n"),
+            (
+                "examples/list.rs",
+                "use walkdir::WalkDir;\n\nfn main() { let _ = WalkDir::new(\".\"); walker::walk(); }\n",
+            ),
+            ("andon.toml", "[[contract]]\nname = \"deps\"\nkind = \"manifest\"\n"),
+        ],
+    );
+    let o = run(&["check", "-q", "--format", "json"], d);
+    let v = json(&o);
+    let messages: Vec<String> =
+        v["findings"].as_array().unwrap().iter().map(|f| f["message"].as_str().unwrap().to_string()).collect();
+    assert!(messages.iter().all(|m| !m.contains("`walkdir`")), "{messages:?}");
+    // one no code or support imports is still unused
+    assert!(messages.iter().any(|m| m.contains("`termcolor`")), "{messages:?}");
+    let support = names(&stream(d), "support", "dir");
+    assert_eq!(support, ["examples"]);
+}
