@@ -186,3 +186,13 @@ fn a_new_root_module_takes_no_manifest_finding_from_the_package() {
         assert_eq!(o.status.code(), Some(0), "{file}: {}", String::from_utf8_lossy(&o.stdout));
     }
 }
+
+#[test]
+fn a_build_backend_hook_is_tooling_not_a_stage() {
+    // fastapi 0.115.5 ships `pdm_build.py` at its root: a build hook, not a second stage `fastapi@.`
+    let t = one_package();
+    write_files(t.path(), &[("pdm_build.py", "def pdm_build_initialize(context):\n    pass\n")]);
+    let v = stream(t.path());
+    assert_eq!(names(&v, "stages", "name"), ["webby"], "{v:#}");
+    assert!(names(&v, "support", "dir").contains(&"pdm_build.py".to_string()), "{v:#}");
+}
