@@ -284,15 +284,25 @@ pub(crate) fn stages(repo: &Repo, hooks: &Resolvers, root_name: &str, edges: &[(
     }
     stages.sort_by(|a, b| (&a.0.root, &a.0.name).cmp(&(&b.0.root, &b.0.name)));
     let names = unique_names(&stages.iter().map(|(c, _)| c).collect::<Vec<_>>());
-    // Each manifest's owner: of the stages it describes, the one with the shallowest root.
-    let mut owner: BTreeMap<&str, (usize, &str, String)> = BTreeMap::new();
+    // Each manifest's owner: of the stages it describes, the one named as the manifest's package,
+    // else the strongest claim, then the shallowest root; so a root script or a new package beside
+    // the manifest's own package never takes its findings (and their exceptions) away from it.
+    let mut owner: BTreeMap<&str, (bool, u8, usize, &str, String)> = BTreeMap::new();
     for ((c, files), name) in stages.iter().zip(names) {
         let n = name.as_str();
         out.push(rel::STAGE, &[n.into(), crate::extract::manifest::dir_value(&c.root).into()]);
         out.push(rel::STAGE_INFO, &[n.into(), c.ecosystem.into(), "heuristic".into(), c.source.into()]);
         if let Some(m) = &c.manifest {
             out.push(rel::STAGE_MANIFEST, &[n.into(), m.as_str().into()]);
-            let key = (c.root.split('/').filter(|x| !x.is_empty()).count(), c.root.as_str(), name.clone());
+            let package = repo.manifests.get(m).map_or("", |i| i.name.as_str());
+            let norm = |x: &str| x.to_ascii_lowercase().replace(['-', '.'], "_");
+            let key = (
+                norm(package) != norm(&c.name),
+                claim_strength(c),
+                c.root.split('/').filter(|x| !x.is_empty()).count(),
+                c.root.as_str(),
+                name.clone(),
+            );
             let e = owner.entry(m.as_str()).or_insert_with(|| key.clone());
             if key < *e {
                 *e = key;
@@ -302,7 +312,7 @@ pub(crate) fn stages(repo: &Repo, hooks: &Resolvers, root_name: &str, edges: &[(
             out.push(rel::IN_STAGE, &[(*f).into(), n.into()]);
         }
     }
-    for (m, (_, _, stage)) in owner {
+    for (m, (_, _, _, _, stage)) in owner {
         out.push(rel::MANIFEST_OWNER, &[m.into(), stage.as_str().into()]);
     }
     let mut dirs: BTreeMap<&str, &str> = BTreeMap::new();
@@ -327,15 +337,7 @@ pub(crate) fn stages(repo: &Repo, hooks: &Resolvers, root_name: &str, edges: &[(
 /// name whatever is added beside it; the others carry their root for as long as both exist.
 fn unique_names(stages: &[&Cand]) -> Vec<String> {
     let claim = |c: &Cand| {
-        let strength = match c.source {
-            "directory" => 2,
-            _ if c.manifest.is_some() && c.ecosystem != "python" => 0,
-            // a package's root is named after it; a group of loose modules (or a package at the
-            // repository's root) is named for them
-            _ if !c.root.is_empty() && c.root.rsplit('/').next() == Some(c.name.as_str()) => 0,
-            _ => 1,
-        };
-        (strength, c.root.split('/').filter(|x| !x.is_empty()).count(), c.root.clone(), c.ecosystem)
+        (claim_strength(c), c.root.split('/').filter(|x| !x.is_empty()).count(), c.root.clone(), c.ecosystem)
     };
     let mut best: BTreeMap<&str, (u8, usize, String, &str)> = BTreeMap::new();
     for c in stages {
@@ -358,6 +360,19 @@ fn unique_names(stages: &[&Cand]) -> Vec<String> {
             }
         })
         .collect()
+}
+
+/// How strongly a stage claims its name, strongest (0) first: a package or a named manifest, then
+/// a group of loose modules (or a package at the repository's root), then a directory of files.
+fn claim_strength(c: &Cand) -> u8 {
+    match c.source {
+        "directory" => 2,
+        _ if c.manifest.is_some() && c.ecosystem != "python" => 0,
+        // a package's root is named after it; a group of loose modules (or a package at the
+        // repository's root) is named for them
+        _ if !c.root.is_empty() && c.root.rsplit('/').next() == Some(c.name.as_str()) => 0,
+        _ => 1,
+    }
 }
 
 fn common_dir(paths: &[&str]) -> String {

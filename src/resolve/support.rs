@@ -41,7 +41,17 @@ fn join(dir: &str, name: &str) -> String {
 /// Whether a file's own name makes it a tooling script: a build, task or test-runner
 /// configuration that is no module of any package.
 pub fn is_tooling_file(name: &str) -> bool {
-    const SCRIPTS: &[&str] = &["setup.py", "noxfile.py", "fabfile.py", "conftest.py", "dodo.py", "pavement.py"];
+    const SCRIPTS: &[&str] = &[
+        "setup.py",
+        "noxfile.py",
+        "fabfile.py",
+        "conftest.py",
+        "dodo.py",
+        "pavement.py",
+        // build backends' hooks (fastapi's `pdm_build.py`)
+        "pdm_build.py",
+        "hatch_build.py",
+    ];
     if SCRIPTS.contains(&name) {
         return true;
     }
@@ -135,6 +145,8 @@ mod tests {
             "setup.py",
             "noxfile.py",
             "conftest.py",
+            "pdm_build.py",
+            "hatch_build.py",
             "vite.config.ts",
             "jest.config.js",
             "eslint.config.mjs",

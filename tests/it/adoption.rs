@@ -191,4 +191,39 @@ fn a_dependency_only_support_imports_is_used() {
     assert!(messages.iter().any(|m| m.contains("`termcolor`")), "{messages:?}");
     let support = names(&stream(d), "support", "dir");
     assert_eq!(support, ["examples"]);
+
+#[test]
+fn a_new_root_module_takes_no_manifest_finding_from_the_package() {
+    // rich 13.9.4: init excuses a declared dependency no code imports, as `from = "stage:rich"`;
+    // a root `cli.py` is the stage `rich@.`, shallower than `rich/`, and must not become the
+    // manifest's owner, which would make that exception stale (exit 2) and the finding new
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path().join("checkout");
+    one_package_at(&d);
+    write_files(
+        &d,
+        &[(
+            "pyproject.toml",
+            "[project]\nname = \"webby\"\nversion = \"1.0\"\ndependencies = [\"pydantic\", \"idna\"]\n",
+        )],
+    );
+    let o = run(&["init", "-q"], &d);
+    assert!(o.status.success(), "init: {}", String::from_utf8_lossy(&o.stderr));
+    let toml = std::fs::read_to_string(d.join("andon.toml")).unwrap();
+    assert!(toml.contains("from = \"stage:webby\", to = \"package:idna\""), "{toml}");
+    for (file, text) in [("cli.py", "import os\n"), ("zzz/__init__.py", "x = 1\n"), ("aaa/__init__.py", "x = 1\n")] {
+        write_files(&d, &[(file, text)]);
+        let o = run(&["check", "-q"], &d);
+        assert_eq!(o.status.code(), Some(0), "{file}: {}", String::from_utf8_lossy(&o.stdout));
+    }
+}
+
+#[test]
+fn a_build_backend_hook_is_tooling_not_a_stage() {
+    // fastapi 0.115.5 ships `pdm_build.py` at its root: a build hook, not a second stage `fastapi@.`
+    let t = one_package();
+    write_files(t.path(), &[("pdm_build.py", "def pdm_build_initialize(context):\n    pass\n")]);
+    let v = stream(t.path());
+    assert_eq!(names(&v, "stages", "name"), ["webby"], "{v:#}");
+    assert!(names(&v, "support", "dir").contains(&"pdm_build.py".to_string()), "{v:#}");
 }
