@@ -250,6 +250,8 @@ pub struct ReportInputs {
     pub stream: StreamReport,
     pub check: Option<CheckReport>,
     pub status: Result<Status, Error>,
+    /// The modules inside each stage of two or more (`andon stream --within`), opened on the page.
+    pub modules: Vec<crate::ops::WithinView>,
     /// Where the page goes.
     pub file: PathBuf,
 }
@@ -270,7 +272,8 @@ pub fn report(repo: &Repo, output: Option<&Path>) -> Result<Outcome<ReportInputs
     let name = root.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let status = work::status(repo.root);
     let file = output.map(Path::to_path_buf).unwrap_or_else(|| cfg.settings.output_path(repo.root).join("report.html"));
-    Ok(Outcome::new(ReportInputs { name, stream, check, status, file }, Exit::Success))
+    let modules = crate::check::inner::views(&idx)?;
+    Ok(Outcome::new(ReportInputs { name, stream, check, status, modules, file }, Exit::Success))
 }
 
 /// Writes the rendered page of [`report`] whole.

@@ -460,19 +460,38 @@ pub fn view(idx: &crate::index::Index, stage: &str) -> Result<crate::ops::Within
         let nearest = crate::config::nearest(stage, g.stage_names()).map(str::to_string);
         return Err(crate::ops::Error::UnknownStage { name: stage.to_string(), nearest });
     };
+    Ok(view_of(idx, &g, stage, files))
+}
+
+/// [`view`] of every stage of the index that has two modules or more, by stage name (the
+/// report's stages, opened).
+pub fn views(idx: &crate::index::Index) -> Result<Vec<crate::ops::WithinView>, crate::ops::Error> {
+    let store = crate::ops::derive(&crate::datalog::builtin_program(), idx, super::graph::GOALS)?;
+    let g = DepGraph::build(&store);
+    let mut out = Vec::new();
+    for stage in g.stage_names() {
+        let v = view_of(idx, &g, stage, g.stage_files(stage).unwrap_or(&[]));
+        if v.modules.len() >= 2 {
+            out.push(v);
+        }
+    }
+    Ok(out)
+}
+
+fn view_of(idx: &crate::index::Index, g: &DepGraph, stage: &str, files: &[u32]) -> crate::ops::WithinView {
     let lang: BTreeMap<&str, &str> = idx.files.iter().map(|f| (f.path.as_str(), f.lang.as_str())).collect();
     let is_test = |p: &str| {
         let l = lang.get(p).and_then(|l| crate::extract::lang::Language::by_name(l));
         l.is_some_and(|l| l.is_clear_test_path(p))
     };
     let mask = super::init::INIT_EXCLUDED.iter().fold(0u16, |m, k| m | super::graph::kind_bit(k));
-    let Some(w) = within(&g, files, &is_test, mask) else {
-        return Ok(crate::ops::WithinView { stage: stage.to_string(), ..Default::default() });
+    let Some(w) = within(g, files, &is_test, mask) else {
+        return crate::ops::WithinView { stage: stage.to_string(), ..Default::default() };
     };
     let layer_of: BTreeMap<usize, usize> =
         w.layers.iter().enumerate().flat_map(|(i, l)| l.iter().map(move |&u| (u, i))).collect();
     let name = |u: usize| w.units[u].name.clone();
-    Ok(crate::ops::WithinView {
+    crate::ops::WithinView {
         stage: stage.to_string(),
         base: w.base.clone(),
         modules: (0..w.units.len())
@@ -487,7 +506,7 @@ pub fn view(idx: &crate::index::Index, stage: &str) -> Result<crate::ops::Within
         imports: w.edges.iter().map(|&(a, b, n)| (name(a), name(b), n)).collect(),
         layers: w.layers.iter().map(|l| l.iter().map(|&u| name(u)).collect()).collect(),
         independent: w.independent.iter().map(|s| s.iter().map(|&u| name(u)).collect()).collect(),
-    })
+    }
 }
 
 /// A list of names, cut to about forty characters.

@@ -34,8 +34,13 @@ pub(super) fn run(a: ReportArgs) -> Ran {
     drop(term);
     let out = out?;
     let r = &out.result;
-    let page =
-        output::report::Page { name: &r.name, stream: &r.stream, check: r.check.as_ref(), status: r.status.as_ref() };
+    let page = output::report::Page {
+        name: &r.name,
+        stream: &r.stream,
+        check: r.check.as_ref(),
+        status: r.status.as_ref(),
+        modules: &r.modules,
+    };
     let mut bytes = Vec::new();
     output::report::html_page(&mut bytes, &page).map_err(|e| e.to_string())?;
     api::write_report(&r.file, &bytes)?;

@@ -28,6 +28,8 @@ pub struct Page<'a> {
     pub check: Option<&'a CheckReport>,
     /// The loop board and the suspected injections (`andon status`), or why they cannot be read.
     pub status: Result<&'a Status, &'a crate::api::Error>,
+    /// The modules inside each stage, each opened from its own line under the picture.
+    pub modules: &'a [crate::ops::WithinView],
 }
 
 const BOX_W: usize = 180;
@@ -101,6 +103,7 @@ pub fn html_page(w: &mut dyn Write, page: &Page) -> io::Result<()> {
         stream.cycles.len()
     ));
     out.push_str(&picture(stream, &index, board.map(Proof::of)));
+    out.push_str(&inside(page.modules));
     if let Some(r) = page.check {
         out.push_str(&contracts(r));
         out.push_str(&findings(r, stream, &index));
@@ -447,6 +450,39 @@ fn stage_table(stream: &StreamReport) -> String {
         ));
     }
     s.push_str("</table>\n");
+    s
+}
+
+/// Each stage opened: its modules by layer, top first, and the imports between them
+/// (`andon stream --within`), one `<details>` a stage.
+fn inside(views: &[crate::ops::WithinView]) -> String {
+    if views.is_empty() {
+        return String::new();
+    }
+    let mut s = String::from("<h2>Inside the stages</h2>\n");
+    for v in views {
+        let at = if v.base.is_empty() { "." } else { v.base.as_str() };
+        s.push_str(&format!(
+            "<details class=\"within\" data-stage=\"{}\"><summary>{} ({}): {} modules, {} layers</summary>\n<ol>",
+            html(&v.stage),
+            html(&v.stage),
+            html(at),
+            v.modules.len(),
+            v.layers.len()
+        ));
+        for layer in &v.layers {
+            let names: Vec<String> = layer.iter().map(|m| html(m)).collect();
+            s.push_str(&format!("<li>{}</li>", names.join(", ")));
+        }
+        s.push_str("</ol>\n");
+        let alone: Vec<String> = v.modules.iter().filter(|m| m.layer.is_none()).map(|m| html(&m.name)).collect();
+        if !alone.is_empty() {
+            s.push_str(&format!("<p>In no layer (no import in or out): {}</p>\n", alone.join(", ")));
+        }
+        let imports: Vec<String> =
+            v.imports.iter().map(|(a, b, n)| format!("{} → {} ({n})", html(a), html(b))).collect();
+        s.push_str(&format!("<p class=\"hops\">{}</p>\n</details>\n", imports.join(", ")));
+    }
     s
 }
 

@@ -212,24 +212,25 @@ impl<'a> Python<'a> {
         }
         // Loose modules share their root directory: name them after the directory's manifest.
         let mut result = Vec::new();
-        let mut loose: BTreeMap<String, ()> = BTreeMap::new();
+        let mut loose: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for (name, dir) in out {
             match dir.split_once('\u{0}') {
-                Some((root, _)) => {
-                    loose.insert(root.to_string(), ());
-                }
+                Some((root, _)) => loose.entry(root.to_string()).or_default().push(name),
                 None => result.push((name, dir)),
             }
         }
-        for root in loose.into_keys() {
+        for (root, modules) in loose {
             let manifest = self.repo.manifests_above(&child(&root, "x"), ecosystem());
-            let name = manifest.first().map(|(_, m)| m.name.clone()).filter(|n| !n.is_empty()).unwrap_or_else(|| {
-                if root.is_empty() {
-                    self.root_name.clone()
-                } else {
-                    root.rsplit('/').next().unwrap_or("root").to_string()
-                }
-            });
+            // a manifest's name, else a lone module's own, else the directory's (at the root, the
+            // checkout's name: whatever the clone was called, so the last resort)
+            let name =
+                manifest.first().map(|(_, m)| m.name.clone()).filter(|n| !n.is_empty()).unwrap_or_else(
+                    || match modules.as_slice() {
+                        [one] => one.clone(),
+                        _ if root.is_empty() => self.root_name.clone(),
+                        _ => root.rsplit('/').next().unwrap_or("root").to_string(),
+                    },
+                );
             result.push((name, root));
         }
         result

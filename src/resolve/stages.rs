@@ -130,7 +130,12 @@ fn split_support<'r>(
             continue;
         }
         // a directory support by its name; a tooling script (its own file) is judged with the rest
-        let in_dir = |f: &str| repo.support_of(f).filter(|(d, _)| d != f);
+        // a build's copy is never Rust (Cargo builds into `target/`): a crate's `build/` is code
+        let by_name = |f: &str| {
+            let rust = repo.files.get(f).is_some_and(|fi| fi.lang == crate::extract::Lang::Rust.name());
+            repo.support_of(f).filter(|(_, role)| !(*role == "generated" && rust))
+        };
+        let in_dir = |f: &str| by_name(f).filter(|(d, _)| d != f);
         let (copies, files): (Vec<&str>, Vec<&str>) =
             files.iter().partition(|f| compiled_copy(repo, &c.root, f).is_some());
         for f in copies {
@@ -141,14 +146,27 @@ fn split_support<'r>(
             let (dir, role) = in_dir(f).expect("partitioned by it");
             doubt(dir, role, Some(i), f);
         }
-        let tests = rest.iter().filter(|p| clear(p)).count();
+        // a test directory of the package's own (a crate's `tests/`, a package's `tests/`)
+        let own_tests = |f: &str| through_test_dir(parent_dir(f)).filter(|d| d != &c.root && under(d, &c.root));
+        // nine in ten of the files outside those are tests by their names
+        let outside: Vec<&str> = rest.iter().copied().filter(|f| own_tests(f).is_none()).collect();
+        let tests = outside.iter().filter(|p| clear(p)).count();
         let last = c.root.rsplit('/').next().unwrap_or(&c.root);
         let test_only = !rest.is_empty()
-            && (rest.iter().all(|p| clear(p)) || 10 * tests >= 9 * rest.len() || TEST_PACKAGES.contains(&last));
+            && (rest.iter().all(|p| clear(p))
+                || !outside.is_empty() && 10 * tests >= 9 * outside.len()
+                || TEST_PACKAGES.contains(&last));
         for f in rest {
+            // and a crate's `benches/`
+            let own_tests = own_tests(f);
+            let benches = super::child(&c.root, "benches");
             if test_only {
                 doubt(through_test_dir(&c.root).unwrap_or_else(|| c.root.clone()), "test", Some(i), f);
-            } else if let Some((dir, role)) = repo.support_of(f) {
+            } else if let Some(dir) = own_tests.filter(|_| clear(f)) {
+                doubt(dir, "test", Some(i), f);
+            } else if c.ecosystem == "cargo" && under(f, &benches) {
+                doubt(benches, "bench", Some(i), f);
+            } else if let Some((dir, role)) = by_name(f) {
                 doubt(dir, role, Some(i), f);
             } else {
                 kept.insert(f);
@@ -167,7 +185,8 @@ fn split_support<'r>(
     let rescued = rescued(&doubts, &kept, edges);
     let mut support = Vec::new();
     for (d, keep) in doubts.into_iter().zip(rescued) {
-        if keep || repo.keep.iter().any(|k| under(&d.dir, k)) {
+        // code that imports a build's copy (through a manifest's `main`) depends on its source
+        if keep && d.role != "generated" || repo.keep.iter().any(|k| under(&d.dir, k)) {
             kept.extend(d.files.iter().copied());
         } else {
             support.push(d);

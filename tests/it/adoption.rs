@@ -191,6 +191,7 @@ fn a_dependency_only_support_imports_is_used() {
     assert!(messages.iter().any(|m| m.contains("`termcolor`")), "{messages:?}");
     let support = names(&stream(d), "support", "dir");
     assert_eq!(support, ["examples"]);
+}
 
 #[test]
 fn a_new_root_module_takes_no_manifest_finding_from_the_package() {
@@ -226,4 +227,19 @@ fn a_build_backend_hook_is_tooling_not_a_stage() {
     let v = stream(t.path());
     assert_eq!(names(&v, "stages", "name"), ["webby"], "{v:#}");
     assert!(names(&v, "support", "dir").contains(&"pdm_build.py".to_string()), "{v:#}");
+}
+
+/// The report opens each stage to its modules, layer by layer (what `stream --within` shows).
+#[test]
+fn the_report_opens_a_stage_to_its_modules() {
+    let t = one_package();
+    let o = run(&["report", "-q", "-o", "r.html"], t.path());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let page = std::fs::read_to_string(t.path().join("r.html")).unwrap();
+    let at = page.find("<details class=\"within\" data-stage=\"webby\">").expect("the stage opens");
+    let inside = &page[at..at + page[at..].find("</details>").unwrap()];
+    assert!(inside.contains("5 layers"), "{inside}");
+    let li = |m: &str| inside.find(&format!("<li>{m}</li>")).unwrap_or_else(|| panic!("{m} in {inside}"));
+    assert!(li("_api") < li("_client") && li("_client") < li("_transports") && li("_models") < li("_types"));
+    assert!(inside.contains("_client → _transports"), "{inside}");
 }

@@ -718,7 +718,8 @@ fn ts_workspace_stages_markers_and_tests() {
     assert_has(&stages, json!({"stage": "@acme/core", "root": "packages/core"}));
     assert_has(&stages, json!({"stage": "@acme/app", "root": "packages/app"}));
     let in_stage = r.rel("InStage");
-    assert_has(&in_stage, json!({"path": "packages/app/test/main.test.ts", "stage": "@acme/app"}));
+    // the package's own test directory is support, whose imports are the package's test evidence
+    assert_has(&r.rel("InSupport"), json!({"path": "packages/app/test/main.test.ts", "dir": "packages/app/test"}));
     assert_has(&in_stage, json!({"path": "packages/core/src/parse.ts", "stage": "@acme/core"}));
     let files = r.rel("File");
     assert_has(&files, json!({"path": "packages/app/src/view.jsx", "lang": "javascript"}));

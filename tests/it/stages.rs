@@ -97,19 +97,19 @@ fn a_test_only_package_is_no_stage_and_has_no_wire() {
 }
 
 #[test]
-fn test_files_outside_every_package_join_no_directory_stage_but_a_package_keeps_its_own() {
+fn test_files_outside_every_package_and_a_packages_own_test_directory_are_support() {
     let t = tempfile::tempdir().unwrap();
     let d = t.path();
     write_files(
         d,
         &[
-            // a namespace package with a test beside its code keeps both
+            // a namespace package with a test directory beside its code
             ("toolkit/run.py", "def main():\n    return 1\n"),
             ("toolkit/tests/test_run.py", "from toolkit.run import main\n"),
             // outside every package, a TypeScript `__tests__` directory joins no directory stage
             ("web/__tests__/a.test.ts", "import { x } from '../lib';\n"),
             ("web/lib.ts", "export const x = 1;\n"),
-            // a crate's own `tests/` stays in the crate
+            // a crate's own `tests/` is support
             ("crates/core/Cargo.toml", "[package]\nname = \"core\"\nversion = \"0.1.0\"\n"),
             ("crates/core/src/lib.rs", "pub fn f() {}\n"),
             ("crates/core/tests/it.rs", "#[test]\nfn t() { core::f(); }\n"),
@@ -124,16 +124,13 @@ fn test_files_outside_every_package_join_no_directory_stage_but_a_package_keeps_
     assert!(stages.contains(&vec!["web".to_string(), "web".to_string()]), "the directory stage: {stages:?}");
     let in_stage = query(d, "InStage(p, s)");
     let staged: Vec<&str> = in_stage.iter().map(|r| r[0].as_str()).collect();
-    for p in [
-        "toolkit/run.py",
-        "toolkit/tests/test_run.py",
-        "web/lib.ts",
-        "crates/core/src/lib.rs",
-        "crates/core/tests/it.rs",
-    ] {
+    for p in ["toolkit/run.py", "web/lib.ts", "crates/core/src/lib.rs"] {
         assert!(staged.contains(&p), "{p} has a stage: {in_stage:?}");
     }
-    for p in ["web/__tests__/a.test.ts", "crates/it/tests/all.rs"] {
+    // test directories are support: in no stage, the test evidence of what they import
+    for p in
+        ["web/__tests__/a.test.ts", "crates/it/tests/all.rs", "crates/core/tests/it.rs", "toolkit/tests/test_run.py"]
+    {
         assert!(!staged.contains(&p), "{p} is in no stage: {in_stage:?}");
     }
 }
