@@ -222,7 +222,7 @@ pub fn check(repo: &Repo, ask: &CheckAsk) -> Result<Outcome<Checked>, Error> {
     }
     let report = structure::check(repo.root, &cfg, &opts, &idx, ask.base.as_deref(), &ask.budget)?;
     let stream = if ask.with_stream { structure::stream(&idx).ok() } else { None };
-    let exit = if !report.stale_exceptions.is_empty() {
+    let exit = if !report.stale_exceptions.is_empty() || !report.unjudged.is_empty() {
         Exit::Error
     } else if report.blocking() > 0 {
         Exit::Findings

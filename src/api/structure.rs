@@ -407,7 +407,9 @@ pub fn tally(r: &CheckReport) -> Tally {
 
 /// The verdict: `stale-exceptions` (the configuration must change), `blocked`, or `pass`.
 pub fn outcome(r: &CheckReport) -> &'static str {
-    if !r.stale_exceptions.is_empty() {
+    if !r.unjudged.is_empty() {
+        "unjudged"
+    } else if !r.stale_exceptions.is_empty() {
         "stale-exceptions"
     } else if r.blocking() > 0 {
         "blocked"
@@ -492,6 +494,7 @@ impl CheckReport {
             "contracts": contracts,
             "findings": findings,
             "stale_exceptions": stale,
+            "unjudged": r.unjudged.iter().map(|u| json!({ "contract": u.contract, "line": u.line, "message": u.message })).collect::<Vec<_>>(),
             "suspected_injections": super::work::injections_json(&r.suspected_injections),
             "unanalysed": r.unanalysed.iter().map(|(p, why)| json!({ "path": p, "reason": why })).collect::<Vec<_>>(),
             "summary": { "contracts": r.contracts.len(), "broken": t.broken, "blocking": t.blocking,

@@ -217,6 +217,7 @@ mod tests {
     fn report(findings: Vec<Finding>) -> CheckReport {
         let names: BTreeSet<String> = findings.iter().map(|f| f.contract.clone()).collect();
         CheckReport {
+            unjudged: Vec::new(),
             config: "andon.toml".into(),
             contracts: names
                 .into_iter()

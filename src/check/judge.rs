@@ -21,6 +21,26 @@ impl<'a> Judge<'a> {
         config_error(self.config_path, line, format!("contract `{}`: {message}", self.c.name))
     }
 
+    /// Why the contract cannot be judged: a selector of it (not of an exception) names nothing in
+    /// the index any more, as when a stage was renamed or its manifest removed. None when every
+    /// selector names something (a selector that cannot parse is judged, and is an error).
+    pub(super) fn unnamed(&self) -> Option<Unjudged> {
+        let c = self.c;
+        let all = c.from.iter().chain(&c.to).chain(c.layers.iter().flatten()).chain(&c.members).chain(&c.target);
+        for l in all.chain(&c.allowed) {
+            if let Err(e @ (super::Error::NamesNothing { .. } | super::Error::GlobMatchesNothing { .. })) =
+                select::resolve(self.g, &l.text, l.line)
+            {
+                return Some(Unjudged {
+                    contract: c.name.clone(),
+                    line: l.line,
+                    message: format!("cannot be judged: {e}; edit the contract (the rest were judged)"),
+                });
+            }
+        }
+        None
+    }
+
     /// Resolves one selector of the contract.
     fn sel(&self, l: &Located) -> Result<Selector, CheckError> {
         select::resolve(self.g, &l.text, l.line).map_err(|e| self.err(l.line, e.to_string()))

@@ -171,6 +171,18 @@ pub struct CheckReport {
     /// Source files the index did not parse, with why (`too-large`, `binary`, …): their imports are
     /// unknown to every contract, so the report names them rather than pass over them in silence.
     pub unanalysed: Vec<(String, String)>,
+    /// Contracts that cannot be judged because a selector of theirs names nothing in the index any
+    /// more (a stage renamed, a manifest removed): each a finding of the configuration (exit 2),
+    /// while the other contracts are judged.
+    pub unjudged: Vec<Unjudged>,
+}
+
+/// A contract that names what the index no longer holds: its line and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unjudged {
+    pub contract: String,
+    pub line: u32,
+    pub message: String,
 }
 
 impl CheckReport {
@@ -212,7 +224,12 @@ pub fn run(idx: &Index, root: &Path, cfg: &Config, budget: datalog::Budget) -> R
     let g = DepGraph::build(&store);
     let mut out = JudgedContracts::default();
     for c in &cfg.contracts {
-        Judge { idx, root, config_path: &config_path, g: &g, store: &store, c, budget }.judge(&mut out)?;
+        let judge = Judge { idx, root, config_path: &config_path, g: &g, store: &store, c, budget };
+        if let Some(why) = judge.unnamed() {
+            out.unjudged.push(why);
+            continue;
+        }
+        judge.judge(&mut out)?;
     }
     // the loop's standing tier-1 holds fail the gate where the repository keeps a ledger
     let ledger = match ledger {
@@ -300,6 +317,7 @@ struct JudgedContracts {
     stale: Vec<StaleException>,
     /// Exceptions that excused at least one finding.
     used: usize,
+    unjudged: Vec<Unjudged>,
 }
 
 impl JudgedContracts {
@@ -324,6 +342,7 @@ impl JudgedContracts {
                 .filter(|f| f.kind != 1 && !f.lang.is_empty())
                 .filter_map(|f| f.skipped.as_ref().map(|why| (f.path.clone(), why.clone())))
                 .collect(),
+            unjudged: self.unjudged,
         }
     }
 }

@@ -178,6 +178,11 @@ pub fn bad_glob(text: &str) -> Option<String> {
 
 /// "; did you mean `x`?" over every stage, directory, file, module and package name.
 fn hint(g: &DepGraph, s: &str) -> String {
+    // a stage named once with `@root` and now without, or the other way: the same stage renamed
+    let base = |n: &str| n.split('@').next().unwrap_or(n).to_string();
+    if let Some(n) = g.stage_names().find(|n| *n != s && base(n) == base(s)) {
+        return format!("; stage `{s}` was renamed: it is `{n}` now");
+    }
     let mut cands: BTreeSet<String> = BTreeSet::new();
     cands.extend(g.stage_names().map(str::to_string));
     for f in g.files() {

@@ -115,6 +115,7 @@ pub(crate) fn output(tool: &str) -> Value {
             ("contracts", list(), true),
             ("findings", list(), true),
             ("stale_exceptions", list(), true),
+            ("unjudged", list(), true),
             ("summary", any_object(), true),
             injections,
         ]),

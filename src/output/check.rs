@@ -83,6 +83,7 @@ fn summary_lines(w: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
 fn verdict_detail(r: &CheckReport) -> String {
     match outcome(r) {
         "stale-exceptions" => format!("{} to remove from {}", plural(r.stale_exceptions.len(), "exception"), r.config),
+        "unjudged" => format!("{} to edit in {}", plural(r.unjudged.len(), "contract"), r.config),
         "blocked" => plural(r.blocking(), "blocking finding"),
         _ => format!("{} kept", plural(r.contracts.len(), "contract")),
     }
@@ -106,6 +107,10 @@ fn text(w: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
         for h in &f.witness {
             writeln!(w, "    {}", super::inline(&hop_text(h)))?;
         }
+    }
+    for u in &r.unjudged {
+        let (config, contract) = (super::inline(&r.config), super::inline(&u.contract));
+        writeln!(w, "{config}:{}:1: {contract}: {}", u.line, super::inline(&u.message))?;
     }
     for s in &r.stale_exceptions {
         writeln!(
@@ -149,6 +154,16 @@ fn github(w: &mut dyn Write, r: &CheckReport) -> io::Result<()> {
             f.col,
             github_property(&format!("{} (tier {})", f.contract, f.tier)),
             github_message(&body)
+        )?;
+    }
+    for u in &r.unjudged {
+        writeln!(
+            w,
+            "::error file={},line={},title={}::{}",
+            github_property(&r.config),
+            u.line,
+            github_property(&format!("{}: cannot be judged", u.contract)),
+            github_message(std::slice::from_ref(&u.message))
         )?;
     }
     for s in &r.stale_exceptions {

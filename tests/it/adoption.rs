@@ -243,3 +243,46 @@ fn the_report_opens_a_stage_to_its_modules() {
     assert!(li("_api") < li("_client") && li("_client") < li("_transports") && li("_models") < li("_types"));
     assert!(inside.contains("_client → _transports"), "{inside}");
 }
+
+/// A contract naming a stage that is gone (its manifest removed) or renamed cannot be judged: a
+/// finding of the configuration naming the contract (exit 2), with the old and new name where it
+/// was renamed, while the other contracts are judged.
+#[test]
+fn a_contract_naming_a_stage_that_is_gone_or_renamed_is_one_unjudged_contract() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    write_files(
+        d,
+        &[
+            ("crates/a/Cargo.toml", "[package]\nname = \"alpha\"\nversion = \"0.1.0\"\n"),
+            ("crates/a/src/lib.rs", "pub fn f() {}\n"),
+            (
+                "crates/b/Cargo.toml",
+                "[package]\nname = \"beta\"\nversion = \"0.1.0\"\n\n[dependencies]\nalpha = { path = \"../a\" }\n",
+            ),
+            ("crates/b/src/lib.rs", "pub fn g() { alpha::f() }\n"),
+            (
+                "andon.toml",
+                "[[contract]]\nname = \"order\"\nkind = \"layers\"\nlayers = [\"stage:beta\", \"stage:alpha\"]\n\n\
+                 [[contract]]\nname = \"old name\"\nkind = \"forbidden\"\nfrom = \"stage:alpha@crates/a\"\nto = \"stage:beta\"\n\n\
+                 [[contract]]\nname = \"no cycle\"\nkind = \"acyclic\"\n",
+            ),
+        ],
+    );
+    let o = run(&["check", "-q", "--format", "json"], d);
+    assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stdout));
+    let v = json(&o);
+    let unjudged = v["unjudged"].as_array().unwrap();
+    assert_eq!(unjudged.len(), 1, "{v:#}");
+    assert_eq!(unjudged[0]["contract"], "old name");
+    assert!(unjudged[0]["message"].as_str().unwrap().contains("it is `alpha` now"), "{v:#}");
+    // the others were judged
+    assert_eq!(v["contracts"].as_array().unwrap().len(), 2, "{v:#}");
+    // the manifest of `beta` removed: `order` cannot be judged, and says so by name
+    std::fs::remove_file(d.join("crates/b/Cargo.toml")).unwrap();
+    let o = run(&["check", "-q"], d);
+    assert_eq!(o.status.code(), Some(2));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("andon.toml:4:1: order: cannot be judged"), "{text}");
+    assert!(text.contains("stage:beta"), "{text}");
+}
