@@ -223,14 +223,15 @@ impl<'a> Python<'a> {
             let manifest = self.repo.manifests_above(&child(&root, "x"), ecosystem());
             // a manifest's name, else a lone module's own, else the directory's (at the root, the
             // checkout's name: whatever the clone was called, so the last resort)
-            let name =
-                manifest.first().map(|(_, m)| m.name.clone()).filter(|n| !n.is_empty()).unwrap_or_else(
-                    || match modules.as_slice() {
-                        [one] => one.clone(),
-                        _ if root.is_empty() => self.root_name.clone(),
-                        _ => root.rsplit('/').next().unwrap_or("root").to_string(),
-                    },
-                );
+            // (a manifest's name that a package of it carries is that package's: a lone module
+            // beside it goes by its own)
+            let taken = |n: &String| result.iter().any(|(p, _)| import_name(p) == import_name(n));
+            let named = manifest.first().map(|(_, m)| m.name.clone()).filter(|n| !n.is_empty());
+            let name = named.filter(|n| !taken(n) || modules.len() != 1).unwrap_or_else(|| match modules.as_slice() {
+                [one] => one.clone(),
+                _ if root.is_empty() => self.root_name.clone(),
+                _ => root.rsplit('/').next().unwrap_or("root").to_string(),
+            });
             result.push((name, root));
         }
         result

@@ -103,7 +103,7 @@ fn a_new_root_script_or_module_renames_no_stage() {
     assert!(o.status.success(), "init: {}", String::from_utf8_lossy(&o.stderr));
     for (file, text) in [("noxfile.py", "import nox\n"), ("webby_cli.py", "import webby\n"), ("tasks.py", "x = 1\n")] {
         write_files(&d, &[(file, text)]);
-        // the package keeps its name; a new root module, if any, is the one that carries `@.`
+        // the package keeps its name; a new root module goes by its own
         let v = stream(&d);
         let package = v["stages"].as_array().unwrap().iter().find(|s| s["name"] == "webby");
         assert_eq!(package.map(|s| s["root"].clone()), Some(Value::from("webby")), "{file}: {v:#}");
@@ -196,7 +196,7 @@ fn a_dependency_only_support_imports_is_used() {
 #[test]
 fn a_new_root_module_takes_no_manifest_finding_from_the_package() {
     // rich 13.9.4: init excuses a declared dependency no code imports, as `from = "stage:rich"`;
-    // a root `cli.py` is the stage `rich@.`, shallower than `rich/`, and must not become the
+    // a root `cli.py` is a stage of its own, shallower than `rich/`, and must not become the
     // manifest's owner, which would make that exception stale (exit 2) and the finding new
     let t = tempfile::tempdir().unwrap();
     let d = t.path().join("checkout");
