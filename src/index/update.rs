@@ -206,29 +206,10 @@ pub fn update(root: &Path, opts: &IndexOptions, progress: &dyn Watch) -> Result<
             let summary = summary_after(&old_summary, &changed);
             (summary, repo, facts)
         }
-        _ => {
-            let facts = facts.each();
-            for f in &facts {
-                f.core_blob.read_pack();
-            }
-            let cores = match facts.iter().map(FileFacts::try_core).collect::<Result<Vec<&Segment>, Error>>() {
-                Ok(c) => c,
-                Err(why) => return rebuild(why, lock),
-            };
-            let resolved = crate::resolve::resolve(
-                &files,
-                &cores,
-                &root_name(&root),
-                opts.walk.stream.as_ref(),
-                &opts.walk.stage_dirs,
-            );
-            let summary = summarize(&files, &cores, &resolved.global);
-            let repo = RepoBlobs {
-                global: Blob::Owned(store::encode_segment(&resolved.global)),
-                reads: Blob::Owned(resolved.reads),
-            };
-            (summary, repo, TableFacts::Each(facts))
-        }
+        _ => match resolve_all(&root, opts, &files, facts) {
+            Ok(done) => done,
+            Err(why) => return rebuild(why, lock),
+        },
     };
     // the diagnostics of this run: its walk's and those of the files it parsed, whether the
     // whole-repo facts were computed or kept
@@ -250,6 +231,28 @@ pub fn update(root: &Path, opts: &IndexOptions, progress: &dyn Watch) -> Result<
         diagnostics,
         elapsed_ms: ms(t0),
     })
+}
+
+/// Resolves the whole repository again from every file's core facts: the summary, the whole-repo
+/// facts with the record of resolution's questions, and the facts file by file. An error is a
+/// pack that cannot be read (the caller rebuilds).
+fn resolve_all(
+    root: &Path,
+    opts: &IndexOptions,
+    files: &[FileMeta],
+    facts: TableFacts,
+) -> Result<(Summary, RepoBlobs, TableFacts), Error> {
+    let facts = facts.each();
+    for f in &facts {
+        f.core_blob.read_pack();
+    }
+    let cores = facts.iter().map(FileFacts::try_core).collect::<Result<Vec<&Segment>, Error>>()?;
+    let stream = opts.walk.stream.as_ref();
+    let resolved = crate::resolve::resolve(files, &cores, &root_name(root), stream, &opts.walk.stage_dirs);
+    let summary = summarize(files, &cores, &resolved.global);
+    let repo =
+        RepoBlobs { global: Blob::Owned(store::encode_segment(&resolved.global)), reads: Blob::Owned(resolved.reads) };
+    Ok((summary, repo, TableFacts::Each(facts)))
 }
 
 /// Whether the stored whole-repo facts stand for the new file table: every re-parsed file
